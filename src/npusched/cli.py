@@ -1,0 +1,243 @@
+"""The ``npusched`` command (thin: parses arguments, calls the library, prints).
+
+Errors print one line ``npusched: error: ...`` on stderr and exit with status 2; ``--debug`` shows
+the traceback instead.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from npusched import __version__
+from npusched.errors import NpuschedError
+
+app = typer.Typer(
+    name="npusched",
+    help="Simulate and schedule multi-tenant DNN inference on NPUs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+models_app = typer.Typer(help="List, show and import DNN models.", no_args_is_help=True)
+reproduce_app = typer.Typer(help="Reproduce a paper's evaluation.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+app.add_typer(reproduce_app, name="reproduce")
+
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"npusched {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    """npusched: multi-tenant NPU scheduling simulator."""
+
+
+# --- models ------------------------------------------------------------------------------------
+@models_app.command("list")
+def models_list(fmt: FormatOpt = "table") -> None:
+    """List the zoo networks with their layer count, MACs and parameters."""
+    from npusched.models.zoo import get_network, list_networks
+    from npusched.report.tables import render
+
+    rows = [get_network(n).summary() for n in list_networks()]
+    render(rows, fmt, title="npusched model zoo")
+
+
+def _layer_rows(net: object) -> list[dict[str, object]]:
+    from npusched.models.ir import Network
+
+    assert isinstance(net, Network)
+    return [
+        {
+            "idx": i,
+            "name": ly.name,
+            "kind": str(ly.kind),
+            "M": ly.m,
+            "K": ly.k,
+            "N": ly.n,
+            "groups": ly.groups,
+            "macs": ly.macs,
+            "in_elems": ly.input_elems,
+            "out_elems": ly.output_elems,
+            "weights": ly.weight_elems,
+            "repeat": ly.repeat or "",
+        }
+        for i, ly in enumerate(net.layers)
+    ]
+
+
+@models_app.command("show")
+def models_show(name: str, fmt: FormatOpt = "table") -> None:
+    """Print the layer table of zoo network NAME."""
+    from npusched.models.zoo import get_network
+    from npusched.report.tables import render
+
+    net = get_network(name)
+    render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
+
+
+@models_app.command("import")
+def models_import(
+    file: Path,
+    name: Annotated[str | None, typer.Option(help="Network name (default: file stem).")] = None,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Import an ONNX model and print its layer table."""
+    from npusched.models import from_onnx
+    from npusched.report.tables import render
+
+    net = from_onnx(str(file), name=name)
+    render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
+
+
+# --- profile -----------------------------------------------------------------------------------
+@app.command("profile")
+def profile_cmd(
+    network: str,
+    device: Annotated[str, typer.Option(help="Device name (see the README).")] = "prema-npu",
+    batch: Annotated[list[int] | None, typer.Option(help="Batch size (repeatable).")] = None,
+    fmt: FormatOpt = "table",
+    layers: Annotated[bool, typer.Option("--layers/--no-layers", help="Per-layer rows.")] = True,
+) -> None:
+    """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency)."""
+    from npusched.hardware import get_device
+    from npusched.hardware.profile import compile_profile
+    from npusched.models.zoo import get_network
+    from npusched.report.tables import render
+
+    batches = batch or [1]
+    net = get_network(network)
+    dev = get_device(device)
+    prof = compile_profile(net, dev, batches)
+    if layers:
+        for b in batches:
+            r = prof.row(b)
+            rows = [
+                {
+                    "idx": i,
+                    "layer": ly.name,
+                    "kind": str(ly.kind),
+                    "cycles": int(prof.cycles[r, i]),
+                    "time_us": float(prof.latency_s[r, i]) * 1e6,
+                    "tiles": int(prof.tiles[r, i]),
+                    "bytes_moved": int(prof.bytes_moved[r, i]),
+                    "ckpt_bytes": int(prof.checkpoint_bytes[r, i]),
+                }
+                for i, ly in enumerate(net.layers)
+            ]
+            render(rows, fmt, title=f"{net.name} on {dev.name}, batch {b}")
+    totals = [
+        {
+            "network": net.name,
+            "device": dev.name,
+            "batch": b,
+            "cycles": int(prof.cycles[prof.row(b)].sum()),
+            "isolated_ms": prof.isolated_latency(b) * 1e3,
+            "energy_mj": prof.energy(b) * 1e3,
+        }
+        for b in batches
+    ]
+    render(totals, fmt, title="total (isolated latency)")
+
+
+# --- run ---------------------------------------------------------------------------------------
+@app.command("run")
+def run_cmd(
+    config: Path,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out"),
+    seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run one simulation from a TOML/YAML config; writes records.parquet and summary.json."""
+    from npusched.experiments.runner import run_config_file
+
+    run_config_file(config, out, seed=seed, progress=not quiet)
+
+
+# --- bench -------------------------------------------------------------------------------------
+@app.command("bench")
+def bench_cmd(
+    requests: Annotated[int, typer.Option(help="Requests in the workload.")] = 100_000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    reference: Annotated[
+        bool, typer.Option("--reference/--no-reference", help="Also run the SimPy reference.")
+    ] = True,
+    seed: int = 0,
+) -> None:
+    """Engine speed against a SimPy reference on a PREMA-style workload."""
+    from npusched.bench import run_bench
+
+    result = run_bench(n_requests=requests, seed=seed, reference=reference, progress=not as_json)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        from npusched.report.tables import render
+
+        render([{"metric": k, "value": v} for k, v in result.items()], "table", title="bench")
+
+
+# --- reproduce ---------------------------------------------------------------------------------
+@reproduce_app.command("prema")
+def reproduce_prema(
+    out: Annotated[Path, typer.Option("--out", "-o")] = Path("out/prema"),
+    quick: Annotated[bool, typer.Option(help="Fewer runs (under a minute).")] = False,
+    runs: Annotated[int | None, typer.Option(help="Workloads per point (default 25).")] = None,
+    seed: int = 0,
+) -> None:
+    """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
+    from npusched.experiments.reproduce.prema import reproduce
+
+    reproduce(out, quick=quick, runs=runs, seed=seed, progress=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point; returns the exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        app(args=args, prog_name="npusched", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return int(e.exit_code or 0)
+    except click.exceptions.Abort:
+        print("npusched: error: aborted", file=sys.stderr)
+        return 130
+    except click.ClickException as e:
+        if debug:
+            raise
+        print(f"npusched: error: {e.format_message()}", file=sys.stderr)
+        return 2
+    except NpuschedError as e:
+        if debug:
+            raise
+        print(f"npusched: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("npusched: error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # last resort: still one line, the traceback behind --debug
+        if debug:
+            raise
+        msg = str(e).splitlines()[0] if str(e) else ""
+        print(f"npusched: error: {type(e).__name__}: {msg} (rerun with --debug)", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Hardware cost models and compiled profiles."""
+
+from npusched.hardware.base import Device, LayerCosts
+from npusched.hardware.profile import ExecPlan, Profile, compile_profile
+from npusched.registry import Registry
+
+DEVICES: Registry[Device] = Registry("device", entry_point_group="npusched.devices")
+
+
+def get_device(name: str, **params: object) -> Device:
+    """A device by registered name, e.g. ``"prema-npu"`` (PREMA Table I), with overrides."""
+    return DEVICES.create(name, **params)
+
+
+# Built-in devices register on import.
+from npusched.hardware import systolic  # noqa: E402,F401
+
+__all__ = [
+    "DEVICES",
+    "Device",
+    "ExecPlan",
+    "LayerCosts",
+    "Profile",
+    "compile_profile",
+    "get_device",
+]

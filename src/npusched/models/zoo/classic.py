@@ -1,0 +1,1 @@
+"""Placeholder: networks of this family are added here."""

@@ -1,0 +1,131 @@
+"""ResNet-18/34/50/101/152 (He et al., CVPR 2016), 224x224 ImageNet input, torchvision layout.
+
+Also exports the residual blocks and the stage builder for backbones (SSD-ResNet34, FCN-ResNet18).
+"""
+
+from __future__ import annotations
+
+from npusched.models.builder import NetBuilder, Tensor
+from npusched.models.ir import Network
+from npusched.models.zoo import register
+
+# (block type, blocks per stage)
+RESNET_SPECS: dict[int, tuple[str, tuple[int, int, int, int]]] = {
+    18: ("basic", (2, 2, 2, 2)),
+    34: ("basic", (3, 4, 6, 3)),
+    50: ("bottleneck", (3, 4, 6, 3)),
+    101: ("bottleneck", (3, 4, 23, 3)),
+    152: ("bottleneck", (3, 8, 36, 3)),
+}
+
+
+def basic_block(b: NetBuilder, x: Tensor, width: int, stride: int, prefix: str) -> Tensor:
+    """Two 3x3 convolutions with an identity (or 1x1 projection) shortcut."""
+    y = b.conv(x, width, 3, stride, name=f"{prefix}_conv1")
+    y = b.conv(y, width, 3, 1, act=None, name=f"{prefix}_conv2")
+    short = x
+    if stride != 1 or x.channels != width:
+        short = b.conv(x, width, 1, stride, 0, act=None, name=f"{prefix}_down")
+    return b.add(y, short, act="relu", name=f"{prefix}_add")
+
+
+def bottleneck_block(b: NetBuilder, x: Tensor, width: int, stride: int, prefix: str) -> Tensor:
+    """1x1 reduce, 3x3 (stride here, torchvision v1.5), 1x1 expand x4, projection shortcut."""
+    out = width * 4
+    y = b.conv(x, width, 1, 1, 0, name=f"{prefix}_conv1")
+    y = b.conv(y, width, 3, stride, name=f"{prefix}_conv2")
+    y = b.conv(y, out, 1, 1, 0, act=None, name=f"{prefix}_conv3")
+    short = x
+    if stride != 1 or x.channels != out:
+        short = b.conv(x, out, 1, stride, 0, act=None, name=f"{prefix}_down")
+    return b.add(y, short, act="relu", name=f"{prefix}_add")
+
+
+def resnet_stem(b: NetBuilder, x: Tensor) -> Tensor:
+    x = b.conv(x, 64, 7, 2, 3, name="conv1")
+    return b.pool(x, 3, 2, 1, name="pool1")
+
+
+def resnet_stages(
+    b: NetBuilder, x: Tensor, depth: int, stages: int = 4, strides: tuple[int, ...] = (1, 2, 2, 2)
+) -> list[Tensor]:
+    """Run the first ``stages`` residual stages; returns each stage's output tensor."""
+    kind, blocks = RESNET_SPECS[depth]
+    block = basic_block if kind == "basic" else bottleneck_block
+    outs = []
+    for s in range(stages):
+        width = 64 * 2**s
+        for i in range(blocks[s]):
+            stride = strides[s] if i == 0 else 1
+            x = block(b, x, width, stride, f"layer{s + 1}_{i}")
+        outs.append(x)
+    return outs
+
+
+def build_resnet(depth: int, num_classes: int = 1000) -> Network:
+    b = NetBuilder(
+        f"resnet-{depth}",
+        (3, 224, 224),
+        meta={"task": "classification", "source": "He et al. 2016; torchvision"},
+    )
+    x = resnet_stem(b, b.input())
+    x = resnet_stages(b, x, depth)[-1]
+    x = b.global_pool(x, name="avgpool")
+    b.fc(x, num_classes, name="fc")
+    return b.build()
+
+
+_TV = "torchvision model table (GFLOPS column = GMACs), He et al. 2016"
+
+
+@register(
+    "resnet-18",
+    macs=1.81e9,
+    params=11.69e6,
+    source=_TV,
+    aliases=("resnet18",),
+    papers=("planaria", "haxconn"),
+)
+def resnet18() -> Network:
+    return build_resnet(18)
+
+
+@register("resnet-34", macs=3.66e9, params=21.80e6, source=_TV, aliases=("resnet34",))
+def resnet34() -> Network:
+    return build_resnet(34)
+
+
+@register(
+    "resnet-50",
+    macs=4.09e9,
+    params=25.56e6,
+    source=_TV,
+    aliases=("resnet50",),
+    papers=("planaria", "fluid-batching", "haxconn", "dfs"),
+)
+def resnet50() -> Network:
+    return build_resnet(50)
+
+
+@register(
+    "resnet-101",
+    macs=7.80e9,
+    params=44.55e6,
+    source=_TV,
+    aliases=("resnet101",),
+    papers=("haxconn",),
+)
+def resnet101() -> Network:
+    return build_resnet(101)
+
+
+@register(
+    "resnet-152",
+    macs=11.51e9,
+    params=60.19e6,
+    source=_TV,
+    aliases=("resnet152",),
+    papers=("haxconn",),
+)
+def resnet152() -> Network:
+    return build_resnet(152)

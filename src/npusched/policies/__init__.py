@@ -1,0 +1,1 @@
+"""npusched.policies."""

@@ -1,0 +1,64 @@
+"""The temporal-policy protocol and the policy registry.
+
+A temporal policy decides *which ready job holds the whole accelerator* and, when that means
+displacing the running job, *which preemption mechanism* to use. It never advances time and never
+mutates jobs; it may keep private per-job state (e.g. PREMA's tokens) keyed by job id, reset in
+:meth:`TemporalPolicy.reset`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from npusched.registry import Registry
+from npusched.sim.types import Decision, JobView, SchedulerView
+
+
+@runtime_checkable
+class TemporalPolicy(Protocol):
+    """Hooks the engine calls, in this order per wake-up: ``on_dispatch`` / ``on_complete`` for
+    the events at this instant, then ``on_period`` if a scheduling period expired, then
+    ``select``."""
+
+    name: str
+    preemptive: bool
+    #: Seconds between periodic wake-ups while jobs wait (``None``: wake on events only).
+    period_s: float | None
+
+    def reset(self) -> None:
+        """Forget all per-run state (called by the engine before a simulation)."""
+        ...
+
+    def on_dispatch(self, job: JobView, now: float) -> None: ...
+
+    def on_complete(self, job: JobView, now: float) -> None: ...
+
+    def on_period(self, view: SchedulerView) -> None: ...
+
+    def select(self, view: SchedulerView) -> Decision: ...
+
+
+POLICIES: Registry[TemporalPolicy] = Registry("policy", entry_point_group="npusched.policies")
+
+
+class TemporalPolicyBase:
+    """Convenience base: no-op hooks; subclasses implement :meth:`select`."""
+
+    name: str = "base"
+    preemptive: bool = False
+    period_s: float | None = None
+
+    def reset(self) -> None:
+        return None
+
+    def on_dispatch(self, job: JobView, now: float) -> None:
+        return None
+
+    def on_complete(self, job: JobView, now: float) -> None:
+        return None
+
+    def on_period(self, view: SchedulerView) -> None:
+        return None
+
+    def select(self, view: SchedulerView) -> Decision:  # pragma: no cover - abstract
+        raise NotImplementedError

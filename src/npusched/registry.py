@@ -1,0 +1,69 @@
+"""Strict name -> factory registries (a duplicate name is an error; unknown names list the allowed ones)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+from npusched.errors import NpuschedError, UnknownNameError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Maps names to factories.
+
+    Built-ins register at import time of their package; users add their own with
+    :meth:`register` or through the entry-point group ``entry_point_group``.
+    """
+
+    def __init__(self, kind: str, entry_point_group: str | None = None) -> None:
+        self.kind = kind
+        self._entry_point_group = entry_point_group
+        self._factories: dict[str, Callable[..., T]] = {}
+        self._loaded_entry_points = False
+
+    def register(self, name: str, factory: Callable[..., T] | None = None) -> Callable[..., T]:
+        """Register ``factory`` under ``name``; usable as a decorator. Duplicates raise."""
+
+        def deco(f: Callable[..., T]) -> Callable[..., T]:
+            key = name
+            if key in self._factories:
+                raise NpuschedError(f"duplicate {self.kind} name {name!r}")
+            self._factories[key] = f
+            return f
+
+        if factory is not None:
+            return deco(factory)
+        return deco  # type: ignore[return-value]
+
+    def _load_entry_points(self) -> None:
+        if self._loaded_entry_points or self._entry_point_group is None:
+            return
+        self._loaded_entry_points = True
+        for ep in entry_points(group=self._entry_point_group):
+            if ep.name not in self._factories:
+                self._factories[ep.name] = ep.load()
+
+    def get(self, name: str) -> Callable[..., T]:
+        """The factory registered under ``name`` (raises :class:`UnknownNameError`)."""
+        self._load_entry_points()
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise UnknownNameError(self.kind, name, self._factories) from None
+
+    def create(self, name: str, **kwargs: object) -> T:
+        return self.get(name)(**kwargs)
+
+    def names(self) -> list[str]:
+        self._load_entry_points()
+        return list(self._factories)
+
+    def __contains__(self, name: object) -> bool:
+        self._load_entry_points()
+        return name in self._factories
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())

@@ -1,0 +1,72 @@
+"""Render tabular results as a Rich table, JSON or CSV (the CLI's ``--format``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from npusched.errors import NpuschedError
+
+FORMATS = ("table", "json", "csv")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
+            return f"{v:.4g}"
+        return f"{v:.4f}".rstrip("0").rstrip(".") if v != int(v) else f"{v:.1f}"
+    if isinstance(v, int) and abs(v) >= 10_000:
+        return f"{v:,}"
+    return str(v)
+
+
+def render(
+    rows: Sequence[Mapping[str, Any]],
+    fmt: str = "table",
+    *,
+    title: str | None = None,
+    out: TextIO | None = None,
+) -> None:
+    """Print ``rows`` (dicts sharing keys) to ``out`` (stdout) in ``fmt``."""
+    out = out or sys.stdout
+    if fmt not in FORMATS:
+        raise NpuschedError(f"--format {fmt!r} not allowed; allowed: {', '.join(FORMATS)}")
+    cols: list[str] = list(rows[0].keys()) if rows else []
+    if fmt == "json":
+        json.dump([dict(r) for r in rows], out, indent=2, default=_json_default)
+        out.write("\n")
+    elif fmt == "csv":
+        import csv
+
+        w = csv.DictWriter(out, fieldnames=cols, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow(dict(r))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, show_lines=False)
+        for c in cols:
+            table.add_column(c, justify="right" if rows and _is_num(rows[0][c]) else "left")
+        for r in rows:
+            table.add_row(*(_fmt(r[c]) for c in cols))
+        Console(file=out, width=200).print(table)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
