@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -157,8 +158,8 @@ class Profile:
         return float(self.plan(batch, seq_in, seq_out).energy_j.sum())
 
 
-def _stack(costs: list[LayerCosts], name: str, dtype: type) -> np.ndarray:  # type: ignore[type-arg]
-    arr: np.ndarray = np.ascontiguousarray(np.stack([getattr(c, name) for c in costs]), dtype=dtype)  # type: ignore[type-arg]
+def _stack(costs: list[LayerCosts], name: str, dtype: type) -> Any:
+    arr = np.ascontiguousarray(np.stack([getattr(c, name) for c in costs]), dtype=dtype)
     arr.flags.writeable = False
     return arr
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 from npusched.errors import NpuschedError, UnknownNameError
 from npusched.models.ir import Network
