@@ -159,7 +159,7 @@ class Profile:
 
 
 def _stack(costs: list[LayerCosts], name: str, dtype: type) -> Any:
-    arr = np.ascontiguousarray(np.stack([getattr(c, name) for c in costs]), dtype=dtype)
+    arr: Any = np.ascontiguousarray(np.stack([getattr(c, name) for c in costs]), dtype=dtype)
     arr.flags.writeable = False
     return arr
 
