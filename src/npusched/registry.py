@@ -49,10 +49,13 @@ class Registry(Generic[T]):
     def get(self, name: str) -> Callable[..., T]:
         """The factory registered under ``name`` (raises :class:`UnknownNameError`)."""
         self._load_entry_points()
-        try:
-            return self._factories[name]
-        except KeyError:
-            raise UnknownNameError(self.kind, name, self._factories) from None
+        f = self._factories.get(name)
+        if f is None:  # names are matched case-insensitively as a fallback
+            folded = {k.lower(): v for k, v in self._factories.items()}
+            f = folded.get(name.lower())
+        if f is None:
+            raise UnknownNameError(self.kind, name, self._factories)
+        return f
 
     def create(self, name: str, **kwargs: object) -> T:
         return self.get(name)(**kwargs)
