@@ -93,6 +93,8 @@ GOLDEN = {
     "alexnet": (714_188_480, 61_100_840),
     "squeezenet": (818_924_576, 1_248_424),
     "squeezenet-1.1": (349_151_936, 1_235_496),
+    "mobilenet-v1": (568_740_352, 4_231_976),
+    "efficientnet-b0": (385_814_752, 5_288_548),
 }
 
 
@@ -115,6 +117,33 @@ def test_vgg16_first_conv() -> None:
     assert first.params == 27 * 64 + 64  # weights + bias
 
 
+def test_mobilenet_depthwise_layers() -> None:
+    net = get_network("mobilenet-v1")
+    dw = [ly for ly in net.layers if ly.kind == LayerKind.DWCONV]
+    assert len(dw) == 13
+    for ly in dw:
+        channels = ly.attrs["in_shape"][0]
+        assert (ly.groups, ly.k, ly.n) == (channels, 9, 1), ly.name
+        assert ly.macs == ly.m * 9 * channels
+    # 1.0-224: 7x7x1024 before the pool; pointwise layers carry 95% of the MACs (paper Table 2).
+    last = net.layers[net.index("conv13_pw")]
+    assert last.output_elems == 1024 * 7 * 7
+    pw = sum(ly.macs for ly in net.layers if ly.name.endswith("_pw"))
+    assert pw / net.macs == pytest.approx(0.95, abs=0.01)
+
+
+def test_efficientnet_b0_blocks() -> None:
+    net = get_network("efficientnet-b0")
+    kinds = [ly.kind for ly in net.layers]
+    assert kinds.count(LayerKind.DWCONV) == 16  # 16 MBConv blocks
+    scales = [ly for ly in net.layers if ly.name.endswith("_se_scale")]
+    assert len(scales) == 16 and all(ly.kind == LayerKind.ELTWISE for ly in scales)
+    assert sum(ly.name.endswith("_add") for ly in net.layers) == 9  # residual blocks
+    stem = net.layers[0]
+    assert stem.attrs["post"] == ("bn", "swish")
+    assert net.layers[net.index("head")].output_elems == 1280 * 7 * 7
+
+
 def test_aliases_resolve() -> None:
     for alias, name in [
         ("cnn-vn", "vgg-16"),
@@ -123,6 +152,7 @@ def test_aliases_resolve() -> None:
         ("cnn-gn", "googlenet"),
         ("inception-v1", "googlenet"),
         ("CNN-GN", "googlenet"),
+        ("cnn-mn", "mobilenet-v1"),
     ]:
         assert get_network(alias) is get_network(name)
 
