@@ -201,8 +201,12 @@ class NetBuilder:
         bias: bool = True,
         act: str | None = None,
         name: str | None = None,
+        repeat: str | None = None,
     ) -> Tensor:
-        """Fully connected layer over the flattened input (or per row of a ``(T, F)`` sequence)."""
+        """Fully connected layer over the flattened input (or per row of a ``(T, F)`` sequence).
+
+        ``repeat`` (``"in"`` / ``"out"``) marks a layer that runs once per time step of a
+        recurrent segment (e.g. a decoder's output projection)."""
         if len(x.shape) == 2:  # sequence: the FC applies to every row
             rows, feat = x.shape
         else:
@@ -221,6 +225,7 @@ class NetBuilder:
             bytes_per_elem=self.bytes_per_elem,
             params=weights + (out_features if bias else 0),
             inputs=self._srcs(x),
+            repeat=repeat,
             attrs={"post": (act,) if act else ()},
         )
         shape = (rows, out_features) if len(x.shape) == 2 else (out_features,)
@@ -233,9 +238,13 @@ class NetBuilder:
         *,
         name: str | None = None,
         extra_inputs: Sequence[Tensor] = (),
+        repeat: str | None = None,
     ) -> Tensor:
-        """Activation x activation GEMM ``(M x K) @ (K x N)`` with ``a`` of shape ``(M, K)``."""
-        m, k = a.shape[-2], a.shape[-1]
+        """Activation x activation GEMM ``(M x K) @ (K x N)`` with ``a`` of shape ``(M, K)``.
+
+        ``repeat`` as in :meth:`fc` (attention inside a decoder step). A vector ``a`` of shape
+        ``(K,)`` is one row (``M = 1``)."""
+        m, k = (1, a.shape[0]) if len(a.shape) == 1 else (a.shape[-2], a.shape[-1])
         kb, n = b_shape
         if kb != k:
             raise ModelError(f"{self.name}: matmul inner dims differ ({k} vs {kb})")
@@ -250,6 +259,7 @@ class NetBuilder:
             output_elems=m * n,
             bytes_per_elem=self.bytes_per_elem,
             inputs=self._srcs(a, *extra_inputs),
+            repeat=repeat,
         )
         return self._add(layer, (m, n))
 
