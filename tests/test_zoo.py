@@ -95,6 +95,9 @@ GOLDEN = {
     "squeezenet-1.1": (349_151_936, 1_235_496),
     "mobilenet-v1": (568_740_352, 4_231_976),
     "efficientnet-b0": (385_814_752, 5_288_548),
+    "inception-v3": (5_713_216_096, 23_834_568),  # torchvision 27,161,264 minus the aux head
+    "inception-v4": (12_253_974_624, 42_679_816),
+    "inception-resnet-v2": (13_155_794_016, 55_843_464),
 }
 
 
@@ -142,6 +145,37 @@ def test_efficientnet_b0_blocks() -> None:
     stem = net.layers[0]
     assert stem.attrs["post"] == ("bn", "swish")
     assert net.layers[net.index("head")].output_elems == 1280 * 7 * 7
+
+
+@pytest.mark.parametrize(
+    ("name", "layer", "shape"),
+    [
+        ("inception-v3", "mixed_5d_concat", (288, 35, 35)),
+        ("inception-v3", "mixed_6e_concat", (768, 17, 17)),
+        ("inception-v3", "mixed_7c_concat", (2048, 8, 8)),
+        ("inception-v4", "mixed_5a_concat", (384, 35, 35)),
+        ("inception-v4", "reduction_a_concat", (1024, 17, 17)),
+        ("inception-v4", "inception_c2_concat", (1536, 8, 8)),
+        ("inception-resnet-v2", "mixed_6a_concat", (1088, 17, 17)),
+        ("inception-resnet-v2", "block8_9_add", (2080, 8, 8)),
+    ],
+)
+def test_inception_grid_sizes(name: str, layer: str, shape: tuple[int, int, int]) -> None:
+    """The paper's grid sizes (35 / 17 / 8) and channel counts at module boundaries."""
+    net = get_network(name)
+    assert net.layers[net.index(layer)].output_elems == math.prod(shape)
+    consumers = [ly for ly in net.layers if layer in ly.inputs]
+    assert consumers, f"{layer} feeds nothing"
+    for ly in consumers:
+        if ly.kind == LayerKind.CONV:
+            assert ly.attrs["in_shape"] == shape
+
+
+def test_inception_resnet_residuals() -> None:
+    net = get_network("inception-resnet-v2")
+    adds = [ly for ly in net.layers if ly.kind == LayerKind.ELTWISE]
+    assert len(adds) == 40  # 10 x block35, 20 x block17, 10 x block8
+    assert adds[-1].attrs["post"] == (None,) and adds[0].attrs["post"] == ("relu",)
 
 
 def test_aliases_resolve() -> None:
