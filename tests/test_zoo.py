@@ -98,6 +98,7 @@ GOLDEN = {
     "inception-v3": (5_713_216_096, 23_834_568),  # torchvision 27,161,264 minus the aux head
     "inception-v4": (12_253_974_624, 42_679_816),
     "inception-resnet-v2": (13_155_794_016, 55_843_464),
+    "densenet-121": (2_834_161_664, 7_978_856),
 }
 
 
@@ -176,6 +177,22 @@ def test_inception_resnet_residuals() -> None:
     adds = [ly for ly in net.layers if ly.kind == LayerKind.ELTWISE]
     assert len(adds) == 40  # 10 x block35, 20 x block17, 10 x block8
     assert adds[-1].attrs["post"] == (None,) and adds[0].attrs["post"] == ("relu",)
+
+
+def test_densenet121_structure() -> None:
+    net = get_network("densenet-121")
+    convs = [ly for ly in net.layers if ly.kind == LayerKind.CONV]
+    assert len(convs) + 1 == 121  # 120 convolutions + the classifier
+    # Channels grow by 32 per dense layer and halve at transitions: 64+6*32=256 -> 128, ...
+    ends = {"block1_layer6": 256, "block2_layer12": 512, "block3_layer24": 1024}
+    ends["block4_layer16"] = 1024
+    for prefix, ch in ends.items():
+        concat = net.layers[net.index(f"{prefix}_concat")]
+        side = {"block1": 56, "block2": 28, "block3": 14, "block4": 7}[prefix[:6]]
+        assert concat.output_elems == ch * side * side, prefix
+    # Pre-activation BN on the concatenated input: 2 params per input channel.
+    norm = net.layers[net.index("block3_layer24_norm1")]
+    assert norm.kind == LayerKind.VECTOR and norm.params == 2 * (1024 - 32)
 
 
 def test_aliases_resolve() -> None:
