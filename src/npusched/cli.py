@@ -115,44 +115,80 @@ def profile_cmd(
     fmt: FormatOpt = "table",
     layers: Annotated[bool, typer.Option("--layers/--no-layers", help="Per-layer rows.")] = True,
 ) -> None:
-    """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency)."""
+    """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
+
+    Recurrent layers are listed once (one time step); totals unroll them at the network's
+    default sequence lengths. JSON output is one object: device, totals and (with --layers)
+    per-layer rows; CSV output is the per-layer rows (or the totals with --no-layers).
+    """
     from npusched.hardware import get_device
     from npusched.hardware.profile import compile_profile
     from npusched.models.zoo import get_network
     from npusched.report.tables import render
 
-    batches = batch or [1]
+    batches = sorted(set(batch or [1]))
     net = get_network(network)
     dev = get_device(device)
     prof = compile_profile(net, dev, batches)
-    if layers:
-        for b in batches:
-            r = prof.row(b)
-            rows = [
-                {
-                    "idx": i,
-                    "layer": ly.name,
-                    "kind": str(ly.kind),
-                    "cycles": int(prof.cycles[r, i]),
-                    "time_us": float(prof.latency_s[r, i]) * 1e6,
-                    "tiles": int(prof.tiles[r, i]),
-                    "bytes_moved": int(prof.bytes_moved[r, i]),
-                    "ckpt_bytes": int(prof.checkpoint_bytes[r, i]),
-                }
-                for i, ly in enumerate(net.layers)
-            ]
-            render(rows, fmt, title=f"{net.name} on {dev.name}, batch {b}")
-    totals = [
-        {
+    peak = getattr(dev, "peak_macs_per_s", None)
+
+    layer_rows: list[dict[str, object]] = []
+    totals: list[dict[str, object]] = []
+    for b in batches:
+        r = prof.row(b)
+        plan = prof.plan(b)
+        busy_s = plan.total_s
+        total: dict[str, object] = {
             "network": net.name,
             "device": dev.name,
             "batch": b,
-            "cycles": int(prof.cycles[prof.row(b)].sum()),
-            "isolated_ms": prof.isolated_latency(b) * 1e3,
-            "energy_mj": prof.energy(b) * 1e3,
+            "cycles": int(prof.cycles[r, plan.layer].sum()),
+            "isolated_ms": round(busy_s * 1e3, 4),
+            "tiles": int(plan.tiles.sum()),
+            "mbytes_moved": round(float(prof.bytes_moved[r, plan.layer].sum()) / 1e6, 3),
+            "energy_mj": round(prof.energy(b) * 1e3, 4),
         }
-        for b in batches
-    ]
+        if isinstance(peak, float) and busy_s > 0:
+            macs = net.total_macs() * b
+            total["util_pct"] = round(100.0 * macs / (peak * busy_s), 2)
+        totals.append(total)
+        layer_rows.extend(
+            {
+                "batch": b,
+                "idx": i,
+                "layer": ly.name,
+                "kind": str(ly.kind),
+                "cycles": int(prof.cycles[r, i]),
+                "time_us": round(float(prof.latency_s[r, i]) * 1e6, 3),
+                "tiles": int(prof.tiles[r, i]),
+                "bytes_moved": int(prof.bytes_moved[r, i]),
+                "ckpt_bytes": int(prof.checkpoint_bytes[r, i]),
+            }
+            for i, ly in enumerate(net.layers)
+        )
+
+    if fmt == "json":
+        doc: dict[str, object] = {
+            "network": net.name,
+            "device": dev.name,
+            "device_params": getattr(dev, "get_params", dict)(),
+            "totals": totals,
+        }
+        if layers:
+            doc["layers"] = layer_rows
+        typer.echo(json.dumps(doc, indent=2, default=float))
+        return
+    if fmt == "csv":
+        render(layer_rows if layers else totals, fmt)
+        return
+    if layers:
+        for b in batches:
+            rows = [
+                {k: v for k, v in row.items() if k != "batch"}
+                for row in layer_rows
+                if row["batch"] == b
+            ]
+            render(rows, fmt, title=f"{net.name} on {dev.name}, batch {b}")
     render(totals, fmt, title="total (isolated latency)")
 
 

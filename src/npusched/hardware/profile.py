@@ -8,10 +8,10 @@ job stands at any time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -158,16 +158,47 @@ class Profile:
         return float(self.plan(batch, seq_in, seq_out).energy_j.sum())
 
 
-def _stack(costs: list[LayerCosts], name: str, dtype: type) -> Any:
-    arr: Any = np.ascontiguousarray(np.stack([getattr(c, name) for c in costs]), dtype=dtype)
+class GridDevice(Protocol):
+    """Optional fast path: a device that costs every batch size in one vectorised call."""
+
+    def layer_costs_grid(self, network: Network, batch_sizes: Sequence[int]) -> LayerCosts:
+        """Like ``Device.layer_costs`` with arrays of shape ``(len(batch_sizes), L)``."""
+        ...
+
+
+def _ro(a: Any, dtype: type) -> Any:
+    arr: Any = np.array(a, dtype=dtype, order="C", copy=True)
     arr.flags.writeable = False
     return arr
 
 
+def _costs_grid(network: Network, device: Device, batch_sizes: tuple[int, ...]) -> LayerCosts:
+    """Per-(batch, layer) costs: one vectorised call if the device offers ``layer_costs_grid``,
+    else one ``layer_costs`` call per batch size, stacked."""
+    grid = getattr(device, "layer_costs_grid", None)
+    if grid is not None:
+        out = grid(network, batch_sizes)
+        assert isinstance(out, LayerCosts)
+        return out
+    per = [device.layer_costs(network, b) for b in batch_sizes]
+    return LayerCosts(**{name: np.stack([getattr(c, name) for c in per]) for name in _COST_FIELDS})
+
+
+_COST_FIELDS = ("cycles", "latency_s", "tiles", "bytes_moved", "checkpoint_bytes", "energy_j")
+
+
 def _compile(network: Network, device: Device, batch_sizes: tuple[int, ...]) -> Profile:
-    costs = [device.layer_costs(network, b) for b in batch_sizes]
-    lat = _stack(costs, "latency_s", np.float64)
-    cum = np.concatenate([np.zeros((len(batch_sizes), 1)), np.cumsum(lat, axis=1)], axis=1)
+    costs = _costs_grid(network, device, batch_sizes)
+    shape = (len(batch_sizes), len(network.layers))
+    for name in _COST_FIELDS:
+        got = np.shape(getattr(costs, name))
+        if got != shape:
+            raise HardwareConfigError(
+                f"device {device.name!r} returned {name} of shape {got}, expected {shape}"
+            )
+    lat = _ro(costs.latency_s, np.float64)
+    cum = np.zeros((shape[0], shape[1] + 1))
+    np.cumsum(lat, axis=1, out=cum[:, 1:])
     cum.flags.writeable = False
     return Profile(
         network=network,
@@ -175,21 +206,21 @@ def _compile(network: Network, device: Device, batch_sizes: tuple[int, ...]) -> 
         frequency_hz=float(device.frequency_hz),
         memory_bandwidth_bps=float(device.memory_bandwidth_bps),
         batch_sizes=batch_sizes,
-        cycles=_stack(costs, "cycles", np.int64),
+        cycles=_ro(costs.cycles, np.int64),
         latency_s=lat,
         cum_s=cum,
-        tiles=_stack(costs, "tiles", np.int64),
-        bytes_moved=_stack(costs, "bytes_moved", np.int64),
-        checkpoint_bytes=_stack(costs, "checkpoint_bytes", np.int64),
-        energy_j=_stack(costs, "energy_j", np.float64),
+        tiles=_ro(costs.tiles, np.int64),
+        bytes_moved=_ro(costs.bytes_moved, np.int64),
+        checkpoint_bytes=_ro(costs.checkpoint_bytes, np.int64),
+        energy_j=_ro(costs.energy_j, np.float64),
     )
 
 
-@lru_cache(maxsize=512)
-def _compile_cached(
-    network: Network, device_key: tuple[object, ...], device: Device, batch_sizes: tuple[int, ...]
-) -> Profile:
-    return _compile(network, device, batch_sizes)
+# Compiled profiles, most recently used last. Keyed by the network's identity (zoo networks are
+# cached singletons; hashing a Network by value walks every layer), the device's parameter key
+# and the batch sizes. Each entry holds its network, so an id cannot be reused while cached.
+_CACHE: OrderedDict[tuple[int, tuple[object, ...], tuple[int, ...]], Profile] = OrderedDict()
+_CACHE_SIZE = 512
 
 
 def compile_profile(network: Network, device: Device, batch_sizes: Iterable[int] = (1,)) -> Profile:
@@ -197,33 +228,29 @@ def compile_profile(network: Network, device: Device, batch_sizes: Iterable[int]
 
     Args:
         network: the layer table.
-        device: any :class:`~npusched.hardware.base.Device`.
-        batch_sizes: batch sizes to tabulate (positive integers).
+        device: any :class:`~npusched.hardware.base.Device`; devices that also implement
+            :class:`GridDevice` are costed for all batch sizes in one vectorised call.
+        batch_sizes: batch sizes to tabulate (positive integers; order and repeats ignored).
 
     Returns:
-        A :class:`Profile`; identical inputs return the same object.
+        A :class:`Profile`; the same network object, an equal device parameter key and the same
+        set of batch sizes return the same object.
     """
     bs = tuple(sorted({int(b) for b in batch_sizes}))
     if not bs or bs[0] < 1:
         raise HardwareConfigError(f"batch sizes must be positive integers, got {list(batch_sizes)}")
-    # The network is hashed by identity (zoo networks are cached singletons) and the device by
-    # its parameter key, so two equal devices share profiles.
-    return _compile_cached(network, device.cache_key(), _KeyOnly(device), bs)
+    key = (id(network), device.cache_key(), bs)
+    prof = _CACHE.get(key)
+    if prof is not None and prof.network is network:
+        _CACHE.move_to_end(key)
+        return prof
+    prof = _compile(network, device, bs)
+    _CACHE[key] = prof
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return prof
 
 
-class _KeyOnly:
-    """Wraps a device so the lru_cache key ignores the object and uses ``cache_key()`` only."""
-
-    __slots__ = ("device",)
-
-    def __init__(self, device: Device) -> None:
-        self.device = device
-
-    def __hash__(self) -> int:
-        return 0
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _KeyOnly)
-
-    def __getattr__(self, item: str) -> object:
-        return getattr(self.device, item)
+def clear_profile_cache() -> None:
+    """Drop every cached profile (e.g. after editing a network in place in a notebook)."""
+    _CACHE.clear()

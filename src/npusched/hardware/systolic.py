@@ -85,6 +85,7 @@ static power are not modelled.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -236,7 +237,7 @@ class SystolicArray(Component):
     def cache_key(self) -> tuple[object, ...]:
         """Class name and every parameter (validated), hashable."""
         self._config()
-        return (type(self).__name__, *sorted(self.get_params().items()))
+        return (type(self).__name__, *((n, getattr(self, n)) for n in _param_names(type(self))))
 
     @property
     def peak_macs_per_s(self) -> float:
@@ -312,6 +313,11 @@ class SystolicArray(Component):
         )
         net = Network("gemm", (layer,))
         return int(self.layer_costs_grid(net, (batch,)).cycles[0, 0])
+
+
+@functools.cache
+def _param_names(cls: type[SystolicArray]) -> tuple[str, ...]:
+    return tuple(sorted(cls._param_names()))
 
 
 # --- vectorised kernels --------------------------------------------------------------------------
