@@ -1,1 +1,33 @@
-"""npusched.workloads."""
+"""Workloads: the requests that arrive at the accelerator.
+
+* :func:`prema_workload` - PREMA Sec. III: N tasks, uniform dispatch over a window.
+* :func:`poisson_workload` - open-loop Poisson stream (MLPerf server, Planaria Sec. VI-A).
+* :func:`load_trace` / :func:`save_trace` - replay requests from CSV or Parquet.
+"""
+
+from npusched.workloads.generators import (
+    RandomState,
+    apply_slo,
+    assemble,
+    poisson_workload,
+    prema_workload,
+    resolve_priority,
+    sample_seq_lens,
+)
+from npusched.workloads.request import PRIORITY_LEVELS, Request
+from npusched.workloads.trace import load_trace, requests_frame, save_trace
+
+__all__ = [
+    "PRIORITY_LEVELS",
+    "RandomState",
+    "Request",
+    "apply_slo",
+    "assemble",
+    "load_trace",
+    "poisson_workload",
+    "prema_workload",
+    "requests_frame",
+    "resolve_priority",
+    "sample_seq_lens",
+    "save_trace",
+]

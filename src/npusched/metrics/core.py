@@ -1,0 +1,343 @@
+"""Metrics over per-request records (one row per finished request, ``SimResult.to_frame()``).
+
+Columns used: ``latency_s`` (C_multi: finish - arrival, seconds), ``isolated_s`` (C_single:
+uninterrupted latency, seconds), ``priority``, ``arrival_s``, ``finish_s``, ``slo_s`` (NaN when the
+request has no SLO) and, if present, ``network``, ``waiting_s``, ``estimated_s``,
+``preemptions``, ``checkpoint_bytes``, ``checkpoint_s``, ``wasted_s``.
+
+Definitions (PREMA Sec. III after Eyerman & Eeckhout; Planaria Sec. VI-A):
+
+* ``NTT_i = C_multi_i / C_single_i`` (normalised turnaround time, >= 1).
+* ``ANTT = mean_i NTT_i`` (lower is better) and ``STP = sum_i 1 / NTT_i`` (higher is better), Eq. 1.
+* Fairness, Eq. 2: ``PP_i = (C_single_i / C_multi_i) / (Priority_i / sum_j Priority_j)``, i.e. a
+  task's progress *divided by* its priority share, and ``Fairness = min_{i,j} PP_i / PP_j =
+  min PP / max PP`` in (0, 1]; 1 means every task progressed in proportion to its priority. The
+  printed Eq. 2 lost its fraction bar in the text copy; Planaria (Sec. VI-A) writes the same
+  formula inline as ``(T_isolated / T_multi) / (Priority_i / sum Priority_k)``, so the share
+  divides.
+* SLA violation rate at ``N`` (PREMA Sec. VI-C): the fraction of requests with
+  ``latency_s > N x isolated_s``, for N = 2..20 by default.
+* Percentiles use NumPy's default (linear interpolation between order statistics); ``*_norm``
+  percentiles are percentiles of the per-request NTT.
+* Throughput: requests / makespan; utilisation: busy time / makespan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from npusched.errors import NpuschedError
+from npusched.workloads.request import PRIORITY_LEVELS
+
+FloatArray = npt.NDArray[np.float64]
+
+#: PREMA's SLA targets: N x isolated latency for N = 2..20 (Sec. VI-C).
+SLA_N: tuple[int, ...] = tuple(range(2, 21))
+#: Latency percentiles reported by :func:`summarize`.
+PERCENTILES: tuple[float, ...] = (50.0, 95.0, 99.0)
+
+__all__ = [
+    "PERCENTILES",
+    "SLA_N",
+    "antt",
+    "fairness",
+    "latency_percentiles",
+    "makespan",
+    "ntt",
+    "priority_label",
+    "progress_per_priority",
+    "sla_met",
+    "sla_violation_rates",
+    "slo_attainment",
+    "stp",
+    "summarize",
+    "throughput",
+    "throughput_at_sla",
+    "utilisation",
+]
+
+
+def _require(df: pd.DataFrame, *cols: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise NpuschedError(
+            f"records lack column(s) {', '.join(missing)}; have: {', '.join(map(str, df.columns))}"
+        )
+
+
+def _col(df: pd.DataFrame, name: str) -> FloatArray:
+    return np.asarray(df[name].to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+
+
+def ntt(df: pd.DataFrame) -> FloatArray:
+    """Per-request normalised turnaround time ``latency_s / isolated_s`` (C_multi / C_single)."""
+    _require(df, "latency_s", "isolated_s")
+    return _col(df, "latency_s") / _col(df, "isolated_s")
+
+
+def antt(df: pd.DataFrame) -> float:
+    """Average NTT (PREMA Eq. 1); NaN for no requests."""
+    x = ntt(df)
+    return float(x.mean()) if x.size else float("nan")
+
+
+def stp(df: pd.DataFrame) -> float:
+    """System throughput ``sum_i C_single_i / C_multi_i`` (PREMA Eq. 1); 0 for no requests."""
+    return float((1.0 / ntt(df)).sum())
+
+
+def progress_per_priority(df: pd.DataFrame) -> FloatArray:
+    """``PP_i = (C_single_i / C_multi_i) / (Priority_i / sum_j Priority_j)`` (PREMA Eq. 2)."""
+    _require(df, "priority")
+    prio = _col(df, "priority")
+    share = prio / prio.sum()
+    return (1.0 / ntt(df)) / share
+
+
+def fairness(df: pd.DataFrame) -> float:
+    """``min_{i,j} PP_i / PP_j = min PP / max PP`` (PREMA Eq. 2); NaN for no requests."""
+    pp = progress_per_priority(df)
+    return float(pp.min() / pp.max()) if pp.size else float("nan")
+
+
+def sla_violation_rates(df: pd.DataFrame, ns: Iterable[float] = SLA_N) -> FloatArray:
+    """Fraction of requests with ``latency_s > N x isolated_s`` for every N in ``ns`` (one
+    broadcast: an ``(len(ns), n_requests)`` comparison)."""
+    _require(df, "latency_s", "isolated_s")
+    n = np.asarray(list(ns), dtype=np.float64)
+    lat, iso = _col(df, "latency_s"), _col(df, "isolated_s")
+    if lat.size == 0:
+        return np.full(n.shape, np.nan)
+    return np.asarray((lat[None, :] > n[:, None] * iso[None, :]).mean(axis=1), dtype=np.float64)
+
+
+def slo_attainment(df: pd.DataFrame) -> float:
+    """Fraction of requests that have an SLO (``slo_s`` not NaN) and meet it
+    (``latency_s <= slo_s``); NaN if no request has an SLO."""
+    if "slo_s" not in df.columns:
+        return float("nan")
+    slo, lat = _col(df, "slo_s"), _col(df, "latency_s")
+    has = ~np.isnan(slo)
+    return float((lat[has] <= slo[has]).mean()) if has.any() else float("nan")
+
+
+def sla_met(df: pd.DataFrame, target: float | Mapping[str, float] = 0.99) -> bool:
+    """Whether ``df`` meets an MLPerf-style SLA: at least ``target`` of the requests with an SLO
+    finish within it.
+
+    ``target`` may be one fraction for all requests or a mapping network -> fraction (Planaria:
+    0.99 for vision networks, 0.97 for GNMT), in which case every network with SLO requests must
+    reach its own fraction (networks missing from the mapping use ``target.get("*", 0.99)``).
+    The check is vectorised (``np.bincount`` over network codes).
+    """
+    _require(df, "latency_s", "slo_s")
+    slo, lat = _col(df, "slo_s"), _col(df, "latency_s")
+    has = ~np.isnan(slo)
+    if not has.any():
+        raise NpuschedError("no request has an SLO (slo_s); cannot check the SLA")
+    met = has & (lat <= slo)
+    if not isinstance(target, Mapping):
+        return bool(met.sum() >= float(target) * has.sum())
+    _require(df, "network")
+    codes, names = pd.factorize(df["network"])
+    total = np.bincount(codes, weights=has, minlength=len(names))
+    ok = np.bincount(codes, weights=met, minlength=len(names))
+    default = float(target.get("*", 0.99))
+    need = np.array([float(target.get(str(n), default)) for n in names])
+    check = total > 0
+    return bool((ok[check] >= need[check] * total[check]).all())
+
+
+def makespan(df: pd.DataFrame) -> float:
+    """Seconds from the first arrival to the last finish (NaN for no requests)."""
+    _require(df, "arrival_s", "finish_s")
+    if len(df) == 0:
+        return float("nan")
+    return float(_col(df, "finish_s").max() - _col(df, "arrival_s").min())
+
+
+def throughput(df: pd.DataFrame, makespan_s: float | None = None) -> float:
+    """Finished requests per second over ``makespan_s`` (default :func:`makespan`)."""
+    span = makespan(df) if makespan_s is None else float(makespan_s)
+    return float(len(df) / span) if span > 0 else float("nan")
+
+
+def utilisation(busy_s: float | None, makespan_s: float | None) -> float:
+    """Busy seconds / makespan seconds (NaN if either is unknown or the makespan is 0)."""
+    if busy_s is None or makespan_s is None or not makespan_s > 0:
+        return float("nan")
+    return float(busy_s) / float(makespan_s)
+
+
+def priority_label(priorities: Iterable[int]) -> Callable[[int], str]:
+    """Key fragment for a priority value: ``<level>_priority`` with PREMA's level names
+    (``low``/``medium``/``high``) when every priority is one of 1/3/9, else ``priority<p>``."""
+    names = {v: k for k, v in PRIORITY_LEVELS.items()}
+    if set(priorities) <= set(names):
+        return lambda p: f"{names[int(p)]}_priority"
+    return lambda p: f"priority{int(p)}"
+
+
+def latency_percentiles(
+    df: pd.DataFrame, qs: Sequence[float] = PERCENTILES, *, normalized: bool = False
+) -> FloatArray:
+    """Percentiles ``qs`` (0-100) of ``latency_s`` (seconds), or of NTT if ``normalized``."""
+    x = ntt(df) if normalized else _col(df, "latency_s")
+    if x.size == 0:
+        return np.full(len(qs), np.nan)
+    return np.asarray(np.percentile(x, np.asarray(qs, dtype=np.float64)), dtype=np.float64)
+
+
+def _qname(q: float) -> str:
+    return f"p{q:g}".replace(".", "_")
+
+
+def _nname(n: float) -> str:
+    return f"n{n:g}".replace(".", "_")
+
+
+def summarize(
+    df: pd.DataFrame,
+    busy_s: float | None = None,
+    makespan_s: float | None = None,
+    *,
+    sla_n: Iterable[float] = SLA_N,
+    percentiles: Sequence[float] = PERCENTILES,
+) -> dict[str, float]:
+    """A flat ``metric name -> value`` dict of everything in this module.
+
+    Keys: ``n_requests``, ``antt``, ``stp``, ``fairness``, ``max_ntt``, ``mean_latency_s``,
+    ``mean_waiting_s``, ``sla_violation_rate_n<N>`` per N, ``p<q>_latency_s`` and ``p<q>_norm``
+    (NTT percentile) per q, the same per priority (``p95_high_priority_latency_s``,
+    ``p95_high_priority_norm``; ``priority<p>`` instead of a level name outside PREMA's 1/3/9;
+    PREMA levels are always all present, NaN when a level has no request), ``slo_attainment``,
+    ``makespan_s``, ``throughput_rps``, ``busy_s``, ``utilisation``, ``preemptions``,
+    ``checkpoint_bytes``, ``checkpoint_s``, ``wasted_s``, ``mean_abs_estimate_error`` (relative,
+    when ``estimated_s`` is present). Values are floats; NaN marks "undefined".
+
+    Args:
+        df: per-request records.
+        busy_s: seconds the accelerator was busy (for utilisation).
+        makespan_s: the run's makespan in seconds (default: first arrival to last finish).
+        sla_n: the N of the ``N x isolated`` SLA targets.
+        percentiles: latency percentiles to report (0-100).
+    """
+    _require(df, "latency_s", "isolated_s", "priority")
+    out: dict[str, float] = {"n_requests": float(len(df))}
+    x = ntt(df)
+    out["antt"] = antt(df)
+    out["stp"] = stp(df)
+    out["fairness"] = fairness(df)
+    out["max_ntt"] = float(x.max()) if x.size else float("nan")
+    out["mean_latency_s"] = float(_col(df, "latency_s").mean()) if len(df) else float("nan")
+    if "waiting_s" in df.columns:
+        out["mean_waiting_s"] = float(_col(df, "waiting_s").mean()) if len(df) else float("nan")
+
+    ns = list(sla_n)
+    for n, rate in zip(ns, sla_violation_rates(df, ns).tolist(), strict=True):
+        out[f"sla_violation_rate_{_nname(n)}"] = float(rate)
+
+    qs = list(percentiles)
+    for q, v, w in zip(
+        qs,
+        latency_percentiles(df, qs).tolist(),
+        latency_percentiles(df, qs, normalized=True).tolist(),
+        strict=True,
+    ):
+        out[f"{_qname(q)}_latency_s"] = float(v)
+        out[f"{_qname(q)}_norm"] = float(w)
+
+    prio = df["priority"].to_numpy(dtype=np.int64)
+    present = sorted(set(prio.tolist()))
+    label = priority_label(present)
+    levels = present
+    if set(present) <= set(PRIORITY_LEVELS.values()):
+        levels = sorted(PRIORITY_LEVELS.values())
+    for p in levels:
+        sub = df[prio == p]
+        lat = latency_percentiles(sub, qs)
+        norm = latency_percentiles(sub, qs, normalized=True)
+        for q, v, w in zip(qs, lat.tolist(), norm.tolist(), strict=True):
+            out[f"{_qname(q)}_{label(p)}_latency_s"] = float(v)
+            out[f"{_qname(q)}_{label(p)}_norm"] = float(w)
+
+    out["slo_attainment"] = slo_attainment(df)
+    span = makespan_s
+    if span is None and {"arrival_s", "finish_s"} <= set(df.columns):
+        span = makespan(df)
+    out["makespan_s"] = float("nan") if span is None else float(span)
+    out["throughput_rps"] = float(len(df) / span) if span is not None and span > 0 else float("nan")
+    out["busy_s"] = float("nan") if busy_s is None else float(busy_s)
+    out["utilisation"] = utilisation(busy_s, span)
+    for col in ("preemptions", "checkpoint_bytes", "checkpoint_s", "wasted_s"):
+        if col in df.columns:
+            out[col] = float(_col(df, col).sum())
+    if "estimated_s" in df.columns and len(df):
+        est, iso = _col(df, "estimated_s"), _col(df, "isolated_s")
+        out["mean_abs_estimate_error"] = float(np.mean(np.abs(est - iso) / iso))
+    return out
+
+
+def throughput_at_sla(
+    simulate: Callable[[float], pd.DataFrame],
+    target: float | Mapping[str, float] = 0.99,
+    lo: float = 1.0,
+    hi: float | None = None,
+    tol: float = 0.01,
+    *,
+    max_rate: float = 1e12,
+    history: list[tuple[float, bool]] | None = None,
+) -> float:
+    """The largest arrival rate (requests/s) at which the SLA holds (Planaria's throughput metric).
+
+    ``simulate(rate)`` runs a Poisson workload at ``rate`` and returns its records (with
+    ``latency_s``, ``slo_s`` and, for a per-network ``target``, ``network``); the SLA holds when
+    :func:`sla_met` says so. The predicate is assumed monotone (true below the answer, false
+    above). Without ``hi`` the search gallops up from ``lo`` (doubling) to bracket the answer,
+    then bisects until ``hi - lo <= tol * lo``.
+
+    Args:
+        simulate: rate -> records.
+        target: fraction of requests that must meet their SLO (or per network, see
+            :func:`sla_met`).
+        lo: a starting rate (> 0).
+        hi: an upper bracket; if the SLA holds at ``hi``, ``hi`` is returned.
+        tol: relative tolerance of the answer.
+        max_rate: galloping stops (and returns) here.
+        history: if given, each evaluated ``(rate, met)`` is appended to it.
+
+    Returns:
+        The largest rate found to meet the SLA (a lower bound within ``tol``), or 0.0 if the SLA
+        fails even at ``lo``.
+    """
+    if not lo > 0 or (hi is not None and not hi > lo) or not tol > 0:
+        raise NpuschedError(f"need 0 < lo < hi and tol > 0; got lo={lo}, hi={hi}, tol={tol}")
+
+    def ok(rate: float) -> bool:
+        met = sla_met(simulate(rate), target)
+        if history is not None:
+            history.append((rate, met))
+        return met
+
+    if not ok(lo):
+        return 0.0
+    if hi is None:
+        hi = lo * 2.0
+        while ok(hi):
+            lo = hi
+            if lo >= max_rate:
+                return lo
+            hi = min(lo * 2.0, max_rate)
+    elif ok(hi):
+        return float(hi)
+    while hi - lo > tol * lo:
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return float(lo)

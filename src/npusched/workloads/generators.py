@@ -1,0 +1,345 @@
+"""Request generators: PREMA's uniform dispatch and an open-loop Poisson (MLPerf server) stream.
+
+Every generator takes a ``random_state`` (``None``, an ``int`` seed, a ``SeedSequence`` or a
+``numpy.random.Generator``) and draws only from the local generator it builds with
+``np.random.default_rng(random_state)``; the global NumPy state is never touched. Draws happen in
+a fixed order (arrival times, networks, priorities, batch sizes, then sequence lengths network by
+network), so a seed fixes the whole workload.
+
+Requests come back sorted by arrival time (stable: ties keep generation order) with ids dense
+from 0 in that order. Network names are canonical zoo names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from npusched.errors import ConfigError, NpuschedError
+from npusched.workloads.request import PRIORITY_LEVELS, Request
+
+if TYPE_CHECKING:
+    from npusched.hardware.profile import Profile
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+RandomState = int | np.random.Generator | np.random.SeedSequence | None
+
+__all__ = [
+    "RandomState",
+    "apply_slo",
+    "assemble",
+    "poisson_workload",
+    "prema_workload",
+    "resolve_priority",
+    "sample_seq_lens",
+]
+
+
+def _canonical(models: Sequence[str]) -> list[str]:
+    from npusched.models.zoo import canonical_name
+
+    if isinstance(models, str) or len(models) == 0:
+        raise ConfigError(f"models must be a non-empty list of network names, got {models!r}")
+    return [canonical_name(m) for m in models]
+
+
+def resolve_priority(level: int | str) -> int:
+    """A priority value from a PREMA level name (``low``/``medium``/``high`` -> 1/3/9) or an int."""
+    if isinstance(level, bool):
+        raise ConfigError(f"priority must be an integer or a level name, got {level!r}")
+    if isinstance(level, int | np.integer):
+        if int(level) < 1:
+            raise ConfigError(f"priority must be >= 1, got {level}")
+        return int(level)
+    key = str(level).lower()
+    if key not in PRIORITY_LEVELS:
+        raise ConfigError(
+            f"unknown priority level {level!r}; allowed: {', '.join(PRIORITY_LEVELS)} or an integer"
+        )
+    return PRIORITY_LEVELS[key]
+
+
+def _positive_ints(values: Sequence[int], what: str) -> IntArray:
+    arr = np.asarray(list(values))
+    if arr.size == 0 or arr.dtype.kind not in "iu" or (arr < 1).any():
+        raise ConfigError(f"{what} must be a non-empty list of positive integers, got {values!r}")
+    return arr.astype(np.int64)
+
+
+def sample_seq_lens(
+    networks: Sequence[str], rng: np.random.Generator
+) -> tuple[list[int | None], list[int | None]]:
+    """``(seq_in, seq_out)`` per request: sampled from the network's registered length model,
+    else the network's default ``seq_len`` if it is recurrent, else ``None`` (CNNs).
+
+    Networks are visited in sorted-name order and each draws one vectorised batch, so the result
+    depends only on the seed and the request order.
+    """
+    from npusched.models.seqlen import length_model_for
+    from npusched.models.zoo import get_network
+
+    n = len(networks)
+    seq_in: list[int | None] = [None] * n
+    seq_out: list[int | None] = [None] * n
+    names = np.asarray(networks, dtype=object)
+    for name in sorted(set(networks)):
+        idx = np.flatnonzero(names == name)
+        model = length_model_for(name)
+        if model is not None:
+            s_in, s_out = model.sample(rng, len(idx))
+            s_in = np.asarray(s_in, dtype=np.int64)
+            s_out = np.asarray(s_out, dtype=np.int64)
+            if s_in.shape != (len(idx),) or s_out.shape != (len(idx),):
+                raise NpuschedError(
+                    f"length model of {name!r} returned the wrong number of samples"
+                )
+            for j, a, b in zip(idx.tolist(), s_in.tolist(), s_out.tolist(), strict=True):
+                seq_in[j], seq_out[j] = int(a), int(b)
+            continue
+        net = get_network(name)
+        if net.is_recurrent and net.seq_len is not None:
+            d_in, d_out = net.seq_len
+            for j in idx.tolist():
+                seq_in[j], seq_out[j] = int(d_in), int(d_out)
+    return seq_in, seq_out
+
+
+def assemble(
+    arrival_s: npt.ArrayLike,
+    networks: Sequence[str],
+    *,
+    batch: npt.ArrayLike | None = None,
+    priority: npt.ArrayLike | None = None,
+    slo_s: Sequence[float | None] | None = None,
+    seq_in: Sequence[int | None] | None = None,
+    seq_out: Sequence[int | None] | None = None,
+) -> list[Request]:
+    """Build requests from columns: stable sort by arrival (seconds), ids dense from 0.
+
+    ``batch``/``priority`` default to 1, ``slo_s``/``seq_in``/``seq_out`` to ``None``.
+    """
+    arr = np.asarray(arrival_s, dtype=np.float64)
+    n = len(arr)
+    if len(networks) != n:
+        raise NpuschedError("assemble: column lengths differ")
+    b = np.ones(n, np.int64) if batch is None else np.asarray(batch, dtype=np.int64)
+    p = np.ones(n, np.int64) if priority is None else np.asarray(priority, dtype=np.int64)
+    slo: Sequence[float | None] = [None] * n if slo_s is None else slo_s
+    s_in: Sequence[int | None] = [None] * n if seq_in is None else seq_in
+    s_out: Sequence[int | None] = [None] * n if seq_out is None else seq_out
+    order = np.argsort(arr, kind="stable")
+    return [
+        Request(
+            id=new_id,
+            arrival_s=float(arr[i]),
+            network=str(networks[i]),
+            batch=int(b[i]),
+            priority=int(p[i]),
+            slo_s=None if slo[i] is None else float(slo[i]),
+            seq_in=None if s_in[i] is None else int(s_in[i]),
+            seq_out=None if s_out[i] is None else int(s_out[i]),
+        )
+        for new_id, i in enumerate(order.tolist())
+    ]
+
+
+def prema_workload(
+    n_tasks: int,
+    models: Sequence[str],
+    window_s: float,
+    *,
+    batch_sizes: Sequence[int] = (1, 4, 16),
+    priorities: Sequence[int | str] = ("low", "medium", "high"),
+    random_state: RandomState = None,
+) -> list[Request]:
+    """A PREMA (Sec. III) multi-tasked workload.
+
+    ``n_tasks`` tasks, each drawn uniformly from ``models``, dispatched at a time uniform over
+    ``[0, window_s)`` seconds, with a priority drawn uniformly from ``priorities`` (level names map
+    to :data:`~npusched.workloads.request.PRIORITY_LEVELS`, 1/3/9; integers are taken as they are)
+    and a batch size drawn uniformly from ``batch_sizes``. Recurrent networks get sequence lengths
+    from :func:`sample_seq_lens`. No SLO is set: PREMA's SLA is ``N x isolated`` (see
+    :mod:`npusched.metrics`).
+    """
+    if isinstance(n_tasks, bool) or not isinstance(n_tasks, int | np.integer) or n_tasks < 0:
+        raise ConfigError(f"n_tasks must be a non-negative integer, got {n_tasks!r}")
+    if not np.isfinite(window_s) or window_s < 0:
+        raise ConfigError(f"window_s must be a non-negative number of seconds, got {window_s!r}")
+    names = _canonical(models)
+    prios = np.array([resolve_priority(p) for p in priorities], dtype=np.int64)
+    if prios.size == 0:
+        raise ConfigError("priorities must not be empty")
+    bs = _positive_ints(batch_sizes, "batch_sizes")
+    rng = np.random.default_rng(random_state)
+    n = int(n_tasks)
+    arrival = rng.uniform(0.0, float(window_s), size=n) if window_s > 0 else np.zeros(n)
+    nets = [names[i] for i in rng.integers(0, len(names), size=n).tolist()]
+    prio = prios[rng.integers(0, len(prios), size=n)]
+    batch = bs[rng.integers(0, len(bs), size=n)]
+    seq_in, seq_out = sample_seq_lens(nets, rng)
+    return assemble(arrival, nets, batch=batch, priority=prio, seq_in=seq_in, seq_out=seq_out)
+
+
+def _arrivals(
+    rng: np.random.Generator, rate: float, duration_s: float | None, n_requests: int | None
+) -> FloatArray:
+    """Arrival times of a Poisson process: cumulative sums of exponential gaps (mean 1/rate s)."""
+    scale = 1.0 / rate
+    if n_requests is not None:
+        return np.cumsum(rng.exponential(scale, size=int(n_requests)))
+    assert duration_s is not None
+    # Draw in chunks sized for the expected count plus a generous margin; extend if short.
+    expected = rate * duration_s
+    chunk = int(expected + 6.0 * np.sqrt(expected) + 16)
+    times = np.cumsum(rng.exponential(scale, size=chunk))
+    while times[-1] < duration_s:
+        more = times[-1] + np.cumsum(rng.exponential(scale, size=chunk))
+        times = np.concatenate([times, more])
+    return times[times < duration_s]
+
+
+def _weights(weights: Sequence[float] | Mapping[str, float] | None, names: list[str]) -> FloatArray:
+    if weights is None:
+        return np.full(len(names), 1.0 / len(names))
+    if isinstance(weights, Mapping):
+        from npusched.models.zoo import canonical_name
+
+        by_name = {canonical_name(k): float(v) for k, v in weights.items()}
+        unknown = set(by_name) - set(names)
+        if unknown:
+            raise ConfigError(
+                f"weights name networks not in models: {sorted(unknown)}; allowed: {names}"
+            )
+        w = np.array([by_name.get(n, 0.0) for n in names], dtype=np.float64)
+    else:
+        w = np.asarray(list(weights), dtype=np.float64)
+        if w.shape != (len(names),):
+            raise ConfigError(f"weights must have one entry per model ({len(names)}), got {len(w)}")
+    if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ConfigError(f"weights must be non-negative with a positive sum, got {w.tolist()}")
+    return w / w.sum()
+
+
+def poisson_workload(
+    rate_per_s: float,
+    *,
+    models: Sequence[str],
+    duration_s: float | None = None,
+    n_requests: int | None = None,
+    weights: Sequence[float] | Mapping[str, float] | None = None,
+    priorities: tuple[int, int] = (1, 11),
+    qos: Mapping[str, float] | float | None = None,
+    batch_sizes: Sequence[int] = (1,),
+    profiles: Mapping[str, Profile] | None = None,
+    random_state: RandomState = None,
+) -> list[Request]:
+    """An open-loop Poisson request stream (MLPerf server scenario; Planaria Sec. VI-A).
+
+    Inter-arrival gaps are exponential with mean ``1 / rate_per_s`` seconds (a Poisson process;
+    not a Poisson *count* per interval). Give exactly one of ``duration_s`` (arrivals in
+    ``(0, duration_s)``) or ``n_requests``.
+
+    Args:
+        rate_per_s: arrival rate lambda (requests per second).
+        models: network names; each request picks one with probability ``weights``.
+        weights: model mix (a list aligned with ``models`` or a name -> weight mapping; missing
+            names weigh 0); uniform by default.
+        priorities: inclusive integer range ``(lo, hi)``; each request's priority is uniform over
+            it (Planaria: 1-11).
+        qos: latency targets. A mapping network -> SLO in seconds (networks not in it get no
+            SLO), or a scalar ``k``: SLO = ``k x`` the request's isolated latency, which needs
+            ``profiles`` (or call :func:`apply_slo` on the result).
+        batch_sizes: uniform choice per request.
+        profiles: compiled profiles by network name, used only to resolve a scalar ``qos``.
+        random_state: seed or generator.
+    """
+    if not np.isfinite(rate_per_s) or rate_per_s <= 0:
+        raise ConfigError(f"rate_per_s must be a positive number, got {rate_per_s!r}")
+    if (duration_s is None) == (n_requests is None):
+        raise ConfigError("give exactly one of duration_s and n_requests")
+    if duration_s is not None and (not np.isfinite(duration_s) or duration_s <= 0):
+        raise ConfigError(f"duration_s must be positive, got {duration_s!r}")
+    if n_requests is not None and (
+        isinstance(n_requests, bool) or int(n_requests) != n_requests or n_requests < 0
+    ):
+        raise ConfigError(f"n_requests must be a non-negative integer, got {n_requests!r}")
+    lo, hi = (int(priorities[0]), int(priorities[1])) if len(priorities) == 2 else (0, -1)
+    if len(priorities) != 2 or lo < 1 or hi < lo:
+        raise ConfigError(
+            f"priorities must be an inclusive range (lo, hi), 1 <= lo <= hi, got {priorities!r}"
+        )
+    names = _canonical(models)
+    w = _weights(weights, names)
+    bs = _positive_ints(batch_sizes, "batch_sizes")
+    slo_map: dict[str, float] | None = None
+    multiplier: float | None = None
+    if isinstance(qos, Mapping):
+        from npusched.models.zoo import canonical_name
+
+        slo_map = {canonical_name(k): float(v) for k, v in qos.items()}
+        if any(not np.isfinite(v) or v <= 0 for v in slo_map.values()):
+            raise ConfigError(f"qos SLOs must be positive seconds, got {dict(qos)!r}")
+    elif qos is not None:
+        multiplier = float(qos)
+        if not np.isfinite(multiplier) or multiplier <= 0:
+            raise ConfigError(f"qos multiplier must be positive, got {qos!r}")
+        if profiles is None:
+            raise ConfigError(
+                "a scalar qos (multiple of isolated latency) needs profiles=; or call apply_slo()"
+            )
+
+    rng = np.random.default_rng(random_state)
+    arrival = _arrivals(rng, float(rate_per_s), duration_s, n_requests)
+    n = len(arrival)
+    nets = [names[i] for i in rng.choice(len(names), size=n, p=w).tolist()]
+    prio = rng.integers(lo, hi + 1, size=n)
+    batch = bs[rng.integers(0, len(bs), size=n)]
+    seq_in, seq_out = sample_seq_lens(nets, rng)
+    slo: list[float | None] = [slo_map.get(x) for x in nets] if slo_map is not None else [None] * n
+    reqs = assemble(
+        arrival, nets, batch=batch, priority=prio, slo_s=slo, seq_in=seq_in, seq_out=seq_out
+    )
+    if multiplier is not None:
+        assert profiles is not None
+        reqs = apply_slo(reqs, profiles, multiplier)
+    return reqs
+
+
+def apply_slo(
+    requests: Sequence[Request],
+    profiles: Mapping[str, Profile] | Callable[[Request], float],
+    multiplier: float,
+    *,
+    overwrite: bool = False,
+) -> list[Request]:
+    """Set each request's SLO to ``multiplier x`` its isolated latency (seconds).
+
+    ``profiles`` maps network names to compiled profiles (or is a function request -> isolated
+    seconds). Requests that already have an SLO keep it unless ``overwrite``.
+    """
+    if not np.isfinite(multiplier) or multiplier <= 0:
+        raise ConfigError(f"SLO multiplier must be positive, got {multiplier!r}")
+    if callable(profiles):
+        isolated: Callable[[Request], float] = profiles
+    else:
+        table = profiles
+
+        def isolated(r: Request) -> float:
+            try:
+                prof = table[r.network]
+            except KeyError:
+                raise NpuschedError(f"no profile for network {r.network!r}") from None
+            return prof.isolated_latency(r.batch, r.seq_in, r.seq_out)
+
+    out: list[Request] = []
+    for r in requests:
+        if r.slo_s is not None and not overwrite:
+            out.append(r)
+        else:
+            out.append(replace(r, slo_s=float(multiplier) * float(isolated(r))))
+    return out

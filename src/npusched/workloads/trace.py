@@ -1,0 +1,246 @@
+"""Trace replay: requests from a CSV or Parquet file, and back.
+
+Trace format (one row per request; the file type is chosen by the suffix, ``.csv`` or
+``.parquet``/``.pq``):
+
+============  ========  ===============================================================
+column        required  meaning
+============  ========  ===============================================================
+``arrival_s`` yes       dispatch time in seconds, finite and >= 0
+``network``   yes       zoo network name or alias (stored canonical)
+``batch``     no        batch size, integer >= 1 (default 1)
+``priority``  no        integer >= 1 (default 1; PREMA levels are 1/3/9)
+``slo_s``     no        latency target in seconds, > 0; empty means no SLO
+``seq_in``    no        input sequence length of a recurrent network, integer >= 1
+``seq_out``   no        output sequence length of a recurrent network, integer >= 1
+``id``        no        unique integer >= 0; breaks ties between equal arrival times
+============  ========  ===============================================================
+
+Empty cells (or ``nan``) mean "not given". Recurrent networks with no ``seq_in``/``seq_out`` get
+the network's default lengths; CNN rows must leave them empty. Rows are ordered by
+``(arrival_s, id)`` (file order if there is no ``id``) and renumbered densely from 0, so a trace
+written by :func:`save_trace` reads back unchanged.
+
+Any bad row raises :class:`~npusched.errors.ConfigError` naming the file, the 1-based data row, the
+column and the problem.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from npusched.errors import ConfigError, UnknownNameError
+from npusched.workloads.generators import assemble
+from npusched.workloads.request import Request
+
+REQUIRED = ("arrival_s", "network")
+OPTIONAL = ("batch", "priority", "slo_s", "seq_in", "seq_out", "id")
+COLUMNS = ("id", *REQUIRED, *OPTIONAL[:-1])
+_MISSING = {"", "nan", "none", "null", "na", "<na>"}
+
+__all__ = ["COLUMNS", "load_trace", "requests_frame", "save_trace"]
+
+
+def _kind(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise ConfigError(f"{path}: unknown trace format {suffix!r}; allowed: .csv, .parquet")
+
+
+def _read(path: Path) -> pd.DataFrame:
+    kind = _kind(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: trace file not found")
+    try:
+        if kind == "csv":
+            # Everything as text first so that a stray "abc" in a numeric column is reported by
+            # row instead of silently turning the column into strings.
+            return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        return pd.read_parquet(path)
+    except (ValueError, OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ConfigError(f"{path}: cannot read trace: {first}") from None
+
+
+class _Checker:
+    def __init__(self, path: Path, df: pd.DataFrame) -> None:
+        self.path, self.df = path, df
+
+    def fail(self, mask: np.ndarray, column: str, problem: str) -> None:
+        bad = np.flatnonzero(mask)
+        if bad.size:
+            row = int(bad[0])
+            value = self.df[column].iloc[row]
+            raise ConfigError(
+                f"{self.path}: row {row + 1}: column {column!r}: {problem} (got {value!r})"
+            )
+
+    def missing(self, column: str) -> np.ndarray:
+        raw = self.df[column]
+        text = raw.astype(str).str.strip().str.lower()
+        return np.asarray(raw.isna() | text.isin(_MISSING), dtype=bool)
+
+    def number(self, column: str, *, required: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(values as float64 with NaN where missing, missing mask)."""
+        miss = self.missing(column)
+        if required:
+            self.fail(miss, column, "missing value")
+        raw = self.df[column]
+        if raw.dtype == bool:
+            self.fail(np.ones(len(raw), bool), column, "not a number")
+        num = pd.to_numeric(raw.where(~miss), errors="coerce").to_numpy(dtype=np.float64)
+        self.fail(~miss & np.isnan(num), column, "not a number")
+        self.fail(~miss & ~np.isfinite(num), column, "not a finite number")
+        return num, miss
+
+    def integer(self, column: str, lowest: int) -> tuple[np.ndarray, np.ndarray]:
+        num, miss = self.number(column, required=False)
+        self.fail(~miss & (num != np.floor(num)), column, "not an integer")
+        self.fail(~miss & (num < lowest), column, f"must be >= {lowest}")
+        return num, miss
+
+
+def load_trace(
+    path: str | os.PathLike[str], *, ignore_extra_columns: bool = False
+) -> list[Request]:
+    """Read a request trace (format in the module docstring).
+
+    Args:
+        path: ``.csv`` or ``.parquet`` file.
+        ignore_extra_columns: accept (and drop) columns not in the format, e.g. to replay a
+            records file; by default an unknown column is an error (it is usually a typo).
+
+    Returns:
+        Requests ordered by arrival, ids dense from 0.
+    """
+    from npusched.models.zoo import canonical_name, get_network
+
+    p = Path(path)
+    df = _read(p).reset_index(drop=True)
+    df.columns = [str(c).strip() for c in df.columns]
+    for col in REQUIRED:
+        if col not in df.columns:
+            raise ConfigError(
+                f"{p}: missing required column {col!r}; columns: {', '.join(df.columns)}"
+            )
+    extra = [c for c in df.columns if c not in REQUIRED + OPTIONAL]
+    if extra and not ignore_extra_columns:
+        raise ConfigError(
+            f"{p}: unknown column {extra[0]!r}; allowed: {', '.join(REQUIRED + OPTIONAL)}"
+        )
+    n = len(df)
+    chk = _Checker(p, df)
+
+    arrival, _ = chk.number("arrival_s", required=True)
+    chk.fail(arrival < 0, "arrival_s", "negative arrival time")
+
+    chk.fail(chk.missing("network"), "network", "missing value")
+    raw_names = df["network"].astype(str).str.strip()
+    canon: dict[str, str] = {}
+    for name in pd.unique(raw_names):
+        try:
+            canon[name] = canonical_name(name)
+        except UnknownNameError as e:
+            chk.fail((raw_names == name).to_numpy(), "network", f"unknown network: {e}")
+    networks = [canon[x] for x in raw_names.tolist()]
+
+    def ints(col: str, lowest: int, default: int | None) -> list[int | None]:
+        if col not in df.columns:
+            return [default] * n
+        vals, miss = chk.integer(col, lowest)
+        return [default if m else int(v) for v, m in zip(vals.tolist(), miss.tolist(), strict=True)]
+
+    batch = ints("batch", 1, 1)
+    priority = ints("priority", 1, 1)
+    seq_in = ints("seq_in", 1, None)
+    seq_out = ints("seq_out", 1, None)
+
+    slo: list[float | None] = [None] * n
+    if "slo_s" in df.columns:
+        vals, miss = chk.number("slo_s", required=False)
+        chk.fail(~miss & (vals <= 0), "slo_s", "must be > 0 seconds")
+        slo = [None if m else float(v) for v, m in zip(vals.tolist(), miss.tolist(), strict=True)]
+
+    # Sequence lengths only make sense for recurrent networks; fill their defaults.
+    recurrent = {name: get_network(name) for name in set(networks)}
+    for col, values in (("seq_in", seq_in), ("seq_out", seq_out)):
+        has = np.array([v is not None for v in values], dtype=bool)
+        is_cnn = np.array([not recurrent[x].is_recurrent for x in networks], dtype=bool)
+        chk.fail(has & is_cnn, col, "sequence length given for a non-recurrent network")
+    for i, name in enumerate(networks):
+        net = recurrent[name]
+        if net.is_recurrent and net.seq_len is not None:
+            d_in, d_out = net.seq_len
+            seq_in[i] = d_in if seq_in[i] is None else seq_in[i]
+            seq_out[i] = d_out if seq_out[i] is None else seq_out[i]
+
+    if "id" in df.columns:
+        ids, miss = chk.integer("id", 0)
+        chk.fail(miss, "id", "missing value (give every row an id or none)")
+        dup = pd.Series(ids).duplicated().to_numpy()
+        chk.fail(dup, "id", "duplicate id")
+        # Order by (arrival, id): sort by id first, then stably by arrival.
+        by_id = np.argsort(ids, kind="stable")
+        pick = by_id[np.argsort(arrival[by_id], kind="stable")]
+    else:
+        pick = np.argsort(arrival, kind="stable")
+    sel = pick.tolist()
+    return assemble(
+        arrival[pick],
+        [networks[i] for i in sel],
+        batch=[batch[i] for i in sel],
+        priority=[priority[i] for i in sel],
+        slo_s=[slo[i] for i in sel],
+        seq_in=[seq_in[i] for i in sel],
+        seq_out=[seq_out[i] for i in sel],
+    )
+
+
+def requests_frame(requests: Sequence[Request]) -> pd.DataFrame:
+    """The trace columns of ``requests`` as a DataFrame (nullable ints, NaN for no SLO)."""
+    return pd.DataFrame(
+        {
+            "id": pd.array([r.id for r in requests], dtype="int64"),
+            "arrival_s": np.array([r.arrival_s for r in requests], dtype=np.float64),
+            "network": pd.array([r.network for r in requests], dtype=object),
+            "batch": pd.array([r.batch for r in requests], dtype="int64"),
+            "priority": pd.array([r.priority for r in requests], dtype="int64"),
+            "slo_s": np.array(
+                [np.nan if r.slo_s is None else r.slo_s for r in requests], dtype=np.float64
+            ),
+            "seq_in": pd.array([r.seq_in for r in requests], dtype="Int64"),
+            "seq_out": pd.array([r.seq_out for r in requests], dtype="Int64"),
+        }
+    )
+
+
+def save_trace(requests: Sequence[Request], path: str | os.PathLike[str]) -> Path:
+    """Write ``requests`` as a trace (``.csv`` or ``.parquet`` by suffix), atomically.
+
+    Floats are written at full precision, so :func:`load_trace` reads back equal requests.
+    """
+    p = Path(path)
+    kind = _kind(p)
+    df = requests_frame(requests)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    os.close(fd)
+    try:
+        if kind == "csv":
+            df.to_csv(tmp, index=False, na_rep="")
+        else:
+            df.to_parquet(tmp, index=False, engine="pyarrow")
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
