@@ -1,0 +1,240 @@
+"""Synthetic, seeded sequence-length models of PREMA's four recurrent networks (Sec. V-B, Fig. 9).
+
+The paper profiles 1500 real inputs per recurrent network (WMT-2016 sentences through Google
+Translate for the translation models, LibriSpeech through a speech API for ASR) and plots the
+time-unrolled output length against the input length. Those profiles are not public, so each
+network here gets a synthetic generator with the same *shape* of relationship:
+
+========== ============================ ===========================================================
+network    input length (encoder steps) output length (decoder steps) given the input ``x``
+========== ============================ ===========================================================
+rnn-sa     words, 4..64                 linear and exact: ``y = x`` (sentiment analysis, Fig. 8b)
+rnn-mt1    words, 3..60 (English)       en->de: ``y = round(1.1 x * LogNormal(0, 0.12))``
+rnn-mt2    words, 3..60 (English)       en->ko: ``y = round(0.95 x**0.9 * LogNormal(0, 0.18))``
+rnn-asr    encoder frames, 12..160      words: ``y = round(2.0 x**0.7 * LogNormal(0, 0.20))``
+========== ============================ ===========================================================
+
+Input lengths follow a discretised log-normal (sentence / utterance lengths are right-skewed),
+clipped to the range above: median 16 words for text, 55 frames for speech. Every output is at
+least 1.
+
+Following the paper's methodology literally:
+
+* :meth:`SyntheticLengthModel.profile` is the fixed *profiling set*: 1500 pairs drawn once with a
+  fixed seed (``profile_seed``), the stand-in for the paper's characterisation data (Fig. 9).
+* :meth:`SyntheticLengthModel.table` is the predictor's regression model (a look-up table indexed
+  by input length returning the geometric mean of the profiled output lengths).
+* :meth:`SyntheticLengthModel.sample` draws *evaluation* requests as Sec. VI does: the input
+  length is a random profiled input (drawn in proportion to how often it was profiled, i.e. a
+  random profiling sample) and the actual output length is a random output among those profiled
+  for that input length. So evaluation requests never leave the profiled set, and the predictor's
+  error is the spread of Fig. 9's boxes, nothing else.
+
+:meth:`SyntheticLengthModel.generate` exposes the underlying generator (fresh draws, not limited
+to the profiled set) for studies of out-of-profile inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+from npusched.errors import ModelError
+from npusched.models.seqlen import IntArray, length_model_for, register_length_model
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Samples in each network's profiling set (the paper profiles 1500 inputs per network).
+PROFILE_SIZE = 1500
+#: Seed of the profiling sets (fixed, so the regression tables are part of the model definition).
+PROFILE_SEED = 20200222
+
+
+@dataclass(frozen=True)
+class SyntheticLengthModel:
+    """Input/output sequence lengths of one recurrent network (all lengths in time steps).
+
+    The output length given the input ``x`` is ``round(scale * x**exponent * LogNormal(0,
+    sigma))``, at least 1; ``sigma = 0`` and ``scale = exponent = 1`` is the exact linear case.
+
+    Attributes:
+        network: zoo name the model belongs to.
+        in_min, in_max: inclusive range of input lengths.
+        in_median: median of the (log-normal, clipped) input length distribution.
+        in_sigma: log-space spread of the input length distribution.
+        scale, exponent, sigma: the output-length relation (see above).
+        profile_size: samples in the profiling set.
+        profile_seed: seed of the profiling set.
+        description: what the lengths mean.
+    """
+
+    network: str
+    in_min: int
+    in_max: int
+    in_median: float
+    in_sigma: float
+    scale: float = 1.0
+    exponent: float = 1.0
+    sigma: float = 0.0
+    profile_size: int = PROFILE_SIZE
+    profile_seed: int = PROFILE_SEED
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.in_min <= self.in_max:
+            raise ModelError(
+                f"length model {self.network!r}: need 1 <= in_min <= in_max, "
+                f"got {self.in_min}..{self.in_max}"
+            )
+        if self.profile_size < 1:
+            raise ModelError(f"length model {self.network!r}: profile_size must be >= 1")
+
+    @property
+    def linear(self) -> bool:
+        """True when the output length equals the input length exactly."""
+        return self.sigma == 0.0 and self.scale == 1.0 and self.exponent == 1.0
+
+    # --- the underlying generator ---------------------------------------------------------
+    def generate(self, rng: np.random.Generator, size: int) -> tuple[IntArray, IntArray]:
+        """``size`` fresh ``(seq_in, seq_out)`` pairs from the generator (not the profiled set)."""
+        x = np.rint(rng.lognormal(np.log(self.in_median), self.in_sigma, size))
+        x = np.clip(x, self.in_min, self.in_max).astype(np.int64)
+        if self.linear:
+            return x, x.copy()
+        noise = rng.lognormal(0.0, self.sigma, size) if self.sigma > 0 else np.ones(size)
+        y = np.rint(self.scale * x.astype(np.float64) ** self.exponent * noise)
+        return x, np.maximum(y, 1).astype(np.int64)
+
+    # --- the profiling set and the regression table ---------------------------------------
+    @cached_property
+    def _profile(self) -> tuple[IntArray, IntArray]:
+        x, y = self.generate(np.random.default_rng(self.profile_seed), self.profile_size)
+        x.flags.writeable = False
+        y.flags.writeable = False
+        return x, y
+
+    def profile(self) -> tuple[IntArray, IntArray]:
+        """The fixed profiling set ``(seq_in, seq_out)`` (``profile_size`` pairs, read-only)."""
+        return self._profile
+
+    @cached_property
+    def _groups(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+        """Profiled outputs sorted by input: ``(keys, starts, counts, outputs)``."""
+        x, y = self._profile
+        order = np.argsort(x, kind="stable")
+        xs, ys = x[order], y[order]
+        keys, starts, counts = np.unique(xs, return_index=True, return_counts=True)
+        return keys, starts.astype(np.int64), counts.astype(np.int64), ys
+
+    @cached_property
+    def _table(self) -> tuple[IntArray, FloatArray]:
+        keys, starts, counts, ys = self._groups
+        gm = np.array(
+            [_geomean(ys[s : s + c]) for s, c in zip(starts, counts, strict=True)],
+            dtype=np.float64,
+        )
+        keys = keys.copy()
+        keys.flags.writeable = False
+        gm.flags.writeable = False
+        return keys, gm
+
+    def table(self) -> tuple[IntArray, FloatArray]:
+        """The regression look-up table: profiled input lengths (sorted, unique) and the
+        geometric mean of the profiled output lengths at each."""
+        return self._table
+
+    def predict(self, seq_in: int | npt.ArrayLike) -> FloatArray:
+        """Predicted output length(s) for input length(s) ``seq_in`` (time steps, float).
+
+        A profiled input length returns its table entry. An input the profile never saw is
+        interpolated linearly between the neighbouring entries, and beyond the profiled range
+        the nearest entry is scaled by ``seq_in / its input`` (output roughly proportional to
+        input), so the predictor never fails on an unseen length.
+        """
+        keys, gm = self._table
+        q = np.atleast_1d(np.asarray(seq_in, dtype=np.float64))
+        out = np.interp(q, keys.astype(np.float64), gm)
+        lo, hi = float(keys[0]), float(keys[-1])
+        out = np.where(q < lo, gm[0] * q / lo, out)
+        out = np.where(q > hi, gm[-1] * q / hi, out)
+        return out.astype(np.float64)
+
+    # --- evaluation sampling (the LengthModel protocol) -----------------------------------
+    def sample(self, rng: np.random.Generator, size: int) -> tuple[IntArray, IntArray]:
+        """``size`` evaluation pairs drawn as PREMA Sec. VI does (see the module docstring)."""
+        x, _ = self._profile
+        keys, starts, counts, ys = self._groups
+        seq_in = x[rng.integers(0, len(x), size)]
+        slot = np.searchsorted(keys, seq_in)
+        pick = np.minimum((rng.random(size) * counts[slot]).astype(np.int64), counts[slot] - 1)
+        seq_out = ys[starts[slot] + pick]
+        return seq_in.astype(np.int64), seq_out.astype(np.int64)
+
+
+def _geomean(values: IntArray) -> float:
+    """Geometric mean of positive integers (exact when all values are equal)."""
+    if values.min() == values.max():
+        return float(values[0])
+    return float(np.exp(np.mean(np.log(values.astype(np.float64)))))
+
+
+#: The four recurrent networks of PREMA's benchmark set (Sec. III), by zoo name.
+PREMA_LENGTH_MODELS: dict[str, SyntheticLengthModel] = {
+    "rnn-sa": SyntheticLengthModel(
+        "rnn-sa",
+        in_min=4,
+        in_max=64,
+        in_median=16.0,
+        in_sigma=0.5,
+        description="sentiment analysis: output length equals the input length (words)",
+    ),
+    "rnn-mt1": SyntheticLengthModel(
+        "rnn-mt1",
+        in_min=3,
+        in_max=60,
+        in_median=16.0,
+        in_sigma=0.55,
+        scale=1.1,
+        exponent=1.0,
+        sigma=0.12,
+        profile_seed=PROFILE_SEED + 1,
+        description="English-to-German translation: ~1.1x the input words, noisy",
+    ),
+    "rnn-mt2": SyntheticLengthModel(
+        "rnn-mt2",
+        in_min=3,
+        in_max=60,
+        in_median=16.0,
+        in_sigma=0.55,
+        scale=0.95,
+        exponent=0.9,
+        sigma=0.18,
+        profile_seed=PROFILE_SEED + 2,
+        description="English-to-Korean translation: sub-linear in the input words, noisier",
+    ),
+    "rnn-asr": SyntheticLengthModel(
+        "rnn-asr",
+        in_min=12,
+        in_max=160,
+        in_median=55.0,
+        in_sigma=0.5,
+        scale=2.0,
+        exponent=0.7,
+        sigma=0.2,
+        profile_seed=PROFILE_SEED + 3,
+        description="speech recognition: encoder frames in, words out (sub-linear, noisy)",
+    ),
+}
+
+
+def register_prema_length_models() -> None:
+    """Register :data:`PREMA_LENGTH_MODELS` (idempotent: already-registered names are kept)."""
+    for name, model in PREMA_LENGTH_MODELS.items():
+        if length_model_for(name) is None:
+            register_length_model(name, model)
+
+
+register_prema_length_models()

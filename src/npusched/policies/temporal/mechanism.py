@@ -1,0 +1,96 @@
+"""Preemption-mechanism selection (PREMA Sec. IV-C and Algorithm 3).
+
+Once a policy has picked a candidate to displace the running job, the *mechanism* says how:
+CHECKPOINT (save the live activations, resume later), KILL (discard the progress) or DRAIN (let
+the running job finish first). PREMA's Algorithm 3 chooses between DRAIN and CHECKPOINT from the
+predictor's estimates; the static modes always answer the same.
+
+Modes accepted by every ``P-`` policy's ``mechanism`` parameter:
+
+* ``"checkpoint"`` - always CHECKPOINT (the paper's "static" configuration).
+* ``"kill"`` - always KILL (the sensitivity study, Fig. 15).
+* ``"dynamic"`` - Algorithm 3: DRAIN or CHECKPOINT.
+* ``"dynamic-kill"`` - Algorithm 3 with KILL in CHECKPOINT's place (DRAIN or KILL), for Fig. 15's
+  "dynamic" KILL bars.
+"""
+
+from __future__ import annotations
+
+from npusched.errors import ConfigError
+from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
+
+MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of :data:`MECHANISM_MODES`, else a :class:`ConfigError`."""
+    if mode not in MECHANISM_MODES:
+        raise ConfigError(f"mechanism {mode!r} not allowed; allowed: {', '.join(MECHANISM_MODES)}")
+    return mode
+
+
+def remaining_s(job: JobView) -> float:
+    """Estimated remaining work of ``job`` in seconds: ``Time_estimated - Time_executed``.
+
+    Clamped at 0: a job that has run past its estimate (an under-predicted RNN) is treated as
+    about to finish, which is the predictor's best knowledge.
+    """
+    return max(job.estimated_s - job.executed_s, 0.0)
+
+
+def degradations(current: JobView, candidate: JobView) -> tuple[float, float]:
+    """Algorithm 3 lines 1-4: ``(Degradation_current, Degradation_candidate)``.
+
+    ``Degradation_current = candidate.remaining / current.estimated`` is the slowdown the running
+    job suffers if the candidate preempts it; ``Degradation_candidate = current.remaining /
+    candidate.estimated`` is the slowdown the candidate suffers if it waits for a drain.
+    A zero estimate (degenerate job) counts as an infinite degradation.
+    """
+    cur_rem, cand_rem = remaining_s(current), remaining_s(candidate)
+    deg_current = cand_rem / current.estimated_s if current.estimated_s > 0 else float("inf")
+    deg_candidate = cur_rem / candidate.estimated_s if candidate.estimated_s > 0 else float("inf")
+    return deg_current, deg_candidate
+
+
+def dynamic_mechanism(
+    current: JobView, candidate: JobView, preempt: Mechanism = Mechanism.CHECKPOINT
+) -> Mechanism:
+    """Algorithm 3 as printed: DRAIN if ``Degradation_current > Degradation_candidate``, else
+    ``preempt`` (CHECKPOINT in the paper)."""
+    deg_current, deg_candidate = degradations(current, candidate)
+    return Mechanism.DRAIN if deg_current > deg_candidate else preempt
+
+
+def select_mechanism(mode: str, current: JobView, candidate: JobView) -> Mechanism:
+    """The mechanism ``mode`` prescribes for ``candidate`` displacing ``current``."""
+    if mode == "checkpoint":
+        return Mechanism.CHECKPOINT
+    if mode == "kill":
+        return Mechanism.KILL
+    if mode == "dynamic":
+        return dynamic_mechanism(current, candidate, Mechanism.CHECKPOINT)
+    if mode == "dynamic-kill":
+        return dynamic_mechanism(current, candidate, Mechanism.KILL)
+    check_mode(mode)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def decide(
+    view: SchedulerView, candidate: JobView | None, *, preemptive: bool, mode: str
+) -> Decision:
+    """Turn a policy's choice into a :class:`Decision`.
+
+    * No candidate, or the candidate is already running: keep the array as it is.
+    * The array is idle: run the candidate.
+    * Another job runs: a non-preemptive policy keeps it (the candidate is reconsidered at the
+      next wake-up); a preemptive one displaces it with the mechanism ``mode`` prescribes. A
+      DRAIN answer is returned as ``Decision(candidate, DRAIN)``: the running job finishes first.
+    """
+    running = view.running
+    if candidate is None or (running is not None and candidate.id == running.id):
+        return KEEP
+    if running is None:
+        return Decision(candidate, Mechanism.CHECKPOINT)
+    if not preemptive:
+        return KEEP
+    return Decision(candidate, select_mechanism(mode, running, candidate))

@@ -1,0 +1,173 @@
+"""PREMA's inference-time predictor (Sec. V-B): ``Time_estimated`` of a request before it runs.
+
+Two parts, as in the paper:
+
+1. **Node-level latency** (Algorithm 1): the per-layer latency comes from the cost model, i.e.
+   the compiled :class:`~npusched.hardware.profile.Profile` of the network on the device (the
+   systolic-array model implements Algorithm 1's inner/outer-tile formula). For a CNN the number
+   of executed nodes is static, so the estimate equals the profiled isolated latency.
+2. **How many nodes run** (RNNs): the encoder unrolls ``seq_in`` times (known before inference)
+   and the decoder ``seq_out`` times (unknown). ``seq_out`` is predicted by the profile-driven
+   regression model of Fig. 9: a look-up table indexed by the input length returning the
+   geometric mean of the output lengths observed in a profiling set. The table of a network
+   comes from its registered length model (:mod:`npusched.models.rnn_lengths`): its fixed
+   profiling set if it has one (``table()``), else 1500 samples drawn with a fixed seed.
+
+The predicted ``seq_out`` is fractional; the estimate interpolates linearly between the plans at
+``floor`` and ``ceil`` of it (each decoder step costs the same, so latency is linear in
+``seq_out``). A recurrent network without a length model, or a request without ``seq_in``, is
+estimated at the network's default sequence lengths for the missing parts.
+
+:func:`make_estimator` returns the callable the simulator takes as ``estimator``:
+``"prema"`` (this predictor) or ``"oracle"`` (the true isolated latency, Sec. VI-D).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from npusched.errors import ConfigError
+from npusched.hardware.profile import Profile
+from npusched.models.rnn_lengths import PROFILE_SEED, PROFILE_SIZE
+from npusched.models.seqlen import length_model_for
+from npusched.workloads.request import Request
+
+FloatArray = npt.NDArray[np.float64]
+Estimator = Callable[[Request, Profile], float]
+ESTIMATORS = ("prema", "oracle")
+
+
+def _geomean_table(
+    seq_in: npt.NDArray[np.int64], seq_out: npt.NDArray[np.int64]
+) -> tuple[FloatArray, FloatArray]:
+    """Unique input lengths and the geometric mean of the outputs observed at each."""
+    keys, inv = np.unique(seq_in, return_inverse=True)
+    logs = np.log(np.maximum(seq_out, 1).astype(np.float64))
+    sums = np.bincount(inv, weights=logs, minlength=len(keys))
+    counts = np.bincount(inv, minlength=len(keys))
+    gm = np.exp(sums / counts)
+    # exact for constant groups (a linear RNN predicts its input length exactly)
+    lo = np.full(len(keys), np.inf)
+    hi = np.full(len(keys), -np.inf)
+    np.minimum.at(lo, inv, seq_out)
+    np.maximum.at(hi, inv, seq_out)
+    gm = np.where(lo == hi, lo, gm)
+    return keys.astype(np.float64), gm.astype(np.float64)
+
+
+@lru_cache(maxsize=64)
+def regression_table(network: str) -> tuple[FloatArray, FloatArray] | None:
+    """The output-length look-up table of ``network``: ``(input lengths, geomean outputs)``.
+
+    ``None`` when no length model is registered for the network.
+    """
+    model = length_model_for(network)
+    if model is None:
+        return None
+    table = getattr(model, "table", None)
+    if callable(table):
+        keys, gm = table()
+        return np.asarray(keys, dtype=np.float64), np.asarray(gm, dtype=np.float64)
+    x, y = model.sample(np.random.default_rng(PROFILE_SEED), PROFILE_SIZE)
+    return _geomean_table(np.asarray(x), np.asarray(y))
+
+
+def predict_seq_out(network: str, seq_in: int) -> float | None:
+    """Predicted output length (time steps) of ``network`` for input length ``seq_in``.
+
+    Unseen input lengths interpolate between table entries; beyond the table the nearest entry
+    is scaled by ``seq_in / its input``. ``None`` if the network has no length model.
+    """
+    tab = regression_table(network)
+    if tab is None:
+        return None
+    keys, gm = tab
+    q = float(seq_in)
+    if q < keys[0]:
+        return float(gm[0] * q / keys[0])
+    if q > keys[-1]:
+        return float(gm[-1] * q / keys[-1])
+    return float(np.interp(q, keys, gm))
+
+
+def prema_estimate(request: Request, profile: Profile) -> float:
+    """PREMA's ``Time_estimated`` of ``request`` in seconds (see the module docstring)."""
+    net = profile.network
+    if not net.is_recurrent:
+        return profile.isolated_latency(request.batch)
+    seq_in = request.seq_in
+    pred = predict_seq_out(net.name, seq_in) if seq_in is not None else None
+    if pred is None:
+        return profile.isolated_latency(request.batch, seq_in, None)
+    pred = max(pred, 1.0)
+    lo = math.floor(pred)
+    frac = pred - lo
+    t_lo = profile.isolated_latency(request.batch, seq_in, lo)
+    if frac <= 1e-12:
+        return t_lo
+    t_hi = profile.isolated_latency(request.batch, seq_in, lo + 1)
+    return t_lo + frac * (t_hi - t_lo)
+
+
+def oracle_estimate(request: Request, profile: Profile) -> float:
+    """The true isolated latency of ``request`` (seconds): the oracle of Sec. VI-D."""
+    return profile.isolated_latency(request.batch, request.seq_in, request.seq_out)
+
+
+def make_estimator(kind: str = "prema") -> Estimator:
+    """The simulator's ``estimator``: ``"prema"`` (predictor) or ``"oracle"`` (exact)."""
+    if kind == "prema":
+        return prema_estimate
+    if kind == "oracle":
+        return oracle_estimate
+    raise ConfigError(f"estimator {kind!r} not allowed; allowed: {', '.join(ESTIMATORS)}")
+
+
+def prediction_errors(
+    requests: Iterable[Request], profiles: Mapping[str, Profile], kind: str = "prema"
+) -> pd.DataFrame:
+    """Per-request estimate vs. true isolated latency.
+
+    Returns:
+        One row per request: ``id, network, batch, seq_in, seq_out, seq_out_pred,
+        estimated_s, isolated_s, error`` where ``error = (estimated - isolated) / isolated``
+        (signed fraction).
+    """
+    est = make_estimator(kind)
+    rows = []
+    for r in requests:
+        prof = profiles[r.network]
+        iso = oracle_estimate(r, prof)
+        e = est(r, prof)
+        pred = (
+            predict_seq_out(prof.network.name, r.seq_in)
+            if prof.network.is_recurrent and r.seq_in is not None
+            else None
+        )
+        rows.append(
+            {
+                "id": r.id,
+                "network": r.network,
+                "batch": r.batch,
+                "seq_in": r.seq_in,
+                "seq_out": r.seq_out,
+                "seq_out_pred": pred,
+                "estimated_s": e,
+                "isolated_s": iso,
+                "error": (e - iso) / iso if iso > 0 else 0.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def mape(errors: pd.DataFrame) -> float:
+    """Mean absolute percentage error (percent) of a :func:`prediction_errors` frame."""
+    if errors.empty:
+        return 0.0
+    return float(np.abs(errors["error"].to_numpy(dtype=np.float64)).mean() * 100.0)

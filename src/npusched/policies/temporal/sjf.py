@@ -1,0 +1,73 @@
+"""Shortest-estimated-job-first (PREMA Sec. VI-A, the latency-optimal reference).
+
+The job with the least *estimated remaining* work (``estimated_s - executed_s``, clamped at 0;
+see :func:`~npusched.policies.temporal.mechanism.remaining_s`) holds the array. Ties go to the
+running job (no needless preemption), then to the earlier arrival, then to the lower id.
+
+* ``NP-SJF`` picks only when the array is idle.
+* ``P-SJF`` re-evaluates at every arrival and completion and preempts the running job when a
+  waiting job is estimated to finish sooner; ``mechanism`` chooses how (see
+  :mod:`~npusched.policies.temporal.mechanism`).
+
+SJF is priority-unaware: it uses the predictor's estimate (``JobView.estimated_s``) only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from npusched.base import Component
+from npusched.policies.base import POLICIES, TemporalPolicyBase
+from npusched.policies.temporal.mechanism import check_mode, decide, remaining_s
+from npusched.sim.types import Decision, JobView, SchedulerView
+
+
+def shortest_remaining(jobs: Iterable[JobView], running: JobView | None = None) -> JobView | None:
+    """The job with the least estimated remaining seconds (ties: ``running``, arrival, id)."""
+    run_id = running.id if running is not None else -1
+    best: JobView | None = None
+    best_key: tuple[float, int, float, int] | None = None
+    for job in jobs:
+        key = (remaining_s(job), 0 if job.id == run_id else 1, job.arrival_s, job.id)
+        if best_key is None or key < best_key:
+            best, best_key = job, key
+    return best
+
+
+class NPSJF(TemporalPolicyBase, Component):
+    """Non-preemptive shortest-estimated-job-first."""
+
+    name = "NP-SJF"
+    preemptive = False
+
+    def __init__(self) -> None:
+        pass
+
+    def select(self, view: SchedulerView) -> Decision:
+        if view.running is not None:
+            return decide(view, None, preemptive=False, mode="checkpoint")
+        return decide(view, shortest_remaining(view.ready), preemptive=False, mode="checkpoint")
+
+
+class PSJF(TemporalPolicyBase, Component):
+    """Preemptive shortest-estimated-remaining-job-first.
+
+    Args:
+        mechanism: ``"checkpoint"``, ``"kill"``, ``"dynamic"`` (Algorithm 3) or
+            ``"dynamic-kill"``.
+    """
+
+    name = "P-SJF"
+    preemptive = True
+
+    def __init__(self, mechanism: str = "checkpoint") -> None:
+        self.mechanism = mechanism
+
+    def select(self, view: SchedulerView) -> Decision:
+        mode = check_mode(self.mechanism)
+        pool = [*view.ready, view.running] if view.running is not None else list(view.ready)
+        return decide(view, shortest_remaining(pool, view.running), preemptive=True, mode=mode)
+
+
+POLICIES.register("NP-SJF", NPSJF)
+POLICIES.register("P-SJF", PSJF)

@@ -1,0 +1,327 @@
+"""PREMA Algorithms 2 and 3 and the RRB / TOKEN / SJF baselines on hand-built scheduler views."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import npusched.policies.temporal  # noqa: F401  (registers the policies)
+from npusched.base import clone
+from npusched.errors import ConfigError
+from npusched.policies.base import POLICIES, TemporalPolicy
+from npusched.policies.temporal.mechanism import (
+    decide,
+    degradations,
+    dynamic_mechanism,
+    remaining_s,
+    select_mechanism,
+)
+from npusched.policies.temporal.prema import NPPrema, PPrema, round_down_to_level
+from npusched.policies.temporal.rrb import NPRRB, PRRB
+from npusched.policies.temporal.sjf import NPSJF, PSJF
+from npusched.policies.temporal.token import NPToken, PToken
+from npusched.sim.types import KEEP, JobState, Mechanism, SchedulerView
+
+MS = 1e-3
+
+
+@dataclass
+class FakeJob:
+    """A mutable stand-in for the engine's job (the policies only read it)."""
+
+    id: int
+    network: str = "alexnet"
+    priority: int = 1
+    arrival_s: float = 0.0
+    estimated_s: float = 1 * MS
+    isolated_s: float = 1 * MS
+    executed_s: float = 0.0
+    waited_s: float = 0.0
+    state: JobState = JobState.WAITING
+    preemptions: int = 0
+    request: Any = None
+    plan: Any = field(default=None)
+
+
+def view(
+    ready: list[FakeJob], running: FakeJob | None = None, now: float = 0.0, reason: str = "period"
+) -> SchedulerView:
+    return SchedulerView(now=now, ready=ready, running=running, reason=reason, profiles={})
+
+
+def started(policy: Any, *jobs: FakeJob) -> Any:
+    policy.reset()
+    for j in jobs:
+        policy.on_dispatch(j, j.arrival_s)
+    return policy
+
+
+# --- registry and parameters ---------------------------------------------------------------
+NAMES = ["NP-RRB", "P-RRB", "NP-TOKEN", "P-TOKEN", "NP-SJF", "P-SJF", "NP-PREMA", "P-PREMA"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_registered_and_conform(name: str) -> None:
+    pol = POLICIES.create(name)
+    assert isinstance(pol, TemporalPolicy)
+    assert pol.name == name
+    assert pol.preemptive == name.startswith("P-")
+    twin = clone(pol)
+    assert twin.get_params() == pol.get_params()
+    if pol.preemptive:
+        assert pol.get_params()["mechanism"] == "checkpoint"
+
+
+def test_prema_table_ii_defaults() -> None:
+    pol = PPrema()
+    assert pol.period_s == pytest.approx(0.25e-3)
+    assert pol.token_levels == (1, 3, 9)
+    assert NPPrema().period_s == pytest.approx(0.25e-3)
+
+
+def test_bad_mechanism_raises() -> None:
+    pol = started(PPrema(mechanism="flush"), FakeJob(0))
+    with pytest.raises(ConfigError, match="allowed: checkpoint, kill, dynamic"):
+        pol.select(view([FakeJob(0)]))
+
+
+# --- Algorithm 2: tokens, threshold, candidates -------------------------------------------
+def test_tokens_start_at_priority_and_grow_with_normalised_waiting() -> None:
+    low = FakeJob(0, priority=1, estimated_s=1 * MS)
+    high = FakeJob(1, priority=9, estimated_s=10 * MS)
+    pol = started(NPPrema(), low, high)
+    assert pol.tokens_of(low) == 1 and pol.tokens_of(high) == 9
+    for k in range(1, 5):  # four periods of 0.25 ms waiting each
+        low.waited_s = high.waited_s = k * 0.25 * MS
+        pol.on_period(view([low, high], now=k * 0.25 * MS))
+    # tokens = priority * (1 + waited / estimated)
+    assert pol.tokens_of(low) == pytest.approx(1 * (1 + 1.0 / 1.0))
+    assert pol.tokens_of(high) == pytest.approx(9 * (1 + 1.0 / 10.0))
+
+
+def test_running_job_gains_no_tokens_but_keeps_earlier_waiting() -> None:
+    a = FakeJob(0, priority=3, estimated_s=2 * MS)
+    pol = started(NPPrema(), a)
+    a.waited_s = 0.5 * MS  # waited, then started between two periods
+    a.state = JobState.RUNNING
+    pol.on_period(view([], running=a))
+    assert pol.tokens_of(a) == pytest.approx(3 * (1 + 0.25))
+    pol.on_period(view([], running=a))  # still running: no new waiting, no new tokens
+    assert pol.tokens_of(a) == pytest.approx(3.75)
+
+
+def test_threshold_rounds_down_8_to_3() -> None:
+    assert round_down_to_level(8.0, (1, 3, 9)) == 3
+    assert round_down_to_level(9.0, (1, 3, 9)) == 9
+    assert round_down_to_level(2.99, (1, 3, 9)) == 1
+    assert round_down_to_level(40.0, (1, 3, 9)) == 9
+    assert round_down_to_level(0.5, (1, 3, 9)) == 0.5
+    # a low-priority job that waited 7x its estimate holds 8 tokens -> threshold 3
+    jobs = [
+        FakeJob(0, priority=1, estimated_s=1 * MS, waited_s=7 * MS),
+        FakeJob(1, priority=3, estimated_s=50 * MS),
+        FakeJob(2, priority=1, estimated_s=0.5 * MS),
+    ]
+    pol = started(NPPrema(), *(replace(j, waited_s=0.0) for j in jobs))
+    pol.on_period(view(jobs))
+    assert pol.tokens_of(jobs[0]) == pytest.approx(8.0)
+    assert pol.threshold_of(jobs) == 3
+    assert [j.id for j in pol.candidates(jobs)] == [0, 1]  # the 1-token job is out
+    # the shortest estimated candidate wins (job 2 is shorter but not a candidate)
+    assert pol.select(view(jobs)).run.id == 0
+
+
+def test_candidate_choice_is_shortest_estimated_remaining() -> None:
+    big = FakeJob(0, priority=9, estimated_s=20 * MS, executed_s=19 * MS)  # 1 ms left
+    small = FakeJob(1, priority=9, estimated_s=4 * MS)
+    low = FakeJob(2, priority=1, estimated_s=0.1 * MS)
+    pol = started(NPPrema(), big, small, low)
+    d = pol.select(view([big, small, low]))
+    assert d.run is big  # remaining 1 ms < 4 ms; the 1-token job is below threshold 9
+
+
+def test_strict_threshold_edge_all_tokens_equal() -> None:
+    jobs = [FakeJob(i, priority=1, estimated_s=(3 - i) * MS) for i in range(3)]
+    strict = started(NPPrema(threshold=">"), *jobs)
+    # as printed, "> 1" leaves nobody; we fall back to ">=" instead of idling
+    assert [j.id for j in strict.candidates(jobs)] == [0, 1, 2]
+    assert strict.select(view(jobs)).run.id == 2
+    relaxed = started(NPPrema(), *jobs)
+    assert relaxed.select(view(jobs)).run.id == 2
+    # a fresh high-priority job alone (9 tokens, threshold 9) is schedulable
+    hi = FakeJob(7, priority=9)
+    assert started(NPPrema(threshold=">"), hi).select(view([hi])).run is hi
+
+
+def test_strict_threshold_prefers_jobs_strictly_above() -> None:
+    a = FakeJob(0, priority=3, estimated_s=1 * MS)
+    b = FakeJob(1, priority=3, estimated_s=9 * MS)
+    pol = started(NPPrema(threshold=">"), a, b)
+    b.waited_s = 1 * MS
+    pol.on_period(view([a, b]))  # b: 3 * (1 + 1/9) > 3 = threshold
+    assert [j.id for j in pol.candidates([a, b])] == [1]
+    assert pol.select(view([a, b])).run is b
+    relaxed = started(NPPrema(), a, replace(b, waited_s=0.0))
+    relaxed.on_period(view([a, b]))
+    assert [j.id for j in relaxed.candidates([a, b])] == [0, 1]  # 3 >= 3: both
+    assert relaxed.select(view([a, b])).run is a
+
+
+def test_running_high_priority_job_is_not_preempted_by_short_low_one() -> None:
+    run = FakeJob(0, priority=9, estimated_s=10 * MS, executed_s=1 * MS, state=JobState.RUNNING)
+    low = FakeJob(1, priority=1, estimated_s=0.5 * MS)
+    pol = started(PPrema(), run, low)
+    assert pol.select(view([low], running=run)) == KEEP
+    # after waiting 8x its estimate the low job holds 9 tokens and, being shorter, preempts
+    low.waited_s = 4 * MS
+    pol.on_period(view([low], running=run))
+    assert pol.tokens_of(low) == pytest.approx(9.0)
+    d = pol.select(view([low], running=run))
+    assert d.run is low and d.mechanism == Mechanism.CHECKPOINT
+    # leaving the running job out of the ready queue lets the threshold drop
+    out = started(PPrema(include_running=False), run, replace(low, waited_s=0))
+    assert out.select(view([low], running=run)).run is low
+
+
+def test_np_prema_never_preempts() -> None:
+    run = FakeJob(0, priority=1, estimated_s=10 * MS, state=JobState.RUNNING)
+    hi = FakeJob(1, priority=9, estimated_s=1 * MS)
+    pol = started(NPPrema(), run, hi)
+    assert pol.select(view([hi], running=run)) == KEEP
+    assert pol.select(view([hi])).run is hi
+
+
+def test_completion_forgets_tokens_and_reset_clears() -> None:
+    a = FakeJob(0, priority=3)
+    pol = started(NPPrema(), a)
+    a.waited_s = 1 * MS
+    pol.on_period(view([a]))
+    pol.on_complete(a, 1.0)
+    assert pol.tokens_of(a) == 3  # unknown again: back to its priority
+    pol.on_dispatch(a, 0.0)
+    pol.reset()
+    assert pol.tokens_ == {}
+
+
+# --- Algorithm 3 ----------------------------------------------------------------------------
+def test_algorithm3_drains_near_the_end_of_the_running_job() -> None:
+    cur = FakeJob(0, estimated_s=10 * MS, executed_s=9.9 * MS, state=JobState.RUNNING)
+    cand = FakeJob(1, estimated_s=5 * MS)
+    d_cur, d_cand = degradations(cur, cand)
+    assert d_cur == pytest.approx(5 / 10) and d_cand == pytest.approx(0.1 / 5)
+    assert dynamic_mechanism(cur, cand) == Mechanism.DRAIN
+    cur.executed_s = 1 * MS  # early: preempting costs the running job less
+    assert dynamic_mechanism(cur, cand) == Mechanism.CHECKPOINT
+    assert dynamic_mechanism(cur, cand, Mechanism.KILL) == Mechanism.KILL
+    cur.executed_s = 9.9 * MS
+    assert select_mechanism("dynamic-kill", cur, cand) == Mechanism.DRAIN
+    assert select_mechanism("checkpoint", cur, cand) == Mechanism.CHECKPOINT
+    assert select_mechanism("kill", cur, cand) == Mechanism.KILL
+
+
+def test_algorithm3_equal_degradation_checkpoints_and_overrun_drains() -> None:
+    cur = FakeJob(0, estimated_s=4 * MS, executed_s=2 * MS)
+    cand = FakeJob(1, estimated_s=4 * MS, executed_s=2 * MS)
+    assert dynamic_mechanism(cur, cand) == Mechanism.CHECKPOINT  # ">" is strict
+    over = FakeJob(2, estimated_s=1 * MS, executed_s=3 * MS)  # ran past its estimate
+    assert remaining_s(over) == 0.0
+    assert dynamic_mechanism(over, cand) == Mechanism.DRAIN
+
+
+def test_p_prema_dynamic_returns_drain_near_the_end() -> None:
+    run = FakeJob(0, priority=1, estimated_s=10 * MS, executed_s=9.95 * MS)
+    short = FakeJob(1, priority=1, estimated_s=2 * MS)
+    pol = started(PPrema(mechanism="dynamic", include_running=False), run, short)
+    d = pol.select(view([short], running=run))
+    assert d.run is short and d.mechanism == Mechanism.DRAIN
+    run.executed_s = 1 * MS
+    assert pol.select(view([short], running=run)).mechanism == Mechanism.CHECKPOINT
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    est=st.lists(st.floats(0.1, 50), min_size=2, max_size=2),
+    frac=st.lists(st.floats(0, 1), min_size=2, max_size=2),
+)
+def test_algorithm3_matches_printed_formula(est: list[float], frac: list[float]) -> None:
+    cur = FakeJob(0, estimated_s=est[0] * MS, executed_s=est[0] * frac[0] * MS)
+    cand = FakeJob(1, estimated_s=est[1] * MS, executed_s=est[1] * frac[1] * MS)
+    rc = cur.estimated_s - cur.executed_s
+    rk = cand.estimated_s - cand.executed_s
+    want = Mechanism.DRAIN if rk / cur.estimated_s > rc / cand.estimated_s else Mechanism.CHECKPOINT
+    assert dynamic_mechanism(cur, cand) == want
+
+
+def test_decide_keeps_idle_runs_and_respects_non_preemptive() -> None:
+    a, b = FakeJob(0), FakeJob(1)
+    assert decide(view([a]), None, preemptive=True, mode="checkpoint") == KEEP
+    assert decide(view([a]), a, preemptive=False, mode="checkpoint").run is a
+    assert decide(view([b], running=a), a, preemptive=True, mode="kill") == KEEP
+    assert decide(view([b], running=a), b, preemptive=False, mode="kill") == KEEP
+    assert decide(view([b], running=a), b, preemptive=True, mode="kill").mechanism == "kill"
+
+
+# --- SJF and TOKEN -----------------------------------------------------------------------
+def test_sjf_uses_estimated_remaining_and_preempts() -> None:
+    run = FakeJob(0, estimated_s=10 * MS, executed_s=2 * MS)  # 8 ms left
+    mid = FakeJob(1, estimated_s=9 * MS, priority=9)
+    short = FakeJob(2, estimated_s=3 * MS, isolated_s=30 * MS)  # estimate, not truth, counts
+    assert NPSJF().select(view([mid, short])).run is short
+    assert PSJF().select(view([mid, short], running=run)).run is short
+    assert PSJF().select(view([mid], running=run)) == KEEP
+    assert NPSJF().select(view([short], running=run)) == KEEP
+    tie = FakeJob(3, estimated_s=8 * MS)  # ties go to the running job
+    assert PSJF().select(view([tie], running=run)) == KEEP
+
+
+def test_token_serves_candidates_first_come() -> None:
+    early = FakeJob(0, priority=3, arrival_s=0.0, estimated_s=9 * MS)
+    late = FakeJob(1, priority=3, arrival_s=1 * MS, estimated_s=1 * MS)
+    low = FakeJob(2, priority=1, arrival_s=-1.0, estimated_s=0.1 * MS)
+    pol = started(NPToken(), early, late, low)
+    assert pol.select(view([late, early, low])).run is early  # low is below threshold 3
+    prema = started(NPPrema(), early, late, low)
+    assert prema.select(view([late, early, low])).run is late
+    # preemptive TOKEN: an earlier-arrived candidate displaces the running one
+    run = replace(late, state=JobState.RUNNING, executed_s=0.1 * MS)
+    d = started(PToken(mechanism="kill"), early, run).select(view([early], running=run))
+    assert d.run is early and d.mechanism == Mechanism.KILL
+
+
+# --- RRB --------------------------------------------------------------------------------
+def test_np_rrb_rotates_models_in_first_dispatch_order() -> None:
+    jobs = [
+        FakeJob(0, network="alexnet", arrival_s=0.0),
+        FakeJob(1, network="alexnet", arrival_s=0.1),
+        FakeJob(2, network="vgg-16", arrival_s=0.2),
+        FakeJob(3, network="rnn-sa", arrival_s=0.3),
+    ]
+    pol = started(NPRRB(), *jobs)
+    assert pol.order_ == ["alexnet", "vgg-16", "rnn-sa"]
+    ready = list(jobs)
+    served = []
+    while ready:
+        j = pol.select(view(ready)).run
+        served.append(j.id)
+        ready.remove(j)
+    assert served == [0, 2, 3, 1]  # alexnet, vgg-16, rnn-sa, then alexnet again
+
+
+def test_p_rrb_time_slices_after_quantum() -> None:
+    a = FakeJob(0, network="alexnet")
+    b = FakeJob(1, network="vgg-16", arrival_s=0.01 * MS)
+    pol = started(PRRB(quantum_s=1 * MS), a, b)
+    assert pol.select(view([a, b], now=0.0)).run is a
+    a.state = JobState.RUNNING
+    assert pol.select(view([b], running=a, now=0.5 * MS)) == KEEP  # quantum not used up
+    d = pol.select(view([b], running=a, now=1.0 * MS))
+    assert d.run is b and d.mechanism == Mechanism.CHECKPOINT
+    # only its own model waiting: no switch
+    a2 = FakeJob(2, network="alexnet")
+    pol2 = started(PRRB(quantum_s=1 * MS), a, a2)
+    pol2.select(view([a, a2]))
+    assert pol2.select(view([a2], running=a, now=5 * MS)) == KEEP
