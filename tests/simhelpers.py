@@ -1,0 +1,176 @@
+"""Test helpers: profiles and workloads built by hand, without any cost model.
+
+``make_profile`` builds a :class:`~npusched.hardware.profile.Profile` straight from per-layer
+latencies, tile counts and checkpoint bytes; ``FakeDevice`` is a minimal
+:class:`~npusched.hardware.base.Device` returning given per-layer costs (for code that compiles
+profiles itself). ``profiles_strategy`` / ``requests_strategy`` are hypothesis strategies for
+random small profiles and workloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from hypothesis import strategies as st
+
+from npusched.hardware.base import LayerCosts
+from npusched.hardware.profile import Profile
+from npusched.models.ir import Layer, LayerKind, Network, make_network
+from npusched.workloads.request import Request
+
+
+def make_network_stub(name: str, n_layers: int) -> Network:
+    """A network of ``n_layers`` vector layers named ``l0 .. l{n-1}`` (shapes are irrelevant)."""
+    layers = [
+        Layer(name=f"l{i}", kind=LayerKind.VECTOR, inputs=(f"l{i - 1}",) if i else ())
+        for i in range(n_layers)
+    ]
+    return make_network(name, layers)
+
+
+def make_profile(
+    name: str,
+    latencies_s: Sequence[float],
+    *,
+    tiles: Sequence[int] | int = 1,
+    checkpoint_bytes: Sequence[int] | int = 0,
+    bandwidth_bps: float = 1e9,
+    frequency_hz: float = 1e9,
+    energy_j: Sequence[float] | float = 0.0,
+    batch_sizes: Sequence[int] = (1,),
+) -> Profile:
+    """A profile of network ``name`` from per-layer tables (the same for every batch size).
+
+    Args:
+        name: network / profile name.
+        latencies_s: seconds per layer.
+        tiles: tiles per layer (CHECKPOINT preemption points), scalar or per layer.
+        checkpoint_bytes: bytes a CHECKPOINT inside each layer saves, scalar or per layer.
+        bandwidth_bps: memory bandwidth in bytes/second (save/restore time = bytes / bandwidth).
+        frequency_hz: clock used to derive ``cycles``.
+        energy_j: joules per layer.
+        batch_sizes: rows of the profile (all rows identical).
+    """
+    lat = np.asarray(latencies_s, dtype=np.float64)
+    n = len(lat)
+    b = len(batch_sizes)
+
+    def rows(v: Sequence[int] | Sequence[float] | int | float, dtype: type) -> np.ndarray:
+        arr = np.broadcast_to(np.asarray(v, dtype=dtype), (n,))
+        out = np.ascontiguousarray(np.tile(arr, (b, 1)))
+        out.flags.writeable = False
+        return out
+
+    lat2 = rows(lat, np.float64)
+    cum = np.concatenate([np.zeros((b, 1)), np.cumsum(lat2, axis=1)], axis=1)
+    cum.flags.writeable = False
+    return Profile(
+        network=make_network_stub(name, n),
+        device_name="hand-built",
+        frequency_hz=float(frequency_hz),
+        memory_bandwidth_bps=float(bandwidth_bps),
+        batch_sizes=tuple(int(x) for x in batch_sizes),
+        cycles=rows(np.round(lat * frequency_hz), np.int64),
+        latency_s=lat2,
+        cum_s=cum,
+        tiles=rows(tiles, np.int64),
+        bytes_moved=rows(0, np.int64),
+        checkpoint_bytes=rows(checkpoint_bytes, np.int64),
+        energy_j=rows(energy_j, np.float64),
+    )
+
+
+class FakeDevice:
+    """A :class:`~npusched.hardware.base.Device` returning fixed per-layer costs by network name.
+
+    ``tables[name] = (latencies_s, tiles, checkpoint_bytes)``; the latency scales linearly with
+    the batch size.
+    """
+
+    def __init__(
+        self,
+        tables: Mapping[str, tuple[Sequence[float], Sequence[int], Sequence[int]]],
+        *,
+        frequency_hz: float = 1e9,
+        memory_bandwidth_bps: float = 1e9,
+        name: str = "fake",
+    ) -> None:
+        self.name = name
+        self.tables = dict(tables)
+        self._f = float(frequency_hz)
+        self._bw = float(memory_bandwidth_bps)
+
+    @property
+    def frequency_hz(self) -> float:
+        return self._f
+
+    @property
+    def memory_bandwidth_bps(self) -> float:
+        return self._bw
+
+    def layer_costs(self, network: Network, batch: int) -> LayerCosts:
+        lat, tiles, ck = self.tables[network.name]
+        lat_a = np.asarray(lat, dtype=np.float64) * batch
+        n = len(lat_a)
+        return LayerCosts(
+            cycles=np.round(lat_a * self._f).astype(np.int64),
+            latency_s=lat_a,
+            tiles=np.asarray(tiles, dtype=np.int64),
+            bytes_moved=np.zeros(n, dtype=np.int64),
+            checkpoint_bytes=np.asarray(ck, dtype=np.int64) * batch,
+            energy_j=np.zeros(n, dtype=np.float64),
+        )
+
+    def cache_key(self) -> tuple[object, ...]:
+        return (self.name, id(self))
+
+
+def req(id: int, arrival_s: float, network: str = "a", priority: int = 1, **kw: object) -> Request:
+    """Shorthand for a :class:`Request`."""
+    return Request(id=id, arrival_s=arrival_s, network=network, priority=priority, **kw)  # type: ignore[arg-type]
+
+
+# --- hypothesis strategies ------------------------------------------------------------------
+@st.composite
+def profiles_strategy(
+    draw: st.DrawFn, max_networks: int = 3, max_layers: int = 6
+) -> dict[str, Profile]:
+    """1..max_networks random small profiles named ``n0, n1, ...``.
+
+    Latencies are multiples of 1 us (0 allowed for some layers) up to 1 ms, 1-4 tiles,
+    checkpoint bytes up to 64 kB at 1 GB/s (save <= 64 us).
+    """
+    k = draw(st.integers(1, max_networks))
+    out: dict[str, Profile] = {}
+    for i in range(k):
+        n = draw(st.integers(1, max_layers))
+        lat = draw(st.lists(st.integers(0, 1000), min_size=n, max_size=n))
+        if sum(lat) == 0:
+            lat[0] = 1
+        tiles = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+        ck = draw(st.lists(st.integers(0, 64_000), min_size=n, max_size=n))
+        out[f"n{i}"] = make_profile(
+            f"n{i}", [x * 1e-6 for x in lat], tiles=tiles, checkpoint_bytes=ck, bandwidth_bps=1e9
+        )
+    return out
+
+
+@st.composite
+def workload_strategy(
+    draw: st.DrawFn, max_networks: int = 3, max_requests: int = 12
+) -> tuple[dict[str, Profile], list[Request]]:
+    """Random profiles and requests (arrivals on a 10 us grid so ties happen; priorities 1/3/9)."""
+    profiles = draw(profiles_strategy(max_networks=max_networks))
+    names = sorted(profiles)
+    m = draw(st.integers(1, max_requests))
+    reqs = [
+        Request(
+            id=i,
+            arrival_s=draw(st.integers(0, 300)) * 1e-5,
+            network=draw(st.sampled_from(names)),
+            priority=draw(st.sampled_from([1, 3, 9])),
+        )
+        for i in range(m)
+    ]
+    return profiles, reqs
