@@ -443,3 +443,155 @@ def test_cli_import_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], c
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("npusched: error: ")
     assert str(path) in lines[0]
+
+
+# --- a full network against the zoo -------------------------------------------------------------
+def _resnet18(tmp_path: Path) -> Path:
+    """torchvision ResNet-18 as an ONNX graph (Conv + BatchNormalization + Relu, float16 zeros)."""
+    nodes: list[Any] = []
+    inits: list[Any] = []
+
+    def conv_bn(x: str, c_in: int, c_out: int, k: int, s: int, name: str, relu: bool) -> str:
+        inits.append(_init(f"{name}.w", (c_out, c_in, k, k), np.float16))
+        inits.extend(_init(f"{name}.bn_{p}", (c_out,), np.float16) for p in "sbmv")
+        p = k // 2
+        nodes.append(
+            helper.make_node(
+                "Conv",
+                [x, f"{name}.w"],
+                [f"{name}.c"],
+                name=name,
+                kernel_shape=[k, k],
+                strides=[s, s],
+                pads=[p, p, p, p],
+            )
+        )
+        bn_in = [f"{name}.c", *(f"{name}.bn_{p}" for p in "sbmv")]
+        nodes.append(helper.make_node("BatchNormalization", bn_in, [f"{name}.bn"]))
+        if not relu:
+            return f"{name}.bn"
+        nodes.append(helper.make_node("Relu", [f"{name}.bn"], [f"{name}.r"]))
+        return f"{name}.r"
+
+    x = conv_bn("x", 3, 64, 7, 2, "conv1", relu=True)
+    nodes.append(
+        helper.make_node(
+            "MaxPool",
+            [x],
+            ["pool1"],
+            name="pool1",
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+        )
+    )
+    x, c = "pool1", 64
+    for stage in range(4):
+        width = 64 * 2**stage
+        for i in range(2):
+            stride = 2 if stage > 0 and i == 0 else 1
+            pre = f"layer{stage + 1}_{i}"
+            y = conv_bn(x, c, width, 3, stride, f"{pre}_conv1", relu=True)
+            y = conv_bn(y, width, width, 3, 1, f"{pre}_conv2", relu=False)
+            short = x
+            if stride != 1 or c != width:
+                short = conv_bn(x, c, width, 1, stride, f"{pre}_down", relu=False)
+            nodes.append(helper.make_node("Add", [y, short], [f"{pre}.sum"], name=f"{pre}_add"))
+            nodes.append(helper.make_node("Relu", [f"{pre}.sum"], [f"{pre}.out"]))
+            x, c = f"{pre}.out", width
+    inits += [_init("fc.w", (1000, 512), np.float16), _init("fc.b", (1000,), np.float16)]
+    nodes += [
+        helper.make_node("GlobalAveragePool", [x], ["gap"], name="avgpool"),
+        helper.make_node("Flatten", ["gap"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["y"], name="fc", transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "resnet18",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, ["N", 3, 224, 224])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, ["N", 1000])],
+        initializer=inits,
+    )
+    path = tmp_path / "resnet18.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_resnet18_matches_zoo(tmp_path: Path) -> None:
+    from npusched.models import get_network
+
+    net = from_onnx(_resnet18(tmp_path))
+    zoo = get_network("resnet-18")
+    assert net.macs == zoo.macs == 1_814_073_344
+    assert net.params == zoo.params == 11_689_512
+    gemm = {
+        ly.name: (ly.kind, ly.m, ly.k, ly.n, ly.groups, ly.params)
+        for ly in net.layers
+        if ly.is_gemm
+    }
+    ref = {
+        ly.name: (ly.kind, ly.m, ly.k, ly.n, ly.groups, ly.params)
+        for ly in zoo.layers
+        if ly.is_gemm
+    }
+    assert gemm == ref
+    ly = _by_name(net)
+    assert ly["layer2_0_add"].inputs == ("layer2_0_conv2", "layer2_0_down")
+    assert ly["layer2_0_down"].inputs == ly["layer2_0_conv1"].inputs
+
+
+def test_conv_transpose(tmp_path: Path) -> None:
+    nodes = [
+        helper.make_node(
+            "ConvTranspose", ["x", "w", "b"], ["y"], name="up", kernel_shape=[2, 2], strides=[2, 2]
+        )
+    ]
+    inits = [_init("w", (8, 4, 2, 2)), _init("b", (4,))]
+    net = from_onnx(_save(tmp_path, nodes, {"x": (1, 8, 4, 4)}, {"y": (1, 4, 8, 8)}, inits))
+    up = net.layers[0]
+    # every input pixel (16) multiplies C_in (8) by C_out * R * S (4 * 2 * 2)
+    assert (up.kind, up.m, up.k, up.n, up.groups) == (LayerKind.CONV, 16, 8, 16, 1)
+    assert up.macs == 16 * 8 * 4 * 4 and up.params == 128 + 4
+    assert (up.input_elems, up.output_elems) == (128, 256)
+    assert up.attrs["transposed"] is True
+
+
+def test_embedding_layernorm_split_vector_ops(tmp_path: Path) -> None:
+    seq, dim = 5, 8
+    inits = [
+        _init("emb", (100, dim)),
+        _init("ln_s", (dim,)),
+        _init("ln_b", (dim,)),
+        _init("w", (dim, 3 * dim)),
+        _const_i64("split", [dim, dim, dim]),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+    ]
+    nodes = [
+        helper.make_node("Gather", ["emb", "ids"], ["e"], name="embed"),
+        helper.make_node("LayerNormalization", ["e", "ln_s", "ln_b"], ["n"], name="ln", axis=-1),
+        helper.make_node("MatMul", ["n", "w"], ["qkv"], name="qkv"),
+        helper.make_node("Split", ["qkv", "split"], ["q", "k", "v"], name="split", axis=-1),
+        helper.make_node("Mul", ["q", "half"], ["qs"], name="scale"),
+        helper.make_node("Add", ["qs", "v"], ["y"], name="mix"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["B", seq])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", seq, dim])],
+        initializer=inits,
+    )
+    path = tmp_path / "tiny_encoder.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    net = from_onnx(path)
+    ly = _by_name(net)
+    assert [x.name for x in net.layers] == ["embed", "ln", "qkv", "split", "scale", "mix"]
+    assert ly["embed"].kind == LayerKind.VECTOR and ly["embed"].params == 800
+    assert (ly["embed"].input_elems, ly["embed"].output_elems) == (seq, seq * dim)
+    assert ly["ln"].params == 2 * dim
+    assert (ly["qkv"].m, ly["qkv"].k, ly["qkv"].n) == (seq, dim, 3 * dim)
+    assert ly["split"].output_elems == 3 * seq * dim
+    assert ly["scale"].kind == LayerKind.ELTWISE and ly["scale"].params == 0  # scalar constant
+    assert ly["mix"].inputs == ("scale", "split")
+    assert net.params == 800 + 2 * dim + dim * 3 * dim
+    assert net.input_shape == (seq,)
