@@ -595,3 +595,60 @@ def test_embedding_layernorm_split_vector_ops(tmp_path: Path) -> None:
     assert ly["mix"].inputs == ("scale", "split")
     assert net.params == 800 + 2 * dim + dim * 3 * dim
     assert net.input_shape == (seq,)
+
+
+@pytest.mark.parametrize(
+    "c_in, c_out, group, kind, k, n",
+    [
+        (8, 16, 2, LayerKind.CONV, 9 * 4, 8),  # grouped, not depthwise
+        (8, 8, 8, LayerKind.DWCONV, 9, 1),  # depthwise
+        (8, 16, 8, LayerKind.DWCONV, 9, 2),  # depthwise, channel multiplier 2
+        (1, 4, 1, LayerKind.CONV, 9, 4),  # one input channel: a plain convolution
+    ],
+)
+def test_grouped_and_depthwise_conv(
+    tmp_path: Path, c_in: int, c_out: int, group: int, kind: LayerKind, k: int, n: int
+) -> None:
+    nodes = [
+        helper.make_node(
+            "Conv", ["x", "w"], ["y"], name="c", group=group, strides=[2, 2], auto_pad="SAME_UPPER"
+        )
+    ]
+    inits = [_init("w", (c_out, c_in // group, 3, 3))]
+    net = from_onnx(_save(tmp_path, nodes, {"x": (1, c_in, 9, 9)}, {"y": (1, c_out, 5, 5)}, inits))
+    c = net.layers[0]
+    assert (c.kind, c.m, c.k, c.n, c.groups) == (kind, 25, k, n, group)
+    assert c.macs == 25 * 9 * (c_in // group) * c_out
+    assert c.weight_elems == c.params == c_out * (c_in // group) * 9
+
+
+@pytest.mark.parametrize(
+    "attrs, expected",
+    [
+        ({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, (2, 16, 8, 8)),
+        ({"kernel_shape": [3, 3], "dilations": [2, 2]}, (2, 16, 11, 11)),
+        ({"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}, (2, 16, 8, 8)),
+        ({"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID"}, (2, 16, 7, 7)),
+    ],
+)
+def test_conv_output_shape_from_attributes(
+    attrs: dict[str, Any], expected: tuple[int, ...]
+) -> None:
+    """The fallback used when shape inference leaves a convolution's output shape open."""
+    from npusched.models.onnx_import import _Importer
+
+    node = helper.make_node("Conv", ["x", "w"], ["y"], **attrs)
+    imp = _Importer(helper.make_model(helper.make_graph([], "g", [], [])), Path("m.onnx"), "m")
+    assert imp._conv_out(node, (2, 3, 15, 15), (16, 3, 3, 3), 1, False) == expected
+
+
+def test_cycle_is_reported(tmp_path: Path) -> None:
+    nodes = [
+        helper.make_node("Relu", ["b"], ["a"], name="r1"),
+        helper.make_node("Relu", ["a"], ["b"], name="r2"),
+        helper.make_node("Add", ["x", "a"], ["y"], name="add"),
+    ]
+    path = _save(tmp_path, nodes, {"x": (1, 4)}, {"y": (1, 4)}, [])
+    with pytest.raises(ModelError, match="cycle") as exc:
+        from_onnx(path)
+    _one_line_error(exc, path)

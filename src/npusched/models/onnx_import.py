@@ -457,7 +457,7 @@ class _Importer:
         op = node.op_type
         inputs = [x for x in node.input if x]
         outputs = [x for x in node.output if x]
-        if op in CONST_OPS or (inputs and all(x in self.const for x in inputs)):
+        if op in CONST_OPS or all(x in self.const for x in inputs):
             self.const.update(outputs)  # folded: computed from constants / shapes only
             return
         if node.domain not in _ONNX_DOMAINS or op not in SUPPORTED_OPS:
