@@ -60,7 +60,9 @@ class ExecPlan:
     def next_tile_boundary(self, executed_s: float) -> float:
         """The smallest tile boundary >= ``executed_s``, tiles evenly dividing their step.
 
-        Tiles of a layer are taken as equal in length (inner tiles dominate; see the device)."""
+        Tiles of a layer are taken as equal in length (inner tiles dominate; see the device).
+        A position within a billionth of a tile past a boundary counts as at that boundary
+        (floating-point slack) and returns ``executed_s`` itself, never an earlier time."""
         s = self.step_at(executed_s)
         if s >= self.steps:
             return self.total_s
@@ -69,7 +71,7 @@ class ExecPlan:
         if tile <= 0.0:
             return start
         k = np.ceil((executed_s - start) / tile - 1e-9)
-        return min(start + float(k) * tile, float(self.cum_s[s + 1]))
+        return min(max(start + float(k) * tile, executed_s), float(self.cum_s[s + 1]))
 
     def checkpoint_bytes_at(self, executed_s: float) -> int:
         """Bytes a CHECKPOINT saves when the job stops after ``executed_s`` seconds of work."""
