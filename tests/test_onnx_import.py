@@ -17,7 +17,7 @@ from npusched.models import LayerKind, Network, from_onnx
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-Dim = int | str
+Dim = int | str | None
 
 
 def _init(name: str, shape: Sequence[int], dtype: Any = np.float32) -> Any:
@@ -114,7 +114,7 @@ def _cnn(tmp_path: Path, flatten: str, batch: Dim) -> Path:
 
 
 @pytest.mark.parametrize("flatten", ["flatten", "reshape"])
-@pytest.mark.parametrize("batch", ["N", 1, 4])
+@pytest.mark.parametrize("batch", ["N", None, 1, 4])
 def test_small_cnn_golden(tmp_path: Path, flatten: str, batch: Dim) -> None:
     net = from_onnx(_cnn(tmp_path, flatten, batch))
     assert net.name == "model"

@@ -338,6 +338,7 @@ class _Importer:
         g = self.graph
         for t in g.initializer:
             self.shapes[t.name] = tuple(int(d) for d in t.dims)
+        graph_inputs = {vi.name for vi in g.input}
         for vi in [*g.input, *g.value_info, *g.output]:
             if vi.name in self.shapes or not vi.type.HasField("tensor_type"):
                 continue
@@ -352,8 +353,8 @@ class _Importer:
                     continue
                 # A named dimension (batch, sequence) counts as 1; one shape inference could not
                 # work out (no name, or its generated "unk__" name) may be solved from sizes.
-                if d.dim_param and not d.dim_param.startswith("unk__"):
-                    self.symbolic.add(d.dim_param)
+                if vi.name in graph_inputs or (d.dim_param and not d.dim_param.startswith("unk__")):
+                    self.symbolic.add(d.dim_param or f"{vi.name}[{i}]")
                 else:
                     unknown.append(i)
                 dims.append(1)
@@ -375,12 +376,19 @@ class _Importer:
         dims = list(self.shapes[out])
         known = _prod(d for i, d in enumerate(dims) if i not in unknown)
         if known and total % known == 0:
-            dims[unknown[0]] = total // known  # several unknown dims: all the size in the first
+            # Several open dims: a leading one is the batch (1), the last open one takes the rest
+            # (the ``-1`` of a ``(N, -1)`` flatten).
+            dims[([i for i in unknown if i > 0] or unknown)[-1]] = total // known
             self.shapes[out] = tuple(dims)
             del self.unknown[out]
 
+    def _known(self, tensor: str) -> tuple[int, ...] | None:
+        """The tensor's shape when shape inference determined all of it, else ``None``."""
+        return None if tensor in self.unknown else self.shapes.get(tensor)
+
     def _shape(self, tensor: str, node: Any) -> tuple[int, ...]:
-        if tensor not in self.shapes or tensor in self.unknown:
+        """A GEMM operand's shape; an open leading dimension is taken as the batch (1)."""
+        if tensor not in self.shapes or any(i > 0 for i in self.unknown.get(tensor, ())):
             raise ModelError(
                 f"node {node.name or node.op_type!r}: the shape of {tensor!r} is unknown "
                 "(export the model with static shapes)"
@@ -530,8 +538,9 @@ class _Importer:
         for out in outputs:
             self.producers[out] = (name,)
             self.direct[out] = name
-        if outputs and outputs[0] not in self.shapes and out_shape:
+        if outputs and out_shape and self._known(outputs[0]) is None:
             self.shapes[outputs[0]] = out_shape
+            self.unknown.pop(outputs[0], None)
 
     # --- GEMM operators ----------------------------------------------------------------------
     def _conv(self, node: Any) -> None:
@@ -552,7 +561,7 @@ class _Importer:
         pads = tuple(_attr(node, "pads", [0] * (2 * nsp)))
         transposed = node.op_type == "ConvTranspose"
         c_in = xs[1]
-        ys = self.shapes.get(node.output[0]) or self._conv_out(node, xs, ws, g, transposed)
+        ys = self._known(node.output[0]) or self._conv_out(node, xs, ws, g, transposed)
         if transposed:
             # col2im view: every input pixel multiplies a (C_in/g x C_out/g*R*S) weight block.
             c_out = ws[1] * g
@@ -646,7 +655,7 @@ class _Importer:
             )
         a_lead, b_lead = a2[:-2], b2[:-2]
         lead = _prod(_broadcast(a_lead, b_lead))
-        out_shape = self.shapes.get(node.output[0]) or (*_broadcast(a_lead, b_lead), rows, cols)
+        out_shape = self._known(node.output[0]) or (*_broadcast(a_lead, b_lead), rows, cols)
         attrs: dict[str, Any] = {"post": ()}
         if b in self.const:
             # weights on the right: K x N per group, one group per distinct weight matrix.
