@@ -59,6 +59,9 @@ def test_profile_cached_and_shapes() -> None:
     assert prof.device_name == "prema-npu" and prof.frequency_hz == 700e6
     for arr in (prof.latency_s, prof.cum_s, prof.cycles, prof.checkpoint_bytes):
         assert not arr.flags.writeable
+    fresh = compile_profile(net, dev, BATCHES, cache=False)
+    assert fresh is not prof and compile_profile(net, dev, BATCHES) is prof
+    np.testing.assert_array_equal(fresh.cycles, prof.cycles)
     clear_profile_cache()
     assert compile_profile(net, dev, BATCHES) is not prof
 

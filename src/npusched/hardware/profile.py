@@ -225,7 +225,9 @@ _CACHE: OrderedDict[tuple[int, tuple[object, ...], tuple[int, ...]], Profile] = 
 _CACHE_SIZE = 512
 
 
-def compile_profile(network: Network, device: Device, batch_sizes: Iterable[int] = (1,)) -> Profile:
+def compile_profile(
+    network: Network, device: Device, batch_sizes: Iterable[int] = (1,), *, cache: bool = True
+) -> Profile:
     """Compile (or fetch from the in-process cache) the profile of ``network`` on ``device``.
 
     Args:
@@ -233,6 +235,8 @@ def compile_profile(network: Network, device: Device, batch_sizes: Iterable[int]
         device: any :class:`~npusched.hardware.base.Device`; devices that also implement
             :class:`GridDevice` are costed for all batch sizes in one vectorised call.
         batch_sizes: batch sizes to tabulate (positive integers; order and repeats ignored).
+        cache: look up and store the result in the in-process cache (``False``: always compile
+            afresh and leave the cache untouched, e.g. to time a compile).
 
     Returns:
         A :class:`Profile`; the same network object, an equal device parameter key and the same
@@ -241,6 +245,8 @@ def compile_profile(network: Network, device: Device, batch_sizes: Iterable[int]
     bs = tuple(sorted({int(b) for b in batch_sizes}))
     if not bs or bs[0] < 1:
         raise HardwareConfigError(f"batch sizes must be positive integers, got {list(batch_sizes)}")
+    if not cache:
+        return _compile(network, device, bs)
     key = (id(network), device.cache_key(), bs)
     prof = _CACHE.get(key)
     if prof is not None and prof.network is network:

@@ -85,7 +85,6 @@ static power are not modelled.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -315,9 +314,15 @@ class SystolicArray(Component):
         return int(self.layer_costs_grid(net, (batch,)).cycles[0, 0])
 
 
-@functools.cache
+_PARAM_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _param_names(cls: type[SystolicArray]) -> tuple[str, ...]:
-    return tuple(sorted(cls._param_names()))
+    """Sorted constructor parameter names of ``cls`` (``inspect`` is slow; cache per class)."""
+    names = _PARAM_NAMES.get(cls)
+    if names is None:
+        names = _PARAM_NAMES[cls] = tuple(sorted(cls._param_names()))
+    return names
 
 
 # --- vectorised kernels --------------------------------------------------------------------------
