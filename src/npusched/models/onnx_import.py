@@ -123,6 +123,16 @@ VECTOR_OPS = frozenset(
         "Sign",
         "Sin",
         "Cos",
+        "Tan",
+        "Asin",
+        "Acos",
+        "Atan",
+        "Sinh",
+        "Cosh",
+        "Asinh",
+        "Acosh",
+        "Atanh",
+        "Shrink",
         "Not",
         "And",
         "Or",
@@ -165,6 +175,7 @@ VECTOR_OPS = frozenset(
         "DepthToSpace",
         "SpaceToDepth",
         "TopK",
+        "Trilu",
     }
 )
 #: Shape-only operators: no layer, the data dependency passes through their first input.
@@ -423,8 +434,8 @@ class _Importer:
             self.consumers[v.name] = self.consumers.get(v.name, 0) + 1
         input_shape = self._batch_from_inputs(acts)
 
-        for node in g.node:
-            self._node(node)
+        for i, node in enumerate(g.node):
+            self._node(node, i)
 
         return make_network(
             self.name,
@@ -461,7 +472,7 @@ class _Importer:
             self.batch = int(dims[axis].dim_value)
         return tuple(d for i, d in enumerate(shape) if i != axis)
 
-    def _node(self, node: Any) -> None:
+    def _node(self, node: Any, index: int) -> None:
         op = node.op_type
         inputs = [x for x in node.input if x]
         outputs = [x for x in node.output if x]
@@ -471,7 +482,7 @@ class _Importer:
         if node.domain not in _ONNX_DOMAINS or op not in SUPPORTED_OPS:
             where = f" (domain {node.domain!r})" if node.domain not in _ONNX_DOMAINS else ""
             raise ModelError(
-                f"node {node.name or '<unnamed>'!r} uses unsupported operator {op!r}{where}; "
+                f"node {node.name or f'#{index}'!r} uses unsupported operator {op!r}{where}; "
                 f"supported: {', '.join(sorted(SUPPORTED_OPS))}"
             )
         if op in PASS_OPS:
