@@ -9,6 +9,7 @@ random small profiles and workloads.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -174,3 +175,61 @@ def workload_strategy(
         for i in range(m)
     ]
     return profiles, reqs
+
+
+def assert_same_result(r1: object, r2: object) -> None:
+    """Two :class:`~npusched.sim.engine.SimResult` objects are identical (nan == nan)."""
+    c1, c2 = r1.columns, r2.columns  # type: ignore[attr-defined]
+    assert list(c1) == list(c2)
+    for k in c1:
+        np.testing.assert_array_equal(c1[k], c2[k], err_msg=k, strict=True)
+    for attr in ("makespan_s", "busy_s", "events", "layer_executions", "timeline"):
+        assert getattr(r1, attr) == getattr(r2, attr), attr
+
+
+def check_invariants(
+    res: object, requests: Sequence[Request], *, preemptive: bool = True, tol: float = 1e-9
+) -> None:
+    """Engine invariants every run must satisfy (needs ``record_timeline=True``).
+
+    Every request finishes exactly once; the timeline never has two jobs on the array at once;
+    ``finish >= arrival + isolated``; a job's run segments add up to its isolated latency plus
+    the work KILL wasted; busy time equals executed work (incl. wasted) plus checkpoint time; a
+    non-preemptive policy never preempts. ``tol`` is in seconds.
+    """
+    cols = res.columns  # type: ignore[attr-defined]
+    tl = res.timeline  # type: ignore[attr-defined]
+    assert tl is not None, "record_timeline=True is needed"
+    assert sorted(cols["id"].tolist()) == sorted(r.id for r in requests)
+    assert not np.isnan(cols["finish_s"]).any(), "unfinished requests"
+    iso, wasted, ck = cols["isolated_s"], cols["wasted_s"], cols["checkpoint_s"]
+    assert np.all(cols["finish_s"] >= cols["arrival_s"] + iso - tol)
+    assert np.all(cols["first_start_s"] >= cols["arrival_s"] - tol)
+    assert np.all(cols["waiting_s"] >= -tol)
+    assert np.all(wasted >= 0.0) and np.all(ck >= 0.0)
+    busy = res.busy_s  # type: ignore[attr-defined]
+    assert busy == pytest_approx(float(iso.sum() + wasted.sum() + ck.sum()), tol)
+    # One job at a time, in time order.
+    segs = sorted(tl, key=lambda s: (s[1], s[2]))
+    for prev, cur in itertools.pairwise(segs):
+        assert cur[1] >= prev[2] - tol, f"overlap: {prev} and {cur}"
+    assert all(s[2] >= s[1] for s in segs)
+    assert busy == pytest_approx(sum(s[2] - s[1] for s in segs), tol)
+    row = {int(i): k for k, i in enumerate(cols["id"])}
+    ran = np.zeros(len(row))
+    last_end = np.zeros(len(row))
+    for jid, s, e, kind in segs:
+        if kind == "run":
+            ran[row[jid]] += e - s
+        last_end[row[jid]] = max(last_end[row[jid]], e)
+    np.testing.assert_allclose(ran, iso + wasted, atol=tol, rtol=0)
+    has_work = iso > 0
+    np.testing.assert_allclose(last_end[has_work], cols["finish_s"][has_work], atol=tol, rtol=0)
+    if not preemptive:
+        assert cols["preemptions"].sum() == 0 and wasted.sum() == 0.0
+
+
+def pytest_approx(x: float, tol: float) -> object:
+    import pytest
+
+    return pytest.approx(x, abs=tol, rel=1e-9)

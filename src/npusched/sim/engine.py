@@ -82,7 +82,7 @@ __all__ = ["PREEMPTION_POINTS", "TIME_TOL_S", "SimResult", "Simulator", "oracle_
 PREEMPTION_POINTS = ("tile", "layer")
 
 _ORDER = attrgetter("order")
-_MAX_IDLE_TICKS = 100_000
+_MAX_IDLE_TICKS = 10_000
 _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
@@ -494,7 +494,7 @@ class _Run:
         next_arr = arrivals[0].arrival_s if n else inf
         now = 0.0
         progress = self.progress
-        chunk = max(1, n // 100)
+        chunk = max(1, -(-n // 100))  # about 100 progress calls
         on_dispatch = policy.on_dispatch
         on_complete = policy.on_complete
         select = policy.select
@@ -630,7 +630,7 @@ class _Run:
                 alive.append(j)
         for j in alive:
             self._record(j, math.nan)
-        if self.progress is not None and n and self.n_finished % max(1, n // 100):
+        if self.progress is not None and n and self.n_finished % max(1, -(-n // 100)):
             self.progress(self.n_finished)
 
         reqs = self.by_id

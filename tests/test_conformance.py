@@ -1,0 +1,98 @@
+"""The conformance suite every registered temporal policy must pass (``POLICIES.names()``).
+
+Like scikit-learn's ``check_estimator``: deterministic for a seed, never loses or duplicates a
+request, never puts two jobs on the array, latency >= isolated latency, work conserved except
+what KILL wastes, parameters not mutated by a run.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import npusched.policies.temporal  # noqa: F401  (registers the built-in policies)
+from npusched.base import clone
+from npusched.policies.base import POLICIES, TemporalPolicy
+from npusched.sim.engine import Simulator
+from npusched.workloads.request import Request
+from simhelpers import assert_same_result, check_invariants, make_profile, workload_strategy
+
+NAMES = POLICIES.names()
+
+
+def make(name: str) -> TemporalPolicy:
+    return POLICIES.create(name)
+
+
+def params(policy: object) -> dict:
+    get = getattr(policy, "get_params", None)
+    return copy.deepcopy(get()) if get is not None else {}
+
+
+def test_builtins_registered() -> None:
+    for name in ("NP-FCFS", "P-FCFS", "NP-HPF", "P-HPF"):
+        assert name in NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_protocol(name: str) -> None:
+    pol = make(name)
+    assert isinstance(pol, TemporalPolicy)
+    assert isinstance(pol.name, str) and pol.name
+    assert isinstance(pol.preemptive, bool)
+    assert pol.period_s is None or pol.period_s > 0
+    if hasattr(pol, "get_params"):
+        twin = clone(pol)  # type: ignore[arg-type]
+        assert type(twin) is type(pol) and params(twin) == params(pol)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    wl=workload_strategy(),
+    point=st.sampled_from(["tile", "layer"]),
+    cost=st.booleans(),
+)
+def test_invariants_on_random_workloads(name: str, wl: tuple, point: str, cost: bool) -> None:
+    profiles, reqs = wl
+    pol = make(name)
+    before = params(pol)
+    sim = Simulator(
+        profiles, pol, preemption_point=point, checkpoint_cost=cost, record_timeline=True
+    )
+    res = sim.run(reqs)
+    check_invariants(res, reqs, preemptive=pol.preemptive)
+    assert params(pol) == before, "a run mutated the policy's parameters"
+    # Deterministic: the same simulator again, and a fresh clone of the policy.
+    assert_same_result(res, sim.run(reqs))
+    other = Simulator(
+        profiles, make(name), preemption_point=point, checkpoint_cost=cost, record_timeline=True
+    ).run(reqs)
+    assert_same_result(res, other)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_busy_mixed_workload(name: str) -> None:
+    """A denser workload (200 requests, three networks, all priorities) under overload."""
+    profiles = {
+        "s": make_profile("s", [20e-6, 30e-6], tiles=[2, 3], checkpoint_bytes=[4000, 8000]),
+        "m": make_profile("m", [100e-6] * 5, tiles=4, checkpoint_bytes=16000),
+        "l": make_profile("l", [300e-6, 500e-6, 200e-6], tiles=[8, 2, 1], checkpoint_bytes=64000),
+    }
+    rng = np.random.default_rng(7)
+    nets = rng.choice(["s", "m", "l"], size=200)
+    gaps = rng.exponential(150e-6, size=200)
+    prios = rng.choice([1, 3, 9], size=200)
+    reqs = [
+        Request(id=i, arrival_s=float(t), network=str(n), priority=int(p))
+        for i, (t, n, p) in enumerate(zip(np.cumsum(gaps), nets, prios, strict=True))
+    ]
+    pol = make(name)
+    res = Simulator(profiles, pol, record_timeline=True).run(reqs)
+    check_invariants(res, reqs, preemptive=pol.preemptive)
+    assert res.n_finished == 200
+    assert res.busy_s <= res.makespan_s + 1e-12 + reqs[0].arrival_s
