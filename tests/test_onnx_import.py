@@ -333,10 +333,18 @@ def test_malformed_file(tmp_path: Path) -> None:
     _one_line_error(exc, path)
 
 
-def test_empty_model_fails_checker(tmp_path: Path) -> None:
+def test_empty_file(tmp_path: Path) -> None:
     path = tmp_path / "empty.onnx"
     path.write_bytes(b"")
-    with pytest.raises(ModelError) as exc:
+    with pytest.raises(ModelError, match="not a valid ONNX model") as exc:
+        from_onnx(path)
+    _one_line_error(exc, path)
+
+
+def test_model_failing_the_checker(tmp_path: Path) -> None:
+    nodes = [helper.make_node("Relu", ["undefined"], ["y"], name="relu")]
+    path = _save(tmp_path, nodes, {"x": (1, 4)}, {"y": (1, 4)}, [])
+    with pytest.raises(ModelError, match="fails the ONNX checker") as exc:
         from_onnx(path)
     _one_line_error(exc, path)
 

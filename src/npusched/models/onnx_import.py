@@ -12,7 +12,16 @@ Conventions
   counts as 1, and so does every other symbolic dimension (they are listed in
   ``Network.meta["symbolic_dims"]``). Counts are computed on whole tensors and divided by ``B``,
   which gives per-sample values; a tensor whose size is not a multiple of ``B`` (one that does not
-  carry the batch, e.g. a constant table) is kept whole.
+  carry the batch, e.g. a constant table) is kept whole. A dimension shape inference leaves open
+  (no value, or a generated ``unk__`` name) is solved from element counts after reshape-like
+  operators; a GEMM operand with an open dimension other than the leading one is an error.
+* **GEMM operators.** ``Conv``: ``M = output pixels``, ``K = R*S*C_in/groups``,
+  ``N = C_out/groups``; kind ``dwconv`` when ``group == C_in > 1`` and ``C_out % C_in == 0``.
+  ``ConvTranspose`` (kind ``conv``, ``attrs["transposed"]``): ``M = input pixels``,
+  ``K = C_in/groups``, ``N = C_out/groups * R*S``. ``Gemm`` / ``MatMul`` with a constant operand:
+  ``fc`` (a constant with leading batch dims gives one group per weight matrix; a constant on the
+  left, ``W @ X``, is viewed as ``X^T W^T`` so the weights stay ``K x N``); with two activation
+  operands: ``matmul``, the broadcast leading dims multiplied into ``M``.
 * **Weights.** Initializers, ``Constant`` nodes and everything computed from constants alone
   (``Shape``, ``Gather`` on shapes, a ``Transpose`` of a weight, ...) are constants: nodes whose
   inputs are all constant are folded away and never become layers. A GEMM operand that is a
