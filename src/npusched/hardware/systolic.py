@@ -4,7 +4,8 @@ The device (PREMA, HPCA 2020, Table I)
 --------------------------------------
 128 x 128 16-bit MAC PEs at 700 MHz, 8 MB on-chip activation SRAM (unified buffer UBUF plus the
 accumulator queue ACCQ), 4 MB weight SRAM, 8 memory channels giving 358 GB/s, 100-cycle memory
-latency, weight-stationary dataflow (Google TPU style). Every figure is a constructor keyword.
+latency, weight-stationary dataflow (Google TPU style). Every figure is a constructor keyword
+(SRAM sizes in binary megabytes: 8 MB = 8 * 2**20 bytes).
 
 Mapping our GEMM view onto Algorithm 1
 --------------------------------------
@@ -14,13 +15,13 @@ weight rows (output channels), ``k`` the reduction and ``n`` the columns streame
 array. Our IR (:mod:`npusched.models.ir`) has, per group, ``(M x K) @ (K x N)`` with ``M`` streamed,
 ``K`` the reduction on the array rows and ``N`` the output channels on the array columns, so
 
-=================  ==========================  ================================
-Algorithm 1        our IR                      tiled by
-=================  ==========================  ================================
-``m`` (weight rows) ``N`` (output channels)     ``SW = cols`` (array columns)
-``k`` (reduction)   ``K`` (``R*S*C_in/groups``) ``SH = rows`` (array rows)
-``n`` (streamed)    ``B * M`` (batch x rows)    ``ACC = acc_depth`` (ACCQ rows)
-=================  ==========================  ================================
+=====================  ===============================  ==================================
+Algorithm 1            our IR                           tiled by
+=====================  ===============================  ==================================
+``m`` (weight rows)    ``N`` (output channels)          ``SW = cols`` (array columns)
+``k`` (reduction)      ``K`` (``R*S*C_in/groups``)      ``SH = rows`` (array rows)
+``n`` (streamed)       ``B * M`` (batch x rows)         ``ACC = acc_depth`` (ACCQ rows)
+=====================  ===============================  ==================================
 
 A batch of ``B`` samples multiplies the streamed dimension (``n = B * M``); a recurrent cell is
 one time step, so its ``n`` is the batch. ``groups`` independent GEMMs (grouped and depthwise
@@ -62,10 +63,12 @@ and part of :meth:`SystolicArray.cache_key`.
 
 **Vector layers** (pooling, element-wise, activation, concat, softmax, ...) run on a vector unit of
 ``vector_lanes`` (128, one lane per array column, like the TPU's activation pipeline) elements per
-cycle: ``max(ceil(B * max(in, out) / lanes), L_mem + ceil(B * in * width / (BW / f)))`` cycles.
-Their tiles (preemption points) are chunks of ``acc_depth * vector_lanes`` elements. Activation
-functions and batch-norm fused into a GEMM layer (``attrs["post"]``) are applied by the vector unit
-as outputs leave ACCQ and cost nothing extra.
+cycle, over ``E = B * max(in, out)`` elements in tiles (preemption points) of
+``acc_depth * vector_lanes`` elements. A tile of ``e`` elements costs
+``max(ceil(e / lanes), L_mem + ceil(e * in_bytes / E / (BW / f)))`` cycles: its vector work or
+its share of the input loads, whichever is longer. Activation functions and batch-norm fused into
+a GEMM layer (``attrs["post"]``) are applied by the vector unit as outputs leave ACCQ and cost
+nothing extra.
 
 **Checkpoint bytes** (PREMA Sec. IV-B). The context a CHECKPOINT saves is the output activations
 derived so far in the current layer, held in UBUF and ACCQ, capped by the on-chip activation
@@ -75,6 +78,7 @@ the streamed chunk outermost and the reduction innermost, so outputs accrue even
 are counted at the activation width). ``LayerCosts.checkpoint_bytes`` is the **mean** of that over
 the layer's tile boundaries ``t = 1..T`` - the expected size for a preemption at a uniformly random
 point in the layer. The worst case is the full ``act_sram_bytes`` (8 MiB; PREMA quotes 59 us).
+:meth:`SystolicArray.tile_costs` lists the per-tile figures (cycles, bytes, checkpoint bytes).
 
 **Energy** (first-order hooks): ``mac_energy_pj`` per MAC (default 1.0 pJ: a 16-bit multiply
 ~0.8 pJ plus a 32-bit accumulate ~0.1 pJ at 45 nm, Horowitz ISSCC 2014, rounded up for the PE
@@ -303,6 +307,66 @@ class SystolicArray(Component):
             energy_j=_ro(energy.astype(np.float64)),
         )
 
+    def tile_costs(self, network: Network, batch: int, layer: int | str) -> dict[str, Any]:
+        """Per-tile view of one layer, tiles in execution order (a report, not the hot path).
+
+        GEMM tiles run group by group, then streamed chunk, then output-column tile, with the
+        reduction innermost (so an output tile completes after its last ``K`` tile); vector
+        tiles are element chunks. The sums (and the mean of ``checkpoint_bytes``) equal
+        :meth:`layer_costs` for the layer.
+
+        Returns:
+            Arrays of length T (tiles): ``streamed`` (columns streamed, or elements for a vector
+            tile), ``k_rows`` and ``n_cols`` (0 for vector tiles), ``compute_cycles``,
+            ``memory_cycles`` (cycles of the tile's loads incl. latency), ``cycles`` (the
+            tile's cost), ``bytes_loaded`` (DRAM bytes), ``checkpoint_bytes`` (output bytes a
+            CHECKPOINT right after the tile saves: ``min(O * t / T, act_sram_bytes)``), and
+            ``end_cycle`` (cumulative cycles at the tile's end).
+        """
+        cfg = self._config()
+        b = int(_batches((batch,))[0])
+        idx = network.index(layer) if isinstance(layer, str) else int(layer)
+        ly = network.layers[idx]
+        width = ly.bytes_per_elem
+        if ly.is_gemm:
+            ss = _pieces(ly.m * b, cfg.acc)
+            sn = _pieces(ly.n, cfg.cols)
+            sk = _pieces(ly.k, cfg.rows)
+            s3, n3, k3 = (
+                np.tile(a.ravel(), ly.groups) for a in np.meshgrid(ss, sn, sk, indexing="ij")
+            )
+            compute = s3 + cfg.rows + 2 * cfg.cols
+            loaded = (n3 * k3 + k3 * s3) * width
+            memory = cfg.latency + np.ceil(loaded / cfg.bytes_per_cycle).astype(np.int64)
+            cycles = np.maximum(compute, memory) if cfg.stalls else compute
+            out_elems = ly.output_elems or ly.m * ly.n * ly.groups
+        else:
+            elems = b * max(ly.input_elems, ly.output_elems)
+            chunk = None if cfg.acc is None else cfg.acc * cfg.lanes
+            s3 = _pieces(elems, chunk) if elems > 0 else np.array([0], dtype=np.int64)
+            n3 = k3 = np.zeros_like(s3)
+            ratio = b * ly.input_elems * width / max(elems, 1)
+            compute = _cdiv(s3, cfg.lanes)
+            memory = cfg.latency + np.ceil(s3 * ratio / cfg.bytes_per_cycle).astype(np.int64)
+            cycles = _vector_tile_cycles(cfg, s3, ratio)
+            cycles[-1] += max(1 - int(cycles.sum()), 0)  # an empty layer still takes a cycle
+            loaded = np.diff(np.rint(np.concatenate(([0.0], np.cumsum(s3 * ratio)))))
+            out_elems = ly.output_elems
+        t = np.arange(1, len(s3) + 1)
+        o = b * out_elems * width
+        ckpt = np.minimum(o * t / len(s3), cfg.act_sram)
+        return {
+            "streamed": s3,
+            "k_rows": k3,
+            "n_cols": n3,
+            "compute_cycles": compute,
+            "memory_cycles": memory,
+            "cycles": cycles,
+            "bytes_loaded": loaded.astype(np.int64),
+            "checkpoint_bytes": ckpt,
+            "end_cycle": np.cumsum(cycles),
+        }
+
     def gemm_cycles(
         self, m: int, k: int, n: int, *, groups: int = 1, batch: int = 1, bytes_per_elem: int = 2
     ) -> int:
@@ -397,16 +461,41 @@ def _gemm_grid(
 def _vector_grid(
     cfg: _Config, elems: IntArray, in_bytes: IntArray
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """Cycles, tiles and loaded bytes of vector layers (``(NB, L)`` element counts)."""
-    cycles = _cdiv(elems, cfg.lanes)
-    if cfg.stalls:
-        memory = cfg.latency + np.ceil(in_bytes / cfg.bytes_per_cycle).astype(np.int64)
-        cycles = np.maximum(cycles, memory)
+    """Cycles, tiles and loaded bytes of vector layers (``(NB, L)`` element counts).
+
+    A tile is a chunk of ``acc_depth * vector_lanes`` elements (the whole layer when ``acc_depth``
+    is ``None``) that loads its share of the inputs; like a GEMM tile it costs the larger of its
+    vector work and its loads, so the layer is the sum over a full-chunk and an edge class.
+    """
     if cfg.acc is None:
-        tiles = np.ones_like(elems)
+        cnt = np.stack([(elems > 0).astype(np.int64), np.zeros_like(elems)], axis=-1)
+        size = np.stack([elems, np.zeros_like(elems)], axis=-1)
     else:
-        tiles = np.maximum(_cdiv(elems, cfg.acc * cfg.lanes), 1)
-    return np.maximum(cycles, 1), tiles, in_bytes
+        chunk = cfg.acc * cfg.lanes
+        cnt = np.stack([elems // chunk, (elems % chunk > 0).astype(np.int64)], axis=-1)
+        size = np.stack([np.full_like(elems, chunk), elems % chunk], axis=-1)
+    per_tile = _vector_tile_cycles(cfg, size, (in_bytes / np.maximum(elems, 1))[..., None])
+    cycles = (cnt * per_tile).sum(axis=-1)
+    return np.maximum(cycles, 1), np.maximum(cnt.sum(axis=-1), 1), in_bytes
+
+
+def _vector_tile_cycles(cfg: _Config, size: IntArray, bytes_per_elem: Any) -> IntArray:
+    """Cycles of vector tiles of ``size`` elements loading ``size * bytes_per_elem`` bytes."""
+    work = _cdiv(size, cfg.lanes)
+    if not cfg.stalls:
+        return work
+    memory = cfg.latency + np.ceil(size * bytes_per_elem / cfg.bytes_per_cycle).astype(np.int64)
+    return np.where(size > 0, np.maximum(work, memory), 0)
+
+
+def _pieces(total: int, size: int | None) -> IntArray:
+    """``total`` split into pieces of ``size`` (the last one smaller), in order."""
+    if total <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if size is None or size >= total:
+        return np.array([total], dtype=np.int64)
+    full, rem = divmod(total, size)
+    return np.array([size] * full + ([rem] if rem else []), dtype=np.int64)
 
 
 def _mean_checkpoint(out_bytes: IntArray, tiles: IntArray, cap: int) -> IntArray:
