@@ -276,6 +276,11 @@ def test_checkpoint_mean_formula() -> None:
     small = SystolicArray(act_sram_bytes=o // 4)
     expect = (o / 8 * 3 + 6 * o / 4) / 8
     assert small.layer_costs(one_layer(4096, 256, 256), 1).checkpoint_bytes[0] == round(expect)
+    # the worst boundary: the whole output, capped
+    worst = SystolicArray(checkpoint="max")
+    assert worst.layer_costs(one_layer(4096, 256, 256), 1).checkpoint_bytes[0] == o
+    worst_small = SystolicArray(checkpoint="max", act_sram_bytes=o // 4)
+    assert worst_small.layer_costs(one_layer(4096, 256, 256), 1).checkpoint_bytes[0] == o // 4
 
 
 def test_energy_is_macs_and_bytes_times_constants() -> None:
@@ -324,6 +329,7 @@ def test_device_protocol_and_registry() -> None:
         ("mac_energy_pj", -1.0),
         ("dram_energy_pj_per_byte", float("inf")),
         ("memory_stalls", "yes"),
+        ("checkpoint", "median"),
         ("name", ""),
         ("name", 3),
     ],

@@ -77,7 +77,8 @@ that is ``min(O * t / T, act_sram_bytes)`` with ``O = B * output_elems * width``
 the streamed chunk outermost and the reduction innermost, so outputs accrue evenly; partial sums
 are counted at the activation width). ``LayerCosts.checkpoint_bytes`` is the **mean** of that over
 the layer's tile boundaries ``t = 1..T`` - the expected size for a preemption at a uniformly random
-point in the layer. The worst case is the full ``act_sram_bytes`` (8 MiB; PREMA quotes 59 us).
+point in the layer (``checkpoint="max"`` takes the worst boundary instead: the whole output,
+capped). The worst case overall is the full ``act_sram_bytes`` (8 MiB; PREMA quotes 59 us).
 :meth:`SystolicArray.tile_costs` lists the per-tile figures (cycles, bytes, checkpoint bytes).
 
 **Energy** (first-order hooks): ``mac_energy_pj`` per MAC (default 1.0 pJ: a 16-bit multiply
@@ -102,7 +103,9 @@ from npusched.errors import HardwareConfigError
 from npusched.hardware.base import IntArray, LayerCosts
 from npusched.models.ir import Layer, LayerKind, Network
 
-__all__ = ["SystolicArray"]
+__all__ = ["CHECKPOINT_STATS", "SystolicArray"]
+
+CHECKPOINT_STATS = ("mean", "max")
 
 _PJ = 1e-12
 
@@ -122,6 +125,7 @@ class _Config:
     stalls: bool
     mac_pj: float
     dram_pj: float
+    ckpt_max: bool
 
     @property
     def bytes_per_cycle(self) -> float:
@@ -173,6 +177,9 @@ class SystolicArray(Component):
         memory_stalls: if ``False``, tiles cost their compute phase only (compute-only mode).
         mac_energy_pj: energy per MAC and per vector element operation in pJ (1.0), >= 0.
         dram_energy_pj_per_byte: energy per DRAM byte in pJ (32.0), >= 0.
+        checkpoint: how ``checkpoint_bytes`` summarises a layer's tile boundaries: ``"mean"``
+            (expected size at a uniformly random boundary, the default) or ``"max"`` (the worst
+            boundary, i.e. the layer's whole output capped by ``act_sram_bytes``).
         name: the device name in profiles and caches.
     """
 
@@ -191,6 +198,7 @@ class SystolicArray(Component):
         memory_stalls: bool = True,
         mac_energy_pj: float = 1.0,
         dram_energy_pj_per_byte: float = 32.0,
+        checkpoint: str = "mean",
         name: str = "prema-npu",
     ) -> None:
         self.rows = rows
@@ -206,6 +214,7 @@ class SystolicArray(Component):
         self.memory_stalls = memory_stalls
         self.mac_energy_pj = mac_energy_pj
         self.dram_energy_pj_per_byte = dram_energy_pj_per_byte
+        self.checkpoint = checkpoint
         self.name = name
         self._config()  # fail fast on bad keywords; nothing is stored
 
@@ -216,6 +225,11 @@ class SystolicArray(Component):
         if not isinstance(self.memory_stalls, bool | np.bool_):
             raise HardwareConfigError(
                 f"SystolicArray: memory_stalls must be true or false, got {self.memory_stalls!r}"
+            )
+        if self.checkpoint not in CHECKPOINT_STATS:
+            raise HardwareConfigError(
+                f"SystolicArray: checkpoint must be one of {', '.join(CHECKPOINT_STATS)}, "
+                f"got {self.checkpoint!r}"
             )
         if not isinstance(self.name, str) or not self.name:
             raise HardwareConfigError(
@@ -235,6 +249,7 @@ class SystolicArray(Component):
             dram_pj=_real_param(
                 "dram_energy_pj_per_byte", self.dram_energy_pj_per_byte, positive=False
             ),
+            ckpt_max=self.checkpoint == "max",
         )
 
     def cache_key(self) -> tuple[object, ...]:
@@ -295,7 +310,10 @@ class SystolicArray(Component):
         cycles = np.where(is_gemm, g_cycles, v_cycles)
         tiles = np.where(is_gemm, g_tiles, v_tiles)
         moved = np.where(is_gemm, g_bytes, v_bytes) + out_bytes
-        ckpt = _mean_checkpoint(out_bytes, tiles, cfg.act_sram)
+        if cfg.ckpt_max:
+            ckpt = np.minimum(out_bytes, cfg.act_sram)
+        else:
+            ckpt = _mean_checkpoint(out_bytes, tiles, cfg.act_sram)
         ops = np.where(is_gemm, b * c["macs"], v_elems)
         energy = (ops * cfg.mac_pj + moved * cfg.dram_pj) * _PJ
         return LayerCosts(
