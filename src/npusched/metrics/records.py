@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import uuid
 from pathlib import Path
 
 import pandas as pd
 
 from npusched.errors import NpuschedError
 
-__all__ = ["read_records", "write_records"]
+__all__ = ["read_records", "temp_path", "write_records"]
+
+
+def temp_path(directory: Path, name: str) -> Path:
+    """A fresh hidden temporary file name next to ``directory / name`` (same file system, so a
+    rename onto the target is atomic; created with normal permissions when written)."""
+    return directory / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
 
 
 def write_records(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
@@ -18,13 +24,12 @@ def write_records(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     a rename), so a reader never sees a half-written file. Returns the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    os.close(fd)
+    tmp = temp_path(p.parent, p.name)
     try:
         df.reset_index(drop=True).to_parquet(tmp, index=False, engine="pyarrow")
         os.replace(tmp, p)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return p
 

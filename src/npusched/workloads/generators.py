@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from npusched.errors import ConfigError, NpuschedError
+from npusched.errors import ConfigError, NpuschedError, UnknownNameError
 from npusched.workloads.request import PRIORITY_LEVELS, Request
 
 if TYPE_CHECKING:
@@ -41,11 +41,17 @@ __all__ = [
 
 
 def _canonical(models: Sequence[str]) -> list[str]:
-    from npusched.models.zoo import canonical_name
+    from npusched.models.zoo import canonical_name, list_networks
 
     if isinstance(models, str) or len(models) == 0:
         raise ConfigError(f"models must be a non-empty list of network names, got {models!r}")
-    return [canonical_name(m) for m in models]
+    out = []
+    for m in models:
+        try:
+            out.append(canonical_name(m))
+        except UnknownNameError:  # list canonical names only (aliases crowd the message)
+            raise UnknownNameError("network", m, list_networks()) from None
+    return out
 
 
 def resolve_priority(level: int | str) -> int:

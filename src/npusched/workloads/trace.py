@@ -28,7 +28,7 @@ column and the problem.
 from __future__ import annotations
 
 import os
-import tempfile
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -122,7 +122,7 @@ def load_trace(
     Returns:
         Requests ordered by arrival, ids dense from 0.
     """
-    from npusched.models.zoo import canonical_name, get_network
+    from npusched.models.zoo import canonical_name, get_network, list_networks
 
     p = Path(path)
     df = _read(p).reset_index(drop=True)
@@ -149,8 +149,12 @@ def load_trace(
     for name in pd.unique(raw_names):
         try:
             canon[name] = canonical_name(name)
-        except UnknownNameError as e:
-            chk.fail((raw_names == name).to_numpy(), "network", f"unknown network: {e}")
+        except UnknownNameError:
+            chk.fail(
+                (raw_names == name).to_numpy(),
+                "network",
+                f"unknown network; allowed: {', '.join(list_networks())}",
+            )
     networks = [canon[x] for x in raw_names.tolist()]
 
     def ints(col: str, lowest: int, default: int | None) -> list[int | None]:
@@ -232,8 +236,7 @@ def save_trace(requests: Sequence[Request], path: str | os.PathLike[str]) -> Pat
     kind = _kind(p)
     df = requests_frame(requests)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    os.close(fd)
+    tmp = p.parent / f".{p.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
     try:
         if kind == "csv":
             df.to_csv(tmp, index=False, na_rep="")
@@ -241,6 +244,6 @@ def save_trace(requests: Sequence[Request], path: str | os.PathLike[str]) -> Pat
             df.to_parquet(tmp, index=False, engine="pyarrow")
         os.replace(tmp, p)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return p

@@ -1,0 +1,427 @@
+"""The run configuration (``npusched run CONFIG.toml|.yaml``): a strict pydantic schema.
+
+A config has a top-level ``seed`` and the tables ``[hardware]``, ``[workload]``, ``[policy]``,
+``[sim]`` and ``[metrics]``; ``[workload]`` is selected by its ``kind`` (``prema``, ``poisson`` or
+``trace``). Every table forbids unknown keys. Device, network and policy names are checked
+against their registries, and device / policy parameters against the constructors' keywords, when
+the config is parsed, so a typo fails before any simulation starts.
+
+Any problem raises a single-line :class:`~npusched.errors.ConfigError`:
+``<file>: <field.path>: <problem>; allowed: ...``.
+
+Parsing has no side effects: no files are written and nothing is simulated (building the device
+and policy to check their parameters is pure).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from npusched.errors import ConfigError, NpuschedError, UnknownNameError
+
+__all__ = [
+    "HardwareConfig",
+    "MetricsConfig",
+    "PoissonWorkloadConfig",
+    "PolicyConfig",
+    "PremaWorkloadConfig",
+    "RunConfig",
+    "SimConfig",
+    "TraceWorkloadConfig",
+    "WorkloadConfig",
+    "load_config",
+    "parse_config",
+]
+
+PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+def _network_names(values: Sequence[str]) -> list[str]:
+    from npusched.models.zoo import canonical_name, list_networks
+
+    out = []
+    for v in values:
+        try:
+            out.append(canonical_name(v))
+        except UnknownNameError:  # a ValueError lets pydantic attach the field path
+            raise ValueError(
+                f"unknown network {v!r}; allowed: {', '.join(list_networks())}"
+            ) from None
+    return out
+
+
+class HardwareConfig(_Strict):
+    """``[hardware]``: the accelerator.
+
+    Attributes:
+        device: registered device name (e.g. ``prema-npu``, PREMA Table I).
+        params: keyword overrides for the device constructor (e.g. ``rows = 64``).
+    """
+
+    device: str = "prema-npu"
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, v: str) -> str:
+        from npusched.hardware import DEVICES
+
+        try:
+            DEVICES.get(v)
+        except UnknownNameError as e:
+            raise ValueError(str(e)) from None
+        return v
+
+
+class PremaWorkloadConfig(_Strict):
+    """``kind = "prema"``: PREMA Sec. III, ``n_tasks`` tasks dispatched uniformly in a window."""
+
+    kind: Literal["prema"]
+    n_tasks: PositiveInt = 8
+    models: Annotated[list[str], Field(min_length=1)]
+    window_s: NonNegFloat
+    batch_sizes: Annotated[list[PositiveInt], Field(min_length=1)] = [1, 4, 16]
+    priorities: Annotated[
+        list[Literal["low", "medium", "high"] | PositiveInt], Field(min_length=1)
+    ] = [
+        "low",
+        "medium",
+        "high",
+    ]
+
+    @field_validator("models")
+    @classmethod
+    def _models(cls, v: list[str]) -> list[str]:
+        return _network_names(v)
+
+
+class PoissonWorkloadConfig(_Strict):
+    """``kind = "poisson"``: exponential inter-arrival gaps at ``rate_per_s``.
+
+    Give exactly one of ``duration_s`` and ``n_requests``. ``qos`` is a network -> SLO seconds
+    table or a scalar multiple of each request's isolated latency.
+    """
+
+    kind: Literal["poisson"]
+    rate_per_s: PositiveFloat
+    models: Annotated[list[str], Field(min_length=1)]
+    duration_s: PositiveFloat | None = None
+    n_requests: PositiveInt | None = None
+    weights: list[NonNegFloat] | dict[str, NonNegFloat] | None = None
+    priorities: tuple[PositiveInt, PositiveInt] = (1, 11)
+    qos: PositiveFloat | dict[str, PositiveFloat] | None = None
+    batch_sizes: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
+
+    @field_validator("models")
+    @classmethod
+    def _models(cls, v: list[str]) -> list[str]:
+        return _network_names(v)
+
+    @field_validator("qos")
+    @classmethod
+    def _qos_names(cls, v: float | dict[str, float] | None) -> float | dict[str, float] | None:
+        if isinstance(v, dict):
+            names = _network_names(list(v))
+            return dict(zip(names, v.values(), strict=True))
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> PoissonWorkloadConfig:
+        if (self.duration_s is None) == (self.n_requests is None):
+            raise ValueError("give exactly one of duration_s and n_requests")
+        if self.priorities[1] < self.priorities[0]:
+            raise ValueError(f"priorities range {list(self.priorities)} must be [lo, hi], lo <= hi")
+        if isinstance(self.weights, list) and len(self.weights) != len(self.models):
+            raise ValueError(
+                f"weights has {len(self.weights)} entries; models has {len(self.models)}"
+            )
+        if isinstance(self.weights, dict):
+            unknown = set(_network_names(list(self.weights))) - set(self.models)
+            if unknown:
+                raise ValueError(
+                    f"weights name {sorted(unknown)} not in models; allowed: {self.models}"
+                )
+        return self
+
+
+class TraceWorkloadConfig(_Strict):
+    """``kind = "trace"``: replay a CSV/Parquet trace (see :mod:`npusched.workloads.trace`).
+
+    ``path`` is relative to the config file. ``qos`` (optional) sets the SLO of rows without
+    ``slo_s`` to that multiple of their isolated latency.
+    """
+
+    kind: Literal["trace"]
+    path: str
+    qos: PositiveFloat | None = None
+    ignore_extra_columns: bool = False
+
+
+WorkloadConfig = Annotated[
+    PremaWorkloadConfig | PoissonWorkloadConfig | TraceWorkloadConfig, Field(discriminator="kind")
+]
+_WORKLOADS: dict[str, type[BaseModel]] = {
+    "prema": PremaWorkloadConfig,
+    "poisson": PoissonWorkloadConfig,
+    "trace": TraceWorkloadConfig,
+}
+
+
+class PolicyConfig(_Strict):
+    """``[policy]``: a registered temporal policy (``NP-FCFS``, ``P-HPF``, ``P-PREMA``, ...)."""
+
+    name: str = "NP-FCFS"
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _known_policy(cls, v: str) -> str:
+        from npusched.policies.base import POLICIES
+
+        import_builtin_policies()
+        try:
+            POLICIES.get(v)
+        except UnknownNameError as e:
+            raise ValueError(str(e)) from None
+        return v
+
+
+class SimConfig(_Strict):
+    """``[sim]``: engine options.
+
+    Attributes:
+        preemption_point: where CHECKPOINT stops a job, ``tile`` or ``layer``.
+        checkpoint_cost: charge checkpoint save/restore time (bytes / memory bandwidth).
+        predictor: the latency estimate policies see, ``oracle`` (exact) or ``prema``
+            (PREMA Algorithm 1 with the RNN output-length regression).
+        until_s: stop the simulation at this time (seconds); unfinished requests are dropped from
+            the metrics and counted in ``n_unfinished``.
+    """
+
+    preemption_point: Literal["tile", "layer"] = "tile"
+    checkpoint_cost: bool = True
+    predictor: Literal["oracle", "prema"] = "oracle"
+    until_s: PositiveFloat | None = None
+
+
+class MetricsConfig(_Strict):
+    """``[metrics]``: which SLA multiples and latency percentiles to report."""
+
+    sla_n: Annotated[list[PositiveFloat], Field(min_length=1)] = [float(n) for n in range(2, 21)]
+    percentiles: Annotated[list[Annotated[float, Field(gt=0, le=100)]], Field(min_length=1)] = [
+        50.0,
+        95.0,
+        99.0,
+    ]
+
+
+class RunConfig(_Strict):
+    """A complete run: ``seed`` plus the five tables. ``name`` is free text for reports."""
+
+    name: str | None = None
+    seed: Annotated[int, Field(ge=0)] = 0
+    hardware: HardwareConfig = Field(default_factory=HardwareConfig)
+    workload: WorkloadConfig
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    sim: SimConfig = Field(default_factory=SimConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+
+
+def import_builtin_policies() -> None:
+    """Register the built-in policies (they register when their package is imported)."""
+    import npusched.policies.temporal  # noqa: F401
+
+
+# --- error formatting --------------------------------------------------------------------------
+def _fields_at(loc: Sequence[str | int], data: Any) -> list[str] | None:
+    """Field names of the model at ``loc`` (for "allowed:" in unknown-key errors)."""
+    model: type[BaseModel] = RunConfig
+    node = data
+    for part in loc:
+        if isinstance(part, int):
+            return None
+        node = node.get(part) if isinstance(node, Mapping) else None
+        if part == "workload" and model is RunConfig:
+            kind = node.get("kind") if isinstance(node, Mapping) else None
+            sub: type[BaseModel] | None = _WORKLOADS.get(str(kind))
+        else:
+            ann = model.model_fields.get(str(part))
+            t = ann.annotation if ann is not None else None
+            sub = t if isinstance(t, type) and issubclass(t, BaseModel) else None
+        if sub is None:
+            return None
+        model = sub
+    return list(model.model_fields)
+
+
+def _clean_loc(loc: Sequence[str | int]) -> list[str | int]:
+    out = list(loc)
+    # discriminated unions put the tag in the location: workload.prema.n_tasks
+    if len(out) >= 2 and out[0] == "workload" and out[1] in _WORKLOADS:
+        del out[1]
+    # pydantic names union branches ("float", "dict[str,...]", "function-after[...]")
+    return [p for p in out if not (isinstance(p, str) and ("[" in p or p in _TYPE_TAGS))]
+
+
+_TYPE_TAGS = {"float", "int", "str", "bool", "list", "dict", "tuple", "none", "literal"}
+
+
+def _dotted(loc: Sequence[str | int]) -> str:
+    s = ""
+    for p in loc:
+        s += f"[{p}]" if isinstance(p, int) else (f".{p}" if s else str(p))
+    return s or "(top level)"
+
+
+def _format_error(source: str, exc: ValidationError, data: Any) -> str:
+    err = exc.errors(include_url=False)[0]
+    kind, raw_loc = err["type"], err["loc"]
+    loc = _clean_loc(raw_loc)
+    ctx = err.get("ctx") or {}
+    where = _dotted(loc)
+    got = err.get("input")
+    if kind == "extra_forbidden":
+        keys = _fields_at(loc[:-1], data)
+        tail = f"; allowed: {', '.join(keys)}" if keys else ""
+        msg = f"{where}: unknown key{tail}"
+    elif kind == "missing":
+        msg = f"{where}: missing required key"
+    elif kind in ("union_tag_invalid", "union_tag_not_found"):
+        what = f"unknown kind {ctx.get('tag')!r}" if kind == "union_tag_invalid" else "missing"
+        msg = f"{_dotted([*loc, 'kind'])}: {what}; allowed: {', '.join(_WORKLOADS)}"
+    elif kind == "literal_error":
+        expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+        msg = f"{where}: invalid value {got!r}; allowed: {expected}"
+    elif kind == "value_error":
+        inner = ctx.get("error")
+        msg = f"{where}: {inner if inner is not None else err['msg']}"
+    else:
+        text = str(err["msg"])
+        text = text[:1].lower() + text[1:]
+        msg = f"{where}: {text} (got {got!r})"
+    return f"{source}: {msg}".replace("\n", " ")
+
+
+# --- parsing -----------------------------------------------------------------------------------
+def _check_params(
+    source: str, field: str, factory: Callable[..., Any], params: Mapping[str, Any]
+) -> None:
+    """Reject keywords the factory does not take (before calling it)."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return
+    ps = sig.parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in ps):
+        return
+    names = [p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in params:
+        if key not in names:
+            raise ConfigError(
+                f"{source}: {field}.{key}: unknown parameter; allowed: {', '.join(names) or '(none)'}"
+            )
+
+
+def _build(source: str, field: str, build: Callable[[], Any]) -> Any:
+    try:
+        return build()
+    except (NpuschedError, TypeError, ValueError) as e:
+        text = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ConfigError(f"{source}: {field}: {text}") from None
+
+
+def check_components(cfg: RunConfig, source: str = "<config>") -> None:
+    """Build the device and the policy once to check their parameters (no side effects)."""
+    from npusched.hardware import DEVICES
+    from npusched.policies.base import POLICIES
+
+    import_builtin_policies()
+    dev_factory = DEVICES.get(cfg.hardware.device)
+    _check_params(source, "hardware.params", dev_factory, cfg.hardware.params)
+    _build(
+        source,
+        "hardware.params",
+        lambda: dev_factory(**cfg.hardware.params).cache_key(),
+    )
+    pol_factory = POLICIES.get(cfg.policy.name)
+    _check_params(source, "policy.params", pol_factory, cfg.policy.params)
+    # reset() is a policy's first use, where it validates its parameters
+    _build(source, "policy.params", lambda: pol_factory(**cfg.policy.params).reset())
+    if cfg.sim.predictor != "oracle":
+        from npusched.experiments.runner import resolve_estimator
+
+        _build(source, "sim.predictor", lambda: resolve_estimator(cfg.sim.predictor))
+
+
+def parse_config(data: Mapping[str, Any], source: str = "<config>") -> RunConfig:
+    """Validate a config given as a mapping (``source`` names it in error messages)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{source}: (top level): expected a table of keys, got {type(data).__name__}"
+        )
+    try:
+        cfg = RunConfig.model_validate(dict(data))
+    except ValidationError as e:
+        raise ConfigError(_format_error(source, e, data)) from None
+    check_components(cfg, source)
+    return cfg
+
+
+def read_config_data(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The raw mapping in a ``.toml``, ``.yaml`` or ``.yml`` file (syntax errors -> ConfigError)."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".toml", ".yaml", ".yml"):
+        raise ConfigError(f"{p}: unknown config format {suffix!r}; allowed: .toml, .yaml, .yml")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{p}: cannot read config: {e}") from None
+    if suffix == ".toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{p}: TOML syntax error: {e}".replace("\n", " ")) from None
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{p}: (top level): expected a mapping of keys, got {type(data).__name__}"
+        )
+    return data
+
+
+def load_config(path: str | os.PathLike[str]) -> RunConfig:
+    """Read and validate a run config from a TOML or YAML file."""
+    return parse_config(read_config_data(path), source=str(path))

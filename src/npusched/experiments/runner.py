@@ -1,0 +1,323 @@
+"""Run one configured simulation: requests -> profiles -> engine -> records and metrics.
+
+``npusched run CONFIG --out DIR`` calls :func:`run_config_file`, which writes into ``DIR``:
+
+* ``records.parquet``: one row per request (``SimResult.to_frame()``).
+* ``summary.json``: metric name -> value (:func:`npusched.metrics.summarize`), sorted keys,
+  ``null`` for undefined values. Written last: its presence marks a complete result.
+
+Both files are first written to temporary files in ``DIR`` and then renamed, and an old
+``summary.json`` is removed before the new records replace the old ones, so an interrupted run
+never leaves a summary that does not belong to the records next to it. The same config and seed
+give a byte-identical ``summary.json`` and identical records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from npusched.errors import ConfigError
+from npusched.experiments.config import (
+    PoissonWorkloadConfig,
+    PremaWorkloadConfig,
+    RunConfig,
+    TraceWorkloadConfig,
+    import_builtin_policies,
+    load_config,
+)
+from npusched.metrics.records import temp_path
+from npusched.workloads.request import Request
+
+if TYPE_CHECKING:
+    from npusched.hardware.profile import Profile
+    from npusched.sim.engine import SimResult
+
+__all__ = [
+    "PROGRESS_MIN_REQUESTS",
+    "RunOutput",
+    "build_requests",
+    "compile_profiles",
+    "resolve_estimator",
+    "run_config",
+    "run_config_file",
+    "summary_json",
+    "write_outputs",
+]
+
+#: Runs with at least this many requests show a progress bar.
+PROGRESS_MIN_REQUESTS = 2000
+
+Estimator = Callable[[Request, "Profile"], float]
+
+#: Metrics shown in the terminal table (all of them are in summary.json).
+_SHOWN = (
+    "n_requests",
+    "n_unfinished",
+    "antt",
+    "stp",
+    "fairness",
+    "mean_latency_s",
+    "p95_latency_s",
+    "p99_latency_s",
+    "p95_high_priority_norm",
+    "sla_violation_rate_n2",
+    "sla_violation_rate_n4",
+    "sla_violation_rate_n10",
+    "slo_attainment",
+    "throughput_rps",
+    "utilisation",
+    "preemptions",
+)
+
+
+@dataclass
+class RunOutput:
+    """Everything a run produced (the files hold ``records`` and ``summary``)."""
+
+    config: RunConfig
+    requests: list[Request]
+    records: pd.DataFrame
+    summary: dict[str, float]
+    result: SimResult
+
+
+def resolve_estimator(name: str) -> Estimator | None:
+    """The engine's ``estimator`` for ``[sim] predictor``: ``None`` (exact) for ``oracle``."""
+    if name == "oracle":
+        return None
+    try:
+        from npusched.policies.temporal.predictor import make_estimator
+    except ImportError:
+        raise ConfigError(f"predictor {name!r} is not available; allowed: oracle") from None
+    est: Estimator = make_estimator(name)
+    return est
+
+
+def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
+    """The workload's requests (SLO multipliers are applied later, once profiles exist)."""
+    from npusched.workloads import load_trace, poisson_workload, prema_workload
+
+    w = cfg.workload
+    if isinstance(w, PremaWorkloadConfig):
+        return prema_workload(
+            w.n_tasks,
+            w.models,
+            w.window_s,
+            batch_sizes=w.batch_sizes,
+            priorities=w.priorities,
+            random_state=cfg.seed,
+        )
+    if isinstance(w, PoissonWorkloadConfig):
+        qos_table = w.qos if isinstance(w.qos, dict) else None
+        return poisson_workload(
+            w.rate_per_s,
+            models=w.models,
+            duration_s=w.duration_s,
+            n_requests=w.n_requests,
+            weights=w.weights,
+            priorities=w.priorities,
+            qos=qos_table,
+            batch_sizes=w.batch_sizes,
+            random_state=cfg.seed,
+        )
+    assert isinstance(w, TraceWorkloadConfig)
+    path = Path(w.path)
+    if not path.is_absolute():
+        path = base_dir / path
+    return load_trace(path, ignore_extra_columns=w.ignore_extra_columns)
+
+
+def _slo_multiplier(cfg: RunConfig) -> float | None:
+    w = cfg.workload
+    if isinstance(w, PoissonWorkloadConfig | TraceWorkloadConfig) and isinstance(w.qos, float):
+        return float(w.qos)
+    return None
+
+
+def compile_profiles(requests: Sequence[Request], device: Any) -> dict[str, Profile]:
+    """Profiles of every network in ``requests`` for every batch size it is requested at."""
+    from npusched.hardware import compile_profile
+    from npusched.models.zoo import get_network
+
+    batches: dict[str, set[int]] = {}
+    for r in requests:
+        batches.setdefault(r.network, set()).add(r.batch)
+    return {
+        name: compile_profile(get_network(name), device, sorted(bs))
+        for name, bs in sorted(batches.items())
+    }
+
+
+@contextmanager
+def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int], None] | None]:
+    if not enabled or total < PROGRESS_MIN_REQUESTS:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(
+        TextColumn("simulating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task("simulating", total=total)
+
+        def update(n_finished: int) -> None:
+            bar.update(task, completed=n_finished)
+
+        yield update
+
+
+def run_config(
+    cfg: RunConfig, *, base_dir: str | os.PathLike[str] = ".", progress: bool = False
+) -> RunOutput:
+    """Simulate ``cfg`` in process and compute its metrics (writes nothing).
+
+    Args:
+        cfg: a validated config.
+        base_dir: directory that relative paths in the config (trace files) are relative to.
+        progress: show a progress bar on stderr for large runs.
+    """
+    from npusched.hardware import get_device
+    from npusched.metrics import summarize
+    from npusched.policies.base import POLICIES
+    from npusched.sim.engine import Simulator
+    from npusched.workloads import apply_slo
+
+    import_builtin_policies()
+    requests = build_requests(cfg, Path(base_dir))
+    if not requests:
+        raise ConfigError("workload: the workload has no requests (raise n_tasks/duration_s/rate)")
+    device = get_device(cfg.hardware.device, **cfg.hardware.params)
+    profiles = compile_profiles(requests, device)
+    mult = _slo_multiplier(cfg)
+    if mult is not None:
+        requests = apply_slo(requests, profiles, mult)
+    policy = POLICIES.create(cfg.policy.name, **cfg.policy.params)
+    sim = Simulator(
+        profiles,
+        policy,
+        preemption_point=cfg.sim.preemption_point,
+        checkpoint_cost=cfg.sim.checkpoint_cost,
+        estimator=resolve_estimator(cfg.sim.predictor),
+    )
+    with _progress_bar(len(requests), progress) as callback:
+        result = sim.run(requests, until=cfg.sim.until_s, progress=callback)
+    records = result.to_frame()
+    finished = records[~np.isnan(records["finish_s"].to_numpy(dtype=np.float64))]
+    summary = summarize(
+        finished,
+        busy_s=result.busy_s,
+        makespan_s=result.makespan_s,
+        sla_n=cfg.metrics.sla_n,
+        percentiles=cfg.metrics.percentiles,
+    )
+    summary["n_unfinished"] = float(len(records) - len(finished))
+    return RunOutput(cfg, list(requests), records, summary, result)
+
+
+def summary_json(summary: Mapping[str, float]) -> str:
+    """Deterministic JSON text of a summary: sorted keys, ``null`` for NaN/inf."""
+    clean = {
+        k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+        for k, v in sorted(summary.items())
+    }
+    return json.dumps(clean, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def write_outputs(out: RunOutput, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write ``records.parquet`` and ``summary.json`` into ``out_dir`` atomically (see the
+    module docstring). Returns their paths."""
+    d = Path(out_dir)
+    if d.exists() and not d.is_dir():
+        raise ConfigError(f"{d}: --out must be a directory, but a file of that name exists")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{d}: cannot create the output directory: {e.strerror}") from None
+    rec_path, sum_path = d / "records.parquet", d / "summary.json"
+    rec_tmp, sum_tmp = temp_path(d, rec_path.name), temp_path(d, sum_path.name)
+    try:
+        out.records.reset_index(drop=True).to_parquet(rec_tmp, index=False, engine="pyarrow")
+        with open(sum_tmp, "w", encoding="utf-8") as f:
+            f.write(summary_json(out.summary))
+            f.flush()
+            os.fsync(f.fileno())
+        sum_path.unlink(missing_ok=True)  # never pair an old summary with new records
+        os.replace(rec_tmp, rec_path)
+        os.replace(sum_tmp, sum_path)
+    finally:
+        rec_tmp.unlink(missing_ok=True)
+        sum_tmp.unlink(missing_ok=True)
+    return rec_path, sum_path
+
+
+def _print_summary(out: RunOutput, out_dir: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    cfg = out.config
+    title = (
+        f"{cfg.name + ': ' if cfg.name else ''}{cfg.policy.name} on {cfg.hardware.device}, "
+        f"{cfg.workload.kind} workload, seed {cfg.seed}"
+    )
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key in _SHOWN:
+        if key in out.summary:
+            v = out.summary[key]
+            text = "-" if not np.isfinite(v) else (f"{v:,.0f}" if v == int(v) else f"{v:.4g}")
+            table.add_row(key, text)
+    console = Console(width=120)
+    console.print(table)
+    console.print(f"{len(out.summary)} metrics in {out_dir / 'summary.json'}")
+
+
+def run_config_file(
+    path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    seed: int | None = None,
+    progress: bool = True,
+) -> RunOutput:
+    """``npusched run``: load ``path``, simulate, write the outputs, print a summary table.
+
+    Args:
+        path: a ``.toml`` / ``.yaml`` run config.
+        out_dir: output directory (created if missing).
+        seed: overrides the config's ``seed``.
+        progress: show a progress bar on stderr (runs with many requests).
+    """
+    p = Path(path)
+    cfg = load_config(p)
+    if seed is not None:
+        if seed < 0:
+            raise ConfigError(f"--seed must be >= 0, got {seed}")
+        cfg = cfg.model_copy(update={"seed": int(seed)})
+    out = run_config(cfg, base_dir=p.parent, progress=progress)
+    write_outputs(out, out_dir)
+    _print_summary(out, Path(out_dir))
+    return out
