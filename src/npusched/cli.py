@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from npusched import __version__
@@ -248,16 +247,11 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in args
     try:
         app(args=args, prog_name="npusched", standalone_mode=False)
-    except click.exceptions.Exit as e:
-        return int(e.exit_code or 0)
-    except click.exceptions.Abort:
+    except typer.Exit as e:
+        return int(getattr(e, "exit_code", 0) or 0)
+    except typer.Abort:
         print("npusched: error: aborted", file=sys.stderr)
         return 130
-    except click.ClickException as e:
-        if debug:
-            raise
-        print(f"npusched: error: {e.format_message()}", file=sys.stderr)
-        return 2
     except NpuschedError as e:
         if debug:
             raise
@@ -266,11 +260,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("npusched: error: interrupted", file=sys.stderr)
         return 130
-    except Exception as e:  # last resort: still one line, the traceback behind --debug
+    except Exception as e:
         if debug:
             raise
-        msg = str(e).splitlines()[0] if str(e) else ""
-        print(f"npusched: error: {type(e).__name__}: {msg} (rerun with --debug)", file=sys.stderr)
+        if hasattr(e, "format_message") and hasattr(e, "exit_code"):
+            # A usage error from the argument parser (typer/click): one line, no traceback.
+            msg = e.format_message()
+            if type(e).__name__ == "NoArgsIsHelpError":
+                print(msg, file=sys.stderr)
+                return 2
+            first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+            print(f"npusched: error: {first}", file=sys.stderr)
+            return 2
+        # Last resort: still one line; the traceback is behind --debug.
+        text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        print(f"npusched: error: {type(e).__name__}: {text} (rerun with --debug)", file=sys.stderr)
         return 2
     return 0
 
