@@ -57,7 +57,7 @@ class Registry(Generic[T]):
             raise UnknownNameError(self.kind, name, self._factories)
         return f
 
-    def create(self, name: str, **kwargs: object) -> T:
+    def create(self, name: str, /, **kwargs: object) -> T:
         return self.get(name)(**kwargs)
 
     def names(self) -> list[str]:

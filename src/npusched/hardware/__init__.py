@@ -7,7 +7,7 @@ from npusched.registry import Registry
 DEVICES: Registry[Device] = Registry("device", entry_point_group="npusched.devices")
 
 
-def get_device(name: str, **params: object) -> Device:
+def get_device(name: str, /, **params: object) -> Device:
     """A device by registered name, e.g. ``"prema-npu"`` (PREMA Table I), with overrides."""
     return DEVICES.create(name, **params)
 
