@@ -9,7 +9,13 @@ from hypothesis import strategies as st
 
 from npusched.policies.temporal import FCFS, HPF
 from npusched.sim.engine import Simulator
-from simhelpers import assert_same_result, check_invariants, workload_strategy
+from npusched.sim.job import PlanTables
+from simhelpers import (
+    assert_same_result,
+    check_invariants,
+    profiles_strategy,
+    workload_strategy,
+)
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -95,3 +101,18 @@ def test_p_hpf_checkpoint_free_never_delays_top_priority(wl: tuple) -> None:
     for rid, ahead in work_top_before.items():
         wait = res.columns["first_start_s"][rid] - res.columns["arrival_s"][rid]
         assert wait <= ahead + max_step + 1e-9
+
+
+@SETTINGS
+@given(profiles=profiles_strategy(max_networks=1), frac=st.floats(0.0, 1.0))
+def test_plan_tables_match_exec_plan(profiles: dict, frac: float) -> None:
+    """The engine's list-bisect look-ups agree with the profile's ExecPlan methods."""
+    prof = next(iter(profiles.values()))
+    plan = prof.plan()
+    tab = PlanTables(prof, plan)
+    positions = [frac * plan.total_s, *plan.cum_s.tolist()]
+    for e in positions:
+        assert tab.next_layer_boundary(e) == plan.next_layer_boundary(e)
+        assert tab.checkpoint_bytes_at(e) == plan.checkpoint_bytes_at(e)
+    assert tab.isolated_s == plan.total_s and tab.steps == plan.steps
+    assert tab.steps_between(0.0, plan.total_s) == plan.steps

@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
-from npusched.hardware.profile import ExecPlan, Profile
+from npusched.hardware.profile import Profile
 from npusched.sim.events import (
     COMPLETE,
     PERIOD,
@@ -68,7 +68,7 @@ from npusched.sim.events import (
     TIME_TOL_S,
     EventQueue,
 )
-from npusched.sim.job import DONE, PREEMPTING, RUNNING, WAITING, Clock, Job
+from npusched.sim.job import DONE, PREEMPTING, RUNNING, WAITING, Clock, Job, PlanTables
 from npusched.sim.types import Mechanism, SchedulerView
 from npusched.workloads.request import Request
 
@@ -209,25 +209,12 @@ class Simulator:
         return _Run(self, requests, until, progress).execute()
 
 
-class _PlanInfo:
-    __slots__ = ("isolated_s", "plan", "profile")
-
-    def __init__(self, profile: Profile, plan: ExecPlan) -> None:
-        self.profile = profile
-        self.plan = plan
-        self.isolated_s = plan.total_s
-
-
-def _steps_between(plan: ExecPlan, a: float, b: float) -> int:
-    """Plan steps overlapping the work interval ``[a, b)`` (seconds of work)."""
-    cum = plan.cum_s
-    i0 = int(np.searchsorted(cum, a, side="right")) - 1
-    i1 = int(np.searchsorted(cum, b, side="left")) - 1
-    return max(i1 - i0 + 1, 0)
-
-
 class _Run:
-    """State of one simulation run (the :class:`Simulator` itself stays stateless)."""
+    """State of one simulation run (the :class:`Simulator` itself stays stateless).
+
+    The hot paths (arrival, start, completion) are written for speed: plain attributes, local
+    variables, no per-step work; the rarer preemption paths are separate methods.
+    """
 
     def __init__(
         self,
@@ -240,6 +227,8 @@ class _Run:
         self.policy = sim.policy
         self.until = math.inf if until is None else float(until)
         self.progress = progress
+        self.ckpt_cost = sim.checkpoint_cost
+        self.layer_point = sim.preemption_point == "layer"
         self.clock = Clock()
         self.queue = EventQueue()
         self.ready: list[Job] = []
@@ -259,12 +248,14 @@ class _Run:
         n = len(requests)
         ids = np.fromiter((r.id for r in requests), dtype=np.int64, count=n)
         by_id = np.argsort(ids, kind="stable")
-        if n > 1 and np.any(ids[by_id][1:] == ids[by_id][:-1]):
-            dup = int(ids[by_id][1:][ids[by_id][1:] == ids[by_id][:-1]][0])
+        sorted_ids = ids[by_id]
+        dup_mask = sorted_ids[1:] == sorted_ids[:-1]
+        if dup_mask.any():
+            dup = int(sorted_ids[1:][dup_mask][0])
             raise SimulationError(f"request ids must be unique; id {dup} appears twice")
         row_of = np.empty(n, dtype=np.int64)
         row_of[by_id] = np.arange(n)
-        self.by_id = [requests[int(i)] for i in by_id]
+        self.by_id = [requests[i] for i in by_id.tolist()]
         arrivals = np.fromiter((r.arrival_s for r in requests), dtype=np.float64, count=n)
         bad_mask = ~np.isfinite(arrivals) | (arrivals < 0.0)
         if bad_mask.any():
@@ -273,25 +264,27 @@ class _Run:
                 f"request {requests[bad].id}: arrival_s={arrivals[bad]!r}; must be finite and >= 0"
             )
         # Dispatch order: by arrival time, ties by id.
-        order = np.lexsort((ids, arrivals))
-        self.arrivals = [requests[int(i)] for i in order]
-        self.arrival_rows = row_of[order].tolist()
+        order = np.lexsort((ids, arrivals)).tolist()
+        self.arrivals = [requests[i] for i in order]
+        self.arrival_rows: list[int] = row_of[order].tolist()
 
-        infos: dict[tuple[str, int, int | None, int | None], _PlanInfo] = {}
+        tables: dict[tuple[str, int, int | None, int | None], PlanTables] = {}
         iso = [0.0] * n
-        req_info: list[_PlanInfo] = [None] * n  # type: ignore[list-item]
+        req_tables: list[PlanTables] = []
+        append = req_tables.append
+        rows = self.arrival_rows
         for k, r in enumerate(self.arrivals):
             key = (r.network, r.batch, r.seq_in, r.seq_out)
-            info = infos.get(key)
-            if info is None:
+            tab = tables.get(key)
+            if tab is None:
                 prof = profiles.get(r.network)
                 if prof is None:
                     raise UnknownNameError("profile (request network)", r.network, profiles)
-                info = _PlanInfo(prof, prof.plan(r.batch, r.seq_in, r.seq_out))
-                infos[key] = info
-            req_info[k] = info
-            iso[self.arrival_rows[k]] = info.isolated_s
-        self.req_info = req_info
+                tab = PlanTables(prof, prof.plan(r.batch, r.seq_in, r.seq_out))
+                tables[key] = tab
+            append(tab)
+            iso[rows[k]] = tab.isolated_s
+        self.req_tables = req_tables
         nan = math.nan
         self.col_iso = iso
         self.col_est = [nan] * n
@@ -312,20 +305,19 @@ class _Run:
         job._waited += now - job._wait_since
         rb = job._restore_bytes
         t0 = now
-        if rb and self.sim.checkpoint_cost:
+        if rb and self.ckpt_cost:
             t0 = now + rb / job.profile.memory_bandwidth_bps
         job._seg_start = now
         job._t0 = t0
-        job._seg_exec0 = job._exec
-        job._limit = job.isolated_s
+        ex = job._exec
+        job._seg_exec0 = ex
+        iso = job.isolated_s
+        job._limit = iso
         job.state = RUNNING
-        job._epoch += 1
+        epoch = job._epoch = job._epoch + 1
         self.running = job
         q = self.queue
-        heappush(
-            q.heap,
-            (t0 + (job.isolated_s - job._exec) / job.rate, COMPLETE, q.next_seq(), job, job._epoch),
-        )
+        heappush(q.heap, (t0 + (iso - ex) / job.rate, COMPLETE, q.next_seq(), job, epoch))
 
     def _end_segment(self, job: Job, te: float, exec_end: float) -> None:
         """Close ``job``'s execution segment at time ``te`` with ``exec_end`` work done."""
@@ -348,20 +340,8 @@ class _Run:
         self.busy += te - ss
         a = job._seg_exec0
         if exec_end > a:
-            if a == 0.0 and exec_end >= job.isolated_s:
-                self.layer_exec += job.plan.steps
-            else:
-                self.layer_exec += _steps_between(job.plan, a, exec_end)
+            self.layer_exec += job.tables.steps_between(a, exec_end)
         job._exec = exec_end
-
-    def _complete(self, job: Job) -> None:
-        now = self.clock.now
-        self._end_segment(job, now, job.isolated_s)
-        job.state = DONE
-        job._epoch += 1
-        self.running = None
-        self._record(job, now)
-        self.n_finished += 1
 
     def _record(self, job: Job, finish: float) -> None:
         row = job.row
@@ -401,11 +381,10 @@ class _Run:
             t_stop = now
         else:
             e = job.executed_s
-            plan = job.plan
-            if self.sim.preemption_point == "tile":
-                stop = plan.next_tile_boundary(e)
+            if self.layer_point:
+                stop = job.tables.next_layer_boundary(e)
             else:
-                stop = plan.next_layer_boundary(e)
+                stop = job.plan.next_tile_boundary(e)
             if stop < e:  # the boundary search tolerates rounding; never go back in work
                 stop = e
             if stop >= job.isolated_s:  # the next preemption point is the end: it just finishes
@@ -429,10 +408,10 @@ class _Run:
         job.preemptions += 1
         save_s = 0.0
         if restored:
-            nbytes = job.plan.checkpoint_bytes_at(job._exec)
+            nbytes = job.tables.checkpoint_bytes_at(job._exec)
             job.checkpoint_bytes += nbytes
             job._restore_bytes = nbytes
-            if self.sim.checkpoint_cost:
+            if self.ckpt_cost:
                 save_s = nbytes / job.profile.memory_bandwidth_bps
         job.checkpoint_s += save_s
         self.busy += save_s
@@ -446,17 +425,6 @@ class _Run:
             self.timeline.append((job.id, job._save_start, now, "save"))
         self.preempting = None
         self._requeue(job, now)
-
-    def _arrive(self, k: int) -> Job:
-        r = self.arrivals[k]
-        info = self.req_info[k]
-        est_fn = self.sim.estimator
-        est = info.isolated_s if est_fn is None else float(est_fn(r, info.profile))
-        row = self.arrival_rows[k]
-        self.col_est[row] = est
-        job = Job(r, info.profile, info.plan, info.isolated_s, est, k, row, self.clock)
-        self.ready.append(job)
-        return job
 
     def _invalid(self, cand: object) -> SimulationError:
         pol = getattr(self.policy, "name", type(self.policy).__name__)
@@ -481,11 +449,23 @@ class _Run:
                 f"policy {policy.name!r}: period_s={period!r}; must be a positive number or None"
             )
         profiles = sim.profiles
+        estimator = sim.estimator
         clock = self.clock
         q = self.queue
         heap = q.heap
+        seq = q.next_seq
         ready = self.ready
         arrivals = self.arrivals
+        arrival_rows = self.arrival_rows
+        req_tables = self.req_tables
+        col_est = self.col_est
+        col_first = self.col_first
+        col_finish = self.col_finish
+        col_preempt = self.col_preempt
+        col_cbytes = self.col_cbytes
+        col_cs = self.col_cs
+        col_wasted = self.col_wasted
+        timeline = self.timeline
         n = len(arrivals)
         until = self.until
         inf = math.inf
@@ -493,11 +473,15 @@ class _Run:
         ai = 0
         next_arr = arrivals[0].arrival_s if n else inf
         now = 0.0
+        events = 0
+        n_finished = 0
         progress = self.progress
         chunk = max(1, -(-n // 100))  # about 100 progress calls
         on_dispatch = policy.on_dispatch
         on_complete = policy.on_complete
         select = policy.select
+        new_view = object.__new__
+        view_cls = SchedulerView
         completed: list[Job] = []
         arrived: list[Job] = []
         idle_ticks = 0
@@ -511,8 +495,6 @@ class _Run:
                 now = t
                 clock.now = t
                 q.now = t
-            elif t < now - tol:  # pragma: no cover - guarded by push-time clamping
-                raise SimulationError(f"event at t={t!r} s is before the clock t={now!r} s")
             horizon = now + tol
             woke = False
             freed = False  # a save finished (reason "preempted")
@@ -522,7 +504,34 @@ class _Run:
                 if kind == COMPLETE:
                     if epoch != job._epoch:
                         continue  # superseded by a preemption
-                    self._complete(job)
+                    # Inlined completion: close the segment, record, free the array.
+                    ss = job._seg_start
+                    t0 = job._t0
+                    if t0 > ss:
+                        job.checkpoint_s += t0 - ss
+                        if timeline is not None:
+                            timeline.append((job.id, ss, t0, "restore"))
+                        job._restore_bytes = 0
+                    if timeline is not None and now > t0:
+                        timeline.append((job.id, t0, now, "run"))
+                    self.busy += now - ss
+                    iso = job.isolated_s
+                    a = job._seg_exec0
+                    tab = job.tables
+                    self.layer_exec += tab.steps if a <= 0.0 else tab.steps_between(a, iso)
+                    job._exec = iso
+                    job.state = DONE
+                    job._epoch = epoch + 1
+                    self.running = None
+                    row = job.row
+                    col_first[row] = job.first_start_s
+                    col_finish[row] = now
+                    if job.preemptions:
+                        col_preempt[row] = job.preemptions
+                        col_cbytes[row] = job.checkpoint_bytes
+                        col_wasted[row] = job.wasted_s
+                    col_cs[row] = job.checkpoint_s
+                    n_finished += 1
                     completed.append(job)
                 elif kind == STOP:
                     if epoch != job._epoch:  # pragma: no cover - stops are never superseded
@@ -536,11 +545,19 @@ class _Run:
                     if not ready:
                         continue  # nobody waits: the tick is skipped
                     ticked = True
-                self.events += 1
+                events += 1
                 woke = True
             while next_arr <= horizon:
-                arrived.append(self._arrive(ai))
-                self.events += 1
+                r = arrivals[ai]
+                tab = req_tables[ai]
+                iso = tab.isolated_s
+                est = iso if estimator is None else float(estimator(r, tab.profile))
+                row = arrival_rows[ai]
+                col_est[row] = est
+                job = Job(r, tab, est, ai, row, clock)
+                ready.append(job)
+                arrived.append(job)
+                events += 1
                 ai += 1
                 next_arr = arrivals[ai].arrival_s if ai < n else inf
             if not woke and not arrived:
@@ -549,31 +566,38 @@ class _Run:
             if completed:
                 for job in completed:
                     on_complete(job, now)
-                if progress is not None:
-                    nf = self.n_finished
-                    if nf // chunk != (nf - len(completed)) // chunk or nf == n:
-                        progress(nf)
-            for job in arrived:
-                on_dispatch(job, now)
-            if freed:
+                if progress is not None and (
+                    n_finished // chunk != (n_finished - len(completed)) // chunk or n_finished == n
+                ):
+                    progress(n_finished)
+                completed.clear()
+                reason = "preempted" if freed else "completion"
+            elif freed:
                 reason = "preempted"
-            elif completed:
-                reason = "completion"
             elif arrived:
                 reason = "arrival"
             elif ticked:
                 reason = "period"
             else:
                 reason = ""  # only a stop: the preemption is still in flight
-            completed.clear()
-            arrived.clear()
+            if arrived:
+                for job in arrived:
+                    on_dispatch(job, now)
+                arrived.clear()
 
-            preempting = self.preempting
             running = self.running
             if ticked:
                 policy.on_period(SchedulerView(now, ready, running, "period", profiles))
-            if preempting is None and reason:
-                decision = select(SchedulerView(now, ready, running, reason, profiles))
+            if reason and self.preempting is None:
+                # A SchedulerView built without the frozen-dataclass __init__ (2-3x faster).
+                view = new_view(view_cls)
+                d = view.__dict__
+                d["now"] = now
+                d["ready"] = ready
+                d["running"] = running
+                d["reason"] = reason
+                d["profiles"] = profiles
+                decision = select(view)
                 cand = decision.run
                 if cand is not None and cand is not running:
                     if (
@@ -610,9 +634,11 @@ class _Run:
                             f"{_MAX_IDLE_TICKS} periods with {len(ready)} jobs waiting and "
                             f"nothing else to happen (t={now!r} s)"
                         )
-                heappush(heap, (t_tick, PERIOD, q.next_seq(), None, 0))
+                heappush(heap, (t_tick, PERIOD, seq(), None, 0))
                 self.tick_pending = True
 
+        self.events = events
+        self.n_finished = n_finished
         return self._result(now)
 
     # --- results ------------------------------------------------------------------------------
@@ -634,15 +660,15 @@ class _Run:
             self.progress(self.n_finished)
 
         reqs = self.by_id
-        arrival = np.fromiter((r.arrival_s for r in reqs), dtype=np.float64, count=n)
+        arrival = np.fromiter(map(attrgetter("arrival_s"), reqs), dtype=np.float64, count=n)
         finish = np.asarray(self.col_finish, dtype=np.float64)
         iso = np.asarray(self.col_iso, dtype=np.float64)
         cs = np.asarray(self.col_cs, dtype=np.float64)
         latency = finish - arrival
         network = np.empty(n, dtype=object)
-        network[:] = [r.network for r in reqs]
+        network[:] = list(map(attrgetter("network"), reqs))
         cols: dict[str, npt.NDArray[Any]] = {
-            "id": np.fromiter((r.id for r in reqs), dtype=np.int64, count=n),
+            "id": np.fromiter(map(attrgetter("id"), reqs), dtype=np.int64, count=n),
             "arrival_s": arrival,
             "first_start_s": np.asarray(self.col_first, dtype=np.float64),
             "finish_s": finish,
@@ -654,8 +680,8 @@ class _Run:
             "checkpoint_bytes": np.asarray(self.col_cbytes, dtype=np.int64),
             "checkpoint_s": cs,
             "wasted_s": np.asarray(self.col_wasted, dtype=np.float64),
-            "priority": np.fromiter((r.priority for r in reqs), dtype=np.int64, count=n),
-            "batch": np.fromiter((r.batch for r in reqs), dtype=np.int64, count=n),
+            "priority": np.fromiter(map(attrgetter("priority"), reqs), dtype=np.int64, count=n),
+            "batch": np.fromiter(map(attrgetter("batch"), reqs), dtype=np.int64, count=n),
             "slo_s": np.fromiter(
                 (math.nan if r.slo_s is None else r.slo_s for r in reqs), dtype=np.float64, count=n
             ),

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from npusched.base import Component
 from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.policies.temporal.fcfs import _mechanism
-from npusched.sim.types import KEEP, Decision, JobView, SchedulerView
+from npusched.sim.types import KEEP, Decision, SchedulerView
 
-
-def _priority(job: JobView) -> int:
-    return job.priority
+_priority = attrgetter("priority")  # C-level key: select runs at every decision
 
 
 class HPF(TemporalPolicyBase, Component):
