@@ -234,7 +234,7 @@ def run_bench(
         "n_requests": n_requests,
         "seed": seed,
         "device": device,
-        "networks": list(BENCH_NETWORKS),
+        "networks": ",".join(BENCH_NETWORKS),
         "load": BENCH_LOAD,
         "policy": "P-HPF (layer-boundary preemption, free checkpoints)",
         "engine_s": engine_s,
