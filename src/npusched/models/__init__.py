@@ -26,3 +26,6 @@ __all__ = [
     "make_network",
     "reference",
 ]
+
+# Sequence-length models of PREMA's recurrent networks register on import.
+from npusched.models import rnn_lengths as _rnn_lengths  # noqa: E402,F401

@@ -16,7 +16,9 @@ Modes accepted by every ``P-`` policy's ``mechanism`` parameter:
 
 from __future__ import annotations
 
+from npusched.base import Component
 from npusched.errors import ConfigError
+from npusched.policies.base import TemporalPolicy, TemporalPolicyBase
 from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
 
 MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
@@ -94,3 +96,54 @@ def decide(
     if not preemptive:
         return KEEP
     return Decision(candidate, select_mechanism(mode, running, candidate))
+
+
+class WithMechanism(TemporalPolicyBase, Component):
+    """Any preemptive policy with its preemption mechanism chosen by ``mechanism`` instead.
+
+    The wrapped policy decides *which* job runs; whenever that displaces the running job, the
+    mechanism is replaced by what ``mechanism`` prescribes (e.g. ``"dynamic"``: Algorithm 3 on
+    top of P-HPF, Fig. 12). Everything else is delegated unchanged.
+
+    Args:
+        policy: the wrapped temporal policy.
+        mechanism: ``"checkpoint"``, ``"kill"``, ``"dynamic"`` or ``"dynamic-kill"``.
+    """
+
+    def __init__(self, policy: TemporalPolicy, mechanism: str = "dynamic") -> None:
+        self.policy = policy
+        self.mechanism = mechanism
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"{self.policy.name}-{self.mechanism}"
+
+    @property
+    def preemptive(self) -> bool:  # type: ignore[override]
+        return self.policy.preemptive
+
+    @property
+    def period_s(self) -> float | None:  # type: ignore[override]
+        return self.policy.period_s
+
+    def reset(self) -> None:
+        check_mode(self.mechanism)
+        self.policy.reset()
+
+    def on_dispatch(self, job: JobView, now: float) -> None:
+        self.policy.on_dispatch(job, now)
+
+    def on_complete(self, job: JobView, now: float) -> None:
+        self.policy.on_complete(job, now)
+
+    def on_period(self, view: SchedulerView) -> None:
+        self.policy.on_period(view)
+
+    def select(self, view: SchedulerView) -> Decision:
+        d = self.policy.select(view)
+        running = view.running
+        if d.run is None or running is None or d.run.id == running.id:
+            return d
+        if d.mechanism == Mechanism.DRAIN and self.mechanism in ("checkpoint", "kill"):
+            return d  # the wrapped policy chose not to preempt; a static mode does not override
+        return Decision(d.run, select_mechanism(self.mechanism, running, d.run))

@@ -1,0 +1,4 @@
+"""``npusched reproduce <paper>``: suites that re-run a paper's evaluation and compare.
+
+* :mod:`npusched.experiments.reproduce.prema` - PREMA (HPCA 2020), Sec. IV-D and VI.
+"""

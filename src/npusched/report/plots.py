@@ -1,0 +1,140 @@
+"""PNG plots (matplotlib, Agg canvas; no pyplot, no global state, nothing shown on screen).
+
+Each function draws one figure from plain data and writes it to ``path``; the experiments call
+them, so figures come straight from the CSV results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=120, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def grouped_bars(
+    path: str | Path,
+    categories: Sequence[str],
+    series: Mapping[str, Sequence[float]],
+    *,
+    ylabel: str,
+    title: str = "",
+    log: bool = False,
+    reference: float | None = None,
+    annotate: bool = False,
+) -> Path:
+    """One group of bars per category, one bar per series.
+
+    Args:
+        path: output PNG file.
+        categories: x-axis groups.
+        series: bar heights per series name (one value per category; NaN leaves a gap).
+        ylabel: y-axis label (state the unit or "normalised to ...").
+        title: figure title.
+        log: logarithmic y axis.
+        reference: draw a dashed horizontal line at this value (e.g. 1.0 for a baseline).
+        annotate: print each bar's value above it.
+    """
+    fig = _figure(max(6.0, 0.9 * len(categories) * max(1, len(series)) ** 0.5 + 2), 3.6)
+    ax = fig.add_subplot()
+    n = max(len(series), 1)
+    width = 0.8 / n
+    x = np.arange(len(categories), dtype=np.float64)
+    for i, (name, vals) in enumerate(series.items()):
+        v = np.asarray(vals, dtype=np.float64)
+        bars = ax.bar(x + (i - (n - 1) / 2) * width, v, width, label=name)
+        if annotate:
+            ax.bar_label(bars, fmt="%.2g", fontsize=6, padding=1)
+    ax.set_xticks(x, list(categories), rotation=30 if len(categories) > 6 else 0, ha="right")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=10)
+    if log:
+        ax.set_yscale("log")
+    if reference is not None:
+        ax.axhline(reference, color="black", linestyle="--", linewidth=0.8)
+    if len(series) > 1:
+        ax.legend(fontsize=7, ncol=min(len(series), 4))
+    ax.grid(axis="y", alpha=0.3)
+    out = Path(path)
+    fig.savefig(out)
+    return out
+
+
+def lines(
+    path: str | Path,
+    x: Sequence[float],
+    series: Mapping[str, Sequence[float]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str = "",
+    percent: bool = False,
+) -> Path:
+    """One line per series over ``x`` (e.g. SLA violation rate vs the SLA multiplier N).
+
+    ``percent`` formats the y axis as percentages of fractions in [0, 1].
+    """
+    fig = _figure(6.0, 3.6)
+    ax = fig.add_subplot()
+    xs = np.asarray(x, dtype=np.float64)
+    for name, vals in series.items():
+        ax.plot(xs, np.asarray(vals, dtype=np.float64), marker="o", markersize=3, label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if percent:
+        from matplotlib.ticker import PercentFormatter
+
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    out = Path(path)
+    fig.savefig(out)
+    return out
+
+
+def panels(
+    path: str | Path,
+    categories: Sequence[str],
+    metrics: Mapping[str, Mapping[str, Sequence[float]]],
+    *,
+    title: str = "",
+    reference: float | None = 1.0,
+) -> Path:
+    """Side-by-side bar panels, one per metric (e.g. ANTT / fairness / STP improvements).
+
+    ``metrics`` maps a panel's y label to its series (as in :func:`grouped_bars`).
+    """
+    k = max(len(metrics), 1)
+    fig = _figure(4.2 * k, 3.6)
+    axes = fig.subplots(1, k, squeeze=False)[0]
+    x = np.arange(len(categories), dtype=np.float64)
+    for ax, (ylabel, series) in zip(axes, metrics.items(), strict=False):
+        n = max(len(series), 1)
+        width = 0.8 / n
+        for i, (name, vals) in enumerate(series.items()):
+            ax.bar(x + (i - (n - 1) / 2) * width, np.asarray(vals, float), width, label=name)
+        ax.set_xticks(x, list(categories), rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel(ylabel)
+        if reference is not None:
+            ax.axhline(reference, color="black", linestyle="--", linewidth=0.8)
+        ax.grid(axis="y", alpha=0.3)
+        if len(series) > 1:
+            ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    out = Path(path)
+    fig.savefig(out)
+    return out

@@ -1,0 +1,135 @@
+"""``npusched reproduce prema`` end to end on a tiny configuration, and resuming a killed run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from npusched.experiments.reproduce.prema import (
+    MAIN_COLUMNS,
+    PolicySpec,
+    PremaSetup,
+    policy_specs,
+    reproduce,
+)
+
+#: A small but complete setup: two CNNs and a recurrent network, one batch size, 4 tasks.
+TINY = PremaSetup(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
+TINY_SPECS = [
+    s
+    for s in policy_specs()
+    if s.label
+    in {
+        "NP-FCFS",
+        "NP-SJF",
+        "NP-PREMA",
+        "P-HPF",
+        "P-HPF-dynamic",
+        "P-PREMA",
+        "P-PREMA-dynamic",
+        "P-PREMA-kill",
+        "P-PREMA-dynamic-oracle",
+    }
+]
+
+
+def test_policy_specs_cover_the_study() -> None:
+    labels = [s.label for s in policy_specs()]
+    assert len(labels) == len(set(labels))
+    for lb in ("NP-FCFS", "NP-RRB", "NP-HPF", "NP-TOKEN", "NP-SJF", "NP-PREMA"):
+        assert lb in labels
+    for f in ("RRB", "HPF", "TOKEN", "SJF", "PREMA"):
+        for suf in ("", "-dynamic", "-kill", "-dynamic-kill"):
+            assert (f"P-{f}{suf}" in labels) != (f == "RRB" and suf == "-kill")
+    for spec in policy_specs():  # every spec builds a policy with the right preemptiveness
+        pol = spec.build()
+        assert pol.preemptive == spec.label.startswith("P-")
+
+
+def test_hash_ignores_runs_but_not_setup() -> None:
+    assert TINY.config_hash() == PremaSetup(**{**TINY.__dict__}).config_hash()
+    assert TINY.config_hash() != PremaSetup(**{**TINY.__dict__, "load": 3.0}).config_hash()
+
+
+def test_reproduce_tiny_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "prema"
+    summary = reproduce(out, runs=2, setup=TINY, specs=TINY_SPECS)
+    for name in (
+        "summary.json",
+        "report.md",
+        "policies.csv",
+        "fig11_nonpreemptive.png",
+        "fig12_preemptive.png",
+        "fig13_sla.png",
+        "fig14_tail_high_priority.png",
+        "fig15_checkpoint_vs_kill.png",
+        "fig5a_preemption_latency.png",
+        "fig6b_ntt.png",
+        "predictor.csv",
+    ):
+        assert (out / name).stat().st_size > 0, name
+    on_disk = json.loads((out / "summary.json").read_text())
+    assert on_disk["runs"] == 2
+    pol = on_disk["policies"]
+    for lb in ("NP-FCFS", "P-PREMA-dynamic", "NP-SJF"):
+        for key in ("antt", "stp", "fairness", "sla_violation_rate_n4", "p95_high_priority_norm"):
+            assert key in pol[lb]
+    assert pol["NP-FCFS"]["antt_improvement"] == pytest.approx(1.0)
+    assert pol["NP-FCFS"]["antt"] >= 1.0
+    assert 0 < pol["P-PREMA-dynamic"]["fairness"] <= 1.0
+    assert on_disk["predictor_mape_percent"] == summary["predictor_mape_percent"]
+    assert on_disk["predictor_mape_percent"] >= 0.0
+    main = pd.read_csv(out / "main_points.csv")
+    assert len(main) == 2 * len(TINY_SPECS)  # 1 batch size x 2 runs per policy
+    assert list(main.columns) == MAIN_COLUMNS
+    mech = pd.read_csv(out / "mech_points.csv")
+    assert len(mech) == 2 * 3  # 2 runs x (3 DNNs x 1 batch size)
+    # the paper's mechanism facts that hold by construction
+    assert (mech["kill_preempt_s"] == 0).all() and (mech["drain_preempt_s"] == 0).all()
+    assert (mech["checkpoint_preempt_s"] >= 0).all()
+    assert (mech["drain_wait_s"] >= mech["kill_wait_s"] - 1e-12).all()
+    report = (out / "report.md").read_text()
+    assert "ours vs. the paper" in report and "7.8" in report
+
+
+def test_resume_after_partial_run(tmp_path: Path) -> None:
+    out = tmp_path / "prema"
+    specs = TINY_SPECS[:3]
+    full = reproduce(out, runs=2, setup=TINY, specs=specs, plots=False)
+    main_path = out / "main_points.csv"
+    rows = main_path.read_text().splitlines(keepends=True)
+    # simulate a kill: drop the last two points and truncate the one before mid-line
+    main_path.write_text("".join(rows[:-3]) + rows[-3][: len(rows[-3]) // 2])
+    mtime_mech = (out / "mech_points.csv").stat().st_mtime_ns
+    again = reproduce(out, runs=2, setup=TINY, specs=specs, plots=False)
+    assert again["policies"] == full["policies"]  # recomputed points are bit-identical
+    main = pd.read_csv(main_path)
+    assert len(main) == 2 * len(specs)
+    assert not main.duplicated(["label", "batch", "run"]).any()
+    assert (out / "mech_points.csv").stat().st_mtime_ns == mtime_mech  # nothing redone
+    # more runs extend the earlier ones instead of starting again
+    more = reproduce(out, runs=3, setup=TINY, specs=specs, plots=False)
+    assert more["runs"] == 3
+    assert len(pd.read_csv(main_path)) == 3 * len(specs)
+
+
+def test_needs_the_baseline(tmp_path: Path) -> None:
+    from npusched.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="NP-FCFS"):
+        reproduce(tmp_path, runs=1, setup=TINY, specs=[PolicySpec("NP-SJF", "NP-SJF")])
+    with pytest.raises(ConfigError, match="runs"):
+        reproduce(tmp_path, runs=0, setup=TINY)
+
+
+@pytest.mark.slow
+def test_reproduce_quick_cli(tmp_path: Path) -> None:
+    from npusched.cli import main
+
+    assert main(["reproduce", "prema", "--quick", "--out", str(tmp_path / "q")]) == 0
+    summary = json.loads((tmp_path / "q" / "summary.json").read_text())
+    assert summary["runs"] == 3
+    assert "P-PREMA-dynamic" in summary["policies"]
