@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from operator import attrgetter
@@ -142,7 +142,6 @@ class SimResult:
     timeline: list[Segment] | None = None
     policy: str = ""
     end_s: float = 0.0
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.columns["id"])
@@ -493,6 +492,11 @@ class _Run:
         chunk = max(1, -(-n // 100))  # about 100 progress calls
         on_dispatch = policy.on_dispatch
         on_complete = policy.on_complete
+        # Hooks left as the base class's no-ops are not called at all.
+        from npusched.policies.base import TemporalPolicyBase as _Base
+
+        call_dispatch = getattr(type(policy), "on_dispatch", None) is not _Base.on_dispatch
+        call_complete = getattr(type(policy), "on_complete", None) is not _Base.on_complete
         select = policy.select
         new_view = object.__new__
         view_cls = SchedulerView
@@ -579,8 +583,9 @@ class _Run:
                 continue
 
             if completed:
-                for job in completed:
-                    on_complete(job, now)
+                if call_complete:
+                    for job in completed:
+                        on_complete(job, now)
                 if progress is not None and (
                     n_finished // chunk != (n_finished - len(completed)) // chunk or n_finished == n
                 ):
@@ -596,8 +601,9 @@ class _Run:
             else:
                 reason = ""  # only a stop: the preemption is still in flight
             if arrived:
-                for job in arrived:
-                    on_dispatch(job, now)
+                if call_dispatch:
+                    for job in arrived:
+                        on_dispatch(job, now)
                 arrived.clear()
 
             running = self.running

@@ -117,6 +117,12 @@ class Job:
         "wasted_s",
     )
 
+    # Set when the job first starts / saves (annotated here since __init__ leaves them unset).
+    _limit: float
+    _seg_start: float
+    _seg_exec0: float
+    _save_start: float
+
     def __init__(
         self,
         request: Request,
@@ -134,7 +140,7 @@ class Job:
         self.tables = tables
         self.profile = tables.profile
         self.plan = tables.plan
-        self.isolated_s = isolated_s = tables.isolated_s
+        self.isolated_s = tables.isolated_s
         self.estimated_s = estimated_s
         #: Dispatch order (position in the arrival sequence; ties of arrival time by id).
         self.order = order
@@ -151,10 +157,7 @@ class Job:
         self._clock = clock
         self._exec = 0.0
         self._t0 = 0.0
-        self._limit = isolated_s
-        self._seg_start = 0.0
-        self._seg_exec0 = 0.0
-        self._save_start = 0.0
+        # _limit, _seg_start, _seg_exec0 are set when the job starts, _save_start when it saves.
         self._waited = 0.0
         self._wait_since = clock.now
         self._epoch = 0
