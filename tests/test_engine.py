@@ -358,3 +358,41 @@ def test_event_queue_order_and_clock() -> None:
     with pytest.raises(SimulationError):
         q.pop()
     assert q.peek() == math.inf
+
+
+class Recorder(HPF):
+    """P-HPF that records every hook call as ``(hook, now, detail)``."""
+
+    def reset(self) -> None:
+        super().reset()
+        self.log_: list[tuple[str, float, object]] = []
+
+    def on_dispatch(self, job: object, now: float) -> None:
+        self.log_.append(("dispatch", now, job.id))  # type: ignore[attr-defined]
+
+    def on_complete(self, job: object, now: float) -> None:
+        self.log_.append(("complete", now, job.id))  # type: ignore[attr-defined]
+
+    def select(self, view: SchedulerView) -> Decision:
+        self.log_.append(("select", view.now, (view.reason, [j.id for j in view.ready])))
+        return super().select(view)
+
+
+def test_simultaneous_events_make_one_decision() -> None:
+    # Job 0 ends at exactly 4 ms, when job 2 arrives: one wake, hooks in the order
+    # completion then dispatch, then one select that sees both waiting jobs.
+    end = float(A.isolated_latency())
+    pol = Recorder(preemptive=True)
+    Simulator(PROFILES, pol).run([req(0, 0.0, "a"), req(1, 1 * MS, "b"), req(2, end, "b", 9)])
+    at_end = [(h, d) for h, t, d in pol.log_ if t == end]
+    assert at_end == [("complete", 0), ("dispatch", 2), ("select", ("completion", [1, 2]))]
+    assert [h for h, _, _ in pol.log_].count("select") == 5  # 3 arrivals, 3 completions, 1 shared
+
+
+def test_preempted_wake_reason() -> None:
+    pol = Recorder(preemptive=True)
+    Simulator(PROFILES, pol).run([req(0, 0.0, "a", 1), req(1, 1.2 * MS, "b", 9)])
+    selects = [(t, d) for h, t, d in pol.log_ if h == "select"]
+    assert selects[1] == (pytest.approx(1.2 * MS), ("arrival", [1]))
+    # The save finishes at 1.502 ms: the policy decides with reason "preempted".
+    assert selects[2] == (pytest.approx(1.502 * MS), ("preempted", [0, 1]))
