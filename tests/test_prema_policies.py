@@ -325,3 +325,24 @@ def test_p_rrb_time_slices_after_quantum() -> None:
     pol2 = started(PRRB(quantum_s=1 * MS), a, a2)
     pol2.select(view([a, a2]))
     assert pol2.select(view([a2], running=a, now=5 * MS)) == KEEP
+
+
+def test_with_mechanism_applies_algorithm3_to_any_policy() -> None:
+    from npusched.policies.temporal.mechanism import WithMechanism
+
+    hpf = POLICIES.create("P-HPF")
+    wrapped = WithMechanism(hpf, "dynamic")
+    assert wrapped.name == "P-HPF-dynamic" and wrapped.preemptive
+    wrapped.reset()
+    run = FakeJob(0, priority=1, estimated_s=10 * MS, executed_s=9.9 * MS, state=JobState.RUNNING)
+    hi = FakeJob(1, priority=9, estimated_s=5 * MS)
+    wrapped.on_dispatch(run, 0.0)
+    wrapped.on_dispatch(hi, 0.0)
+    d = wrapped.select(view([hi], running=run))
+    assert d.run is hi and d.mechanism == Mechanism.DRAIN  # HPF alone would CHECKPOINT
+    run.executed_s = 1 * MS
+    assert wrapped.select(view([hi], running=run)).mechanism == Mechanism.CHECKPOINT
+    assert WithMechanism(hpf, "kill").select(view([hi], running=run)).mechanism == "kill"
+    assert wrapped.select(view([hi])).run is hi  # idle array: plain dispatch
+    with pytest.raises(ConfigError):
+        WithMechanism(hpf, "bogus").reset()

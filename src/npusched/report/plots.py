@@ -45,7 +45,7 @@ def grouped_bars(
         reference: draw a dashed horizontal line at this value (e.g. 1.0 for a baseline).
         annotate: print each bar's value above it.
     """
-    fig = _figure(max(6.0, 0.9 * len(categories) * max(1, len(series)) ** 0.5 + 2), 3.6)
+    fig = _figure(min(12.0, max(6.0, 0.45 * len(categories) * max(1, len(series)) ** 0.5 + 2)), 4.0)
     ax = fig.add_subplot()
     n = max(len(series), 1)
     width = 0.8 / n
