@@ -342,10 +342,16 @@ def apply_slo(
                 raise NpuschedError(f"no profile for network {r.network!r}") from None
             return prof.isolated_latency(r.batch, r.seq_in, r.seq_out)
 
+    # Requests share few (network, batch, lengths) shapes: look each shape up once.
+    seen: dict[tuple[str, int, int | None, int | None], float] = {}
     out: list[Request] = []
     for r in requests:
         if r.slo_s is not None and not overwrite:
             out.append(r)
-        else:
-            out.append(replace(r, slo_s=float(multiplier) * float(isolated(r))))
+            continue
+        key = (r.network, r.batch, r.seq_in, r.seq_out)
+        iso = seen.get(key)
+        if iso is None:
+            iso = seen[key] = float(isolated(r))
+        out.append(replace(r, slo_s=float(multiplier) * iso))
     return out
