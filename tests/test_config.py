@@ -184,6 +184,18 @@ def test_config_errors_name_file_and_field(
             "weights has 2 entries; models has 1",
         ),
         ('kind = "trace"', "workload.path", "missing required key"),
+        # unions report the branch the value was meant for
+        (
+            'kind = "poisson"\nmodels = ["resnet-50"]\nrate_per_s = 5\nn_requests = 3\n'
+            "qos = { resnet-50 = -1 }",
+            "workload.qos.resnet-50",
+            "greater than 0",
+        ),
+        (
+            'kind = "poisson"\nmodels = ["resnet-50"]\nrate_per_s = 5\nn_requests = 3\nqos = -3',
+            "workload.qos",
+            "greater than 0",
+        ),
     ],
 )
 def test_workload_errors(tmp_path: Path, workload: str, field: str, pattern: str) -> None:

@@ -279,8 +279,14 @@ def _clean_loc(loc: Sequence[str | int]) -> list[str | int]:
     # discriminated unions put the tag in the location: workload.prema.n_tasks
     if len(out) >= 2 and out[0] == "workload" and out[1] in _WORKLOADS:
         del out[1]
-    # pydantic names union branches ("float", "dict[str,...]", "function-after[...]")
-    return [p for p in out if not (isinstance(p, str) and ("[" in p or p in _TYPE_TAGS))]
+    # pydantic names union branches ("float", "constrained-float", "dict[str,...]", ...)
+    return [
+        p
+        for p in out
+        if not (
+            isinstance(p, str) and ("[" in p or p in _TYPE_TAGS or p.startswith("constrained-"))
+        )
+    ]
 
 
 _TYPE_TAGS = {"float", "int", "str", "bool", "list", "dict", "tuple", "none", "literal"}
@@ -294,9 +300,18 @@ def _dotted(loc: Sequence[str | int]) -> str:
 
 
 def _format_error(source: str, exc: ValidationError, data: Any) -> str:
-    err = exc.errors(include_url=False)[0]
-    kind, raw_loc = err["type"], err["loc"]
-    loc = _clean_loc(raw_loc)
+    errors = exc.errors(include_url=False)
+    first = _clean_loc(errors[0]["loc"])
+
+    def specificity(e: Any) -> tuple[int, bool]:
+        # A union reports one error per branch: prefer the deepest location (the branch the
+        # value was meant for), then a constraint over a type mismatch.
+        return len(_clean_loc(e["loc"])), not str(e["type"]).endswith(("_type", "_parsing"))
+
+    same_field = [e for e in errors if _clean_loc(e["loc"])[: len(first)] == first]
+    err = max(same_field, key=specificity)  # max keeps the first of equals
+    kind = err["type"]
+    loc = _clean_loc(err["loc"])
     ctx = err.get("ctx") or {}
     where = _dotted(loc)
     got = err.get("input")
