@@ -192,7 +192,11 @@ def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int], None] |
 
 
 def run_config(
-    cfg: RunConfig, *, base_dir: str | os.PathLike[str] = ".", progress: bool = False
+    cfg: RunConfig,
+    *,
+    base_dir: str | os.PathLike[str] = ".",
+    progress: bool = False,
+    source: str = "<config>",
 ) -> RunOutput:
     """Simulate ``cfg`` in process and compute its metrics (writes nothing).
 
@@ -200,6 +204,7 @@ def run_config(
         cfg: a validated config.
         base_dir: directory that relative paths in the config (trace files) are relative to.
         progress: show a progress bar on stderr for large runs.
+        source: the config's name in error messages.
     """
     from npusched.hardware import get_device
     from npusched.metrics import summarize
@@ -210,7 +215,7 @@ def run_config(
     import_builtin_policies()
     requests = build_requests(cfg, Path(base_dir))
     if not requests:
-        raise ConfigError("workload: the workload has no requests (raise n_tasks/duration_s/rate)")
+        raise ConfigError(f"{source}: workload: no requests (raise n_tasks, duration_s or rate)")
     device = get_device(cfg.hardware.device, **cfg.hardware.params)
     profiles = compile_profiles(requests, device)
     mult = _slo_multiplier(cfg)
@@ -317,7 +322,7 @@ def run_config_file(
         if seed < 0:
             raise ConfigError(f"--seed must be >= 0, got {seed}")
         cfg = cfg.model_copy(update={"seed": int(seed)})
-    out = run_config(cfg, base_dir=p.parent, progress=progress)
+    out = run_config(cfg, base_dir=p.parent, progress=progress, source=str(p))
     write_outputs(out, out_dir)
     _print_summary(out, Path(out_dir))
     return out
