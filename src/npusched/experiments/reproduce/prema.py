@@ -1258,6 +1258,42 @@ def _orderings(
     return out
 
 
+def _differences(res: _Results, summary: Mapping[str, Any]) -> list[str]:
+    """Why our numbers differ from the paper's, for the causes that do not depend on a run."""
+    rec = res.records
+    iso = rec[rec["label"] == "NP-FCFS"].groupby("network")["isolated_s"].agg(["min", "max"])
+    span = (
+        f"{iso['min'].min() * 1e3:.2g}-{iso['max'].max() * 1e3:.3g} ms" if not iso.empty else "n/a"
+    )
+    return [
+        "## Why our numbers differ",
+        "",
+        f"- **Job lengths.** Isolated latencies in our workloads span {span} (the paper: 0.5-45 "
+        "ms). The zoo's translation models are GNMT-sized and the Algorithm 1 cost model charges "
+        "every one-row decoder GEMM tile the full array fill and drain, so they run far longer "
+        "than the paper's; short high-priority tasks stuck behind them (NP-FCFS, DRAIN) suffer "
+        "larger normalised waits, and the normalised tails are longer than the paper's.",
+        "- **Contention.** The paper does not give its dispatch window. Ours is calibrated on the "
+        "baseline only (NP-FCFS's SLA violation rate at N=4 near the paper's 36%); the headline "
+        "improvement factors grow with contention, so they are not expected to match exactly.",
+        "- **Predictor.** CNN estimates are exact here (the per-layer estimate is the cost model "
+        "itself); all the error comes from the synthetic RNN output-length models, which stand in "
+        "for the paper's unpublished translation and speech profiles.",
+        "- **Algorithm 3.** Under SJF the candidate is always shorter than the running job's "
+        "remaining time, so Degradation_current < 1 < Degradation_candidate and Algorithm 3 "
+        "never drains: P-SJF and P-SJF-dynamic are identical. Under RRB and TOKEN the candidate "
+        "is not chosen for being short, and Algorithm 3 drains whenever it is at least as long "
+        "as the running job's remaining work, letting long jobs finish while shorter tasks "
+        "queued behind the candidate wait.",
+        "- **Checkpoint size.** The cost model saves the current layer's live output activations "
+        "(mean over the layer's tile boundaries, capped at the 8 MiB activation buffer), so "
+        "CHECKPOINT latencies are a few microseconds; negligible either way, as the paper argues.",
+        "- **Sample sizes.** Fig. 14 uses only the high-priority batch-1 tasks (counts above), so "
+        "its per-DNN p95 values are close to maxima.",
+        "",
+    ]
+
+
 def _high_counts(res: _Results) -> str:
     rec = res.records
     b0 = min(res.setup.batch_sizes)
@@ -1347,6 +1383,7 @@ def _report_md(
             _md_table(mt["fig6_by_network"]),
             _md_table(mt["fig6_by_batch"]),
         ]
+    lines += _differences(res, summary)
     lines += [
         "## Files",
         "",
