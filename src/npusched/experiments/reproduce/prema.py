@@ -675,6 +675,29 @@ def _policy_table(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _per_batch(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
+    """Improvements over NP-FCFS per batch size (ratio of means within a batch size)."""
+    main = res.main
+    means = main.groupby(["label", "batch"])[["antt", "stp", "fairness"]].mean()
+    rows = []
+    for label in labels:
+        for b in sorted(set(res.setup.batch_sizes)):
+            if (label, b) not in means.index or ("NP-FCFS", b) not in means.index:
+                continue
+            m: Any = means.loc[(label, b)]
+            f: Any = means.loc[("NP-FCFS", b)]
+            rows.append(
+                {
+                    "policy": label,
+                    "batch": b,
+                    "antt_improvement": _f(f["antt"] / m["antt"]),
+                    "fairness_improvement": _f(m["fairness"] / f["fairness"]),
+                    "stp_improvement": _f(m["stp"] / f["stp"]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def _gmean(x: pd.Series) -> float:
     v = x.to_numpy(dtype=np.float64)
     v = v[np.isfinite(v) & (v > 0)]
@@ -983,6 +1006,17 @@ def write_outputs(
             log=True,
             reference=1.0,
         )
+
+    per_batch = _per_batch(
+        res,
+        [
+            lb
+            for lb in ("NP-SJF", "NP-PREMA", "P-SJF-dynamic", "P-PREMA", "P-PREMA-dynamic")
+            if lb in present
+        ],
+    )
+    _write_csv(out / "per_batch.csv", per_batch)
+    res.extras["per_batch"] = per_batch
 
     # Predictor -----------------------------------------------------------------------------------
     pred_t, pred_info = _predictor_table(res)
@@ -1354,6 +1388,9 @@ def _report_md(
         "## All policies (means over workloads and batch sizes; improvements vs NP-FCFS)",
         "",
         _md_table(show),
+        "## Sensitivity to the batch size (improvements vs NP-FCFS at the same batch size)",
+        "",
+        _md_table(res.extras.get("per_batch", pd.DataFrame())),
         "## Fig. 14: p95 latency / isolated of high-priority tasks (batch 1)",
         "",
         "High-priority batch-1 tasks per DNN (the p95 of a handful of tasks is close to their "
@@ -1387,7 +1424,7 @@ def _report_md(
     lines += [
         "## Files",
         "",
-        "`policies.csv`, `fig5_*.csv`, `fig6_*.csv`, `fig11_nonpreemptive.csv`, "
+        "`policies.csv`, `per_batch.csv`, `fig5_*.csv`, `fig6_*.csv`, `fig11_nonpreemptive.csv`, "
         "`fig12_preemptive.csv`, `fig13_sla.csv`, `fig14_tail_high_priority.csv`, "
         "`fig15_checkpoint_vs_kill.csv`, `predictor.csv`, `predictor_vs_oracle.csv` and the "
         "matching PNGs; raw points in `main_points.csv`, `main_records.csv`, `mech_points.csv`.",
