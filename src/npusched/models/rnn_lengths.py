@@ -11,11 +11,11 @@ network    input length (encoder steps) output length (decoder steps) given the 
 rnn-sa     words, 4..64                 linear and exact: ``y = x`` (sentiment analysis, Fig. 8b)
 rnn-mt1    words, 3..60 (English)       en->de: ``y = round(1.1 x * LogNormal(0, 0.12))``
 rnn-mt2    words, 3..60 (English)       en->ko: ``y = round(0.95 x**0.9 * LogNormal(0, 0.18))``
-rnn-asr    encoder frames, 12..160      words: ``y = round(2.0 x**0.7 * LogNormal(0, 0.20))``
+rnn-asr    listener steps, 12..160      speller steps: ``y = round(2.0 x**0.7 * LogNormal(0, 0.20))``
 ========== ============================ ===========================================================
 
 Input lengths follow a discretised log-normal (sentence / utterance lengths are right-skewed),
-clipped to the range above: median 16 words for text, 55 frames for speech. Every output is at
+clipped to the range above: median 16 words for text, 55 listener steps (80 ms of audio each) for speech. Every output is at
 least 1.
 
 Following the paper's methodology literally:
