@@ -198,11 +198,18 @@ def run_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out"),
     seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    timeline: Annotated[
+        bool,
+        typer.Option(
+            "--timeline",
+            help="Also write timeline.json (open in ui.perfetto.dev), timeline.png, latency_cdf.png.",
+        ),
+    ] = False,
 ) -> None:
     """Run one simulation from a TOML/YAML config; writes records.parquet and summary.json."""
     from npusched.experiments.runner import run_config_file
 
-    run_config_file(config, out, seed=seed, progress=not quiet)
+    run_config_file(config, out, seed=seed, progress=not quiet, timeline=timeline)
 
 
 # --- bench -------------------------------------------------------------------------------------

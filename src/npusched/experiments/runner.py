@@ -5,6 +5,9 @@
 * ``records.parquet``: one row per request (``SimResult.to_frame()``).
 * ``summary.json``: metric name -> value (:func:`npusched.metrics.summarize`), sorted keys,
   ``null`` for undefined values. Written last: its presence marks a complete result.
+* with ``--timeline`` (``timeline=True``): ``timeline.json`` (Chrome trace / Perfetto JSON),
+  ``timeline.png`` (Gantt chart) and ``latency_cdf.png`` (:mod:`npusched.report.timeline`),
+  written after the records and before the summary; a run without it removes old ones.
 
 Both files are first written to temporary files in ``DIR`` and then renamed, and an old
 ``summary.json`` is removed before the new records replace the old ones, so an interrupted run
@@ -197,6 +200,7 @@ def run_config(
     base_dir: str | os.PathLike[str] = ".",
     progress: bool = False,
     source: str = "<config>",
+    timeline: bool = False,
 ) -> RunOutput:
     """Simulate ``cfg`` in process and compute its metrics (writes nothing).
 
@@ -228,6 +232,7 @@ def run_config(
         preemption_point=cfg.sim.preemption_point,
         checkpoint_cost=cfg.sim.checkpoint_cost,
         estimator=resolve_estimator(cfg.sim.predictor),
+        record_timeline=timeline,
     )
     with _progress_bar(len(requests), progress) as callback:
         result = sim.run(requests, until=cfg.sim.until_s, progress=callback)
@@ -273,11 +278,34 @@ def write_outputs(out: RunOutput, out_dir: str | os.PathLike[str]) -> tuple[Path
             os.fsync(f.fileno())
         sum_path.unlink(missing_ok=True)  # never pair an old summary with new records
         os.replace(rec_tmp, rec_path)
+        _write_timeline(out, d)
         os.replace(sum_tmp, sum_path)
     finally:
         rec_tmp.unlink(missing_ok=True)
         sum_tmp.unlink(missing_ok=True)
     return rec_path, sum_path
+
+
+def _write_timeline(out: RunOutput, d: Path) -> None:
+    """The ``--timeline`` files (each written atomically); without a recorded timeline, remove
+    stale ones so they are never paired with new records."""
+    from npusched.report.timeline import TIMELINE_FILES, write_timeline_outputs
+
+    if out.result.timeline is None:
+        for name in TIMELINE_FILES:
+            (d / name).unlink(missing_ok=True)
+        return
+    cfg = out.config
+    name = f"{cfg.name}: " if cfg.name else ""
+    meta = {"config": cfg.name, "policy": cfg.policy.name, "seed": cfg.seed}
+    write_timeline_outputs(
+        out.result.timeline,
+        out.records,
+        d,
+        device=cfg.hardware.device,
+        title=f"{name}{cfg.policy.name} on {cfg.hardware.device}, seed {cfg.seed}",
+        metadata=meta,
+    )
 
 
 def _print_summary(out: RunOutput, out_dir: Path) -> None:
@@ -307,6 +335,7 @@ def run_config_file(
     out_dir: str | os.PathLike[str],
     seed: int | None = None,
     progress: bool = True,
+    timeline: bool = False,
 ) -> RunOutput:
     """``npusched run``: load ``path``, simulate, write the outputs, print a summary table.
 
@@ -315,6 +344,9 @@ def run_config_file(
         out_dir: output directory (created if missing).
         seed: overrides the config's ``seed``.
         progress: show a progress bar on stderr (runs with many requests).
+        timeline: also record the timeline and write ``timeline.json`` (Chrome trace),
+            ``timeline.png`` (Gantt chart) and ``latency_cdf.png`` (see
+            :mod:`npusched.report.timeline`).
     """
     p = Path(path)
     cfg = load_config(p)
@@ -322,7 +354,7 @@ def run_config_file(
         if seed < 0:
             raise ConfigError(f"--seed must be >= 0, got {seed}")
         cfg = cfg.model_copy(update={"seed": int(seed)})
-    out = run_config(cfg, base_dir=p.parent, progress=progress, source=str(p))
+    out = run_config(cfg, base_dir=p.parent, progress=progress, source=str(p), timeline=timeline)
     write_outputs(out, out_dir)
     _print_summary(out, Path(out_dir))
     return out
