@@ -20,9 +20,9 @@ https://ui.perfetto.dev and ``chrome://tracing``):
   - a counter ``requests in system`` (arrived, not finished) over time.
 
 * process 2, requests (only if there are at most ``max_request_tracks`` requests): one thread
-  per request (``tid = id + 1``, ordered by arrival), holding a ``request`` slice from arrival to
-  finish and, nested in it, the request's own run/save/restore segments, so the gaps are the
-  time it waited.
+  per request (``tid = 1000000 + id``, ordered by arrival), holding a ``request`` slice from
+  arrival to finish and, nested in it, the request's own run/save/restore segments, so the gaps
+  are the time it waited.
 
 Times in the file are microseconds (the format's unit) from simulation time 0, rounded to whole
 nanoseconds (Perfetto's resolution). Rounding is done on integer nanosecond start and end times,
@@ -73,6 +73,9 @@ TIMELINE_FILES = ("timeline.json", "timeline.png", "latency_cdf.png")
 _REQUIRED = ("id", "arrival_s", "finish_s", "network", "priority", "batch")
 _ACCEL_PID, _REQ_PID = 1, 2
 _EXEC_TID, _ARRIVAL_TID = 1, 2
+# Request threads get tids that no accelerator thread uses: Perfetto keys threads by tid, and a
+# tid shared by two processes would split their tracks.
+_REQ_TID0 = 1_000_000
 # Chrome's reserved colour names (Perfetto colours by event name instead).
 _CNAME = {"save": "terrible", "restore": "bad"}
 _PRIORITY_NAMES = {v: k for k, v in PRIORITY_LEVELS.items()}
@@ -275,7 +278,7 @@ def chrome_trace(
         for k in order:
             segs_of.setdefault(row_of[id_l[k]], []).append(k)
         for rank, row in enumerate(by_arrival):
-            tid = rid[row] + 1
+            tid = _REQ_TID0 + rid[row]
             events.append(_meta("thread_name", _REQ_PID, tid, {"name": labels[row]}))
             events.append(_meta("thread_sort_index", _REQ_PID, tid, {"sort_index": rank}))
             a = arr_l[row]
@@ -319,9 +322,7 @@ def chrome_trace(
 
 
 def _meta(name: str, pid: int, tid: int | None, args: dict[str, Any]) -> dict[str, Any]:
-    ev: dict[str, Any] = {"name": name, "ph": "M", "pid": pid, "args": args}
-    ev["tid"] = 0 if tid is None else tid
-    return ev
+    return {"name": name, "ph": "M", "pid": pid, "tid": 0 if tid is None else tid, "args": args}
 
 
 def _in_system_counter(
