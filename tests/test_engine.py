@@ -250,6 +250,12 @@ def test_progress_reports_final_count() -> None:
     Simulator(PROFILES, FCFS()).run(reqs, progress=calls.append)
     assert calls[-1] == 250
     assert calls == sorted(calls) and len(calls) <= 101
+    # Regression: the final count was reported twice (in the loop and again at the end).
+    assert len(calls) == len(set(calls))
+    # Stopped by ``until`` between two reports: the count at the stop is reported once.
+    calls.clear()
+    Simulator(PROFILES, FCFS()).run(reqs, until=100.2 * MS, progress=calls.append)
+    assert calls[-2:] == [99, 100] and len(calls) == len(set(calls))
 
 
 def test_columns_and_frame() -> None:
@@ -396,3 +402,18 @@ def test_preempted_wake_reason() -> None:
     assert selects[1] == (pytest.approx(1.2 * MS), ("arrival", [1]))
     # The save finishes at 1.502 ms: the policy decides with reason "preempted".
     assert selects[2] == (pytest.approx(1.502 * MS), ("preempted", [0, 1]))
+
+
+@pytest.mark.parametrize("point", ["tile", "layer"])
+def test_checkpoint_at_a_step_end_reached_up_to_rounding(point: str) -> None:
+    """Regression: 10 x 1e-6 s is 9.999999999999999e-06, so a request arriving at 1e-05 s finds
+    the job 1.7e-21 s past its first layer's end. It must stop there and save the finished
+    layer's 1,000 B, not the next layer's 5,000 B (tile) or run the whole next layer (layer)."""
+    c = make_profile("c", [10 * US, 1 * US], checkpoint_bytes=[1000, 5000])
+    assert c.plan().cum_s[1] < 1e-05
+    reqs = [req(0, 0.0, "c", 1), req(1, 1e-05, "b", 9)]
+    res = Simulator({"c": c, "b": B}, HPF(preemptive=True), preemption_point=point).run(reqs)
+    assert res.columns["preemptions"].tolist() == [1, 0]
+    assert res.columns["checkpoint_bytes"].tolist() == [1000, 0]
+    # save 1 us, b runs 0.5 ms, restore 1 us, the last 1 us layer
+    assert col(res, "finish_s") == pytest.approx([10 * US + 0.5 * MS + 3 * US, 11 * US + 0.5 * MS])

@@ -209,7 +209,8 @@ class Simulator:
             requests: the workload; ids must be unique.
             until: stop after the last event at or before this time (seconds); unfinished
                 requests get ``finish_s = nan`` and partial records.
-            progress: called with the number of finished requests about every 1% and at the end.
+            progress: called with the number of finished requests about every 1% and once at
+                the end (never twice with the same count).
 
         Returns:
             A :class:`SimResult`.
@@ -251,6 +252,7 @@ class _Run:
         self.layer_exec = 0
         self.events = 0
         self.n_finished = 0
+        self.reported = 0  # the finished count last passed to ``progress``
         self.timeline: list[Segment] | None = [] if sim.record_timeline else None
         self.tick_pending = False
         self._prepare(requests)
@@ -393,7 +395,9 @@ class _Run:
             stop = job._exec
             t_stop = now
         else:
-            e = job.executed_s
+            # Rounding can leave a job a few ulps past the step end it just reached; it stops
+            # there (not at the end of the next step) and saves the finished step's outputs.
+            e = job.tables.snap_to_step_end(job.executed_s)
             if self.layer_point:
                 stop = job.tables.next_layer_boundary(e)
             else:
@@ -590,6 +594,7 @@ class _Run:
                     n_finished // chunk != (n_finished - len(completed)) // chunk or n_finished == n
                 ):
                     progress(n_finished)
+                    self.reported = n_finished
                 completed.clear()
                 reason = "preempted" if freed else "completion"
             elif freed:
@@ -679,8 +684,8 @@ class _Run:
                 alive.append(j)
         for j in alive:
             self._record(j, math.nan)
-        if self.progress is not None and n and self.n_finished % max(1, -(-n // 100)):
-            self.progress(self.n_finished)
+        if self.progress is not None and self.n_finished != self.reported:
+            self.progress(self.n_finished)  # a stop by ``until`` between two reports
 
         reqs = self.by_id
         arrival = np.fromiter(map(attrgetter("arrival_s"), reqs), dtype=np.float64, count=n)

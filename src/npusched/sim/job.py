@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from npusched.hardware.profile import ExecPlan, Profile
+from npusched.sim.events import TIME_TOL_S
 from npusched.sim.types import JobState
 from npusched.workloads.request import Request
 
@@ -48,6 +49,21 @@ class PlanTables:
         cum = self.cum
         n = bisect_left(cum, b) - bisect_right(cum, a) + 1
         return n if n > 0 else 0
+
+    def snap_to_step_end(self, executed_s: float) -> float:
+        """``executed_s``, or the step end within :data:`TIME_TOL_S` of it (seconds of work).
+
+        A position reached by ``executed_at_t0 + rate * (now - t0)`` can miss a step end by a
+        few ulps; a job stopped there has finished that step (its outputs are what a
+        checkpoint saves) and has not started the next one.
+        """
+        cum = self.cum
+        i = bisect_left(cum, executed_s)
+        if i < len(cum) and cum[i] - executed_s <= TIME_TOL_S:
+            return cum[i]
+        if i > 0 and executed_s - cum[i - 1] <= TIME_TOL_S:
+            return cum[i - 1]
+        return executed_s
 
     def next_layer_boundary(self, executed_s: float) -> float:
         """Same as :meth:`ExecPlan.next_layer_boundary`: the first step end >= ``executed_s``."""
