@@ -40,7 +40,14 @@ def test_hpf_invariants(
         record_timeline=True,
     )
     res = sim.run(reqs)
-    check_invariants(res, reqs, preemptive=preemptive)
+    check_invariants(
+        res,
+        reqs,
+        preemptive=preemptive,
+        profiles=None if mechanism == "kill" else profiles,
+        point=point,
+        cost=cost,
+    )
     cols = res.columns
     if mechanism != "kill":
         assert cols["wasted_s"].sum() == 0.0
@@ -116,3 +123,39 @@ def test_plan_tables_match_exec_plan(profiles: dict, frac: float) -> None:
         assert tab.checkpoint_bytes_at(e) == plan.checkpoint_bytes_at(e)
     assert tab.isolated_s == plan.total_s and tab.steps == plan.steps
     assert tab.steps_between(0.0, plan.total_s) == plan.steps
+
+
+@SETTINGS
+@given(wl=workload_strategy(), point=st.sampled_from(["tile", "layer"]))
+def test_kill_wastes_exactly_the_progress_lost(wl: tuple, point: str) -> None:
+    """Under KILL every killed run is thrown away whole and the job restarts at step 0.
+
+    Replaying the timeline: a job's run pieces are separated by kills, the last piece is its
+    whole isolated latency, the earlier pieces add up to ``wasted_s`` exactly, one preemption
+    per killed piece, no save or restore ever happens, and every piece re-executes the plan's
+    steps from the first one (``layer_executions``).
+    """
+    profiles, reqs = wl
+    res = Simulator(
+        profiles,
+        HPF(preemptive=True, mechanism="kill"),
+        preemption_point=point,
+        record_timeline=True,
+    ).run(reqs)
+    check_invariants(res, reqs)
+    cols = res.columns
+    pieces: dict[int, list[float]] = {}
+    for jid, s, e, kind in res.timeline or []:
+        assert kind == "run"
+        pieces.setdefault(jid, []).append(e - s)
+    steps = 0
+    for k, jid in enumerate(cols["id"].tolist()):
+        mine = pieces[jid]
+        tab = PlanTables(profiles[cols["network"][k]], profiles[cols["network"][k]].plan())
+        assert mine[-1] == pytest.approx(cols["isolated_s"][k], rel=1e-12, abs=1e-15)
+        assert sum(mine[:-1]) == pytest.approx(cols["wasted_s"][k], rel=1e-12, abs=1e-15)
+        assert cols["preemptions"][k] == len(mine) - 1
+        assert cols["checkpoint_bytes"][k] == 0 and cols["checkpoint_s"][k] == 0.0
+        steps += sum(tab.steps_between(0.0, w) for w in mine[:-1]) + tab.steps
+    assert res.layer_executions == steps
+    assert res.busy_s == pytest.approx(sum(map(sum, pieces.values())), rel=1e-12)

@@ -389,3 +389,72 @@ def test_policies_conform_in_the_engine(name: str, mech: str | None, profiles: A
         if not policy.preemptive:
             assert (a["preemptions"] == 0).all()
     assert policy.get_params() == before
+
+
+# --- through the engine: a hand-computed multi-task scenario -----------------------------
+def test_prema_scenario_hand_computed_in_the_engine() -> None:
+    """Three tasks, oracle estimates, Table II (period 0.25 ms, tokens 1/3/9); times in ms.
+
+    Profiles: "a" = layers of 1, 2, 1 ms (the middle one 4 tiles of 0.5 ms), checkpoint bytes
+    1000/2000/3000 at 1 GB/s (2,000 B save or restore = 2 us); "b" = one 0.5 ms layer.
+    J0 = a, priority 3, at 0; J1 = b, priority 1, at 0.1; J2 = a, priority 9, at 3.204.
+
+    P-PREMA, static CHECKPOINT:
+    * 0: J0 runs (3 tokens). J1 waits from 0.1 and gains 1 x 0.25/0.5 = 0.5 tokens a period
+      (0.3 at the 0.25 tick): 1.3, 1.8, 2.3, 2.8, and 3.3 at 1.25.
+    * 1.25: max tokens 3.3 -> threshold 3; candidates J0 (3, running) and J1 (3.3); J1 is
+      shorter (0.5 < 4 - 1.25) -> CHECKPOINT J0, 0.25 ms into its 2nd layer: it runs to the tile
+      end at 1.5, saves 2,000 B to 1.502; J1 runs 1.502 -> 2.002.
+    * 2.002: J0 restores to 2.004 and runs on (work 1.5 ms done).
+    * 3.204: J2 arrives with 9 tokens > anything J0 holds -> threshold 9, J2 alone is the
+      candidate -> CHECKPOINT J0 at work 2.7 ms: it runs to the tile end (= its 2nd layer's end,
+      work 3.0) at 3.504, saves 2,000 B (the finished layer's outputs) to 3.506; J2 runs to
+      7.506; J0 restores to 7.508 and finishes its last 1 ms at 8.508.
+
+    P-PREMA with Algorithm 3: the same until 3.204, where Degradation_current = J2 remaining /
+    J0 estimated = 4/4 > Degradation_candidate = J0 remaining / J2 estimated = 1.3/4 -> DRAIN
+    (and at every later tick too): J0 finishes at 4.504, J2 runs 4.504 -> 8.504.
+
+    NP-PREMA: J0 runs 0 -> 4. At 4 (a tick) J1 holds 1 + 3.9/0.5 = 8.8 tokens and J2 holds
+    9 x (1 + 0.796/4) = 10.791 -> threshold 9: J2 runs 4 -> 8, then J1 8 -> 8.5.
+
+    P-TOKEN (candidates first-come): at 1.25 J0 and J1 are candidates and J0 came first: no
+    preemption; at 4 J2 is the only candidate (as above) and starts; at 4.25 J1 reaches 9.3
+    tokens, joins the candidates and, having arrived first, preempts J2 0.25 ms into its
+    single-tile first layer: J2 stops at the layer end 5.0, saves 1,000 B (1 us); J1 runs
+    5.001 -> 5.501; J2 restores 1 us and finishes at 5.502 + 3 = 8.502.
+    """
+    from npusched.sim.engine import Simulator
+    from simhelpers import make_profile, req
+
+    profiles = {
+        "a": make_profile(
+            "a", [1 * MS, 2 * MS, 1 * MS], tiles=[1, 4, 1], checkpoint_bytes=[1000, 2000, 3000]
+        ),
+        "b": make_profile("b", [0.5 * MS], checkpoint_bytes=[500]),
+    }
+    reqs = [req(0, 0.0, "a", 3), req(1, 0.1 * MS, "b", 1), req(2, 3.204 * MS, "a", 9)]
+    US = 1e-6
+    cases = {
+        ("P-PREMA", "checkpoint"): ([8.508, 2.002, 7.506], [2, 0, 0], [4000, 0, 0], [8, 0, 0]),
+        ("P-PREMA", "dynamic"): ([4.504, 2.002, 8.504], [1, 0, 0], [2000, 0, 0], [4, 0, 0]),
+        ("NP-PREMA", None): ([4.0, 8.5, 8.0], [0, 0, 0], [0, 0, 0], [0, 0, 0]),
+        ("P-TOKEN", "checkpoint"): ([4.0, 5.501, 8.502], [0, 0, 1], [0, 0, 1000], [0, 0, 2]),
+    }
+    for (name, mech), (finish, pre, nbytes, ck_us) in cases.items():
+        pol = POLICIES.create(name) if mech is None else POLICIES.create(name, mechanism=mech)
+        res = Simulator(profiles, pol, record_timeline=True).run(reqs)
+        cols = res.columns
+        assert cols["finish_s"].tolist() == pytest.approx([f * MS for f in finish], abs=1e-12)
+        assert cols["preemptions"].tolist() == pre, name
+        assert cols["checkpoint_bytes"].tolist() == nbytes, name
+        assert cols["checkpoint_s"].tolist() == pytest.approx([c * US for c in ck_us], abs=1e-15)
+    timeline = [(j, round(s / MS, 9), round(e / MS, 9), k) for j, s, e, k in res.timeline or []]
+    assert timeline == [
+        (0, 0.0, 4.0, "run"),
+        (2, 4.0, 5.0, "run"),
+        (2, 5.0, 5.001, "save"),
+        (1, 5.001, 5.501, "run"),
+        (2, 5.501, 5.502, "restore"),
+        (2, 5.502, 8.502, "run"),
+    ]
