@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from npusched.experiments.config import (
     load_config,
 )
 from npusched.metrics.records import temp_path
+from npusched.report.progress import progress_bar
 from npusched.workloads.request import Request
 
 if TYPE_CHECKING:
@@ -163,35 +163,11 @@ def compile_profiles(requests: Sequence[Request], device: Any) -> dict[str, Prof
 
 @contextmanager
 def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int], None] | None]:
-    if not enabled or total < PROGRESS_MIN_REQUESTS:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    bar = Progress(
-        TextColumn("simulating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=Console(file=sys.stderr),
-        transient=True,
-    )
-    with bar:
-        task = bar.add_task("simulating", total=total)
-
-        def update(n_finished: int) -> None:
-            bar.update(task, completed=n_finished)
-
-        yield update
+    """The engine's ``progress`` callback drawing a bar on stderr over ``total`` requests, or
+    ``None`` when disabled or for a run below :data:`PROGRESS_MIN_REQUESTS`."""
+    enabled = enabled and total >= PROGRESS_MIN_REQUESTS
+    with progress_bar(total, "simulating", enabled=enabled, transient=True, eta=True) as bar:
+        yield None if bar is None else bar.set_completed
 
 
 def run_config(

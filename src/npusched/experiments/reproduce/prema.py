@@ -53,8 +53,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +63,7 @@ import pandas as pd
 
 from npusched.errors import ConfigError, SimulationError
 from npusched.hardware.profile import Profile
+from npusched.report.progress import progress_bar
 from npusched.workloads.request import Request
 
 __all__ = [
@@ -496,33 +496,6 @@ def _mech_point(ctx: _Context, run: int, combo: int, chash: str) -> dict[str, An
 
 
 # --- driver -----------------------------------------------------------------------------------
-@contextmanager
-def _progress(enabled: bool, total: int) -> Iterator[Callable[[str], None]]:
-    if not enabled or total == 0:
-        yield lambda _desc: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    with Progress(
-        TextColumn("[bold]reproduce prema[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    ) as bar:
-        task = bar.add_task("", total=total)
-
-        def step(desc: str) -> None:
-            bar.update(task, advance=1, description=desc)
-
-        yield step
-
-
 def _done_keys(df: pd.DataFrame, key: Sequence[str], chash: str) -> set[tuple[Any, ...]]:
     if df.empty:
         return set()
@@ -594,7 +567,9 @@ def reproduce(
         if (spec.label, b, r) not in done_main
     ]
     ctx = _Context(setup)
-    with _progress(progress, len(todo_mech) + len(todo_main)) as step:
+    total = len(todo_mech) + len(todo_main)
+    with progress_bar(total, "[bold]reproduce prema[/]", enabled=progress) as bar:
+        step: Callable[[str], None] = (lambda _desc: None) if bar is None else bar.step
         for r, c in todo_mech:
             mech_store.append([_mech_point(ctx, r, c, chash)])
             step(f"Fig. 5/6 sample {r}.{c}")
