@@ -123,6 +123,8 @@ def test_trace_invariants_roundtrip(tmp_path: Path) -> None:
     path = write_chrome_trace(res.timeline, records, tmp_path / "t.json", metadata={"seed": 7})
     doc = _load(path)
     assert doc["otherData"]["seed"] == 7 and doc["displayTimeUnit"] == "ms"
+    # the streamed file holds exactly the document chrome_trace builds
+    assert doc == json.loads(json.dumps(chrome_trace(res.timeline, records, metadata={"seed": 7})))
     acc = _accel(doc)
     assert len(acc) == len(res.timeline)
     # durations sum to the accelerator's busy time (each segment rounded to 1 ns)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,8 +116,9 @@ def _py(v: Any) -> Any:
     """A JSON-safe Python scalar (NaN and inf become ``None``)."""
     if isinstance(v, np.generic):
         v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
+    if isinstance(v, float):
+        # 12 significant digits: nanoseconds for times up to 1000 s, and a shorter file
+        return float(f"{v:.12g}") if math.isfinite(v) else None
     return v
 
 
@@ -126,6 +127,21 @@ def _row_index(records: pd.DataFrame) -> dict[int, int]:
     if len(np.unique(ids)) != len(ids):
         raise ConfigError("records: column 'id' has duplicate request ids")
     return {int(i): k for k, i in enumerate(ids.tolist())}
+
+
+def _json_column(v: npt.NDArray[Any]) -> list[Any]:
+    """A column as JSON-safe Python values: floats to 12 significant digits (nanoseconds for
+    times up to 1000 s, and a shorter file), NaN and inf as ``None``."""
+    if v.dtype.kind == "f":
+        return [float(f"{x:.12g}") if math.isfinite(x) else None for x in v.tolist()]
+    if v.dtype.kind in "iub":
+        out: list[Any] = v.tolist()
+        return out
+    return [_py(x) for x in v.tolist()]
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
 
 
 def _label(network: object, rid: int, priority: object, batch: object) -> str:
@@ -140,18 +156,6 @@ def _us(ns: int) -> float | int:
     """Integer nanoseconds as microseconds (an int when whole, for a compact file)."""
     q, r = divmod(ns, 1000)
     return q if r == 0 else ns / 1000
-
-
-def _write_atomic_text(path: Path, text: str) -> None:
-    tmp = temp_path(path.parent, path.name)
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
@@ -193,96 +197,148 @@ def chrome_trace(
         ConfigError: a missing records column, duplicate ids, a segment of an unknown request,
             an unknown segment kind or an invalid segment time.
     """
-    _check_records(records)
-    row_of = _row_index(records)
-    ids, start, end, kinds = _segments(timeline)
-    unknown = next((int(i) for i in ids.tolist() if int(i) not in row_of), None)
-    if unknown is not None:
-        raise ConfigError(f"timeline: job id {unknown} has no row in the records")
+    tr = _Trace(
+        timeline,
+        records,
+        device=device,
+        metadata=metadata,
+        max_request_tracks=max_request_tracks,
+    )
+    return {"traceEvents": list(tr.events()), "displayTimeUnit": "ms", "otherData": tr.other}
 
-    cols = list(records.columns)
-    values = [records[c].tolist() for c in cols]
-    fields: list[dict[str, Any]] = [
-        {c: _py(v[k]) for c, v in zip(cols, values, strict=True)} for k in range(len(records))
-    ]
-    if "latency_s" in records.columns and "isolated_s" in records.columns:
-        lat = records["latency_s"].to_numpy(dtype=np.float64)
-        iso = records["isolated_s"].to_numpy(dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ntt = (lat / iso).tolist()
-        for f, v in zip(fields, ntt, strict=True):
-            f["ntt"] = _py(v)
-    rid = records["id"].to_numpy(dtype=np.int64).tolist()
-    labels = [
-        _label(f["network"], i, f["priority"], f["batch"]) for f, i in zip(fields, rid, strict=True)
-    ]
 
-    s_ns, e_ns = _ns(start), _ns(end)
-    arr_s = records["arrival_s"].to_numpy(dtype=np.float64)
-    fin_s = records["finish_s"].to_numpy(dtype=np.float64)
-    arr_ns = _ns(arr_s)
-    end_of_run = int(max(e_ns.max(initial=0), arr_ns.max(initial=0)))
-    finished = np.isfinite(fin_s)
-    fin_ns = np.where(finished, _ns(np.where(finished, fin_s, 0.0)), end_of_run)
+class _Trace:
+    """The trace's events, generated lazily (a long run has millions of them)."""
 
-    events: list[dict[str, Any]] = [
-        _meta("process_name", _ACCEL_PID, None, {"name": f"accelerator: {device}"}),
-        _meta("process_sort_index", _ACCEL_PID, None, {"sort_index": 0}),
-        _meta("thread_name", _ACCEL_PID, _EXEC_TID, {"name": "executing"}),
-        _meta("thread_sort_index", _ACCEL_PID, _EXEC_TID, {"sort_index": 0}),
-        _meta("thread_name", _ACCEL_PID, _ARRIVAL_TID, {"name": "arrivals"}),
-        _meta("thread_sort_index", _ACCEL_PID, _ARRIVAL_TID, {"sort_index": 1}),
-    ]
-    # Accelerator track, in time order (the engine appends segments in time order already;
-    # the stable sort keeps that and makes hand-built inputs valid too).
-    order = np.lexsort((e_ns, s_ns)).tolist()
-    s_l, e_l, id_l = s_ns.tolist(), e_ns.tolist(), ids.tolist()
-    for k in order:
-        row = row_of[id_l[k]]
-        kind = kinds[k]
-        ev: dict[str, Any] = {
-            "name": labels[row] if kind == "run" else f"{kind}: {labels[row]}",
-            "cat": kind,
-            "ph": "X",
-            "ts": _us(s_l[k]),
-            "dur": _us(e_l[k] - s_l[k]),
-            "pid": _ACCEL_PID,
-            "tid": _EXEC_TID,
-            "args": fields[row],
+    def __init__(
+        self,
+        timeline: Sequence[Segment],
+        records: pd.DataFrame,
+        *,
+        device: str = "accelerator",
+        metadata: Mapping[str, Any] | None = None,
+        max_request_tracks: int = 1000,
+    ) -> None:
+        _check_records(records)
+        row_of = _row_index(records)
+        ids, start, end, kinds = _segments(timeline)
+        unknown = next((i for i in ids.tolist() if i not in row_of), None)
+        if unknown is not None:
+            raise ConfigError(f"timeline: job id {unknown} has no row in the records")
+        self.device = device
+        self.max_request_tracks = max_request_tracks
+        self.n = len(records)
+        self.cols = [str(c) for c in records.columns]
+        self.values = [_json_column(records[c].to_numpy()) for c in records.columns]
+        if "latency_s" in records.columns and "isolated_s" in records.columns:
+            lat = records["latency_s"].to_numpy(dtype=np.float64)
+            iso = records["isolated_s"].to_numpy(dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.cols.append("ntt")
+                self.values.append(_json_column(lat / iso))
+        self._args_text: dict[int, str] = {}
+        self.rid: list[int] = records["id"].to_numpy(dtype=np.int64).tolist()
+        net, prio, batch = (records[c].tolist() for c in ("network", "priority", "batch"))
+        self.labels = [_label(net[k], self.rid[k], prio[k], batch[k]) for k in range(self.n)]
+        self.kinds = kinds
+        s_ns, e_ns = _ns(start), _ns(end)
+        arr_ns = _ns(records["arrival_s"].to_numpy(dtype=np.float64))
+        fin_s = records["finish_s"].to_numpy(dtype=np.float64)
+        end_of_run = int(max(e_ns.max(initial=0), arr_ns.max(initial=0)))
+        self.finished = np.isfinite(fin_s)
+        fin_ns = np.where(self.finished, _ns(np.where(self.finished, fin_s, 0.0)), end_of_run)
+        # Accelerator track in time order (the engine appends segments in time order already;
+        # the stable sort keeps that and makes hand-built inputs valid too).
+        self.order: list[int] = np.lexsort((e_ns, s_ns)).tolist()
+        self.seg_row = [row_of[i] for i in ids.tolist()]
+        self.s_l, self.e_l = s_ns.tolist(), e_ns.tolist()
+        self.by_arrival: list[int] = np.lexsort((np.asarray(self.rid), arr_ns)).tolist()
+        self.arr_ns, self.fin_ns = arr_ns, fin_ns
+        self.other: dict[str, Any] = {
+            "device": device,
+            "n_requests": self.n,
+            "n_segments": len(timeline),
+            "busy_us": _us(int((e_ns - s_ns).sum())),
+            "time_unit": "ts and dur are microseconds from simulation time 0",
         }
-        if kind in _CNAME:
-            ev["cname"] = _CNAME[kind]
-        events.append(ev)
+        for key, v in (metadata or {}).items():
+            self.other[str(key)] = _py(v)
 
-    by_arrival = np.lexsort((np.asarray(rid, dtype=np.int64), arr_ns)).tolist()
-    arr_l, fin_l = arr_ns.tolist(), fin_ns.tolist()
-    for row in by_arrival:
-        events.append(
-            {
-                "name": f"arrive: {labels[row]}",
-                "cat": "arrival",
-                "ph": "i",
-                "s": "t",
-                "ts": _us(arr_l[row]),
+    def args(self, row: int) -> dict[str, Any]:
+        """The record fields of ``row`` (NaN as ``None``), plus ``ntt``."""
+        return {c: v[row] for c, v in zip(self.cols, self.values, strict=True)}
+
+    def args_text(self, row: int) -> str:
+        """``args(row)`` as JSON text, made once per request (its segments share it)."""
+        text = self._args_text.get(row)
+        if text is None:
+            text = self._args_text[row] = _dump(self.args(row))
+        return text
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """The trace events as dicts."""
+        for ev, row in self.raw_events():
+            if row >= 0:
+                ev["args"] = self.args(row)
+            yield ev
+
+    def raw_events(self) -> Iterator[tuple[dict[str, Any], int]]:
+        """``(event, row)``: events whose ``args`` are the record fields of ``row`` come without
+        them (``row >= 0``), so a writer can reuse one JSON text per request."""
+        yield _meta("process_name", _ACCEL_PID, None, {"name": f"accelerator: {self.device}"}), -1
+        yield _meta("process_sort_index", _ACCEL_PID, None, {"sort_index": 0}), -1
+        yield _meta("thread_name", _ACCEL_PID, _EXEC_TID, {"name": "executing"}), -1
+        yield _meta("thread_sort_index", _ACCEL_PID, _EXEC_TID, {"sort_index": 0}), -1
+        yield _meta("thread_name", _ACCEL_PID, _ARRIVAL_TID, {"name": "arrivals"}), -1
+        yield _meta("thread_sort_index", _ACCEL_PID, _ARRIVAL_TID, {"sort_index": 1}), -1
+        kinds, labels, s_l, e_l, rid = self.kinds, self.labels, self.s_l, self.e_l, self.rid
+        for k in self.order:
+            row = self.seg_row[k]
+            kind = kinds[k]
+            ev: dict[str, Any] = {
+                "name": labels[row] if kind == "run" else f"{kind}: {labels[row]}",
+                "cat": kind,
+                "ph": "X",
+                "ts": _us(s_l[k]),
+                "dur": _us(e_l[k] - s_l[k]),
                 "pid": _ACCEL_PID,
-                "tid": _ARRIVAL_TID,
-                "args": {"id": rid[row]},
+                "tid": _EXEC_TID,
             }
-        )
-    events.extend(_in_system_counter(arr_ns, fin_ns[finished]))
+            if kind in _CNAME:
+                ev["cname"] = _CNAME[kind]
+            yield ev, row
 
-    if 0 < len(records) <= max_request_tracks:
-        events.append(_meta("process_name", _REQ_PID, None, {"name": "requests"}))
-        events.append(_meta("process_sort_index", _REQ_PID, None, {"sort_index": 1}))
+        arr_l, fin_l = self.arr_ns.tolist(), self.fin_ns.tolist()
+        for row in self.by_arrival:
+            yield (
+                {
+                    "name": f"arrive: {labels[row]}",
+                    "cat": "arrival",
+                    "ph": "i",
+                    "s": "t",
+                    "ts": _us(arr_l[row]),
+                    "pid": _ACCEL_PID,
+                    "tid": _ARRIVAL_TID,
+                    "args": {"id": rid[row]},
+                },
+                -1,
+            )
+        for ev in _in_system_counter(self.arr_ns, self.fin_ns[self.finished]):
+            yield ev, -1
+
+        if not 0 < self.n <= self.max_request_tracks:
+            return
+        yield _meta("process_name", _REQ_PID, None, {"name": "requests"}), -1
+        yield _meta("process_sort_index", _REQ_PID, None, {"sort_index": 1}), -1
         segs_of: dict[int, list[int]] = {}
-        for k in order:
-            segs_of.setdefault(row_of[id_l[k]], []).append(k)
-        for rank, row in enumerate(by_arrival):
+        for k in self.order:
+            segs_of.setdefault(self.seg_row[k], []).append(k)
+        for rank, row in enumerate(self.by_arrival):
             tid = _REQ_TID0 + rid[row]
-            events.append(_meta("thread_name", _REQ_PID, tid, {"name": labels[row]}))
-            events.append(_meta("thread_sort_index", _REQ_PID, tid, {"sort_index": rank}))
+            yield _meta("thread_name", _REQ_PID, tid, {"name": labels[row]}), -1
+            yield _meta("thread_sort_index", _REQ_PID, tid, {"sort_index": rank}), -1
             a = arr_l[row]
-            events.append(
+            yield (
                 {
                     "name": labels[row],
                     "cat": "request",
@@ -291,8 +347,9 @@ def chrome_trace(
                     "dur": _us(max(fin_l[row] - a, 0)),
                     "pid": _REQ_PID,
                     "tid": tid,
-                    "args": {**fields[row], "finished": bool(finished[row])},
-                }
+                    "args": {**self.args(row), "finished": bool(self.finished[row])},
+                },
+                -1,
             )
             for k in segs_of.get(row, ()):
                 ev = {
@@ -306,19 +363,7 @@ def chrome_trace(
                 }
                 if kinds[k] in _CNAME:
                     ev["cname"] = _CNAME[kinds[k]]
-                events.append(ev)
-
-    busy_ns = int((e_ns - s_ns).sum())
-    other: dict[str, Any] = {
-        "device": device,
-        "n_requests": len(records),
-        "n_segments": len(timeline),
-        "busy_us": _us(busy_ns),
-        "time_unit": "ts and dur are microseconds from simulation time 0",
-    }
-    for key, v in (metadata or {}).items():
-        other[str(key)] = _py(v)
-    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": other}
+                yield ev, -1
 
 
 def _meta(name: str, pid: int, tid: int | None, args: dict[str, Any]) -> dict[str, Any]:
@@ -357,14 +402,30 @@ def write_chrome_trace(
     **kwargs: Any,
 ) -> Path:
     """Write :func:`chrome_trace` to ``path`` as compact JSON, atomically (temporary file, then
-    rename). Keyword arguments go to :func:`chrome_trace`. Returns the path.
+    rename), one event per line and without holding the whole text in memory. Keyword
+    arguments go to :func:`chrome_trace`. Returns the path.
 
     Open the file in https://ui.perfetto.dev ("Open trace file") or ``chrome://tracing``.
     """
-    doc = chrome_trace(timeline, records, **kwargs)
-    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+    tr = _Trace(timeline, records, **kwargs)
     out = Path(path)
-    _write_atomic_text(out, text + "\n")
+    tmp = temp_path(out.parent, out.name)
+
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write('{"traceEvents":[')
+            sep = "\n"
+            for ev, row in tr.raw_events():
+                f.write(sep)
+                text = _dump(ev)
+                f.write(text if row < 0 else f'{text[:-1]},"args":{tr.args_text(row)}}}')
+                sep = ",\n"
+            f.write(f'\n],"displayTimeUnit":"ms","otherData":{_dump(tr.other)}}}\n')
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return out
 
 
@@ -505,6 +566,7 @@ def plot_timeline(
     ax_acc.tick_params(axis="y", length=0)
 
     # request rows
+    many = n_rows > 40
     y_of = {int(rid[r]): float(y) for y, r in enumerate(shown.tolist())}
     keep = np.isin(ids, np.fromiter(y_of, dtype=np.int64, count=len(y_of)))
     _draw_segments(
@@ -521,13 +583,28 @@ def plot_timeline(
         hi - lo,
         height_frac=0.62,
         min_run_frac=0.0015,
+        marker_size=9.0 if many else 16.0,
     )
     ys = np.arange(n_rows, dtype=np.float64)
     ax.hlines(ys, arr[shown] * scale, fin_shown * scale, color="0.55", linewidth=0.8, zorder=1)
-    ax.scatter(arr[shown] * scale, ys, marker="|", s=70, color="black", linewidths=1.2, zorder=4)
+    ax.scatter(
+        arr[shown] * scale,
+        ys,
+        marker="|",
+        s=40 if many else 70,
+        color="black",
+        linewidths=1.0,
+        zorder=4,
+    )
     done = np.isfinite(fin[shown])
     ax.scatter(
-        fin[shown][done] * scale, ys[done], marker="D", s=14, color="black", zorder=4, linewidths=0
+        fin[shown][done] * scale,
+        ys[done],
+        marker="D",
+        s=8 if many else 14,
+        color="black",
+        zorder=4,
+        linewidths=0,
     )
     if n_rows <= 45:
         labels = [f"#{rid[r]} {nets[r]} p{prio[r]} b{batch[r]}" for r in shown.tolist()]
@@ -536,6 +613,11 @@ def plot_timeline(
         step = math.ceil(n_rows / 40)
         ax.set_yticks(ys[::step], [f"#{rid[r]}" for r in shown[::step].tolist()], fontsize=7)
         ax.set_ylabel("request id")
+    if group_by == "network":
+        row_nets = [nets[r] for r in shown.tolist()]
+        for y in range(1, n_rows):
+            if row_nets[y] != row_nets[y - 1]:
+                ax.axhline(y - 0.5, color="0.75", linewidth=0.7, zorder=0)
     ax.set_ylim(n_rows - 0.4, -0.6)
     ax.set_xlim(lo * scale - pad, hi * scale + pad)
     ax.set_xlabel(f"time ({unit})")
@@ -573,6 +655,7 @@ def _draw_segments(
     *,
     height_frac: float,
     min_run_frac: float = 0.0,
+    marker_size: float = 16.0,
 ) -> None:
     """Bars for ``segs`` on ``ax``: runs by network colour, saves/restores hatched; saves and
     restores narrower than 0.4% of the span also get a marker so they stay visible; runs are drawn
@@ -607,7 +690,7 @@ def _draw_segments(
                 xs,
                 ys,
                 marker="v",
-                s=16,
+                s=marker_size,
                 color=_SAVE_STYLE["facecolor"] if kind == "save" else _RESTORE_STYLE["facecolor"],
                 edgecolors="black",
                 linewidths=0.3,
@@ -672,7 +755,8 @@ def plot_latency_cdf(
         cmap = colormaps["viridis"]
         for k, p in enumerate(levels):
             v = np.sort(ntt[prio == p])
-            name = _PRIORITY_NAMES.get(p)
+            # PREMA's level names only when the run uses PREMA's levels (not on a 1-11 scale)
+            name = _PRIORITY_NAMES.get(p) if set(levels) <= set(_PRIORITY_NAMES) else None
             lbl = f"priority {p}" + (f" ({name})" if name else "")
             colour = cmap(0.85 * k / max(len(levels) - 1, 1))
             _step_cdf(ax, v, f"{lbl}, n={len(v)}", color=colour, linewidth=1.6)
@@ -690,7 +774,11 @@ def plot_latency_cdf(
         ax.xaxis.set_minor_locator(LogLocator(subs="auto"))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlim(left=min(0.95, float(ntt.min()) * 0.95))
-        ax.legend(fontsize=8, loc="lower right")
+        if len(levels) <= 4:
+            ax.legend(fontsize=8, loc="lower right")
+        else:  # many levels (e.g. Planaria's 1-11): beside the plot, not over the curves
+            fig.set_figwidth(8.2)
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel("NTT = latency / isolated latency (log scale)")
     ax.set_ylabel("fraction of requests")
