@@ -207,8 +207,14 @@ def run_bench(
         ``None`` without the reference).
     """
     import npusched.policies.temporal  # noqa: F401  (registers P-HPF)
+    from npusched.errors import ConfigError
     from npusched.policies.base import POLICIES
     from npusched.sim.engine import Simulator
+
+    if isinstance(n_requests, bool) or not isinstance(n_requests, int) or n_requests < 1:
+        raise ConfigError(f"--requests must be an integer >= 1, got {n_requests!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"--seed must be an integer >= 0, got {seed!r}")
 
     say: Callable[[str], None] = (
         (lambda s: print(f"bench: {s}", file=sys.stderr, flush=True)) if progress else _quiet

@@ -543,12 +543,17 @@ def reproduce(
     n_runs = runs if runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
     if n_runs < 1:
         raise ConfigError(f"--runs must be >= 1, got {n_runs}")
+    if seed < 0:
+        raise ConfigError(f"--seed must be >= 0, got {seed}")
     setup = setup or PremaSetup(seed=seed)
     specs = list(specs or policy_specs())
     if "NP-FCFS" not in {s.label for s in specs}:
         raise ConfigError("the PREMA study needs NP-FCFS (the baseline) among its policies")
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # e.g. --out names an existing file
+        raise ConfigError(f"{out}: cannot use as the output directory: {e.strerror}") from None
     chash = setup.config_hash()
     main_store = _Store(out / "main_points.csv", MAIN_COLUMNS)
     rec_store = _Store(out / "main_records.csv", RECORD_COLUMNS)
