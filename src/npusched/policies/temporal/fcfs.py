@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from npusched.base import Component
-from npusched.errors import ConfigError
-from npusched.policies.base import POLICIES, TemporalPolicyBase
-from npusched.sim.types import KEEP, Decision, Mechanism, SchedulerView
+import operator
 
-_MECHANISMS = tuple(m.value for m in Mechanism)
+from npusched.policies.base import POLICIES
+from npusched.policies.temporal.mechanism import RankedPolicy
 
 
-def _mechanism(policy: str, value: object) -> Mechanism:
-    """Validate a ``mechanism`` parameter (``"checkpoint"``, ``"kill"`` or ``"drain"``)."""
-    try:
-        return Mechanism(str(value).lower())
-    except ValueError:
-        raise ConfigError(
-            f"{policy}: mechanism={value!r}; allowed: {', '.join(_MECHANISMS)}"
-        ) from None
-
-
-class FCFS(TemporalPolicyBase, Component):
+class FCFS(RankedPolicy):
     """Run the earliest-dispatched ready job (ties by request id).
 
     Args:
@@ -31,30 +19,14 @@ class FCFS(TemporalPolicyBase, Component):
             ``"kill"`` or ``"drain"``).
     """
 
-    period_s: float | None = None
+    family = "FCFS"
+    pick_best = operator.itemgetter(0)  # the ready queue is in dispatch order
+    rank_key = operator.attrgetter("arrival_s", "id")
+    better = staticmethod(operator.lt)  # dispatched earlier
 
     def __init__(self, preemptive: bool = False, mechanism: str = "checkpoint") -> None:
         self.preemptive = preemptive
         self.mechanism = mechanism
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return "P-FCFS" if self.preemptive else "NP-FCFS"
-
-    def reset(self) -> None:
-        self.mechanism_ = _mechanism(self.name, self.mechanism)
-
-    def select(self, view: SchedulerView) -> Decision:
-        ready = view.ready
-        if not ready:
-            return KEEP
-        first = ready[0]  # the ready queue is in dispatch order
-        running = view.running
-        if running is None:
-            return Decision(first)
-        if self.preemptive and (first.arrival_s, first.id) < (running.arrival_s, running.id):
-            return Decision(first, self.mechanism_)
-        return KEEP
 
 
 @POLICIES.register("NP-FCFS")

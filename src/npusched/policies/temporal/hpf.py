@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from operator import attrgetter
+import operator
+from functools import partial
 
-from npusched.base import Component
-from npusched.policies.base import POLICIES, TemporalPolicyBase
-from npusched.policies.temporal.fcfs import _mechanism
-from npusched.sim.types import KEEP, Decision, SchedulerView
-
-_priority = attrgetter("priority")  # C-level key: select runs at every decision
+from npusched.policies.base import POLICIES
+from npusched.policies.temporal.mechanism import RankedPolicy
 
 
-class HPF(TemporalPolicyBase, Component):
+class HPF(RankedPolicy):
     """Run the ready job with the highest ``priority`` (ties: earliest dispatched).
 
     Args:
@@ -23,31 +20,15 @@ class HPF(TemporalPolicyBase, Component):
             ``"drain"``.
     """
 
-    period_s: float | None = None
+    family = "HPF"
+    rank_key = operator.attrgetter("priority")
+    # ``max`` keeps the first of equal keys and the ready queue is in dispatch order.
+    pick_best = partial(max, key=rank_key)
+    better = staticmethod(operator.gt)  # strictly higher priority
 
     def __init__(self, preemptive: bool = True, mechanism: str = "checkpoint") -> None:
         self.preemptive = preemptive
         self.mechanism = mechanism
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return "P-HPF" if self.preemptive else "NP-HPF"
-
-    def reset(self) -> None:
-        self.mechanism_ = _mechanism(self.name, self.mechanism)
-
-    def select(self, view: SchedulerView) -> Decision:
-        ready = view.ready
-        if not ready:
-            return KEEP
-        # ``max`` keeps the first of equal keys and the ready queue is in dispatch order.
-        best = max(ready, key=_priority)
-        running = view.running
-        if running is None:
-            return Decision(best)
-        if self.preemptive and best.priority > running.priority:
-            return Decision(best, self.mechanism_)
-        return KEEP
 
 
 @POLICIES.register("NP-HPF")

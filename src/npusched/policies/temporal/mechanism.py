@@ -16,6 +16,9 @@ Modes accepted by every ``P-`` policy's ``mechanism`` parameter:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from npusched.base import Component
 from npusched.errors import ConfigError
 from npusched.policies.base import TemporalPolicy, TemporalPolicyBase
@@ -29,6 +32,20 @@ def check_mode(mode: str) -> str:
     if mode not in MECHANISM_MODES:
         raise ConfigError(f"mechanism {mode!r} not allowed; allowed: {', '.join(MECHANISM_MODES)}")
     return mode
+
+
+STATIC_MECHANISMS: tuple[str, ...] = tuple(m.value for m in Mechanism)
+
+
+def static_mechanism(policy: str, value: object) -> Mechanism:
+    """Validate a static ``mechanism`` parameter (``"checkpoint"``, ``"kill"`` or ``"drain"``,
+    any case) of ``policy``."""
+    try:
+        return Mechanism(str(value).lower())
+    except ValueError:
+        raise ConfigError(
+            f"{policy}: mechanism={value!r}; allowed: {', '.join(STATIC_MECHANISMS)}"
+        ) from None
 
 
 def remaining_s(job: JobView) -> float:
@@ -96,6 +113,48 @@ def decide(
     if not preemptive:
         return KEEP
     return Decision(candidate, select_mechanism(mode, running, candidate))
+
+
+class RankedPolicy(TemporalPolicyBase, Component):
+    """A policy that runs the best ready job, with a static mechanism (FCFS, HPF).
+
+    Subclasses set ``family`` (the name is ``NP-<family>`` / ``P-<family>``), define their own
+    ``__init__(preemptive, mechanism)`` (parameters are read from its signature) and set three
+    class attributes: ``pick_best(ready)`` returns the ready job that should hold the array,
+    ``rank_key(job)`` a comparable rank and ``better(rank_a, rank_b)`` whether a job ranked
+    ``rank_a`` should displace one ranked ``rank_b``. C-level callables (``operator``,
+    ``functools.partial``) keep :meth:`select`, which runs at every decision, as fast as
+    inlined code. The array, when idle, goes to ``pick_best(ready)``; when busy, the
+    preemptive variant displaces the running job with ``mechanism`` if the best ready job is
+    ``better``, and the non-preemptive one keeps it.
+    """
+
+    family: str = ""
+    period_s: float | None = None
+    preemptive: bool
+    mechanism: str
+    pick_best: Callable[[Sequence[JobView]], JobView]
+    rank_key: Callable[[JobView], Any]
+    better: Callable[[Any, Any], bool]
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"{'P' if self.preemptive else 'NP'}-{self.family}"
+
+    def reset(self) -> None:
+        self.mechanism_ = static_mechanism(self.name, self.mechanism)
+
+    def select(self, view: SchedulerView) -> Decision:
+        ready = view.ready
+        if not ready:
+            return KEEP
+        best = self.pick_best(ready)
+        running = view.running
+        if running is None:
+            return Decision(best)
+        if self.preemptive and self.better(self.rank_key(best), self.rank_key(running)):
+            return Decision(best, self.mechanism_)
+        return KEEP
 
 
 class WithMechanism(TemporalPolicyBase, Component):
