@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from npusched import __version__
-from npusched.errors import NpuschedError
+from npusched.errors import ConfigError, NpuschedError
 
 app = typer.Typer(
     name="npusched",
@@ -102,6 +102,14 @@ def models_import(
     from npusched.report.tables import render
 
     net = from_onnx(str(file), name=name)
+    symbolic = net.meta.get("symbolic_dims")
+    if symbolic:
+        # non-batch sizes are only right if these really are 1: say so instead of staying silent
+        print(
+            f"npusched: warning: {file}: symbolic dimensions taken as 1 (give them fixed sizes "
+            f"in the model for exact layer sizes): {', '.join(map(str, symbolic))}",
+            file=sys.stderr,
+        )
     render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
 
 
@@ -125,6 +133,9 @@ def profile_cmd(
     from npusched.models.zoo import get_network
     from npusched.report.tables import render
 
+    bad = [b for b in batch or [] if b < 1]
+    if bad:
+        raise ConfigError(f"--batch must be an integer >= 1, got {bad[0]}")
     batches = sorted(set(batch or [1]))
     net = get_network(network)
     dev = get_device(device)
@@ -277,6 +288,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(msg, file=sys.stderr)
                 return 2
             first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+            ctx = getattr(e, "ctx", None)
+            if first.startswith("No such command") and hasattr(ctx, "command"):
+                try:
+                    names = ctx.command.list_commands(ctx)  # type: ignore[union-attr]
+                except Exception:  # pragma: no cover - not a group
+                    names = []
+                if names:
+                    first = f"{first.rstrip('.')}; allowed: {', '.join(names)}"
             print(f"npusched: error: {first}", file=sys.stderr)
             return 2
         # Last resort: still one line; the traceback is behind --debug.

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
-from npusched.errors import NpuschedError, UnknownNameError
+from npusched.errors import ConfigError, NpuschedError, UnknownNameError
 
 T = TypeVar("T")
 
@@ -58,7 +59,22 @@ class Registry(Generic[T]):
         return f
 
     def create(self, name: str, /, **kwargs: object) -> T:
-        return self.get(name)(**kwargs)
+        """``get(name)(**kwargs)``; a keyword the factory does not take raises
+        :class:`~npusched.errors.ConfigError` naming the allowed ones (not a bare TypeError)."""
+        factory = self.get(name)
+        try:
+            params = inspect.signature(factory).parameters.values()
+        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+            params = None
+        if params is not None and not any(p.kind is p.VAR_KEYWORD for p in params):
+            names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            for key in kwargs:
+                if key not in names:
+                    raise ConfigError(
+                        f"{self.kind} {name!r}: unknown parameter {key!r}; "
+                        f"allowed: {', '.join(names) or '(none)'}"
+                    )
+        return factory(**kwargs)
 
     def names(self) -> list[str]:
         self._load_entry_points()

@@ -16,14 +16,16 @@ and policy to check their parameters is pure).
 from __future__ import annotations
 
 import inspect
+import numbers
 import os
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -50,6 +52,18 @@ __all__ = [
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
+
+
+def _priority(p: Any) -> Any:
+    # checked here so the message names both kinds of allowed value (the union's own error
+    # would only list the level names)
+    ok_int = isinstance(p, numbers.Integral) and not isinstance(p, bool) and int(p) >= 1
+    if not ok_int and p not in ("low", "medium", "high"):
+        raise ValueError(f"invalid value {p!r}; allowed: low, medium, high or an integer >= 1")
+    return p
+
+
+Priority = Annotated[Literal["low", "medium", "high"] | PositiveInt, BeforeValidator(_priority)]
 
 
 class _Strict(BaseModel):
@@ -101,9 +115,7 @@ class PremaWorkloadConfig(_Strict):
     models: Annotated[list[str], Field(min_length=1)]
     window_s: NonNegFloat
     batch_sizes: Annotated[list[PositiveInt], Field(min_length=1)] = [1, 4, 16]
-    priorities: Annotated[
-        list[Literal["low", "medium", "high"] | PositiveInt], Field(min_length=1)
-    ] = [
+    priorities: Annotated[list[Priority], Field(min_length=1)] = [
         "low",
         "medium",
         "high",
@@ -151,6 +163,10 @@ class PoissonWorkloadConfig(_Strict):
             raise ValueError("give exactly one of duration_s and n_requests")
         if self.priorities[1] < self.priorities[0]:
             raise ValueError(f"priorities range {list(self.priorities)} must be [lo, hi], lo <= hi")
+        if self.weights is not None:
+            values = self.weights.values() if isinstance(self.weights, dict) else self.weights
+            if not sum(values) > 0:
+                raise ValueError(f"weights {self.weights} must have a positive sum")
         if isinstance(self.weights, list) and len(self.weights) != len(self.models):
             raise ValueError(
                 f"weights has {len(self.weights)} entries; models has {len(self.models)}"
@@ -357,6 +373,52 @@ def _check_params(
             )
 
 
+def _check_param_values(
+    source: str, field: str, factory: Callable[..., Any], params: Mapping[str, Any]
+) -> None:
+    """Check parameter values against the factory's type hints (e.g. a number for ``quantum_s``)
+    and durations (names ending in ``_s``) against being finite and > 0."""
+    from pydantic import TypeAdapter
+
+    try:
+        sig = inspect.signature(factory, eval_str=True)
+    except Exception:  # pragma: no cover - unresolvable hints: leave it to the factory
+        return
+    for key, value in params.items():
+        p = sig.parameters.get(key)
+        if p is None:
+            continue
+        if p.annotation is not inspect.Parameter.empty:
+            try:
+                TypeAdapter(p.annotation).validate_python(value)
+            except ValidationError as e:
+                text = str(e.errors(include_url=False)[0]["msg"])
+                text = text[:1].lower() + text[1:]
+                raise ConfigError(f"{source}: {field}.{key}: {text} (got {value!r})") from None
+            except Exception:  # pragma: no cover - a hint pydantic cannot check
+                pass
+        if key.endswith("_s") and value is not None:
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            if not ok or not (0 < float(value) < float("inf")):
+                raise ConfigError(
+                    f"{source}: {field}.{key}: must be a finite number of seconds > 0 "
+                    f"(got {value!r})"
+                )
+
+
+def _probe_policy(policy: Any) -> None:
+    from npusched.sim.types import SchedulerView
+
+    policy.reset()
+    try:
+        policy.select(SchedulerView(now=0.0, ready=(), running=None, reason="probe", profiles={}))
+    except NpuschedError:
+        raise
+    except Exception:  # pragma: no cover - a policy not written for an empty view: best effort
+        pass
+    policy.reset()
+
+
 def _build(source: str, field: str, build: Callable[[], Any]) -> Any:
     try:
         return build()
@@ -380,8 +442,10 @@ def check_components(cfg: RunConfig, source: str = "<config>") -> None:
     )
     pol_factory = POLICIES.get(cfg.policy.name)
     _check_params(source, "policy.params", pol_factory, cfg.policy.params)
-    # reset() is a policy's first use, where it validates its parameters
-    _build(source, "policy.params", lambda: pol_factory(**cfg.policy.params).reset())
+    _check_param_values(source, "policy.params", pol_factory, cfg.policy.params)
+    # reset() is a policy's first use, where it validates its parameters; a first decision on
+    # an empty, idle accelerator reaches the checks some policies only make when they decide
+    _build(source, "policy.params", lambda: _probe_policy(pol_factory(**cfg.policy.params)))
     if cfg.sim.predictor != "oracle":
         from npusched.experiments.runner import resolve_estimator
 
@@ -421,8 +485,27 @@ def read_config_data(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ConfigError(f"{p}: TOML syntax error: {e}".replace("\n", " ")) from None
     import yaml
 
+    class _Loader(yaml.SafeLoader):
+        """Safe loader that rejects a key given twice in one mapping (TOML does too) instead of
+        silently keeping the last value."""
+
+    def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # "<<": merged keys may be overridden
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, Hashable):
+                continue  # construct_mapping reports it
+            if key in seen:
+                line = key_node.start_mark.line + 1
+                raise ConfigError(f"{p}: YAML key {key!r} given twice (line {line})")
+            seen.add(key)
+        return loader.construct_mapping(node, deep=True)
+
+    _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

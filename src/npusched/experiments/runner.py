@@ -195,6 +195,8 @@ def run_config(
     import_builtin_policies()
     requests = build_requests(cfg, Path(base_dir))
     if not requests:
+        if isinstance(cfg.workload, TraceWorkloadConfig):
+            raise ConfigError(f"{source}: workload.path: trace {cfg.workload.path!r} has no rows")
         raise ConfigError(f"{source}: workload: no requests (raise n_tasks, duration_s or rate)")
     device = get_device(cfg.hardware.device, **cfg.hardware.params)
     profiles = compile_profiles(requests, device)
@@ -232,6 +234,21 @@ def summary_json(summary: Mapping[str, float]) -> str:
         for k, v in sorted(summary.items())
     }
     return json.dumps(clean, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def check_out_dir(out_dir: str | os.PathLike[str]) -> None:
+    """Fail before simulating if ``out_dir`` cannot become the output directory: it is a file,
+    sits below a file, or its nearest existing ancestor is not writable. Creates nothing."""
+    d = Path(out_dir)
+    if d.exists() and not d.is_dir():
+        raise ConfigError(f"{d}: --out must be a directory, but a file of that name exists")
+    parent = d
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{d}: cannot create the output directory: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{d}: cannot write the output directory: {parent} is not writable")
 
 
 def write_outputs(out: RunOutput, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
@@ -330,6 +347,7 @@ def run_config_file(
         if seed < 0:
             raise ConfigError(f"--seed must be >= 0, got {seed}")
         cfg = cfg.model_copy(update={"seed": int(seed)})
+    check_out_dir(out_dir)  # before a long simulation, not after it
     out = run_config(cfg, base_dir=p.parent, progress=progress, source=str(p), timeline=timeline)
     write_outputs(out, out_dir)
     _print_summary(out, Path(out_dir))

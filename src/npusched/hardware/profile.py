@@ -242,9 +242,11 @@ def compile_profile(
         A :class:`Profile`; the same network object, an equal device parameter key and the same
         set of batch sizes return the same object.
     """
-    bs = tuple(sorted({int(b) for b in batch_sizes}))
-    if not bs or bs[0] < 1:
-        raise HardwareConfigError(f"batch sizes must be positive integers, got {list(batch_sizes)}")
+    if not isinstance(network, Network):
+        raise HardwareConfigError(
+            f"compile_profile needs a Network (e.g. get_network(name)), got {type(network).__name__}"
+        )
+    bs = _batch_sizes(batch_sizes)
     if not cache:
         return _compile(network, device, bs)
     key = (id(network), device.cache_key(), bs)
@@ -257,6 +259,25 @@ def compile_profile(
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return prof
+
+
+def _batch_sizes(batch_sizes: Iterable[int]) -> tuple[int, ...]:
+    """Sorted distinct batch sizes; anything but whole numbers >= 1 is an error (1.5 is not
+    silently truncated to 1)."""
+    try:
+        given = list(batch_sizes)
+    except TypeError:
+        given = None
+
+    def whole(b: object) -> bool:
+        if isinstance(b, bool) or not isinstance(b, int | float | np.integer | np.floating):
+            return False
+        return bool(np.isfinite(b) and b == int(b) and b >= 1)
+
+    if not given or not all(whole(b) for b in given):
+        shown = given if given is not None else batch_sizes
+        raise HardwareConfigError(f"batch sizes must be positive integers, got {shown!r}")
+    return tuple(sorted({int(b) for b in given}))
 
 
 def clear_profile_cache() -> None:

@@ -57,6 +57,8 @@ def _kind(path: Path) -> str:
 
 
 def _read(path: Path) -> pd.DataFrame:
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory, not a trace file (.csv or .parquet)")
     kind = _kind(path)
     if not path.is_file():
         raise ConfigError(f"{path}: trace file not found")

@@ -64,10 +64,13 @@ def register(
 
 
 def canonical_name(name: str) -> str:
+    if not isinstance(name, str):
+        raise UnknownNameError("network", name, _ENTRIES)
     key = name.lower()
     key = _ALIASES.get(key, key)
     if key not in _ENTRIES:
-        raise UnknownNameError("network", name, list(_ENTRIES) + list(_ALIASES))
+        # canonical names only: with the aliases the list is cut off before it ends
+        raise UnknownNameError("network", name, _ENTRIES)
     return key
 
 
