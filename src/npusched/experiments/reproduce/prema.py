@@ -254,7 +254,8 @@ class _Store:
             tmp = self.path.with_suffix(".csv.tmp")
             tmp.write_text("".join(good))
             os.replace(tmp, self.path)
-        return pd.read_csv(io.StringIO("".join(good)))
+        # a hash of digits only (e.g. "012345678901") must not be read as a number
+        return pd.read_csv(io.StringIO("".join(good)), dtype={"config_hash": str})
 
     def append(self, rows: Sequence[Mapping[str, Any]]) -> None:
         if not rows:
@@ -503,6 +504,28 @@ def _done_keys(df: pd.DataFrame, key: Sequence[str], chash: str) -> set[tuple[An
     return {tuple(r) for r in sub[list(key)].itertuples(index=False, name=None)}
 
 
+def _drop_orphan_records(store: _Store, done: set[tuple[Any, ...]], chash: str) -> None:
+    """Remove records of points without a row in ``main_points.csv`` (a run killed after writing
+    a point's records but before its row): the point is computed again, and the resumed
+    ``main_records.csv`` then equals an uninterrupted run's instead of holding both copies."""
+    store.load()  # drops a truncated last line
+    if not store.path.exists():
+        return
+    lines = store.path.read_text().splitlines(keepends=True)
+    i_label, i_batch, i_run = (RECORD_COLUMNS.index(k) for k in MAIN_KEY)
+    i_hash = RECORD_COLUMNS.index("config_hash")
+    keep = lines[:1]
+    for line in lines[1:]:
+        row = next(csv.reader([line]))
+        key = (row[i_label], int(row[i_batch]), int(row[i_run]))
+        if row[i_hash] != chash or key in done:
+            keep.append(line)
+    if len(keep) != len(lines):
+        tmp = store.path.with_suffix(".csv.tmp")
+        tmp.write_text("".join(keep))
+        os.replace(tmp, store.path)
+
+
 @dataclass
 class _Results:
     main: pd.DataFrame
@@ -560,6 +583,7 @@ def reproduce(
     mech_store = _Store(out / "mech_points.csv", MECH_COLUMNS)
     done_main = _done_keys(main_store.load(), MAIN_KEY, chash)
     done_mech = _done_keys(mech_store.load(), MECH_KEY, chash)
+    _drop_orphan_records(rec_store, done_main, chash)
 
     batches = tuple(sorted(set(setup.batch_sizes)))
     n_combos = len(setup.networks) * len(batches)
