@@ -417,3 +417,16 @@ def test_checkpoint_at_a_step_end_reached_up_to_rounding(point: str) -> None:
     assert res.columns["checkpoint_bytes"].tolist() == [1000, 0]
     # save 1 us, b runs 0.5 ms, restore 1 us, the last 1 us layer
     assert col(res, "finish_s") == pytest.approx([10 * US + 0.5 * MS + 3 * US, 11 * US + 0.5 * MS])
+
+
+def test_checkpoint_in_the_last_tile_just_completes_despite_rounding() -> None:
+    """Regression: 3 x (0.386 ms / 3) is 0.38599999999999995 ms, a few ulps short of the end.
+    A CHECKPOINT requested in the last tile must let the job finish (the next preemption point
+    is its end), not stop it 1e-19 s early and pay a save and a restore."""
+    c = make_profile("c", [0.386 * MS], tiles=3, checkpoint_bytes=1000)
+    assert c.isolated_latency() > 3 * (0.386 * MS / 3)
+    reqs = [req(0, 0.0, "c", 1), req(1, 0.258 * MS, "b", 9)]
+    res = Simulator({"c": c, "b": B}, HPF(preemptive=True)).run(reqs)
+    assert res.columns["preemptions"].tolist() == [0, 0]
+    assert res.columns["checkpoint_bytes"].tolist() == [0, 0]
+    assert col(res, "finish_s") == pytest.approx([0.386 * MS, 0.886 * MS], abs=1e-15)

@@ -52,7 +52,7 @@ Times are float64 seconds. Events never move the clock backwards (:class:`Simula
 from __future__ import annotations
 
 import math
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -395,13 +395,20 @@ class _Run:
             stop = job._exec
             t_stop = now
         else:
-            # Rounding can leave a job a few ulps past the step end it just reached; it stops
-            # there (not at the end of the next step) and saves the finished step's outputs.
-            e = job.tables.snap_to_step_end(job.executed_s)
+            tables = job.tables
+            cum = tables.cum
+            e = job.executed_s
+            i = bisect_left(cum, e)
+            if i and e - cum[i - 1] <= TIME_TOL_S:
+                # Rounding left the job a few ulps past the step end it just reached: it stops
+                # there (not at the end of the next step) and saves the finished step's outputs.
+                i -= 1
+                e = cum[i]
             if self.layer_point:
-                stop = job.tables.next_layer_boundary(e)
+                stop = cum[i] if i < len(cum) else cum[-1]
             else:
-                stop = job.plan.next_tile_boundary(e)
+                # start + k * tile can fall a few ulps short of the step end it means.
+                stop = tables.snap_to_step_end(job.plan.next_tile_boundary(e))
             if stop < e:  # the boundary search tolerates rounding; never go back in work
                 stop = e
             if stop >= job.isolated_s:  # the next preemption point is the end: it just finishes
