@@ -177,15 +177,16 @@ class NPPrema(TokenScheduler):
         return shortest_remaining(candidates, running)
 
 
-class PPrema(NPPrema):
-    """Preemptive PREMA (Algorithm 2 + a preemption mechanism; ``"dynamic"`` = Algorithm 3).
+class PreemptiveTokenScheduler(TokenScheduler):
+    """The preemptive variant of a token scheduler (P-PREMA, P-TOKEN): the same parameters plus
+    ``mechanism``. Put it first among the bases, before the non-preemptive class.
 
     Args:
-        mechanism: ``"checkpoint"`` (default), ``"kill"``, ``"dynamic"`` or ``"dynamic-kill"``.
+        mechanism: ``"checkpoint"`` (default), ``"kill"``, ``"dynamic"`` (Algorithm 3) or
+            ``"dynamic-kill"``.
         period_s, token_levels, threshold, include_running: see :class:`TokenScheduler`.
     """
 
-    name = "P-PREMA"
     preemptive = True
 
     def __init__(
@@ -198,6 +199,15 @@ class PPrema(NPPrema):
     ) -> None:
         super().__init__(period_s, token_levels, threshold, include_running)
         self.mechanism = mechanism
+
+
+class PPrema(PreemptiveTokenScheduler, NPPrema):
+    """Preemptive PREMA (Algorithm 2 + a preemption mechanism; ``"dynamic"`` = Algorithm 3).
+
+    Parameters: see :class:`PreemptiveTokenScheduler`.
+    """
+
+    name = "P-PREMA"
 
 
 POLICIES.register("NP-PREMA", NPPrema)

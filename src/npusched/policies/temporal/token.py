@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from npusched.policies.base import POLICIES
-from npusched.policies.temporal.prema import PERIOD_S, TOKEN_LEVELS, TokenScheduler
+from npusched.policies.temporal.prema import PreemptiveTokenScheduler, TokenScheduler
 from npusched.sim.types import JobView
 
 
@@ -32,22 +32,10 @@ class NPToken(TokenScheduler):
         return first_come(candidates, running)
 
 
-class PToken(NPToken):
-    """Preemptive TOKEN; ``mechanism`` as for every ``P-`` policy."""
+class PToken(PreemptiveTokenScheduler, NPToken):
+    """Preemptive TOKEN; parameters: see :class:`PreemptiveTokenScheduler`."""
 
     name = "P-TOKEN"
-    preemptive = True
-
-    def __init__(
-        self,
-        mechanism: str = "checkpoint",
-        period_s: float = PERIOD_S,
-        token_levels: tuple[int, ...] = TOKEN_LEVELS,
-        threshold: str = ">=",
-        include_running: bool = True,
-    ) -> None:
-        super().__init__(period_s, token_levels, threshold, include_running)
-        self.mechanism = mechanism
 
 
 POLICIES.register("NP-TOKEN", NPToken)
