@@ -167,6 +167,30 @@ RUN_CASES: list[tuple[str, str, str, tuple[str, ...]]] = [
         ("nonet.csv", "missing required column 'network'"),
     ),
     (
+        "trace-duplicate-column",
+        "c.toml",
+        '[workload]\nkind = "trace"\npath = "dupcol.csv"\n',
+        ("dupcol.csv", "column 'network' appears twice"),
+    ),
+    (
+        "trace-long-first-row",
+        "c.toml",
+        '[workload]\nkind = "trace"\npath = "long.csv"\n',
+        ("long.csv", "row 1 has 3 fields", "2 columns"),
+    ),
+    (
+        "trace-huge-batch",
+        "c.toml",
+        '[workload]\nkind = "trace"\npath = "huge.csv"\n',
+        ("huge.csv", "row 1", "column 'batch'", "<= 1048576"),
+    ),
+    (
+        "batch-huge",
+        "c.toml",
+        WORKLOAD + "batch_sizes = [10000000]\n",
+        ("workload.batch_sizes[0]", "1048576"),
+    ),
+    (
         "trace-bad-row",
         "c.toml",
         '[workload]\nkind = "trace"\npath = "badrow.csv"\n',
@@ -188,6 +212,9 @@ def test_run_bad_config(
     (tmp_path / "header.csv").write_text("arrival_s,network\n")
     (tmp_path / "nonet.csv").write_text("arrival_s\n0.1\n")
     (tmp_path / "badrow.csv").write_text("arrival_s,network\n0.1,alexnet\nabc,alexnet\n")
+    (tmp_path / "dupcol.csv").write_text("arrival_s,network,network\n0,alexnet,alexnet\n")
+    (tmp_path / "long.csv").write_text("arrival_s,network\n0,alexnet,5\n")
+    (tmp_path / "huge.csv").write_text("arrival_s,network,batch\n0,alexnet,100000000000\n")
     cfg = tmp_path / fname
     cfg.write_text(text)
     out = tmp_path / "out"
@@ -245,6 +272,8 @@ CLI_CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("profile-batch-0", ["profile", "alexnet", "--batch", "0"], ("--batch", ">= 1")),
     ("profile-batch-neg", ["profile", "alexnet", "--batch", "-3"], ("--batch", "-3")),
     ("profile-batch-float", ["profile", "alexnet", "--batch", "1.5"], ("--batch",)),
+    # int64 byte counts would overflow (negative bytes) instead
+    ("profile-batch-huge", ["profile", "alexnet", "--batch", str(10**13)], ("<= 1048576",)),
     ("bench-requests-0", ["bench", "--requests", "0"], ("--requests", ">= 1")),
     ("bench-requests-neg", ["bench", "--requests", "-5"], ("--requests", "-5")),
     ("bench-seed-neg", ["bench", "--requests", "5", "--seed", "-1"], ("--seed",)),
@@ -393,3 +422,10 @@ def test_resume_after_kill_between_records_and_point_row(tmp_path: Path) -> None
     assert again["policies"] == full["policies"]
     assert (out / "main_records.csv").read_bytes() == records
     assert (out / "main_points.csv").read_text() == "".join(points)
+
+
+def test_debug_flag_anywhere_shows_the_exception(tmp_path: Path) -> None:
+    from npusched.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"no\.toml: config file not found"):
+        main(["run", str(tmp_path / "no.toml"), "--debug"])

@@ -263,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    if debug:  # accepted anywhere (``npusched run x.toml --debug``), not only before the command
+        args = ["--debug", *(a for a in args if a != "--debug")]
     try:
         app(args=args, prog_name="npusched", standalone_mode=False)
     except typer.Exit as e:

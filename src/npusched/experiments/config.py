@@ -52,6 +52,7 @@ __all__ = [
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
+BatchSize = Annotated[int, Field(gt=0, le=2**20)]  # hardware.profile.MAX_BATCH
 
 
 def _priority(p: Any) -> Any:
@@ -114,7 +115,7 @@ class PremaWorkloadConfig(_Strict):
     n_tasks: PositiveInt = 8
     models: Annotated[list[str], Field(min_length=1)]
     window_s: NonNegFloat
-    batch_sizes: Annotated[list[PositiveInt], Field(min_length=1)] = [1, 4, 16]
+    batch_sizes: Annotated[list[BatchSize], Field(min_length=1)] = [1, 4, 16]
     priorities: Annotated[list[Priority], Field(min_length=1)] = [
         "low",
         "medium",
@@ -142,7 +143,7 @@ class PoissonWorkloadConfig(_Strict):
     weights: list[NonNegFloat] | dict[str, NonNegFloat] | None = None
     priorities: tuple[PositiveInt, PositiveInt] = (1, 11)
     qos: PositiveFloat | dict[str, PositiveFloat] | None = None
-    batch_sizes: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
+    batch_sizes: Annotated[list[BatchSize], Field(min_length=1)] = [1]
 
     @field_validator("models")
     @classmethod

@@ -261,9 +261,14 @@ def compile_profile(
     return prof
 
 
+#: Largest batch size a profile is compiled for: far beyond any real batch, and small enough
+#: that per-layer cycle and byte counts stay well inside int64 (they overflow near 1e10).
+MAX_BATCH = 2**20
+
+
 def _batch_sizes(batch_sizes: Iterable[int]) -> tuple[int, ...]:
-    """Sorted distinct batch sizes; anything but whole numbers >= 1 is an error (1.5 is not
-    silently truncated to 1)."""
+    """Sorted distinct batch sizes; anything but whole numbers in ``[1, MAX_BATCH]`` is an error
+    (1.5 is not silently truncated to 1)."""
     try:
         given = list(batch_sizes)
     except TypeError:
@@ -272,11 +277,13 @@ def _batch_sizes(batch_sizes: Iterable[int]) -> tuple[int, ...]:
     def whole(b: object) -> bool:
         if isinstance(b, bool) or not isinstance(b, int | float | np.integer | np.floating):
             return False
-        return bool(np.isfinite(b) and b == int(b) and b >= 1)
+        return bool(np.isfinite(b) and b == int(b) and 1 <= b <= MAX_BATCH)
 
     if not given or not all(whole(b) for b in given):
         shown = given if given is not None else batch_sizes
-        raise HardwareConfigError(f"batch sizes must be positive integers, got {shown!r}")
+        raise HardwareConfigError(
+            f"batch sizes must be positive integers <= {MAX_BATCH}, got {shown!r}"
+        )
     return tuple(sorted({int(b) for b in given}))
 
 

@@ -27,6 +27,8 @@ column and the problem.
 
 from __future__ import annotations
 
+import csv
+import itertools
 import os
 import uuid
 from collections.abc import Sequence
@@ -56,12 +58,35 @@ def _kind(path: Path) -> str:
     raise ConfigError(f"{path}: unknown trace format {suffix!r}; allowed: .csv, .parquet")
 
 
+def _check_csv_head(path: Path) -> None:
+    """Reject a repeated column name and a first row longer than the header: pandas would
+    rename the column (``network.1``) or turn the first column into the index, and the errors
+    that follow would point at the wrong column. Later long rows are pandas' own error."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig", errors="replace") as f:
+            head = list(itertools.islice(csv.reader(f), 2))
+    except (OSError, csv.Error):
+        return  # pandas reports it
+    if not head:
+        return
+    names = [h.strip() for h in head[0]]
+    dup = next((c for i, c in enumerate(names) if c in names[:i]), None)
+    if dup is not None:
+        raise ConfigError(f"{path}: column {dup!r} appears twice in the header")
+    if len(head) > 1 and len(head[1]) > len(names):
+        raise ConfigError(
+            f"{path}: row 1 has {len(head[1])} fields but the header names {len(names)} columns"
+        )
+
+
 def _read(path: Path) -> pd.DataFrame:
     if path.is_dir():
         raise ConfigError(f"{path}: is a directory, not a trace file (.csv or .parquet)")
     kind = _kind(path)
     if not path.is_file():
         raise ConfigError(f"{path}: trace file not found")
+    if kind == "csv":
+        _check_csv_head(path)
     try:
         if kind == "csv":
             # Everything as text first so that a stray "abc" in a numeric column is reported by
@@ -165,6 +190,11 @@ def load_trace(
         vals, miss = chk.integer(col, lowest)
         return [default if m else int(v) for v, m in zip(vals.tolist(), miss.tolist(), strict=True)]
 
+    if "batch" in df.columns:  # the largest batch a profile can be compiled for
+        from npusched.hardware.profile import MAX_BATCH
+
+        big, _ = chk.number("batch", required=False)
+        chk.fail(big > MAX_BATCH, "batch", f"must be <= {MAX_BATCH}")
     batch = ints("batch", 1, 1)
     priority = ints("priority", 1, 1)
     seq_in = ints("seq_in", 1, None)
