@@ -1,45 +1,9 @@
 """Metrics over per-request records: ANTT, STP, fairness, SLA rates, percentiles, throughput at
-SLA, utilisation (definitions in :mod:`npusched.metrics.core`)."""
+SLA, utilisation (definitions in :mod:`npusched.metrics.core`), and records on disk."""
 
-from npusched.metrics.core import (
-    PERCENTILES,
-    SLA_N,
-    antt,
-    fairness,
-    latency_percentiles,
-    makespan,
-    ntt,
-    priority_label,
-    progress_per_priority,
-    sla_met,
-    sla_violation_rates,
-    slo_attainment,
-    stp,
-    summarize,
-    throughput,
-    throughput_at_sla,
-    utilisation,
-)
+from npusched.metrics import core
+from npusched.metrics.core import *  # noqa: F403  (the public names are core.__all__)
 from npusched.metrics.records import read_records, write_records
 
-__all__ = [
-    "PERCENTILES",
-    "SLA_N",
-    "antt",
-    "fairness",
-    "latency_percentiles",
-    "makespan",
-    "ntt",
-    "priority_label",
-    "progress_per_priority",
-    "read_records",
-    "sla_met",
-    "sla_violation_rates",
-    "slo_attainment",
-    "stp",
-    "summarize",
-    "throughput",
-    "throughput_at_sla",
-    "utilisation",
-    "write_records",
-]
+__all__ = ["read_records", "write_records"]
+__all__ += core.__all__
