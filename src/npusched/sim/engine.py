@@ -334,6 +334,14 @@ class _Run:
         q = self.queue
         heappush(q.heap, (t0 + (iso - ex) / job.rate, COMPLETE, q.next_seq(), job, epoch))
 
+    def _charge_restore(self, job: Job, ss: float, t0: float) -> None:
+        """``job``'s segment began by restoring its checkpoint from ``ss`` to ``t0`` (seconds),
+        all of it done: charge the time and forget the saved context."""
+        job.checkpoint_s += t0 - ss
+        job._restore_bytes = 0
+        if self.timeline is not None:
+            self.timeline.append((job.id, ss, t0, "restore"))
+
     def _end_segment(self, job: Job, te: float, exec_end: float) -> None:
         """Close ``job``'s execution segment at time ``te`` with ``exec_end`` work done."""
         ss = job._seg_start
@@ -346,9 +354,7 @@ class _Run:
                 tl.append((job.id, ss, te, "restore"))
         else:
             if t0 > ss:
-                job.checkpoint_s += t0 - ss
-                if tl is not None:
-                    tl.append((job.id, ss, t0, "restore"))
+                self._charge_restore(job, ss, t0)
             job._restore_bytes = 0
             if tl is not None and te > t0:
                 tl.append((job.id, t0, te, "run"))
@@ -537,11 +543,8 @@ class _Run:
                     # Inlined completion: close the segment, record, free the array.
                     ss = job._seg_start
                     t0 = job._t0
-                    if t0 > ss:
-                        job.checkpoint_s += t0 - ss
-                        if timeline is not None:
-                            timeline.append((job.id, ss, t0, "restore"))
-                        job._restore_bytes = 0
+                    if t0 > ss:  # rare: the segment began with a restore
+                        self._charge_restore(job, ss, t0)
                     if timeline is not None and now > t0:
                         timeline.append((job.id, t0, now, "run"))
                     self.busy += now - ss
