@@ -627,6 +627,11 @@ def _load_results(
     mech = _Store(out / "mech_points.csv", MECH_COLUMNS).load()
     mech = mech[(mech["config_hash"].astype(str) == chash) & (mech["run"] < n_runs)]
     mech = mech.drop_duplicates(MECH_KEY, keep="last")
+    # a canonical row order, so that the aggregates' float sums do not depend on the order the
+    # points were computed in (one run, a resumed one, or --runs raised later)
+    main = main.sort_values(MAIN_KEY, kind="stable")
+    rec = rec.sort_values([*MAIN_KEY, "id"], kind="stable")
+    mech = mech.sort_values(MECH_KEY, kind="stable")
     return _Results(
         main.reset_index(drop=True),
         rec.reset_index(drop=True),
@@ -902,56 +907,57 @@ def write_outputs(
         return _f(t.loc[label, f"{metric}_improvement"]) if label in present else math.nan
 
     # Fig. 11 / 12 / 15 -----------------------------------------------------------------------
-    np_labels = [lb for lb in present if lb.startswith("NP-") and not lb.endswith("-oracle")]
-    fig11 = table[table["policy"].isin(np_labels)]
-    _write_csv(out / "fig11_nonpreemptive.csv", fig11)
     metrics = ("antt", "fairness", "stp")
-    if np_labels:
-        draw.panels(
-            out / "fig11_nonpreemptive.png",
-            [lb.removeprefix("NP-") for lb in np_labels],
-            {
-                f"{m.upper()} improvement vs NP-FCFS": {"NP": [imp(lb, m) for lb in np_labels]}
-                for m in metrics
-            },
-            title="Fig. 11: non-preemptive NPU (normalised to NP-FCFS)",
-        )
+
+    def improvement_figure(
+        name: str, groups: list[str], series: Mapping[str, str], title: str, xs: list[str]
+    ) -> None:
+        """``<name>.csv``: the rows of the policies ``fmt.format(group)`` for every series
+        format and group; ``<name>.png``: per metric, each series' improvement vs NP-FCFS with
+        the groups on the x axis (labelled ``xs``)."""
+        wanted = [fmt.format(g) for fmt in series.values() for g in groups]
+        _write_csv(out / f"{name}.csv", table[table["policy"].isin(wanted)])
+        if groups:
+            draw.panels(
+                out / f"{name}.png",
+                xs,
+                {
+                    f"{m.upper()} improvement vs NP-FCFS": {
+                        s: [imp(fmt.format(g), m) for g in groups] for s, fmt in series.items()
+                    }
+                    for m in metrics
+                },
+                title=title,
+            )
+
+    np_labels = [lb for lb in present if lb.startswith("NP-") and not lb.endswith("-oracle")]
+    improvement_figure(
+        "fig11_nonpreemptive",
+        np_labels,
+        {"NP": "{}"},
+        "Fig. 11: non-preemptive NPU (normalised to NP-FCFS)",
+        [lb.removeprefix("NP-") for lb in np_labels],
+    )
     fams = [f for f in FAMILIES if f"P-{f}" in present]
-    fig12 = table[table["policy"].isin([f"P-{f}" for f in fams] + [f"P-{f}-dynamic" for f in fams])]
-    _write_csv(out / "fig12_preemptive.csv", fig12)
-    if fams:
-        draw.panels(
-            out / "fig12_preemptive.png",
-            fams,
-            {
-                f"{m.upper()} improvement vs NP-FCFS": {
-                    "static CHECKPOINT": [imp(f"P-{f}", m) for f in fams],
-                    "dynamic (Alg. 3)": [imp(f"P-{f}-dynamic", m) for f in fams],
-                }
-                for m in metrics
-            },
-            title="Fig. 12: preemptive NPU, static vs dynamic mechanism",
-        )
-    fig15_labels = [
-        f"P-{f}{suf}" for f in fams for suf in ("", "-kill", "-dynamic", "-dynamic-kill")
-    ]
-    fig15 = table[table["policy"].isin(fig15_labels)]
-    _write_csv(out / "fig15_checkpoint_vs_kill.csv", fig15)
-    if fams:
-        draw.panels(
-            out / "fig15_checkpoint_vs_kill.png",
-            fams,
-            {
-                f"{m.upper()} improvement vs NP-FCFS": {
-                    "CHECKPOINT": [imp(f"P-{f}", m) for f in fams],
-                    "KILL": [imp(f"P-{f}-kill", m) for f in fams],
-                    "dyn. CHECKPOINT": [imp(f"P-{f}-dynamic", m) for f in fams],
-                    "dyn. KILL": [imp(f"P-{f}-dynamic-kill", m) for f in fams],
-                }
-                for m in metrics
-            },
-            title="Fig. 15: CHECKPOINT vs KILL",
-        )
+    improvement_figure(
+        "fig12_preemptive",
+        fams,
+        {"static CHECKPOINT": "P-{}", "dynamic (Alg. 3)": "P-{}-dynamic"},
+        "Fig. 12: preemptive NPU, static vs dynamic mechanism",
+        fams,
+    )
+    improvement_figure(
+        "fig15_checkpoint_vs_kill",
+        fams,
+        {
+            "CHECKPOINT": "P-{}",
+            "KILL": "P-{}-kill",
+            "dyn. CHECKPOINT": "P-{}-dynamic",
+            "dyn. KILL": "P-{}-dynamic-kill",
+        },
+        "Fig. 15: CHECKPOINT vs KILL",
+        fams,
+    )
 
     # Fig. 13: SLA violation rate vs N ------------------------------------------------------------
     fig13 = table[["policy", *(f"sla_n{n}" for n in SLA_NS)]] if present else pd.DataFrame()
