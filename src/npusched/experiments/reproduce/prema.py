@@ -629,9 +629,9 @@ def _load_results(
     mech = mech.drop_duplicates(MECH_KEY, keep="last")
     # a canonical row order, so that the aggregates' float sums do not depend on the order the
     # points were computed in (one run, a resumed one, or --runs raised later)
-    pass
-    pass
-    pass
+    main = main.sort_values(MAIN_KEY, kind="stable")
+    rec = rec.sort_values([*MAIN_KEY, "id"], kind="stable")
+    mech = mech.sort_values(MECH_KEY, kind="stable")
     return _Results(
         main.reset_index(drop=True),
         rec.reset_index(drop=True),
