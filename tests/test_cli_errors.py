@@ -429,3 +429,23 @@ def test_debug_flag_anywhere_shows_the_exception(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match=r"no\.toml: config file not found"):
         main(["run", str(tmp_path / "no.toml"), "--debug"])
+
+
+def test_raising_runs_later_gives_the_fresh_result(tmp_path: Path) -> None:
+    """``--runs 1`` then ``--runs 3`` equals ``--runs 3`` at once, to the last bit (the points
+    are aggregated in a canonical order, not in the order they were computed)."""
+    import json
+
+    from npusched.experiments.reproduce.prema import PremaSetup, policy_specs, reproduce
+
+    setup = PremaSetup(networks=("alexnet", "googlenet", "rnn-sa"), n_tasks=4, batch_sizes=(1, 4))
+    labels = {"NP-FCFS", "NP-SJF", "P-HPF", "P-PREMA", "P-PREMA-dynamic"}
+    specs = [s for s in policy_specs() if s.label in labels]
+    reproduce(tmp_path / "fresh", runs=3, setup=setup, specs=specs, plots=False)
+    reproduce(tmp_path / "grown", runs=1, setup=setup, specs=specs, plots=False)
+    reproduce(tmp_path / "grown", runs=3, setup=setup, specs=specs, plots=False)
+    fresh = json.loads((tmp_path / "fresh" / "summary.json").read_text())
+    grown = json.loads((tmp_path / "grown" / "summary.json").read_text())
+    assert grown == fresh
+    for name in ("policies.csv", "per_batch.csv"):
+        assert (tmp_path / "grown" / name).read_text() == (tmp_path / "fresh" / name).read_text()
