@@ -1032,40 +1032,35 @@ def write_outputs(
     if mt:
         for name in ("fig5_by_network", "fig5_by_batch", "fig6_by_network", "fig6_by_batch"):
             _write_csv(out / f"{name}.csv", mt[name])
-        f5 = mt["fig5_by_network"]
-        cats5 = f5["low_net"].tolist()
-        draw.grouped_bars(
-            out / "fig5a_preemption_latency.png",
-            cats5,
-            {k.upper(): f5[f"{k}_latency_us"].tolist() for k in ("checkpoint", "kill", "drain")},
-            ylabel="preemption latency (us)",
-            title="Fig. 5a: preemption latency by preempted task",
-        )
-        draw.grouped_bars(
-            out / "fig5b_wait_time.png",
-            cats5,
-            {k.upper(): f5[f"{k}_wait_ms"].tolist() for k in ("checkpoint", "kill", "drain")},
-            ylabel="preempting task wait (ms)",
-            title="Fig. 5b: preempting task's wait time by preempted task",
-        )
-        f6 = mt["fig6_by_network"]
-        cats6 = f6["high_net"].tolist()
-        draw.grouped_bars(
-            out / "fig6a_stp.png",
-            cats6,
-            {k.upper(): f6[f"{k}_stp"].tolist() for k in ("checkpoint", "kill", "drain")},
-            ylabel="STP normalised to NP-FCFS",
-            title="Fig. 6a: STP by preempting task",
-            reference=1.0,
-        )
-        draw.grouped_bars(
-            out / "fig6b_ntt.png",
-            cats6,
-            {k.upper(): f6[f"{k}_ntt"].tolist() for k in ("checkpoint", "kill", "drain")},
-            ylabel="NTT improvement vs NP-FCFS",
-            title="Fig. 6b: preempting task's NTT improvement",
-            reference=1.0,
-        )
+        panels = {  # file: (column suffix, y label, title)
+            "fig5a_preemption_latency": (
+                "_latency_us",
+                "preemption latency (us)",
+                "Fig. 5a: preemption latency by preempted task",
+            ),
+            "fig5b_wait_time": (
+                "_wait_ms",
+                "preempting task wait (ms)",
+                "Fig. 5b: preempting task's wait time by preempted task",
+            ),
+            "fig6a_stp": ("_stp", "STP normalised to NP-FCFS", "Fig. 6a: STP by preempting task"),
+            "fig6b_ntt": (
+                "_ntt",
+                "NTT improvement vs NP-FCFS",
+                "Fig. 6b: preempting task's NTT improvement",
+            ),
+        }
+        for fname, (col, ylabel, title) in panels.items():
+            fig6 = fname.startswith("fig6")  # by preempting task, normalised: reference line at 1
+            frame = mt["fig6_by_network"] if fig6 else mt["fig5_by_network"]
+            draw.grouped_bars(
+                out / f"{fname}.png",
+                frame["high_net" if fig6 else "low_net"].tolist(),
+                {k.upper(): frame[f"{k}{col}"].tolist() for k in ("checkpoint", "kill", "drain")},
+                ylabel=ylabel,
+                title=title,
+                reference=1.0 if fig6 else None,
+            )
         m = mt["_all"]
         mech_info = {
             "samples": len(m),
