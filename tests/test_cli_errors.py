@@ -449,3 +449,21 @@ def test_raising_runs_later_gives_the_fresh_result(tmp_path: Path) -> None:
     assert grown == fresh
     for name in ("policies.csv", "per_batch.csv"):
         assert (tmp_path / "grown" / name).read_text() == (tmp_path / "fresh" / name).read_text()
+
+
+def test_ctrl_c_exits_130_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C used to end ``npusched run`` with status 0 and no message (typer returns the 130)."""
+    import npusched.experiments.runner as runner
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_config", interrupted)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(WORKLOAD)
+    out = tmp_path / "out"
+    assert main(["run", str(cfg), "--out", str(out), "-q"]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == ["npusched: error: interrupted"]
+    assert not out.exists()

@@ -266,7 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     if debug:  # accepted anywhere (``npusched run x.toml --debug``), not only before the command
         args = ["--debug", *(a for a in args if a != "--debug")]
     try:
-        app(args=args, prog_name="npusched", standalone_mode=False)
+        rv = app(args=args, prog_name="npusched", standalone_mode=False)
+        # typer turns Ctrl-C into an exit code it *returns* here (commands return None)
+        if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
+            if rv == 130:
+                print("npusched: error: interrupted", file=sys.stderr)
+            return rv
     except typer.Exit as e:
         return int(getattr(e, "exit_code", 0) or 0)
     except typer.Abort:
