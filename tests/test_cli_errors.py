@@ -366,6 +366,7 @@ def test_models_import_warns_about_symbolic_dims(
 def _api_cases() -> list[tuple[str, Callable[[], object], str]]:
     from npusched.hardware import compile_profile, get_device
     from npusched.models.zoo import get_network
+    from npusched.workloads import prema_workload
 
     def prof(batches: object) -> object:
         return compile_profile(get_network("alexnet"), get_device("prema-npu"), batches)  # type: ignore[arg-type]
@@ -377,6 +378,7 @@ def _api_cases() -> list[tuple[str, Callable[[], object], str]]:
         ("device-rows-0", lambda: get_device("prema-npu", rows=0), "rows"),
         ("device-keyword", lambda: get_device("prema-npu", freq_hz=1e9), "frequency_hz"),
         ("batch-empty", lambda: prof([]), "batch sizes must be positive integers"),
+        ("workload-seed", lambda: prema_workload(2, ["alexnet"], 0.01, random_state=-1), "-1"),
         ("batch-fraction", lambda: prof([1.5]), "1.5"),
         ("batch-text", lambda: prof(["a"]), "'a'"),
         ("batch-scalar", lambda: prof(4), "got 4"),

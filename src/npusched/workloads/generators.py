@@ -29,6 +29,18 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 RandomState = int | np.random.Generator | np.random.SeedSequence | None
 
+
+def _rng(random_state: object) -> np.random.Generator:
+    """``np.random.default_rng(random_state)``, with a typed error for a bad seed (e.g. -1)."""
+    try:
+        return np.random.default_rng(random_state)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"random_state must be None, an integer >= 0, a SeedSequence or a Generator, "
+            f"got {random_state!r}"
+        ) from None
+
+
 __all__ = [
     "RandomState",
     "apply_slo",
@@ -181,7 +193,7 @@ def prema_workload(
     if prios.size == 0:
         raise ConfigError("priorities must not be empty")
     bs = _positive_ints(batch_sizes, "batch_sizes")
-    rng = np.random.default_rng(random_state)
+    rng = _rng(random_state)
     n = int(n_tasks)
     arrival = rng.uniform(0.0, float(window_s), size=n) if window_s > 0 else np.zeros(n)
     nets = [names[i] for i in rng.integers(0, len(names), size=n).tolist()]
@@ -299,7 +311,7 @@ def poisson_workload(
                 "a scalar qos (multiple of isolated latency) needs profiles=; or call apply_slo()"
             )
 
-    rng = np.random.default_rng(random_state)
+    rng = _rng(random_state)
     arrival = _arrivals(rng, float(rate_per_s), duration_s, n_requests)
     n = len(arrival)
     nets = [names[i] for i in rng.choice(len(names), size=n, p=w).tolist()]
