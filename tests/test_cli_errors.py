@@ -469,3 +469,30 @@ def test_ctrl_c_exits_130_with_one_line(
     assert main(["run", str(cfg), "--out", str(out), "-q"]) == 130
     assert capsys.readouterr().err.strip().splitlines() == ["npusched: error: interrupted"]
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["models"], ["reproduce"]],
+    ids=["root", "models", "reproduce"],
+)
+def test_no_subcommand_prints_help_and_exits_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "Usage: npusched" in captured.out + captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_help_rewraps_docstring_paragraphs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("TERMINAL_WIDTH", "200")
+    assert main(["profile", "--help"]) == 0
+    out = capsys.readouterr().out
+    # the docstring breaks this sentence after "at the"; help text must not keep such breaks
+    assert "unroll them at the network's default sequence lengths" in out
+    assert main(["reproduce", "prema", "--help"]) == 0
+    assert "Base seed" in capsys.readouterr().out

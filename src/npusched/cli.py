@@ -22,9 +22,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",  # docstring paragraphs re-wrap instead of keeping line breaks
 )
-models_app = typer.Typer(help="List, show and import DNN models.", no_args_is_help=True)
-reproduce_app = typer.Typer(help="Reproduce a paper's evaluation.", no_args_is_help=True)
+models_app = typer.Typer(
+    help="List, show and import DNN models.", no_args_is_help=True, rich_markup_mode="markdown"
+)
+reproduce_app = typer.Typer(
+    help="Reproduce a paper's evaluation.", no_args_is_help=True, rich_markup_mode="markdown"
+)
 app.add_typer(models_app, name="models")
 app.add_typer(reproduce_app, name="reproduce")
 
@@ -231,7 +236,7 @@ def bench_cmd(
     reference: Annotated[
         bool, typer.Option("--reference/--no-reference", help="Also run the SimPy reference.")
     ] = True,
-    seed: int = 0,
+    seed: Annotated[int, typer.Option(help="Workload seed (>= 0).")] = 0,
 ) -> None:
     """Engine speed against a SimPy reference on a PREMA-style workload."""
     from npusched.bench import run_bench
@@ -248,10 +253,13 @@ def bench_cmd(
 # --- reproduce ---------------------------------------------------------------------------------
 @reproduce_app.command("prema")
 def reproduce_prema(
-    out: Annotated[Path, typer.Option("--out", "-o")] = Path("out/prema"),
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Output directory; a rerun resumes the finished points."),
+    ] = Path("out/prema"),
     quick: Annotated[bool, typer.Option(help="Fewer runs (under a minute).")] = False,
     runs: Annotated[int | None, typer.Option(help="Workloads per point (default 25).")] = None,
-    seed: int = 0,
+    seed: Annotated[int, typer.Option(help="Base seed of every workload (>= 0).")] = 0,
 ) -> None:
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
     from npusched.experiments.reproduce.prema import reproduce
