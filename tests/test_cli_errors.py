@@ -93,6 +93,12 @@ RUN_CASES: list[tuple[str, str, str, tuple[str, ...]]] = [
         POISSON + "weights = [0]\n",
         ("c.toml", "workload", "weights", "positive sum"),
     ),
+    (
+        "qos-table-typo",
+        "c.toml",
+        POISSON + "qos = { vgg-16 = 0.01 }\n",
+        ("workload", "qos names ['vgg-16'] not in models"),
+    ),
     ("device-unknown", "c.toml", WORKLOAD + '[hardware]\ndevice = "x"\n', ("hardware.device",)),
     ("rows-neg", "c.toml", WORKLOAD + "[hardware]\nparams = { rows = -1 }\n", ("rows",)),
     ("predictor", "c.toml", WORKLOAD + '[sim]\npredictor = "bogus"\n', ("sim.predictor",)),

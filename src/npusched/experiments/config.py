@@ -172,6 +172,12 @@ class PoissonWorkloadConfig(_Strict):
             raise ValueError(
                 f"weights has {len(self.weights)} entries; models has {len(self.models)}"
             )
+        if isinstance(self.qos, dict):  # a table entry for a network never requested: a typo
+            unknown = set(self.qos) - set(self.models)
+            if unknown:
+                raise ValueError(
+                    f"qos names {sorted(unknown)} not in models; allowed: {self.models}"
+                )
         if isinstance(self.weights, dict):
             unknown = set(_network_names(list(self.weights))) - set(self.models)
             if unknown:
