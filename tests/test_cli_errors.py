@@ -502,3 +502,23 @@ def test_help_rewraps_docstring_paragraphs(
     assert "unroll them at the network's default sequence lengths" in out
     assert main(["reproduce", "prema", "--help"]) == 0
     assert "Base seed" in capsys.readouterr().out
+
+
+def test_parquet_trace_errors_show_plain_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A datetime arrival column used to be read as nanoseconds since 1970 (a run with zero
+    latencies and divide-by-zero warnings); values are shown as 2.5, not np.float64(2.5)."""
+    import pandas as pd
+
+    cases = [
+        ({"arrival_s": pd.to_datetime(["2020-01-01"]), "network": ["alexnet"]}, "a date/time"),
+        ({"arrival_s": [0.1], "network": ["alexnet"], "batch": [2.5]}, "(got 2.5)"),
+    ]
+    for i, (columns, needle) in enumerate(cases):
+        trace = tmp_path / f"t{i}.parquet"
+        pd.DataFrame(columns).to_parquet(trace)
+        cfg = tmp_path / f"c{i}.toml"
+        cfg.write_text(f'[workload]\nkind = "trace"\npath = "{trace.name}"\n')
+        line = _expect_error(capsys, ["run", str(cfg), "--out", str(tmp_path / "o"), "-q"])
+        assert trace.name in line and needle in line and "np." not in line

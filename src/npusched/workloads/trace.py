@@ -107,6 +107,8 @@ class _Checker:
         if bad.size:
             row = int(bad[0])
             value = self.df[column].iloc[row]
+            if isinstance(value, np.generic):  # show 3, not np.int64(3)
+                value = value.item()
             raise ConfigError(
                 f"{self.path}: row {row + 1}: column {column!r}: {problem} (got {value!r})"
             )
@@ -124,6 +126,9 @@ class _Checker:
         raw = self.df[column]
         if raw.dtype == bool:
             self.fail(np.ones(len(raw), bool), column, "not a number")
+        if pd.api.types.is_datetime64_any_dtype(raw) or pd.api.types.is_timedelta64_dtype(raw):
+            # to_numeric would give nanoseconds since 1970, silently
+            self.fail(~miss, column, "a date/time, not a number of seconds")
         num = pd.to_numeric(raw.where(~miss), errors="coerce").to_numpy(dtype=np.float64)
         self.fail(~miss & np.isnan(num), column, "not a number")
         self.fail(~miss & ~np.isfinite(num), column, "not a finite number")
