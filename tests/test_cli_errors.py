@@ -74,6 +74,14 @@ RUN_CASES: list[tuple[str, str, str, tuple[str, ...]]] = [
         ("workload.models", "'bogus'", "resnet-50"),
     ),
     ("batch-0", "c.toml", WORKLOAD + "batch_sizes = [0]\n", ("workload.batch_sizes[0]",)),
+    # lax parsing used to read `true` as 1
+    ("seed-bool", "c.toml", "seed = true\n" + WORKLOAD, ("seed", "expected an integer")),
+    (
+        "batch-bool",
+        "c.toml",
+        WORKLOAD + "batch_sizes = [true]\n",
+        ("workload.batch_sizes[0]", "got true"),
+    ),
     (
         "priority-0",
         "c.toml",

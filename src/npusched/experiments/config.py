@@ -51,8 +51,17 @@ __all__ = [
 
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-PositiveInt = Annotated[int, Field(gt=0)]
-BatchSize = Annotated[int, Field(gt=0, le=2**20)]  # hardware.profile.MAX_BATCH
+
+
+def _not_bool(v: Any) -> Any:
+    # lax pydantic would read `true` as 1 (seed = true, batch_sizes = [true])
+    if isinstance(v, bool):
+        raise ValueError(f"expected an integer, got {str(v).lower()}")
+    return v
+
+
+PositiveInt = Annotated[int, BeforeValidator(_not_bool), Field(gt=0)]
+BatchSize = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, le=2**20)]  # MAX_BATCH
 
 
 def _priority(p: Any) -> Any:
@@ -262,7 +271,7 @@ class RunConfig(_Strict):
     """A complete run: ``seed`` plus the five tables. ``name`` is free text for reports."""
 
     name: str | None = None
-    seed: Annotated[int, Field(ge=0)] = 0
+    seed: Annotated[int, BeforeValidator(_not_bool), Field(ge=0)] = 0
     hardware: HardwareConfig = Field(default_factory=HardwareConfig)
     workload: WorkloadConfig
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
