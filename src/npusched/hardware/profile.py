@@ -275,6 +275,8 @@ def _batch_sizes(batch_sizes: Iterable[int]) -> tuple[int, ...]:
         given = None
 
     def whole(b: object) -> bool:
+        if type(b) is int:  # the common case, without NumPy calls (cache hits stay cheap)
+            return 1 <= b <= MAX_BATCH
         if isinstance(b, bool) or not isinstance(b, int | float | np.integer | np.floating):
             return False
         return bool(np.isfinite(b) and b == int(b) and 1 <= b <= MAX_BATCH)
