@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -458,3 +459,36 @@ def test_prema_scenario_hand_computed_in_the_engine() -> None:
         (2, 5.501, 5.502, "restore"),
         (2, 5.502, 8.502, "run"),
     ]
+
+
+def test_p_rrb_rotates_through_models_after_checkpoints() -> None:
+    """Regression: P-RRB moved its pointer to the candidate when it *requested* a CHECKPOINT,
+    so when the save was done the idle rule skipped the candidate's model (a -> c instead of
+    a -> b) and, with two models left, resumed the victim at once (save, then restore of the
+    same request). Three models of 4, 2 and 1 ms (0.25 ms tiles, 1 us saves), quantum 0.25 ms."""
+    from npusched.sim.engine import Simulator
+    from simhelpers import make_profile, req
+
+    profiles = {
+        "a": make_profile("a", [1 * MS] * 4, tiles=4, checkpoint_bytes=1000),
+        "b": make_profile("b", [1 * MS] * 2, tiles=4, checkpoint_bytes=1000),
+        "c": make_profile("c", [1 * MS], tiles=4, checkpoint_bytes=1000),
+    }
+    reqs = [req(0, 0.0, "a"), req(1, 0.1 * MS, "b"), req(2, 0.2 * MS, "c")]
+    res = Simulator(profiles, POLICIES.create("P-RRB"), record_timeline=True).run(reqs)
+    tl = res.timeline or []
+    runs = ["abc"[j] for j, _, _, kind in tl if kind == "run"]
+    assert runs == ["a", "b", "c", "a", "b", "c", "a", "b", "a", "b", "a"]
+    for (j1, _, _, k1), (j2, _, _, k2) in itertools.pairwise(tl):
+        assert not (k1 == "save" and k2 == "restore" and j1 == j2), "victim resumed at once"
+    assert col_ms(res, "finish_s") == pytest.approx([7.016, 4.765, 2.758])
+
+
+def test_p_rrb_rejects_static_kill() -> None:
+    with pytest.raises(ConfigError, match="never finishes"):
+        POLICIES.create("P-RRB", mechanism="kill").reset()
+    POLICIES.create("P-RRB", mechanism="dynamic-kill").reset()  # kills cannot cycle
+
+
+def col_ms(res: Any, name: str) -> list[float]:
+    return [float(x) / MS for x in res.columns[name]]

@@ -16,6 +16,13 @@ rule when the running request has held the array for at least ``quantum_s`` (che
 scheduling period, ``period_s``) and another model has a waiting request, preempting the running
 one with ``mechanism``. Arrivals never preempt under RRB. The default quantum equals PREMA's
 scheduling period (0.25 ms, Table II), the only time quota the paper defines.
+
+The pointer moves when a request actually gets the array: at once under KILL, and after a
+CHECKPOINT when the victim's save is done (the idle rule then picks the model after the
+victim's, normally the one the preemption was for). A static ``"kill"`` mechanism is rejected:
+each slice would restart its request from scratch, so requests longer than the quantum of two
+models would never finish. ``"dynamic-kill"`` is allowed: Algorithm 3 kills only for a
+candidate estimated shorter than the victim, so kills cannot cycle.
 """
 
 from __future__ import annotations
@@ -23,10 +30,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from npusched.base import Component
+from npusched.errors import ConfigError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
-from npusched.policies.temporal.mechanism import check_mode, decide
+from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, decide
 from npusched.policies.temporal.prema import PERIOD_S
-from npusched.sim.types import Decision, JobView, SchedulerView
+from npusched.sim.types import Decision, JobView, Mechanism, SchedulerView
 
 
 class NPRRB(TemporalPolicyBase, Component):
@@ -106,6 +114,17 @@ class PRRB(NPRRB):
         self.quantum_s = quantum_s
         self.period_s = period_s
 
+    def reset(self) -> None:
+        super().reset()
+        if check_mode(self.mechanism) == "kill":
+            # Every slice would restart its request from scratch: requests longer than the
+            # quantum of two models would take turns being killed forever.
+            raise ConfigError(
+                f"{self.name}: mechanism='kill' never finishes requests longer than quantum_s "
+                f"(each time slice restarts them); allowed: "
+                f"{', '.join(m for m in MECHANISM_MODES if m != 'kill')}"
+            )
+
     def select(self, view: SchedulerView) -> Decision:
         self._ensure()
         mode = check_mode(self.mechanism)
@@ -120,8 +139,11 @@ class PRRB(NPRRB):
         others = [j for j in view.ready if j.network != running.network]
         job = self.next_job(others, running.network)
         decision = decide(view, job, preemptive=True, mode=mode)
-        if decision.run is not None and decision.mechanism != "drain":
-            self._grant(job, view.now)
+        if decision.run is not None and decision.mechanism == Mechanism.KILL:
+            self._grant(job, view.now)  # KILL starts the candidate at once
+        # After a CHECKPOINT the array is reassigned when the save is done, by the idle rule
+        # above; the pointer must still name the victim's model then, or the model after it
+        # would be skipped (and with two models the victim would resume at once).
         return decision
 
 
