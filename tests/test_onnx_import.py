@@ -660,3 +660,17 @@ def test_cycle_is_reported(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="cycle") as exc:
         from_onnx(path)
     _one_line_error(exc, path)
+
+
+def test_profile_accepts_an_onnx_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`npusched profile FILE.onnx` imports the file and profiles it like a zoo network."""
+    import json
+
+    from npusched.cli import main
+
+    path = _cnn(tmp_path, "flatten", 1)
+    assert main(["profile", str(path), "--batch", "1", "--batch", "4", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    totals = doc["totals"]
+    assert [t["batch"] for t in totals] == [1, 4]
+    assert totals[1]["isolated_ms"] >= totals[0]["isolated_ms"] > 0

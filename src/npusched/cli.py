@@ -129,6 +129,7 @@ def profile_cmd(
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
+    NETWORK is a zoo name or a path to an ``.onnx`` file (imported as by ``models import``).
     Recurrent layers are listed once (one time step); totals unroll them at the network's
     default sequence lengths. JSON output is one object: device, totals and (with --layers)
     per-layer rows; CSV output is the per-layer rows (or the totals with --no-layers).
@@ -142,7 +143,12 @@ def profile_cmd(
     if bad:
         raise ConfigError(f"--batch must be an integer >= 1, got {bad[0]}")
     batches = sorted(set(batch or [1]))
-    net = get_network(network)
+    if network.lower().endswith(".onnx"):
+        from npusched.models import from_onnx
+
+        net = from_onnx(network)
+    else:
+        net = get_network(network)
     dev = get_device(device)
     prof = compile_profile(net, dev, batches)
     peak = getattr(dev, "peak_macs_per_s", None)
