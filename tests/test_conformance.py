@@ -34,8 +34,11 @@ def params(policy: object) -> dict:
 
 
 def test_builtins_registered() -> None:
-    for name in ("NP-FCFS", "P-FCFS", "NP-HPF", "P-HPF"):
-        assert name in NAMES
+    """Every built-in family is registered in both variants under its PREMA name."""
+    fams = ("FCFS", "HPF", "RRB", "TOKEN", "SJF", "PREMA")
+    assert {f"{v}-{f}" for f in fams for v in ("NP", "P")} <= set(NAMES)
+    for name in NAMES:
+        assert make(name).name == name
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -442,9 +442,10 @@ def test_prema_scenario_hand_computed_in_the_engine() -> None:
         ("NP-PREMA", None): ([4.0, 8.5, 8.0], [0, 0, 0], [0, 0, 0], [0, 0, 0]),
         ("P-TOKEN", "checkpoint"): ([4.0, 5.501, 8.502], [0, 0, 1], [0, 0, 1000], [0, 0, 2]),
     }
+    results = {}
     for (name, mech), (finish, pre, nbytes, ck_us) in cases.items():
         pol = POLICIES.create(name) if mech is None else POLICIES.create(name, mechanism=mech)
-        res = Simulator(profiles, pol, record_timeline=True).run(reqs)
+        res = results[name, mech] = Simulator(profiles, pol, record_timeline=True).run(reqs)
         cols = res.columns
         assert cols["finish_s"].tolist() == pytest.approx([f * MS for f in finish], abs=1e-12)
         assert cols["preemptions"].tolist() == pre, name
@@ -459,6 +460,16 @@ def test_prema_scenario_hand_computed_in_the_engine() -> None:
         (2, 5.501, 5.502, "restore"),
         (2, 5.502, 8.502, "run"),
     ]
+    # Eq. 1-2 on the dynamic run's records: NTT = (finish - arrival) / isolated.
+    from npusched.metrics import antt, fairness, sla_violation_rates, stp
+
+    df = results["P-PREMA", "dynamic"].to_frame()
+    ntt = [4.504 / 4, (2.002 - 0.1) / 0.5, (8.504 - 3.204) / 4]  # 1.126, 3.804, 1.325
+    assert antt(df) == pytest.approx(sum(ntt) / 3)
+    assert stp(df) == pytest.approx(sum(1 / x for x in ntt))
+    pp = [(1 / x) / (p / 13) for x, p in zip(ntt, (3, 1, 9), strict=True)]  # priorities sum 13
+    assert fairness(df) == pytest.approx(min(pp) / max(pp))
+    assert sla_violation_rates(df, [2, 4]).tolist() == pytest.approx([1 / 3, 0.0])
 
 
 def test_p_rrb_rotates_through_models_after_checkpoints() -> None:
