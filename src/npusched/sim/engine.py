@@ -36,7 +36,14 @@ job other than the running one:
   when it next starts. If the next preemption point is the end of the job, it simply completes.
   A CHECKPOINT requested while the victim is still restoring its own context stops it at once
   (its context is still in memory: no new save; the restore time spent is charged and it restores
-  again on its next start).
+  again on its next start). Positions are compared with a tolerance of
+  :data:`~npusched.sim.events.TIME_TOL_S` seconds of work: a job that reached a step end up to
+  rounding is at that step end (it stops there at once and saves the finished step's outputs),
+  and a tile boundary a few ulps short of a step end is that step end (in the last tile, the
+  job completes).
+* A preempted job loses nothing but time: ``executed_s`` (the policy's ``Time_executed``) keeps
+  the checkpointed progress and ``waited_s`` grows while it waits again; under KILL
+  ``executed_s`` drops to 0 and ``wasted_s`` records the lost work.
 
 The view a policy gets holds the engine's live ready list (dispatch order): read it during the
 call, do not keep or mutate it. ``executed_s`` / ``waited_s`` of the jobs in it are computed
