@@ -102,3 +102,38 @@ def test_busy_mixed_workload(name: str) -> None:
     check_invariants(res, reqs, preemptive=pol.preemptive, profiles=profiles)
     assert res.n_finished == 200
     assert res.busy_s <= res.makespan_s + 1e-12
+
+
+def _mechanism_cases() -> list[tuple[str, str]]:
+    static = {"P-FCFS", "P-HPF"}  # a static mechanism parameter: checkpoint / kill / drain
+    cases = []
+    for name in NAMES:
+        if not make(name).preemptive or "mechanism" not in params(make(name)):
+            continue
+        modes = ("kill", "drain") if name in static else ("kill", "dynamic", "dynamic-kill")
+        cases += [(name, m) for m in modes if not (name == "P-RRB" and m == "kill")]
+    return cases
+
+
+@pytest.mark.parametrize(("name", "mechanism"), _mechanism_cases())
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wl=workload_strategy(), point=st.sampled_from(["tile", "layer"]), cost=st.booleans())
+def test_mechanisms_on_random_workloads(
+    name: str, mechanism: str, wl: tuple, point: str, cost: bool
+) -> None:
+    """The invariants under every other mechanism a preemptive policy offers (KILL wastes work
+    but still finishes everything; DRAIN and Algorithm 3 never lose work); runs without KILL
+    get the exact checkpoint accounting too."""
+    profiles, reqs = wl
+    pol = POLICIES.create(name, mechanism=mechanism)
+    sim = Simulator(
+        profiles, pol, preemption_point=point, checkpoint_cost=cost, record_timeline=True
+    )
+    res = sim.run(reqs)
+    kills = "kill" in mechanism
+    check_invariants(res, reqs, profiles=None if kills else profiles, point=point, cost=cost)
+    if not kills:
+        assert res.columns["wasted_s"].sum() == 0.0
+    if mechanism in ("kill", "drain"):
+        assert res.columns["checkpoint_bytes"].sum() == 0
+    assert_same_result(res, sim.run(reqs))
