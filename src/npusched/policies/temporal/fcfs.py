@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import operator
 
-from npusched.policies.base import POLICIES
-from npusched.policies.temporal.mechanism import RankedPolicy
+from npusched.policies.temporal.mechanism import RankedPolicy, register_variants
 
 
+@register_variants
 class FCFS(RankedPolicy):
     """Run the earliest-dispatched ready job (ties by request id).
 
@@ -27,13 +27,3 @@ class FCFS(RankedPolicy):
     def __init__(self, preemptive: bool = False, mechanism: str = "checkpoint") -> None:
         self.preemptive = preemptive
         self.mechanism = mechanism
-
-
-@POLICIES.register("NP-FCFS")
-def _np_fcfs(mechanism: str = "checkpoint") -> FCFS:
-    return FCFS(preemptive=False, mechanism=mechanism)
-
-
-@POLICIES.register("P-FCFS")
-def _p_fcfs(mechanism: str = "checkpoint") -> FCFS:
-    return FCFS(preemptive=True, mechanism=mechanism)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import operator
 from functools import partial
 
-from npusched.policies.base import POLICIES
-from npusched.policies.temporal.mechanism import RankedPolicy
+from npusched.policies.temporal.mechanism import RankedPolicy, register_variants
 
 
+@register_variants
 class HPF(RankedPolicy):
     """Run the ready job with the highest ``priority`` (ties: earliest dispatched).
 
@@ -29,13 +29,3 @@ class HPF(RankedPolicy):
     def __init__(self, preemptive: bool = True, mechanism: str = "checkpoint") -> None:
         self.preemptive = preemptive
         self.mechanism = mechanism
-
-
-@POLICIES.register("NP-HPF")
-def _np_hpf(mechanism: str = "checkpoint") -> HPF:
-    return HPF(preemptive=False, mechanism=mechanism)
-
-
-@POLICIES.register("P-HPF")
-def _p_hpf(mechanism: str = "checkpoint") -> HPF:
-    return HPF(preemptive=True, mechanism=mechanism)

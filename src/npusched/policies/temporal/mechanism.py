@@ -17,11 +17,11 @@ Modes accepted by every ``P-`` policy's ``mechanism`` parameter:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from npusched.base import Component
 from npusched.errors import ConfigError
-from npusched.policies.base import TemporalPolicy, TemporalPolicyBase
+from npusched.policies.base import POLICIES, TemporalPolicy, TemporalPolicyBase
 from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
 
 MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
@@ -155,6 +155,24 @@ class RankedPolicy(TemporalPolicyBase, Component):
         if self.preemptive and self.better(self.rank_key(best), self.rank_key(running)):
             return Decision(best, self.mechanism_)
         return KEEP
+
+
+R = TypeVar("R", bound=RankedPolicy)
+
+
+def register_variants(cls: type[R]) -> type[R]:
+    """Class decorator: register ``NP-<family>`` and ``P-<family>`` in :data:`POLICIES`, each a
+    factory taking only ``mechanism``."""
+
+    def non_preemptive(mechanism: str = "checkpoint") -> RankedPolicy:
+        return cls(preemptive=False, mechanism=mechanism)  # type: ignore[call-arg]
+
+    def preemptive(mechanism: str = "checkpoint") -> RankedPolicy:
+        return cls(preemptive=True, mechanism=mechanism)  # type: ignore[call-arg]
+
+    POLICIES.register(f"NP-{cls.family}")(non_preemptive)
+    POLICIES.register(f"P-{cls.family}")(preemptive)
+    return cls
 
 
 class WithMechanism(TemporalPolicyBase, Component):
