@@ -1319,10 +1319,11 @@ def _differences(res: _Results, summary: Mapping[str, Any]) -> list[str]:
         "for the paper's unpublished translation and speech profiles.",
         "- **Algorithm 3.** Under SJF the candidate is always shorter than the running job's "
         "remaining time, so Degradation_current < 1 < Degradation_candidate and Algorithm 3 "
-        "never drains: P-SJF and P-SJF-dynamic are identical. Under RRB and TOKEN the candidate "
-        "is not chosen for being short, and Algorithm 3 drains whenever it is at least as long "
-        "as the running job's remaining work, letting long jobs finish while shorter tasks "
-        "queued behind the candidate wait.",
+        "never drains: P-SJF and P-SJF-dynamic are identical. Under HPF, RRB and TOKEN the "
+        "candidate is not chosen for being short, and Algorithm 3 drains whenever it is at least "
+        "as long as the running job's remaining work, letting long jobs finish while shorter "
+        "tasks queued behind the candidate wait; whether that helps ANTT depends on the policy "
+        "(see the ordering check above for the policies where it did not).",
         "- **Checkpoint size.** The cost model saves the current layer's live output activations "
         "(mean over the layer's tile boundaries, capped at the 8 MiB activation buffer), so "
         "CHECKPOINT latencies are a few microseconds; negligible either way, as the paper argues.",
