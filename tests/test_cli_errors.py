@@ -293,6 +293,8 @@ CLI_CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("bench-seed-neg", ["bench", "--requests", "5", "--seed", "-1"], ("--seed",)),
     ("reproduce-runs-0", ["reproduce", "prema", "--runs", "0"], ("--runs",)),
     ("reproduce-runs-neg", ["reproduce", "prema", "--runs", "-1"], ("--runs",)),
+    ("reproduce-load-0", ["reproduce", "prema", "--load", "0"], ("--load",)),
+    ("reproduce-load-neg", ["reproduce", "prema", "--load", "-2"], ("--load",)),
 ]
 
 

@@ -266,11 +266,15 @@ def reproduce_prema(
     quick: Annotated[bool, typer.Option(help="Fewer runs (under a minute).")] = False,
     runs: Annotated[int | None, typer.Option(help="Workloads per point (default 25).")] = None,
     seed: Annotated[int, typer.Option(help="Base seed of every workload (>= 0).")] = 0,
+    load: Annotated[
+        float | None,
+        typer.Option(help="Offered load while tasks arrive (default 1.5; sets the window)."),
+    ] = None,
 ) -> None:
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
     from npusched.experiments.reproduce.prema import reproduce
 
-    reproduce(out, quick=quick, runs=runs, seed=seed, progress=True)
+    reproduce(out, quick=quick, runs=runs, seed=seed, load=load, progress=True)
 
 
 def main(argv: list[str] | None = None) -> int:

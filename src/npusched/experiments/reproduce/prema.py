@@ -546,6 +546,7 @@ def reproduce(
     setup: PremaSetup | None = None,
     specs: Sequence[PolicySpec] | None = None,
     plots: bool = True,
+    load: float | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) the PREMA reproduction into ``out`` and write its tables and plots.
 
@@ -559,6 +560,8 @@ def reproduce(
         setup: the study's fixed parameters (default :class:`PremaSetup` with ``seed``).
         specs: policy configurations (default :func:`policy_specs`; must include ``NP-FCFS``).
         plots: also draw the PNG figures (the CSV tables and reports are always written).
+        load: offered load while tasks arrive (default :attr:`PremaSetup.load`, 1.5); sets the
+            dispatch window. Ignored when ``setup`` is given.
 
     Returns:
         The ``summary.json`` content.
@@ -568,7 +571,10 @@ def reproduce(
         raise ConfigError(f"--runs must be >= 1, got {n_runs}")
     if seed < 0:
         raise ConfigError(f"--seed must be >= 0, got {seed}")
-    setup = setup or PremaSetup(seed=seed)
+    if load is not None and not (0.0 < load <= 100.0):
+        raise ConfigError(f"--load must be in (0, 100], got {load}")
+    if setup is None:
+        setup = PremaSetup(seed=seed) if load is None else PremaSetup(seed=seed, load=load)
     specs = list(specs or policy_specs())
     if "NP-FCFS" not in {s.label for s in specs}:
         raise ConfigError("the PREMA study needs NP-FCFS (the baseline) among its policies")
