@@ -430,3 +430,16 @@ def test_checkpoint_in_the_last_tile_just_completes_despite_rounding() -> None:
     assert res.columns["preemptions"].tolist() == [0, 0]
     assert res.columns["checkpoint_bytes"].tolist() == [0, 0]
     assert col(res, "finish_s") == pytest.approx([0.386 * MS, 0.886 * MS], abs=1e-15)
+
+
+def test_bad_simulator_arguments_raise_typed_errors() -> None:
+    """A policy name instead of an object, or a negative ``until``, is a ConfigError."""
+    from npusched.errors import ConfigError
+    from npusched.policies import POLICIES
+    from npusched.sim.engine import Simulator
+
+    with pytest.raises(ConfigError, match="TemporalPolicy"):
+        Simulator({}, "P-HPF")  # type: ignore[arg-type]
+    sim = Simulator({}, POLICIES.create("NP-FCFS"))
+    with pytest.raises(ConfigError, match="until"):
+        sim.run([], until=-1.0)

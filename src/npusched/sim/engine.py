@@ -192,6 +192,11 @@ class Simulator:
         estimator: Callable[[Request, Profile], float] | None = None,
         record_timeline: bool = False,
     ) -> None:
+        if not callable(getattr(policy, "select", None)):
+            raise ConfigError(
+                f"policy must be a TemporalPolicy object (e.g. POLICIES.create('NP-FCFS')), "
+                f"got {type(policy).__name__}"
+            )
         if preemption_point not in PREEMPTION_POINTS:
             raise ConfigError(
                 f"preemption_point={preemption_point!r}; allowed: {', '.join(PREEMPTION_POINTS)}"
@@ -227,7 +232,14 @@ class Simulator:
                 idle with jobs waiting forever, or an inconsistent event order.
             UnknownNameError: a request's network has no profile.
         """
+        if until is not None and not until >= 0.0:
+            raise ConfigError(f"until must be a time >= 0 seconds, got {until}")
         return _Run(self, requests, until, progress).execute()
+
+
+def _clamp_tiny_negative(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``x`` with values in ``(-TIME_TOL_S, 0)`` set to 0 (NaN stays NaN)."""
+    return np.where((x < 0.0) & (x > -TIME_TOL_S), 0.0, x)
 
 
 class _Run:
@@ -720,7 +732,9 @@ class _Run:
             "isolated_s": iso,
             "estimated_s": np.asarray(self.col_est, dtype=np.float64),
             "latency_s": latency,
-            "waiting_s": latency - iso - cs,
+            # Float rounding can leave -1e-19 s where a job never waited: clamp within the
+            # engine's time tolerance (larger negatives would be a bug and stay visible).
+            "waiting_s": _clamp_tiny_negative(latency - iso - cs),
             "preemptions": np.asarray(self.col_preempt, dtype=np.int64),
             "checkpoint_bytes": np.asarray(self.col_cbytes, dtype=np.int64),
             "checkpoint_s": cs,
