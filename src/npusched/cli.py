@@ -274,7 +274,17 @@ def reproduce_prema(
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
     from npusched.experiments.reproduce.prema import reproduce
 
-    reproduce(out, quick=quick, runs=runs, seed=seed, load=load, progress=True)
+    summary = reproduce(out, quick=quick, runs=runs, seed=seed, load=load, progress=True)
+    from npusched.report.tables import render
+
+    rows = [
+        {"quantity": key, "ours": val.get("ours"), "paper": val.get("paper")}
+        for key, val in summary.get("headline", {}).items()
+        if isinstance(val, dict)
+    ]
+    if rows:
+        render(rows, "table", title="PREMA: our numbers vs the paper's")
+    typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
 
 
 def main(argv: list[str] | None = None) -> int:
