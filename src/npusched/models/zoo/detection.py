@@ -357,16 +357,6 @@ def ssd_resnet34() -> Network:
 
 
 # --- SSD-MobileNet-v1 (MLPerf SSD-small) -------------------------------------------------------
-_MOBILENET_V1 = (
-    ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2))
-    + ((512, 1),) * 5
-    + (
-        (1024, 2),
-        (1024, 1),
-    )
-)
-
-
 def build_ssd_mobilenet_v1(size: int = 300, classes: int = 91) -> Network:
     """TF object-detection ``ssd_mobilenet_v1_coco`` (MLPerf SSD-small, 300x300).
 
@@ -379,13 +369,13 @@ def build_ssd_mobilenet_v1(size: int = 300, classes: int = 91) -> Network:
         (3, size, size),
         meta={"task": "detection", "source": "TF object detection ssd_mobilenet_v1_coco; MLPerf"},
     )
-    x = b.conv(b.input(), 32, 3, 2, "same", act="relu6", name="conv0")
-    srcs = []
-    for i, (c, s) in enumerate(_MOBILENET_V1, start=1):
-        x = b.dwconv(x, 3, s, "same", act="relu6", name=f"conv{i}_dw")
-        x = b.conv(x, c, 1, 1, 0, act="relu6", name=f"conv{i}_pw")
-        if i in (11, 13):
-            srcs.append(x)
+    # Imported here, not at the top: a module-level import would register the mobile family
+    # before this one and reorder the zoo (``list_networks`` is in registration order).
+    from npusched.models.zoo.mobile import mobilenet_v1_body
+
+    trunk = mobilenet_v1_body(b, b.input(), padding="same", act="relu6")
+    x = trunk[13]
+    srcs = [trunk[11], x]
     for i, depth in enumerate((512, 256, 256, 128), start=1):
         y = b.conv(x, depth // 2, 1, 1, 0, act="relu6", name=f"extra{i}_1x1")
         x = b.conv(y, depth, 3, 2, "same", act="relu6", name=f"extra{i}_3x3")

@@ -14,7 +14,7 @@ Both use batch-norm after every convolution, folded into it (2 parameters per ch
 
 from __future__ import annotations
 
-from npusched.models.builder import NetBuilder, Tensor
+from npusched.models.builder import NetBuilder, Padding, Tensor
 from npusched.models.ir import Network
 from npusched.models.zoo import register
 
@@ -33,18 +33,21 @@ MOBILENET_V1_BLOCKS: tuple[tuple[int, int], ...] = (
 )
 
 
-def mobilenet_v1_body(b: NetBuilder, x: Tensor, width: float = 1.0) -> list[Tensor]:
+def mobilenet_v1_body(
+    b: NetBuilder, x: Tensor, *, padding: Padding = 1, act: str = "relu"
+) -> list[Tensor]:
     """Stem and the 13 depthwise-separable blocks; returns the stem's and each block's output.
 
-    ``width`` is the width multiplier alpha (channels rounded down to an integer). Layer names:
-    ``conv0``, then ``conv{i}_dw`` / ``conv{i}_pw`` for block ``i`` = 1..13 (as in TensorFlow's
+    ``padding`` is that of the 3x3 layers (``1`` as in PyTorch, ``"same"`` as in TensorFlow) and
+    ``act`` the activation after every convolution. Layer names: ``conv0``, then
+    ``conv{i}_dw`` / ``conv{i}_pw`` for block ``i`` = 1..13 (as in TensorFlow's
     ``Conv2d_{i}_depthwise`` / ``_pointwise``), so detection heads can tap e.g. ``conv11_pw``.
     """
-    x = b.conv(x, int(32 * width), 3, 2, 1, name="conv0")
+    x = b.conv(x, 32, 3, 2, padding, act=act, name="conv0")
     outs = [x]
     for i, (ch, stride) in enumerate(MOBILENET_V1_BLOCKS, start=1):
-        x = b.dwconv(x, 3, stride, 1, name=f"conv{i}_dw")
-        x = b.conv(x, int(ch * width), 1, 1, 0, name=f"conv{i}_pw")
+        x = b.dwconv(x, 3, stride, padding, act=act, name=f"conv{i}_dw")
+        x = b.conv(x, ch, 1, 1, 0, act=act, name=f"conv{i}_pw")
         outs.append(x)
     return outs
 
