@@ -23,6 +23,7 @@ from __future__ import annotations
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
 from npusched.models.zoo import register
+from npusched.models.zoo.common import imagenet_builder, pooled_classifier
 
 _TV = "torchvision model table (GFLOPS column = GMACs)"
 
@@ -47,11 +48,7 @@ def classifier_head(
 
 
 def build_alexnet(name: str = "alexnet", num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        name,
-        (3, 224, 224),
-        meta={"task": "classification", "source": "Krizhevsky 2014 (one tower); torchvision"},
-    )
+    b = imagenet_builder(name, "Krizhevsky 2014 (one tower); torchvision")
     x = b.input()
     for i, (ch, k, s, p, pooled) in enumerate(ALEXNET_CONVS, start=1):
         x = b.conv(x, ch, k, s, p, bias=True, bn=False, name=f"conv{i}")
@@ -105,11 +102,7 @@ def vgg_features(b: NetBuilder, x: Tensor, depth: int, stages: int = 5) -> list[
 
 
 def build_vgg(depth: int, num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        f"vgg-{depth}",
-        (3, 224, 224),
-        meta={"task": "classification", "source": "Simonyan & Zisserman 2015; torchvision"},
-    )
+    b = imagenet_builder(f"vgg-{depth}", "Simonyan & Zisserman 2015; torchvision")
     x = vgg_features(b, b.input(), depth)[-1]
     x = b.pool(x, 2, 2, name="pool5")
     classifier_head(b, x, (4096, 4096), num_classes)
@@ -174,11 +167,7 @@ def inception_v1_module(
 
 
 def build_googlenet(num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        "googlenet",
-        (3, 224, 224),
-        meta={"task": "classification", "source": "Szegedy et al. 2015, Table 1 (no aux heads)"},
-    )
+    b = imagenet_builder("googlenet", "Szegedy et al. 2015, Table 1 (no aux heads)")
     x = b.conv(b.input(), 64, 7, 2, 3, bias=True, bn=False, name="conv1")
     x = b.pool(x, 3, 2, ceil_mode=True, name="pool1")
     x = b.vector(x, "lrn", name="norm1")
@@ -194,9 +183,7 @@ def build_googlenet(num_classes: int = 1000) -> Network:
             continue
         tag, widths = row
         x = inception_v1_module(b, x, widths, f"inception_{tag}")
-    x = b.global_pool(x, name="avgpool")
-    b.fc(x, num_classes, name="fc")
-    return b.build()
+    return pooled_classifier(b, x, num_classes)
 
 
 @register(
@@ -245,11 +232,7 @@ def fire_module(b: NetBuilder, x: Tensor, widths: tuple[int, int, int], prefix: 
 
 def build_squeezenet(version: str, name: str, num_classes: int = 1000) -> Network:
     (stem_ch, stem_k), seq = SQUEEZENET_SPECS[version]
-    b = NetBuilder(
-        name,
-        (3, 224, 224),
-        meta={"task": "classification", "source": f"Iandola et al. 2016, v{version}; torchvision"},
-    )
+    b = imagenet_builder(name, f"Iandola et al. 2016, v{version}; torchvision")
     x = b.conv(b.input(), stem_ch, stem_k, 2, 0, bias=True, bn=False, name="conv1")
     x = b.pool(x, 3, 2, ceil_mode=True, name="pool1")
     fire, pool = 2, 2

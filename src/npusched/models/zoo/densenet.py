@@ -15,6 +15,7 @@ from __future__ import annotations
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
 from npusched.models.zoo import register
+from npusched.models.zoo.common import imagenet_builder, pooled_classifier
 
 # depth: dense layers per block (growth rate 32, bottleneck width 4 x 32, compression 0.5)
 DENSENET_SPECS: dict[int, tuple[int, int, int, int]] = {
@@ -47,11 +48,7 @@ def transition(b: NetBuilder, x: Tensor, prefix: str) -> Tensor:
 def build_densenet(
     depth: int, growth: int = 32, bn_size: int = 4, stem: int = 64, num_classes: int = 1000
 ) -> Network:
-    b = NetBuilder(
-        f"densenet-{depth}",
-        (3, 224, 224),
-        meta={"task": "classification", "source": "Huang et al. 2017; torchvision"},
-    )
+    b = imagenet_builder(f"densenet-{depth}", "Huang et al. 2017; torchvision")
     x = b.conv(b.input(), stem, 7, 2, 3, name="conv0")
     x = b.pool(x, 3, 2, 1, name="pool0")
     blocks = DENSENET_SPECS[depth]
@@ -61,9 +58,7 @@ def build_densenet(
         if i < len(blocks):
             x = transition(b, x, f"transition{i}")
     x = bn_relu(b, x, "norm5")
-    x = b.global_pool(x, name="avgpool")
-    b.fc(x, num_classes, name="fc")
-    return b.build()
+    return pooled_classifier(b, x, num_classes)
 
 
 _TV = "torchvision model table (GFLOPS column = GMACs)"

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
 from npusched.models.zoo import register
+from npusched.models.zoo.common import imagenet_builder, pooled_classifier
 
 Kernel = int | tuple[int, int]
 
@@ -100,12 +101,6 @@ def _max(stride: int = 2) -> Pool:
 _AVG = Pool("avg", 3, 1, 1)
 
 
-def _head(b: NetBuilder, x: Tensor, num_classes: int) -> Network:
-    x = b.global_pool(x, name="avgpool")
-    b.fc(x, num_classes, name="fc")
-    return b.build()
-
-
 # --- Inception-v3 ------------------------------------------------------------------------------
 V3_STEM: Branch = (
     Conv(32, 3, 2, 0),
@@ -173,15 +168,11 @@ V3_BODY: tuple[tuple[str, tuple[Branch, ...]], ...] = (
 
 
 def build_inception_v3(num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        "inception-v3",
-        (3, 299, 299),
-        meta={"task": "classification", "source": "Szegedy et al. 2016; torchvision, no aux"},
-    )
+    b = imagenet_builder("inception-v3", "Szegedy et al. 2016; torchvision, no aux", size=299)
     x = run_stem(b, b.input(), V3_STEM)
     for name, branches in V3_BODY:
         x = inception_module(b, x, branches, name)
-    return _head(b, x, num_classes)
+    return pooled_classifier(b, x, num_classes)
 
 
 @register(
@@ -260,16 +251,12 @@ def inception_v4_stem(b: NetBuilder, x: Tensor) -> Tensor:
 
 
 def build_inception_v4(num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        "inception-v4",
-        (3, 299, 299),
-        meta={"task": "classification", "source": "Szegedy et al. 2017; timm"},
-    )
+    b = imagenet_builder("inception-v4", "Szegedy et al. 2017; timm", size=299)
     x = inception_v4_stem(b, b.input())
     for name, branches, reps in V4_BODY:
         for i in range(reps):
             x = inception_module(b, x, branches, f"{name}{i}" if reps > 1 else name)
-    return _head(b, x, num_classes)
+    return pooled_classifier(b, x, num_classes)
 
 
 @register(
@@ -326,11 +313,7 @@ IRV2_BLOCK8: tuple[Branch, ...] = (  # 8x8x2080, x10, scale 0.20 (the last witho
 
 
 def build_inception_resnet_v2(num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        "inception-resnet-v2",
-        (3, 299, 299),
-        meta={"task": "classification", "source": "Szegedy et al. 2017; timm"},
-    )
+    b = imagenet_builder("inception-resnet-v2", "Szegedy et al. 2017; timm", size=299)
     x = run_stem(b, b.input(), IRV2_STEM)
     x = inception_module(b, x, IRV2_MIXED_5B, "mixed_5b")
     for i in range(10):
@@ -342,7 +325,7 @@ def build_inception_resnet_v2(num_classes: int = 1000) -> Network:
     for i in range(10):
         x = residual_module(b, x, IRV2_BLOCK8, f"block8_{i}", relu=i < 9)
     x = b.conv(x, 1536, 1, 1, 0, name="conv_7b")
-    return _head(b, x, num_classes)
+    return pooled_classifier(b, x, num_classes)
 
 
 @register(

@@ -17,6 +17,7 @@ from __future__ import annotations
 from npusched.models.builder import NetBuilder, Padding, Tensor
 from npusched.models.ir import Network
 from npusched.models.zoo import register
+from npusched.models.zoo.common import imagenet_builder, pooled_classifier
 
 # --- MobileNet-v1 ------------------------------------------------------------------------------
 # Depthwise-separable blocks of Howard et al. 2017, Table 1: (pointwise out channels, dw stride).
@@ -53,15 +54,9 @@ def mobilenet_v1_body(
 
 
 def build_mobilenet_v1(num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        "mobilenet-v1",
-        (3, 224, 224),
-        meta={"task": "classification", "source": "Howard et al. 2017, 1.0-224"},
-    )
+    b = imagenet_builder("mobilenet-v1", "Howard et al. 2017, 1.0-224")
     x = mobilenet_v1_body(b, b.input())[-1]
-    x = b.global_pool(x, name="avgpool")
-    b.fc(x, num_classes, name="fc")
-    return b.build()
+    return pooled_classifier(b, x, num_classes)
 
 
 @register(
@@ -121,19 +116,13 @@ def mbconv(
 
 
 def build_efficientnet_b0(num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        "efficientnet-b0",
-        (3, 224, 224),
-        meta={"task": "classification", "source": "Tan & Le 2019; torchvision"},
-    )
+    b = imagenet_builder("efficientnet-b0", "Tan & Le 2019; torchvision")
     x = b.conv(b.input(), 32, 3, 2, 1, act="swish", name="stem")
     for s, (expand, kernel, stride, out_ch, repeats) in enumerate(EFFICIENTNET_B0_STAGES, 1):
         for i in range(repeats):
             x = mbconv(b, x, expand, kernel, stride if i == 0 else 1, out_ch, f"block{s}_{i}")
     x = b.conv(x, 1280, 1, 1, 0, act="swish", name="head")
-    x = b.global_pool(x, name="avgpool")
-    b.fc(x, num_classes, name="fc")
-    return b.build()
+    return pooled_classifier(b, x, num_classes)
 
 
 @register(

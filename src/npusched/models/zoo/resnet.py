@@ -8,6 +8,7 @@ from __future__ import annotations
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
 from npusched.models.zoo import register
+from npusched.models.zoo.common import imagenet_builder, pooled_classifier
 
 # (block type, blocks per stage)
 RESNET_SPECS: dict[int, tuple[str, tuple[int, int, int, int]]] = {
@@ -63,16 +64,10 @@ def resnet_stages(
 
 
 def build_resnet(depth: int, num_classes: int = 1000) -> Network:
-    b = NetBuilder(
-        f"resnet-{depth}",
-        (3, 224, 224),
-        meta={"task": "classification", "source": "He et al. 2016; torchvision"},
-    )
+    b = imagenet_builder(f"resnet-{depth}", "He et al. 2016; torchvision")
     x = resnet_stem(b, b.input())
     x = resnet_stages(b, x, depth)[-1]
-    x = b.global_pool(x, name="avgpool")
-    b.fc(x, num_classes, name="fc")
-    return b.build()
+    return pooled_classifier(b, x, num_classes)
 
 
 _TV = "torchvision model table (GFLOPS column = GMACs), He et al. 2016"
