@@ -55,6 +55,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,6 @@ class PolicySpec:
         mechanism: the ``mechanism`` parameter (``None`` for non-preemptive policies).
         wrap: a :class:`WithMechanism` mode applied on top (P-HPF's dynamic variants).
         estimator: ``"prema"`` or ``"oracle"``.
-        family: FCFS, RRB, HPF, TOKEN, SJF or PREMA.
     """
 
     label: str
@@ -174,7 +174,6 @@ class PolicySpec:
     mechanism: str | None = None
     wrap: str | None = None
     estimator: str = "prema"
-    family: str = ""
 
     def build(self) -> Any:
         """A fresh policy object."""
@@ -189,34 +188,24 @@ class PolicySpec:
 
 def policy_specs() -> list[PolicySpec]:
     """Every policy configuration of the study, in report order."""
-    specs = [
-        PolicySpec(f"NP-{f}", f"NP-{f}", family=f)
-        for f in ("FCFS", "RRB", "HPF", "TOKEN", "SJF", "PREMA")
-    ]
+    specs = [PolicySpec(f"NP-{f}", f"NP-{f}") for f in ("FCFS", *FAMILIES)]
     for f in FAMILIES:
         reg = f"P-{f}"
-        if f == "HPF":  # P-HPF takes static mechanisms only; Algorithm 3 wraps it
-            specs += [
-                PolicySpec(reg, reg, "checkpoint", family=f),
-                PolicySpec(f"{reg}-dynamic", reg, "checkpoint", wrap="dynamic", family=f),
-                PolicySpec(f"{reg}-kill", reg, "kill", family=f),
-                PolicySpec(f"{reg}-dynamic-kill", reg, "kill", wrap="dynamic-kill", family=f),
-            ]
-        else:
-            specs += [
-                PolicySpec(reg, reg, "checkpoint", family=f),
-                PolicySpec(f"{reg}-dynamic", reg, "dynamic", family=f),
-                PolicySpec(f"{reg}-dynamic-kill", reg, "dynamic-kill", family=f),
-            ]
-            if f != "RRB":  # time slicing with static KILL livelocks (see the module doc)
-                specs.insert(-1, PolicySpec(f"{reg}-kill", reg, "kill", family=f))
+        for mode in ("checkpoint", "dynamic", "kill", "dynamic-kill"):
+            if f == "RRB" and mode == "kill":
+                continue  # time slicing with static KILL livelocks (see the module doc)
+            label = reg if mode == "checkpoint" else f"{reg}-{mode}"
+            if f == "HPF" and mode.startswith("dynamic"):
+                # P-HPF takes static mechanisms only; Algorithm 3 wraps it
+                static = "kill" if mode == "dynamic-kill" else "checkpoint"
+                specs.append(PolicySpec(label, reg, static, wrap=mode))
+            else:
+                specs.append(PolicySpec(label, reg, mode))
     specs += [
-        PolicySpec("NP-SJF-oracle", "NP-SJF", estimator="oracle", family="SJF"),
-        PolicySpec("NP-PREMA-oracle", "NP-PREMA", estimator="oracle", family="PREMA"),
-        PolicySpec("P-SJF-dynamic-oracle", "P-SJF", "dynamic", estimator="oracle", family="SJF"),
-        PolicySpec(
-            "P-PREMA-dynamic-oracle", "P-PREMA", "dynamic", estimator="oracle", family="PREMA"
-        ),
+        PolicySpec("NP-SJF-oracle", "NP-SJF", estimator="oracle"),
+        PolicySpec("NP-PREMA-oracle", "NP-PREMA", estimator="oracle"),
+        PolicySpec("P-SJF-dynamic-oracle", "P-SJF", "dynamic", estimator="oracle"),
+        PolicySpec("P-PREMA-dynamic-oracle", "P-PREMA", "dynamic", estimator="oracle"),
     ]
     return specs
 
@@ -657,6 +646,7 @@ def _f(v: Any) -> float:
 
 
 def _i(v: Any) -> int:
+    """``int(v)`` of a pandas cell (typed ``Any`` so that mypy accepts any cell)."""
     return int(v)
 
 
@@ -1127,15 +1117,18 @@ def write_outputs(
     return summary
 
 
+def _metric(policies: Mapping[str, Mapping[str, float]], label: str, key: str) -> float:
+    """``policies[label][key]`` of ``summary.json``'s policies, NaN for a policy not run."""
+    return float(policies[label][key]) if label in policies else math.nan
+
+
 def _headline(
     policies: Mapping[str, Mapping[str, float]],
     pred: Mapping[str, Any],
     mech: Mapping[str, Any],
     oracle: pd.DataFrame,
 ) -> dict[str, Any]:
-    def g(label: str, key: str) -> float:
-        return float(policies[label][key]) if label in policies else math.nan
-
+    g = partial(_metric, policies)
     orc = oracle.set_index("policy") if not oracle.empty else pd.DataFrame()
     ours: dict[str, float] = {
         "antt_improvement_prema_dynamic": g("P-PREMA-dynamic", "antt_improvement"),
@@ -1189,8 +1182,7 @@ def _orderings(
 ) -> list[tuple[str, bool | None]]:
     """The qualitative claims of the paper, checked on our numbers (None: not measurable)."""
 
-    def g(label: str, key: str) -> float:
-        return float(policies[label][key]) if label in policies else math.nan
+    g = partial(_metric, policies)
 
     def chk(cond: float | bool) -> bool | None:
         if isinstance(cond, float) and math.isnan(cond):
