@@ -271,15 +271,7 @@ def inception_v4() -> Network:
 
 
 # --- Inception-ResNet-v2 -----------------------------------------------------------------------
-IRV2_STEM: Branch = (
-    Conv(32, 3, 2, 0),
-    Conv(32, 3, 1, 0),
-    Conv(64, 3),
-    _max(),
-    Conv(80, 1),
-    Conv(192, 3, 1, 0),
-    _max(),
-)
+IRV2_STEM: Branch = V3_STEM  # the released model's stem is Inception-v3's (module docstring)
 IRV2_MIXED_5B: tuple[Branch, ...] = (
     (Conv(96),),
     (Conv(48), Conv(64, 5)),
