@@ -27,6 +27,14 @@ from npusched.models.zoo.common import imagenet_builder, pooled_classifier
 
 _TV = "torchvision model table (GFLOPS column = GMACs)"
 
+
+def _conv(
+    b: NetBuilder, x: Tensor, out_ch: int, kernel: int, stride: int, padding: int, name: str
+) -> Tensor:
+    """A convolution of these pre-batch-norm networks: with a bias and a fused ReLU, no BN."""
+    return b.conv(x, out_ch, kernel, stride, padding, bias=True, bn=False, name=name)
+
+
 # --- AlexNet -----------------------------------------------------------------------------------
 # (out channels, kernel, stride, padding, max-pool 3/2 after it)
 ALEXNET_CONVS: tuple[tuple[int, int, int, int, bool], ...] = (
@@ -51,7 +59,7 @@ def build_alexnet(name: str = "alexnet", num_classes: int = 1000) -> Network:
     b = imagenet_builder(name, "Krizhevsky 2014 (one tower); torchvision")
     x = b.input()
     for i, (ch, k, s, p, pooled) in enumerate(ALEXNET_CONVS, start=1):
-        x = b.conv(x, ch, k, s, p, bias=True, bn=False, name=f"conv{i}")
+        x = _conv(b, x, ch, k, s, p, f"conv{i}")
         if pooled:
             x = b.pool(x, 3, 2, name=f"pool{i}")
     classifier_head(b, x, (4096, 4096), num_classes)
@@ -96,7 +104,7 @@ def vgg_features(b: NetBuilder, x: Tensor, depth: int, stages: int = 5) -> list[
         if s > 1:
             x = b.pool(x, 2, 2, name=f"pool{s - 1}")
         for i in range(1, reps + 1):
-            x = b.conv(x, width, 3, 1, 1, bias=True, bn=False, name=f"conv{s}_{i}")
+            x = _conv(b, x, width, 3, 1, 1, f"conv{s}_{i}")
         outs.append(x)
     return outs
 
@@ -157,7 +165,7 @@ def inception_v1_module(
     c1, r3, c3, r5, c5, pp = widths
 
     def conv(t: Tensor, ch: int, k: int, tag: str) -> Tensor:
-        return b.conv(t, ch, k, 1, k // 2, bias=True, bn=False, name=f"{prefix}_{tag}")
+        return _conv(b, t, ch, k, 1, k // 2, f"{prefix}_{tag}")
 
     b1 = conv(x, c1, 1, "1x1")
     b2 = conv(conv(x, r3, 1, "3x3_reduce"), c3, 3, "3x3")
@@ -168,11 +176,11 @@ def inception_v1_module(
 
 def build_googlenet(num_classes: int = 1000) -> Network:
     b = imagenet_builder("googlenet", "Szegedy et al. 2015, Table 1 (no aux heads)")
-    x = b.conv(b.input(), 64, 7, 2, 3, bias=True, bn=False, name="conv1")
+    x = _conv(b, b.input(), 64, 7, 2, 3, "conv1")
     x = b.pool(x, 3, 2, ceil_mode=True, name="pool1")
     x = b.vector(x, "lrn", name="norm1")
-    x = b.conv(x, 64, 1, 1, 0, bias=True, bn=False, name="conv2_reduce")
-    x = b.conv(x, 192, 3, 1, 1, bias=True, bn=False, name="conv2")
+    x = _conv(b, x, 64, 1, 1, 0, "conv2_reduce")
+    x = _conv(b, x, 192, 3, 1, 1, "conv2")
     x = b.vector(x, "lrn", name="norm2")
     x = b.pool(x, 3, 2, ceil_mode=True, name="pool2")
     stage = 3
@@ -224,16 +232,16 @@ SQUEEZENET_SPECS: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {
 def fire_module(b: NetBuilder, x: Tensor, widths: tuple[int, int, int], prefix: str) -> Tensor:
     """Squeeze 1x1, then parallel expand 1x1 and 3x3, concatenated."""
     sq, e1, e3 = widths
-    s = b.conv(x, sq, 1, 1, 0, bias=True, bn=False, name=f"{prefix}_squeeze")
-    a = b.conv(s, e1, 1, 1, 0, bias=True, bn=False, name=f"{prefix}_expand1x1")
-    c = b.conv(s, e3, 3, 1, 1, bias=True, bn=False, name=f"{prefix}_expand3x3")
+    s = _conv(b, x, sq, 1, 1, 0, f"{prefix}_squeeze")
+    a = _conv(b, s, e1, 1, 1, 0, f"{prefix}_expand1x1")
+    c = _conv(b, s, e3, 3, 1, 1, f"{prefix}_expand3x3")
     return b.concat(a, c, name=f"{prefix}_concat")
 
 
 def build_squeezenet(version: str, name: str, num_classes: int = 1000) -> Network:
     (stem_ch, stem_k), seq = SQUEEZENET_SPECS[version]
     b = imagenet_builder(name, f"Iandola et al. 2016, v{version}; torchvision")
-    x = b.conv(b.input(), stem_ch, stem_k, 2, 0, bias=True, bn=False, name="conv1")
+    x = _conv(b, b.input(), stem_ch, stem_k, 2, 0, "conv1")
     x = b.pool(x, 3, 2, ceil_mode=True, name="pool1")
     fire, pool = 2, 2
     for item in seq:
@@ -244,7 +252,7 @@ def build_squeezenet(version: str, name: str, num_classes: int = 1000) -> Networ
             x = fire_module(b, x, _SQ_FIRES[item], f"fire{fire}")
             fire += 1
     # Dropout, then a 1x1 convolution to the classes, ReLU, global average pool.
-    x = b.conv(x, num_classes, 1, 1, 0, bias=True, bn=False, name="conv10")
+    x = _conv(b, x, num_classes, 1, 1, 0, "conv10")
     b.global_pool(x, name="avgpool")
     return b.build()
 

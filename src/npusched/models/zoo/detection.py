@@ -31,10 +31,17 @@ def _dk(
     return b.conv(x, filters, size, stride, size // 2, bn=True, act=act)
 
 
+def _predictor(
+    b: NetBuilder, x: Tensor, out_ch: int, name: str, kernel: int = 1, stride: int = 1
+) -> Tensor:
+    """A prediction convolution: linear (no batch-norm, no activation) with a bias."""
+    pad = kernel // 2
+    return b.conv(x, out_ch, kernel, stride, pad, bias=True, bn=False, act=None, name=name)
+
+
 def _yolo_head(b: NetBuilder, x: Tensor, filters: int, name: str) -> Tensor:
     """The linear 1x1 detection convolution (with bias) and the ``[yolo]`` decode op."""
-    y = b.conv(x, filters, 1, 1, 0, bias=True, bn=False, act=None, name=f"{name}_conv")
-    return b.vector(y, "yolo", name=name)
+    return b.vector(_predictor(b, x, filters, f"{name}_conv"), "yolo", name=name)
 
 
 def _nms(b: NetBuilder, heads: list[Tensor], max_boxes: int = 100) -> Tensor:
@@ -331,9 +338,7 @@ def build_ssd_resnet34(size: int = 1200, label_num: int = 81) -> Network:
     heads = []
     for i, (src, nd) in enumerate(zip(srcs, (4, 6, 6, 6, 4, 4), strict=True)):
         for kind, n in (("loc", nd * 4), ("conf", nd * label_num)):
-            heads.append(
-                b.conv(src, n, 3, 3, 1, bias=True, bn=False, act=None, name=f"{kind}{i + 1}")
-            )
+            heads.append(_predictor(b, src, n, f"{kind}{i + 1}", kernel=3, stride=3))
     _nms(b, heads, max_boxes=200)
     return b.build()
 
@@ -382,10 +387,8 @@ def build_ssd_mobilenet_v1(size: int = 300, classes: int = 91) -> Network:
         srcs.append(x)
     heads = []
     for i, (src, na) in enumerate(zip(srcs, (3, 6, 6, 6, 6, 6), strict=True)):
-        heads.append(b.conv(src, na * 4, 1, 1, 0, bias=True, bn=False, act=None, name=f"box{i}"))
-        heads.append(
-            b.conv(src, na * classes, 1, 1, 0, bias=True, bn=False, act=None, name=f"cls{i}")
-        )
+        heads.append(_predictor(b, src, na * 4, f"box{i}"))
+        heads.append(_predictor(b, src, na * classes, f"cls{i}"))
     _nms(b, heads)
     return b.build()
 
@@ -419,7 +422,7 @@ def build_fcn_resnet18(height: int = 512, width: int = 1024, classes: int = 21) 
     x = resnet_stem(b, b.input())
     x = resnet_stages(b, x, 18)[-1]
     x = b.conv(x, 128, 3, 1, 1, name="head_conv")
-    x = b.conv(x, classes, 1, 1, 0, bias=True, bn=False, act=None, name="classifier")
+    x = _predictor(b, x, classes, "classifier")
     b.vector(x, "upsample", (classes, height, width), name="upsample")
     return b.build()
 
