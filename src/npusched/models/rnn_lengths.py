@@ -15,15 +15,16 @@ rnn-asr    listener steps, 12..160      speller steps: ``y = round(2.0 x**0.7 * 
 ========== ============================ ===========================================================
 
 Input lengths follow a discretised log-normal (sentence / utterance lengths are right-skewed),
-clipped to the range above: median 16 words for text, 55 listener steps (80 ms of audio each) for speech. Every output is at
-least 1.
+clipped to the range above: median 16 words for text, 55 listener steps (80 ms of audio each)
+for speech. Every output is at least 1.
 
 Following the paper's methodology literally:
 
 * :meth:`SyntheticLengthModel.profile` is the fixed *profiling set*: 1500 pairs drawn once with a
   fixed seed (``profile_seed``), the stand-in for the paper's characterisation data (Fig. 9).
 * :meth:`SyntheticLengthModel.table` is the predictor's regression model (a look-up table indexed
-  by input length returning the geometric mean of the profiled output lengths).
+  by input length returning the geometric mean of the profiled output lengths; the PREMA
+  predictor interpolates between its entries).
 * :meth:`SyntheticLengthModel.sample` draws *evaluation* requests as Sec. VI does: the input
   length is a random profiled input (drawn in proportion to how often it was profiled, i.e. a
   random profiling sample) and the actual output length is a random output among those profiled
@@ -181,52 +182,29 @@ def _geomean(values: IntArray) -> float:
     return float(np.exp(np.mean(np.log(values.astype(np.float64)))))
 
 
-#: The four recurrent networks of PREMA's benchmark set (Sec. III), by zoo name.
+#: PREMA's four recurrent networks (Sec. III), one row each as in the module docstring's table:
+#: ``(network, in_min, in_max, in_median, in_sigma, scale, exponent, sigma)``. Row ``i`` draws
+#: its profiling set with seed ``PROFILE_SEED + i``.
+_PREMA_ROWS: tuple[tuple[str, int, int, float, float, float, float, float], ...] = (
+    ("rnn-sa", 4, 64, 16.0, 0.50, 1.00, 1.0, 0.00),
+    ("rnn-mt1", 3, 60, 16.0, 0.55, 1.10, 1.0, 0.12),
+    ("rnn-mt2", 3, 60, 16.0, 0.55, 0.95, 0.9, 0.18),
+    ("rnn-asr", 12, 160, 55.0, 0.50, 2.00, 0.7, 0.20),
+)
+_PREMA_DESCRIPTIONS = {
+    "rnn-sa": "sentiment analysis: output length equals the input length (words)",
+    "rnn-mt1": "English-to-German translation: ~1.1x the input words, noisy",
+    "rnn-mt2": "English-to-Korean translation: sub-linear in the input words, noisier",
+    "rnn-asr": "speech recognition: listener steps (80 ms of audio) in, characters out "
+    "(sub-linear, noisy)",
+}
+
+#: The length models of PREMA's recurrent networks, by zoo name.
 PREMA_LENGTH_MODELS: dict[str, SyntheticLengthModel] = {
-    "rnn-sa": SyntheticLengthModel(
-        "rnn-sa",
-        in_min=4,
-        in_max=64,
-        in_median=16.0,
-        in_sigma=0.5,
-        description="sentiment analysis: output length equals the input length (words)",
-    ),
-    "rnn-mt1": SyntheticLengthModel(
-        "rnn-mt1",
-        in_min=3,
-        in_max=60,
-        in_median=16.0,
-        in_sigma=0.55,
-        scale=1.1,
-        exponent=1.0,
-        sigma=0.12,
-        profile_seed=PROFILE_SEED + 1,
-        description="English-to-German translation: ~1.1x the input words, noisy",
-    ),
-    "rnn-mt2": SyntheticLengthModel(
-        "rnn-mt2",
-        in_min=3,
-        in_max=60,
-        in_median=16.0,
-        in_sigma=0.55,
-        scale=0.95,
-        exponent=0.9,
-        sigma=0.18,
-        profile_seed=PROFILE_SEED + 2,
-        description="English-to-Korean translation: sub-linear in the input words, noisier",
-    ),
-    "rnn-asr": SyntheticLengthModel(
-        "rnn-asr",
-        in_min=12,
-        in_max=160,
-        in_median=55.0,
-        in_sigma=0.5,
-        scale=2.0,
-        exponent=0.7,
-        sigma=0.2,
-        profile_seed=PROFILE_SEED + 3,
-        description="speech recognition: encoder frames in, words out (sub-linear, noisy)",
-    ),
+    row[0]: SyntheticLengthModel(
+        *row, profile_seed=PROFILE_SEED + i, description=_PREMA_DESCRIPTIONS[row[0]]
+    )
+    for i, row in enumerate(_PREMA_ROWS)
 }
 
 
