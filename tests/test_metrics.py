@@ -226,3 +226,21 @@ def test_records_round_trip(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["records.parquet"]
     with pytest.raises(NpuschedError, match="not found"):
         read_records(tmp_path / "nope.parquet")
+
+
+def test_failed_records_write_keeps_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_records(EX, tmp_path / "records.parquet")
+    before = path.read_bytes()
+
+    def half_written(self: pd.DataFrame, target: Path, **kwargs: object) -> None:
+        Path(target).write_bytes(b"PAR1 truncated")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", half_written)
+    with pytest.raises(OSError, match="disk full"):
+        write_records(EX.iloc[:1], path)
+    # the old file is untouched and the half-written temporary file is gone
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["records.parquet"]

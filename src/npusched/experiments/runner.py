@@ -9,10 +9,10 @@
   ``timeline.png`` (Gantt chart) and ``latency_cdf.png`` (:mod:`npusched.report.timeline`),
   written after the records and before the summary; a run without it removes old ones.
 
-Both files are first written to temporary files in ``DIR`` and then renamed, and an old
-``summary.json`` is removed before the new records replace the old ones, so an interrupted run
-never leaves a summary that does not belong to the records next to it. The same config and seed
-give a byte-identical ``summary.json`` and identical records.
+Every file is first written to a temporary file in ``DIR`` and then renamed
+(:mod:`npusched._io`), and an old ``summary.json`` is removed before the new records replace the
+old ones, so an interrupted run never leaves a summary that does not belong to the records next
+to it. The same config and seed give a byte-identical ``summary.json`` and identical records.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from npusched._io import atomic_path, atomic_write_text
 from npusched.errors import ConfigError
 from npusched.experiments.config import (
     PoissonWorkloadConfig,
@@ -37,7 +38,6 @@ from npusched.experiments.config import (
     import_builtin_policies,
     load_config,
 )
-from npusched.metrics.records import temp_path
 from npusched.report.progress import progress_bar
 from npusched.workloads.request import Request
 
@@ -255,27 +255,19 @@ def write_outputs(out: RunOutput, out_dir: str | os.PathLike[str]) -> tuple[Path
     """Write ``records.parquet`` and ``summary.json`` into ``out_dir`` atomically (see the
     module docstring). Returns their paths."""
     d = Path(out_dir)
-    if d.exists() and not d.is_dir():
-        raise ConfigError(f"{d}: --out must be a directory, but a file of that name exists")
+    check_out_dir(d)
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"{d}: cannot create the output directory: {e.strerror}") from None
     rec_path, sum_path = d / "records.parquet", d / "summary.json"
-    rec_tmp, sum_tmp = temp_path(d, rec_path.name), temp_path(d, sum_path.name)
-    try:
+    with atomic_path(rec_path) as rec_tmp:
         out.records.reset_index(drop=True).to_parquet(rec_tmp, index=False, engine="pyarrow")
-        with open(sum_tmp, "w", encoding="utf-8") as f:
-            f.write(summary_json(out.summary))
-            f.flush()
-            os.fsync(f.fileno())
-        sum_path.unlink(missing_ok=True)  # never pair an old summary with new records
-        os.replace(rec_tmp, rec_path)
-        _write_timeline(out, d)
-        os.replace(sum_tmp, sum_path)
-    finally:
-        rec_tmp.unlink(missing_ok=True)
-        sum_tmp.unlink(missing_ok=True)
+        # the new records are complete; before they replace the old ones, remove the old
+        # summary so that it is never paired with them
+        sum_path.unlink(missing_ok=True)
+    _write_timeline(out, d)
+    atomic_write_text(sum_path, summary_json(out.summary))
     return rec_path, sum_path
 
 

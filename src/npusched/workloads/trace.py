@@ -30,13 +30,13 @@ from __future__ import annotations
 import csv
 import itertools
 import os
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from npusched._io import atomic_path
 from npusched.errors import ConfigError, UnknownNameError
 from npusched.workloads.generators import assemble
 from npusched.workloads.request import Request
@@ -273,14 +273,9 @@ def save_trace(requests: Sequence[Request], path: str | os.PathLike[str]) -> Pat
     kind = _kind(p)
     df = requests_frame(requests)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.parent / f".{p.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
-    try:
+    with atomic_path(p) as tmp:
         if kind == "csv":
             df.to_csv(tmp, index=False, na_rep="")
         else:
             df.to_parquet(tmp, index=False, engine="pyarrow")
-        os.replace(tmp, p)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return p
