@@ -6,20 +6,34 @@ them, so figures come straight from the CSV results.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from npusched._io import atomic_path
 
-def _figure(width: float, height: float) -> Any:
+
+def figure(width: float, height: float, *, dpi: int = 120) -> Any:
+    """A matplotlib figure of ``width`` x ``height`` inches on an Agg canvas (constrained
+    layout), not registered with pyplot."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=120, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
+    """Save ``fig`` as a PNG file atomically (:func:`npusched._io.atomic_path`). Returns the
+    path."""
+    out = Path(path)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, format="png")
+    return out
 
 
 def grouped_bars(
@@ -45,7 +59,7 @@ def grouped_bars(
         reference: draw a dashed horizontal line at this value (e.g. 1.0 for a baseline).
         annotate: print each bar's value above it.
     """
-    fig = _figure(min(12.0, max(6.0, 0.45 * len(categories) * max(1, len(series)) ** 0.5 + 2)), 4.0)
+    fig = figure(min(12.0, max(6.0, 0.45 * len(categories) * max(1, len(series)) ** 0.5 + 2)), 4.0)
     ax = fig.add_subplot()
     n = max(len(series), 1)
     width = 0.8 / n
@@ -66,9 +80,7 @@ def grouped_bars(
     if len(series) > 1:
         ax.legend(fontsize=7, ncol=min(len(series), 4))
     ax.grid(axis="y", alpha=0.3)
-    out = Path(path)
-    fig.savefig(out)
-    return out
+    return save_png(fig, path)
 
 
 def lines(
@@ -85,7 +97,7 @@ def lines(
 
     ``percent`` formats the y axis as percentages of fractions in [0, 1].
     """
-    fig = _figure(6.0, 3.6)
+    fig = figure(6.0, 3.6)
     ax = fig.add_subplot()
     xs = np.asarray(x, dtype=np.float64)
     for name, vals in series.items():
@@ -100,9 +112,7 @@ def lines(
         ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    out = Path(path)
-    fig.savefig(out)
-    return out
+    return save_png(fig, path)
 
 
 def panels(
@@ -118,7 +128,7 @@ def panels(
     ``metrics`` maps a panel's y label to its series (as in :func:`grouped_bars`).
     """
     k = max(len(metrics), 1)
-    fig = _figure(4.2 * k, 3.6)
+    fig = figure(4.2 * k, 3.6)
     axes = fig.subplots(1, k, squeeze=False)[0]
     x = np.arange(len(categories), dtype=np.float64)
     for ax, (ylabel, series) in zip(axes, metrics.items(), strict=False):
@@ -135,6 +145,4 @@ def panels(
             ax.legend(fontsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
-    out = Path(path)
-    fig.savefig(out)
-    return out
+    return save_png(fig, path)

@@ -45,8 +45,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from npusched._io import atomic_path
 from npusched.errors import ConfigError
-from npusched.metrics.records import temp_path
+from npusched.report.plots import figure, save_png
 from npusched.workloads.request import PRIORITY_LEVELS
 
 if TYPE_CHECKING:
@@ -79,14 +80,15 @@ _REQ_TID0 = 1_000_000
 # Chrome's reserved colour names (Perfetto colours by event name instead).
 _CNAME = {"save": "terrible", "restore": "bad"}
 _PRIORITY_NAMES = {v: k for k, v in PRIORITY_LEVELS.items()}
+_DPI = 110  # the timeline PNGs' resolution (dots per inch)
 
 
 # --- shared helpers ---------------------------------------------------------------------------
-def _check_records(records: pd.DataFrame) -> None:
-    missing = [c for c in _REQUIRED if c not in records.columns]
+def _check_records(records: pd.DataFrame, need: Sequence[str] = _REQUIRED) -> None:
+    missing = [c for c in need if c not in records.columns]
     if missing:
         raise ConfigError(
-            f"records: missing column(s) {', '.join(missing)}; required: {', '.join(_REQUIRED)}"
+            f"records: missing column(s) {', '.join(missing)}; required: {', '.join(need)}"
         )
 
 
@@ -156,18 +158,6 @@ def _us(ns: int) -> float | int:
     """Integer nanoseconds as microseconds (an int when whole, for a compact file)."""
     q, r = divmod(ns, 1000)
     return q if r == 0 else ns / 1000
-
-
-def _save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
-    """Save a figure as PNG atomically (temporary file in the same directory, then rename)."""
-    out = Path(path)
-    tmp = temp_path(out.parent, out.name)
-    try:
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out
 
 
 # --- Chrome trace ------------------------------------------------------------------------------
@@ -409,36 +399,19 @@ def write_chrome_trace(
     """
     tr = _Trace(timeline, records, **kwargs)
     out = Path(path)
-    tmp = temp_path(out.parent, out.name)
-
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write('{"traceEvents":[')
-            sep = "\n"
-            for ev, row in tr.raw_events():
-                f.write(sep)
-                text = _dump(ev)
-                f.write(text if row < 0 else f'{text[:-1]},"args":{tr.args_text(row)}}}')
-                sep = ",\n"
-            f.write(f'\n],"displayTimeUnit":"ms","otherData":{_dump(tr.other)}}}\n')
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write('{"traceEvents":[')
+        sep = "\n"
+        for ev, row in tr.raw_events():
+            f.write(sep)
+            text = _dump(ev)
+            f.write(text if row < 0 else f'{text[:-1]},"args":{tr.args_text(row)}}}')
+            sep = ",\n"
+        f.write(f'\n],"displayTimeUnit":"ms","otherData":{_dump(tr.other)}}}\n')
     return out
 
 
 # --- plots -------------------------------------------------------------------------------------
-def _figure(width: float, height: float) -> Any:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
 def _network_colours(networks: Sequence[str]) -> dict[str, Any]:
     from matplotlib import colormaps
 
@@ -537,7 +510,7 @@ def plot_timeline(
     pad = 0.01 * (hi - lo) * scale
 
     height = float(np.clip(1.9 + 0.17 * n_rows, 3.2, 15.0))
-    fig = _figure(11.0, height)
+    fig = figure(11.0, height, dpi=_DPI)
     top_h = 0.55
     axes = fig.subplots(
         2, 1, sharex=True, gridspec_kw={"height_ratios": [top_h, max(height - 1.9, 1.0)]}
@@ -641,7 +614,7 @@ def plot_timeline(
     if group_by == "network":
         sub += ", grouped by network"
     fig.suptitle(f"{title} — {sub}" if title else sub, fontsize=10)
-    return _save_figure(fig, path)
+    return save_png(fig, path)
 
 
 def _draw_segments(
@@ -731,12 +704,7 @@ def plot_latency_cdf(
     Returns:
         ``path``.
     """
-    need = ("latency_s", "isolated_s", "priority", "finish_s")
-    missing = [c for c in need if c not in records.columns]
-    if missing:
-        raise ConfigError(
-            f"records: missing column(s) {', '.join(missing)}; required: {', '.join(need)}"
-        )
+    _check_records(records, ("latency_s", "isolated_s", "priority", "finish_s"))
     lat = records["latency_s"].to_numpy(dtype=np.float64)
     iso = records["isolated_s"].to_numpy(dtype=np.float64)
     prio = records["priority"].to_numpy(dtype=np.int64)
@@ -744,7 +712,7 @@ def plot_latency_cdf(
     ntt = lat[ok] / iso[ok]
     prio = prio[ok]
 
-    fig = _figure(6.4, 4.0)
+    fig = figure(6.4, 4.0, dpi=_DPI)
     ax = fig.add_subplot()
     if len(ntt) == 0:
         ax.text(0.5, 0.5, "no finished requests", ha="center", va="center", transform=ax.transAxes)
@@ -788,7 +756,7 @@ def plot_latency_cdf(
     if n_unf:
         sub += f" ({n_unf} unfinished not shown)"
     fig.suptitle(f"{title} — {sub}" if title else sub, fontsize=10)
-    return _save_figure(fig, path)
+    return save_png(fig, path)
 
 
 def _step_cdf(ax: Any, v: npt.NDArray[np.float64], label: str, **style: Any) -> None:
