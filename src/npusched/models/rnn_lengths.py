@@ -147,22 +147,6 @@ class SyntheticLengthModel:
         geometric mean of the profiled output lengths at each."""
         return self._table
 
-    def predict(self, seq_in: int | npt.ArrayLike) -> FloatArray:
-        """Predicted output length(s) for input length(s) ``seq_in`` (time steps, float).
-
-        A profiled input length returns its table entry. An input the profile never saw is
-        interpolated linearly between the neighbouring entries, and beyond the profiled range
-        the nearest entry is scaled by ``seq_in / its input`` (output roughly proportional to
-        input), so the predictor never fails on an unseen length.
-        """
-        keys, gm = self._table
-        q = np.atleast_1d(np.asarray(seq_in, dtype=np.float64))
-        out = np.interp(q, keys.astype(np.float64), gm)
-        lo, hi = float(keys[0]), float(keys[-1])
-        out = np.where(q < lo, gm[0] * q / lo, out)
-        out = np.where(q > hi, gm[-1] * q / hi, out)
-        return out.astype(np.float64)
-
     # --- evaluation sampling (the LengthModel protocol) -----------------------------------
     def sample(self, rng: np.random.Generator, size: int) -> tuple[IntArray, IntArray]:
         """``size`` evaluation pairs drawn as PREMA Sec. VI does (see the module docstring)."""
