@@ -206,7 +206,7 @@ def test_completion_forgets_tokens_and_reset_clears() -> None:
     assert pol.tokens_of(a) == 3  # unknown again: back to its priority
     pol.on_dispatch(a, 0.0)
     pol.reset()
-    assert pol.tokens_ == {}
+    assert pol.credited_ == {}
 
 
 # --- Algorithm 3 ----------------------------------------------------------------------------

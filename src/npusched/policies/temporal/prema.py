@@ -42,7 +42,7 @@ from npusched.errors import ConfigError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.policies.temporal.mechanism import check_mode, decide
 from npusched.policies.temporal.sjf import shortest_remaining
-from npusched.sim.types import Decision, JobView, SchedulerView
+from npusched.sim.types import KEEP, Decision, JobView, SchedulerView
 
 #: Table II: the scheduling period (seconds).
 PERIOD_S = 0.25e-3
@@ -87,41 +87,37 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
     # --- per-run state ------------------------------------------------------------------
     def reset(self) -> None:
-        self.tokens_: dict[int, float] = {}
-        self._credited_: dict[int, float] = {}
+        #: Ready-queue seconds of each dispatched job credited at its last period boundary: its
+        #: tokens are ``priority x (1 + credited / estimated)`` (the sum of lines 6-7's
+        #: per-period gains), so this is the only per-job state.
+        self.credited_: dict[int, float] = {}
 
     def _state(self) -> dict[int, float]:
-        if not hasattr(self, "tokens_"):
+        if not hasattr(self, "credited_"):
             self.reset()
-        return self.tokens_
-
-    def on_dispatch(self, job: JobView, now: float) -> None:
-        self._state()[job.id] = float(job.priority)
-        self._credited_[job.id] = job.waited_s
+        return self.credited_
 
     def on_complete(self, job: JobView, now: float) -> None:
         self._state().pop(job.id, None)
-        self._credited_.pop(job.id, None)
 
     def tokens_of(self, job: JobView) -> float:
-        """Current tokens of ``job`` (its priority if it was never seen dispatching)."""
-        return self._state().get(job.id, float(job.priority))
+        """Current tokens of ``job``: ``priority x (1 + credited waiting / estimated)`` (its
+        priority if it never waited at a period boundary or was never seen dispatching)."""
+        credited = self._state().get(job.id, 0.0)
+        if credited <= 0.0:
+            return float(job.priority)
+        slowdown = credited / job.estimated_s if job.estimated_s > 0 else float("inf")
+        return job.priority * (1.0 + slowdown)
 
     def on_period(self, view: SchedulerView) -> None:
-        """Algorithm 2 lines 6-7: ``tokens += priority x waited_this_period / estimated``."""
-        tokens = self._state()
-        jobs = list(view.ready)
+        """Algorithm 2 lines 6-7: ``tokens += priority x waited_this_period / estimated``, i.e.
+        credit each job's waiting up to now (the running job's too: waiting it did before it
+        started between two periods)."""
+        credited = self._state()
+        for job in view.ready:
+            credited[job.id] = job.waited_s
         if view.running is not None:
-            jobs.append(view.running)  # credits waiting it did before it started (if any)
-        for job in jobs:
-            before = self._credited_.get(job.id, 0.0)
-            waited = job.waited_s - before
-            self._credited_[job.id] = job.waited_s
-            if waited <= 0.0:
-                tokens.setdefault(job.id, float(job.priority))
-                continue
-            slowdown = waited / job.estimated_s if job.estimated_s > 0 else float("inf")
-            tokens[job.id] = tokens.get(job.id, float(job.priority)) + job.priority * slowdown
+            credited[view.running.id] = view.running.waited_s
 
     # --- Algorithm 2 lines 9-10 -----------------------------------------------------------
     def queue(self, view: SchedulerView) -> list[JobView]:
@@ -162,7 +158,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
     def select(self, view: SchedulerView) -> Decision:
         mode = check_mode(getattr(self, "mechanism", "checkpoint"))
         if view.running is not None and not self.preemptive:
-            return decide(view, None, preemptive=False, mode=mode)
+            return KEEP  # no need to run Algorithm 2: the array is not reassigned
         return decide(view, self.pick(view), preemptive=self.preemptive, mode=mode)
 
 
