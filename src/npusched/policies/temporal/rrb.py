@@ -34,7 +34,7 @@ from npusched.errors import ConfigError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, decide
 from npusched.policies.temporal.prema import PERIOD_S
-from npusched.sim.types import Decision, JobView, Mechanism, SchedulerView
+from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
 
 
 class NPRRB(TemporalPolicyBase, Component):
@@ -87,7 +87,7 @@ class NPRRB(TemporalPolicyBase, Component):
     def select(self, view: SchedulerView) -> Decision:
         self._ensure()
         if view.running is not None:
-            return decide(view, None, preemptive=False, mode="checkpoint")
+            return KEEP
         job = self.next_job(view.ready, self.pointer_)
         self._grant(job, view.now)
         return decide(view, job, preemptive=False, mode="checkpoint")
@@ -135,7 +135,7 @@ class PRRB(NPRRB):
             self.slice_job_, self.slice_start_ = running.id, view.now
             self.pointer_ = running.network
         if view.now - self.slice_start_ < self.quantum_s * (1 - 1e-9):
-            return decide(view, None, preemptive=True, mode=mode)
+            return KEEP
         others = [j for j in view.ready if j.network != running.network]
         job = self.next_job(others, running.network)
         decision = decide(view, job, preemptive=True, mode=mode)

@@ -19,19 +19,17 @@ from collections.abc import Iterable
 from npusched.base import Component
 from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.policies.temporal.mechanism import check_mode, decide, remaining_s
-from npusched.sim.types import Decision, JobView, SchedulerView
+from npusched.sim.types import KEEP, Decision, JobView, SchedulerView
 
 
 def shortest_remaining(jobs: Iterable[JobView], running: JobView | None = None) -> JobView | None:
     """The job with the least estimated remaining seconds (ties: ``running``, arrival, id)."""
     run_id = running.id if running is not None else -1
-    best: JobView | None = None
-    best_key: tuple[float, int, float, int] | None = None
-    for job in jobs:
-        key = (remaining_s(job), 0 if job.id == run_id else 1, job.arrival_s, job.id)
-        if best_key is None or key < best_key:
-            best, best_key = job, key
-    return best
+    return min(
+        jobs,
+        key=lambda j: (remaining_s(j), 0 if j.id == run_id else 1, j.arrival_s, j.id),
+        default=None,
+    )
 
 
 class NPSJF(TemporalPolicyBase, Component):
@@ -45,7 +43,7 @@ class NPSJF(TemporalPolicyBase, Component):
 
     def select(self, view: SchedulerView) -> Decision:
         if view.running is not None:
-            return decide(view, None, preemptive=False, mode="checkpoint")
+            return KEEP
         return decide(view, shortest_remaining(view.ready), preemptive=False, mode="checkpoint")
 
 
