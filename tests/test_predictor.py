@@ -7,11 +7,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from npusched.errors import ConfigError
+from npusched.errors import ConfigError, NpuschedError
 from npusched.hardware import compile_profile, get_device
 from npusched.models.ir import Layer, LayerKind, make_network
 from npusched.models.rnn_lengths import PREMA_LENGTH_MODELS, PROFILE_SIZE
-from npusched.models.seqlen import length_model_for
+from npusched.models.seqlen import length_model_for, register_length_model
 from npusched.policies.temporal.predictor import (
     _geomean_table,
     make_estimator,
@@ -44,6 +44,12 @@ def device() -> object:
 def test_models_registered_for_the_four_rnns() -> None:
     for name in ("rnn-sa", "rnn-mt1", "rnn-mt2", "rnn-asr"):
         assert length_model_for(name) is PREMA_LENGTH_MODELS[name]
+
+
+def test_a_second_length_model_for_a_network_is_an_error() -> None:
+    with pytest.raises(NpuschedError, match="duplicate length model for 'rnn-sa'"):
+        register_length_model("rnn-sa", PREMA_LENGTH_MODELS["rnn-mt1"])
+    assert length_model_for("rnn-sa") is PREMA_LENGTH_MODELS["rnn-sa"]
 
 
 def test_profile_is_fixed_1500_samples() -> None:

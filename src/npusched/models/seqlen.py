@@ -13,6 +13,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from npusched.errors import NpuschedError
+
 IntArray = npt.NDArray[np.int64]
 
 
@@ -31,8 +33,6 @@ LENGTH_MODELS: dict[str, LengthModel] = {}
 def register_length_model(network: str, model: LengthModel) -> None:
     """Attach a length model to a zoo network name (duplicates are an error)."""
     if network in LENGTH_MODELS:
-        from npusched.errors import NpuschedError
-
         raise NpuschedError(f"duplicate length model for {network!r}")
     LENGTH_MODELS[network] = model
 
