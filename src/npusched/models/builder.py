@@ -85,8 +85,11 @@ class NetBuilder:
         input_shape: Sequence[int],
         *,
         bytes_per_elem: int = 2,
+        seq_len: tuple[int, int] | None = None,
         meta: dict[str, Any] | None = None,
     ) -> None:
+        """``seq_len``: default ``(input, output)`` sequence lengths (time steps) of a recurrent
+        network, see :attr:`Network.seq_len`."""
         self.name = name
         self.input_shape = tuple(int(x) for x in input_shape)
         self.bytes_per_elem = bytes_per_elem
@@ -95,7 +98,7 @@ class NetBuilder:
         self.exits: list[ExitPoint] = []
         self._names: set[str] = set()
         self._counter: dict[str, int] = {}
-        self.seq_len: tuple[int, int] | None = None
+        self.seq_len = seq_len
 
     # --- plumbing ----------------------------------------------------------------------------
     def input(self, shape: Sequence[int] | None = None) -> Tensor:

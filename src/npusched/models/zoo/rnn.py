@@ -68,8 +68,7 @@ def build_gnmt(
     each fed the previous layer's output concatenated with the attention context; normed
     Bahdanau attention queried by the bottom layer; output projection to ``vocab`` (no bias).
     """
-    b = NetBuilder(name, (1,), meta={"task": "translation", **(meta or {})})
-    b.seq_len = seq_len
+    b = NetBuilder(name, (1,), seq_len=seq_len, meta={"task": "translation", **(meta or {})})
     u = seq_len[0]
     # encoder, one source token per step
     tok = b.input((1,))
@@ -194,9 +193,9 @@ def build_seq2seq(name: str, seq_len: tuple[int, int]) -> Network:
     b = NetBuilder(
         name,
         (1,),
+        seq_len=seq_len,
         meta={"task": "translation", "source": "TF NMT attention seq2seq, iwslt15 hparams"},
     )
-    b.seq_len = seq_len
     u = seq_len[0]
     x = _embed(b, b.input((1,)), MT_SRC_VOCAB, h, "in", "enc_embed")
     fw = b.recurrent(x, h, repeat="in", name="enc_fw")
@@ -287,9 +286,9 @@ def build_rnn_sa() -> Network:
     b = NetBuilder(
         "rnn-sa",
         (1,),
+        seq_len=SA_SEQ,
         meta={"task": "sentiment", "source": "MLPerf sentiment_analysis stacked_lstm_net"},
     )
-    b.seq_len = SA_SEQ
     x = _embed(b, b.input((1,)), SA_VOCAB, SA_EMBED, "in", "embed")
     extra = 0
     for i in range(SA_LAYERS):
@@ -358,6 +357,7 @@ def build_rnn_asr() -> Network:
     b = NetBuilder(
         "rnn-asr",
         (ASR_FEATS,),
+        seq_len=ASR_SEQ,
         meta={
             "task": "speech",
             "source": "Listen, Attend and Spell (Chan et al. 2016)",
@@ -365,7 +365,6 @@ def build_rnn_asr() -> Network:
             "seq_out_unit": "characters",
         },
     )
-    b.seq_len = ASR_SEQ
     u = ASR_SEQ[0]
     frame = b.input((ASR_FEATS,))
     width = 2 * ASR_LISTEN
