@@ -541,18 +541,13 @@ class _Importer:
         return total
 
     def _emit(self, node: Any, layer_kwargs: dict[str, Any], out_shape: tuple[int, ...]) -> None:
+        """Append the node's layer (``layer_kwargs``: :class:`Layer` fields incl. ``inputs``)."""
         outputs = [x for x in node.output if x]
-        data = [x for x in node.input if x]
         name = self._layer_name(node)
         attrs = {"onnx_op": node.op_type, **layer_kwargs.pop("attrs", {})}
         if node.name:
             attrs["onnx_name"] = node.name
-        layer = Layer(
-            name=name,
-            inputs=layer_kwargs.pop("inputs", self._srcs(data)),
-            attrs=attrs,
-            **layer_kwargs,
-        )
+        layer = Layer(name=name, attrs=attrs, **layer_kwargs)
         self.layer_index[name] = len(self.layers)
         self.layers.append(layer)
         for out in outputs:
@@ -692,9 +687,8 @@ class _Importer:
             groups = 1
             kind, m, k, n = LayerKind.MATMUL, self._per_sample(lead * rows), inner, cols
             weight_elems, act_in = 0, [a, b]
-        params = self._param_elems([a, b, bias]) if kind == LayerKind.FC else 0
-        if kind == LayerKind.MATMUL and bias:
-            params = self._param_elems([bias])
+        # Only constant operands count: the weights of an FC, the bias of either kind.
+        params = self._param_elems([a, b, bias])
         self._emit(
             node,
             {
@@ -856,7 +850,7 @@ class _Importer:
             kind = LayerKind.VECTOR
         attrs["op"] = op.lower()
         out_elems = 0
-        for out in outputs[: 1 if op in ("MaxPool", "TopK", "Dropout") else None]:
+        for out in outputs[: 1 if op in ("MaxPool", "TopK") else None]:
             if out not in self.shapes:
                 if op in POOL_OPS or op == "Concat":
                     raise ModelError(
