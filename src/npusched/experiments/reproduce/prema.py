@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from npusched._io import atomic_write_text
 from npusched.errors import ConfigError, SimulationError
 from npusched.hardware.profile import Profile
 from npusched.report.progress import progress_bar
@@ -215,7 +216,7 @@ class _Store:
     """An append-only CSV of finished points with a fixed header.
 
     Every row is written with one ``write`` and flushed, so a killed run loses at most the row
-    being written; :meth:`load` drops a truncated last line (and rewrites the file without it)
+    being written; :meth:`lines` drops a truncated last line (and rewrites the file without it)
     and rows whose column count does not match the header.
     """
 
@@ -223,26 +224,35 @@ class _Store:
         self.path = path
         self.columns = list(columns)
 
-    def load(self) -> pd.DataFrame:
+    def lines(self) -> list[str]:
+        """The header and the complete rows (``[]`` if there is no file). A truncated last line
+        and rows whose column count does not match are dropped, and the file rewritten without
+        them; a file with another header (an older layout) is moved aside to ``.csv.old``."""
         if not self.path.exists():
-            return pd.DataFrame(columns=self.columns)
-        text = self.path.read_text()
-        lines = text.splitlines(keepends=True)
+            return []
+        lines = self.path.read_text().splitlines(keepends=True)
         if not lines or next(csv.reader([lines[0]])) != self.columns:
-            # a different layout (older version): keep it aside, start afresh
             os.replace(self.path, self.path.with_suffix(".csv.old"))
-            return pd.DataFrame(columns=self.columns)
-        good = [lines[0]]
-        for line in lines[1:]:
-            if not line.endswith("\n"):
-                continue  # truncated by a kill
-            row = next(csv.reader([line]), [])
-            if len(row) == len(self.columns):
-                good.append(line)
+            return []
+        good = lines[:1] + [
+            line
+            for line in lines[1:]
+            # a line without its newline was truncated by a kill
+            if line.endswith("\n") and len(next(csv.reader([line]), [])) == len(self.columns)
+        ]
         if len(good) != len(lines):
-            tmp = self.path.with_suffix(".csv.tmp")
-            tmp.write_text("".join(good))
-            os.replace(tmp, self.path)
+            self.rewrite(good)
+        return good
+
+    def rewrite(self, lines: Sequence[str]) -> None:
+        """Replace the file's content with ``lines`` (atomically)."""
+        atomic_write_text(self.path, "".join(lines))
+
+    def load(self) -> pd.DataFrame:
+        """The complete rows (see :meth:`lines`) as a frame with the store's columns."""
+        good = self.lines()
+        if not good:
+            return pd.DataFrame(columns=self.columns)
         # a hash of digits only (e.g. "012345678901") must not be read as a number
         return pd.read_csv(io.StringIO("".join(good)), dtype={"config_hash": str})
 
@@ -497,10 +507,9 @@ def _drop_orphan_records(store: _Store, done: set[tuple[Any, ...]], chash: str) 
     """Remove records of points without a row in ``main_points.csv`` (a run killed after writing
     a point's records but before its row): the point is computed again, and the resumed
     ``main_records.csv`` then equals an uninterrupted run's instead of holding both copies."""
-    store.load()  # drops a truncated last line
-    if not store.path.exists():
+    lines = store.lines()
+    if not lines:
         return
-    lines = store.path.read_text().splitlines(keepends=True)
     i_label, i_batch, i_run = (RECORD_COLUMNS.index(k) for k in MAIN_KEY)
     i_hash = RECORD_COLUMNS.index("config_hash")
     keep = lines[:1]
@@ -510,9 +519,7 @@ def _drop_orphan_records(store: _Store, done: set[tuple[Any, ...]], chash: str) 
         if row[i_hash] != chash or key in done:
             keep.append(line)
     if len(keep) != len(lines):
-        tmp = store.path.with_suffix(".csv.tmp")
-        tmp.write_text("".join(keep))
-        os.replace(tmp, store.path)
+        store.rewrite(keep)
 
 
 @dataclass
@@ -853,14 +860,8 @@ def _md_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def _write_csv(path: Path, df: pd.DataFrame) -> None:
-    _atomic_write(path, df.to_csv(index=False))
+    atomic_write_text(path, df.to_csv(index=False))
 
 
 def _clean(obj: Any) -> Any:
@@ -1112,8 +1113,10 @@ def write_outputs(
             "headline": headline,
         }
     )
-    _atomic_write(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    _atomic_write(out / "report.md", _report_md(res, table, fig14, pred_t, oracle_t, mt, summary))
+    atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(
+        out / "report.md", _report_md(res, table, fig14, pred_t, oracle_t, mt, summary)
+    )
     return summary
 
 
