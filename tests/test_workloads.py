@@ -178,6 +178,16 @@ def test_poisson_bad_arguments(kwargs: dict[str, object]) -> None:
         poisson_workload(10.0, models=MODELS, **kwargs)  # type: ignore[arg-type]
 
 
+def test_poisson_tables_may_only_name_requested_models() -> None:
+    # a qos or weights entry for a network that is never requested is a typo, not a no-op
+    with pytest.raises(ConfigError, match=r"qos names \['alexnet'\] not in models"):
+        poisson_workload(10.0, models=MODELS, n_requests=5, qos={"AlexNet": 0.1})
+    with pytest.raises(ConfigError, match=r"weights names \['alexnet'\] not in models"):
+        poisson_workload(10.0, models=MODELS, n_requests=5, weights={"alexnet": 1.0})
+    with pytest.raises(UnknownNameError, match="unknown network 'alexnet-9'"):
+        poisson_workload(10.0, models=MODELS, n_requests=5, qos={"alexnet-9": 0.1})
+
+
 def test_poisson_global_state_untouched() -> None:
     np.random.seed(5)
     x = np.random.random()

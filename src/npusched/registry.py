@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
 from npusched.errors import ConfigError, NpuschedError, UnknownNameError
 
 T = TypeVar("T")
+
+
+def unknown_keyword(
+    factory: Callable[..., object], keywords: Iterable[str]
+) -> tuple[str, list[str]] | None:
+    """The first of ``keywords`` that ``factory`` does not take, with the keyword names it does
+    take; ``None`` if it takes them all (or takes ``**kwargs``, or has no signature)."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    bad = next((k for k in keywords if k not in names), None)
+    return None if bad is None else (bad, names)
 
 
 class Registry(Generic[T]):
@@ -62,18 +78,13 @@ class Registry(Generic[T]):
         """``get(name)(**kwargs)``; a keyword the factory does not take raises
         :class:`~npusched.errors.ConfigError` naming the allowed ones (not a bare TypeError)."""
         factory = self.get(name)
-        try:
-            params = inspect.signature(factory).parameters.values()
-        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-            params = None
-        if params is not None and not any(p.kind is p.VAR_KEYWORD for p in params):
-            names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-            for key in kwargs:
-                if key not in names:
-                    raise ConfigError(
-                        f"{self.kind} {name!r}: unknown parameter {key!r}; "
-                        f"allowed: {', '.join(names) or '(none)'}"
-                    )
+        bad = unknown_keyword(factory, kwargs)
+        if bad is not None:
+            key, allowed = bad
+            raise ConfigError(
+                f"{self.kind} {name!r}: unknown parameter {key!r}; "
+                f"allowed: {', '.join(allowed) or '(none)'}"
+            )
         return factory(**kwargs)
 
     def names(self) -> list[str]:

@@ -21,7 +21,7 @@ import os
 import tomllib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -33,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from npusched.errors import ConfigError, NpuschedError, UnknownNameError
+from npusched.errors import ConfigError, NpuschedError
 
 __all__ = [
     "HardwareConfig",
@@ -48,6 +48,8 @@ __all__ = [
     "load_config",
     "parse_config",
 ]
+
+T = TypeVar("T")
 
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -65,33 +67,35 @@ BatchSize = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, le=2**20)]  #
 
 
 def _priority(p: Any) -> Any:
-    # checked here so the message names both kinds of allowed value (the union's own error
-    # would only list the level names)
-    ok_int = isinstance(p, numbers.Integral) and not isinstance(p, bool) and int(p) >= 1
-    if not ok_int and p not in ("low", "medium", "high"):
-        raise ValueError(f"invalid value {p!r}; allowed: low, medium, high or an integer >= 1")
+    # the generator's check (one message naming both kinds of allowed value); the value is kept
+    # as written, the generator resolves level names
+    from npusched.workloads.generators import resolve_priority
+
+    _field_check(resolve_priority, p)
     return p
 
 
-Priority = Annotated[Literal["low", "medium", "high"] | PositiveInt, BeforeValidator(_priority)]
+Priority = Annotated[int | str, BeforeValidator(_priority)]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
 
 
-def _network_names(values: Sequence[str]) -> list[str]:
-    from npusched.models.zoo import canonical_name, list_networks
+def _field_check(check: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``check(*args, **kwargs)``, re-raising an :class:`NpuschedError` as a ``ValueError`` (an
+    unknown name is a ``KeyError``), which pydantic reports under the field's path."""
+    try:
+        return check(*args, **kwargs)
+    except NpuschedError as e:
+        raise ValueError(str(e)) from None
 
-    out = []
-    for v in values:
-        try:
-            out.append(canonical_name(v))
-        except UnknownNameError:  # a ValueError lets pydantic attach the field path
-            raise ValueError(
-                f"unknown network {v!r}; allowed: {', '.join(list_networks())}"
-            ) from None
-    return out
+
+def _network_names(values: Sequence[str]) -> list[str]:
+    """Canonical zoo names of ``values`` (unknown names list the allowed ones)."""
+    from npusched.workloads.generators import canonical_names
+
+    return _field_check(canonical_names, values)
 
 
 class HardwareConfig(_Strict):
@@ -110,10 +114,7 @@ class HardwareConfig(_Strict):
     def _known_device(cls, v: str) -> str:
         from npusched.hardware import DEVICES
 
-        try:
-            DEVICES.get(v)
-        except UnknownNameError as e:
-            raise ValueError(str(e)) from None
+        _field_check(DEVICES.get, v)
         return v
 
 
@@ -169,30 +170,19 @@ class PoissonWorkloadConfig(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> PoissonWorkloadConfig:
-        if (self.duration_s is None) == (self.n_requests is None):
-            raise ValueError("give exactly one of duration_s and n_requests")
-        if self.priorities[1] < self.priorities[0]:
-            raise ValueError(f"priorities range {list(self.priorities)} must be [lo, hi], lo <= hi")
-        if self.weights is not None:
-            values = self.weights.values() if isinstance(self.weights, dict) else self.weights
-            if not sum(values) > 0:
-                raise ValueError(f"weights {self.weights} must have a positive sum")
-        if isinstance(self.weights, list) and len(self.weights) != len(self.models):
-            raise ValueError(
-                f"weights has {len(self.weights)} entries; models has {len(self.models)}"
-            )
-        if isinstance(self.qos, dict):  # a table entry for a network never requested: a typo
-            unknown = set(self.qos) - set(self.models)
-            if unknown:
-                raise ValueError(
-                    f"qos names {sorted(unknown)} not in models; allowed: {self.models}"
-                )
-        if isinstance(self.weights, dict):
-            unknown = set(_network_names(list(self.weights))) - set(self.models)
-            if unknown:
-                raise ValueError(
-                    f"weights name {sorted(unknown)} not in models; allowed: {self.models}"
-                )
+        # the generator's own checks, so the config and the Python API agree
+        from npusched.workloads.generators import check_poisson_args
+
+        _field_check(
+            check_poisson_args,
+            self.models,
+            duration_s=self.duration_s,
+            n_requests=self.n_requests,
+            weights=self.weights,
+            priorities=self.priorities,
+            qos=self.qos,
+            batch_sizes=self.batch_sizes,
+        )
         return self
 
 
@@ -231,10 +221,7 @@ class PolicyConfig(_Strict):
         from npusched.policies.base import POLICIES
 
         import_builtin_policies()
-        try:
-            POLICIES.get(v)
-        except UnknownNameError as e:
-            raise ValueError(str(e)) from None
+        _field_check(POLICIES.get, v)
         return v
 
 
@@ -374,19 +361,14 @@ def _check_params(
     source: str, field: str, factory: Callable[..., Any], params: Mapping[str, Any]
 ) -> None:
     """Reject keywords the factory does not take (before calling it)."""
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        return
-    ps = sig.parameters.values()
-    if any(p.kind is p.VAR_KEYWORD for p in ps):
-        return
-    names = [p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    for key in params:
-        if key not in names:
-            raise ConfigError(
-                f"{source}: {field}.{key}: unknown parameter; allowed: {', '.join(names) or '(none)'}"
-            )
+    from npusched.registry import unknown_keyword
+
+    bad = unknown_keyword(factory, params)
+    if bad is not None:
+        key, allowed = bad
+        raise ConfigError(
+            f"{source}: {field}.{key}: unknown parameter; allowed: {', '.join(allowed) or '(none)'}"
+        )
 
 
 def _check_param_values(

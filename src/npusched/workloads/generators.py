@@ -12,9 +12,9 @@ from 0 in that order. Network names are canonical zoo names.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -42,9 +42,12 @@ def _rng(random_state: object) -> np.random.Generator:
 
 
 __all__ = [
+    "PoissonArgs",
     "RandomState",
     "apply_slo",
     "assemble",
+    "canonical_names",
+    "check_poisson_args",
     "poisson_workload",
     "prema_workload",
     "resolve_priority",
@@ -52,13 +55,13 @@ __all__ = [
 ]
 
 
-def _canonical(models: Sequence[str]) -> list[str]:
+def canonical_names(names: Iterable[str]) -> list[str]:
+    """Canonical zoo names of ``names`` (aliases and case resolved); an unknown name raises
+    :class:`~npusched.errors.UnknownNameError` listing the canonical names."""
     from npusched.models.zoo import canonical_name, list_networks
 
-    if isinstance(models, str) or len(models) == 0:
-        raise ConfigError(f"models must be a non-empty list of network names, got {models!r}")
     out = []
-    for m in models:
+    for m in names:
         try:
             out.append(canonical_name(m))
         except UnknownNameError:  # list canonical names only (aliases crowd the message)
@@ -66,18 +69,21 @@ def _canonical(models: Sequence[str]) -> list[str]:
     return out
 
 
+def _canonical(models: Sequence[str]) -> list[str]:
+    if isinstance(models, str) or len(models) == 0:
+        raise ConfigError(f"models must be a non-empty list of network names, got {models!r}")
+    return canonical_names(models)
+
+
 def resolve_priority(level: int | str) -> int:
-    """A priority value from a PREMA level name (``low``/``medium``/``high`` -> 1/3/9) or an int."""
-    if isinstance(level, bool):
-        raise ConfigError(f"priority must be an integer or a level name, got {level!r}")
-    if isinstance(level, int | np.integer):
-        if int(level) < 1:
-            raise ConfigError(f"priority must be >= 1, got {level}")
+    """A priority value from a PREMA level name (``low``/``medium``/``high`` -> 1/3/9, any case)
+    or an integer >= 1."""
+    if isinstance(level, int | np.integer) and not isinstance(level, bool) and level >= 1:
         return int(level)
-    key = str(level).lower()
+    key = level.lower() if isinstance(level, str) else None
     if key not in PRIORITY_LEVELS:
         raise ConfigError(
-            f"unknown priority level {level!r}; allowed: {', '.join(PRIORITY_LEVELS)} or an integer"
+            f"invalid priority {level!r}; allowed: {', '.join(PRIORITY_LEVELS)} or an integer >= 1"
         )
     return PRIORITY_LEVELS[key]
 
@@ -221,23 +227,28 @@ def _arrivals(
     return times[times < duration_s]
 
 
+def _by_model(table: Mapping[str, float], names: list[str], what: str) -> dict[str, float]:
+    """``table`` with canonical network names; a name not in ``names`` (the models requested)
+    is an error: it would silently never apply, and is usually a typo."""
+    by_name = dict(zip(canonical_names(table), map(float, table.values()), strict=True))
+    unknown = set(by_name) - set(names)
+    if unknown:
+        raise ConfigError(f"{what} names {sorted(unknown)} not in models; allowed: {names}")
+    return by_name
+
+
 def _weights(weights: Sequence[float] | Mapping[str, float] | None, names: list[str]) -> FloatArray:
     if weights is None:
         return np.full(len(names), 1.0 / len(names))
     if isinstance(weights, Mapping):
-        from npusched.models.zoo import canonical_name
-
-        by_name = {canonical_name(k): float(v) for k, v in weights.items()}
-        unknown = set(by_name) - set(names)
-        if unknown:
-            raise ConfigError(
-                f"weights name networks not in models: {sorted(unknown)}; allowed: {names}"
-            )
+        by_name = _by_model(weights, names, "weights")
         w = np.array([by_name.get(n, 0.0) for n in names], dtype=np.float64)
     else:
         w = np.asarray(list(weights), dtype=np.float64)
         if w.shape != (len(names),):
-            raise ConfigError(f"weights must have one entry per model ({len(names)}), got {len(w)}")
+            raise ConfigError(
+                f"weights has {len(w)} entries; models has {len(names)} (one weight per model)"
+            )
     if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
         raise ConfigError(f"weights must be non-negative with a positive sum, got {w.tolist()}")
     return w / w.sum()
@@ -265,12 +276,12 @@ def poisson_workload(
     Args:
         rate_per_s: arrival rate lambda (requests per second).
         models: network names; each request picks one with probability ``weights``.
-        weights: model mix (a list aligned with ``models`` or a name -> weight mapping; missing
-            names weigh 0); uniform by default.
+        weights: model mix (a list aligned with ``models`` or a name -> weight mapping over
+            networks in ``models``; missing names weigh 0); uniform by default.
         priorities: inclusive integer range ``(lo, hi)``; each request's priority is uniform over
             it (Planaria: 1-11).
         qos: latency targets. A mapping network -> SLO in seconds (networks not in it get no
-            SLO), or a scalar ``k``: SLO = ``k x`` the request's isolated latency, which needs
+            SLO; it may only name networks in ``models``), or a scalar ``k``: SLO = ``k x`` the request's isolated latency, which needs
             ``profiles`` (or call :func:`apply_slo` on the result).
         batch_sizes: uniform choice per request.
         profiles: compiled profiles by network name, used only to resolve a scalar ``qos``.
@@ -278,6 +289,70 @@ def poisson_workload(
     """
     if not np.isfinite(rate_per_s) or rate_per_s <= 0:
         raise ConfigError(f"rate_per_s must be a positive number, got {rate_per_s!r}")
+    args = check_poisson_args(
+        models,
+        duration_s=duration_s,
+        n_requests=n_requests,
+        weights=weights,
+        priorities=priorities,
+        qos=qos,
+        batch_sizes=batch_sizes,
+    )
+    if args.multiplier is not None and profiles is None:
+        raise ConfigError(
+            "a scalar qos (multiple of isolated latency) needs profiles=; or call apply_slo()"
+        )
+
+    rng = _rng(random_state)
+    arrival = _arrivals(rng, float(rate_per_s), duration_s, n_requests)
+    n = len(arrival)
+    names, lo, hi, bs, slo_map = args.names, args.lo, args.hi, args.batch_sizes, args.slo_map
+    nets = [names[i] for i in rng.choice(len(names), size=n, p=args.weights).tolist()]
+    prio = rng.integers(lo, hi + 1, size=n)
+    batch = bs[rng.integers(0, len(bs), size=n)]
+    seq_in, seq_out = sample_seq_lens(nets, rng)
+    slo: list[float | None] = [slo_map.get(x) for x in nets] if slo_map is not None else [None] * n
+    reqs = assemble(
+        arrival, nets, batch=batch, priority=prio, slo_s=slo, seq_in=seq_in, seq_out=seq_out
+    )
+    if args.multiplier is not None:
+        assert profiles is not None
+        reqs = apply_slo(reqs, profiles, args.multiplier)
+    return reqs
+
+
+class PoissonArgs(NamedTuple):
+    """The checked, normalised arguments of :func:`poisson_workload` (see
+    :func:`check_poisson_args`)."""
+
+    names: list[str]
+    weights: FloatArray
+    lo: int
+    hi: int
+    batch_sizes: IntArray
+    slo_map: dict[str, float] | None
+    multiplier: float | None
+
+
+def check_poisson_args(
+    models: Sequence[str],
+    *,
+    duration_s: float | None = None,
+    n_requests: int | None = None,
+    weights: Sequence[float] | Mapping[str, float] | None = None,
+    priorities: tuple[int, int] = (1, 11),
+    qos: Mapping[str, float] | float | None = None,
+    batch_sizes: Sequence[int] = (1,),
+) -> PoissonArgs:
+    """Check :func:`poisson_workload`'s arguments (the run config checks its ``poisson``
+    workload with this too, so both report the same problem in the same words).
+
+    Raises:
+        ConfigError: an invalid or inconsistent argument (e.g. both or neither of
+            ``duration_s`` and ``n_requests``, a ``weights`` or ``qos`` table naming a network
+            not in ``models``).
+        UnknownNameError: an unknown network name.
+    """
     if (duration_s is None) == (n_requests is None):
         raise ConfigError("give exactly one of duration_s and n_requests")
     if duration_s is not None and (not np.isfinite(duration_s) or duration_s <= 0):
@@ -297,35 +372,14 @@ def poisson_workload(
     slo_map: dict[str, float] | None = None
     multiplier: float | None = None
     if isinstance(qos, Mapping):
-        from npusched.models.zoo import canonical_name
-
-        slo_map = {canonical_name(k): float(v) for k, v in qos.items()}
+        slo_map = _by_model(qos, names, "qos")
         if any(not np.isfinite(v) or v <= 0 for v in slo_map.values()):
             raise ConfigError(f"qos SLOs must be positive seconds, got {dict(qos)!r}")
     elif qos is not None:
         multiplier = float(qos)
         if not np.isfinite(multiplier) or multiplier <= 0:
             raise ConfigError(f"qos multiplier must be positive, got {qos!r}")
-        if profiles is None:
-            raise ConfigError(
-                "a scalar qos (multiple of isolated latency) needs profiles=; or call apply_slo()"
-            )
-
-    rng = _rng(random_state)
-    arrival = _arrivals(rng, float(rate_per_s), duration_s, n_requests)
-    n = len(arrival)
-    nets = [names[i] for i in rng.choice(len(names), size=n, p=w).tolist()]
-    prio = rng.integers(lo, hi + 1, size=n)
-    batch = bs[rng.integers(0, len(bs), size=n)]
-    seq_in, seq_out = sample_seq_lens(nets, rng)
-    slo: list[float | None] = [slo_map.get(x) for x in nets] if slo_map is not None else [None] * n
-    reqs = assemble(
-        arrival, nets, batch=batch, priority=prio, slo_s=slo, seq_in=seq_in, seq_out=seq_out
-    )
-    if multiplier is not None:
-        assert profiles is not None
-        reqs = apply_slo(reqs, profiles, multiplier)
-    return reqs
+    return PoissonArgs(names, w, lo, hi, bs, slo_map, multiplier)
 
 
 def apply_slo(
