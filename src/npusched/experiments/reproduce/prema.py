@@ -657,6 +657,17 @@ def _i(v: Any) -> int:
     return int(v)
 
 
+#: The metrics compared with a reference policy (NP-FCFS, or an oracle twin).
+RATED = ("antt", "stp", "fairness")
+
+
+def _gain(metric: str, value: Any, reference: Any) -> Any:
+    """How many times better ``value`` is than ``reference`` (scalars or Series): ANTT is
+    lower-is-better (``reference / value``), STP and fairness higher-is-better
+    (``value / reference``)."""
+    return reference / value if metric == "antt" else value / reference
+
+
 def _policy_table(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Per label: mean ANTT/STP/fairness/SLA over all (batch, run) points and the improvements
     over NP-FCFS (ratio of means and geometric mean of per-workload ratios)."""
@@ -675,12 +686,10 @@ def _policy_table(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
         row.update({c: _f(m[c]) for c in ("antt", "stp", "fairness")})
         if "NP-FCFS" in means.index:
             b = means.loc["NP-FCFS"]
-            row["antt_improvement"] = _f(b["antt"] / m["antt"])
-            row["stp_improvement"] = _f(m["stp"] / b["stp"])
-            row["fairness_improvement"] = _f(m["fairness"] / b["fairness"])
-            row["antt_improvement_gmean"] = _gmean(j["antt_fcfs"] / j["antt"])
-            row["stp_improvement_gmean"] = _gmean(j["stp"] / j["stp_fcfs"])
-            row["fairness_improvement_gmean"] = _gmean(j["fairness"] / j["fairness_fcfs"])
+            for k in RATED:
+                row[f"{k}_improvement"] = _f(_gain(k, m[k], b[k]))
+            for k in RATED:
+                row[f"{k}_improvement_gmean"] = _gmean(_gain(k, j[k], j[f"{k}_fcfs"]))
         for n in SLA_NS:
             row[f"sla_n{n}"] = _f(m[f"sla_n{n}"])
         rows.append(row)
@@ -698,15 +707,10 @@ def _per_batch(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
                 continue
             m: Any = means.loc[(label, b)]
             f: Any = means.loc[("NP-FCFS", b)]
-            rows.append(
-                {
-                    "policy": label,
-                    "batch": b,
-                    "antt_improvement": _f(f["antt"] / m["antt"]),
-                    "fairness_improvement": _f(m["fairness"] / f["fairness"]),
-                    "stp_improvement": _f(m["stp"] / f["stp"]),
-                }
-            )
+            row: dict[str, Any] = {"policy": label, "batch": b}
+            for k in ("antt", "fairness", "stp"):
+                row[f"{k}_improvement"] = _f(_gain(k, m[k], f[k]))
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -785,12 +789,12 @@ def _oracle_table(table: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "policy": pred,
-                "stp_fraction": float(a["stp"] / o["stp"]),
-                "antt_fraction": float(o["antt"] / a["antt"]),
+                "stp_fraction": float(_gain("stp", a["stp"], o["stp"])),
+                "antt_fraction": float(_gain("antt", a["antt"], o["antt"])),
                 "sla_n4_fraction": float((1 - a["sla_n4"]) / (1 - o["sla_n4"]))
                 if o["sla_n4"] < 1
                 else math.nan,
-                "fairness_fraction": float(a["fairness"] / o["fairness"]),
+                "fairness_fraction": float(_gain("fairness", a["fairness"], o["fairness"])),
             }
         )
     return pd.DataFrame(rows)
