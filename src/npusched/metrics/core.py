@@ -242,15 +242,15 @@ def summarize(
         out[f"sla_violation_rate_{_nname(n)}"] = float(rate)
 
     qs = list(percentiles)
-    for q, v, w in zip(
-        qs,
-        latency_percentiles(df, qs).tolist(),
-        latency_percentiles(df, qs, normalized=True).tolist(),
-        strict=True,
-    ):
-        out[f"{_qname(q)}_latency_s"] = float(v)
-        out[f"{_qname(q)}_norm"] = float(w)
 
+    def add_percentiles(sub: pd.DataFrame, infix: str) -> None:
+        lat = latency_percentiles(sub, qs)
+        norm = latency_percentiles(sub, qs, normalized=True)
+        for q, v, w in zip(qs, lat.tolist(), norm.tolist(), strict=True):
+            out[f"{_qname(q)}{infix}_latency_s"] = float(v)
+            out[f"{_qname(q)}{infix}_norm"] = float(w)
+
+    add_percentiles(df, "")
     prio = df["priority"].to_numpy(dtype=np.int64)
     present = sorted(set(prio.tolist()))
     label = priority_label(present)
@@ -258,19 +258,14 @@ def summarize(
     if set(present) <= set(PRIORITY_LEVELS.values()):
         levels = sorted(PRIORITY_LEVELS.values())
     for p in levels:
-        sub = df[prio == p]
-        lat = latency_percentiles(sub, qs)
-        norm = latency_percentiles(sub, qs, normalized=True)
-        for q, v, w in zip(qs, lat.tolist(), norm.tolist(), strict=True):
-            out[f"{_qname(q)}_{label(p)}_latency_s"] = float(v)
-            out[f"{_qname(q)}_{label(p)}_norm"] = float(w)
+        add_percentiles(df[prio == p], f"_{label(p)}")
 
     out["slo_attainment"] = slo_attainment(df)
     span = makespan_s
     if span is None and {"arrival_s", "finish_s"} <= set(df.columns):
         span = makespan(df)
     out["makespan_s"] = float("nan") if span is None else float(span)
-    out["throughput_rps"] = float(len(df) / span) if span is not None and span > 0 else float("nan")
+    out["throughput_rps"] = float("nan") if span is None else throughput(df, span)
     out["busy_s"] = float("nan") if busy_s is None else float(busy_s)
     out["utilisation"] = utilisation(busy_s, span)
     for col in ("preemptions", "checkpoint_bytes", "checkpoint_s", "wasted_s"):
