@@ -266,6 +266,16 @@ def test_gemm_with_activation_operands_is_matmul(tmp_path: Path) -> None:
     g = net.layers[0]
     # batch = leading dim of the first input = 5 does not divide M = 3: kept whole
     assert (g.kind, g.m, g.k, g.n) == (LayerKind.MATMUL, 3, 5, 7)
+    assert (g.weight_elems, g.params) == (0, 0)
+
+
+def test_gemm_activation_operands_with_constant_bias(tmp_path: Path) -> None:
+    """Two activation operands and a constant bias: a MatMul whose only parameters are the bias."""
+    nodes = [helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="g", transA=1)]
+    path = _save(tmp_path, nodes, {"a": (5, 3), "b": (5, 7)}, {"y": (3, 7)}, [_init("c", (7,))])
+    g = from_onnx(path).layers[0]
+    assert (g.kind, g.m, g.k, g.n) == (LayerKind.MATMUL, 3, 5, 7)
+    assert (g.weight_elems, g.params, g.inputs) == (0, 7, ())
 
 
 # --- recurrent ---------------------------------------------------------------------------------
