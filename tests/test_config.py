@@ -32,6 +32,15 @@ def _write(tmp_path: Path, text: str, name: str = "cfg.toml") -> Path:
     return p
 
 
+def _expect_error(path: Path, field: str, pattern: str) -> None:
+    """Loading ``path`` fails with one line ``<path>: <field>: ...<pattern>``."""
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert re.search(f"^{re.escape(str(path))}: {field}: .*{pattern}", msg), msg
+
+
 def test_minimal_config_defaults(tmp_path: Path) -> None:
     cfg = load_config(_write(tmp_path, BASE))
     assert cfg.seed == 3
@@ -116,12 +125,7 @@ def test_config_errors_name_file_and_field(
     # top-level keys go before the first table; everything else after BASE (into [workload]
     # or a new table)
     text = extra + "\n" + BASE if field == "bogus" else BASE + extra + "\n"
-    p = _write(tmp_path, text)
-    with pytest.raises(ConfigError) as info:
-        load_config(p)
-    msg = str(info.value)
-    assert "\n" not in msg
-    assert re.search(f"^{re.escape(str(p))}: {field}: .*{pattern}", msg), msg
+    _expect_error(_write(tmp_path, text), field, pattern)
 
 
 @pytest.mark.parametrize(
@@ -199,12 +203,7 @@ def test_config_errors_name_file_and_field(
     ],
 )
 def test_workload_errors(tmp_path: Path, workload: str, field: str, pattern: str) -> None:
-    p = _write(tmp_path, f"[workload]\n{workload}\n")
-    with pytest.raises(ConfigError) as info:
-        load_config(p)
-    msg = str(info.value)
-    assert "\n" not in msg
-    assert re.search(f"^{re.escape(str(p))}: {field}: .*{pattern}", msg), msg
+    _expect_error(_write(tmp_path, f"[workload]\n{workload}\n"), field, pattern)
 
 
 def test_file_level_errors(tmp_path: Path) -> None:
@@ -223,7 +222,6 @@ def test_file_level_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="workload: missing required key"):
         load_config(_write(tmp_path, "", "cfg.yaml"))
     for bad in (_write(tmp_path, "[workload\n"), tmp_path / "missing.toml"):
-        try:
+        with pytest.raises(ConfigError) as info:
             load_config(bad)
-        except ConfigError as e:
-            assert "\n" not in str(e)
+        assert "\n" not in str(info.value)
