@@ -529,7 +529,8 @@ class _Results:
     mech: pd.DataFrame
     runs: int
     setup: PremaSetup
-    extras: dict[str, Any] = field(default_factory=dict)
+    #: Dispatch window (seconds) per batch size.
+    windows_s: dict[int, float] = field(default_factory=dict)
 
 
 def reproduce(
@@ -611,7 +612,7 @@ def reproduce(
             step(f"{spec.label} b{b} run {r}")
 
     res = _load_results(out, setup, n_runs, chash, [s.label for s in specs])
-    res.extras["windows_s"] = {int(b): ctx.window(b) for b in batches}
+    res.windows_s = {int(b): ctx.window(b) for b in batches}
     return write_outputs(out, res, specs, plots=plots)
 
 
@@ -800,11 +801,12 @@ def _oracle_table(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _mech_tables(res: _Results) -> dict[str, pd.DataFrame]:
-    mech = res.mech
-    if mech.empty:
-        return {}
-    m = mech.copy()
+def _mech_tables(res: _Results) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Fig. 5/6 tables by name (none without samples) and the samples with each mechanism's
+    STP and NTT relative to NP-FCFS (``<kind>_stp_norm``, ``<kind>_ntt_impr``)."""
+    m = res.mech.copy()
+    if m.empty:
+        return {}, m
     kinds = ("checkpoint", "kill", "drain")
     for k in kinds:
         m[f"{k}_stp_norm"] = m[f"{k}_stp"] / m["fcfs_stp"]
@@ -836,8 +838,7 @@ def _mech_tables(res: _Results) -> dict[str, pd.DataFrame]:
             t = t.sort_values(key, key=lambda s: s.map(order))
             t[key] = t[key].map(lambda n: SHORT.get(n, n))
         out[name] = t.reset_index(drop=True)
-    out["_all"] = m
-    return out
+    return out, m
 
 
 class _NoPlots:
@@ -1019,7 +1020,6 @@ def write_outputs(
         ],
     )
     _write_csv(out / "per_batch.csv", per_batch)
-    res.extras["per_batch"] = per_batch
 
     # Predictor -----------------------------------------------------------------------------------
     pred_t, pred_info = _predictor_table(res)
@@ -1028,11 +1028,11 @@ def write_outputs(
     _write_csv(out / "predictor_vs_oracle.csv", oracle_t)
 
     # Fig. 5/6 --------------------------------------------------------------------------------------
-    mt = _mech_tables(res)
+    mt, m = _mech_tables(res)
     mech_info: dict[str, Any] = {}
     if mt:
-        for name in ("fig5_by_network", "fig5_by_batch", "fig6_by_network", "fig6_by_batch"):
-            _write_csv(out / f"{name}.csv", mt[name])
+        for name, frame in mt.items():
+            _write_csv(out / f"{name}.csv", frame)
         panels = {  # file: (column suffix, y label, title)
             "fig5a_preemption_latency": (
                 "_latency_us",
@@ -1062,7 +1062,6 @@ def write_outputs(
                 title=title,
                 reference=1.0 if fig6 else None,
             )
-        m = mt["_all"]
         mech_info = {
             "samples": len(m),
             "checkpoint_latency_us_avg": float(m["checkpoint_preempt_s"].mean() * 1e6),
@@ -1105,7 +1104,7 @@ def write_outputs(
             "runs": res.runs,
             "setup": asdict(res.setup),
             "config_hash": res.setup.config_hash(),
-            "dispatch_window_s": res.extras.get("windows_s", {}),
+            "dispatch_window_s": res.windows_s,
             "policies": policies,
             "predictor": {
                 **pred_info,
@@ -1119,7 +1118,7 @@ def write_outputs(
     )
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     atomic_write_text(
-        out / "report.md", _report_md(res, table, fig14, pred_t, oracle_t, mt, summary)
+        out / "report.md", _report_md(res, table, per_batch, fig14, pred_t, oracle_t, mt, summary)
     )
     return summary
 
@@ -1353,6 +1352,7 @@ def _exceptions(labels: Sequence[str]) -> str:
 def _report_md(
     res: _Results,
     table: pd.DataFrame,
+    per_batch: pd.DataFrame,
     fig14: pd.DataFrame,
     pred_t: pd.DataFrame,
     oracle_t: pd.DataFrame,
@@ -1400,7 +1400,7 @@ def _report_md(
         _md_table(show),
         "## Sensitivity to the batch size (improvements vs NP-FCFS at the same batch size)",
         "",
-        _md_table(res.extras.get("per_batch", pd.DataFrame())),
+        _md_table(per_batch),
         "## Fig. 14: p95 latency / isolated of high-priority tasks (batch 1)",
         "",
         "High-priority batch-1 tasks per DNN (the p95 of a handful of tasks is close to their "
@@ -1425,10 +1425,7 @@ def _report_md(
         lines += [
             "## Fig. 5/6: preemption mechanisms (2-task workloads, P-HPF)",
             "",
-            _md_table(mt["fig5_by_network"]),
-            _md_table(mt["fig5_by_batch"]),
-            _md_table(mt["fig6_by_network"]),
-            _md_table(mt["fig6_by_batch"]),
+            *map(_md_table, mt.values()),
         ]
     lines += _differences(res, summary)
     lines += [
