@@ -532,3 +532,15 @@ def test_parquet_trace_errors_show_plain_values(
         cfg.write_text(f'[workload]\nkind = "trace"\npath = "{trace.name}"\n')
         line = _expect_error(capsys, ["run", str(cfg), "--out", str(tmp_path / "o"), "-q"])
         assert trace.name in line and needle in line and "np." not in line
+
+
+def test_tables_show_undefined_values() -> None:
+    # rendering a NaN (an undefined metric, e.g. in the reproduce headline) used to raise
+    import io
+
+    from npusched.report.tables import render
+
+    buf = io.StringIO()
+    render([{"quantity": "antt", "ours": float("nan"), "paper": 1.5}], "table", out=buf)
+    row = next(line for line in buf.getvalue().splitlines() if "antt" in line)
+    assert [c.strip() for c in row.split("│")[1:-1]] == ["antt", "-", "1.5"]

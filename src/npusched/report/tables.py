@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -14,6 +15,8 @@ FORMATS = ("table", "json", "csv")
 
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
+        if math.isnan(v):  # an undefined metric (int(nan) below would raise)
+            return "-"
         if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
             return f"{v:.4g}"
         return f"{v:.4f}".rstrip("0").rstrip(".") if v != int(v) else f"{v:.1f}"
