@@ -444,10 +444,6 @@ def check_components(cfg: RunConfig, source: str = "<config>") -> None:
     # reset() is a policy's first use, where it validates its parameters; a first decision on
     # an empty, idle accelerator reaches the checks some policies only make when they decide
     _build(source, "policy.params", lambda: _probe_policy(pol_factory(**cfg.policy.params)))
-    if cfg.sim.predictor != "oracle":
-        from npusched.experiments.runner import resolve_estimator
-
-        _build(source, "sim.predictor", lambda: resolve_estimator(cfg.sim.predictor))
 
 
 def parse_config(data: Mapping[str, Any], source: str = "<config>") -> RunConfig:

@@ -98,10 +98,8 @@ def resolve_estimator(name: str) -> Estimator | None:
     """The engine's ``estimator`` for ``[sim] predictor``: ``None`` (exact) for ``oracle``."""
     if name == "oracle":
         return None
-    try:
-        from npusched.policies.temporal.predictor import make_estimator
-    except ImportError:
-        raise ConfigError(f"predictor {name!r} is not available; allowed: oracle") from None
+    from npusched.policies.temporal.predictor import make_estimator
+
     est: Estimator = make_estimator(name)
     return est
 
