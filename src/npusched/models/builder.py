@@ -13,7 +13,7 @@ Padding: an ``int`` is symmetric explicit padding (PyTorch), ``"same"`` is Tenso
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -242,11 +242,12 @@ class NetBuilder:
         name: str | None = None,
         extra_inputs: Sequence[Tensor] = (),
         repeat: str | None = None,
+        attrs: Mapping[str, Any] | None = None,
     ) -> Tensor:
         """Activation x activation GEMM ``(M x K) @ (K x N)`` with ``a`` of shape ``(M, K)``.
 
         ``repeat`` as in :meth:`fc` (attention inside a decoder step). A vector ``a`` of shape
-        ``(K,)`` is one row (``M = 1``)."""
+        ``(K,)`` is one row (``M = 1``). ``attrs``: metadata for the layer's ``attrs``."""
         m, k = (1, a.shape[0]) if len(a.shape) == 1 else (a.shape[-2], a.shape[-1])
         kb, n = b_shape
         if kb != k:
@@ -263,6 +264,7 @@ class NetBuilder:
             bytes_per_elem=self.bytes_per_elem,
             inputs=self._srcs(a, *extra_inputs),
             repeat=repeat,
+            attrs=dict(attrs or {}),
         )
         return self._add(layer, (m, n))
 

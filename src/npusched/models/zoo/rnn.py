@@ -20,8 +20,6 @@ Conventions shared by the builders below:
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
 from npusched.models.zoo import register
@@ -340,13 +338,15 @@ def _cell_step(b: NetBuilder, src: Tensor, extra: list[Tensor], owner: str, name
     ``[x, h] @ W`` GEMM, emitted as a MatMul that re-reads ``owner``'s weight matrix (it is
     charged as an operand) so the shared weights are not counted as new parameters."""
     k = src.shape[-1] + len(extra) * ASR_LISTEN + ASR_LISTEN
-    a = Tensor(src.producer, (k,))
-    b.matmul(a, (k, 4 * ASR_LISTEN), extra_inputs=extra, name=name, repeat="in")
-    last = b.layers[-1]
-    b.layers[-1] = replace(
-        last, attrs={"cell": "lstm", "hidden": ASR_LISTEN, "shares_weights_with": owner}
+    y = b.matmul(
+        Tensor(src.producer, (k,)),  # the step's [x, h] row (with the extra inputs' features)
+        (k, 4 * ASR_LISTEN),
+        extra_inputs=extra,
+        name=name,
+        repeat="in",
+        attrs={"cell": "lstm", "hidden": ASR_LISTEN, "shares_weights_with": owner},
     )
-    return Tensor(last.name, (ASR_LISTEN,))
+    return Tensor(y.producer, (ASR_LISTEN,))
 
 
 def build_rnn_asr() -> Network:
