@@ -105,12 +105,12 @@ def test_busy_mixed_workload(name: str) -> None:
 
 
 def _mechanism_cases() -> list[tuple[str, str]]:
-    static = {"P-FCFS", "P-HPF"}  # a static mechanism parameter: checkpoint / kill / drain
+    static = {"P-FCFS", "P-HPF"}  # ranked policies: drain as well as Algorithm 3's modes
     cases = []
     for name in NAMES:
         if not make(name).preemptive or "mechanism" not in params(make(name)):
             continue
-        modes = ("kill", "drain") if name in static else ("kill", "dynamic", "dynamic-kill")
+        modes = ("kill", "dynamic", "dynamic-kill") + (("drain",) if name in static else ())
         cases += [(name, m) for m in modes if not (name == "P-RRB" and m == "kill")]
     return cases
 

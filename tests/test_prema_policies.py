@@ -329,25 +329,26 @@ def test_p_rrb_time_slices_after_quantum() -> None:
     assert pol2.select(view([a2], running=a, now=5 * MS)) == KEEP
 
 
-def test_with_mechanism_applies_algorithm3_to_any_policy() -> None:
-    from npusched.policies.temporal.mechanism import WithMechanism
-
-    hpf = POLICIES.create("P-HPF")
-    wrapped = WithMechanism(hpf, "dynamic")
-    assert wrapped.name == "P-HPF-dynamic" and wrapped.preemptive
-    wrapped.reset()
+def test_p_hpf_dynamic_applies_algorithm3() -> None:
+    """P-HPF picks *which* job (strictly higher priority); ``"dynamic"`` picks *how* (Fig. 12)."""
+    dyn = POLICIES.create("P-HPF", mechanism="dynamic")
     run = FakeJob(0, priority=1, estimated_s=10 * MS, executed_s=9.9 * MS, state=JobState.RUNNING)
     hi = FakeJob(1, priority=9, estimated_s=5 * MS)
-    wrapped.on_dispatch(run, 0.0)
-    wrapped.on_dispatch(hi, 0.0)
-    d = wrapped.select(view([hi], running=run))
-    assert d.run is hi and d.mechanism == Mechanism.DRAIN  # HPF alone would CHECKPOINT
+    started(dyn, run, hi)
+    d = dyn.select(view([hi], running=run))
+    assert d.run is hi and d.mechanism == Mechanism.DRAIN  # static CHECKPOINT would preempt
+    assert started(POLICIES.create("P-HPF"), run, hi).select(view([hi], running=run)) == (
+        replace(d, mechanism=Mechanism.CHECKPOINT)
+    )
     run.executed_s = 1 * MS
-    assert wrapped.select(view([hi], running=run)).mechanism == Mechanism.CHECKPOINT
-    assert WithMechanism(hpf, "kill").select(view([hi], running=run)).mechanism == "kill"
-    assert wrapped.select(view([hi])).run is hi  # idle array: plain dispatch
-    with pytest.raises(ConfigError):
-        WithMechanism(hpf, "bogus").reset()
+    assert dyn.select(view([hi], running=run)).mechanism == Mechanism.CHECKPOINT
+    dyn_kill = started(POLICIES.create("P-HPF", mechanism="Dynamic-Kill"), run, hi)
+    assert dyn_kill.select(view([hi], running=run)).mechanism == Mechanism.KILL
+    assert dyn.select(view([hi])).run is hi  # idle array: plain dispatch
+    same = FakeJob(2, priority=1, estimated_s=0.1 * MS)
+    assert dyn.select(view([same], running=run)) == KEEP  # not higher priority: no preemption
+    with pytest.raises(ConfigError, match="allowed: checkpoint, kill, drain, dynamic"):
+        POLICIES.create("P-HPF", mechanism="bogus").reset()
 
 
 # --- through the engine: conformance on random workloads -----------------------------------
@@ -368,6 +369,7 @@ ENGINE_CASES = [
     for name in NAMES
     for mech in ((None,) if name.startswith("NP-") else ("checkpoint", "dynamic", "dynamic-kill"))
 ] + [("P-SJF", "kill"), ("P-PREMA", "kill"), ("P-TOKEN", "kill")]
+ENGINE_CASES += [("P-HPF", "dynamic"), ("P-HPF", "dynamic-kill")]
 
 
 @pytest.mark.parametrize(("name", "mech"), ENGINE_CASES)

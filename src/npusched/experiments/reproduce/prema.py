@@ -19,8 +19,7 @@ Methodology (Sec. III and VI, with the choices the paper leaves open stated here
   policy); the same workloads for every policy.
 * **Policies**: NP-/P- FCFS, RRB, HPF, TOKEN, SJF, PREMA. ``P-X`` is the static CHECKPOINT
   configuration, ``P-X-dynamic`` uses Algorithm 3 (DRAIN vs CHECKPOINT), ``P-X-kill`` static
-  KILL and ``P-X-dynamic-kill`` Algorithm 3 with KILL in CHECKPOINT's place (Fig. 15). P-HPF gets
-  its dynamic variants through :class:`~npusched.policies.temporal.mechanism.WithMechanism`.
+  KILL and ``P-X-dynamic-kill`` Algorithm 3 with KILL in CHECKPOINT's place (Fig. 15).
   There is no ``P-RRB-kill``: time slicing with static KILL restarts every task longer than the
   quantum whenever two models have work, so such tasks never finish (a livelock, not a result).
   ``*-oracle`` labels use the true isolated latency as the estimate (Sec. VI-D); every other
@@ -166,25 +165,21 @@ class PolicySpec:
         label: name in the results (``NP-PREMA``, ``P-SJF-dynamic``, ...).
         registry: registered policy name.
         mechanism: the ``mechanism`` parameter (``None`` for non-preemptive policies).
-        wrap: a :class:`WithMechanism` mode applied on top (P-HPF's dynamic variants).
         estimator: ``"prema"`` or ``"oracle"``.
     """
 
     label: str
     registry: str
     mechanism: str | None = None
-    wrap: str | None = None
     estimator: str = "prema"
 
     def build(self) -> Any:
         """A fresh policy object."""
         import npusched.policies.temporal  # noqa: F401  (registers the built-ins)
         from npusched.policies.base import POLICIES
-        from npusched.policies.temporal.mechanism import WithMechanism
 
         params = {} if self.mechanism is None else {"mechanism": self.mechanism}
-        policy = POLICIES.create(self.registry, **params)
-        return WithMechanism(policy, self.wrap) if self.wrap else policy
+        return POLICIES.create(self.registry, **params)
 
 
 def policy_specs() -> list[PolicySpec]:
@@ -196,12 +191,7 @@ def policy_specs() -> list[PolicySpec]:
             if f == "RRB" and mode == "kill":
                 continue  # time slicing with static KILL livelocks (see the module doc)
             label = reg if mode == "checkpoint" else f"{reg}-{mode}"
-            if f == "HPF" and mode.startswith("dynamic"):
-                # P-HPF takes static mechanisms only; Algorithm 3 wraps it
-                static = "kill" if mode == "dynamic-kill" else "checkpoint"
-                specs.append(PolicySpec(label, reg, static, wrap=mode))
-            else:
-                specs.append(PolicySpec(label, reg, mode))
+            specs.append(PolicySpec(label, reg, mode))
     specs += [
         PolicySpec("NP-SJF-oracle", "NP-SJF", estimator="oracle"),
         PolicySpec("NP-PREMA-oracle", "NP-PREMA", estimator="oracle"),

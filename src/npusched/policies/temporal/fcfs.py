@@ -16,7 +16,7 @@ class FCFS(RankedPolicy):
             earliest-dispatched unfinished one, so the preemptive variant never actually preempts;
             it exists as the preemptive baseline.
         mechanism: mechanism requested if a preemption were ever needed (``"checkpoint"``,
-            ``"kill"`` or ``"drain"``).
+            ``"kill"``, ``"drain"``, ``"dynamic"`` or ``"dynamic-kill"``).
     """
 
     family = "FCFS"

@@ -16,8 +16,9 @@ class HPF(RankedPolicy):
         preemptive: ``P-HPF`` when true: a ready job of strictly higher priority than the running
             one preempts it with ``mechanism``; ``NP-HPF`` when false (the running job always
             finishes).
-        mechanism: the static preemption mechanism of P-HPF: ``"checkpoint"``, ``"kill"`` or
-            ``"drain"``.
+        mechanism: the preemption mechanism of P-HPF: ``"checkpoint"``, ``"kill"`` or
+            ``"drain"``, or ``"dynamic"`` / ``"dynamic-kill"`` (Algorithm 3 with CHECKPOINT /
+            KILL; Fig. 12 and 15).
     """
 
     family = "HPF"

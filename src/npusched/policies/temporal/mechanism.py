@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from npusched.base import Component
 from npusched.errors import ConfigError
-from npusched.policies.base import POLICIES, TemporalPolicy, TemporalPolicyBase
+from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
 
 MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
@@ -35,17 +35,18 @@ def check_mode(mode: str) -> str:
 
 
 STATIC_MECHANISMS: tuple[str, ...] = tuple(m.value for m in Mechanism)
+#: Modes of a :class:`RankedPolicy`: a static mechanism or Algorithm 3.
+RANKED_MODES: tuple[str, ...] = (*STATIC_MECHANISMS, "dynamic", "dynamic-kill")
 
 
-def static_mechanism(policy: str, value: object) -> Mechanism:
-    """Validate a static ``mechanism`` parameter (``"checkpoint"``, ``"kill"`` or ``"drain"``,
-    any case) of ``policy``."""
-    try:
-        return Mechanism(str(value).lower())
-    except ValueError:
-        raise ConfigError(
-            f"{policy}: mechanism={value!r}; allowed: {', '.join(STATIC_MECHANISMS)}"
-        ) from None
+def ranked_mode(policy: str, value: object) -> tuple[str, Mechanism | None]:
+    """Validate the ``mechanism`` parameter (any case) of ``policy``: the mode and, for a static
+    one (``"checkpoint"``, ``"kill"``, ``"drain"``), its :class:`Mechanism` (``None`` for
+    ``"dynamic"`` / ``"dynamic-kill"``, decided per preemption by Algorithm 3)."""
+    mode = str(value).lower()
+    if mode not in RANKED_MODES:
+        raise ConfigError(f"{policy}: mechanism={value!r}; allowed: {', '.join(RANKED_MODES)}")
+    return mode, Mechanism(mode) if mode in STATIC_MECHANISMS else None
 
 
 def remaining_s(job: JobView) -> float:
@@ -126,7 +127,9 @@ class RankedPolicy(TemporalPolicyBase, Component):
     ``functools.partial``) keep :meth:`select`, which runs at every decision, as fast as
     inlined code. The array, when idle, goes to ``pick_best(ready)``; when busy, the
     preemptive variant displaces the running job with ``mechanism`` if the best ready job is
-    ``better``, and the non-preemptive one keeps it.
+    ``better``, and the non-preemptive one keeps it. ``mechanism`` is a static mechanism
+    (``"checkpoint"``, ``"kill"``, ``"drain"``) or ``"dynamic"`` / ``"dynamic-kill"``
+    (Algorithm 3, as for every ``P-`` policy).
     """
 
     family: str = ""
@@ -142,7 +145,7 @@ class RankedPolicy(TemporalPolicyBase, Component):
         return f"{'P' if self.preemptive else 'NP'}-{self.family}"
 
     def reset(self) -> None:
-        self.mechanism_ = static_mechanism(self.name, self.mechanism)
+        self.mode_, self.mechanism_ = ranked_mode(self.name, self.mechanism)
 
     def select(self, view: SchedulerView) -> Decision:
         ready = view.ready
@@ -153,7 +156,10 @@ class RankedPolicy(TemporalPolicyBase, Component):
         if running is None:
             return Decision(best)
         if self.preemptive and self.better(self.rank_key(best), self.rank_key(running)):
-            return Decision(best, self.mechanism_)
+            mech = self.mechanism_
+            return Decision(
+                best, select_mechanism(self.mode_, running, best) if mech is None else mech
+            )
         return KEEP
 
 
@@ -173,54 +179,3 @@ def register_variants(cls: type[R]) -> type[R]:
     POLICIES.register(f"NP-{cls.family}")(non_preemptive)
     POLICIES.register(f"P-{cls.family}")(preemptive)
     return cls
-
-
-class WithMechanism(TemporalPolicyBase, Component):
-    """Any preemptive policy with its preemption mechanism chosen by ``mechanism`` instead.
-
-    The wrapped policy decides *which* job runs; whenever that displaces the running job, the
-    mechanism is replaced by what ``mechanism`` prescribes (e.g. ``"dynamic"``: Algorithm 3 on
-    top of P-HPF, Fig. 12). Everything else is delegated unchanged.
-
-    Args:
-        policy: the wrapped temporal policy.
-        mechanism: ``"checkpoint"``, ``"kill"``, ``"dynamic"`` or ``"dynamic-kill"``.
-    """
-
-    def __init__(self, policy: TemporalPolicy, mechanism: str = "dynamic") -> None:
-        self.policy = policy
-        self.mechanism = mechanism
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return f"{self.policy.name}-{self.mechanism}"
-
-    @property
-    def preemptive(self) -> bool:  # type: ignore[override]
-        return self.policy.preemptive
-
-    @property
-    def period_s(self) -> float | None:  # type: ignore[override]
-        return self.policy.period_s
-
-    def reset(self) -> None:
-        check_mode(self.mechanism)
-        self.policy.reset()
-
-    def on_dispatch(self, job: JobView, now: float) -> None:
-        self.policy.on_dispatch(job, now)
-
-    def on_complete(self, job: JobView, now: float) -> None:
-        self.policy.on_complete(job, now)
-
-    def on_period(self, view: SchedulerView) -> None:
-        self.policy.on_period(view)
-
-    def select(self, view: SchedulerView) -> Decision:
-        d = self.policy.select(view)
-        running = view.running
-        if d.run is None or running is None or d.run.id == running.id:
-            return d
-        if d.mechanism == Mechanism.DRAIN and self.mechanism in ("checkpoint", "kill"):
-            return d  # the wrapped policy chose not to preempt; a static mode does not override
-        return Decision(d.run, select_mechanism(self.mechanism, running, d.run))
