@@ -132,10 +132,7 @@ def _row_index(records: pd.DataFrame) -> dict[int, int]:
 
 
 def _json_column(v: npt.NDArray[Any]) -> list[Any]:
-    """A column as JSON-safe Python values: floats to 12 significant digits (nanoseconds for
-    times up to 1000 s, and a shorter file), NaN and inf as ``None``."""
-    if v.dtype.kind == "f":
-        return [float(f"{x:.12g}") if math.isfinite(x) else None for x in v.tolist()]
+    """A column as JSON-safe Python values (:func:`_py`)."""
     if v.dtype.kind in "iub":
         out: list[Any] = v.tolist()
         return out
