@@ -34,6 +34,7 @@ from pydantic import (
 )
 
 from npusched.errors import ConfigError, NpuschedError
+from npusched.hardware.profile import MAX_BATCH
 
 __all__ = [
     "HardwareConfig",
@@ -63,7 +64,7 @@ def _not_bool(v: Any) -> Any:
 
 
 PositiveInt = Annotated[int, BeforeValidator(_not_bool), Field(gt=0)]
-BatchSize = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, le=2**20)]  # MAX_BATCH
+BatchSize = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, le=MAX_BATCH)]
 
 
 def _priority(p: Any) -> Any:
