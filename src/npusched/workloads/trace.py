@@ -213,9 +213,9 @@ def load_trace(
 
     # Sequence lengths only make sense for recurrent networks; fill their defaults.
     recurrent = {name: get_network(name) for name in set(networks)}
+    is_cnn = np.array([not recurrent[x].is_recurrent for x in networks], dtype=bool)
     for col, values in (("seq_in", seq_in), ("seq_out", seq_out)):
         has = np.array([v is not None for v in values], dtype=bool)
-        is_cnn = np.array([not recurrent[x].is_recurrent for x in networks], dtype=bool)
         chk.fail(has & is_cnn, col, "sequence length given for a non-recurrent network")
     for i, name in enumerate(networks):
         net = recurrent[name]
