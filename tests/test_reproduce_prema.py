@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import pandas as pd
@@ -49,9 +50,23 @@ def test_policy_specs_cover_the_study() -> None:
         assert pol.preemptive == spec.label.startswith("P-")
 
 
-def test_hash_ignores_runs_but_not_setup() -> None:
-    assert TINY.config_hash() == PremaSetup(**{**TINY.__dict__}).config_hash()
-    assert TINY.config_hash() != PremaSetup(**{**TINY.__dict__, "load": 3.0}).config_hash()
+def test_hash_covers_every_setup_field() -> None:
+    """Every field of the setup changes the hash (stale points are never reused); equal setups
+    hash alike. That the run count is not hashed is checked by the resume test."""
+    assert TINY.config_hash() == PremaSetup(**asdict(TINY)).config_hash()
+    changed = {
+        "networks": ("alexnet", "rnn-sa"),
+        "device": "other-npu",
+        "n_tasks": 5,
+        "batch_sizes": (4,),
+        "load": 3.0,
+        "seed": 1,
+        "preemption_point": "layer",
+    }
+    assert set(changed) == {f.name for f in fields(PremaSetup)}  # a new field needs a case
+    hashes = {k: PremaSetup(**{**asdict(TINY), k: v}).config_hash() for k, v in changed.items()}
+    assert TINY.config_hash() not in hashes.values()
+    assert len(set(hashes.values())) == len(changed)
 
 
 def test_reproduce_tiny_end_to_end(tmp_path: Path) -> None:
@@ -112,7 +127,7 @@ def test_resume_after_partial_run(tmp_path: Path) -> None:
     assert (out / "mech_points.csv").stat().st_mtime_ns == mtime_mech  # nothing redone
     # more runs extend the earlier ones instead of starting again
     more = reproduce(out, runs=3, setup=TINY, specs=specs, plots=False)
-    assert more["runs"] == 3
+    assert more["runs"] == 3 and more["config_hash"] == full["config_hash"]
     assert len(pd.read_csv(main_path)) == 3 * len(specs)
 
 
