@@ -408,28 +408,9 @@ def _main_point(
     }
     for n, v in zip(SLA_NS, sla_violation_rates(df, SLA_NS).tolist(), strict=True):
         row[f"sla_n{n}"] = float(v)
-    recs = []
-    for r in df.itertuples(index=False):
-        recs.append(
-            {
-                "label": spec.label,
-                "batch": batch,
-                "run": run,
-                "id": _i(r.id),
-                "network": r.network,
-                "priority": _i(r.priority),
-                "arrival_s": _f(r.arrival_s),
-                "isolated_s": _f(r.isolated_s),
-                "estimated_s": _f(r.estimated_s),
-                "latency_s": _f(r.latency_s),
-                "waiting_s": _f(r.waiting_s),
-                "preemptions": _i(r.preemptions),
-                "seq_in": _i(r.seq_in),
-                "seq_out": _i(r.seq_out),
-                "config_hash": chash,
-            }
-        )
-    return row, recs
+    # one record per request in RECORD_COLUMNS order; to_dict gives Python ints and floats
+    recs = df.assign(label=spec.label, batch=batch, run=run, config_hash=chash)[RECORD_COLUMNS]
+    return row, recs.to_dict("records")  # type: ignore[return-value]  # keys are str
 
 
 def _mech_point(ctx: _Context, run: int, combo: int, chash: str) -> dict[str, Any]:
