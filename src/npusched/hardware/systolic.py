@@ -353,10 +353,7 @@ class SystolicArray(Component):
             s3, n3, k3 = (
                 np.tile(a.ravel(), ly.groups) for a in np.meshgrid(ss, sn, sk, indexing="ij")
             )
-            compute = s3 + cfg.rows + 2 * cfg.cols
-            loaded = (n3 * k3 + k3 * s3) * width
-            memory = cfg.latency + np.ceil(loaded / cfg.bytes_per_cycle).astype(np.int64)
-            cycles = np.maximum(compute, memory) if cfg.stalls else compute
+            compute, memory, cycles, loaded = _gemm_tiles(cfg, s3, n3, k3, width)
             out_elems = ly.output_elems or ly.m * ly.n * ly.groups
         else:
             elems = b * max(ly.input_elems, ly.output_elems)
@@ -364,9 +361,8 @@ class SystolicArray(Component):
             s3 = _pieces(elems, chunk) if elems > 0 else np.array([0], dtype=np.int64)
             n3 = k3 = np.zeros_like(s3)
             ratio = b * ly.input_elems * width / max(elems, 1)
-            compute = _cdiv(s3, cfg.lanes)
-            memory = cfg.latency + np.ceil(s3 * ratio / cfg.bytes_per_cycle).astype(np.int64)
-            cycles = _vector_tile_cycles(cfg, s3, ratio)
+            compute, memory, cycles = _vector_tiles(cfg, s3, ratio)
+            cycles = cycles.copy()  # (may be the compute array itself)
             cycles[-1] += max(1 - int(cycles.sum()), 0)  # an empty layer still takes a cycle
             loaded = np.diff(np.rint(np.concatenate(([0.0], np.cumsum(s3 * ratio)))))
             out_elems = ly.output_elems
@@ -461,13 +457,7 @@ def _gemm_grid(
         size_s[:, :, None, None, :],
     )
     count = cn * ck * cs * groups[None, :, None, None, None]
-    compute = zs + (sh + 2 * sw)
-    loaded = (zn * zk + zk * zs) * width[None, :, None, None, None]
-    if cfg.stalls:
-        memory = cfg.latency + np.ceil(loaded / cfg.bytes_per_cycle).astype(np.int64)
-        per_tile = np.maximum(compute, memory)
-    else:
-        per_tile = np.broadcast_to(compute, loaded.shape)
+    _, _, per_tile, loaded = _gemm_tiles(cfg, zs, zn, zk, width[None, :, None, None, None])
     axes = (2, 3, 4)
     return (
         (count * per_tile).sum(axis=axes),
@@ -492,18 +482,40 @@ def _vector_grid(
         chunk = cfg.acc * cfg.lanes
         cnt = np.stack([elems // chunk, (elems % chunk > 0).astype(np.int64)], axis=-1)
         size = np.stack([np.full_like(elems, chunk), elems % chunk], axis=-1)
-    per_tile = _vector_tile_cycles(cfg, size, (in_bytes / np.maximum(elems, 1))[..., None])
+    _, _, per_tile = _vector_tiles(cfg, size, (in_bytes / np.maximum(elems, 1))[..., None])
     cycles = (cnt * per_tile).sum(axis=-1)
     return np.maximum(cycles, 1), np.maximum(cnt.sum(axis=-1), 1), in_bytes
 
 
-def _vector_tile_cycles(cfg: _Config, size: IntArray, bytes_per_elem: Any) -> IntArray:
-    """Cycles of vector tiles of ``size`` elements loading ``size * bytes_per_elem`` bytes."""
+def _gemm_tiles(
+    cfg: _Config, streamed: Any, n_cols: Any, k_rows: Any, width: Any
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Algorithm 1's cost of ``GEMM_OP`` tiles (any broadcastable integer arrays).
+
+    A tile streams ``streamed`` columns through a ``k_rows x n_cols`` weight tile of ``width``
+    bytes per element. Returns its compute phase ``a + SH + 2 * SW``, its memory phase (access
+    latency plus the weight and input tile loads at the memory bandwidth), its cost (the larger
+    of the two, or the compute phase alone without memory stalls), all in cycles, and the
+    bytes it loads. The one per-tile formula behind :meth:`SystolicArray.layer_costs_grid`
+    (tile classes) and :meth:`SystolicArray.tile_costs` (every tile).
+    """
+    compute = streamed + (cfg.rows + 2 * cfg.cols)
+    loaded = (n_cols * k_rows + k_rows * streamed) * width
+    memory = cfg.latency + np.ceil(loaded / cfg.bytes_per_cycle).astype(np.int64)
+    cycles = np.maximum(compute, memory) if cfg.stalls else compute
+    return compute, memory, cycles, loaded
+
+
+def _vector_tiles(
+    cfg: _Config, size: Any, bytes_per_elem: Any
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Vector-unit tiles of ``size`` elements loading ``size * bytes_per_elem`` bytes: their
+    vector work, memory phase and cost in cycles (an empty tile costs 0)."""
     work = _cdiv(size, cfg.lanes)
-    if not cfg.stalls:
-        return work
     memory = cfg.latency + np.ceil(size * bytes_per_elem / cfg.bytes_per_cycle).astype(np.int64)
-    return np.where(size > 0, np.maximum(work, memory), 0)
+    if not cfg.stalls:
+        return work, memory, work
+    return work, memory, np.where(size > 0, np.maximum(work, memory), 0)
 
 
 def _pieces(total: int, size: int | None) -> IntArray:
