@@ -1,9 +1,10 @@
 """How long compiling a profile takes: ResNet-50 (and others) on ``prema-npu`` for batch 1..16.
 
 Run ``python benchmarks/bench_profile.py`` (add ``--json`` for machine-readable output). The
-compile is uncached here (``cache=False`` bypasses the in-process profile cache), so the figure is the cost of
-one cold compile: the vectorised Algorithm 1 over every (batch size, layer) plus prefix sums.
-:func:`bench_profile` returns the figures as a dict for ``npusched bench``.
+compile is uncached here (``cache=False`` bypasses the in-process profile cache), so the figure
+is the cost of one cold compile: the vectorised Algorithm 1 over every (batch size, layer) plus
+prefix sums.
+:func:`bench_profile` returns the same figures as a dict.
 """
 
 from __future__ import annotations

@@ -44,28 +44,19 @@ BENCH_BATCHES = (1, 4, 16)
 BENCH_LOAD = 0.9
 
 
-def bench_profiles(device: str = "prema-npu") -> tuple[dict[str, Profile], str]:
-    """Profiles of :data:`BENCH_NETWORKS` on ``device`` (batch 1/4/16) and the device used.
-
-    Falls back to synthetic profiles (see :func:`synthetic_profiles`) only if the device is not
-    registered.
-    """
-    from npusched.errors import UnknownNameError
+def bench_profiles() -> dict[str, Profile]:
+    """Profiles of :data:`BENCH_NETWORKS` on ``prema-npu`` (PREMA Table I), batch 1/4/16."""
     from npusched.hardware import get_device
     from npusched.hardware.profile import compile_profile
     from npusched.models.zoo import get_network
 
-    try:
-        dev = get_device(device)
-    except UnknownNameError:
-        return synthetic_profiles(), "synthetic"
-    return {
-        name: compile_profile(get_network(name), dev, BENCH_BATCHES) for name in BENCH_NETWORKS
-    }, dev.name
+    dev = get_device("prema-npu")
+    return {name: compile_profile(get_network(name), dev, BENCH_BATCHES) for name in BENCH_NETWORKS}
 
 
 def synthetic_profiles(random_state: int = 0) -> dict[str, Profile]:
-    """Eight profiles with 10-120 layers of log-uniform 5-500 us latency (no cost model)."""
+    """Eight profiles with 10-120 layers of log-uniform 5-500 us latency (no cost model; the
+    engine-vs-SimPy agreement test uses them)."""
     from npusched.hardware.profile import Profile
     from npusched.models.ir import Layer, LayerKind, make_network
 
@@ -220,7 +211,8 @@ def run_bench(
         (lambda s: print(f"bench: {s}", file=sys.stderr, flush=True)) if progress else _quiet
     )
     t = time.perf_counter()
-    profiles, device = bench_profiles()
+    profiles = bench_profiles()
+    device = profiles[BENCH_NETWORKS[0]].device_name
     reqs = bench_workload(n_requests, profiles, random_state=seed)
     say(f"{n_requests:,} requests on {device} ready in {time.perf_counter() - t:.2f} s")
 
