@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -11,9 +12,8 @@ from npusched.errors import ConfigError, NpuschedError
 from npusched.hardware import compile_profile, get_device
 from npusched.models.ir import Layer, LayerKind, make_network
 from npusched.models.rnn_lengths import PREMA_LENGTH_MODELS, PROFILE_SIZE
-from npusched.models.seqlen import length_model_for, register_length_model
+from npusched.models.seqlen import geomean_table, length_model_for, register_length_model
 from npusched.policies.temporal.predictor import (
-    _geomean_table,
     make_estimator,
     mape,
     predict_seq_out,
@@ -65,17 +65,40 @@ def test_profile_is_fixed_1500_samples() -> None:
 def test_regression_table_is_the_geometric_mean_per_input_length() -> None:
     x = np.array([5, 5, 5, 7, 7, 9], dtype=np.int64)
     y = np.array([2, 8, 4, 3, 3, 10], dtype=np.int64)
-    keys, gm = _geomean_table(x, y)
-    np.testing.assert_allclose(keys, [5, 7, 9])
+    keys, gm = geomean_table(x[::-1], y[::-1])  # any order
+    np.testing.assert_array_equal(keys, [5, 7, 9])
     np.testing.assert_allclose(gm, [4.0, 3.0, 10.0])  # (2*8*4)^(1/3) = 4
-    # A length model's own table (grouped by sorting) against the hand-checked function above
-    # (grouped by bincount), over every profiled input length.
+    assert gm[1] == 3.0 and gm[2] == 10.0  # equal outputs: exact
+    # A length model's table against a per-length mask over its profile, every input length.
     m = PREMA_LENGTH_MODELS["rnn-asr"]
     keys, gm = m.table()
-    ref_keys, ref_gm = _geomean_table(*m.profile())
-    np.testing.assert_array_equal(keys, ref_keys)
-    np.testing.assert_allclose(gm, ref_gm, rtol=1e-12)
-    assert len(keys) > 100 and (np.diff(keys) > 0).all()
+    px, py = m.profile()
+    assert len(keys) > 100 and (np.diff(keys) > 0).all() and set(keys) == set(px.tolist())
+    for k, g in zip(keys, gm, strict=True):
+        assert g == pytest.approx(math.prod(py[px == k].tolist()) ** (1 / (px == k).sum()))
+
+
+class _DoubleLengths:
+    """A length model with only ``sample`` (no profiling table): output = 2 x input."""
+
+    def sample(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+        x = rng.integers(1, 4, size).astype(np.int64)
+        return x, 2 * x
+
+
+def test_regression_table_of_a_model_without_a_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The predictor profiles such a model itself (fixed seed) and builds the same table."""
+    from npusched.models import seqlen
+
+    monkeypatch.setitem(seqlen.LENGTH_MODELS, "toy-doubler", _DoubleLengths())
+    regression_table.cache_clear()
+    try:
+        keys, gm = regression_table("toy-doubler")
+        np.testing.assert_array_equal(keys, [1.0, 2.0, 3.0])
+        np.testing.assert_array_equal(gm, [2.0, 4.0, 6.0])
+        assert predict_seq_out("toy-doubler", 6) == 12.0  # beyond the table: proportional
+    finally:
+        regression_table.cache_clear()
 
 
 def test_linear_sa_regression_is_exact() -> None:

@@ -41,12 +41,15 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import numpy.typing as npt
 
 from npusched.errors import ModelError
-from npusched.models.seqlen import IntArray, length_model_for, register_length_model
-
-FloatArray = npt.NDArray[np.float64]
+from npusched.models.seqlen import (
+    FloatArray,
+    IntArray,
+    geomean_table,
+    length_model_for,
+    register_length_model,
+)
 
 #: Samples in each network's profiling set (the paper profiles 1500 inputs per network).
 PROFILE_SIZE = 1500
@@ -132,12 +135,7 @@ class SyntheticLengthModel:
 
     @cached_property
     def _table(self) -> tuple[IntArray, FloatArray]:
-        keys, starts, counts, ys = self._groups
-        gm = np.array(
-            [_geomean(ys[s : s + c]) for s, c in zip(starts, counts, strict=True)],
-            dtype=np.float64,
-        )
-        keys = keys.copy()
+        keys, gm = geomean_table(*self._profile)
         keys.flags.writeable = False
         gm.flags.writeable = False
         return keys, gm
@@ -157,13 +155,6 @@ class SyntheticLengthModel:
         pick = np.minimum((rng.random(size) * counts[slot]).astype(np.int64), counts[slot] - 1)
         seq_out = ys[starts[slot] + pick]
         return seq_in.astype(np.int64), seq_out.astype(np.int64)
-
-
-def _geomean(values: IntArray) -> float:
-    """Geometric mean of positive integers (exact when all values are equal)."""
-    if values.min() == values.max():
-        return float(values[0])
-    return float(np.exp(np.mean(np.log(values.astype(np.float64)))))
 
 
 #: PREMA's four recurrent networks (Sec. III), one row each as in the module docstring's table:

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from npusched.errors import NpuschedError
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 
 @runtime_checkable
@@ -40,3 +41,28 @@ def register_length_model(network: str, model: LengthModel) -> None:
 def length_model_for(network: str) -> LengthModel | None:
     """The registered length model of ``network`` (canonical zoo name), if any."""
     return LENGTH_MODELS.get(network)
+
+
+def geomean_table(seq_in: npt.ArrayLike, seq_out: npt.ArrayLike) -> tuple[IntArray, FloatArray]:
+    """PREMA's output-length regression table (Fig. 9) from profiled ``(seq_in, seq_out)`` pairs.
+
+    Returns the distinct input lengths (sorted) and, for each, the geometric mean of the output
+    lengths profiled at it (time steps; an output below 1 counts as 1). A group whose outputs are
+    all equal gets that value exactly, so a linear network's table is its input lengths.
+    """
+    x = np.asarray(seq_in, dtype=np.int64)
+    order = np.argsort(x, kind="stable")
+    ys = np.maximum(np.asarray(seq_out, dtype=np.int64)[order], 1)
+    keys, starts, counts = np.unique(x[order], return_index=True, return_counts=True)
+    # One mean per distinct input length (a few hundred at most, built once per model).
+    gm = np.array(
+        [_geomean(ys[s : s + c]) for s, c in zip(starts, counts, strict=True)], dtype=np.float64
+    )
+    return keys, gm
+
+
+def _geomean(values: IntArray) -> float:
+    """Geometric mean of positive integers (exact when all values are equal)."""
+    if values.min() == values.max():
+        return float(values[0])
+    return float(np.exp(np.mean(np.log(values.astype(np.float64)))))

@@ -35,30 +35,12 @@ import pandas as pd
 from npusched.errors import ConfigError
 from npusched.hardware.profile import Profile
 from npusched.models.rnn_lengths import PROFILE_SEED, PROFILE_SIZE
-from npusched.models.seqlen import length_model_for
+from npusched.models.seqlen import geomean_table, length_model_for
 from npusched.workloads.request import Request
 
 FloatArray = npt.NDArray[np.float64]
 Estimator = Callable[[Request, Profile], float]
 ESTIMATORS = ("prema", "oracle")
-
-
-def _geomean_table(
-    seq_in: npt.NDArray[np.int64], seq_out: npt.NDArray[np.int64]
-) -> tuple[FloatArray, FloatArray]:
-    """Unique input lengths and the geometric mean of the outputs observed at each."""
-    keys, inv = np.unique(seq_in, return_inverse=True)
-    logs = np.log(np.maximum(seq_out, 1).astype(np.float64))
-    sums = np.bincount(inv, weights=logs, minlength=len(keys))
-    counts = np.bincount(inv, minlength=len(keys))
-    gm = np.exp(sums / counts)
-    # exact for constant groups (a linear RNN predicts its input length exactly)
-    lo = np.full(len(keys), np.inf)
-    hi = np.full(len(keys), -np.inf)
-    np.minimum.at(lo, inv, seq_out)
-    np.maximum.at(hi, inv, seq_out)
-    gm = np.where(lo == hi, lo, gm)
-    return keys.astype(np.float64), gm.astype(np.float64)
 
 
 @lru_cache(maxsize=64)
@@ -74,8 +56,8 @@ def regression_table(network: str) -> tuple[FloatArray, FloatArray] | None:
     if callable(table):
         keys, gm = table()
         return np.asarray(keys, dtype=np.float64), np.asarray(gm, dtype=np.float64)
-    x, y = model.sample(np.random.default_rng(PROFILE_SEED), PROFILE_SIZE)
-    return _geomean_table(np.asarray(x), np.asarray(y))
+    keys, gm = geomean_table(*model.sample(np.random.default_rng(PROFILE_SEED), PROFILE_SIZE))
+    return keys.astype(np.float64), gm
 
 
 def predict_seq_out(network: str, seq_in: int) -> float | None:
