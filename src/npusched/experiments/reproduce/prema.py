@@ -719,10 +719,15 @@ def _p95_high(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
 
 def _predictor_table(res: _Results) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Predictor error per network over the distinct requests of the main workloads."""
+    from npusched.policies.temporal.predictor import mape
+
+    def mape_or_nan(x: pd.DataFrame) -> float:
+        return mape(x) if len(x) else math.nan
+
     rec = res.records
     base = rec[rec["label"] == "NP-FCFS"]
-    err = (base["estimated_s"] - base["isolated_s"]) / base["isolated_s"]
-    base = base.assign(ape=err.abs() * 100.0)
+    # the signed relative error, as in predictor.prediction_errors
+    base = base.assign(error=(base["estimated_s"] - base["isolated_s"]) / base["isolated_s"])
     rows = []
     for net in res.setup.networks:
         x = base[base["network"] == net]
@@ -730,8 +735,8 @@ def _predictor_table(res: _Results) -> tuple[pd.DataFrame, dict[str, Any]]:
             {
                 "network": SHORT.get(net, net),
                 "requests": len(x),
-                "mape_percent": float(x["ape"].mean()) if len(x) else math.nan,
-                "max_ape_percent": float(x["ape"].max()) if len(x) else math.nan,
+                "mape_percent": mape_or_nan(x),
+                "max_ape_percent": float((x["error"].abs() * 100.0).max()) if len(x) else math.nan,
             }
         )
     rnn = base[base["network"].str.startswith("rnn")]
@@ -741,8 +746,8 @@ def _predictor_table(res: _Results) -> tuple[pd.DataFrame, dict[str, Any]]:
         else math.nan
     )
     info: dict[str, Any] = {
-        "mape_percent": float(base["ape"].mean()) if len(base) else math.nan,
-        "mape_rnn_percent": float(rnn["ape"].mean()) if len(rnn) else math.nan,
+        "mape_percent": mape_or_nan(base),
+        "mape_rnn_percent": mape_or_nan(rnn),
         "correlation": corr,
         "requests": len(base),
     }

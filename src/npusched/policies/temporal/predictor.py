@@ -152,4 +152,4 @@ def mape(errors: pd.DataFrame) -> float:
     """Mean absolute percentage error (percent) of a :func:`prediction_errors` frame."""
     if errors.empty:
         return 0.0
-    return float(np.abs(errors["error"].to_numpy(dtype=np.float64)).mean() * 100.0)
+    return float((np.abs(errors["error"].to_numpy(dtype=np.float64)) * 100.0).mean())
