@@ -89,11 +89,13 @@ def _layer_rows(net: object) -> list[dict[str, object]]:
 @models_app.command("show")
 def models_show(name: str, fmt: FormatOpt = "table") -> None:
     """Print the layer table of zoo network NAME."""
-    from npusched.models.zoo import get_network
+    from npusched.models.zoo import entry, get_network
     from npusched.report.tables import render
 
     net = get_network(name)
-    render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
+    desc = entry(name).description
+    title = f"{net.name}: {net.macs:,} MACs, {net.params:,} params" + (f" ({desc})" if desc else "")
+    render(_layer_rows(net), fmt, title=title)
 
 
 @models_app.command("import")

@@ -29,7 +29,6 @@ class ZooEntry:
     builder: Callable[[], Network]
     reference: Reference | None
     aliases: tuple[str, ...]
-    papers: tuple[str, ...]
     description: str
 
 
@@ -44,7 +43,6 @@ def register(
     params: float | None = None,
     source: str = "",
     aliases: tuple[str, ...] = (),
-    papers: tuple[str, ...] = (),
     description: str = "",
 ) -> Callable[[Callable[[], Network]], Callable[[], Network]]:
     """Decorator registering a zero-argument network builder under ``name`` (and aliases)."""
@@ -55,7 +53,7 @@ def register(
             if k in _ENTRIES or k in _ALIASES:
                 raise NpuschedError(f"duplicate network name {k!r}")
         ref = Reference(macs, params, source) if macs is not None and params is not None else None
-        _ENTRIES[key] = ZooEntry(key, fn, ref, tuple(aliases), tuple(papers), description)
+        _ENTRIES[key] = ZooEntry(key, fn, ref, tuple(aliases), description)
         for a in aliases:
             _ALIASES[a.lower()] = key
         return fn

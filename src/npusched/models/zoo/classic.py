@@ -72,7 +72,6 @@ def build_alexnet(name: str = "alexnet", num_classes: int = 1000) -> Network:
     params=61.10e6,
     source=_TV + "; Krizhevsky 2014",
     aliases=("caffenet", "cnn-an"),
-    papers=("prema",),
     description="AlexNet, one-tower torchvision layout, 224x224",
 )
 def alexnet() -> Network:
@@ -123,7 +122,6 @@ def build_vgg(depth: int, num_classes: int = 1000) -> Network:
     params=138.36e6,
     source=_TV + "; Simonyan & Zisserman 2015 (config D)",
     aliases=("vgg16", "cnn-vn"),
-    papers=("prema",),
 )
 def vgg16() -> Network:
     return build_vgg(16)
@@ -202,7 +200,6 @@ def build_googlenet(num_classes: int = 1000) -> Network:
     # 1,586 M (conv1 118 M, conv2 360 M, 3a 128 M, ..., 5b 71 M, linear 1 M).
     source="Szegedy et al. 2015, Table 1 (ops column summed: 1.586 G MACs; params 6.8 M)",
     aliases=("inception-v1", "cnn-gn"),
-    papers=("prema",),
 )
 def googlenet() -> Network:
     return build_googlenet()

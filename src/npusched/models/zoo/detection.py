@@ -110,7 +110,6 @@ def build_yolov2(size: int = 416, classes: int = COCO_CLASSES) -> Network:
         "2 per batch-norm channel of that cfg (yolov2.weights holds the same plus running stats)"
     ),
     aliases=("yolo-v2", "yolov2-416"),
-    papers=("dfs",),
     description="YOLOv2 (YOLO9000), Darknet-19, 416x416, COCO head",
 )
 def yolov2() -> Network:
@@ -169,7 +168,6 @@ def build_yolov3(size: int = 416, classes: int = COCO_CLASSES) -> Network:
         "params 61.95 M = weight count of cfg/yolov3.cfg (COCO, 80 classes)"
     ),
     aliases=("yolo-v3", "yolov3-416"),
-    papers=("planaria", "dfs"),
     description="YOLOv3, Darknet-53, 416x416, COCO, 3 scales",
 )
 def yolov3() -> Network:
@@ -216,7 +214,6 @@ def build_tiny_yolov3(size: int = 416, classes: int = COCO_CLASSES) -> Network:
         "2.78 GMACs); params 8.85 M = weight count of cfg/yolov3-tiny.cfg (COCO)"
     ),
     aliases=("tiny-yolo", "yolov3-tiny", "tiny-yolo-v3"),
-    papers=("planaria",),
     description="Tiny-YOLOv3, 416x416, COCO, 2 scales",
 )
 def tiny_yolov3() -> Network:
@@ -298,7 +295,6 @@ def build_yolov4(size: int = 416, classes: int = COCO_CLASSES) -> Network:
         "30.07 GMACs); params 64.36 M = weight count of that cfg (COCO)"
     ),
     aliases=("yolo-v4", "yolov4-416"),
-    papers=("dfs",),
     description="YOLOv4, CSPDarknet53 + SPP + PANet, 416x416, COCO",
 )
 def yolov4() -> Network:
@@ -354,7 +350,6 @@ def build_ssd_resnet34(size: int = 1200, label_num: int = 81) -> Network:
         "'36.3M' does not match the reference code"
     ),
     aliases=("ssd-r34", "ssd-large", "ssd-r", "ssd-1200"),
-    papers=("planaria",),
     description="MLPerf SSD-large: SSD with ResNet-34 backbone, 1200x1200, COCO",
 )
 def ssd_resnet34() -> Network:
@@ -402,7 +397,6 @@ def build_ssd_mobilenet_v1(size: int = 300, classes: int = 91) -> Network:
         "6.91 M parameters, 2.47 GOPS/input (2 x MACs -> 1.235 GMACs)"
     ),
     aliases=("ssd-mobilenet", "ssd-m", "ssd-small", "ssd-mobilenet-300"),
-    papers=("planaria",),
     description="MLPerf SSD-small: SSD with MobileNet-v1 backbone, 300x300, COCO",
 )
 def ssd_mobilenet_v1() -> Network:
@@ -441,7 +435,6 @@ _R18_SCALE = (512 * 1024) / (224 * 224)
         "1024x512 Cityscapes as jetson-inference fcn-resnet18-cityscapes-1024x512 (HaX-CoNN)"
     ),
     aliases=("fcn-r18", "fcn_resnet18"),
-    papers=("haxconn",),
     description="FCN semantic segmentation on ResNet-18, 1024x512 Cityscapes (21 classes)",
 )
 def fcn_resnet18() -> Network:

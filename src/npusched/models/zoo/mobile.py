@@ -65,7 +65,6 @@ def build_mobilenet_v1(num_classes: int = 1000) -> Network:
     params=4.2e6,
     source="Howard et al. 2017, Table 8 (1.0 MobileNet-224: 569 M mult-adds, 4.2 M params)",
     aliases=("mobilenet", "mobilenet_v1", "cnn-mn"),
-    papers=("prema",),
 )
 def mobilenet_v1() -> Network:
     return build_mobilenet_v1()

@@ -79,7 +79,6 @@ _TV = "torchvision model table (GFLOPS column = GMACs), He et al. 2016"
     params=11.69e6,
     source=_TV,
     aliases=("resnet18",),
-    papers=("planaria", "haxconn"),
 )
 def resnet18() -> Network:
     return build_resnet(18)
@@ -96,7 +95,6 @@ def resnet34() -> Network:
     params=25.56e6,
     source=_TV,
     aliases=("resnet50",),
-    papers=("planaria", "fluid-batching", "haxconn", "dfs"),
 )
 def resnet50() -> Network:
     return build_resnet(50)
@@ -108,7 +106,6 @@ def resnet50() -> Network:
     params=44.55e6,
     source=_TV,
     aliases=("resnet101",),
-    papers=("haxconn",),
 )
 def resnet101() -> Network:
     return build_resnet(101)
@@ -120,7 +117,6 @@ def resnet101() -> Network:
     params=60.19e6,
     source=_TV,
     aliases=("resnet152",),
-    papers=("haxconn",),
 )
 def resnet152() -> Network:
     return build_resnet(152)

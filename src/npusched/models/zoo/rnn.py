@@ -132,7 +132,6 @@ _GNMT_MACS, _ = gnmt_reference(4, 1024, GNMT_MLPERF_VOCAB, GNMT_SEQ)  # params: 
         "(no published count): 47.2 M per source token, 88.8 M per target token"
     ),
     aliases=("gnmt-mlperf", "nmt"),
-    papers=("planaria",),
     description="GNMT as in MLPerf Inference v0.5: 4-layer encoder/decoder, 1024 hidden",
 )
 def gnmt() -> Network:
@@ -250,7 +249,6 @@ _MT2_MACS, _MT2_PARAMS = seq2seq_reference(MT2_SEQ)
     params=_MT1_PARAMS,
     source=_MT_SOURCE.format(MT1_SEQ),
     aliases=("rnn-mt-1", "prema-mt1"),
-    papers=("prema",),
     description="PREMA RNN-MT1: attention seq2seq translation (English-to-German instance)",
 )
 def rnn_mt1() -> Network:
@@ -263,7 +261,6 @@ def rnn_mt1() -> Network:
     params=_MT2_PARAMS,
     source=_MT_SOURCE.format(MT2_SEQ),
     aliases=("rnn-mt-2", "prema-mt2"),
-    papers=("prema",),
     description="PREMA RNN-MT2: the same translation model, a second instance (other language)",
 )
 def rnn_mt2() -> Network:
@@ -321,7 +318,6 @@ _SA_MACS, _SA_PARAMS = _sa_reference()
         "max-pool, FC 2) at the default 16-word input (output length = input length)"
     ),
     aliases=("rnn-sentiment", "prema-sa"),
-    papers=("prema",),
     description="PREMA RNN-SA: LSTM sentiment analysis (IMDB), unrolled over the input",
 )
 def rnn_sa() -> Network:
@@ -453,7 +449,6 @@ _ASR_MACS, _ASR_PARAMS = _asr_reference()
         "4(in+h+1)h per LSTM layer; default 55 listener steps (4.4 s of audio) and 33 characters"
     ),
     aliases=("rnn-las", "las", "prema-asr"),
-    papers=("prema",),
     description="PREMA RNN-ASR: Listen, Attend and Spell speech recognition",
 )
 def rnn_asr() -> Network:
