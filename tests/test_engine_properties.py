@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from npusched.policies.temporal import FCFS, HPF
 from npusched.sim.engine import Simulator
-from npusched.sim.job import PlanTables
+from npusched.sim.events import TIME_TOL_S
 from simhelpers import (
     assert_same_result,
     check_invariants,
@@ -112,17 +112,39 @@ def test_p_hpf_checkpoint_free_never_delays_top_priority(wl: tuple) -> None:
 
 @SETTINGS
 @given(profiles=profiles_strategy(max_networks=1), frac=st.floats(0.0, 1.0))
-def test_plan_tables_match_exec_plan(profiles: dict, frac: float) -> None:
-    """The engine's list-bisect look-ups agree with the profile's ExecPlan methods."""
-    prof = next(iter(profiles.values()))
-    plan = prof.plan()
-    tab = PlanTables(prof, plan)
-    positions = [frac * plan.total_s, *plan.cum_s.tolist()]
+def test_plan_lookups_match_brute_force(profiles: dict, frac: float) -> None:
+    """The plan's list-bisect look-ups the engine uses agree with a brute-force scan of the
+    prefix sums, and a preemption point is a step end or tile boundary at or after the job."""
+    plan = next(iter(profiles.values())).plan()
+    cum = plan.cum_s
+    total = plan.total_s
+    positions = [frac * total, *cum.tolist(), *(c - TIME_TOL_S / 2 for c in cum[1:].tolist())]
     for e in positions:
-        assert tab.next_layer_boundary(e) == plan.next_layer_boundary(e)
-        assert tab.checkpoint_bytes_at(e) == plan.checkpoint_bytes_at(e)
-    assert tab.isolated_s == plan.total_s and tab.steps == plan.steps
-    assert tab.steps_between(0.0, plan.total_s) == plan.steps
+        later = cum[cum >= e]
+        assert plan.next_layer_boundary(e) == (later[0] if len(later) else cum[-1])
+        ends_here = np.flatnonzero(cum[1:] == e)  # at a step end: that step's outputs
+        if e <= 0.0 or e >= total:
+            expect = 0
+        elif len(ends_here):
+            expect = int(plan.checkpoint_bytes[ends_here[-1]])
+        else:  # inside a step: its partial outputs
+            expect = int(plan.checkpoint_bytes[np.flatnonzero(cum[:-1] <= e)[-1]])
+        assert plan.checkpoint_bytes_at(e) == expect, e
+        if 0.0 < e < total:  # [0, e) is cut into pieces by the step ends inside it
+            assert plan.steps_between(0.0, e) == 1 + np.count_nonzero((cum > 0.0) & (cum < e))
+        for layer in (True, False):
+            stop = plan.next_preemption_point(e, layer=layer, tol_s=TIME_TOL_S)
+            assert stop >= e - TIME_TOL_S
+            near = np.abs(cum - stop) <= TIME_TOL_S
+            if near.any():
+                assert stop in cum  # snapped exactly onto a step end
+            else:
+                assert not layer  # only a tile boundary lies inside a step
+                k = int(np.searchsorted(cum, stop)) - 1
+                tile = plan.latency_s[k] / plan.tiles[k]
+                assert abs((stop - cum[k]) / tile - round((stop - cum[k]) / tile)) < 1e-6
+                assert stop - e <= tile * (1 + 1e-9)
+    assert plan.steps_between(0.0, total) == plan.steps
 
 
 @SETTINGS
@@ -151,11 +173,13 @@ def test_kill_wastes_exactly_the_progress_lost(wl: tuple, point: str) -> None:
     steps = 0
     for k, jid in enumerate(cols["id"].tolist()):
         mine = pieces[jid]
-        tab = PlanTables(profiles[cols["network"][k]], profiles[cols["network"][k]].plan())
+        cum = profiles[cols["network"][k]].plan().cum_s
         assert mine[-1] == pytest.approx(cols["isolated_s"][k], rel=1e-12, abs=1e-15)
         assert sum(mine[:-1]) == pytest.approx(cols["wasted_s"][k], rel=1e-12, abs=1e-15)
         assert cols["preemptions"][k] == len(mine) - 1
         assert cols["checkpoint_bytes"][k] == 0 and cols["checkpoint_s"][k] == 0.0
-        steps += sum(tab.steps_between(0.0, w) for w in mine[:-1]) + tab.steps
+        # a killed piece of w seconds from step 0 is cut into 1 + (step ends inside it) steps
+        steps += sum(1 + int(np.count_nonzero((cum > 0.0) & (cum < w))) for w in mine[:-1])
+        steps += len(cum) - 1
     assert res.layer_executions == steps
     assert res.busy_s == pytest.approx(sum(map(sum, pieces.values())), rel=1e-12)

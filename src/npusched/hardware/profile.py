@@ -8,9 +8,12 @@ job stands at any time.
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -42,20 +45,49 @@ class ExecPlan:
 
     @property
     def total_s(self) -> float:
+        """Seconds of uninterrupted execution (the last prefix sum)."""
         return float(self.cum_s[-1])
 
     @property
     def steps(self) -> int:
+        """Number of executed steps S."""
         return len(self.layer)
+
+    # Python-list copies for the look-ups below, built on first use and kept with the plan (one
+    # per cached plan): bisecting a list is several times faster than ``numpy.searchsorted`` on
+    # a scalar, and the simulator asks at every preemption.
+    @cached_property
+    def _cum(self) -> list[float]:
+        return self.cum_s.tolist()
+
+    @cached_property
+    def _ckpt(self) -> list[int]:
+        return self.checkpoint_bytes.tolist()
+
+    @cached_property
+    def _tile_s(self) -> list[float]:
+        """Seconds per tile of each step (tiles evenly dividing their step)."""
+        tiles = self.tiles.tolist()
+        return [lat / max(t, 1) for lat, t in zip(self.latency_s.tolist(), tiles, strict=True)]
 
     def step_at(self, executed_s: float) -> int:
         """Index of the step running after ``executed_s`` seconds of work (S when done)."""
-        return int(np.searchsorted(self.cum_s, executed_s, side="right")) - 1
+        return bisect_right(self._cum, executed_s) - 1
+
+    def steps_between(self, a: float, b: float) -> int:
+        """Steps executed (whole or in part) over the work interval ``[a, b)``, ``b > a``
+        (seconds of work): one plus the step ends strictly inside it."""
+        cum = self._cum
+        if a <= 0.0 and b >= cum[-1]:
+            return len(cum) - 1
+        n = bisect_left(cum, b) - bisect_right(cum, a) + 1
+        return n if n > 0 else 0
 
     def next_layer_boundary(self, executed_s: float) -> float:
         """The smallest step boundary (in seconds of work) >= ``executed_s``."""
-        i = int(np.searchsorted(self.cum_s, executed_s, side="left"))
-        return float(self.cum_s[min(i, len(self.cum_s) - 1)])
+        cum = self._cum
+        i = bisect_left(cum, executed_s)
+        return cum[i] if i < len(cum) else cum[-1]
 
     def next_tile_boundary(self, executed_s: float) -> float:
         """The smallest tile boundary >= ``executed_s``, tiles evenly dividing their step.
@@ -63,24 +95,50 @@ class ExecPlan:
         Tiles of a layer are taken as equal in length (inner tiles dominate; see the device).
         A position within a billionth of a tile past a boundary counts as at that boundary
         (floating-point slack) and returns ``executed_s`` itself, never an earlier time."""
-        s = self.step_at(executed_s)
+        cum = self._cum
+        s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
-            return self.total_s
-        start = float(self.cum_s[s])
-        tile = float(self.latency_s[s]) / max(int(self.tiles[s]), 1)
+            return cum[-1]
+        start = cum[s]
+        tile = self._tile_s[s]
         if tile <= 0.0:
             return start
-        k = np.ceil((executed_s - start) / tile - 1e-9)
-        return min(max(start + float(k) * tile, executed_s), float(self.cum_s[s + 1]))
+        k = math.ceil((executed_s - start) / tile - 1e-9)
+        return min(max(start + k * tile, executed_s), cum[s + 1])
+
+    def next_preemption_point(self, executed_s: float, *, layer: bool, tol_s: float) -> float:
+        """Where a job that has done ``executed_s`` seconds of work can stop (seconds of work).
+
+        The next step end (``layer``) or tile boundary at or after ``executed_s``, with
+        positions compared within ``tol_s`` seconds: a position reached as ``start + rate * t``
+        can miss a step end by a few ulps. A job up to ``tol_s`` past a step end is at that
+        step end (it has finished that step and not started the next), and a tile boundary
+        ``start + k * tile`` up to ``tol_s`` short of a step end is that step end (so a stop in
+        the last tile is the job's end). Never earlier than ``executed_s`` minus ``tol_s``.
+        """
+        cum = self._cum
+        i = bisect_left(cum, executed_s)
+        if i and executed_s - cum[i - 1] <= tol_s:
+            return cum[i - 1]
+        if layer:
+            return cum[i] if i < len(cum) else executed_s
+        stop = self.next_tile_boundary(executed_s)
+        j = bisect_left(cum, stop)
+        if j < len(cum) and cum[j] - stop <= tol_s:
+            return cum[j]
+        return stop
 
     def checkpoint_bytes_at(self, executed_s: float) -> int:
         """Bytes a CHECKPOINT saves when the job stops after ``executed_s`` seconds of work."""
-        s = self.step_at(executed_s)
-        if s >= self.steps or executed_s <= 0.0:
+        if executed_s <= 0.0:
             return 0
-        if executed_s == float(self.cum_s[s]) and s > 0:
+        cum = self._cum
+        s = bisect_right(cum, executed_s) - 1
+        if s >= self.steps:
+            return 0
+        if executed_s == cum[s] and s > 0:
             s -= 1  # stopped exactly at a layer end: the finished layer's outputs are live
-        return int(self.checkpoint_bytes[s])
+        return self._ckpt[s]
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,6 +215,7 @@ class Profile:
     def energy(
         self, batch: int = 1, seq_in: int | None = None, seq_out: int | None = None
     ) -> float:
+        """Joules of one request (the sum of its executed steps' energy)."""
         return float(self.plan(batch, seq_in, seq_out).energy_j.sum())
 
 

@@ -59,7 +59,7 @@ Times are float64 seconds. Events never move the clock backwards (:class:`Simula
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
+from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -71,7 +71,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
-from npusched.hardware.profile import Profile
+from npusched.hardware.profile import ExecPlan, Profile
 from npusched.sim.events import (
     COMPLETE,
     PERIOD,
@@ -80,7 +80,7 @@ from npusched.sim.events import (
     TIME_TOL_S,
     EventQueue,
 )
-from npusched.sim.job import DONE, PREEMPTING, RUNNING, WAITING, Clock, Job, PlanTables
+from npusched.sim.job import DONE, PREEMPTING, RUNNING, WAITING, Clock, Job
 from npusched.sim.types import Mechanism, SchedulerView
 from npusched.workloads.request import Request
 
@@ -107,6 +107,8 @@ _FAST_VIEW = (
     tuple(f.name for f in dataclass_fields(SchedulerView)) == _VIEW_FIELDS
     and "__slots__" not in SchedulerView.__dict__
 )
+
+_Plan = tuple[Profile, ExecPlan, float]
 
 Segment = tuple[int, float, float, str]
 """A timeline entry ``(job_id, start_s, end_s, kind)``, kind ``run`` / ``restore`` / ``save``."""
@@ -302,23 +304,24 @@ class _Run:
         self.arrivals = [requests[i] for i in order]
         self.arrival_rows: list[int] = row_of[order].tolist()
 
-        tables: dict[tuple[str, int, int | None, int | None], PlanTables] = {}
+        # (profile, plan, isolated seconds) per distinct request shape, and per request.
+        plans: dict[tuple[str, int, int | None, int | None], _Plan] = {}
         iso = [0.0] * n
-        req_tables: list[PlanTables] = []
-        append = req_tables.append
+        req_plans: list[_Plan] = []
+        append = req_plans.append
         rows = self.arrival_rows
         for k, r in enumerate(self.arrivals):
             key = (r.network, r.batch, r.seq_in, r.seq_out)
-            tab = tables.get(key)
-            if tab is None:
+            entry = plans.get(key)
+            if entry is None:
                 prof = profiles.get(r.network)
                 if prof is None:
                     raise UnknownNameError("profile (request network)", r.network, profiles)
-                tab = PlanTables(prof, prof.plan(r.batch, r.seq_in, r.seq_out))
-                tables[key] = tab
-            append(tab)
-            iso[rows[k]] = tab.isolated_s
-        self.req_tables = req_tables
+                plan = prof.plan(r.batch, r.seq_in, r.seq_out)
+                entry = plans[key] = (prof, plan, plan.total_s)
+            append(entry)
+            iso[rows[k]] = entry[2]
+        self.req_plans = req_plans
         nan = math.nan
         self.col_iso = iso
         self.col_est = [nan] * n
@@ -380,7 +383,7 @@ class _Run:
         self.busy += te - ss
         a = job._seg_exec0
         if exec_end > a:
-            self.layer_exec += job.tables.steps_between(a, exec_end)
+            self.layer_exec += job.plan.steps_between(a, exec_end)
         job._exec = exec_end
 
     def _record(self, job: Job, finish: float) -> None:
@@ -420,22 +423,9 @@ class _Run:
             stop = job._exec
             t_stop = now
         else:
-            tables = job.tables
-            cum = tables.cum
-            e = job.executed_s
-            i = bisect_left(cum, e)
-            if i and e - cum[i - 1] <= TIME_TOL_S:
-                # Rounding left the job a few ulps past the step end it just reached: it stops
-                # there (not at the end of the next step) and saves the finished step's outputs.
-                i -= 1
-                e = cum[i]
-            if self.layer_point:
-                stop = cum[i] if i < len(cum) else cum[-1]
-            else:
-                # start + k * tile can fall a few ulps short of the step end it means.
-                stop = tables.snap_to_step_end(job.plan.next_tile_boundary(e))
-            if stop < e:  # the boundary search tolerates rounding; never go back in work
-                stop = e
+            stop = job.plan.next_preemption_point(
+                job.executed_s, layer=self.layer_point, tol_s=TIME_TOL_S
+            )
             if stop >= job.isolated_s:  # the next preemption point is the end: it just finishes
                 return
             t_stop = job._t0 + (stop - job._exec) / job.rate
@@ -457,7 +447,7 @@ class _Run:
         job.preemptions += 1
         save_s = 0.0
         if restored:
-            nbytes = job.tables.checkpoint_bytes_at(job._exec)
+            nbytes = job.plan.checkpoint_bytes_at(job._exec)
             job.checkpoint_bytes += nbytes
             job._restore_bytes = nbytes
             if self.ckpt_cost:
@@ -506,7 +496,7 @@ class _Run:
         ready = self.ready
         arrivals = self.arrivals
         arrival_rows = self.arrival_rows
-        req_tables = self.req_tables
+        req_plans = self.req_plans
         col_est = self.col_est
         col_first = self.col_first
         col_finish = self.col_finish
@@ -568,9 +558,7 @@ class _Run:
                         timeline.append((job.id, t0, now, "run"))
                     self.busy += now - ss
                     iso = job.isolated_s
-                    a = job._seg_exec0
-                    tab = job.tables
-                    self.layer_exec += tab.steps if a <= 0.0 else tab.steps_between(a, iso)
+                    self.layer_exec += job.plan.steps_between(job._seg_exec0, iso)
                     job._exec = iso
                     job.state = DONE
                     job._epoch = epoch + 1
@@ -601,12 +589,11 @@ class _Run:
                 woke = True
             while next_arr <= horizon:
                 r = arrivals[ai]
-                tab = req_tables[ai]
-                iso = tab.isolated_s
-                est = iso if estimator is None else float(estimator(r, tab.profile))
+                prof, plan, iso = req_plans[ai]
+                est = iso if estimator is None else float(estimator(r, prof))
                 row = arrival_rows[ai]
                 col_est[row] = est
-                job = Job(r, tab, est, ai, row, clock)
+                job = Job(r, prof, plan, iso, est, ai, row, clock)
                 ready.append(job)
                 arrived.append(job)
                 events += 1

@@ -12,10 +12,7 @@ heading to). The engine sets these fields at decision points only; a policy read
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-
 from npusched.hardware.profile import ExecPlan, Profile
-from npusched.sim.events import TIME_TOL_S
 from npusched.sim.types import JobState
 from npusched.workloads.request import Request
 
@@ -23,65 +20,6 @@ WAITING = JobState.WAITING
 RUNNING = JobState.RUNNING
 PREEMPTING = JobState.PREEMPTING
 DONE = JobState.DONE
-
-
-class PlanTables:
-    """Python-list copies of an :class:`ExecPlan`'s prefix sums and checkpoint bytes.
-
-    Bisecting a list is several times faster than ``numpy.searchsorted`` on a scalar, and the
-    engine does it at every preemption; one instance is shared by all jobs with the same plan.
-    """
-
-    __slots__ = ("ckpt", "cum", "isolated_s", "plan", "profile", "steps")
-
-    def __init__(self, profile: Profile, plan: ExecPlan) -> None:
-        self.profile = profile
-        self.plan = plan
-        self.cum: list[float] = plan.cum_s.tolist()
-        self.ckpt: list[int] = plan.checkpoint_bytes.tolist()
-        self.steps = len(self.ckpt)
-        self.isolated_s = self.cum[-1]
-
-    def steps_between(self, a: float, b: float) -> int:
-        """Plan steps overlapping the work interval ``[a, b)`` (seconds of work)."""
-        if a <= 0.0 and b >= self.isolated_s:
-            return self.steps
-        cum = self.cum
-        n = bisect_left(cum, b) - bisect_right(cum, a) + 1
-        return n if n > 0 else 0
-
-    def snap_to_step_end(self, executed_s: float) -> float:
-        """``executed_s``, or the step end within :data:`TIME_TOL_S` of it (seconds of work).
-
-        A position reached by ``executed_at_t0 + rate * (now - t0)`` can miss a step end by a
-        few ulps; a job stopped there has finished that step (its outputs are what a
-        checkpoint saves) and has not started the next one.
-        """
-        cum = self.cum
-        i = bisect_left(cum, executed_s)
-        if i < len(cum) and cum[i] - executed_s <= TIME_TOL_S:
-            return cum[i]
-        if i > 0 and executed_s - cum[i - 1] <= TIME_TOL_S:
-            return cum[i - 1]
-        return executed_s
-
-    def next_layer_boundary(self, executed_s: float) -> float:
-        """Same as :meth:`ExecPlan.next_layer_boundary`: the first step end >= ``executed_s``."""
-        cum = self.cum
-        i = bisect_left(cum, executed_s)
-        return cum[i] if i < len(cum) else cum[-1]
-
-    def checkpoint_bytes_at(self, executed_s: float) -> int:
-        """Same as :meth:`ExecPlan.checkpoint_bytes_at` (bytes saved when stopping there)."""
-        if executed_s <= 0.0:
-            return 0
-        cum = self.cum
-        s = bisect_right(cum, executed_s) - 1
-        if s >= self.steps:
-            return 0
-        if executed_s == cum[s] and s > 0:
-            s -= 1  # stopped exactly at a step end: the finished step's outputs are live
-        return self.ckpt[s]
 
 
 class Clock:
@@ -129,7 +67,6 @@ class Job:
         "request",
         "row",
         "state",
-        "tables",
         "wasted_s",
     )
 
@@ -142,7 +79,9 @@ class Job:
     def __init__(
         self,
         request: Request,
-        tables: PlanTables,
+        profile: Profile,
+        plan: ExecPlan,
+        isolated_s: float,
         estimated_s: float,
         order: int,
         row: int,
@@ -153,10 +92,10 @@ class Job:
         self.network = request.network
         self.priority = request.priority
         self.arrival_s = request.arrival_s
-        self.tables = tables
-        self.profile = tables.profile
-        self.plan = tables.plan
-        self.isolated_s = tables.isolated_s
+        self.profile = profile
+        self.plan = plan
+        #: ``plan.total_s``, looked up once per distinct plan by the engine.
+        self.isolated_s = isolated_s
         self.estimated_s = estimated_s
         #: Dispatch order (position in the arrival sequence; ties of arrival time by id).
         self.order = order
