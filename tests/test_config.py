@@ -100,7 +100,7 @@ def test_yaml_and_toml_agree(tmp_path: Path) -> None:
         ),
         (
             '[policy]\nname = "P-HPF"\nparams = { mechanism = "explode" }',
-            "policy.params",
+            "policy.params.mechanism",
             "allowed: checkpoint, kill, drain",
         ),
         ('[hardware]\ndevice = "tpu9"', "hardware.device", "unknown device 'tpu9'; allowed: "),

@@ -86,9 +86,14 @@ def test_prema_table_ii_defaults() -> None:
 
 
 def test_bad_mechanism_raises() -> None:
-    pol = started(PPrema(mechanism="flush"), FakeJob(0))
-    with pytest.raises(ConfigError, match="allowed: checkpoint, kill, dynamic"):
-        pol.select(view([FakeJob(0)]))
+    """A bad parameter is refused before the first decision (reset validates), one line."""
+    pol = PPrema(mechanism="flush")
+    with pytest.raises(
+        ConfigError, match=r"^P-PREMA: mechanism='flush'; allowed: checkpoint, kill, dynamic"
+    ):
+        pol.reset()
+    with pytest.raises(ConfigError, match="mechanism='flush'"):
+        pol.validate()
 
 
 # --- Algorithm 2: tokens, threshold, candidates -------------------------------------------

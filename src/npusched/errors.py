@@ -36,3 +36,14 @@ class ConfigError(NpuschedError, ValueError):
 
 class SimulationError(NpuschedError, RuntimeError):
     """The simulator reached an inconsistent state (a bug or an invalid policy decision)."""
+
+
+class ParameterError(ConfigError):
+    """A component's constructor parameter has a value it does not accept.
+
+    ``param`` names the parameter, so a config loader can point at ``<table>.params.<param>``.
+    """
+
+    def __init__(self, owner: str, param: str, value: object, allowed: str) -> None:
+        super().__init__(f"{owner}: {param}={value!r}; allowed: {allowed}")
+        self.owner, self.param, self.value, self.allowed = owner, param, value, allowed

@@ -15,8 +15,6 @@ and policy to check their parameters is pure).
 
 from __future__ import annotations
 
-import inspect
-import numbers
 import os
 import tomllib
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -33,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-from npusched.errors import ConfigError, NpuschedError
+from npusched.errors import ConfigError, NpuschedError, ParameterError
 from npusched.hardware.profile import MAX_BATCH
 
 __all__ = [
@@ -372,55 +370,13 @@ def _check_params(
         )
 
 
-def _check_param_values(
-    source: str, field: str, factory: Callable[..., Any], params: Mapping[str, Any]
-) -> None:
-    """Check parameter values against the factory's type hints (e.g. a number for ``quantum_s``)
-    and durations (names ending in ``_s``) against being finite and > 0."""
-    from pydantic import TypeAdapter
-
-    try:
-        sig = inspect.signature(factory, eval_str=True)
-    except Exception:  # pragma: no cover - unresolvable hints: leave it to the factory
-        return
-    for key, value in params.items():
-        p = sig.parameters.get(key)
-        if p is None:
-            continue
-        if p.annotation is not inspect.Parameter.empty:
-            try:
-                TypeAdapter(p.annotation).validate_python(value)
-            except ValidationError as e:
-                text = str(e.errors(include_url=False)[0]["msg"])
-                text = text[:1].lower() + text[1:]
-                raise ConfigError(f"{source}: {field}.{key}: {text} (got {value!r})") from None
-            except Exception:  # pragma: no cover - a hint pydantic cannot check
-                pass
-        if key.endswith("_s") and value is not None:
-            ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            if not ok or not (0 < float(value) < float("inf")):
-                raise ConfigError(
-                    f"{source}: {field}.{key}: must be a finite number of seconds > 0 "
-                    f"(got {value!r})"
-                )
-
-
-def _probe_policy(policy: Any) -> None:
-    from npusched.sim.types import SchedulerView
-
-    policy.reset()
-    try:
-        policy.select(SchedulerView(now=0.0, ready=(), running=None, reason="probe", profiles={}))
-    except NpuschedError:
-        raise
-    except Exception:  # pragma: no cover - a policy not written for an empty view: best effort
-        pass
-    policy.reset()
-
-
 def _build(source: str, field: str, build: Callable[[], Any]) -> Any:
     try:
         return build()
+    except ParameterError as e:  # points at the parameter itself: <field>.<param>
+        raise ConfigError(
+            f"{source}: {field}.{e.param}: {e.value!r} not allowed; allowed: {e.allowed}"
+        ) from None
     except (NpuschedError, TypeError, ValueError) as e:
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ConfigError(f"{source}: {field}: {text}") from None
@@ -441,10 +397,8 @@ def check_components(cfg: RunConfig, source: str = "<config>") -> None:
     )
     pol_factory = POLICIES.get(cfg.policy.name)
     _check_params(source, "policy.params", pol_factory, cfg.policy.params)
-    _check_param_values(source, "policy.params", pol_factory, cfg.policy.params)
-    # reset() is a policy's first use, where it validates its parameters; a first decision on
-    # an empty, idle accelerator reaches the checks some policies only make when they decide
-    _build(source, "policy.params", lambda: _probe_policy(pol_factory(**cfg.policy.params)))
+    # Each policy checks its own parameter values (TemporalPolicy.validate).
+    _build(source, "policy.params", lambda: pol_factory(**cfg.policy.params).validate())
 
 
 def parse_config(data: Mapping[str, Any], source: str = "<config>") -> RunConfig:

@@ -25,8 +25,14 @@ class TemporalPolicy(Protocol):
     #: Seconds between periodic wake-ups while jobs wait (``None``: wake on events only).
     period_s: float | None
 
+    def validate(self) -> None:
+        """Check the constructor parameters; raise a one-line ``ConfigError`` naming the bad
+        one and the allowed values. Called by ``reset()`` and when a config is loaded."""
+        ...
+
     def reset(self) -> None:
-        """Forget all per-run state (called by the engine before a simulation)."""
+        """Validate the parameters and forget all per-run state (called by the engine before a
+        simulation)."""
         ...
 
     def on_dispatch(self, job: JobView, now: float) -> None: ...
@@ -48,8 +54,11 @@ class TemporalPolicyBase:
     preemptive: bool = False
     period_s: float | None = None
 
-    def reset(self) -> None:
+    def validate(self) -> None:
         return None
+
+    def reset(self) -> None:
+        self.validate()
 
     def on_dispatch(self, job: JobView, now: float) -> None:
         return None

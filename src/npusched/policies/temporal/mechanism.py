@@ -20,18 +20,25 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from npusched.base import Component
-from npusched.errors import ConfigError
+from npusched.errors import ParameterError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
 
 MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
 
 
-def check_mode(mode: str) -> str:
-    """``mode`` if it is one of :data:`MECHANISM_MODES`, else a :class:`ConfigError`."""
+def check_mode(mode: str, owner: str = "policy") -> str:
+    """``mode`` if it is one of :data:`MECHANISM_MODES`, else a :class:`ParameterError`."""
     if mode not in MECHANISM_MODES:
-        raise ConfigError(f"mechanism {mode!r} not allowed; allowed: {', '.join(MECHANISM_MODES)}")
+        raise ParameterError(owner, "mechanism", mode, ", ".join(MECHANISM_MODES))
     return mode
+
+
+def check_seconds(policy: str, param: str, value: object) -> None:
+    """A :class:`ParameterError` unless ``value`` is a finite number of seconds > 0."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not 0.0 < float(value) < float("inf"):  # type: ignore[arg-type]
+        raise ParameterError(policy, param, value, "a finite number of seconds > 0")
 
 
 STATIC_MECHANISMS: tuple[str, ...] = tuple(m.value for m in Mechanism)
@@ -45,7 +52,7 @@ def ranked_mode(policy: str, value: object) -> tuple[str, Mechanism | None]:
     ``"dynamic"`` / ``"dynamic-kill"``, decided per preemption by Algorithm 3)."""
     mode = str(value).lower()
     if mode not in RANKED_MODES:
-        raise ConfigError(f"{policy}: mechanism={value!r}; allowed: {', '.join(RANKED_MODES)}")
+        raise ParameterError(policy, "mechanism", value, ", ".join(RANKED_MODES))
     return mode, Mechanism(mode) if mode in STATIC_MECHANISMS else None
 
 
@@ -143,6 +150,9 @@ class RankedPolicy(TemporalPolicyBase, Component):
     @property
     def name(self) -> str:  # type: ignore[override]
         return f"{'P' if self.preemptive else 'NP'}-{self.family}"
+
+    def validate(self) -> None:
+        ranked_mode(self.name, self.mechanism)
 
     def reset(self) -> None:
         self.mode_, self.mechanism_ = ranked_mode(self.name, self.mechanism)

@@ -36,11 +36,12 @@ mechanism its ``mechanism`` parameter names (``"dynamic"`` is Algorithm 3).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 from npusched.base import Component
-from npusched.errors import ConfigError
+from npusched.errors import ParameterError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
-from npusched.policies.temporal.mechanism import check_mode, decide
+from npusched.policies.temporal.mechanism import check_mode, check_seconds, decide
 from npusched.policies.temporal.sjf import shortest_remaining
 from npusched.sim.types import KEEP, Decision, JobView, SchedulerView
 
@@ -85,8 +86,27 @@ class TokenScheduler(TemporalPolicyBase, Component):
         self.threshold = threshold
         self.include_running = include_running
 
+    def validate(self) -> None:
+        check_seconds(self.name, "period_s", self.period_s)
+        levels = self.token_levels
+        if (
+            not isinstance(levels, tuple | list)
+            or not levels
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in levels)
+            or not all(a < b for a, b in pairwise(levels))
+            or levels[0] <= 0
+        ):
+            raise ParameterError(self.name, "token_levels", levels, "increasing positive numbers")
+        if self.threshold not in THRESHOLD_OPS:
+            raise ParameterError(self.name, "threshold", self.threshold, ", ".join(THRESHOLD_OPS))
+        if not isinstance(self.include_running, bool):
+            raise ParameterError(
+                self.name, "include_running", self.include_running, "a boolean (true, false)"
+            )
+
     # --- per-run state ------------------------------------------------------------------
     def reset(self) -> None:
+        self.validate()
         #: Ready-queue seconds of each dispatched job credited at its last period boundary: its
         #: tokens are ``priority x (1 + credited / estimated)`` (the sum of lines 6-7's
         #: per-period gains), so this is the only per-job state.
@@ -133,11 +153,6 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
     def candidates(self, jobs: Sequence[JobView]) -> list[JobView]:
         """Tasks whose tokens pass the threshold (``>=``; or ``>`` with a ``>=`` fallback)."""
-        if self.threshold not in THRESHOLD_OPS:
-            raise ConfigError(
-                f"{self.name}: threshold {self.threshold!r} not allowed; allowed: "
-                f"{', '.join(THRESHOLD_OPS)}"
-            )
         if not jobs:
             return []
         thr = self.threshold_of(jobs)
@@ -156,9 +171,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
         return self.choose(self.candidates(self.queue(view)), view.running)
 
     def select(self, view: SchedulerView) -> Decision:
-        mode = check_mode(getattr(self, "mechanism", "checkpoint"))
         if view.running is not None and not self.preemptive:
             return KEEP  # no need to run Algorithm 2: the array is not reassigned
+        mode = getattr(self, "mechanism", "checkpoint")
         return decide(view, self.pick(view), preemptive=self.preemptive, mode=mode)
 
 
@@ -195,6 +210,10 @@ class PreemptiveTokenScheduler(TokenScheduler):
     ) -> None:
         super().__init__(period_s, token_levels, threshold, include_running)
         self.mechanism = mechanism
+
+    def validate(self) -> None:
+        check_mode(self.mechanism, self.name)
+        super().validate()
 
 
 class PPrema(PreemptiveTokenScheduler, NPPrema):

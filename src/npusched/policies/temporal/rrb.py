@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from npusched.base import Component
-from npusched.errors import ConfigError
+from npusched.errors import ParameterError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
-from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, decide
+from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds, decide
 from npusched.policies.temporal.prema import PERIOD_S
 from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
 
@@ -47,6 +47,7 @@ class NPRRB(TemporalPolicyBase, Component):
         pass
 
     def reset(self) -> None:
+        self.validate()
         self.order_: list[str] = []
         self.pointer_: str | None = None
         self.slice_start_: float = 0.0
@@ -114,20 +115,22 @@ class PRRB(NPRRB):
         self.quantum_s = quantum_s
         self.period_s = period_s
 
-    def reset(self) -> None:
-        super().reset()
-        if check_mode(self.mechanism) == "kill":
+    def validate(self) -> None:
+        check_seconds(self.name, "quantum_s", self.quantum_s)
+        check_seconds(self.name, "period_s", self.period_s)
+        if check_mode(self.mechanism, self.name) == "kill":
             # Every slice would restart its request from scratch: requests longer than the
             # quantum of two models would take turns being killed forever.
-            raise ConfigError(
-                f"{self.name}: mechanism='kill' never finishes requests longer than quantum_s "
-                f"(each time slice restarts them); allowed: "
-                f"{', '.join(m for m in MECHANISM_MODES if m != 'kill')}"
+            raise ParameterError(
+                self.name,
+                "mechanism",
+                self.mechanism,
+                ", ".join(m for m in MECHANISM_MODES if m != "kill")
+                + " (kill never finishes requests longer than quantum_s: each slice restarts them)",
             )
 
     def select(self, view: SchedulerView) -> Decision:
         self._ensure()
-        mode = check_mode(self.mechanism)
         running = view.running
         if running is None:
             return NPRRB.select(self, view)
@@ -138,7 +141,7 @@ class PRRB(NPRRB):
             return KEEP
         others = [j for j in view.ready if j.network != running.network]
         job = self.next_job(others, running.network)
-        decision = decide(view, job, preemptive=True, mode=mode)
+        decision = decide(view, job, preemptive=True, mode=self.mechanism)
         if decision.run is not None and decision.mechanism == Mechanism.KILL:
             self._grant(job, view.now)  # KILL starts the candidate at once
         # After a CHECKPOINT the array is reassigned when the save is done, by the idle rule

@@ -61,10 +61,14 @@ class PSJF(TemporalPolicyBase, Component):
     def __init__(self, mechanism: str = "checkpoint") -> None:
         self.mechanism = mechanism
 
+    def validate(self) -> None:
+        check_mode(self.mechanism, self.name)
+
     def select(self, view: SchedulerView) -> Decision:
-        mode = check_mode(self.mechanism)
         pool = [*view.ready, view.running] if view.running is not None else list(view.ready)
-        return decide(view, shortest_remaining(pool, view.running), preemptive=True, mode=mode)
+        return decide(
+            view, shortest_remaining(pool, view.running), preemptive=True, mode=self.mechanism
+        )
 
 
 POLICIES.register("NP-SJF", NPSJF)
