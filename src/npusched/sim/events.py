@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from npusched.errors import SimulationError
@@ -47,11 +48,13 @@ class EventQueue:
     :data:`TIME_TOL_S` before the last popped time raises :class:`SimulationError`.
     """
 
-    __slots__ = ("_seq", "heap", "now")
+    __slots__ = ("heap", "next_seq", "now")
 
     def __init__(self) -> None:
         self.heap: list[Event] = []
-        self._seq = itertools.count()
+        #: A fresh sequence number per call (for callers pushing onto ``heap`` directly); the
+        #: counter's own ``__next__``, so the engine's pushes pay no Python-level call.
+        self.next_seq: Callable[[], int] = itertools.count().__next__
         self.now = 0.0
 
     def __len__(self) -> int:
@@ -66,7 +69,7 @@ class EventQueue:
                     f"the clock t={self.now!r} s"
                 )
             time_s = self.now
-        heapq.heappush(self.heap, (time_s, kind, next(self._seq), job, epoch))
+        heapq.heappush(self.heap, (time_s, kind, self.next_seq(), job, epoch))
 
     def peek(self) -> float:
         """Time of the next event in seconds (``inf`` if empty)."""
@@ -80,7 +83,3 @@ class EventQueue:
         if ev[0] > self.now:
             self.now = ev[0]
         return ev
-
-    def next_seq(self) -> int:
-        """A fresh sequence number (for callers pushing onto ``heap`` directly)."""
-        return next(self._seq)
