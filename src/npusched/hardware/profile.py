@@ -48,7 +48,7 @@ class ExecPlan:
         """Seconds of uninterrupted execution (the last prefix sum)."""
         return float(self.cum_s[-1])
 
-    @property
+    @cached_property
     def steps(self) -> int:
         """Number of executed steps S."""
         return len(self.layer)
@@ -79,7 +79,7 @@ class ExecPlan:
         (seconds of work): one plus the step ends strictly inside it."""
         cum = self._cum
         if a <= 0.0 and b >= cum[-1]:
-            return len(cum) - 1
+            return self.steps
         n = bisect_left(cum, b) - bisect_right(cum, a) + 1
         return n if n > 0 else 0
 

@@ -558,7 +558,9 @@ class _Run:
                         timeline.append((job.id, t0, now, "run"))
                     self.busy += now - ss
                     iso = job.isolated_s
-                    self.layer_exec += job.plan.steps_between(job._seg_exec0, iso)
+                    a = job._seg_exec0
+                    plan = job.plan  # a run from the start executed every step: no look-up
+                    self.layer_exec += plan.steps if a <= 0.0 else plan.steps_between(a, iso)
                     job._exec = iso
                     job.state = DONE
                     job._epoch = epoch + 1
