@@ -53,7 +53,8 @@ One resource: the whole accelerator runs one job at a time. The fields that late
 (partitioned arrays, several accelerators, DVFS) need - a per-job ``rate``, segment bookkeeping
 that ends a job's execution at any time - are already in the arithmetic.
 
-Times are float64 seconds. Events never move the clock backwards (:class:`SimulationError`).
+Times are float64 seconds. Every event is scheduled at or after the clock (a preemption point
+reached up to rounding is taken as now), so the clock never moves backwards.
 """
 
 from __future__ import annotations
@@ -231,7 +232,8 @@ class Simulator:
 
         Raises:
             SimulationError: an invalid policy decision, a policy that leaves the accelerator
-                idle with jobs waiting forever, or an inconsistent event order.
+                idle with jobs waiting forever, duplicate request ids, or an arrival time that
+                is not finite and >= 0.
             UnknownNameError: a request's network has no profile.
         """
         if until is not None and not until >= 0.0:
