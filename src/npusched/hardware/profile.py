@@ -13,7 +13,6 @@ from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -34,6 +33,7 @@ class ExecPlan:
         tiles: tiles (CHECKPOINT preemption points) per step.
         checkpoint_bytes: bytes a CHECKPOINT inside each step saves.
         energy_j: joules per step.
+        steps: the number of steps S (derived).
     """
 
     layer: IntArray
@@ -43,32 +43,28 @@ class ExecPlan:
     checkpoint_bytes: IntArray
     energy_j: FloatArray
 
+    # Derived at construction. ``steps`` is S; ``_cum``, ``_ckpt`` and ``_tile_s`` (seconds per
+    # tile of each step, tiles evenly dividing their step) are Python-list copies for the
+    # look-ups below, kept with the plan (one per cached plan): bisecting a list is several
+    # times faster than ``numpy.searchsorted`` on a scalar, and the simulator asks at every
+    # preemption.
+    steps: int = field(init=False, repr=False)
+    _cum: list[float] = field(init=False, repr=False)
+    _ckpt: list[int] = field(init=False, repr=False)
+    _tile_s: list[float] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        tiles = self.tiles.tolist()
+        tile_s = [lat / max(t, 1) for lat, t in zip(self.latency_s.tolist(), tiles, strict=True)]
+        object.__setattr__(self, "steps", len(self.layer))
+        object.__setattr__(self, "_cum", self.cum_s.tolist())
+        object.__setattr__(self, "_ckpt", self.checkpoint_bytes.tolist())
+        object.__setattr__(self, "_tile_s", tile_s)
+
     @property
     def total_s(self) -> float:
         """Seconds of uninterrupted execution (the last prefix sum)."""
         return float(self.cum_s[-1])
-
-    @cached_property
-    def steps(self) -> int:
-        """Number of executed steps S."""
-        return len(self.layer)
-
-    # Python-list copies for the look-ups below, built on first use and kept with the plan (one
-    # per cached plan): bisecting a list is several times faster than ``numpy.searchsorted`` on
-    # a scalar, and the simulator asks at every preemption.
-    @cached_property
-    def _cum(self) -> list[float]:
-        return self.cum_s.tolist()
-
-    @cached_property
-    def _ckpt(self) -> list[int]:
-        return self.checkpoint_bytes.tolist()
-
-    @cached_property
-    def _tile_s(self) -> list[float]:
-        """Seconds per tile of each step (tiles evenly dividing their step)."""
-        tiles = self.tiles.tolist()
-        return [lat / max(t, 1) for lat, t in zip(self.latency_s.tolist(), tiles, strict=True)]
 
     def step_at(self, executed_s: float) -> int:
         """Index of the step running after ``executed_s`` seconds of work (S when done)."""
