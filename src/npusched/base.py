@@ -7,6 +7,7 @@ run ends in ``_``. ``clone(obj).set_params(**p)`` gives a fresh sweep point.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from typing import Any, Self
 
@@ -15,13 +16,14 @@ class Component:
     """Mixin giving ``get_params``/``set_params``/``clone`` from the ``__init__`` signature."""
 
     @classmethod
-    def _param_names(cls) -> list[str]:
+    @functools.cache  # per class: ``inspect.signature`` is slow and device cache keys need it
+    def _param_names(cls) -> tuple[str, ...]:
         sig = inspect.signature(cls.__init__)
-        return [
+        return tuple(
             p.name
             for p in sig.parameters.values()
             if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-        ]
+        )
 
     def get_params(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._param_names()}

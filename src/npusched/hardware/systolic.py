@@ -255,7 +255,7 @@ class SystolicArray(Component):
     def cache_key(self) -> tuple[object, ...]:
         """Class name and every parameter (validated), hashable."""
         self._config()
-        return (type(self).__name__, *((n, getattr(self, n)) for n in _param_names(type(self))))
+        return (type(self).__name__, *((n, getattr(self, n)) for n in self._param_names()))
 
     @property
     def peak_macs_per_s(self) -> float:
@@ -390,17 +390,6 @@ class SystolicArray(Component):
         )
         net = Network("gemm", (layer,))
         return int(self.layer_costs_grid(net, (batch,)).cycles[0, 0])
-
-
-_PARAM_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _param_names(cls: type[SystolicArray]) -> tuple[str, ...]:
-    """Sorted constructor parameter names of ``cls`` (``inspect`` is slow; cache per class)."""
-    names = _PARAM_NAMES.get(cls)
-    if names is None:
-        names = _PARAM_NAMES[cls] = tuple(sorted(cls._param_names()))
-    return names
 
 
 # --- vectorised kernels --------------------------------------------------------------------------
