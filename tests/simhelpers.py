@@ -55,31 +55,16 @@ def make_profile(
         batch_sizes: rows of the profile (all rows identical).
     """
     lat = np.asarray(latencies_s, dtype=np.float64)
-    n = len(lat)
-    b = len(batch_sizes)
-
-    def rows(v: Sequence[int] | Sequence[float] | int | float, dtype: type) -> np.ndarray:
-        arr = np.broadcast_to(np.asarray(v, dtype=dtype), (n,))
-        out = np.ascontiguousarray(np.tile(arr, (b, 1)))
-        out.flags.writeable = False
-        return out
-
-    lat2 = rows(lat, np.float64)
-    cum = np.concatenate([np.zeros((b, 1)), np.cumsum(lat2, axis=1)], axis=1)
-    cum.flags.writeable = False
-    return Profile(
-        network=make_network_stub(name, n),
+    return Profile.from_tables(
+        make_network_stub(name, len(lat)),
         device_name="hand-built",
-        frequency_hz=float(frequency_hz),
-        memory_bandwidth_bps=float(bandwidth_bps),
-        batch_sizes=tuple(int(x) for x in batch_sizes),
-        cycles=rows(np.round(lat * frequency_hz), np.int64),
-        latency_s=lat2,
-        cum_s=cum,
-        tiles=rows(tiles, np.int64),
-        bytes_moved=rows(0, np.int64),
-        checkpoint_bytes=rows(checkpoint_bytes, np.int64),
-        energy_j=rows(energy_j, np.float64),
+        batch_sizes=tuple(batch_sizes),
+        latency_s=lat,
+        frequency_hz=frequency_hz,
+        memory_bandwidth_bps=bandwidth_bps,
+        tiles=tiles,
+        checkpoint_bytes=checkpoint_bytes,
+        energy_j=energy_j,
     )
 
 

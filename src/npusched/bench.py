@@ -70,20 +70,14 @@ def synthetic_profiles(random_state: int = 0) -> dict[str, Profile]:
             Layer(name=f"l{i}", kind=LayerKind.VECTOR, inputs=(f"l{i - 1}",) if i else ())
             for i in range(n)
         ]
-        ones = np.ones((len(BENCH_BATCHES), n), dtype=np.int64)
-        out[name] = Profile(
-            network=make_network(name, layers),
+        out[name] = Profile.from_tables(
+            make_network(name, layers),
             device_name="synthetic",
+            batch_sizes=BENCH_BATCHES,
+            latency_s=lat,
             frequency_hz=1e9,
             memory_bandwidth_bps=358e9,
-            batch_sizes=BENCH_BATCHES,
-            cycles=np.round(lat * 1e9).astype(np.int64),
-            latency_s=lat,
-            cum_s=np.concatenate([np.zeros((len(BENCH_BATCHES), 1)), lat.cumsum(1)], axis=1),
-            tiles=ones,
-            bytes_moved=0 * ones,
-            checkpoint_bytes=4096 * ones,
-            energy_j=np.zeros_like(lat),
+            checkpoint_bytes=4096,
         )
     return out
 

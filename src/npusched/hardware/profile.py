@@ -159,6 +159,54 @@ class Profile:
     energy_j: FloatArray
     _plans: dict[tuple[int, int, int], ExecPlan] = field(default_factory=dict, repr=False)
 
+    @classmethod
+    def from_tables(
+        cls,
+        network: Network,
+        *,
+        device_name: str,
+        batch_sizes: tuple[int, ...],
+        latency_s: Any,
+        frequency_hz: float,
+        memory_bandwidth_bps: float,
+        cycles: Any = None,
+        tiles: Any = 1,
+        bytes_moved: Any = 0,
+        checkpoint_bytes: Any = 0,
+        energy_j: Any = 0.0,
+    ) -> Profile:
+        """A profile from per-(batch, layer) tables; each table may be anything that broadcasts
+        to ``(len(batch_sizes), len(network.layers))`` (a scalar, a per-layer row, the full grid).
+
+        ``cum_s`` is derived from ``latency_s``; ``cycles`` defaults to
+        ``round(latency_s * frequency_hz)``. Every array is copied and made read-only.
+        """
+        shape = (len(batch_sizes), len(network.layers))
+
+        def grid(v: Any, dtype: type) -> Any:
+            return _ro(np.broadcast_to(np.asarray(v, dtype=dtype), shape), dtype)
+
+        lat = grid(latency_s, np.float64)
+        cum = np.zeros((shape[0], shape[1] + 1))
+        np.cumsum(lat, axis=1, out=cum[:, 1:])
+        cum.flags.writeable = False
+        if cycles is None:
+            cycles = np.round(lat * frequency_hz)
+        return cls(
+            network=network,
+            device_name=device_name,
+            frequency_hz=float(frequency_hz),
+            memory_bandwidth_bps=float(memory_bandwidth_bps),
+            batch_sizes=tuple(int(b) for b in batch_sizes),
+            cycles=grid(cycles, np.int64),
+            latency_s=lat,
+            cum_s=cum,
+            tiles=grid(tiles, np.int64),
+            bytes_moved=grid(bytes_moved, np.int64),
+            checkpoint_bytes=grid(checkpoint_bytes, np.int64),
+            energy_j=grid(energy_j, np.float64),
+        )
+
     def row(self, batch: int) -> int:
         """Row index of ``batch`` (raises if the profile was not compiled for it)."""
         try:
@@ -253,23 +301,18 @@ def _compile(network: Network, device: Device, batch_sizes: tuple[int, ...]) -> 
             raise HardwareConfigError(
                 f"device {device.name!r} returned {name} of shape {got}, expected {shape}"
             )
-    lat = _ro(costs.latency_s, np.float64)
-    cum = np.zeros((shape[0], shape[1] + 1))
-    np.cumsum(lat, axis=1, out=cum[:, 1:])
-    cum.flags.writeable = False
-    return Profile(
-        network=network,
+    return Profile.from_tables(
+        network,
         device_name=device.name,
-        frequency_hz=float(device.frequency_hz),
-        memory_bandwidth_bps=float(device.memory_bandwidth_bps),
         batch_sizes=batch_sizes,
-        cycles=_ro(costs.cycles, np.int64),
-        latency_s=lat,
-        cum_s=cum,
-        tiles=_ro(costs.tiles, np.int64),
-        bytes_moved=_ro(costs.bytes_moved, np.int64),
-        checkpoint_bytes=_ro(costs.checkpoint_bytes, np.int64),
-        energy_j=_ro(costs.energy_j, np.float64),
+        latency_s=costs.latency_s,
+        frequency_hz=device.frequency_hz,
+        memory_bandwidth_bps=device.memory_bandwidth_bps,
+        cycles=costs.cycles,
+        tiles=costs.tiles,
+        bytes_moved=costs.bytes_moved,
+        checkpoint_bytes=costs.checkpoint_bytes,
+        energy_j=costs.energy_j,
     )
 
 
