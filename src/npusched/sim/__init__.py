@@ -1,6 +1,6 @@
 """The discrete-event engine (see :mod:`npusched.sim.engine`) and the types policies see."""
 
-from npusched.sim.engine import SimResult, Simulator, oracle_estimator
+from npusched.sim.engine import SimResult, Simulator
 from npusched.sim.events import TIME_TOL_S, EventQueue
 from npusched.sim.job import Job
 from npusched.sim.types import KEEP, Decision, JobState, JobView, Mechanism, SchedulerView
@@ -17,5 +17,4 @@ __all__ = [
     "SchedulerView",
     "SimResult",
     "Simulator",
-    "oracle_estimator",
 ]

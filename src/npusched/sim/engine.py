@@ -90,7 +90,7 @@ if TYPE_CHECKING:
 
     from npusched.policies.base import TemporalPolicy
 
-__all__ = ["PREEMPTION_POINTS", "TIME_TOL_S", "SimResult", "Simulator", "oracle_estimator"]
+__all__ = ["PREEMPTION_POINTS", "TIME_TOL_S", "SimResult", "Simulator"]
 
 PREEMPTION_POINTS = ("tile", "layer")
 
@@ -113,11 +113,6 @@ _Plan = tuple[Profile, ExecPlan, float]
 
 Segment = tuple[int, float, float, str]
 """A timeline entry ``(job_id, start_s, end_s, kind)``, kind ``run`` / ``restore`` / ``save``."""
-
-
-def oracle_estimator(request: Request, profile: Profile) -> float:
-    """The true isolated latency in seconds (the default ``estimated_s``)."""
-    return profile.isolated_latency(request.batch, request.seq_in, request.seq_out)
 
 
 @dataclass
