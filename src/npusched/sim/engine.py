@@ -125,6 +125,7 @@ PREEMPTION_POINTS = ("tile", "layer")
 
 _ORDER = attrgetter("order")
 _MAX_IDLE_TICKS = 10_000
+_MAX_SAME_INSTANT = 1_000_000
 _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
@@ -1070,7 +1071,7 @@ class _Run:
                 if mech == _KILL:
                     self._kill(job)
                 elif mech == _CHECKPOINT and not self._checkpoint(job):
-                    pass  # its next preemption point is its end: it completes
+                    job._leaving = True  # its next preemption point is its end: it completes
             elif job.state is not PREEMPTING:
                 raise self._invalid(job, "a running job")
         for j, step in sched.until_step.items():
@@ -1137,25 +1138,28 @@ class _Run:
             if ri == job._res and units == job.units:
                 self._switch_in_place(job, variant, alloc)
             else:
-                job._next_alloc = (ri, units, variant, alloc)
                 if not self._checkpoint(job):  # it finishes before it could move
-                    job._next_alloc = None
+                    job._leaving = True
+                else:
+                    job._next_alloc = (ri, units, variant, alloc)
         elif st is PREEMPTING:
             job._next_alloc = (ri, units, variant, alloc)
         else:
             raise self._invalid(job, "an unfinished job")
 
     def _check_capacity(self) -> None:
-        """Units held or promised on each resource never exceed its capacity."""
+        """The allocations a decision leads to (jobs keeping their units, re-allocations,
+        pending starts) fit each resource's capacity. Jobs being stopped keep their units until
+        they release them; pending starts wait for that, so the units held at any instant never
+        exceed the capacity either (``_start`` checks it)."""
         need = [0] * len(self.res)
         for r_i, res in enumerate(self.res):
             for j in res.jobs:
                 nxt = j._next_alloc
-                need[r_i] += j.units
-                if nxt is not None and nxt[0] != r_i:
+                if nxt is not None:
                     need[nxt[0]] += nxt[1]
-                elif nxt is not None:
-                    need[r_i] += max(nxt[1] - j.units, 0)
+                elif j.state is RUNNING and not j._leaving:
+                    need[r_i] += j.units
         for _, ri, units, _, _ in self.pending:
             need[ri] += units
         for r_i, res in enumerate(self.res):
@@ -1284,6 +1288,7 @@ class _Run:
         variant0 = self.variant0
         alloc0 = Allocation(res0.name, units0)
         idle_ticks = 0
+        stuck = 0
         dispatch = self._dispatch
         n_done_before = 0
 
@@ -1296,9 +1301,18 @@ class _Run:
                 now = t
                 clock.now = t
                 q.now = t
+                stuck = 0
+            else:
+                stuck += 1
+                if stuck > _MAX_SAME_INSTANT:
+                    raise SimulationError(
+                        f"policy {self._pname()!r} made {_MAX_SAME_INSTANT} decisions at "
+                        f"t={now!r} s without time advancing (re-allocating in a cycle?)"
+                    )
             horizon = now + tol
             woke = False
-            reasons = 0  # bit set: 1 preempted, 2 exit/stopped/merged, 4 timer, 8 period
+            reasons = 0  # bit set: 1 preempted, 2 exit/stopped (``special``), 4 timer
+            special = ""
             ticked = False
             while heap and heap[0][0] <= horizon:
                 _, kind, _, job, epoch = heappop(heap)
@@ -1318,6 +1332,7 @@ class _Run:
                         reasons |= 4
                     elif r != "completion" and r != "arrival":
                         reasons |= 2
+                        special = r
                 events += 1
                 woke = True
             while next_arr <= horizon:
@@ -1346,7 +1361,7 @@ class _Run:
             elif reasons & 1:
                 reason = "preempted"
             elif reasons & 2:
-                reason = "exit"
+                reason = special
             elif arrived:
                 reason = "arrival"
             elif reasons & 4:
