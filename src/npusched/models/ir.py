@@ -15,6 +15,10 @@ So ``macs = M * K * N * groups`` per sample. A depthwise convolution has ``group
 and ``N = 1``. Non-GEMM layers (pooling, activation, element-wise, concat, softmax, ...) have
 ``M = K = N = 0`` and are costed from their element counts as vector operations.
 
+An embedding look-up (kind ``embed``) is a vector layer whose ``input_elems`` counts the table
+elements it gathers (look-ups x row width, the bytes it reads), not its integer ids; its table
+counts as ``params`` but not as ``weight_elems`` (it is not a GEMM operand).
+
 Recurrent layers
 ----------------
 A recurrent layer (``kind`` ``lstm`` / ``rnn``) describes **one time step** of its cell. Its
@@ -52,6 +56,7 @@ class LayerKind(StrEnum):
     ELTWISE = "eltwise"
     CONCAT = "concat"
     VECTOR = "vector"  # softmax, normalisation, upsample, reshape and other vector ops
+    EMBED = "embed"  # embedding look-up: gathers table rows (bytes, no MACs)
 
 
 GEMM_KINDS = frozenset(

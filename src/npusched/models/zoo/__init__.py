@@ -107,6 +107,7 @@ from npusched.models.zoo import (  # noqa: E402,F401
     mobile,
     resnet,
     rnn,
+    transformer,
 )
 
 __all__ = [
