@@ -395,7 +395,10 @@ def test_matmul_costs_batch_times_heads_separate_gemms() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.integers(1, 300), st.integers(1, 300), st.integers(1, 300), st.integers(1, 4),
+    st.integers(1, 300),
+    st.integers(1, 300),
+    st.integers(1, 300),
+    st.integers(1, 4),
     st.integers(1, 9),
 )
 def test_matmul_linear_in_batch(m: int, k: int, n: int, groups: int, batch: int) -> None:

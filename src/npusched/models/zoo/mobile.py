@@ -167,7 +167,12 @@ def build_efficientnet(variant: str, num_classes: int = 1000) -> Network:
     for s, (expand, kernel, stride, out_ch, repeats) in enumerate(EFFICIENTNET_B0_STAGES, 1):
         for i in range(math.ceil(repeats * depth)):
             x = mbconv(
-                b, x, expand, kernel, stride if i == 0 else 1, make_divisible(out_ch * width),
+                b,
+                x,
+                expand,
+                kernel,
+                stride if i == 0 else 1,
+                make_divisible(out_ch * width),
                 f"block{s}_{i}",
             )
     x = b.conv(x, 4 * x.channels, 1, 1, 0, act="swish", name="head")
@@ -177,26 +182,46 @@ def build_efficientnet(variant: str, num_classes: int = 1000) -> Network:
 _TV_EFF = "torchvision model table (efficientnet_{}: {} GFLOPS = GMACs, {} M params)"
 
 
-@register("efficientnet-b1", macs=0.69e9, params=7.79e6, source=_TV_EFF.format("b1", 0.69, 7.79),
-          aliases=("efficientnet_b1",))
+@register(
+    "efficientnet-b1",
+    macs=0.69e9,
+    params=7.79e6,
+    source=_TV_EFF.format("b1", 0.69, 7.79),
+    aliases=("efficientnet_b1",),
+)
 def efficientnet_b1() -> Network:
     return build_efficientnet("b1")
 
 
-@register("efficientnet-b2", macs=1.09e9, params=9.11e6, source=_TV_EFF.format("b2", 1.09, 9.11),
-          aliases=("efficientnet_b2",))
+@register(
+    "efficientnet-b2",
+    macs=1.09e9,
+    params=9.11e6,
+    source=_TV_EFF.format("b2", 1.09, 9.11),
+    aliases=("efficientnet_b2",),
+)
 def efficientnet_b2() -> Network:
     return build_efficientnet("b2")
 
 
-@register("efficientnet-b3", macs=1.83e9, params=12.23e6,
-          source=_TV_EFF.format("b3", 1.83, 12.23), aliases=("efficientnet_b3",))
+@register(
+    "efficientnet-b3",
+    macs=1.83e9,
+    params=12.23e6,
+    source=_TV_EFF.format("b3", 1.83, 12.23),
+    aliases=("efficientnet_b3",),
+)
 def efficientnet_b3() -> Network:
     return build_efficientnet("b3")
 
 
-@register("efficientnet-b4", macs=4.39e9, params=19.34e6,
-          source=_TV_EFF.format("b4", 4.39, 19.34), aliases=("efficientnet_b4",))
+@register(
+    "efficientnet-b4",
+    macs=4.39e9,
+    params=19.34e6,
+    source=_TV_EFF.format("b4", 4.39, 19.34),
+    aliases=("efficientnet_b4",),
+)
 def efficientnet_b4() -> Network:
     return build_efficientnet("b4")
 

@@ -31,7 +31,12 @@ def basic_block(b: NetBuilder, x: Tensor, width: int, stride: int, prefix: str) 
 
 
 def bottleneck_block(
-    b: NetBuilder, x: Tensor, width: int, stride: int, prefix: str, groups: int = 1,
+    b: NetBuilder,
+    x: Tensor,
+    width: int,
+    stride: int,
+    prefix: str,
+    groups: int = 1,
     inner: int | None = None,
 ) -> Tensor:
     """1x1 reduce, 3x3 (stride here, torchvision v1.5), 1x1 expand x4, projection shortcut.

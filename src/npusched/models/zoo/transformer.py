@@ -44,7 +44,7 @@ error stays small for outputs up to a few times the default. Build the network a
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from npusched.errors import ModelError
 from npusched.models.builder import NetBuilder, Tensor
@@ -86,20 +86,41 @@ def attention(
     q_per_kv = heads // kvh
     score_shape = (groups * kvh * q_per_kv * rows, keys)
     s = b.head_matmul(
-        [qkv], q_per_kv * rows, hd, keys, groups=groups * kvh, out_shape=score_shape,
-        name=f"{prefix}_qk", repeat=repeat, attrs={"op": "q.k^t", "kv_len": keys},
+        [qkv],
+        q_per_kv * rows,
+        hd,
+        keys,
+        groups=groups * kvh,
+        out_shape=score_shape,
+        name=f"{prefix}_qk",
+        repeat=repeat,
+        attrs={"op": "q.k^t", "kv_len": keys},
     )
     p = b.softmax(s, name=f"{prefix}_softmax", repeat=repeat)
     ctx = b.head_matmul(
-        [p, qkv], q_per_kv * rows, keys, hd, groups=groups * kvh, out_shape=(t, heads * hd),
-        name=f"{prefix}_pv", repeat=repeat, attrs={"op": "p.v", "kv_len": keys},
+        [p, qkv],
+        q_per_kv * rows,
+        keys,
+        hd,
+        groups=groups * kvh,
+        out_shape=(t, heads * hd),
+        name=f"{prefix}_pv",
+        repeat=repeat,
+        attrs={"op": "p.v", "kv_len": keys},
     )
     return b.fc(ctx, d, bias=bias, name=f"{prefix}_proj", repeat=repeat)
 
 
 def encoder_block(
-    b: NetBuilder, x: Tensor, heads: int, ff: int, prefix: str, *, pre_norm: bool,
-    act: str = "gelu", windows: int = 1,
+    b: NetBuilder,
+    x: Tensor,
+    heads: int,
+    ff: int,
+    prefix: str,
+    *,
+    pre_norm: bool,
+    act: str = "gelu",
+    windows: int = 1,
 ) -> Tensor:
     """One transformer encoder block: attention and a 2-layer MLP, each with a residual add.
 
@@ -150,9 +171,14 @@ def build_bert(
     if not 1 <= seq_len <= BERT_MAX_POS:
         raise ModelError(f"{name}: seq_len must be in 1..{BERT_MAX_POS}, got {seq_len}")
     b = NetBuilder(
-        name, (seq_len,),
-        meta={"task": "question answering", "source": "Devlin et al. 2019", "seq_len": seq_len,
-              "note": meta_note},
+        name,
+        (seq_len,),
+        meta={
+            "task": "question answering",
+            "source": "Devlin et al. 2019",
+            "seq_len": seq_len,
+            "note": meta_note,
+        },
     )
     ids = b.input()
     we = b.embedding(ids, BERT_VOCAB, d, name="word_embed")
@@ -207,15 +233,22 @@ def bert_large() -> Network:
 
 # --- ViT / DeiT ----------------------------------------------------------------------------------
 def build_vit(
-    name: str, layers: int, d: int, heads: int, *, patch: int = 16, size: int = 224,
-    num_classes: int = 1000, source: str = "",
+    name: str,
+    layers: int,
+    d: int,
+    heads: int,
+    *,
+    patch: int = 16,
+    size: int = 224,
+    num_classes: int = 1000,
+    source: str = "",
 ) -> Network:
     """Vision transformer: ``patch x patch`` stride-``patch`` convolution to ``d`` (with bias),
     a class token and learned position embeddings (``(N + 1) x d``), pre-norm encoder blocks
     (MLP ``4 d``, GELU), final layer norm and a linear head on the class token."""
     b = NetBuilder(name, (3, size, size), meta={"task": "classification", "source": source})
     x = b.conv(b.input(), d, patch, patch, 0, bias=True, bn=False, act=None, name="patch_embed")
-    c, h, w = x.shape
+    _, h, w = x.shape
     tokens = h * w + 1
     x = b.vector(x, "cls_pos_embed", (tokens, d), params=d + tokens * d, name="cls_pos_embed")
     for i in range(layers):
@@ -271,8 +304,13 @@ SWIN_T_HEADS = (3, 6, 12, 24)
 
 
 def build_swin(
-    name: str, *, embed: int = 96, depths: tuple[int, ...] = SWIN_T_DEPTHS,
-    heads: tuple[int, ...] = SWIN_T_HEADS, window: int = 7, size: int = 224,
+    name: str,
+    *,
+    embed: int = 96,
+    depths: tuple[int, ...] = SWIN_T_DEPTHS,
+    heads: tuple[int, ...] = SWIN_T_HEADS,
+    window: int = 7,
+    size: int = 224,
     num_classes: int = 1000,
 ) -> Network:
     """Swin transformer (Liu et al. 2021): 4x4 patch embedding (+ layer norm), stages of
@@ -280,8 +318,9 @@ def build_swin(
     window and head; the relative position bias table, ``(2w-1)^2`` per head, and the shift
     mask fuse into the softmax), patch merging (2x2 neighbours concatenated, layer norm,
     ``4C -> 2C`` linear without bias) between stages, final norm, average pool, linear head."""
-    b = NetBuilder(name, (3, size, size), meta={"task": "classification",
-                                                "source": "Liu et al. 2021, Swin-T"})
+    b = NetBuilder(
+        name, (3, size, size), meta={"task": "classification", "source": "Liu et al. 2021, Swin-T"}
+    )
     x = b.conv(b.input(), embed, 4, 4, 0, bias=True, bn=False, act=None, name="patch_embed")
     c, h, w = x.shape
     x = b.vector(x, "to_tokens", (h * w, c), name="to_tokens")
@@ -336,17 +375,26 @@ def default_kv_len(prompt: int, out: int) -> int:
     return prompt + (out + 1) // 2
 
 
+@dataclass(frozen=True)
+class DecoderConfig:
+    """A decoder-only LM's shape: ``layers`` blocks of width ``d``, ``heads`` query heads and
+    ``kv_heads`` key/value heads (grouped-query attention when fewer), MLP width ``ff``,
+    vocabulary ``vocab``, ``max_pos`` learned positions (0: rotary), ``llama`` style or GPT-2."""
+
+    layers: int
+    d: int
+    heads: int
+    kv_heads: int
+    ff: int
+    vocab: int
+    max_pos: int = 0
+    llama: bool = False
+
+
 def build_decoder(
     name: str,
+    cfg: DecoderConfig,
     *,
-    layers: int,
-    d: int,
-    heads: int,
-    kv_heads: int,
-    ff: int,
-    vocab: int,
-    max_pos: int = 0,
-    llama: bool = False,
     seq_len: tuple[int, int] = DECODER_SEQ,
     kv_len: int | None = None,
     source: str = "",
@@ -355,20 +403,35 @@ def build_decoder(
     (``repeat="out"``, ``M = 1``) that reads a K/V cache of ``kv_len`` positions (default
     :func:`default_kv_len`; see the module docstring).
 
-    GPT-2 style (``llama=False``): learned position embeddings (``max_pos x d``), pre-norm
+    GPT-2 style (``cfg.llama`` false): learned position embeddings (``max_pos x d``), pre-norm
     layer norms, biases, GELU MLP. Llama style: RMS norms, rotary embeddings, no biases, SwiGLU
     MLP (gate and up projections fused into one ``d -> 2 ff`` FC, the SiLU-gated product fused
     into it, ``ff -> d`` down projection). Both tie the output projection to the word
-    embedding (parameters counted once, at the output projection)."""
+    embedding (parameters counted once, at the prefill's output projection)."""
+    layers, d, heads, kv_heads, ff, vocab = (
+        cfg.layers,
+        cfg.d,
+        cfg.heads,
+        cfg.kv_heads,
+        cfg.ff,
+        cfg.vocab,
+    )
+    max_pos, llama = cfg.max_pos, cfg.llama
     prompt, out = seq_len
     kv = default_kv_len(prompt, out) if kv_len is None else kv_len
     if kv < 1:
         raise ModelError(f"{name}: kv_len must be >= 1, got {kv}")
     hd = d // heads
     b = NetBuilder(
-        name, (prompt,), seq_len=seq_len,
-        meta={"task": "text generation", "source": source, "kv_len": kv,
-              "kv_bytes_per_position": 2 * layers * kv_heads * hd * 2},
+        name,
+        (prompt,),
+        seq_len=seq_len,
+        meta={
+            "task": "text generation",
+            "source": source,
+            "kv_len": kv,
+            "kv_bytes_per_position": 2 * layers * kv_heads * hd * 2,
+        },
     )
 
     def stack(x: Tensor, tag: str, keys: int, repeat: str | None) -> Tensor:
@@ -376,8 +439,15 @@ def build_decoder(
             p = f"{tag}_l{i}"
             y = b.layernorm(x, rms=llama, name=f"{p}_ln1", repeat=repeat)
             y = attention(
-                b, y, heads, f"{p}_attn", kv_heads=kv_heads, kv_len=keys, bias=not llama,
-                rope=llama, repeat=repeat,
+                b,
+                y,
+                heads,
+                f"{p}_attn",
+                kv_heads=kv_heads,
+                kv_len=keys,
+                bias=not llama,
+                rope=llama,
+                repeat=repeat,
             )
             x = b.vector([x, y], "add", name=f"{p}_add1", repeat=repeat)
             y = b.layernorm(x, rms=llama, name=f"{p}_ln2", repeat=repeat)
@@ -395,8 +465,12 @@ def build_decoder(
         x = b.embedding(ids, vocab, d, params=0, name=f"{tag}_embed", repeat=repeat)
         if not llama:
             pos = b.embedding(
-                ids, max_pos, d, params=max_pos * d if tag == "prefill" else 0,
-                name=f"{tag}_pos_embed", repeat=repeat,
+                ids,
+                max_pos,
+                d,
+                params=max_pos * d if tag == "prefill" else 0,
+                name=f"{tag}_pos_embed",
+                repeat=repeat,
             )
             x = b.vector([x, pos], "add", name=f"{tag}_embed_add", repeat=repeat)
         return x
@@ -426,12 +500,18 @@ def _prefill_twin(name: str) -> str:
     return "prefill_lm_head" if name == "lm_head" else name.replace("decode_", "prefill_", 1)
 
 
-def decoder_reference(
-    *, layers: int, d: int, heads: int, kv_heads: int, ff: int, vocab: int, llama: bool,
-    seq_len: tuple[int, int] = DECODER_SEQ,
-) -> float:
+def decoder_reference(cfg: DecoderConfig, seq_len: tuple[int, int] = DECODER_SEQ) -> float:
     """Closed-form MACs of a prompt of ``P`` tokens plus ``T`` decode steps, step ``j`` reading
     ``P + j`` cached positions (the exact sum, not the mean-length step the IR uses)."""
+    layers, d, heads, kv_heads, ff, vocab = (
+        cfg.layers,
+        cfg.d,
+        cfg.heads,
+        cfg.kv_heads,
+        cfg.ff,
+        cfg.vocab,
+    )
+    llama = cfg.llama
     p, t = seq_len
     hd = d // heads
     proj = d * (heads + 2 * kv_heads) * hd + heads * hd * d
@@ -453,13 +533,13 @@ def kv_cache_bytes(network: Network) -> int:
     return total
 
 
-GPT2 = {"layers": 12, "d": 768, "heads": 12, "kv_heads": 12, "ff": 3072, "vocab": 50257}
-LLAMA_1B = {"layers": 16, "d": 2048, "heads": 32, "kv_heads": 8, "ff": 8192, "vocab": 128256}
+GPT2 = DecoderConfig(layers=12, d=768, heads=12, kv_heads=12, ff=3072, vocab=50257, max_pos=1024)
+LLAMA_1B = DecoderConfig(layers=16, d=2048, heads=32, kv_heads=8, ff=8192, vocab=128256, llama=True)
 
 
 @register(
     "gpt2",
-    macs=decoder_reference(**GPT2, llama=False),
+    macs=decoder_reference(GPT2),
     params=124.44e6,
     source="params: Hugging Face gpt2 (124,439,808; Radford et al. 2019, the 117M/124M model); "
     "MACs: closed form, 128-token prompt + 128 decode steps over a growing K/V cache",
@@ -467,12 +547,12 @@ LLAMA_1B = {"layers": 16, "d": 2048, "heads": 32, "kv_heads": 8, "ff": 8192, "vo
     description="GPT-2 124M: prefill of 128 tokens, per-token decode steps (seq_out)",
 )
 def gpt2() -> Network:
-    return build_decoder("gpt2", **GPT2, max_pos=1024, source="Radford et al. 2019")
+    return build_decoder("gpt2", GPT2, source="Radford et al. 2019")
 
 
 @register(
     "llama-3.2-1b",
-    macs=decoder_reference(**LLAMA_1B, llama=True),
+    macs=decoder_reference(LLAMA_1B),
     params=1.23e9,
     source="params: Meta Llama 3.2 model card (1.23 B; 1,235,814,400 with tied embeddings); "
     "MACs: closed form, 128-token prompt + 128 decode steps over a growing K/V cache",
@@ -480,4 +560,4 @@ def gpt2() -> Network:
     description="Llama-3.2-1B (16 x 2048, 32 heads, 8 KV heads): prefill + decode steps",
 )
 def llama_3_2_1b() -> Network:
-    return build_decoder("llama-3.2-1b", **LLAMA_1B, llama=True, source="Meta Llama 3.2")
+    return build_decoder("llama-3.2-1b", LLAMA_1B, source="Meta Llama 3.2")
