@@ -178,6 +178,61 @@ class NetBuilder:
         )
         return self._add(layer, (out_ch, ho, wo))
 
+    def conv3d(
+        self,
+        x: Tensor,
+        out_ch: int,
+        kernel: int,
+        stride: int = 1,
+        padding: int | None = None,
+        *,
+        transposed: bool = False,
+        bias: bool = False,
+        norm: bool = True,
+        act: str | None = "leaky",
+        name: str | None = None,
+    ) -> Tensor:
+        """3-D convolution over a ``(C, D, H, W)`` volume (+ fused instance norm, 2 parameters
+        per channel, and activation). GEMM: ``M = Do*Ho*Wo``, ``K = k^3 * C``, ``N = out_ch``.
+
+        ``transposed``: a non-overlapping ``ConvTranspose3d`` (``kernel == stride``, no padding),
+        the ONNX importer's convention: ``M`` = input voxels, ``K = C``, ``N = out_ch * k^3``."""
+        c, d, h, w = x.shape
+        if transposed:
+            if kernel != stride:
+                raise ModelError(f"{self.name}: transposed conv3d needs kernel == stride")
+            out_shape: tuple[int, ...] = (out_ch, d * stride, h * stride, w * stride)
+            m, k, n = d * h * w, c, out_ch * kernel**3
+        else:
+            pad = kernel // 2 if padding is None else padding
+            dims = [_out_dim(v, kernel, stride, pad)[0] for v in (d, h, w)]
+            out_shape = (out_ch, *dims)
+            m, k, n = math.prod(dims), kernel**3 * c, out_ch
+        weights = k * n
+        params = weights + (out_ch if bias else 0) + (2 * out_ch if norm else 0)
+        post = tuple(p for p in (("instancenorm" if norm else None), act) if p)
+        layer = Layer(
+            name=self._name(name, "conv3d"),
+            kind=LayerKind.CONV,
+            m=m,
+            k=k,
+            n=n,
+            input_elems=x.elems,
+            output_elems=math.prod(out_shape),
+            weight_elems=weights,
+            bytes_per_elem=self.bytes_per_elem,
+            params=params,
+            inputs=self._srcs(x),
+            attrs={
+                "kernel": (kernel,) * 3,
+                "stride": (stride,) * 3,
+                "post": post,
+                "transposed": transposed,
+                "in_shape": x.shape,
+            },
+        )
+        return self._add(layer, out_shape)
+
     def dwconv(
         self,
         x: Tensor,

@@ -104,6 +104,7 @@ from npusched.models.zoo import (  # noqa: E402,F401
     densenet,
     detection,
     inception,
+    mlperf,
     mobile,
     resnet,
     rnn,
