@@ -18,7 +18,9 @@ Conventions shared by the builders below (activations are ``(T, F)`` sequences):
 * **Sequence lengths are build-time.** An encoder's sequence length sets ``M`` of every layer
   (and ``N`` / ``K`` of the attention MatMuls, quadratically), so it is a builder argument
   (``build_bert(seq_len=...)``); the zoo registers MLPerf's 384 for BERT and the 197 tokens of
-  a 224x224 image for the ViTs. ``get_network("bert-base@128")`` builds another length.
+  a 224x224 image for the ViTs. ``get_network("bert-base@128")`` (any zoo name, config or
+  CLI argument) builds BERT at another length, 1..512; a workload mixing lengths lists each
+  length as its own network (the engine compiles one profile per network).
 
 Decoders: prefill and per-token decode steps with a K/V cache
 -------------------------------------------------------------
@@ -32,10 +34,10 @@ step's attention reads the K/V cache: its ``Q.K^T`` and ``P.V`` MatMuls have the
 
 **How the cost model sees it.** The IR has one fixed shape per layer, so the step is built at
 one cache length ``kv_len`` (a builder argument, :func:`build_decoder`). The zoo network sizes it
-at the **mean** cache length of its default output length, ``P + ceil(T / 2)`` for decode steps
-reading ``P + 1 .. P + T`` positions (``T`` = default ``seq_out``): MACs and K/V bytes are linear
-in the position, so the total over the default ``T`` steps is the exact sum (to half a position
-per step when ``T`` is even). For another ``seq_out`` the engine repeats that same step, so the
+at the **mean** cache length of its default output length, ``P + (T + 1) // 2`` for decode
+steps reading ``P + 1 .. P + T`` positions (``T`` = default ``seq_out``): MACs and K/V bytes are
+linear in the position, so the total over the default ``T`` steps is the exact sum (less half a
+position per step when ``T`` is even: 0.004% of GPT-2's MACs at the defaults). For another ``seq_out`` the engine repeats that same step, so the
 attention part scales linearly instead of quadratically in ``seq_out``; at the defaults
 (``P = 128``, ``T = 128``) attention is 1.6% (GPT-2) and 1.2% (Llama) of a step's MACs, so the
 error stays small for outputs up to a few times the default. Build the network at another
@@ -214,6 +216,8 @@ _BERT_SRC = (
     source=_BERT_SRC,
     aliases=("bert_base", "bert"),
     description="BERT-base (12 x 768, 12 heads) with the SQuAD head, 384 tokens",
+    variant=lambda name, seq: build_bert(name, 12, 768, 12, seq_len=seq),
+    variant_range=(1, BERT_MAX_POS),
 )
 def bert_base() -> Network:
     return build_bert("bert-base", 12, 768, 12)
@@ -226,6 +230,8 @@ def bert_base() -> Network:
     source=_BERT_SRC + "; MLPerf Inference's BERT-Large SQuAD model",
     aliases=("bert_large", "bert-mlperf"),
     description="BERT-large (24 x 1024, 16 heads) with the SQuAD head, 384 tokens (MLPerf)",
+    variant=lambda name, seq: build_bert(name, 24, 1024, 16, seq_len=seq),
+    variant_range=(1, BERT_MAX_POS),
 )
 def bert_large() -> Network:
     return build_bert("bert-large", 24, 1024, 16)
@@ -371,7 +377,8 @@ DECODER_SEQ = (128, 128)  # (prompt tokens, output tokens after the prefill's fi
 
 def default_kv_len(prompt: int, out: int) -> int:
     """Mean cache length read by the decode steps ``1..out`` (``prompt + j`` at step ``j``),
-    rounded up: ``prompt + ceil(out / 2)`` (exact mean ``prompt + (out + 1) / 2``)."""
+    rounded down to a whole position: ``prompt + (out + 1) // 2`` (the exact mean is
+    ``prompt + (out + 1) / 2``, half a position more when ``out`` is even)."""
     return prompt + (out + 1) // 2
 
 
