@@ -5,6 +5,7 @@ MACs / params against its reference are in ``test_zoo.py``.)"""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -188,3 +189,70 @@ def test_cli_profile_variant(capsys: pytest.CaptureFixture[str]) -> None:
     assert rc in (0, None)
     out = json.loads(capsys.readouterr().out)
     assert "bert-base@64" in json.dumps(out)
+
+
+# --- end to end: every new network, every policy ------------------------------------------------
+NEW_NETWORKS = (
+    "bert-base",
+    "bert-large",
+    "bert-base@128",
+    "vit-b16",
+    "vit-l16",
+    "deit-s",
+    "swin-t",
+    "gpt2",
+    "llama-3.2-1b",
+    "mobilenet-v2",
+    "mobilenet-v3-large",
+    "efficientnet-b1",
+    "efficientnet-b2",
+    "efficientnet-b3",
+    "efficientnet-b4",
+    "resnext-50",
+    "retinanet",
+    "3d-unet",
+    "dlrm",
+)
+
+
+def test_every_new_network_runs_under_every_policy(tmp_path: Path) -> None:
+    """A trace with one request of each new network (priorities 1/3/9, decode lengths for the
+    LMs) runs to completion on ``prema-npu`` under every registered temporal policy."""
+    import npusched.policies.temporal  # noqa: F401  (registers the built-in policies)
+    from npusched.experiments.config import PolicyConfig, load_config
+    from npusched.experiments.runner import run_config
+    from npusched.policies.base import POLICIES
+
+    rows = ["arrival_s,network,batch,priority,seq_out"]
+    for i, name in enumerate(NEW_NETWORKS):
+        seq = "16" if name in ("gpt2", "llama-3.2-1b") else ""
+        rows.append(f"{0.001 * i},{name},{1 + i % 2},{(1, 3, 9)[i % 3]},{seq}")
+    (tmp_path / "trace.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "run.toml").write_text(
+        'name = "zoo"\nseed = 0\n[workload]\nkind = "trace"\npath = "trace.csv"\n'
+        '[sim]\npredictor = "prema"\n'
+    )
+    base = load_config(tmp_path / "run.toml")
+    for policy in POLICIES.names():
+        cfg = base.model_copy(update={"policy": PolicyConfig(name=policy)})
+        out = run_config(cfg, base_dir=tmp_path)
+        assert out.summary["n_unfinished"] == 0, policy
+        assert sorted(out.records["network"]) == sorted(NEW_NETWORKS), policy
+        assert (out.records["latency_s"] >= out.records["isolated_s"] * (1 - 1e-9)).all()
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "transformer_mix.toml"
+
+
+def test_transformer_mix_example(tmp_path: Path) -> None:
+    """The example runs through the CLI; on its seed P-PREMA beats NP-FCFS on ANTT."""
+    from npusched.experiments.config import PolicyConfig, load_config
+    from npusched.experiments.runner import run_config
+
+    assert main(["run", str(EXAMPLE), "--out", str(tmp_path / "o"), "-q"]) in (0, None)
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["n_unfinished"] == 0
+    cfg = load_config(EXAMPLE)
+    assert cfg.policy.name == "P-PREMA"
+    fcfs = run_config(cfg.model_copy(update={"policy": PolicyConfig(name="NP-FCFS")}))
+    assert summary["antt"] < fcfs.summary["antt"]
