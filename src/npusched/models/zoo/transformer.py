@@ -37,11 +37,12 @@ one cache length ``kv_len`` (a builder argument, :func:`build_decoder`). The zoo
 at the **mean** cache length of its default output length, ``P + (T + 1) // 2`` for decode
 steps reading ``P + 1 .. P + T`` positions (``T`` = default ``seq_out``): MACs and K/V bytes are
 linear in the position, so the total over the default ``T`` steps is the exact sum (less half a
-position per step when ``T`` is even: 0.004% of GPT-2's MACs at the defaults). For another ``seq_out`` the engine repeats that same step, so the
-attention part scales linearly instead of quadratically in ``seq_out``; at the defaults
-(``P = 128``, ``T = 128``) attention is 1.6% (GPT-2) and 1.2% (Llama) of a step's MACs, so the
-error stays small for outputs up to a few times the default. Build the network at another
-``kv_len`` to cost long generations exactly per step.
+position per step when ``T`` is even: 0.004% of GPT-2's MACs at the defaults). For another
+``seq_out`` the engine repeats that same step, so the attention part scales linearly instead of
+quadratically in ``seq_out``: at the defaults (``P = 128``, ``T = 128``) attention is 2.8%
+(GPT-2) and 1.0% (Llama) of a step's MACs, so a step at position ``p`` is under- or over-costed
+by about ``2.8% * (p - 192) / 192`` for GPT-2. Build the network at another ``kv_len``
+(:func:`build_decoder`) to cost long generations at their own mean position.
 """
 
 from __future__ import annotations
