@@ -75,7 +75,7 @@ def register(
 def canonical_name(name: str) -> str:
     """The registered name of ``name`` (an alias resolved); ``base@n`` for a size variant."""
     if not isinstance(name, str):
-        raise UnknownNameError("network", name, _ENTRIES)
+        raise UnknownNameError("network", name, _ENTRIES, limit=None)
     if "@" in name:
         base, _, arg = name.partition("@")
         key = canonical_name(base)
@@ -89,8 +89,8 @@ def canonical_name(name: str) -> str:
     key = name.lower()
     key = _ALIASES.get(key, key)
     if key not in _ENTRIES:
-        # canonical names only: with the aliases the list is cut off before it ends
-        raise UnknownNameError("network", name, _ENTRIES)
+        # canonical names only (all of them; the aliases would make the line unreadable)
+        raise UnknownNameError("network", name, _ENTRIES, limit=None)
     return key
 
 
