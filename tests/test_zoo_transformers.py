@@ -256,3 +256,11 @@ def test_transformer_mix_example(tmp_path: Path) -> None:
     assert cfg.policy.name == "P-PREMA"
     fcfs = run_config(cfg.model_copy(update={"policy": PolicyConfig(name="NP-FCFS")}))
     assert summary["antt"] < fcfs.summary["antt"]
+
+
+@pytest.mark.parametrize("name", NEW_NETWORKS)
+def test_cli_profiles_every_new_network(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["profile", name, "--batch", "1", "--batch", "4", "-f", "json", "--no-layers"])
+    assert rc in (0, None)
+    text = capsys.readouterr().out
+    assert json.loads(text) and canonical_name(name) in text

@@ -346,7 +346,9 @@ def build_swin(
             y = b.layernorm(x, name=f"{p}_ln1")
             if i % 2:
                 y = b.vector(y, "cyclic_shift", name=f"{p}_shift")
-            y = b.vector(y, "window_partition", params=bias_tab * nh, name=f"{p}_rel_bias")
+            # the window partition carries the relative position bias table's parameters
+            # (the bias itself is added to the scores inside the softmax)
+            y = b.vector(y, "window_partition", params=bias_tab * nh, name=f"{p}_window")
             y = attention(b, y, nh, f"{p}_attn", groups=n_win)
             x = b.add(x, y, name=f"{p}_add1")
             y = b.layernorm(x, name=f"{p}_ln2")
