@@ -264,3 +264,17 @@ def test_cli_profiles_every_new_network(name: str, capsys: pytest.CaptureFixture
     assert rc in (0, None)
     text = capsys.readouterr().out
     assert json.loads(text) and canonical_name(name) in text
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-3.2-1b", "retinanet"])
+def test_shared_weights_name_an_identical_layer(name: str) -> None:
+    """A layer that reuses another's weights names it, and reads a weight matrix of its shape."""
+    net = get_network(name)
+    by_name = {ly.name: ly for ly in net.layers}
+    shared = [ly for ly in net.layers if "shared_weights" in ly.attrs]
+    assert shared
+    for ly in shared:
+        twin = by_name[ly.attrs["shared_weights"]]
+        assert net.index(twin.name) < net.index(ly.name)
+        assert (twin.kind, twin.k, twin.n, twin.groups) == (ly.kind, ly.k, ly.n, ly.groups)
+        assert ly.params == 0 and twin.params > 0

@@ -67,33 +67,33 @@ def attention(
     kv_len: int | None = None,
     bias: bool = True,
     rope: bool = False,
-    groups: int = 1,
+    windows: int = 1,
     repeat: str | None = None,
 ) -> Tensor:
     """Multi-head (or grouped-query) self-attention over ``x`` of shape ``(T, d)``.
 
     ``kv_len`` is the number of keys each query attends to (``T`` for an encoder or a prefill;
-    the cache length for a decode step). ``groups`` splits the ``T`` rows into independent
-    attention windows (Swin's windows: ``T / groups`` tokens each). Returns ``(T, d)``.
+    the cache length for a decode step). ``windows`` splits the ``T`` rows into independent
+    attention windows (Swin's windows: ``T / windows`` tokens each). Returns ``(T, d)``.
     """
     t, d = x.shape
     kvh = heads if kv_heads is None else kv_heads
     hd = d // heads if head_dim is None else head_dim
-    if heads % kvh or t % groups:
-        raise ModelError(f"{b.name}: {heads} heads / {kvh} kv heads / {groups} windows of {t}")
-    rows = t // groups
+    if heads % kvh or t % windows:
+        raise ModelError(f"{b.name}: {heads} heads / {kvh} kv heads / {windows} windows of {t}")
+    rows = t // windows
     keys = rows if kv_len is None else kv_len
     qkv = b.fc(x, (heads + 2 * kvh) * hd, bias=bias, name=f"{prefix}_qkv", repeat=repeat)
     if rope:
         qkv = b.vector(qkv, "rope", name=f"{prefix}_rope", repeat=repeat)
     q_per_kv = heads // kvh
-    score_shape = (groups * kvh * q_per_kv * rows, keys)
+    score_shape = (windows * kvh * q_per_kv * rows, keys)
     s = b.head_matmul(
         [qkv],
         q_per_kv * rows,
         hd,
         keys,
-        groups=groups * kvh,
+        groups=windows * kvh,
         out_shape=score_shape,
         name=f"{prefix}_qk",
         repeat=repeat,
@@ -105,7 +105,7 @@ def attention(
         q_per_kv * rows,
         keys,
         hd,
-        groups=groups * kvh,
+        groups=windows * kvh,
         out_shape=(t, heads * hd),
         name=f"{prefix}_pv",
         repeat=repeat,
@@ -130,7 +130,7 @@ def encoder_block(
     ``pre_norm``: norm before each sub-block (ViT, Swin, GPT) or after the residual (BERT)."""
     d = x.shape[-1]
     y = b.layernorm(x, name=f"{prefix}_ln1") if pre_norm else x
-    y = attention(b, y, heads, f"{prefix}_attn", groups=windows)
+    y = attention(b, y, heads, f"{prefix}_attn", windows=windows)
     x = b.add(x, y, name=f"{prefix}_add1")
     if not pre_norm:
         x = b.layernorm(x, name=f"{prefix}_ln1")
@@ -349,7 +349,7 @@ def build_swin(
             # the window partition carries the relative position bias table's parameters
             # (the bias itself is added to the scores inside the softmax)
             y = b.vector(y, "window_partition", params=bias_tab * nh, name=f"{p}_window")
-            y = attention(b, y, nh, f"{p}_attn", groups=n_win)
+            y = attention(b, y, nh, f"{p}_attn", windows=n_win)
             x = b.add(x, y, name=f"{p}_add1")
             y = b.layernorm(x, name=f"{p}_ln2")
             y = b.fc(y, 4 * c, act="gelu", name=f"{p}_fc1")
