@@ -12,7 +12,10 @@ Conventions shared by the builders below (activations are ``(T, F)`` sequences):
   and mask fuse into the softmax; RoPE is its own ``rope`` layer).
 * **Norms and GELU.** Layer norm / RMS norm are vector layers (:meth:`NetBuilder.layernorm`);
   GELU, SiLU/SwiGLU and tanh are fused into the FC that produces them (``attrs["post"]``), the
-  convention of the CNNs' fused activations (PREMA Sec. IV-B).
+  convention of the CNNs' fused activations (PREMA Sec. IV-B). Norms and softmax are costed
+  like every ``VECTOR_OP`` (PREMA Sec. II-B): one element per vector lane per cycle over the
+  layer's elements; PREMA gives no per-operation pass counts, so their reductions (mean,
+  variance, max, sum) are not charged extra passes.
 * **Embeddings** are ``embed`` layers (bytes, no MACs). A table tied to the output projection
   (GPT-2, Llama-3.2-1B) counts its parameters once, at the output projection.
 * **Sequence lengths are build-time.** An encoder's sequence length sets ``M`` of every layer
