@@ -688,7 +688,7 @@ def test_profile_accepts_an_onnx_file(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 # --- transformers: Einsum, erf-GELU, LayerNormalization, embeddings, masks --------------------
-def _bert_layer(tmp_path: Path, batch: int) -> Path:
+def _bert_layer(tmp_path: Path, batch: int, gelu: str = "erf") -> Path:
     """One BERT encoder layer as exported by PyTorch/TF: Gather embedding, LayerNormalization,
     Einsum projections and attention, an Expand/Where attention mask, erf-based GELU."""
     s, d, h, hd, ff, vocab = 8, 16, 2, 8, 32, 50
@@ -725,11 +725,17 @@ def _bert_layer(tmp_path: Path, batch: int) -> Path:
         n("Add", ["o", "x"], ["r1"], name="res1"),
         n("LayerNormalization", ["r1", "ln1_g", "ln1_b"], ["x2"], name="ln1", axis=-1),
         n("Einsum", ["x2", "w1"], ["f"], name="fc1", equation="...d,df->...f"),
-        n("Div", ["f", "sqrt2"], ["fd"], name="gelu_div"),
-        n("Erf", ["fd"], ["fe"], name="gelu_erf"),
-        n("Add", ["fe", "one"], ["fa"], name="gelu_add"),
-        n("Mul", ["f", "fa"], ["fm"], name="gelu_mul"),
-        n("Mul", ["fm", "half"], ["g"], name="gelu_half"),
+        *(
+            [
+                n("Div", ["f", "sqrt2"], ["fd"], name="gelu_div"),
+                n("Erf", ["fd"], ["fe"], name="gelu_erf"),
+                n("Add", ["fe", "one"], ["fa"], name="gelu_add"),
+                n("Mul", ["f", "fa"], ["fm"], name="gelu_mul"),
+                n("Mul", ["fm", "half"], ["g"], name="gelu_half"),
+            ]
+            if gelu == "erf"
+            else [n("Gelu", ["f"], ["g"], name="gelu")]  # opset 20
+        ),
         n("MatMul", ["g", "w2"], ["y"], name="fc2"),
         n("Add", ["y", "x2"], ["r2"], name="res2"),
         n("LayerNormalization", ["r2", "ln2_g", "ln2_b"], ["out"], name="ln2", axis=-1),
@@ -745,7 +751,8 @@ def _bert_layer(tmp_path: Path, batch: int) -> Path:
         initializer=inits,
     )
     path = tmp_path / "bert_layer.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    opset = 17 if gelu == "erf" else 20
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), str(path))
     return path
 
 
@@ -753,6 +760,20 @@ def _bert_layer(tmp_path: Path, batch: int) -> Path:
 def test_bert_layer_with_einsum_and_erf_gelu(tmp_path: Path, batch: int) -> None:
     s, d, h, hd, ff = 8, 16, 2, 8, 32
     net = from_onnx(_bert_layer(tmp_path, batch))
+    _check_bert_layer(net, s, d, h, hd, ff)
+    ly = _by_name(net)
+    assert ly["gelu_erf"].kind == LayerKind.ACT and ly["gelu_erf"].attrs["fn"] == "erf"
+
+
+def test_bert_layer_with_gelu_op(tmp_path: Path) -> None:
+    net = from_onnx(_bert_layer(tmp_path, 2, gelu="op"))
+    _check_bert_layer(net, 8, 16, 2, 8, 32)
+    gelu = _by_name(net)["gelu"]
+    assert (gelu.kind, gelu.attrs["fn"], gelu.inputs) == (LayerKind.ACT, "gelu", ("fc1",))
+    assert _by_name(net)["fc2"].inputs == ("gelu",)
+
+
+def _check_bert_layer(net: Network, s: int, d: int, h: int, hd: int, ff: int) -> None:
     ly = _by_name(net)
     # hand count: S (4 d^2 + 2 d ff) projections and MLP + 2 S^2 d attention = 16,384 + 2,048
     assert net.macs == s * (4 * d * d + 2 * d * ff) + 2 * s * s * d == 18432
@@ -769,7 +790,6 @@ def test_bert_layer_with_einsum_and_erf_gelu(tmp_path: Path, batch: int) -> None
     assert qk.inputs == ("proj_q", "proj_k") and pv.inputs == ("softmax", "proj_v")
     assert (ly["fc1"].m, ly["fc1"].k, ly["fc1"].n) == (s, d, ff)
     assert ly["embed"].kind == LayerKind.EMBED and ly["embed"].input_elems == s * d
-    assert ly["gelu_erf"].kind == LayerKind.ACT and ly["gelu_erf"].attrs["fn"] == "erf"
     assert ly["mask_where"].inputs == ("mask_expand", "qk")
     assert ly["mask_expand"].output_elems == h * s * s
     assert ly["ln2"].params == 2 * d
