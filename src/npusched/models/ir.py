@@ -7,7 +7,10 @@ Every compute layer is viewed, **per input sample**, as ``groups`` independent G
 
 * ``M`` - rows streamed through the array: output pixels ``Ho * Wo`` of a convolution, ``1`` for a
   fully connected layer or one time step of a recurrent cell, the sequence rows of a MatMul.
-  A batch of ``B`` samples multiplies ``M`` by ``B`` (cost models do this, not the IR).
+  A batch of ``B`` samples multiplies ``M`` by ``B`` (cost models do this, not the IR) - except
+  for ``matmul`` layers (both operands activations: attention's ``Q.K^T`` and ``P.V``), whose
+  ``K x N`` operand belongs to one sample and one head (``groups`` = heads): a batch multiplies
+  their groups instead.
 * ``K`` - the reduction dimension, mapped onto the array rows: ``R * S * C_in / groups``.
 * ``N`` - output channels per group, mapped onto the array columns.
 
