@@ -36,6 +36,40 @@ app.add_typer(reproduce_app, name="reproduce")
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
 
 
+def _plain_help() -> None:
+    """Help text as users type it: no ``<bool>`` after flags (``--quiet``, ``--help``: they take
+    no value) and ``CONFIG`` rather than ``{config}`` for a required argument in usage lines.
+
+    Typer >= 0.24 prints a type after every option and braces around required arguments; both
+    are adjusted here on Typer's own parameter classes (skipped if a Typer version lacks them).
+    """
+    try:
+        from typer.core import TyperArgument, TyperOption
+    except ImportError:  # pragma: no cover - an older typer without these classes
+        return
+    show_type = getattr(TyperOption, "display_type_rich", None)
+    if show_type is not None and not getattr(show_type, "_npusched", False):
+
+        def display_type_rich(self: TyperOption, ctx: object) -> str | None:
+            return None if self.is_flag else show_type(self, ctx)
+
+        display_type_rich._npusched = True  # type: ignore[attr-defined]
+        TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    usage_name = getattr(TyperArgument, "_usage_display_name", None)
+    if usage_name is not None and not getattr(usage_name, "_npusched", False):
+
+        def _usage_display_name(self: TyperArgument) -> str:
+            name = str(self.display_name_raw).upper()
+            name = name if self.required else f"[{name}]"
+            return name + ("..." if self.nargs != 1 else "")
+
+        _usage_display_name._npusched = True  # type: ignore[attr-defined]
+        TyperArgument._usage_display_name = _usage_display_name  # type: ignore[method-assign]
+
+
+_plain_help()
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"npusched {__version__}")
@@ -124,7 +158,13 @@ def models_import(
 @app.command("profile")
 def profile_cmd(
     network: str,
-    device: Annotated[str, typer.Option(help="Device name (see the README).")] = "prema-npu",
+    device: Annotated[
+        str,
+        typer.Option(
+            help="Device name: prema-npu (PREMA Table I) or one a plugin registers; a wrong "
+            "name lists every registered device."
+        ),
+    ] = "prema-npu",
     batch: Annotated[list[int] | None, typer.Option(help="Batch size (repeatable).")] = None,
     fmt: FormatOpt = "table",
     layers: Annotated[bool, typer.Option("--layers/--no-layers", help="Per-layer rows.")] = True,
@@ -272,11 +312,26 @@ def reproduce_prema(
         float | None,
         typer.Option(help="Offered load while tasks arrive (default 1.5; sets the window)."),
     ] = None,
+    paper_range: Annotated[
+        bool,
+        typer.Option(
+            "--paper-range/--no-paper-range",
+            help="Also run the headline policies with tasks limited to the paper's 0.5-45 ms.",
+        ),
+    ] = True,
 ) -> None:
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
     from npusched.experiments.reproduce.prema import reproduce
 
-    summary = reproduce(out, quick=quick, runs=runs, seed=seed, load=load, progress=True)
+    summary = reproduce(
+        out,
+        quick=quick,
+        runs=runs,
+        seed=seed,
+        load=load,
+        progress=True,
+        paper_range=paper_range,
+    )
     from npusched.report.tables import render
 
     rows = [
