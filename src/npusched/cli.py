@@ -138,9 +138,17 @@ def models_import(
     name: Annotated[str | None, typer.Option(help="Network name (default: file stem).")] = None,
     fmt: FormatOpt = "table",
 ) -> None:
-    """Import an ONNX model and print its layer table."""
-    from npusched.models import from_onnx
+    """Import a model and print its layer table: an ONNX file (``.onnx``) or a SCALE-Sim
+    topology CSV (``.csv``: convolution or GEMM layout, SCALE-Sim's unpadded output sizes)."""
     from npusched.report.tables import render
+
+    if file.suffix.lower() == ".csv":
+        from npusched.models.scalesim import from_scalesim
+
+        net = from_scalesim(file, name=name)
+        render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
+        return
+    from npusched.models import from_onnx
 
     net = from_onnx(str(file), name=name)
     symbolic = net.meta.get("symbolic_dims")
@@ -171,7 +179,8 @@ def profile_cmd(
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
-    NETWORK is a zoo name or a path to an ``.onnx`` file (imported as by ``models import``).
+    NETWORK is a zoo name or a path to an ``.onnx`` file or a SCALE-Sim topology ``.csv``
+    (imported as by ``models import``).
     Recurrent layers are listed once (one time step); totals unroll them at the network's
     default sequence lengths. JSON output is one object: device, totals and (with --layers)
     per-layer rows; CSV output is the per-layer rows (or the totals with --no-layers).
@@ -189,6 +198,10 @@ def profile_cmd(
         from npusched.models import from_onnx
 
         net = from_onnx(network)
+    elif network.lower().endswith(".csv"):
+        from npusched.models.scalesim import from_scalesim
+
+        net = from_scalesim(network)
     else:
         net = get_network(network)
     dev = get_device(device)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from npusched.sim.engine import SimResult
 
 __all__ = [
-    "PROGRESS_MIN_REQUESTS",
+    "PROGRESS_DELAY_S",
     "RunOutput",
     "build_requests",
     "compile_profiles",

@@ -376,9 +376,7 @@ class _Context:
         self._workloads: dict[tuple[int, int], list[Request]] = {}
         self._windows: dict[int, float] = {}
 
-    def draw(
-        self, n: int, window_s: float, batch: int, seed: Sequence[int]
-    ) -> list[Request]:
+    def draw(self, n: int, window_s: float, batch: int, seed: Sequence[int]) -> list[Request]:
         """``n`` PREMA tasks at ``batch`` dispatched uniformly over ``window_s`` seconds.
 
         Without a job-length range this is :func:`~npusched.workloads.prema_workload`. With
@@ -392,9 +390,7 @@ class _Context:
         rng = np.random.default_rng(np.random.SeedSequence(list(seed)))
         s = self.setup
         if s.job_range_s is None:
-            return prema_workload(
-                n, s.networks, window_s, batch_sizes=(batch,), random_state=rng
-            )
+            return prema_workload(n, s.networks, window_s, batch_sizes=(batch,), random_state=rng)
         kept: list[Request] = []
         for _ in range(1000):
             pool = prema_workload(
@@ -410,9 +406,7 @@ class _Context:
                     seq_in=[r.seq_in for r in kept],
                     seq_out=[r.seq_out for r in kept],
                 )
-        raise ConfigError(
-            f"no task at batch {batch} has an isolated latency in {s.range_text()}"
-        )
+        raise ConfigError(f"no task at batch {batch} has an isolated latency in {s.range_text()}")
 
     def mean_isolated(self, batch: int) -> float:
         """Mean isolated latency (s) of a task at ``batch`` over a fixed reference sample."""
@@ -1046,7 +1040,12 @@ def write_outputs(
     metrics = ("antt", "fairness", "stp")
 
     def improvement_figure(
-        name: str, groups: list[str], series: Mapping[str, str], title: str, xs: list[str]
+        name: str,
+        groups: list[str],
+        series: Mapping[str, str],
+        title: str,
+        xs: list[str],
+        note: str | None = None,
     ) -> None:
         """``<name>.csv``: the rows of the policies ``fmt.format(group)`` for every series
         format and group; ``<name>.png``: per metric, each series' improvement vs NP-FCFS with
@@ -1064,6 +1063,7 @@ def write_outputs(
                     for m in metrics
                 },
                 title=title,
+                note=note,
             )
 
     np_labels = [
@@ -1095,6 +1095,8 @@ def write_outputs(
         },
         "Fig. 15: CHECKPOINT vs KILL",
         fams,
+        note="n/a: not run. Static P-RRB + KILL is left out: time slicing with KILL restarts "
+        "every task longer than the quantum, so such tasks never finish (a livelock).",
     )
 
     # Fig. 13: SLA violation rate vs N ------------------------------------------------------------
@@ -1153,6 +1155,7 @@ def write_outputs(
             title="Fig. 14: 95th-percentile latency of high-priority tasks, batch 1",
             log=True,
             reference=1.0,
+            note="n/a: no high-priority batch-1 task of that DNN in these workloads.",
         )
 
     per_batch = _per_batch(
@@ -1522,7 +1525,10 @@ def _fidelity(summary: Mapping[str, Any]) -> list[dict[str, str]]:
             "preempting task's NTT gain, KILL / CHECKPOINT (Fig. 6b)",
             "3.08x / 3.06x",
             pair(
-                mech.get("ntt_improvement_kill"), mech.get("ntt_improvement_checkpoint"), "x", "/ {}"
+                mech.get("ntt_improvement_kill"),
+                mech.get("ntt_improvement_checkpoint"),
+                "x",
+                "/ {}",
             ),
             same,
             pair(
