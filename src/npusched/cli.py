@@ -332,6 +332,10 @@ def reproduce_prema(
             help="Also run the headline policies with tasks limited to the paper's 0.5-45 ms.",
         ),
     ] = True,
+    plots: Annotated[
+        bool,
+        typer.Option("--plots/--no-plots", help="Draw the PNG figures (CSVs and reports always)."),
+    ] = True,
 ) -> None:
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
     from npusched.experiments.reproduce.prema import reproduce
@@ -344,6 +348,7 @@ def reproduce_prema(
         load=load,
         progress=True,
         paper_range=paper_range,
+        plots=plots,
     )
     from npusched.report.tables import render
 
@@ -363,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in args
     if debug:  # accepted anywhere (``npusched run x.toml --debug``), not only before the command
         args = ["--debug", *(a for a in args if a != "--debug")]
+    # an empty --out would become Path("") == "." (the current directory): refuse it here,
+    # before the argument parser turns it into a path
+    for i, a in enumerate(args):
+        if a == "--out=" or (a in ("--out", "-o") and i + 1 < len(args) and not args[i + 1]):
+            print("npusched: error: --out: empty path; name an output directory", file=sys.stderr)
+            return 2
     try:
         rv = app(args=args, prog_name="npusched", standalone_mode=False)
         # typer turns Ctrl-C into an exit code it *returns* here (commands return None)
