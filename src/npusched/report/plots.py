@@ -56,11 +56,13 @@ def _mark_missing(ax: Any, xs: Any, values: Any) -> None:
             )
 
 
-def _legend_outside(fig: Any, ax: Any, n: int) -> None:
-    """One legend for the figure, below the axes (outside them, so it never covers a bar)."""
+def _legend_outside(fig: Any, ax: Any, n: int, *, right: bool = False) -> None:
+    """One legend for the figure outside the axes, so it never covers a bar: above them, or
+    to their right (``right``; for panels under a title)."""
     handles, labels = ax.get_legend_handles_labels()
     if len(handles) > 1:
-        fig.legend(handles, labels, loc="outside lower center", ncol=min(n, 4), fontsize=7)
+        loc, ncol = ("outside right upper", 1) if right else ("outside upper center", min(n, 4))
+        fig.legend(handles, labels, loc=loc, ncol=ncol, fontsize=7)
 
 
 def grouped_bars(
@@ -111,7 +113,7 @@ def grouped_bars(
         ax.axhline(reference, color="black", linestyle="--", linewidth=0.8)
     _legend_outside(fig, ax, len(series))
     if note:
-        fig.text(0.01, 0.01, note, fontsize=6, color="0.3", ha="left", va="bottom")
+        fig.supxlabel(note, fontsize=6, color="0.3")
     ax.grid(axis="y", alpha=0.3)
     return save_png(fig, path)
 
@@ -179,9 +181,9 @@ def panels(
         if reference is not None:
             ax.axhline(reference, color="black", linestyle="--", linewidth=0.8)
         ax.grid(axis="y", alpha=0.3)
-    _legend_outside(fig, axes[0], max((len(s) for s in metrics.values()), default=0))
+    _legend_outside(fig, axes[0], max((len(s) for s in metrics.values()), default=0), right=True)
     if title:
         fig.suptitle(title, fontsize=10)
     if note:
-        fig.text(0.01, 0.01, note, fontsize=6, color="0.3", ha="left", va="bottom")
+        fig.supxlabel(note, fontsize=6, color="0.3")
     return save_png(fig, path)
