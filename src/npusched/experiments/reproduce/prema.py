@@ -1820,8 +1820,8 @@ def _differences(res: _Results, summary: Mapping[str, Any]) -> list[str]:
         "baseline only (NP-FCFS's SLA violation rate at N=4 near the paper's 36%); with "
         "cumulative tokens PREMA's ANTT and fairness gains grow with the load (`--load`), so "
         "they are not expected to match exactly. The fairness gain stays far below 19.6x at "
-        "every load we tried: fairness is the min/max of 8 tasks' speedups, very noisy per "
-        "workload, and NP-FCFS's fairness (the denominator) is not given in the paper.",
+        "every load we tried (fairness is the min/max of 8 tasks' slowdowns, very noisy per "
+        "workload).",
         "- **Predictor.** CNN estimates are exact here (the per-layer estimate is the cost model "
         "itself); all the error comes from the synthetic RNN output-length models, which stand in "
         "for the paper's unpublished translation and speech profiles.",
