@@ -131,6 +131,19 @@ def test_cumulative_tokens_are_quadratic_in_waiting() -> None:
         assert cum.tokens_of(job) == pytest.approx(3 * (1 + k * (k + 1) / 2 * PERIOD_S / est))
 
 
+def test_cumulative_gain_closed_form_equals_per_period_sum() -> None:
+    from npusched.policies.temporal.prema import cumulative_gain
+
+    est, w0 = 3 * MS, 0.1 * MS
+    job = FakeJob(0, priority=1, estimated_s=est)
+    pol = started(NPPrema(), job)
+    for i in range(1, 8):
+        job.waited_s = w0 + i * PERIOD_S
+        pol.on_period(view([job]))
+    assert pol.tokens_of(job) == pytest.approx(1 + cumulative_gain(w0, 7, PERIOD_S, est))
+    assert cumulative_gain(w0, 0, PERIOD_S, est) == 0.0
+
+
 def test_bad_token_rule_raises() -> None:
     with pytest.raises(ConfigError, match="tokens='square'; allowed: cumulative, linear"):
         PPrema(tokens="square").reset()

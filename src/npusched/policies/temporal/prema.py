@@ -76,6 +76,24 @@ def round_down_to_level(tokens: float, levels: Sequence[float]) -> float:
     return max(below) if below else tokens
 
 
+def cumulative_gain(waited_s: float, periods: int, period_s: float, estimated_s: float) -> float:
+    """Cumulative-rule token gain (in units of ``priority``) of ``periods`` consecutive period
+    boundaries at which a job waited throughout: ``sum_{i=1..k} (waited_s + i * period_s) /
+    estimated_s`` in closed form, ``(k * waited_s + period_s * k (k + 1) / 2) / estimated_s``.
+
+    ``waited_s`` is its ready-queue time at the boundary before the first of them. An engine
+    that skips period ticks while nothing changes can credit the skipped ones with this instead
+    of calling :meth:`TokenScheduler.on_period` once per tick (the linear rule needs no such
+    help: its gain is the slowdown at the latest boundary).
+    """
+    if periods <= 0:
+        return 0.0
+    if estimated_s <= 0:
+        return float("inf")
+    k = float(periods)
+    return (k * waited_s + period_s * k * (k + 1.0) / 2.0) / estimated_s
+
+
 class TokenScheduler(TemporalPolicyBase, Component):
     """Token bookkeeping shared by PREMA and TOKEN (Algorithm 2 lines 1-9).
 
