@@ -23,7 +23,7 @@ from npusched.policies.temporal.mechanism import (
     remaining_s,
     select_mechanism,
 )
-from npusched.policies.temporal.prema import NPPrema, PPrema, round_down_to_level
+from npusched.policies.temporal.prema import PERIOD_S, NPPrema, PPrema, round_down_to_level
 from npusched.policies.temporal.rrb import NPRRB, PRRB
 from npusched.policies.temporal.sjf import NPSJF, PSJF
 from npusched.policies.temporal.token import NPToken, PToken
@@ -100,25 +100,72 @@ def test_bad_mechanism_raises() -> None:
 def test_tokens_start_at_priority_and_grow_with_normalised_waiting() -> None:
     low = FakeJob(0, priority=1, estimated_s=1 * MS)
     high = FakeJob(1, priority=9, estimated_s=10 * MS)
-    pol = started(NPPrema(), low, high)
+    pol = started(NPPrema(tokens="linear"), low, high)
+    cum = started(NPPrema(), low, high)
+    assert cum.tokens == "cumulative"  # the default reading
     assert pol.tokens_of(low) == 1 and pol.tokens_of(high) == 9
     for k in range(1, 5):  # four periods of 0.25 ms waiting each
         low.waited_s = high.waited_s = k * 0.25 * MS
         pol.on_period(view([low, high], now=k * 0.25 * MS))
-    # tokens = priority * (1 + waited / estimated)
+        cum.on_period(view([low, high], now=k * 0.25 * MS))
+    # linear: tokens = priority * (1 + waited / estimated)
     assert pol.tokens_of(low) == pytest.approx(1 * (1 + 1.0 / 1.0))
     assert pol.tokens_of(high) == pytest.approx(9 * (1 + 1.0 / 10.0))
+    # cumulative: each period re-adds the slowdown so far: 0.25 + 0.5 + 0.75 + 1 = 2.5 estimates
+    assert cum.tokens_of(low) == pytest.approx(1 * (1 + 2.5 / 1.0))
+    assert cum.tokens_of(high) == pytest.approx(9 * (1 + 2.5 / 10.0))
+
+
+def test_cumulative_tokens_are_quadratic_in_waiting() -> None:
+    """After k periods of continuous waiting (period P), the cumulative gain is
+    sum_i i*P/est = k(k+1)/2 * P/est, the linear gain k*P/est."""
+    est = 2 * MS
+    for k in (1, 3, 10):
+        job = FakeJob(0, priority=3, estimated_s=est)
+        lin, cum = started(NPPrema(tokens="linear"), job), started(NPPrema(), job)
+        for i in range(1, k + 1):
+            job.waited_s = i * PERIOD_S
+            lin.on_period(view([job]))
+            cum.on_period(view([job]))
+        assert lin.tokens_of(job) == pytest.approx(3 * (1 + k * PERIOD_S / est))
+        assert cum.tokens_of(job) == pytest.approx(3 * (1 + k * (k + 1) / 2 * PERIOD_S / est))
+
+
+def test_cumulative_gain_closed_form_equals_per_period_sum() -> None:
+    from npusched.policies.temporal.prema import cumulative_gain
+
+    est, w0 = 3 * MS, 0.1 * MS
+    job = FakeJob(0, priority=1, estimated_s=est)
+    pol = started(NPPrema(), job)
+    for i in range(1, 8):
+        job.waited_s = w0 + i * PERIOD_S
+        pol.on_period(view([job]))
+    assert pol.tokens_of(job) == pytest.approx(1 + cumulative_gain(w0, 7, PERIOD_S, est))
+    assert cumulative_gain(w0, 0, PERIOD_S, est) == 0.0
+
+
+def test_bad_token_rule_raises() -> None:
+    with pytest.raises(ConfigError, match="tokens='square'; allowed: cumulative, linear"):
+        PPrema(tokens="square").reset()
 
 
 def test_running_job_gains_no_tokens_but_keeps_earlier_waiting() -> None:
     a = FakeJob(0, priority=3, estimated_s=2 * MS)
-    pol = started(NPPrema(), a)
+    pol = started(NPPrema(tokens="linear"), a)
     a.waited_s = 0.5 * MS  # waited, then started between two periods
     a.state = JobState.RUNNING
     pol.on_period(view([], running=a))
     assert pol.tokens_of(a) == pytest.approx(3 * (1 + 0.25))
     pol.on_period(view([], running=a))  # still running: no new waiting, no new tokens
     assert pol.tokens_of(a) == pytest.approx(3.75)
+    # cumulative: line 7 re-adds its slowdown so far (0.25) every period while it is queued
+    cum = started(NPPrema(), a)
+    cum.on_period(view([], running=a))
+    cum.on_period(view([], running=a))
+    assert cum.tokens_of(a) == pytest.approx(3 * (1 + 0.5))
+    out = started(NPPrema(include_running=False), a)  # not in the ReadyQueue: no gain
+    out.on_period(view([], running=a))
+    assert out.tokens_of(a) == 3
 
 
 def test_threshold_rounds_down_8_to_3() -> None:
@@ -211,7 +258,7 @@ def test_completion_forgets_tokens_and_reset_clears() -> None:
     assert pol.tokens_of(a) == 3  # unknown again: back to its priority
     pol.on_dispatch(a, 0.0)
     pol.reset()
-    assert pol.credited_ == {}
+    assert pol.gain_ == {}
 
 
 # --- Algorithm 3 ----------------------------------------------------------------------------
@@ -451,7 +498,11 @@ def test_prema_scenario_hand_computed_in_the_engine() -> None:
     }
     results = {}
     for (name, mech), (finish, pre, nbytes, ck_us) in cases.items():
-        pol = POLICIES.create(name) if mech is None else POLICIES.create(name, mechanism=mech)
+        # the hand computation follows the linear token rule (tokens = priority x slowdown)
+        params: dict[str, Any] = {"tokens": "linear"}
+        if mech is not None:
+            params["mechanism"] = mech
+        pol = POLICIES.create(name, **params)
         res = results[name, mech] = Simulator(profiles, pol, record_timeline=True).run(reqs)
         cols = res.columns
         assert cols["finish_s"].tolist() == pytest.approx([f * MS for f in finish], abs=1e-12)

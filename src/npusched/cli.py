@@ -36,6 +36,40 @@ app.add_typer(reproduce_app, name="reproduce")
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
 
 
+def _plain_help() -> None:
+    """Help text as users type it: no ``<bool>`` after flags (``--quiet``, ``--help``: they take
+    no value) and ``CONFIG`` rather than ``{config}`` for a required argument in usage lines.
+
+    Typer >= 0.24 prints a type after every option and braces around required arguments; both
+    are adjusted here on Typer's own parameter classes (skipped if a Typer version lacks them).
+    """
+    try:
+        from typer.core import TyperArgument, TyperOption
+    except ImportError:  # pragma: no cover - an older typer without these classes
+        return
+    show_type = getattr(TyperOption, "display_type_rich", None)
+    if show_type is not None and not getattr(show_type, "_npusched", False):
+
+        def display_type_rich(self: TyperOption, ctx: object) -> str | None:
+            return None if self.is_flag else show_type(self, ctx)
+
+        display_type_rich._npusched = True  # type: ignore[attr-defined]
+        TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    usage_name = getattr(TyperArgument, "_usage_display_name", None)
+    if usage_name is not None and not getattr(usage_name, "_npusched", False):
+
+        def _usage_display_name(self: TyperArgument) -> str:
+            name = str(self.display_name_raw).upper()
+            name = name if self.required else f"[{name}]"
+            return name + ("..." if self.nargs != 1 else "")
+
+        _usage_display_name._npusched = True  # type: ignore[attr-defined]
+        TyperArgument._usage_display_name = _usage_display_name  # type: ignore[method-assign]
+
+
+_plain_help()
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"npusched {__version__}")
@@ -104,9 +138,17 @@ def models_import(
     name: Annotated[str | None, typer.Option(help="Network name (default: file stem).")] = None,
     fmt: FormatOpt = "table",
 ) -> None:
-    """Import an ONNX model and print its layer table."""
-    from npusched.models import from_onnx
+    """Import a model and print its layer table: an ONNX file (``.onnx``) or a SCALE-Sim
+    topology CSV (``.csv``: convolution or GEMM layout, SCALE-Sim's unpadded output sizes)."""
     from npusched.report.tables import render
+
+    if file.suffix.lower() == ".csv":
+        from npusched.models.scalesim import from_scalesim
+
+        net = from_scalesim(file, name=name)
+        render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
+        return
+    from npusched.models import from_onnx
 
     net = from_onnx(str(file), name=name)
     symbolic = net.meta.get("symbolic_dims")
@@ -124,14 +166,21 @@ def models_import(
 @app.command("profile")
 def profile_cmd(
     network: str,
-    device: Annotated[str, typer.Option(help="Device name (see the README).")] = "prema-npu",
+    device: Annotated[
+        str,
+        typer.Option(
+            help="Device name: prema-npu (PREMA Table I) or one a plugin registers; a wrong "
+            "name lists every registered device."
+        ),
+    ] = "prema-npu",
     batch: Annotated[list[int] | None, typer.Option(help="Batch size (repeatable).")] = None,
     fmt: FormatOpt = "table",
     layers: Annotated[bool, typer.Option("--layers/--no-layers", help="Per-layer rows.")] = True,
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
-    NETWORK is a zoo name or a path to an ``.onnx`` file (imported as by ``models import``).
+    NETWORK is a zoo name or a path to an ``.onnx`` file or a SCALE-Sim topology ``.csv``
+    (imported as by ``models import``).
     Recurrent layers are listed once (one time step); totals unroll them at the network's
     default sequence lengths. JSON output is one object: device, totals and (with --layers)
     per-layer rows; CSV output is the per-layer rows (or the totals with --no-layers).
@@ -149,6 +198,10 @@ def profile_cmd(
         from npusched.models import from_onnx
 
         net = from_onnx(network)
+    elif network.lower().endswith(".csv"):
+        from npusched.models.scalesim import from_scalesim
+
+        net = from_scalesim(network)
     else:
         net = get_network(network)
     dev = get_device(device)
@@ -272,11 +325,31 @@ def reproduce_prema(
         float | None,
         typer.Option(help="Offered load while tasks arrive (default 1.5; sets the window)."),
     ] = None,
+    paper_range: Annotated[
+        bool,
+        typer.Option(
+            "--paper-range/--no-paper-range",
+            help="Also run the headline policies with tasks limited to the paper's 0.5-45 ms.",
+        ),
+    ] = True,
+    plots: Annotated[
+        bool,
+        typer.Option("--plots/--no-plots", help="Draw the PNG figures (CSVs and reports always)."),
+    ] = True,
 ) -> None:
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
     from npusched.experiments.reproduce.prema import reproduce
 
-    summary = reproduce(out, quick=quick, runs=runs, seed=seed, load=load, progress=True)
+    summary = reproduce(
+        out,
+        quick=quick,
+        runs=runs,
+        seed=seed,
+        load=load,
+        progress=True,
+        paper_range=paper_range,
+        plots=plots,
+    )
     from npusched.report.tables import render
 
     rows = [
@@ -295,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in args
     if debug:  # accepted anywhere (``npusched run x.toml --debug``), not only before the command
         args = ["--debug", *(a for a in args if a != "--debug")]
+    # an empty --out would become Path("") == "." (the current directory): refuse it here,
+    # before the argument parser turns it into a path
+    for i, a in enumerate(args):
+        if a == "--out=" or (a in ("--out", "-o") and i + 1 < len(args) and not args[i + 1]):
+            print("npusched: error: --out: empty path; name an output directory", file=sys.stderr)
+            return 2
     try:
         rv = app(args=args, prog_name="npusched", standalone_mode=False)
         # typer turns Ctrl-C into an exit code it *returns* here (commands return None)

@@ -88,6 +88,13 @@ are counted at the activation width). ``LayerCosts.checkpoint_bytes`` is the **m
 the layer's tile boundaries ``t = 1..T`` - the expected size for a preemption at a uniformly random
 point in the layer (``checkpoint="max"`` takes the worst boundary instead: the whole output,
 capped). The worst case overall is the full ``act_sram_bytes`` (8 MiB; PREMA quotes 59 us).
+A checkpoint holds only those output activations: weights are never saved (inference does not
+change them), input activations are not saved (they are the previous layer's outputs, already in
+DRAM or in the still-allocated input buffer that a restore reloads), and ACTV/POOL are fused or
+in place (PREMA Sec. IV-B). The save and the restore each move those bytes at
+``checkpoint_bandwidth_bps``, the *effective* DMA bandwidth of the trap routine: PREMA's 59 us
+for the full 8 MiB (Sec. IV-D) implies ``8 * 2**20 B / 59 us = 142 GB/s``, not the 358 GB/s peak
+(which still times the layers' own loads and stores).
 :meth:`SystolicArray.tile_costs` lists the per-tile figures (cycles, bytes, checkpoint bytes).
 
 **Energy** (first-order hooks): ``mac_energy_pj`` per MAC (default 1.0 pJ: a 16-bit multiply
@@ -112,9 +119,12 @@ from npusched.errors import HardwareConfigError
 from npusched.hardware.base import IntArray, LayerCosts
 from npusched.models.ir import KIND_CODES, Layer, LayerKind, Network
 
-__all__ = ["CHECKPOINT_STATS", "SystolicArray"]
+__all__ = ["CHECKPOINT_BANDWIDTH_BPS", "CHECKPOINT_STATS", "SystolicArray"]
 
 CHECKPOINT_STATS = ("mean", "max")
+#: Effective CHECKPOINT save/restore bandwidth (bytes/s) implied by PREMA Sec. IV-D: the worst
+#: case, the whole 8 MiB UBUF/ACCQ, takes 59 us.
+CHECKPOINT_BANDWIDTH_BPS = 8 * 2**20 / 59e-6
 
 _PJ = 1e-12
 
@@ -189,6 +199,9 @@ class SystolicArray(Component):
         checkpoint: how ``checkpoint_bytes`` summarises a layer's tile boundaries: ``"mean"``
             (expected size at a uniformly random boundary, the default) or ``"max"`` (the worst
             boundary, i.e. the layer's whole output capped by ``act_sram_bytes``).
+        checkpoint_bandwidth_bps: effective bytes/s of a CHECKPOINT save or restore (> 0;
+            default :data:`CHECKPOINT_BANDWIDTH_BPS`, 142 GB/s, PREMA's 59 us for 8 MiB); the
+            profile's ``memory_bandwidth_bps`` (which the simulator uses only for checkpoints).
         name: the device name in profiles and caches.
     """
 
@@ -209,6 +222,7 @@ class SystolicArray(Component):
         dram_energy_pj_per_byte: float = 32.0,
         checkpoint: str = "mean",
         name: str = "prema-npu",
+        checkpoint_bandwidth_bps: float = CHECKPOINT_BANDWIDTH_BPS,
     ) -> None:
         self.rows = rows
         self.cols = cols
@@ -225,6 +239,7 @@ class SystolicArray(Component):
         self.dram_energy_pj_per_byte = dram_energy_pj_per_byte
         self.checkpoint = checkpoint
         self.name = name
+        self.checkpoint_bandwidth_bps = checkpoint_bandwidth_bps
         self._config()  # fail fast on bad keywords; nothing is stored
 
     # --- parameters -----------------------------------------------------------------------------
@@ -244,6 +259,7 @@ class SystolicArray(Component):
             raise HardwareConfigError(
                 f"SystolicArray: name must be a non-empty string, got {self.name!r}"
             )
+        _real_param("checkpoint_bandwidth_bps", self.checkpoint_bandwidth_bps, positive=True)
         return _Config(
             rows=_int_param("rows", self.rows, 1),
             cols=_int_param("cols", self.cols, 1),
