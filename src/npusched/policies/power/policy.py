@@ -1,0 +1,241 @@
+"""Power policies as components: ``DFS`` and ``DVFS`` under a cap, and the cap split among jobs.
+
+A :class:`PowerPolicy` maps one job's per-step power/latency tables (one row per frequency level)
+and its cap to a :class:`~npusched.policies.power.schedule.StepSchedule`. It is engine-independent:
+the engine (or the frame runner of ``reproduce dfs``) asks the policy which voltage each level runs
+at (:meth:`PowerPolicy.level_voltages`), builds the tables with those voltages (e.g.
+:meth:`npusched.hardware.power.AB9.power_table`) and calls :meth:`PowerPolicy.schedule`.
+
+A run config selects one by name: ``power = {name = "DFS", cap_w = 33}``
+(:func:`get_power_policy`).
+
+Sharing a cap among concurrent jobs (Planaria's spatial co-location)
+--------------------------------------------------------------------
+The idle power (static + constant, Eq. 1 and 4) is drawn once by the chip, whatever runs. The
+rest of the cap, the dynamic budget ``cap - idle``, is split among the running jobs **in
+proportion to the compute units each holds** (:func:`split_cap`): a job on ``u`` of ``U`` units
+may draw ``(cap - idle) * u / U`` of dynamic power, so its per-job cap is ``idle + that share``
+when its tables are those of a whole chip scaled to ``u`` units. Units are proportional to the
+PEs a job occupies, and dynamic power is proportional to the PEs switching (Eq. 3's ``N_op``), so
+equal shares per unit give every job the same clock when they run the same layer kind, and the
+summed power never exceeds the cap (the shares sum to the dynamic budget). Unallocated units'
+share is left unused (a conservative choice: reallocating it would require re-timing the
+running jobs whenever one finishes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from npusched.base import Component
+from npusched.errors import ParameterError
+from npusched.hardware.power import DFS_VOLTAGES_V, DVFS_VOLTAGES_V, FREQUENCIES_HZ, PowerTable
+from npusched.policies.power.schedule import PowerCapError, StepSchedule, schedule_steps
+from npusched.registry import Registry
+
+__all__ = [
+    "DFS",
+    "DVFS",
+    "POWER_POLICIES",
+    "PowerPolicy",
+    "PowerPolicyBase",
+    "get_power_policy",
+    "split_cap",
+]
+
+
+@runtime_checkable
+class PowerPolicy(Protocol):
+    """What the engine needs from a power policy."""
+
+    name: str
+    cap_w: float
+
+    def level_voltages(self, frequencies_hz: Sequence[float]) -> tuple[float, ...]:
+        """Supply voltage (V) the policy uses at each clock level (Hz)."""
+        ...
+
+    def schedule(self, table: PowerTable, *, cyclic: bool = True) -> StepSchedule:
+        """The per-step schedule of one job under ``cap_w``."""
+        ...
+
+
+def _check_cap(owner: str, cap_w: object) -> float:
+    ok = isinstance(cap_w, int | float) and not isinstance(cap_w, bool)
+    if not ok or not np.isfinite(float(cap_w)) or float(cap_w) <= 0:  # type: ignore[arg-type]
+        raise ParameterError(owner, "cap_w", cap_w, "a finite number of watts > 0")
+    return float(cap_w)  # type: ignore[arg-type]
+
+
+def _check_time(owner: str, name: str, value: object) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not np.isfinite(float(value)) or float(value) < 0:  # type: ignore[arg-type]
+        raise ParameterError(owner, name, value, "a finite number of seconds >= 0")
+    return float(value)  # type: ignore[arg-type]
+
+
+class PowerPolicyBase(Component):
+    """Shared logic: highest feasible level per step on the policy's voltage table."""
+
+    name: str = ""
+    cap_w: float
+    freq_switch_s: float
+    volt_switch_s: float
+
+    def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
+        raise NotImplementedError
+
+    def _validated(self) -> tuple[float, float, float]:
+        owner = type(self).__name__
+        return (
+            _check_cap(owner, self.cap_w),
+            _check_time(owner, "freq_switch_s", self.freq_switch_s),
+            _check_time(owner, "volt_switch_s", self.volt_switch_s),
+        )
+
+    def schedule(self, table: PowerTable, *, cyclic: bool = True) -> StepSchedule:
+        """Highest level within ``cap_w`` before every step, with switch costs (see
+        :func:`~npusched.policies.power.schedule.schedule_steps`). ``table`` must have been built
+        with :meth:`level_voltages` (checked)."""
+        cap, fsw, vsw = self._validated()
+        want = np.asarray(self.level_voltages(tuple(table.frequency_hz)))
+        if not np.allclose(want, table.voltage_v):
+            raise PowerCapError(
+                f"{type(self).__name__}: table voltages {list(table.voltage_v)} differ from the "
+                f"policy's {list(want)}"
+            )
+        return schedule_steps(
+            table.latency_s,
+            table.power_w,
+            table.frequency_hz,
+            table.voltage_v,
+            cap,
+            idle_power_w=table.idle_power_w,
+            freq_switch_s=fsw,
+            volt_switch_s=vsw,
+            cyclic=cyclic,
+        )
+
+
+class DFS(PowerPolicyBase):
+    """Layer-wise dynamic frequency scaling (Sec. 3.2): always 1.00 V; before each layer the
+    highest clock whose predicted power is within ``cap_w``.
+
+    Args:
+        cap_w: power limit in W (33, Sec. 4.1).
+        freq_switch_s: cost of a clock change in seconds (20 us, Sec. 3.2).
+        voltage_v: the fixed supply voltage in V (1.00, Table 5).
+    """
+
+    name = "DFS"
+
+    def __init__(
+        self, cap_w: float = 33.0, freq_switch_s: float = 20e-6, voltage_v: float = 1.0
+    ) -> None:
+        self.cap_w = cap_w
+        self.freq_switch_s = freq_switch_s
+        self.voltage_v = voltage_v
+        self.volt_switch_s = 0.0  # never used: the voltage never changes
+
+    def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
+        """``voltage_v`` at every level (Table 5: DFS 1.00 V)."""
+        if tuple(frequencies_hz) == FREQUENCIES_HZ and self.voltage_v == 1.0:
+            return DFS_VOLTAGES_V
+        return tuple(float(self.voltage_v) for _ in frequencies_hz)
+
+
+class DVFS(PowerPolicyBase):
+    """Layer-wise DVFS, the paper's baseline (Sec. 4): per layer the highest (f, V) pair of
+    Table 5 within ``cap_w``; a voltage change costs ``volt_switch_s``, a clock-only change
+    ``freq_switch_s``.
+
+    Args:
+        cap_w: power limit in W (33).
+        freq_switch_s: clock-only change in seconds (20 us).
+        volt_switch_s: voltage change in seconds (2.15 ms, Sec. 4.2).
+        low_voltage_v: voltage at or below ``threshold_hz`` (0.95 V, Table 5).
+        high_voltage_v: voltage above it (1.00 V).
+        threshold_hz: highest clock of the low voltage (500 MHz, Table 5).
+    """
+
+    name = "DVFS"
+
+    def __init__(
+        self,
+        cap_w: float = 33.0,
+        freq_switch_s: float = 20e-6,
+        volt_switch_s: float = 2.15e-3,
+        low_voltage_v: float = 0.95,
+        high_voltage_v: float = 1.0,
+        threshold_hz: float = 500e6,
+    ) -> None:
+        self.cap_w = cap_w
+        self.freq_switch_s = freq_switch_s
+        self.volt_switch_s = volt_switch_s
+        self.low_voltage_v = low_voltage_v
+        self.high_voltage_v = high_voltage_v
+        self.threshold_hz = threshold_hz
+
+    def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
+        """Table 5's DVFS voltages (0.95 V at or below 500 MHz, 1.00 V above)."""
+        if (
+            tuple(frequencies_hz) == FREQUENCIES_HZ
+            and (self.low_voltage_v, self.high_voltage_v, self.threshold_hz)
+            == (0.95, 1.0, 500e6)
+        ):
+            return DVFS_VOLTAGES_V
+        return tuple(
+            float(self.low_voltage_v if f <= self.threshold_hz else self.high_voltage_v)
+            for f in frequencies_hz
+        )
+
+
+POWER_POLICIES: Registry[PowerPolicyBase] = Registry(
+    "power policy", entry_point_group="npusched.power_policies"
+)
+POWER_POLICIES.register("DFS", DFS)
+POWER_POLICIES.register("DVFS", DVFS)
+
+
+def get_power_policy(name: str, /, **params: object) -> PowerPolicyBase:
+    """A power policy by name (``"DFS"``, ``"DVFS"``) with parameters, e.g. ``cap_w=33``."""
+    return POWER_POLICIES.create(name, **params)
+
+
+def split_cap(
+    cap_w: float,
+    idle_power_w: float,
+    units: Mapping[Hashable, int],
+    total_units: int,
+) -> dict[Hashable, float]:
+    """Per-job dynamic-power budgets (W) when jobs share one chip's cap.
+
+    The idle power is drawn once; the dynamic budget ``cap_w - idle_power_w`` is split in
+    proportion to each job's allocated units out of ``total_units`` (see module docstring). The
+    budgets of the allocated jobs sum to at most the dynamic budget.
+
+    Args:
+        cap_w: the chip's power limit (W).
+        idle_power_w: static + constant power (W).
+        units: allocated units per job (each >= 0; their sum <= ``total_units``).
+        total_units: the resource's capacity in units (> 0).
+
+    Returns:
+        Dynamic-power budget per job (W).
+
+    Raises:
+        PowerCapError: if the cap is below the idle power or the allocation oversubscribes.
+    """
+    if total_units <= 0:
+        raise PowerCapError(f"split_cap: total_units must be > 0, got {total_units}")
+    if any(u < 0 for u in units.values()) or sum(units.values()) > total_units:
+        raise PowerCapError(
+            f"split_cap: allocations {dict(units)} exceed the {total_units} units available"
+        )
+    budget = cap_w - idle_power_w
+    if budget < 0:
+        raise PowerCapError(f"power cap {cap_w:g} W is below the idle power {idle_power_w:g} W")
+    return {job: budget * u / total_units for job, u in units.items()}
