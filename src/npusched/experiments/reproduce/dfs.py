@@ -1,0 +1,519 @@
+"""Reproduce layer-wise DFS vs DVFS under 33 W (ETRI Journal 2022, Sec. 4): ``npusched reproduce dfs``.
+
+Methodology (Sec. 4.1, with the choices the paper leaves open stated here):
+
+* **Device**: the AB9 STC of :mod:`npusched.hardware.power` (128 x 128 PEs, two LPDDR4 channels,
+  Table 5's 20 clock levels, the operation-aware power model of Eq. 1-4 with Table 3's W_op).
+* **Networks**: YOLOv2/3/4, VGG-16, ResNet-18/34/50 and SqueezeNet (v1.0) from the zoo, batch 1,
+  every zoo layer a step (the paper's layer counts are not given; our zoo lists residual adds,
+  routes and pools as layers of their own).
+* **Calibration** (one scalar for all networks): the STC efficiency (fraction of STC cycles
+  doing Table-1 work) is set so that the mean layer time under DFS over the eight networks'
+  layers equals the paper's 1.99 ms (Sec. 3.2: "the average execution time of a layer is just
+  1.99 ms for eight different NN applications"). The measured frame times of Table 6 are far
+  above the peak-rate ones (VGG-16's 15.5 GMAC in ~90 ms is ~1% of 16 TMAC/s), and what decides
+  DFS vs DVFS is how the 2.15 ms voltage switch compares with a layer's time, so the time scale
+  must be the chip's. The efficiency scales time only; the power of each layer (and so every
+  frequency choice) comes from the model unchanged.
+* **Policies** (:mod:`npusched.policies.power`): DFS (1.00 V, highest clock within 33 W before each
+  layer, 20 us per change) and DVFS (Table 5's (f, V) pairs, 2.15 ms per voltage change, 20 us
+  per clock-only change). Frames run back to back, so the switch back from the last layer to the
+  first one is charged every frame.
+* **Frame run**: until the engine hosts power policies, a frame is the per-step schedule executed
+  in order (:func:`run_frame`: the sum of step and switch times; switches draw the idle power).
+  :func:`reproduce` takes the runner as an argument so an engine run can replace it.
+* **Metrics** per network and policy: FPS = 1 / frame time; peak power = the highest step power
+  (the paper samples the PMIC every 5 ms, i.e. averages over 5 ms windows, which can only lower
+  a peak); average power = frame energy / frame time; energy per frame; voltage switches per
+  frame (Table 6). "On average" figures are arithmetic means over the eight networks of the
+  per-network ratios (DFS / DVFS - 1), as the paper's text reads.
+
+Outputs in the output directory: ``summary.json`` (per network and policy: ``fps``,
+``peak_power_w``, ``avg_power_w``, ``energy_per_frame_j``, ``voltage_switches_per_frame``, and
+more), ``results.csv``, ``trace_<network>.csv`` (per-layer clock, voltage, power and time under
+both policies), ``fig4_frequency.png``, ``fig5_fps.png``, ``fig6_power.png``,
+``fig6_energy.png``, ``table6.csv`` and ``report.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from npusched._io import atomic_write_text
+from npusched.errors import ConfigError
+from npusched.hardware.power import AB9, LayerOps
+from npusched.models import get_network
+from npusched.models.ir import Network
+from npusched.policies.power import StepSchedule, get_power_policy
+
+__all__ = [
+    "NETWORKS",
+    "PAPER",
+    "PAPER_TABLE6",
+    "FrameResult",
+    "calibrate_efficiency",
+    "reproduce",
+    "run_frame",
+]
+
+#: The eight benchmarks of Sec. 4.1 (zoo names), in Fig. 4's panel order.
+NETWORKS: tuple[str, ...] = (
+    "vgg-16",
+    "yolov2",
+    "yolov3",
+    "yolov4",
+    "resnet-18",
+    "resnet-34",
+    "resnet-50",
+    "squeezenet",
+)
+QUICK_NETWORKS: tuple[str, ...] = ("vgg-16", "resnet-18", "squeezenet")
+POLICIES: tuple[str, ...] = ("DFS", "DVFS")
+
+#: Table 6: voltage changes per frame and the average frame time (ms) under DVFS.
+PAPER_TABLE6: dict[str, tuple[int, float]] = {
+    "vgg-16": (2, 90.9),
+    "yolov2": (4, 54.9),
+    "yolov3": (4, 105.3),
+    "yolov4": (32, 294.1),
+    "resnet-18": (10, 59.9),
+    "resnet-34": (4, 50.3),
+    "resnet-50": (26, 263.2),
+    "squeezenet": (10, 50.0),
+}
+#: Headline numbers of Sec. 4.2 and the abstract (DFS relative to DVFS).
+PAPER: dict[str, float] = {
+    "fps_gain_mean": 0.33,
+    "fps_gain_squeezenet": 0.65,
+    "energy_change_mean": -0.14,
+    "energy_change_squeezenet": -0.33,
+    "avg_power_change_mean": 0.06,
+    "avg_power_change_squeezenet": 0.08,
+    "dfs_peak_power_max_w": 33.0,
+    "mean_layer_time_s": 1.99e-3,
+    "dfs_overhead_mean": 0.01,
+}
+
+
+@dataclass(frozen=True)
+class FrameResult:
+    """One frame of one network under one power policy (steady state, frames back to back).
+
+    Attributes:
+        frame_time_s: execution plus switch time (seconds).
+        fps: frames per second.
+        peak_power_w: highest power of any step or switch (W).
+        avg_power_w: frame energy / frame time (W).
+        energy_per_frame_j: joules per frame.
+        voltage_switches_per_frame: voltage changes per frame.
+        frequency_switches_per_frame: clock-only changes per frame.
+        switch_time_s: time spent switching per frame (seconds).
+        layers: steps per frame.
+    """
+
+    frame_time_s: float
+    fps: float
+    peak_power_w: float
+    avg_power_w: float
+    energy_per_frame_j: float
+    voltage_switches_per_frame: int
+    frequency_switches_per_frame: int
+    switch_time_s: float
+    layers: int
+
+
+FrameRunner = Callable[[StepSchedule], FrameResult]
+
+
+def run_frame(schedule: StepSchedule) -> FrameResult:
+    """Execute one frame's per-step schedule in order: each step's switch (idle power) then the
+    step at its level. The stand-in for an engine run (same inputs, same outputs)."""
+    t = schedule.total_time_s
+    e = schedule.total_energy_j
+    return FrameResult(
+        frame_time_s=t,
+        fps=1.0 / t,
+        peak_power_w=schedule.peak_power_w,
+        avg_power_w=e / t,
+        energy_per_frame_j=e,
+        voltage_switches_per_frame=schedule.voltage_switches,
+        frequency_switches_per_frame=schedule.frequency_switches,
+        switch_time_s=float(schedule.switch_s.sum()),
+        layers=len(schedule.level),
+    )
+
+
+def _schedules(
+    device: AB9,
+    net: Network,
+    cap_w: float,
+    ops: LayerOps | None = None,
+) -> dict[str, StepSchedule]:
+    out = {}
+    lo = device.layer_ops(net, 1) if ops is None else ops
+    for name in POLICIES:
+        pol = get_power_policy(name, cap_w=cap_w)
+        tab = device.power_table(net, 1, voltages_v=pol.level_voltages(), ops=lo)
+        out[name] = pol.schedule(tab)
+    return out
+
+
+def calibrate_efficiency(
+    networks: Sequence[str] = NETWORKS,
+    *,
+    target_mean_layer_s: float = PAPER["mean_layer_time_s"],
+    cap_w: float = 33.0,
+    device: AB9 | None = None,
+    tol: float = 1e-6,
+) -> float:
+    """The ``stc_efficiency`` at which the mean layer time under DFS over all ``networks``'
+    layers equals ``target_mean_layer_s`` (bisection on a log scale; the mean time falls
+    monotonically as the efficiency rises). Returns 1.0 if even full efficiency is slower.
+    """
+    base = AB9() if device is None else device
+    nets = [get_network(n) for n in networks]
+    ops = [base.layer_ops(n, 1) for n in nets]
+    n_layers = sum(len(n.layers) for n in nets)
+
+    def mean_layer(eff: float) -> float:
+        dev = AB9(**{**base.get_params(), "stc_efficiency": eff})
+        total = 0.0
+        for net, lo in zip(nets, ops, strict=True):
+            pol = get_power_policy("DFS", cap_w=cap_w)
+            tab = dev.power_table(net, 1, voltages_v=pol.level_voltages(), ops=lo)
+            s = pol.schedule(tab)
+            total += float(s.latency_s.sum())  # execution time only: "execution time of a layer"
+        return total / n_layers
+
+    if mean_layer(1.0) >= target_mean_layer_s:
+        return 1.0
+    lo_e, hi_e = 1e-6, 1.0
+    if mean_layer(lo_e) <= target_mean_layer_s:
+        raise ConfigError(f"cannot reach a mean layer time of {target_mean_layer_s} s")
+    while hi_e / lo_e > 1.0 + tol:
+        mid = math.sqrt(lo_e * hi_e)
+        if mean_layer(mid) > target_mean_layer_s:
+            lo_e = mid
+        else:
+            hi_e = mid
+    return math.sqrt(lo_e * hi_e)
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return float(np.mean(xs)) if xs else math.nan
+
+
+def _csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    buf = io.StringIO()
+    if rows:
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return buf.getvalue()
+
+
+def reproduce(
+    out: str | Path,
+    *,
+    quick: bool = False,
+    cap_w: float = 33.0,
+    efficiency: float | None = None,
+    runner: FrameRunner = run_frame,
+    plots: bool = True,
+) -> dict[str, Any]:
+    """Run the Sec. 4 evaluation and write tables, plots, ``summary.json`` and ``report.md``.
+
+    Args:
+        out: output directory (created).
+        quick: three networks (VGG-16, ResNet-18, SqueezeNet) instead of eight; the calibration
+            still uses all eight (it is a property of the chip, not of the subset).
+        cap_w: the power limit (W; 33).
+        efficiency: ``stc_efficiency`` of the AB9; ``None`` calibrates it
+            (:func:`calibrate_efficiency`).
+        runner: executes one frame's schedule (default :func:`run_frame`).
+        plots: write the PNG figures.
+
+    Returns:
+        The summary written to ``summary.json``.
+    """
+    if not (isinstance(cap_w, int | float) and math.isfinite(cap_w) and cap_w > 0):
+        raise ConfigError(f"reproduce dfs: cap_w must be a number of watts > 0, got {cap_w!r}")
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    eff = calibrate_efficiency(cap_w=cap_w) if efficiency is None else float(efficiency)
+    device = AB9(stc_efficiency=eff)
+    names = QUICK_NETWORKS if quick else NETWORKS
+
+    per_net: dict[str, dict[str, dict[str, Any]]] = {}
+    rows: list[dict[str, Any]] = []
+    schedules: dict[str, dict[str, StepSchedule]] = {}
+    for name in names:
+        net = get_network(name)
+        sch = _schedules(device, net, cap_w)
+        schedules[name] = sch
+        per_net[name] = {}
+        for pol, s in sch.items():
+            fr = runner(s)
+            per_net[name][pol] = asdict(fr)
+            rows.append({"network": name, "policy": pol, **asdict(fr)})
+        trace = [
+            {
+                "layer": i,
+                "name": ly.name,
+                "dfs_mhz": sch["DFS"].frequency_hz[i] / 1e6,
+                "dfs_power_w": sch["DFS"].power_w[i],
+                "dfs_latency_s": sch["DFS"].latency_s[i],
+                "dfs_switch_s": sch["DFS"].switch_s[i],
+                "dvfs_mhz": sch["DVFS"].frequency_hz[i] / 1e6,
+                "dvfs_v": sch["DVFS"].voltage_v[i],
+                "dvfs_power_w": sch["DVFS"].power_w[i],
+                "dvfs_latency_s": sch["DVFS"].latency_s[i],
+                "dvfs_switch_s": sch["DVFS"].switch_s[i],
+            }
+            for i, ly in enumerate(net.layers)
+        ]
+        atomic_write_text(outdir / f"trace_{name}.csv", _csv(trace))
+
+    def ratio(net: str, key: str) -> float:
+        a, b = per_net[net]["DFS"][key], per_net[net]["DVFS"][key]
+        return float(a / b - 1.0)
+
+    fps_gain = {n: ratio(n, "fps") for n in names}
+    energy_change = {n: ratio(n, "energy_per_frame_j") for n in names}
+    power_change = {n: ratio(n, "avg_power_w") for n in names}
+    all_layers = sum(int(per_net[n]["DFS"]["layers"]) for n in names)
+    exec_time = sum(float(schedules[n]["DFS"].latency_s.sum()) for n in names)
+    overhead = {
+        n: per_net[n]["DFS"]["switch_time_s"] / per_net[n]["DFS"]["frame_time_s"] for n in names
+    }
+    headline: dict[str, dict[str, float | None]] = {
+        "fps_gain_mean": {"ours": _mean(list(fps_gain.values())), "paper": PAPER["fps_gain_mean"]},
+        "energy_change_mean": {
+            "ours": _mean(list(energy_change.values())),
+            "paper": PAPER["energy_change_mean"],
+        },
+        "avg_power_change_mean": {
+            "ours": _mean(list(power_change.values())),
+            "paper": PAPER["avg_power_change_mean"],
+        },
+        "dfs_peak_power_max_w": {
+            "ours": max(per_net[n]["DFS"]["peak_power_w"] for n in names),
+            "paper": PAPER["dfs_peak_power_max_w"],
+        },
+        "dvfs_peak_power_max_w": {
+            "ours": max(per_net[n]["DVFS"]["peak_power_w"] for n in names),
+            "paper": None,
+        },
+        "mean_layer_time_s": {"ours": exec_time / all_layers, "paper": PAPER["mean_layer_time_s"]},
+        "dfs_overhead_mean": {"ours": _mean(list(overhead.values())), "paper": 0.01},
+    }
+    if "squeezenet" in names:
+        headline["fps_gain_squeezenet"] = {
+            "ours": fps_gain["squeezenet"],
+            "paper": PAPER["fps_gain_squeezenet"],
+        }
+        headline["energy_change_squeezenet"] = {
+            "ours": energy_change["squeezenet"],
+            "paper": PAPER["energy_change_squeezenet"],
+        }
+        headline["avg_power_change_squeezenet"] = {
+            "ours": power_change["squeezenet"],
+            "paper": PAPER["avg_power_change_squeezenet"],
+        }
+    table6 = [
+        {
+            "network": n,
+            "dvfs_voltage_switches": per_net[n]["DVFS"]["voltage_switches_per_frame"],
+            "dvfs_frame_ms": per_net[n]["DVFS"]["frame_time_s"] * 1e3,
+            "paper_voltage_switches": PAPER_TABLE6[n][0],
+            "paper_frame_ms": PAPER_TABLE6[n][1],
+            "layers": per_net[n]["DVFS"]["layers"],
+        }
+        for n in names
+    ]
+    summary: dict[str, Any] = {
+        "cap_w": cap_w,
+        "quick": quick,
+        "device": {k: v for k, v in device.get_params().items()},
+        "calibration": {
+            "stc_efficiency": eff,
+            "calibrated": efficiency is None,
+            "target_mean_layer_time_s": PAPER["mean_layer_time_s"],
+        },
+        "networks": per_net,
+        "per_network": {
+            n: {
+                "fps_gain": fps_gain[n],
+                "energy_change": energy_change[n],
+                "avg_power_change": power_change[n],
+                "dfs_overhead": overhead[n],
+            }
+            for n in names
+        },
+        "headline": headline,
+        "table6": table6,
+    }
+    atomic_write_text(outdir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(outdir / "results.csv", _csv(rows))
+    atomic_write_text(outdir / "table6.csv", _csv(table6))
+    if plots:
+        _plots(outdir, names, per_net, schedules, cap_w)
+    atomic_write_text(outdir / "report.md", _report(summary, names))
+    return summary
+
+
+def _plots(
+    outdir: Path,
+    names: Sequence[str],
+    per_net: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    schedules: Mapping[str, Mapping[str, StepSchedule]],
+    cap_w: float,
+) -> None:
+    from npusched.report.plots import figure, grouped_bars, panels, save_png
+
+    cols = 2 if len(names) > 1 else 1
+    nrows = -(-len(names) // cols)
+    fig = figure(5.0 * cols, 2.2 * nrows)
+    axes = fig.subplots(nrows, cols, squeeze=False).ravel()
+    for ax, name in zip(axes, names, strict=False):
+        for pol, style in (("DVFS", "-"), ("DFS", "--")):
+            f = schedules[name][pol].frequency_hz / 1e6
+            x = np.arange(len(f))
+            ax.step(x, f, where="post", linestyle=style, label=pol, linewidth=1.0)
+        ax.set_title(name, fontsize=9)
+        ax.set_ylim(0, 1050)
+        ax.set_xlabel("layer", fontsize=8)
+        ax.set_ylabel("MHz", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes[len(names) :]:
+        ax.set_visible(False)
+    fig.suptitle(f"Fig. 4: layer-wise clock under {cap_w:g} W (DVFS 0.95 V at <= 500 MHz)")
+    save_png(fig, outdir / "fig4_frequency.png")
+
+    grouped_bars(
+        outdir / "fig5_fps.png",
+        list(names),
+        {pol: [per_net[n][pol]["fps"] for n in names] for pol in POLICIES},
+        ylabel="frames per second",
+        title="Fig. 5: FPS at batch 1",
+        annotate=True,
+    )
+    panels(
+        outdir / "fig6_power.png",
+        list(names),
+        {
+            "peak power (W)": {
+                pol: [per_net[n][pol]["peak_power_w"] for n in names] for pol in POLICIES
+            },
+            "average power (W)": {
+                pol: [per_net[n][pol]["avg_power_w"] for n in names] for pol in POLICIES
+            },
+        },
+        title=f"Fig. 6: peak / average power (limit {cap_w:g} W, dashed)",
+        reference=cap_w,
+    )
+    grouped_bars(
+        outdir / "fig6_energy.png",
+        list(names),
+        {pol: [per_net[n][pol]["energy_per_frame_j"] for n in names] for pol in POLICIES},
+        ylabel="energy per frame (J)",
+        title="Energy per frame",
+    )
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{100 * x:+.0f}%"
+
+
+def _report(summary: Mapping[str, Any], names: Sequence[str]) -> str:
+    h = summary["headline"]
+    per = summary["per_network"]
+    nets = summary["networks"]
+    eff = summary["calibration"]["stc_efficiency"]
+    lines = [
+        "# Layer-wise DFS vs DVFS under a power limit (ETRI Journal 2022), reproduced",
+        "",
+        f"AB9 model, batch 1, limit {summary['cap_w']:g} W; STC efficiency {eff:.4f} "
+        f"({'calibrated to' if summary['calibration']['calibrated'] else 'given; paper:'} a mean "
+        f"layer time of {1e3 * PAPER['mean_layer_time_s']:.2f} ms under DFS). Method and choices: "
+        "`npusched.experiments.reproduce.dfs`, `npusched.hardware.power`.",
+        "",
+        "## Headline (DFS relative to DVFS)",
+        "",
+        "| quantity | ours | paper |",
+        "|---|---:|---:|",
+        f"| FPS gain, mean over networks | {_pct(h['fps_gain_mean']['ours'])} | +33% |",
+    ]
+    if "fps_gain_squeezenet" in h:
+        lines += [
+            f"| FPS gain, SqueezeNet | {_pct(h['fps_gain_squeezenet']['ours'])} | +65% |",
+            f"| energy/frame, SqueezeNet | {_pct(h['energy_change_squeezenet']['ours'])} | -33% |",
+            f"| average power, SqueezeNet | {_pct(h['avg_power_change_squeezenet']['ours'])} "
+            "| +8% |",
+        ]
+    lines += [
+        f"| energy/frame, mean | {_pct(h['energy_change_mean']['ours'])} | -14% |",
+        f"| average power, mean | {_pct(h['avg_power_change_mean']['ours'])} | +6% |",
+        f"| DFS peak power, max over networks | {h['dfs_peak_power_max_w']['ours']:.2f} W "
+        "| <= 33 W |",
+        f"| DVFS peak power, max over networks | {h['dvfs_peak_power_max_w']['ours']:.2f} W | - |",
+        f"| mean layer time (DFS) | {1e3 * h['mean_layer_time_s']['ours']:.2f} ms | 1.99 ms |",
+        f"| DFS switch overhead, mean | {100 * h['dfs_overhead_mean']['ours']:.1f}% | ~1.0% |",
+        "",
+        "## Per network (Fig. 5, Fig. 6, Table 6)",
+        "",
+        "| network | layers | FPS DFS | FPS DVFS | FPS gain | peak W DFS / DVFS | avg W DFS / DVFS "
+        "| J/frame DFS / DVFS | V switches/frame (paper) | DVFS frame ms (paper) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in names:
+        a, b = nets[n]["DFS"], nets[n]["DVFS"]
+        sw, ms = PAPER_TABLE6[n]
+        lines.append(
+            f"| {n} | {a['layers']} | {a['fps']:.1f} | {b['fps']:.1f} | {_pct(per[n]['fps_gain'])} "
+            f"| {a['peak_power_w']:.1f} / {b['peak_power_w']:.1f} "
+            f"| {a['avg_power_w']:.1f} / {b['avg_power_w']:.1f} "
+            f"| {a['energy_per_frame_j']:.2f} / {b['energy_per_frame_j']:.2f} "
+            f"| {b['voltage_switches_per_frame']} ({sw}) | {1e3 * b['frame_time_s']:.1f} ({ms}) |"
+        )
+    lines += [
+        "",
+        "Figures: `fig4_frequency.png` (per-layer clock), `fig5_fps.png`, `fig6_power.png`, "
+        "`fig6_energy.png`; data: `summary.json`, `results.csv`, `table6.csv`, `trace_*.csv`.",
+        "",
+        "## Why ours differs from the paper",
+        "",
+        "* **The power model's scale is ours.** The paper gives W_op only as relative weights "
+        "(Table 3) and no P_static or constant; we chose 8 W + 4 W idle and 48 W of dynamic power "
+        "for a full array at 1 GHz so that the 33 W limit binds for the heavy layers at high "
+        "clocks (Fig. 4). Which layers sit just below or above 500 MHz - and so how often DVFS "
+        "changes voltage - follows from that choice, so voltage switches per frame (Table 6) "
+        "match in kind, not count.",
+        "* **Layers.** Our zoo runs every residual add, route, pool and concat as a layer of its "
+        "own on the PEs (the paper does not say how AB9 maps them or whether its compiler fuses "
+        "them); these cheap, low-power layers run at 1 GHz and alternate with the capped "
+        "convolutions, which adds clock changes and, around 500 MHz, voltage changes (YOLOv3/v4 "
+        "and the ResNets have many more layers in our zoo than voltage changes in Table 6).",
+        "* **Time scale.** One calibrated STC efficiency for all networks (mean layer time "
+        "1.99 ms); per-network frame times then follow our cost model, not the chip's measured "
+        "ones (Table 6's frame times are beside ours above), which moves each network's "
+        "voltage-switch share of the frame and so its FPS gain.",
+        "* **Peak power.** Ours is the highest per-layer power (no 5 ms PMIC averaging), a "
+        "stricter figure than the paper's measured peak; the model is the prediction DFS uses, so "
+        "DFS never exceeds the limit by construction (and the tests check it).",
+        "* **Average power.** Low-power layers (adds, pools, FC at batch 1) run at 1 GHz under "
+        "both policies; DVFS spends its 2.15 ms switches at the idle power, which lowers its "
+        "average power more than the paper's 6% gap.",
+        "",
+    ]
+    return "\n".join(lines)
