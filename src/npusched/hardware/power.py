@@ -110,6 +110,7 @@ __all__ = [
     "LayerOps",
     "PowerTable",
     "alpha_c",
+    "microbenchmark_alpha_c",
     "tile_op_counts",
 ]
 
@@ -194,6 +195,20 @@ def alpha_c(op_counts: Any, total_cycles: Any) -> FloatArray:
     """
     units = np.tensordot(_W, np.asarray(op_counts, dtype=np.float64), axes=(0, 0))
     return np.asarray(units / np.asarray(total_cycles, dtype=np.float64), dtype=np.float64)
+
+
+def microbenchmark_alpha_c(r: Any, c: Any, m: Any, n: Any, *, ineff: bool = True) -> FloatArray:
+    """``alpha*C`` of Table 4's measurement: ``R x C`` PEs doing MAC for ``m`` cycles and TR_O
+    for ``n`` cycles, total cycle count ``m`` (Table 4 note b).
+
+    Note b lists ``N_MAC = N_TR_O = R*C``, ``T_MAC = m``, ``T_TR_O = n``; with ``ineff`` (our
+    default) the MAC_ineff of the PEs right of the tile, ``(128 - C) * R`` for ``m`` cycles, is
+    counted too, since Table 1 says those PEs execute it whenever a row runs MAC.
+    """
+    counts = tile_op_counts(r, c, m, n)
+    keep = np.array([op in ("MAC", "TR_O") or (ineff and op == "MAC_ineff") for op in OPS])
+    counts = counts * keep.reshape((-1,) + (1,) * (counts.ndim - 1))
+    return alpha_c(counts, m)
 
 
 @dataclass(frozen=True)
