@@ -206,9 +206,7 @@ def test_bad_parameters_raise(key: str, value: object) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    m=st.integers(1, 3000), k=st.integers(1, 3000), n=st.integers(1, 600), g=st.integers(1, 4)
-)
+@given(m=st.integers(1, 3000), k=st.integers(1, 3000), n=st.integers(1, 600), g=st.integers(1, 4))
 def test_layer_counts_match_a_tile_loop(m: int, k: int, n: int, g: int) -> None:
     """The vectorised tile classes equal an explicit loop over every tile."""
     dev = AB9()

@@ -86,14 +86,12 @@ def test_peak_never_above_cap_on_every_paper_network(net_name: str, cap: float) 
 def test_random_tables_highest_feasible_and_exact_switch_costs(
     data: st.DataObject, n_levels: int, n_steps: int, cyclic: bool
 ) -> None:
-    power = data.draw(
-        arrays(np.float64, (n_levels, n_steps), elements=st.floats(1.0, 100.0))
-    )
-    lat = data.draw(
-        arrays(np.float64, (n_levels, n_steps), elements=st.floats(1e-6, 1e-2))
-    )
+    power = data.draw(arrays(np.float64, (n_levels, n_steps), elements=st.floats(1.0, 100.0)))
+    lat = data.draw(arrays(np.float64, (n_levels, n_steps), elements=st.floats(1e-6, 1e-2)))
     freqs = np.sort(
-        data.draw(st.lists(st.integers(1, 10**4), min_size=n_levels, max_size=n_levels, unique=True))
+        data.draw(
+            st.lists(st.integers(1, 10**4), min_size=n_levels, max_size=n_levels, unique=True)
+        )
     ).astype(np.float64)
     volts = np.asarray(
         data.draw(st.lists(st.sampled_from([0.9, 0.95, 1.0]), min_size=n_levels, max_size=n_levels))
@@ -223,8 +221,16 @@ def test_random_ab9_layers_and_limits_never_exceed_cap(
     net = Network(
         "rand",
         tuple(
-            Layer(f"l{i}", LayerKind.CONV, m=m, k=k, n=n, input_elems=m * 4, output_elems=m * n,
-                  weight_elems=k * n)  # fmt: skip
+            Layer(
+                f"l{i}",
+                LayerKind.CONV,
+                m=m,
+                k=k,
+                n=n,
+                input_elems=m * 4,
+                output_elems=m * n,
+                weight_elems=k * n,
+            )
             for i, (m, k, n) in enumerate(layers)
         ),
     )

@@ -100,8 +100,8 @@ from npusched.hardware.base import FloatArray, IntArray, LayerCosts
 from npusched.models.ir import Network
 
 __all__ = [
-    "ALPHA_C_FULL",
     "AB9",
+    "ALPHA_C_FULL",
     "DFS_VOLTAGES_V",
     "DVFS_VOLTAGES_V",
     "FREQUENCIES_HZ",
@@ -116,9 +116,11 @@ __all__ = [
 
 #: Table 5: the 20 STC clock levels (Hz), index 0..19.
 FREQUENCIES_HZ: tuple[float, ...] = tuple(
-    float(m) * 1e6
-    for m in (100, 125, 150, 175, 200, 225, 250, 275, 300, 350, 400, 450, 500)
-    + (550, 600, 650, 700, 800, 900, 1000)
+    float(mhz) * 1e6
+    for mhz in (
+        *(100, 125, 150, 175, 200, 225, 250, 275, 300, 350),  # index 0-9
+        *(400, 450, 500, 550, 600, 650, 700, 800, 900, 1000),  # index 10-19
+    )
 )
 #: Table 5: DVFS voltage per level (0.95 V at or below 500 MHz, 1.00 V above).
 DVFS_VOLTAGES_V: tuple[float, ...] = tuple(0.95 if f <= 500e6 else 1.00 for f in FREQUENCIES_HZ)
@@ -285,7 +287,9 @@ def _check_real(name: str, value: object, *, positive: bool, maximum: float = ma
     ok = isinstance(value, Real) and not isinstance(value, bool)
     v = float(value) if ok else math.nan  # type: ignore[arg-type]
     if not ok or not math.isfinite(v) or (v <= 0.0 if positive else v < 0.0) or v > maximum:
-        rng = ("> 0" if positive else ">= 0") + ("" if maximum == math.inf else f" and <= {maximum}")
+        rng = ("> 0" if positive else ">= 0") + (
+            "" if maximum == math.inf else f" and <= {maximum}"
+        )
         raise HardwareConfigError(f"AB9: {name} must be a finite number {rng}, got {value!r}")
     return v
 

@@ -181,11 +181,11 @@ class DVFS(PowerPolicyBase):
 
     def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
         """Table 5's DVFS voltages (0.95 V at or below 500 MHz, 1.00 V above)."""
-        if (
-            tuple(frequencies_hz) == FREQUENCIES_HZ
-            and (self.low_voltage_v, self.high_voltage_v, self.threshold_hz)
-            == (0.95, 1.0, 500e6)
-        ):
+        if tuple(frequencies_hz) == FREQUENCIES_HZ and (
+            self.low_voltage_v,
+            self.high_voltage_v,
+            self.threshold_hz,
+        ) == (0.95, 1.0, 500e6):
             return DVFS_VOLTAGES_V
         return tuple(
             float(self.low_voltage_v if f <= self.threshold_hz else self.high_voltage_v)

@@ -219,7 +219,11 @@ def schedule_steps(
     cols = np.arange(lat.shape[1])
     fs, vs = f[lvl], v[lvl]
     sw, fsw, vsw = switch_costs(
-        fs, vs, freq_switch_s=freq_switch_s, volt_switch_s=volt_switch_s, cyclic=cyclic,
+        fs,
+        vs,
+        freq_switch_s=freq_switch_s,
+        volt_switch_s=volt_switch_s,
+        cyclic=cyclic,
         initial=initial,
     )
     step_lat = lat[lvl, cols]
