@@ -223,3 +223,27 @@ def test_layer_counts_match_a_tile_loop(m: int, k: int, n: int, g: int) -> None:
                 tiles += 1
     np.testing.assert_allclose(lo.op_counts[:, 0], tot)
     assert lo.cycles[0] == cycles + 256 and lo.tiles[0] == tiles
+
+
+def test_fused_steps_and_grouped_table() -> None:
+    from npusched.hardware.power import fused_steps
+
+    net = get_network("resnet-18")
+    steps = fused_steps(net)
+    gemm = net.columns["is_gemm"].astype(bool)
+    assert steps[-1] + 1 == gemm.sum() == 21  # 20 convolutions + FC
+    assert (np.diff(steps) >= 0).all() and steps[0] == 0
+    assert (np.diff(steps)[~gemm[1:]] == 0).all()  # vector layers never start a step
+    tab = AB9(stc_efficiency=0.02).power_table(net, 1)
+    g = tab.grouped(steps)
+    assert g.n_layers == 21 and g.n_levels == tab.n_levels
+    for s in range(21):
+        members = np.flatnonzero(steps == s)
+        np.testing.assert_allclose(g.latency_s[:, s], tab.latency_s[:, members].sum(axis=1))
+        np.testing.assert_allclose(g.energy_j[:, s], tab.energy_j[:, members].sum(axis=1))
+        np.testing.assert_allclose(g.power_w[:, s], tab.power_w[:, members].max(axis=1))
+    assert g.layer_names[0] == "conv1+pool1"
+    with pytest.raises(HardwareConfigError):
+        tab.grouped(steps[::-1])
+    # YOLOv3: 75 convolutions, the paper's layer count (Sec. 3.2: 1.33 ms per layer)
+    assert fused_steps(get_network("yolov3"))[-1] + 1 == 75

@@ -300,11 +300,15 @@ def reproduce_dfs(
         float | None,
         typer.Option(help="AB9 STC efficiency in (0, 1] (default: calibrated to 1.99 ms/layer)."),
     ] = None,
+    fuse: Annotated[
+        bool,
+        typer.Option(help="Fuse vector layers into the GEMM step before them (else per operator)."),
+    ] = True,
 ) -> None:
     """Layer-wise DFS vs DVFS under a power limit (ETRI J. 2022): Fig. 4-6, Table 6."""
     from npusched.experiments.reproduce.dfs import reproduce
 
-    summary = reproduce(out, quick=quick, cap_w=cap_w, efficiency=efficiency)
+    summary = reproduce(out, quick=quick, cap_w=cap_w, efficiency=efficiency, fuse=fuse)
     from npusched.report.tables import render
 
     rows = [

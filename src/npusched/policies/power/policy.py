@@ -117,6 +117,7 @@ class PowerPolicyBase(Component):
             freq_switch_s=fsw,
             volt_switch_s=vsw,
             cyclic=cyclic,
+            energy_j=table.energy_j,
         )
 
 

@@ -189,6 +189,7 @@ def schedule_steps(
     volt_switch_s: float = 2.15e-3,
     cyclic: bool = True,
     initial: tuple[float, float] | None = None,
+    energy_j: FloatArray | None = None,
 ) -> StepSchedule:
     """The highest feasible level before every step, with its switch costs, power and energy.
 
@@ -203,6 +204,8 @@ def schedule_steps(
         volt_switch_s: cost of a voltage change (seconds; 2.15 ms).
         cyclic: frames back to back (see module docstring).
         initial: ``(f, V)`` before step 0 when not cyclic.
+        energy_j: step energy per (level, step) in J (default ``latency_s * power_w``; a step
+            whose power is its layers' peak passes its summed energy here).
     """
     lat = np.asarray(latency_s, dtype=np.float64)
     pw = np.asarray(power_w, dtype=np.float64)
@@ -228,13 +231,20 @@ def schedule_steps(
     )
     step_lat = lat[lvl, cols]
     step_pw = pw[lvl, cols]
+    if energy_j is None:
+        step_en = step_lat * step_pw
+    else:
+        en = np.asarray(energy_j, dtype=np.float64)
+        if en.shape != lat.shape:
+            raise ConfigError(f"schedule_steps: energy {en.shape} != latency {lat.shape}")
+        step_en = en[lvl, cols]
     return StepSchedule(
         level=lvl,
         frequency_hz=fs,
         voltage_v=vs,
         latency_s=step_lat,
         power_w=step_pw,
-        energy_j=step_lat * step_pw,
+        energy_j=step_en,
         switch_s=sw,
         freq_switch=fsw,
         volt_switch=vsw,
