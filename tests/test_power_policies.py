@@ -250,3 +250,50 @@ def test_random_ab9_layers_and_limits_never_exceed_cap(
         s = pol.schedule(tab)
         assert s.level.tolist() == brute
         assert s.peak_power_w <= cap
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    data=st.data(),
+    n_jobs=st.integers(1, 5),
+    total=st.integers(1, 16),
+    cap=st.floats(25.0, 60.0),
+)
+def test_shared_cap_levels_sum_within_cap(
+    data: st.DataObject, n_jobs: int, total: int, cap: float
+) -> None:
+    from npusched.policies.power import shared_cap_levels
+
+    idle = 24.0
+    units = {}
+    left = total
+    for j in range(n_jobs):
+        u = data.draw(st.integers(0, left))
+        units[j] = u
+        left -= u
+    dyn = {
+        j: np.sort(data.draw(st.lists(st.floats(0.0, 40.0), min_size=20, max_size=20)))
+        for j in units
+    }
+    shares = split_cap(cap, idle, units, total)
+    if any(dyn[j][0] > shares[j] for j in units):
+        with pytest.raises(PowerCapError):
+            shared_cap_levels(dyn, units, total, cap, idle)
+        return
+    lv = shared_cap_levels(dyn, units, total, cap, idle)
+    assert idle + sum(dyn[j][lv[j]] for j in units) <= cap + 1e-9
+    for j in units:  # highest feasible for its share (brute force)
+        assert lv[j] == max(i for i in range(20) if dyn[j][i] <= shares[j])
+
+
+def test_shared_cap_single_job_is_plain_dfs() -> None:
+    from npusched.policies.power import shared_cap_levels
+
+    dev = AB9(stc_efficiency=0.02)
+    tab = dev.power_table(get_network("squeezenet"), 1)
+    s = DFS().schedule(tab)
+    for step in range(tab.n_layers):
+        lv = shared_cap_levels(
+            {"a": tab.power_w[:, step] - tab.idle_power_w}, {"a": 16}, 16, 33.0, tab.idle_power_w
+        )
+        assert lv["a"] == s.level[step]

@@ -13,6 +13,7 @@ from npusched.policies.power.policy import (
     PowerPolicy,
     PowerPolicyBase,
     get_power_policy,
+    shared_cap_levels,
     split_cap,
 )
 from npusched.policies.power.schedule import (
@@ -34,6 +35,7 @@ __all__ = [
     "get_power_policy",
     "highest_feasible_levels",
     "schedule_steps",
+    "shared_cap_levels",
     "split_cap",
     "switch_costs",
 ]

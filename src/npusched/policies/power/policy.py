@@ -43,6 +43,7 @@ __all__ = [
     "PowerPolicy",
     "PowerPolicyBase",
     "get_power_policy",
+    "shared_cap_levels",
     "split_cap",
 ]
 
@@ -240,3 +241,47 @@ def split_cap(
     if budget < 0:
         raise PowerCapError(f"power cap {cap_w:g} W is below the idle power {idle_power_w:g} W")
     return {job: budget * u / total_units for job, u in units.items()}
+
+
+def shared_cap_levels(
+    dynamic_power_w: Mapping[Hashable, Sequence[float]],
+    units: Mapping[Hashable, int],
+    total_units: int,
+    cap_w: float,
+    idle_power_w: float,
+) -> dict[Hashable, int]:
+    """DFS for jobs running at once: each job's highest level whose dynamic power fits its share.
+
+    The engine calls this at every decision point where the set of running jobs or a job's step
+    changes. A single job holding the whole resource gets the whole dynamic budget, i.e. plain
+    DFS (so every temporal policy, which runs one job at a time, is capped by it).
+
+    Args:
+        dynamic_power_w: per job, the dynamic power (W, above the idle power) of its current step
+            at each level (ascending levels), **at its allocation** (the job's own PEs).
+        units: allocated units per job (keys as ``dynamic_power_w``).
+        total_units: the resource's capacity in units.
+        cap_w: the chip's power limit (W).
+        idle_power_w: static + constant power (W), drawn once.
+
+    Returns:
+        The chosen level index per job. The chosen dynamic powers sum to at most
+        ``cap_w - idle_power_w``.
+
+    Raises:
+        PowerCapError: if a job exceeds its share even at the lowest level, or on a bad split.
+    """
+    shares = split_cap(cap_w, idle_power_w, units, total_units)
+    out: dict[Hashable, int] = {}
+    for job, dyn in dynamic_power_w.items():
+        d = np.asarray(dyn, dtype=np.float64)
+        if job not in shares:
+            raise PowerCapError(f"shared_cap_levels: job {job!r} has no allocation")
+        ok = np.flatnonzero(d <= shares[job])
+        if ok.size == 0:
+            raise PowerCapError(
+                f"job {job!r}: its share {shares[job]:.3f} W of the {cap_w:g} W cap is below its "
+                f"lowest-level dynamic power {float(d.min()):.3f} W"
+            )
+        out[job] = int(ok[-1])
+    return out
