@@ -126,3 +126,34 @@ def test_cli_reproduce_dfs_full(tmp_path: Path) -> None:
     assert set(summary["networks"]) == set(NETWORKS)
     assert summary["headline"]["dfs_peak_power_max_w"]["ours"] <= 33.0
     assert summary["headline"]["fps_gain_mean"]["ours"] > 0  # DFS beats DVFS on average
+
+
+def test_windowed_peak_power() -> None:
+    from npusched.experiments.reproduce.dfs import windowed_peak_power
+
+    # constant power: any window sees it
+    assert windowed_peak_power([1.0, 2.0], [5.0, 5.0], 0.5) == pytest.approx(5.0)
+    # a 1 s burst at 30 W in a 4 s period at 10 W: a 1 s window catches the whole burst,
+    # a 2 s window half of it, a window of many periods the mean
+    d, p = [1.0, 3.0], [30.0, 10.0]
+    assert windowed_peak_power(d, p, 1.0) == pytest.approx(30.0)
+    assert windowed_peak_power(d, p, 2.0) == pytest.approx(20.0)
+    assert windowed_peak_power(d, p, 400.0) == pytest.approx(15.0)
+    # windows wrap across the frame boundary: the burst split over the end and the start
+    assert windowed_peak_power([0.5, 3.0, 0.5], [30.0, 10.0, 30.0], 1.0) == pytest.approx(30.0)
+    # brute force on a random timeline
+    rng = np.random.default_rng(0)
+    d = rng.uniform(0.1, 1.0, 12)
+    p = rng.uniform(5.0, 40.0, 12)
+    w = 0.7
+    t = np.linspace(0, d.sum(), 4001)
+    dt = 1e-4
+    grid = np.arange(0, 2 * d.sum() + w, dt)
+    seg = np.searchsorted(np.cumsum(np.tile(d, 3)), grid, side="right")
+    power = np.tile(p, 3)[seg]
+    csum = np.concatenate(([0.0], np.cumsum(power) * dt))
+    k = round(w / dt)
+    idx = np.searchsorted(grid, t)
+    brute = ((csum[idx + k] - csum[idx]) / w).max()
+    got = windowed_peak_power(d, p, w)
+    assert got >= brute - 0.2 and got <= p.max()

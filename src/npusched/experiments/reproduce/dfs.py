@@ -26,9 +26,9 @@ Methodology (Sec. 4.1, with the choices the paper leaves open stated here):
 * **Frame run**: until the engine hosts power policies, a frame is the per-step schedule executed
   in order (:func:`run_frame`: the sum of step and switch times; switches draw the idle power).
   :func:`reproduce` takes the runner as an argument so an engine run can replace it.
-* **Metrics** per network and policy: FPS = 1 / frame time; peak power = the highest step power
-  (the paper samples the PMIC every 5 ms, i.e. averages over 5 ms windows, which can only lower
-  a peak); average power = frame energy / frame time; energy per frame; voltage switches per
+* **Metrics** per network and policy: FPS = 1 / frame time; peak power = the highest step power,
+  and ``peak_power_5ms_w`` the highest 5 ms average (the paper reads the PMIC every 5 ms, which
+  can only lower a peak); average power = frame energy / frame time; energy per frame; voltage switches per
   frame (Table 6). "On average" figures are arithmetic means over the eight networks of the
   per-network ratios (DFS / DVFS - 1), as the paper's text reads.
 
@@ -69,6 +69,7 @@ __all__ = [
     "calibrate_efficiency",
     "reproduce",
     "run_frame",
+    "windowed_peak_power",
 ]
 
 #: The eight benchmarks of Sec. 4.1 (zoo names), in Fig. 4's panel order.
@@ -124,6 +125,8 @@ class FrameResult:
         frequency_switches_per_frame: clock-only changes per frame.
         switch_time_s: time spent switching per frame (seconds).
         layers: steps per frame.
+        peak_power_5ms_w: highest 5 ms average power (W), what the paper's PMIC read every
+            5 ms sees (:func:`windowed_peak_power`).
     """
 
     frame_time_s: float
@@ -135,6 +138,38 @@ class FrameResult:
     frequency_switches_per_frame: int
     switch_time_s: float
     layers: int
+    peak_power_5ms_w: float
+
+
+#: The paper reads the PMIC every 5 ms (Sec. 4.1).
+PMIC_WINDOW_S = 5e-3
+
+
+def windowed_peak_power(durations_s: Any, power_w: Any, window_s: float) -> float:
+    """Highest average power over any window of ``window_s`` seconds of a periodic timeline.
+
+    The timeline is the segments ``durations_s`` (seconds) at ``power_w`` (W), repeated (frames
+    back to back). Cumulative energy is piecewise linear, so the window average is too, and its
+    maximum lies where a window edge meets a segment boundary: only those starts are evaluated.
+    """
+    d = np.asarray(durations_s, dtype=np.float64)
+    p = np.asarray(power_w, dtype=np.float64)
+    keep = d > 0
+    d, p = d[keep], p[keep]
+    if d.size == 0 or window_s <= 0:
+        raise ConfigError("windowed_peak_power: need a positive window and a non-empty timeline")
+    period = float(d.sum())
+    edges = np.concatenate(([0.0], np.cumsum(d)))
+    e_edges = np.concatenate(([0.0], np.cumsum(d * p)))
+
+    def energy(t: Any) -> Any:
+        k = np.floor(t / period)
+        r = t - k * period
+        i = np.clip(np.searchsorted(edges, r, side="right") - 1, 0, d.size - 1)
+        return k * e_edges[-1] + e_edges[i] + (r - edges[i]) * p[i]
+
+    starts = np.concatenate((edges[:-1], edges[:-1] - window_s))
+    return float(((energy(starts + window_s) - energy(starts)) / window_s).max())
 
 
 FrameRunner = Callable[[StepSchedule], FrameResult]
@@ -155,6 +190,13 @@ def run_frame(schedule: StepSchedule) -> FrameResult:
         frequency_switches_per_frame=schedule.frequency_switches,
         switch_time_s=float(schedule.switch_s.sum()),
         layers=len(schedule.level),
+        peak_power_5ms_w=windowed_peak_power(
+            np.column_stack((schedule.switch_s, schedule.latency_s)).ravel(),
+            np.column_stack(
+                (np.full(len(schedule.level), schedule.idle_power_w), schedule.power_w)
+            ).ravel(),
+            PMIC_WINDOW_S,
+        ),
     )
 
 
@@ -392,6 +434,10 @@ def reproduce(
             "ours": max(per_net[n]["DFS"]["peak_power_w"] for n in names),
             "paper": PAPER["dfs_peak_power_max_w"],
         },
+        "dfs_peak_power_5ms_max_w": {
+            "ours": max(per_net[n]["DFS"]["peak_power_5ms_w"] for n in names),
+            "paper": PAPER["dfs_peak_power_max_w"],
+        },
         "dvfs_peak_power_max_w": {
             "ours": max(per_net[n]["DVFS"]["peak_power_w"] for n in names),
             "paper": None,
@@ -583,6 +629,8 @@ def _report(summary: Mapping[str, Any], names: Sequence[str]) -> str:
         f"| DFS peak power, max over networks | {h['dfs_peak_power_max_w']['ours']:.2f} W "
         "| <= 33 W |",
         f"| DVFS peak power, max over networks | {h['dvfs_peak_power_max_w']['ours']:.2f} W | - |",
+        f"| DFS peak of 5 ms averages (PMIC), max | {h['dfs_peak_power_5ms_max_w']['ours']:.2f} W "
+        "| <= 33 W |",
         f"| mean layer time (DFS) | {1e3 * h['mean_layer_time_s']['ours']:.2f} ms | 1.99 ms |",
         f"| DFS switch overhead, mean | {100 * h['dfs_overhead_mean']['ours']:.1f}% | ~1.0% |",
         "",
@@ -677,9 +725,10 @@ def _report(summary: Mapping[str, Any], names: Sequence[str]) -> str:
         "layer counts (YOLOv3: 75 steps = 1.33 ms x ~73 layers in the measured frame; VGG-16: "
         "16). A fused step runs at the clock its most power-hungry layer allows. "
         "`--no-fuse` decides per zoo operator instead.",
-        "* **Peak power.** Ours is the highest power of any step (no 5 ms PMIC averaging), a "
-        "stricter figure than the paper's measured peak. The model is also the prediction DFS "
-        "uses, so DFS never exceeds the limit by construction; the tests check this.",
+        "* **Peak power.** Our peak is the highest power of any step, a stricter figure than "
+        "the paper's measured one (its PMIC is read every 5 ms; our 5 ms-window peak is also "
+        "listed above). The model is also the prediction DFS uses, so DFS never exceeds the "
+        "limit by construction; the tests check this.",
         "* **Average power and energy.** DVFS spends its 2.15 ms switches at the idle power. "
         "Where a network switches voltage often relative to its frame time (here "
         f"{heavy_sw}), DFS's energy advantage grows with its FPS advantage.",
