@@ -297,3 +297,19 @@ def test_shared_cap_single_job_is_plain_dfs() -> None:
             {"a": tab.power_w[:, step] - tab.idle_power_w}, {"a": 16}, 16, 33.0, tab.idle_power_w
         )
         assert lv["a"] == s.level[step]
+
+
+def test_power_policy_from_config() -> None:
+    from npusched.policies.power import power_policy_from_config
+
+    pol = power_policy_from_config({"name": "DFS", "cap_w": 33})
+    assert isinstance(pol, DFS) and pol.cap_w == 33
+    assert isinstance(power_policy_from_config({"name": "DVFS"}), DVFS)
+    with pytest.raises(ConfigError, match=r"power\.name.*DFS"):
+        power_policy_from_config({"cap_w": 33})
+    with pytest.raises(ConfigError, match="power: unknown power policy 'RAPL'"):
+        power_policy_from_config({"name": "RAPL"})
+    with pytest.raises(ConfigError, match="limit"):
+        power_policy_from_config({"name": "DFS", "limit": 33})
+    with pytest.raises(ConfigError, match="cap_w"):
+        power_policy_from_config({"name": "DFS", "cap_w": -3}, where="run.power")

@@ -13,6 +13,7 @@ from npusched.policies.power.policy import (
     PowerPolicy,
     PowerPolicyBase,
     get_power_policy,
+    power_policy_from_config,
     shared_cap_levels,
     split_cap,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "StepSchedule",
     "get_power_policy",
     "highest_feasible_levels",
+    "power_policy_from_config",
     "schedule_steps",
     "shared_cap_levels",
     "split_cap",

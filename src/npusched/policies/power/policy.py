@@ -43,6 +43,7 @@ __all__ = [
     "PowerPolicy",
     "PowerPolicyBase",
     "get_power_policy",
+    "power_policy_from_config",
     "shared_cap_levels",
     "split_cap",
 ]
@@ -205,6 +206,39 @@ POWER_POLICIES.register("DVFS", DVFS)
 def get_power_policy(name: str, /, **params: object) -> PowerPolicyBase:
     """A power policy by name (``"DFS"``, ``"DVFS"``) with parameters, e.g. ``cap_w=33``."""
     return POWER_POLICIES.create(name, **params)
+
+
+def power_policy_from_config(
+    spec: Mapping[str, object], *, where: str = "power"
+) -> PowerPolicyBase:
+    """The policy a run config's ``power = {name = "DFS", cap_w = 33, ...}`` table names.
+
+    ``name`` selects the registry entry; every other key is a constructor parameter.
+
+    Args:
+        spec: the table (``name`` plus parameters).
+        where: the table's path in the config, for error messages.
+
+    Raises:
+        ConfigError: a missing or non-string ``name``, an unknown name or parameter (the
+            message names ``where`` and the allowed values).
+    """
+    from npusched.errors import ConfigError, NpuschedError
+
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f'{where}: expected a table like {{name = "DFS", cap_w = 33}}')
+    name = spec.get("name")
+    if not isinstance(name, str):
+        raise ConfigError(
+            f"{where}.name: missing or not a string; allowed: {', '.join(POWER_POLICIES.names())}"
+        )
+    params = {k: v for k, v in spec.items() if k != "name"}
+    try:
+        pol = POWER_POLICIES.create(name, **params)
+        pol._validated()
+    except NpuschedError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+    return pol
 
 
 def split_cap(
