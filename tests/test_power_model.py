@@ -247,3 +247,20 @@ def test_fused_steps_and_grouped_table() -> None:
         tab.grouped(steps[::-1])
     # YOLOv3: 75 convolutions, the paper's layer count (Sec. 3.2: 1.33 ms per layer)
     assert fused_steps(get_network("yolov3"))[-1] + 1 == 75
+
+
+def test_non_square_array_counts_and_anchor() -> None:
+    from npusched.hardware.power import full_array_alpha_c
+
+    dev = AB9(rows=64, cols=32)
+    lo = dev.layer_ops(_one_layer(100, 20, 40), 1)
+    tot = np.zeros(len(OPS))
+    for r in (64, 36):
+        for c in (32, 8):
+            tot += tile_op_counts(r, c, 20, array_rows=64, array_cols=32)
+    np.testing.assert_allclose(lo.op_counts[:, 0], tot)
+    counts = dict(zip(OPS, tile_op_counts(3, 5, 7, array_rows=64, array_cols=32), strict=True))
+    assert counts["TR_I"] == 32 * 3 * 7 and counts["TR_K"] == 5 * 64 * 7
+    assert counts["MAC_ineff"] == (32 - 5) * 3 * 7
+    assert full_array_alpha_c(64, 32) == 86 * 64 + 86 * 32 + 2 * 86 * 64 * 32 + 10 * 64 * 32
+    assert full_array_alpha_c() == ALPHA_C_FULL

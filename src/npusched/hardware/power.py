@@ -121,6 +121,7 @@ __all__ = [
     "LayerOps",
     "PowerTable",
     "alpha_c",
+    "full_array_alpha_c",
     "fused_steps",
     "microbenchmark_alpha_c",
     "tile_op_counts",
@@ -155,18 +156,33 @@ W_OP: dict[str, int] = {
 _W = np.array([W_OP[op] for op in OPS], dtype=np.float64)
 
 _ARRAY = 128
-#: alpha*C (W_op units per cycle) of a full 128 x 128 tile over a long reduction (the scale anchor).
-ALPHA_C_FULL: float = float(
-    W_OP["RD_I"] * _ARRAY
-    + W_OP["RD_K"] * _ARRAY
-    + W_OP["TR_I"] * _ARRAY * _ARRAY
-    + W_OP["TR_K"] * _ARRAY * _ARRAY
-    + W_OP["MAC"] * _ARRAY * _ARRAY
-)
+
+
+def full_array_alpha_c(rows: int = _ARRAY, cols: int = _ARRAY) -> float:
+    """``alpha*C`` (W_op units per cycle) of a full ``rows x cols`` tile over a long reduction
+    (TR_O and WR_O amortised away): the power model's scale anchor."""
+    return float(
+        W_OP["RD_I"] * rows
+        + W_OP["RD_K"] * cols
+        + W_OP["TR_I"] * cols * rows
+        + W_OP["TR_K"] * cols * rows
+        + W_OP["MAC"] * rows * cols
+    )
+
+
+#: :func:`full_array_alpha_c` of the 128 x 128 AB9.
+ALPHA_C_FULL: float = full_array_alpha_c()
 
 
 def tile_op_counts(
-    r: Any, c: Any, m: Any, n: Any | None = None, *, array: int = _ARRAY, kernel: Any = True
+    r: Any,
+    c: Any,
+    m: Any,
+    n: Any | None = None,
+    *,
+    array_rows: int = _ARRAY,
+    array_cols: int = _ARRAY,
+    kernel: Any = True,
 ) -> FloatArray:
     """``N_op * T_op`` of every Table-1 operation for tiles of ``r x c`` PEs reducing ``m`` cycles.
 
@@ -175,7 +191,8 @@ def tile_op_counts(
         c: columns ``C``.
         m: MAC cycles ``T_MAC``.
         n: TR_O cycles; ``None`` means ``2C - 1`` (Table 4).
-        array: the array side (128).
+        array_rows: PE rows of the array (128; the kernel travels down all of them).
+        array_cols: PE columns of the array (128; the IFM travels across all of them).
         kernel: whether the tile reads kernels (RD_K, TR_K); ``False`` for vector layers.
 
     Returns:
@@ -190,10 +207,10 @@ def tile_op_counts(
         [
             r * m,  # RD_I: DC buffer(y < R)
             kf * c * m,  # RD_K: DC buffer(y < C)
-            array * r * m,  # TR_I: PE(x >= 0, y < R)
-            kf * c * array * m,  # TR_K: PE(x < C, y >= 0)
+            array_cols * r * m,  # TR_I: PE(x >= 0, y < R)
+            kf * c * array_rows * m,  # TR_K: PE(x < C, y >= 0)
             r * c * m,  # MAC: PE(x < C, y < R)
-            (array - c) * r * m,  # MAC_ineff: PE(x >= C, y < R)
+            (array_cols - c) * r * m,  # MAC_ineff: PE(x >= C, y < R)
             r * c * n_,  # TR_O: PE(x < C, y < R)
             r * c,  # WR_O: DC buffer(y < R), C outputs each
         ]
@@ -450,16 +467,15 @@ class AB9(Component):
     def energy_per_unit_j(self) -> float:
         """``k`` of Eq. 2 as joules per W_op unit at 1.00 V (``k / stc_efficiency``, see module)."""
         f_max = max(FREQUENCIES_HZ)
-        return float(self.peak_dynamic_power_w) / (
-            ALPHA_C_FULL * f_max * float(self.stc_efficiency)
-        )
+        full = full_array_alpha_c(int(self.rows), int(self.cols))
+        return float(self.peak_dynamic_power_w) / (full * f_max * float(self.stc_efficiency))
 
     # --- frequency-independent part -------------------------------------------------------------
     def layer_ops(self, network: Network, batch: int) -> LayerOps:
         """Op counts, cycles, tiles and LPDDR4 bytes of every layer (vectorised over layers)."""
         self._validate()
         b = _check_int("batch", batch, 1)
-        rows, cols, array = int(self.rows), int(self.cols), int(max(self.rows, self.cols))
+        rows, cols = int(self.rows), int(self.cols)
         c = network.columns
         gemm = c["is_gemm"].astype(bool)
         width = int(self.bytes_per_elem)
@@ -486,7 +502,9 @@ class AB9(Component):
         count = cnt_r[:, None, :] * cnt_c[None, :, :] * groups  # (2, 2, L)
         rr = size_r[:, None, :]
         cc = size_c[None, :, :]
-        per_tile = tile_op_counts(rr, cc, m_cyc, array=array, kernel=gemm)  # (8, 2, 2, L)
+        per_tile = tile_op_counts(
+            rr, cc, m_cyc, array_rows=rows, array_cols=cols, kernel=gemm
+        )  # (8, 2, 2, L)
         ops = (per_tile * count).sum(axis=(1, 2))
         tile_cycles = np.maximum(m_cyc, 2 * cc - 1)
         cycles = (count * tile_cycles).sum(axis=(0, 1)) + rows + cols
