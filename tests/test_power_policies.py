@@ -148,6 +148,8 @@ def test_highest_feasible_levels_and_errors() -> None:
         highest_feasible_levels(p, 15.0)
     with pytest.raises(ConfigError):
         highest_feasible_levels(np.zeros(3), 1.0)
+    with pytest.raises(ConfigError, match="ascending"):
+        schedule_steps(p, p, np.array([3.0, 2.0, 1.0]), np.ones(3), 30.0, idle_power_w=1.0)
     with pytest.raises(PowerCapError, match="idle"):
         schedule_steps(p, p, np.arange(3.0), np.ones(3), 30.0, idle_power_w=31.0)
 

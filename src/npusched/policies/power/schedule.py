@@ -216,6 +216,8 @@ def schedule_steps(
             f"schedule_steps: latency {lat.shape}, power {pw.shape}, frequency {f.shape} and "
             f"voltage {v.shape} do not match (levels, steps)"
         )
+    if (np.diff(f) <= 0).any():
+        raise ConfigError(f"schedule_steps: frequencies must be strictly ascending, got {list(f)}")
     if idle_power_w > cap_w:
         raise PowerCapError(f"power cap {cap_w:g} W is below the idle power {idle_power_w:g} W")
     lvl = highest_feasible_levels(pw, cap_w)
