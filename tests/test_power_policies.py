@@ -315,3 +315,24 @@ def test_power_policy_from_config() -> None:
         power_policy_from_config({"name": "DFS", "limit": 33})
     with pytest.raises(ConfigError, match="cap_w"):
         power_policy_from_config({"name": "DFS", "cap_w": -3}, where="run.power")
+
+
+def test_engine_hooks_step_levels_and_switch_cost() -> None:
+    dev = AB9(stc_efficiency=0.02)
+    net = get_network("yolov2")
+    for pol in (DFS(), DVFS()):
+        tab = dev.power_table(net, 1, voltages_v=pol.level_voltages())
+        s = pol.schedule(tab)
+        np.testing.assert_array_equal(pol.step_levels(tab), s.level)
+        # charging switch_cost step by step (frames back to back) gives the schedule's costs
+        prev = (s.frequency_hz[-1], s.voltage_v[-1])
+        for i in range(len(s.level)):
+            nxt = (s.frequency_hz[i], s.voltage_v[i])
+            assert pol.switch_cost(prev, nxt) == s.switch_s[i]
+            prev = nxt
+        # a job's share of a shared cap gives lower or equal levels
+        assert (pol.step_levels(tab, cap_w=30.0) <= s.level).all()
+    assert DVFS().switch_cost(None, (1e9, 1.0)) == 0.0
+    assert DVFS().switch_cost((5e8, 0.95), (1e9, 1.0)) == 2.15e-3
+    assert DVFS().switch_cost((8e8, 1.0), (1e9, 1.0)) == 20e-6
+    assert DFS().switch_cost((1e9, 1.0), (1e9, 1.0)) == 0.0

@@ -26,14 +26,20 @@ running jobs whenever one finishes).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.hardware.power import DFS_VOLTAGES_V, DVFS_VOLTAGES_V, FREQUENCIES_HZ, PowerTable
-from npusched.policies.power.schedule import PowerCapError, StepSchedule, schedule_steps
+from npusched.policies.power.schedule import (
+    PowerCapError,
+    StepSchedule,
+    highest_feasible_levels,
+    schedule_steps,
+)
 from npusched.registry import Registry
 
 __all__ = [
@@ -62,6 +68,14 @@ class PowerPolicy(Protocol):
 
     def schedule(self, table: PowerTable, *, cyclic: bool = True) -> StepSchedule:
         """The per-step schedule of one job under ``cap_w``."""
+        ...
+
+    def step_levels(self, table: PowerTable, *, cap_w: float | None = None) -> Any:
+        """The level of every step under ``cap_w`` (or a job's share of it)."""
+        ...
+
+    def switch_cost(self, prev: tuple[float, float] | None, nxt: tuple[float, float]) -> float:
+        """Seconds to change from ``prev`` to ``nxt`` ``(f, V)``."""
         ...
 
 
@@ -97,6 +111,26 @@ class PowerPolicyBase(Component):
             _check_time(owner, "freq_switch_s", self.freq_switch_s),
             _check_time(owner, "volt_switch_s", self.volt_switch_s),
         )
+
+    def step_levels(
+        self, table: PowerTable, *, cap_w: float | None = None
+    ) -> npt.NDArray[np.int64]:
+        """Compile-time choice (Sec. 3: the power model runs at compile time): the highest level
+        within ``cap_w`` (default the policy's own; pass a job's share of a shared cap) for
+        every step of ``table``. The engine applies a step's level when the step starts."""
+        cap, _, _ = self._validated()
+        return highest_feasible_levels(table.power_w, cap if cap_w is None else float(cap_w))
+
+    def switch_cost(self, prev: tuple[float, float] | None, nxt: tuple[float, float]) -> float:
+        """Seconds to go from ``prev = (f, V)`` to ``nxt = (f, V)`` (``None``: nothing ran
+        before, free): ``volt_switch_s`` if the voltage changes, ``freq_switch_s`` if only the
+        clock does, else 0. The engine charges it before a step, whichever job ran before."""
+        _, fsw, vsw = self._validated()
+        if prev is None:
+            return 0.0
+        if prev[1] != nxt[1]:
+            return vsw
+        return fsw if prev[0] != nxt[0] else 0.0
 
     def schedule(self, table: PowerTable, *, cyclic: bool = True) -> StepSchedule:
         """Highest level within ``cap_w`` before every step, with switch costs (see
