@@ -180,7 +180,15 @@ def test_device_registry_and_plan_variants() -> None:
     assert isinstance(dev, AB9)
     assert dev.variant_axes["frequency_hz"] == FREQUENCIES_HZ
     assert "frequency_hz" not in dict(p for p in dev.cache_key()[1:] if isinstance(p, tuple))
-    assert dev.cache_key() == AB9(frequency_hz=500e6, voltage_v=0.95).cache_key()
+    assert dev.variant_axes == {"frequency_hz": FREQUENCIES_HZ}
+    assert dev.cache_key() == AB9(frequency_hz=500e6).cache_key()
+    assert dev.cache_key() != AB9(voltage_v="dvfs").cache_key()  # voltage is a parameter
+    dv = AB9(voltage_v="dvfs")
+    assert [dv.voltage_at(f) for f in FREQUENCIES_HZ] == list(DVFS_VOLTAGES_V)
+    np.testing.assert_allclose(
+        dv.layer_costs(get_network("resnet-18"), 1, frequency_hz=500e6).energy_j,
+        dev.power_table(get_network("resnet-18"), 1, voltages_v=DVFS_VOLTAGES_V).energy_j[12],
+    )
     assert dev.cache_key() != AB9(stc_efficiency=0.5).cache_key()
     net = get_network("resnet-18")
     c1 = dev.layer_costs(net, 1)
@@ -198,6 +206,7 @@ def test_device_registry_and_plan_variants() -> None:
 @pytest.mark.parametrize(
     ("key", "value"),
     [("rows", 0), ("stc_efficiency", 0.0), ("stc_efficiency", 1.5), ("voltage_v", -1.0),
+     ("voltage_v", "dfs"),
      ("static_power_w", float("nan")), ("name", "")],
 )  # fmt: skip
 def test_bad_parameters_raise(key: str, value: object) -> None:

@@ -378,7 +378,10 @@ class AB9(Component):
         cols: PE columns (128); output channels of a tile.
         frequency_hz: default STC clock in Hz (1 GHz, Table 5's top level); a call may pick any
             level of :attr:`variant_axes` instead.
-        voltage_v: default supply voltage in V (1.00).
+        voltage_v: supply voltage in V (1.00, DFS), or ``"dvfs"``: Table 5's DVFS voltage of
+            each level (0.95 V at or below 500 MHz, 1.00 V above). A device parameter, not a
+            plan axis: a profile for a DFS run compiles ``AB9()``, one for DVFS
+            ``AB9(voltage_v="dvfs")``.
         onchip_bytes: on-chip memory (32 MiB = 128 DC buffers x 256 KiB); descriptive.
         memory_channels: LPDDR4 channels (2).
         channel_bandwidth_bps: bytes/s per channel (12.8e9: LPDDR4-3200, x32).
@@ -396,7 +399,7 @@ class AB9(Component):
         rows: int = 128,
         cols: int = 128,
         frequency_hz: float = 1e9,
-        voltage_v: float = 1.0,
+        voltage_v: float | str = 1.0,
         onchip_bytes: int = 32 * 2**20,
         memory_channels: int = 2,
         channel_bandwidth_bps: float = 12.8e9,
@@ -427,7 +430,8 @@ class AB9(Component):
         _check_int("rows", self.rows, 1)
         _check_int("cols", self.cols, 1)
         _check_real("frequency_hz", self.frequency_hz, positive=True)
-        _check_real("voltage_v", self.voltage_v, positive=True)
+        if self.voltage_v != "dvfs":
+            _check_real("voltage_v", self.voltage_v, positive=True)
         _check_int("onchip_bytes", self.onchip_bytes, 1)
         _check_int("memory_channels", self.memory_channels, 1)
         _check_real("channel_bandwidth_bps", self.channel_bandwidth_bps, positive=True)
@@ -450,8 +454,15 @@ class AB9(Component):
 
     @property
     def variant_axes(self) -> dict[str, tuple[float, ...]]:
-        """Run-time choices: Table 5's clock levels (Hz) and the two supply voltages (V)."""
-        return {"frequency_hz": FREQUENCIES_HZ, "voltage_v": (0.95, 1.00)}
+        """Run-time choice: Table 5's clock levels (Hz). The voltage is a device parameter
+        (``voltage_v``): DFS keeps 1.00 V, DVFS ties it to the level."""
+        return {"frequency_hz": FREQUENCIES_HZ}
+
+    def voltage_at(self, frequency_hz: float) -> float:
+        """The supply voltage (V) this device runs at ``frequency_hz`` (Hz)."""
+        if self.voltage_v == "dvfs":
+            return 0.95 if frequency_hz <= 500e6 else 1.00
+        return float(self.voltage_v)
 
     @property
     def memory_bandwidth_bps(self) -> float:
@@ -582,7 +593,7 @@ class AB9(Component):
         ``energy_j`` the layer energy of Eq. 1-2 (joules).
         """
         f = float(self.frequency_hz if frequency_hz is None else frequency_hz)
-        v = float(self.voltage_v if voltage_v is None else voltage_v)
+        v = self.voltage_at(f) if voltage_v is None else float(voltage_v)
         lo = self.layer_ops(network, batch)
         tab = self.power_table(network, batch, frequencies_hz=(f,), voltages_v=v, ops=lo)
         out_bytes = batch * network.columns["output_elems"] * int(self.bytes_per_elem)

@@ -26,7 +26,7 @@ running jobs whenever one finishes).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -39,8 +39,12 @@ from npusched.policies.power.schedule import (
     StepSchedule,
     highest_feasible_levels,
     schedule_steps,
+    switch_costs,
 )
 from npusched.registry import Registry
+
+if TYPE_CHECKING:
+    from npusched.hardware.profile import ExecPlan
 
 __all__ = [
     "DFS",
@@ -100,12 +104,20 @@ class PowerPolicyBase(Component):
     cap_w: float
     freq_switch_s: float
     volt_switch_s: float
+    idle_power_w: float
 
     def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
         raise NotImplementedError
 
     def _validated(self) -> tuple[float, float, float]:
         owner = type(self).__name__
+        idle = self.idle_power_w
+        if (
+            not isinstance(idle, int | float)
+            or isinstance(idle, bool)
+            or not (0.0 <= float(idle) < float("inf"))
+        ):
+            raise ParameterError(owner, "idle_power_w", idle, "a finite number of watts >= 0")
         return (
             _check_cap(owner, self.cap_w),
             _check_time(owner, "freq_switch_s", self.freq_switch_s),
@@ -131,6 +143,49 @@ class PowerPolicyBase(Component):
         if prev[1] != nxt[1]:
             return vsw
         return fsw if prev[0] != nxt[0] else 0.0
+
+    def derive(self, plans: Mapping[float, ExecPlan], cap_w: float) -> ExecPlan:
+        """The engine's hook (:class:`npusched.sim.engine.Simulator` ``power=``): one job's plan
+        under ``cap_w`` from its plans at every clock level.
+
+        Every step runs at the highest level whose power (the plan's ``power_w``) is within
+        ``cap_w`` (the engine passes the job's share of the machine's cap). A change of clock or
+        voltage from the previous step is folded into the step: its time (:meth:`switch_cost`)
+        is added to the step's latency and ``idle_power_w`` times it to its energy. The first
+        step is free (the engine does not tell which job ran before). The plans must have been
+        compiled at the policy's voltages (``AB9()`` for DFS, ``AB9(voltage_v="dvfs")`` for
+        DVFS).
+
+        Args:
+            plans: ``{frequency_hz: ExecPlan}`` of one job, all with the same steps.
+            cap_w: the job's power cap (W).
+
+        Returns:
+            An :class:`~npusched.hardware.profile.ExecPlan` with per-step ``frequency_hz``.
+        """
+        from npusched.hardware.profile import ExecPlan
+
+        _, fsw, vsw = self._validated()
+        freqs = sorted(plans)
+        if not freqs:
+            raise PowerCapError(f"{type(self).__name__}.derive: no plans")
+        ps = [plans[f] for f in freqs]
+        if len({p.steps for p in ps}) != 1:
+            raise PowerCapError(f"{type(self).__name__}.derive: plans differ in their steps")
+        levels = highest_feasible_levels(np.stack([p.power_w for p in ps]), float(cap_w))
+        cols = np.arange(ps[0].steps)
+        f = np.asarray(freqs, dtype=np.float64)[levels]
+        v = np.asarray(self.level_voltages(freqs), dtype=np.float64)[levels]
+        sw, _, _ = switch_costs(f, v, freq_switch_s=fsw, volt_switch_s=vsw, cyclic=False)
+        idle = float(self.idle_power_w)
+        return ExecPlan.from_steps(
+            np.stack([p.latency_s for p in ps])[levels, cols] + sw,
+            tiles=np.stack([p.tiles for p in ps])[levels, cols],
+            checkpoint_bytes=np.stack([p.checkpoint_bytes for p in ps])[levels, cols],
+            energy_j=np.stack([p.energy_j for p in ps])[levels, cols] + sw * idle,
+            exits=ps[0].exits,
+            frequency_hz=f,
+        )
 
     def schedule(self, table: PowerTable, *, cyclic: bool = True) -> StepSchedule:
         """Highest level within ``cap_w`` before every step, with switch costs (see
@@ -165,16 +220,24 @@ class DFS(PowerPolicyBase):
         cap_w: power limit in W (33, Sec. 4.1).
         freq_switch_s: cost of a clock change in seconds (20 us, Sec. 3.2).
         voltage_v: the fixed supply voltage in V (1.00, Table 5).
+        idle_power_w: power during a switch in W, used by :meth:`derive` (engine runs) for the
+            energy of the switches it folds into steps (set it to the device's idle power,
+            e.g. ``AB9().idle_power_w``; 0 by default).
     """
 
     name = "DFS"
 
     def __init__(
-        self, cap_w: float = 33.0, freq_switch_s: float = 20e-6, voltage_v: float = 1.0
+        self,
+        cap_w: float = 33.0,
+        freq_switch_s: float = 20e-6,
+        voltage_v: float = 1.0,
+        idle_power_w: float = 0.0,
     ) -> None:
         self.cap_w = cap_w
         self.freq_switch_s = freq_switch_s
         self.voltage_v = voltage_v
+        self.idle_power_w = idle_power_w
         self.volt_switch_s = 0.0  # never used: the voltage never changes
 
     def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
@@ -196,6 +259,7 @@ class DVFS(PowerPolicyBase):
         low_voltage_v: voltage at or below ``threshold_hz`` (0.95 V, Table 5).
         high_voltage_v: voltage above it (1.00 V).
         threshold_hz: highest clock of the low voltage (500 MHz, Table 5).
+        idle_power_w: power during a switch in W, for :meth:`derive` (as :class:`DFS`).
     """
 
     name = "DVFS"
@@ -208,10 +272,12 @@ class DVFS(PowerPolicyBase):
         low_voltage_v: float = 0.95,
         high_voltage_v: float = 1.0,
         threshold_hz: float = 500e6,
+        idle_power_w: float = 0.0,
     ) -> None:
         self.cap_w = cap_w
         self.freq_switch_s = freq_switch_s
         self.volt_switch_s = volt_switch_s
+        self.idle_power_w = idle_power_w
         self.low_voltage_v = low_voltage_v
         self.high_voltage_v = high_voltage_v
         self.threshold_hz = threshold_hz
