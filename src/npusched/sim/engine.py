@@ -1491,10 +1491,8 @@ class _Run:
         makespan = float(finish[done].max() - start) if done.any() else 0.0
         per_res: dict[str, dict[str, float]] = {}
         for res in self.res:
-            idle = (
-                res.spec.idle_power_w
-                * max(now - start, 0.0)
-                * (1.0 - res.busy / max(now - start, 1e-300))
+            idle = res.spec.idle_power_w * max(now - start, 0.0) * (
+                1.0 - res.busy / max(now - start, 1e-300)
             )
             per_res[res.name] = {
                 "busy_s": float(res.busy),
