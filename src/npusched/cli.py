@@ -362,6 +362,36 @@ def reproduce_prema(
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
 
 
+@reproduce_app.command("dfs")
+def reproduce_dfs(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/dfs"),
+    quick: Annotated[
+        bool, typer.Option(help="Three networks (VGG-16, ResNet-18, SqueezeNet) instead of eight.")
+    ] = False,
+    cap_w: Annotated[float, typer.Option(help="Power limit in watts (> 0).")] = 33.0,
+    efficiency: Annotated[
+        float | None,
+        typer.Option(help="AB9 STC efficiency in (0, 1] (default: calibrated to 1.99 ms/layer)."),
+    ] = None,
+    fuse: Annotated[
+        bool,
+        typer.Option(help="Fuse vector layers into the GEMM step before them (else per operator)."),
+    ] = True,
+) -> None:
+    """Layer-wise DFS vs DVFS under a power limit (ETRI J. 2022): Fig. 4-6, Table 6."""
+    from npusched.experiments.reproduce.dfs import reproduce
+
+    summary = reproduce(out, quick=quick, cap_w=cap_w, efficiency=efficiency, fuse=fuse)
+    from npusched.report.tables import render
+
+    rows = [
+        {"quantity": key, "ours": val.get("ours"), "paper": val.get("paper")}
+        for key, val in summary["headline"].items()
+    ]
+    render(rows, "table", title="DFS vs DVFS: our numbers vs the paper's")
+    typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
