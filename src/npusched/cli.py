@@ -128,6 +128,10 @@ def profile_cmd(
     batch: Annotated[list[int] | None, typer.Option(help="Batch size (repeatable).")] = None,
     fmt: FormatOpt = "table",
     layers: Annotated[bool, typer.Option("--layers/--no-layers", help="Per-layer rows.")] = True,
+    subarrays: Annotated[
+        int | None,
+        typer.Option(help="Subarrays allocated (devices with a 'subarrays' axis: planaria 1-16)."),
+    ] = None,
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
@@ -152,6 +156,17 @@ def profile_cmd(
     else:
         net = get_network(network)
     dev = get_device(device)
+    if subarrays is not None:
+        axes = getattr(dev, "variant_axes", {})
+        if "subarrays" not in axes:
+            raise ConfigError(f"--subarrays: device {device!r} has no subarrays axis")
+        if subarrays not in axes["subarrays"]:
+            allowed = axes["subarrays"]
+            raise ConfigError(
+                f"--subarrays must be in {allowed[0]}..{allowed[-1]} for {device!r}, "
+                f"got {subarrays}"
+            )
+        dev = dev.variant(subarrays=subarrays)  # type: ignore[attr-defined]
     prof = compile_profile(net, dev, batches)
     peak = getattr(dev, "peak_macs_per_s", None)
 
