@@ -1,0 +1,188 @@
+"""Planaria's spatial task scheduling (MICRO 2020, Sec. V, Algorithm 1) as pure functions.
+
+The scheduler runs on the host whenever a task is dispatched or a running task finishes. It
+sees the queue ``Q`` (running and waiting tasks), each with its priority, its slack (QoS
+constraint minus the time since dispatch, i.e. seconds left until its deadline) and its
+predicted remaining time on every subarray count (``PREDICTTIME``: the remaining tiles of the
+compiled configuration tables times their cycles per tile). It returns how many subarrays each
+task gets. Executing that allocation (tile-granular re-allocation, preempting only tasks whose
+count changes, checkpointing one tile) is the engine's job, not these functions'.
+
+Each function follows its pseudo-code line by line (line numbers of Algorithm 1 in comments);
+where the pseudo-code is silent or ill-defined we choose, and say so:
+
+* **ESTIMATERESOURCES with no feasible count** (``min`` of an empty candidate list, line 21):
+  the task cannot meet its QoS on any allocation; we return the count with the shortest
+  predicted remaining time (the smallest such count on ties), i.e. the most it can use.
+* **remaining_time in ALLOCATEFITTASKS** (line 27): the predicted remaining time on the task's
+  estimated (minimum) allocation ``remaining_s[estimate - 1]``, floored at 1 ns so a task about
+  to finish has a large but finite score.
+* **Whole subarrays** (lines 31-32 give fractional shares ``fraction x remaining_array``): the
+  spare subarrays are apportioned by the largest-remainder (Hamilton) method - each task first
+  gets ``floor(share)``, then the leftover subarrays go one each to the largest fractional
+  remainders (ties: higher score, then queue order). The allocation sums to exactly
+  ``size`` and every task's count is its share rounded down or up.
+* **Slack <= 0 in ALLOCATEUNFITTASKS** (line 40 divides by the slack): a task past its deadline
+  has no finite positive score; such tasks rank after every task that can still meet its QoS,
+  among themselves by ``priority / estimate`` (descending). Equal scores keep queue order.
+* **The last task that does not fit** (lines 44-47 subtract estimates until the array is full,
+  which can overshoot): the first task in score order whose estimate exceeds the subarrays
+  left gets what is left, and allocation stops; the array is never oversubscribed. (The
+  pseudo-code's loop variable ``task`` is the next task in score order.)
+
+Tasks that get no subarrays are left out of the returned mapping (they wait in the queue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from npusched.errors import SimulationError
+
+__all__ = [
+    "SpatialTask",
+    "allocate_fit_tasks",
+    "allocate_unfit_tasks",
+    "estimate_resources",
+    "fits",
+    "schedule_tasks_spatially",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Floor on a remaining time in a score's denominator, seconds.
+_MIN_REMAINING_S = 1e-9
+
+
+@dataclass(frozen=True)
+class SpatialTask:
+    """One task in Planaria's queue (plain data: the engine builds these from its jobs).
+
+    Attributes:
+        id: the task (request) id.
+        priority: its priority (Planaria: 1..11), > 0.
+        slack_s: seconds left until its QoS deadline (``constraint - executed_time``, line 15);
+            may be <= 0 once the deadline has passed.
+        remaining_s: predicted remaining seconds on ``n = 1..size`` subarrays (index ``n - 1``),
+            from the configuration tables and the task's current position.
+    """
+
+    id: int
+    priority: float
+    slack_s: float
+    remaining_s: Any
+
+    def __post_init__(self) -> None:
+        r = np.asarray(self.remaining_s, dtype=np.float64)
+        if r.ndim != 1 or r.size == 0 or not np.all(np.isfinite(r)) or (r < 0).any():
+            raise SimulationError(
+                f"task {self.id}: remaining_s must be a non-empty 1-D array of finite "
+                f"seconds >= 0, got {self.remaining_s!r}"
+            )
+        if not self.priority > 0:
+            raise SimulationError(f"task {self.id}: priority must be > 0, got {self.priority}")
+        r.flags.writeable = False
+        object.__setattr__(self, "remaining_s", r)
+
+
+def estimate_resources(task: SpatialTask, size: int = 16) -> int:
+    """ESTIMATERESOURCES (lines 13-22): the fewest subarrays whose predicted remaining time
+    fits the task's slack; if none does, the count with the shortest remaining time."""
+    remaining = np.asarray(task.remaining_s)[:size]  # PREDICTTIME for 1..size subarrays
+    if remaining.size < size:
+        raise SimulationError(
+            f"task {task.id}: remaining_s has {remaining.size} entries, need {size}"
+        )
+    slack = task.slack_s  # line 15
+    candidates = [n for n in range(1, size + 1) if remaining[n - 1] <= slack]  # lines 16-20
+    if candidates:
+        return min(candidates)  # line 21
+    return int(np.argmin(remaining)) + 1  # no count meets the QoS (see module docstring)
+
+
+def fits(estimates: Mapping[int, int], size: int = 16) -> bool:
+    """``Planaria.fits(estimates)`` (line 6): the minimum allocations fit on the array."""
+    return sum(estimates.values()) <= size
+
+
+def _largest_remainder(shares: FloatArray, total: int, order_keys: FloatArray) -> npt.NDArray[Any]:
+    """Whole units summing to ``total`` from real ``shares`` (summing to ``total``): floors,
+    then one more unit to each of the largest remainders (ties: larger ``order_keys``, then
+    lower index)."""
+    base = np.floor(shares + 1e-12).astype(np.int64)
+    left = total - int(base.sum())
+    if left > 0:
+        rem = shares - base
+        idx = np.arange(len(shares))
+        order = np.lexsort((idx, -order_keys, -rem))
+        base[order[:left]] += 1
+    return base
+
+
+def allocate_fit_tasks(
+    queue: Sequence[SpatialTask], estimates: Mapping[int, int], size: int = 16
+) -> dict[int, int]:
+    """ALLOCATEFITTASKS (lines 23-35): every task its estimate, plus the spare subarrays split
+    in proportion to ``priority / remaining_time`` (whole subarrays, largest remainder)."""
+    if not queue:
+        return {}
+    allocation = {t.id: int(estimates[t.id]) for t in queue}  # line 26
+    scores = np.array(  # line 27
+        [
+            t.priority / max(float(t.remaining_s[allocation[t.id] - 1]), _MIN_REMAINING_S)
+            for t in queue
+        ]
+    )
+    remaining_array = size - sum(allocation.values())  # line 29
+    if remaining_array < 0:
+        raise SimulationError(f"estimates need {size - remaining_array} subarrays of {size}")
+    fraction = scores / scores.sum()  # line 31
+    extra = _largest_remainder(fraction * remaining_array, remaining_array, scores)  # line 32
+    for t, e in zip(queue, extra.tolist(), strict=True):
+        allocation[t.id] += int(e)
+    return allocation
+
+
+def allocate_unfit_tasks(
+    queue: Sequence[SpatialTask], estimates: Mapping[int, int], size: int = 16
+) -> dict[int, int]:
+    """ALLOCATEUNFITTASKS (lines 36-49): tasks in descending ``priority / (slack x estimate)``
+    order get their estimates until the array is full (the last one what is left)."""
+    keyed = []
+    for pos, t in enumerate(queue):  # lines 38-41
+        slack = t.slack_s  # line 39
+        est = int(estimates[t.id])
+        if slack > 0:
+            key = (0, -(t.priority / (slack * est)), pos)  # line 40
+        else:  # past its deadline: after every task that can still make it
+            key = (1, -(t.priority / est), pos)
+        keyed.append((key, t))
+    keyed.sort(key=lambda kt: kt[0])  # line 42
+    allocation: dict[int, int] = {}
+    remaining_array = size  # line 43
+    for _, t in keyed:  # lines 44-47
+        if remaining_array <= 0:
+            break
+        give = min(int(estimates[t.id]), remaining_array)
+        allocation[t.id] = give  # line 45
+        remaining_array -= give  # line 46
+    return allocation
+
+
+def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> dict[int, int]:
+    """SCHEDULETASKSSPATIALLY (lines 1-12): ``{task id: subarrays}`` for the tasks that run,
+    summing to at most ``size``."""
+    ids = [t.id for t in queue]
+    if len(set(ids)) != len(ids):
+        raise SimulationError(f"duplicate task ids in the queue: {ids}")
+    estimates = {t.id: estimate_resources(t, size) for t in queue}  # lines 2-5
+    if fits(estimates, size):  # line 6
+        s = allocate_fit_tasks(queue, estimates, size)  # line 7
+    else:
+        s = allocate_unfit_tasks(queue, estimates, size)  # line 9
+    return {k: v for k, v in s.items() if v > 0}  # line 11
