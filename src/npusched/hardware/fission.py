@@ -283,7 +283,7 @@ class FissionArray(Component):
                 f"FissionArray: energy must be an EnergyModel or None, got {self.energy!r}"
             )
         if not isinstance(self.name, str) or not self.name:
-            raise HardwareConfigError(f"FissionArray: name must be a non-empty string")
+            raise HardwareConfigError("FissionArray: name must be a non-empty string")
         return cfg
 
     @property
@@ -369,7 +369,9 @@ class FissionArray(Component):
             energy_j=_ro(energy.astype(np.float64)),
         )
 
-    def fission_table(self, network: Network, batch: int = 1, *, subarrays: int = 16) -> FissionTable:
+    def fission_table(
+        self, network: Network, batch: int = 1, *, subarrays: int = 16
+    ) -> FissionTable:
         """The compiler's configuration table for ``subarrays`` subarrays (see
         :class:`FissionTable`): every candidate's cycles per layer and the chosen one."""
         ev = self._evaluate(network, (batch,), self._check_n(subarrays))
