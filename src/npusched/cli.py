@@ -304,6 +304,28 @@ def reproduce_prema(
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
 
 
+@reproduce_app.command("planaria")
+def reproduce_planaria(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "out/planaria"
+    ),
+    quick: Annotated[bool, typer.Option(help="Fewer workload instances.")] = False,
+) -> None:
+    """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy); Fig. 12-16 need
+    the multi-tenant engine."""
+    from npusched.experiments.reproduce.planaria import reproduce
+
+    summary = reproduce(out, quick=quick, progress=True)
+    from npusched.report.tables import render
+
+    rows = [
+        {"quantity": key, "ours": val.get("ours"), "paper": val.get("paper")}
+        for key, val in summary.get("headline", {}).items()
+    ]
+    render(rows, "table", title="Planaria: our numbers vs the paper's")
+    typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv

@@ -44,9 +44,13 @@ co-locating 1..16 DNNs on the chip, a different quantity that no table lists; we
 heterogeneous compositions inside one task (e.g. a 2 x 2 grid plus one spare subarray).
 
 The ``k`` copies split the layer one of three ways, each a candidate: the streamed rows
-(``B*M``; weights replicated), the output channels ``N`` (inputs replicated) or the groups
-(grouped and depthwise convolutions; only when ``groups > 1``). The slowest copy (the one
-with the ``ceil`` share) sets the layer time. A depthwise layer on ``(16, 1, 1)`` split by
+(``B*M``; every copy needs the same weight tiles), the output channels ``N`` (every copy needs
+the same input tiles) or the groups (grouped and depthwise convolutions; only when
+``groups > 1``; nothing shared). The shared operand is broadcast: the off-chip bus "goes around
+the subarrays and can fill their weight buffers" and the pods' direct links forward
+activations (Sec. IV-C), so a shared tile is loaded from DRAM once for the ``k`` copies and
+each copy's memory phase carries ``1/k`` of it (its own tile in full). The slowest copy (the
+one with the ``ceil`` share) sets the layer time. A depthwise layer on ``(16, 1, 1)`` split by
 groups runs 16 channels at once, one column of each subarray (Sec. VI-B2); on the monolithic
 array one column of 128 x 128 does all channels in turn.
 
@@ -353,7 +357,7 @@ class FissionArray(Component):
 
         cycles = pick(ev["cycles"]).astype(np.int64)
         tiles = pick(ev["tiles"]).astype(np.int64)
-        dram = pick(ev["dram"]).astype(np.int64)
+        dram = np.rint(pick(ev["dram"])).astype(np.int64)
         energy = pick(ev["energy"])
         out_bytes, cap = ev["out_bytes"], ev["act_cap"]
         if self.checkpoint == "max":
@@ -417,16 +421,21 @@ class FissionArray(Component):
             sh, sw = r * base.rows, cc * base.cols
             cfg = replace(base, rows=sh, cols=sw, bw=base.bw * share / k)
             for split in SPLITS if k > 1 else SPLITS[:1]:
+                w_share = i_share = 1.0
                 if split == "stream":
                     bm_c, n_c, g_c = _cdiv(bm, k), nn, gg
                     active = np.minimum(k, np.maximum(bm, 1))
+                    w_share = 1.0 / k  # weight tiles broadcast to the k copies
                 elif split == "channel":
                     bm_c, n_c, g_c = bm, _cdiv(nn, k), gg
                     active = np.minimum(k, np.maximum(nn, 1))[None, :]
+                    i_share = 1.0 / k  # input tiles broadcast to the k copies
                 else:
                     bm_c, n_c, g_c = bm, nn, _cdiv(gg, k)
                     active = np.minimum(k, gg)[None, :]
-                cyc, til, loaded = _gemm_grid(cfg, bm_c, kk, n_c, g_c, width)
+                cyc, til, loaded = _gemm_grid(
+                    cfg, bm_c, kk, n_c, g_c, width, weight_share=w_share, input_share=i_share
+                )
                 cyc = cyc + til * hop * (r - 1 + cc - 1)
                 valid = is_gemm[None, :] & ((gg > 1)[None, :] if split == "group" else True)
                 sram = (
