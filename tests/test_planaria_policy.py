@@ -15,6 +15,7 @@ from npusched.policies.spatial.planaria import (
     allocate_unfit_tasks,
     estimate_resources,
     fits,
+    predict_remaining,
     schedule_tasks_spatially,
 )
 
@@ -134,3 +135,27 @@ def test_never_oversubscribed(q: list[SpatialTask]) -> None:
         short = [i for i in s if s[i] < est[i]]
         assert len(short) <= 1
         assert sum(s.values()) == 16 or len(s) == len(q)
+
+
+# --- PREDICTTIME -----------------------------------------------------------------------------
+def test_predict_remaining_from_variant_profiles() -> None:
+    from npusched.hardware.fission import FissionArray, variant_profiles
+    from npusched.models import get_network
+
+    net = get_network("mobilenet-v1")
+    plans = [p.plan(1) for p in variant_profiles(net, FissionArray())]
+    assert len(plans) == 16
+    full = predict_remaining(plans, 0, 0.0)
+    np.testing.assert_allclose(full, [p.total_s for p in plans])
+    assert full[15] < full[0] / 8  # 16 subarrays much faster than one
+    mid = predict_remaining(plans, 5, 0.5)
+    want = [p.total_s - p.cum_s[5] - 0.5 * p.latency_s[5] for p in plans]
+    np.testing.assert_allclose(mid, want)
+    assert (predict_remaining(plans, plans[0].steps) == 0).all()
+    # the estimate uses it: a slack just above the 4-subarray time needs at most 4
+    t = SpatialTask(0, 1, float(full[3]) * 1.0001, full)
+    assert estimate_resources(t) <= 4
+    with pytest.raises(SimulationError):
+        predict_remaining(plans, 0, 1.5)
+    with pytest.raises(SimulationError):
+        predict_remaining(plans, plans[0].steps + 1)

@@ -78,7 +78,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -101,7 +101,17 @@ from npusched.hardware.systolic import (
 )
 from npusched.models.ir import Network
 
-__all__ = ["SPLITS", "FissionArray", "FissionTable", "FissionVariant", "fission_configs"]
+if TYPE_CHECKING:
+    from npusched.hardware.profile import Profile
+
+__all__ = [
+    "SPLITS",
+    "FissionArray",
+    "FissionTable",
+    "FissionVariant",
+    "fission_configs",
+    "variant_profiles",
+]
 
 #: How the ``k`` copies of a configuration share a layer.
 SPLITS = ("stream", "channel", "group")
@@ -498,6 +508,20 @@ class FissionArray(Component):
             "act_cap": max(int(base.act_sram * share), 1),
             "f": base.f,
         }
+
+
+def variant_profiles(
+    network: Network, device: FissionArray, batch_sizes: Sequence[int] = (1,)
+) -> tuple[Profile, ...]:
+    """The compiled profiles of ``network`` on 1..``num_subarrays`` subarrays (index ``n - 1``):
+    Planaria's 16 configuration tables per DNN (Sec. IV-C). A bridge until ``compile_profile``
+    compiles named plan axes; each comes from the profile cache like any other."""
+    from npusched.hardware.profile import compile_profile
+
+    return tuple(
+        compile_profile(network, device.variant(subarrays=n), batch_sizes)
+        for n in device.variant_axes["subarrays"]
+    )
 
 
 class FissionVariant:

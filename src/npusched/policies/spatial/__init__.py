@@ -9,6 +9,7 @@ from npusched.policies.spatial.planaria import (
     allocate_fit_tasks,
     allocate_unfit_tasks,
     estimate_resources,
+    predict_remaining,
     schedule_tasks_spatially,
 )
 
@@ -17,5 +18,6 @@ __all__ = [
     "allocate_fit_tasks",
     "allocate_unfit_tasks",
     "estimate_resources",
+    "predict_remaining",
     "schedule_tasks_spatially",
 ]

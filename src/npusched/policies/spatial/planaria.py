@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import SimulationError
+from npusched.hardware.profile import ExecPlan
 
 __all__ = [
     "SpatialTask",
@@ -50,6 +51,7 @@ __all__ = [
     "allocate_unfit_tasks",
     "estimate_resources",
     "fits",
+    "predict_remaining",
     "schedule_tasks_spatially",
 ]
 
@@ -88,6 +90,29 @@ class SpatialTask:
             raise SimulationError(f"task {self.id}: priority must be > 0, got {self.priority}")
         r.flags.writeable = False
         object.__setattr__(self, "remaining_s", r)
+
+
+def predict_remaining(plans: Sequence[ExecPlan], step: int, fraction: float = 0.0) -> FloatArray:
+    """PREDICTTIME for every subarray count: remaining seconds of a task at position
+    ``(step, fraction)`` of its plan on each of ``plans`` (one per count, ``plans[n - 1]`` for
+    ``n`` subarrays; all plans of one request share their step sequence).
+
+    The remaining time is the rest of the current step (``1 - fraction`` of it, i.e. its
+    remaining tiles times cycles per tile) plus every later step, from the plan's prefix sums
+    (Sec. V: "looking up the number of remaining tiles with their cycles").
+    """
+    if not 0.0 <= fraction <= 1.0:
+        raise SimulationError(f"fraction must be in [0, 1], got {fraction}")
+    out = np.empty(len(plans), dtype=np.float64)
+    for i, plan in enumerate(plans):
+        if not 0 <= step <= plan.steps:
+            raise SimulationError(f"step {step} outside 0..{plan.steps}")
+        if step == plan.steps:
+            out[i] = 0.0
+            continue
+        done = plan.cum_s[step] + fraction * plan.latency_s[step]
+        out[i] = max(plan.total_s - float(done), 0.0)
+    return out
 
 
 def estimate_resources(task: SpatialTask, size: int = 16) -> int:
