@@ -226,3 +226,20 @@ def test_cli_profile_subarrays(capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["profile", "mobilenet-v1", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and needle in err[0]
+
+
+def test_device_protocol_and_params() -> None:
+    from npusched.base import clone
+    from npusched.hardware import Device
+
+    fa = FissionArray(energy=EnergyModel(dram_pj_per_bit=12.5))
+    assert isinstance(fa, Device) and isinstance(fa.variant(subarrays=3), Device)
+    before = fa.get_params()
+    fa.layer_costs(get_network("alexnet"), 2, subarrays=3)
+    assert fa.get_params() == before  # a call mutates nothing
+    twin = clone(fa)
+    assert twin.cache_key() == fa.cache_key()
+    assert twin.cache_key() != FissionArray().cache_key()  # the energy model is in the key
+    v = fa.variant(subarrays=4)
+    assert v.memory_bandwidth_bps == pytest.approx(358e9 / 4)
+    assert v.peak_macs_per_s == pytest.approx(4 * 32 * 32 * 700e6)
