@@ -310,12 +310,19 @@ def reproduce_planaria(
         "out/planaria"
     ),
     quick: Annotated[bool, typer.Option(help="Fewer workload instances.")] = False,
+    multi_tenant: Annotated[
+        bool,
+        typer.Option(
+            "--multi-tenant/--no-multi-tenant",
+            help="Also run PREMA's side of Fig. 12-15 (slow; Planaria's needs the new engine).",
+        ),
+    ] = False,
 ) -> None:
     """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy); Fig. 12-16 need
     the multi-tenant engine."""
     from npusched.experiments.reproduce.planaria import reproduce
 
-    summary = reproduce(out, quick=quick, progress=True)
+    summary = reproduce(out, quick=quick, progress=True, multi_tenant=multi_tenant)
     from npusched.report.tables import render
 
     rows = [

@@ -11,12 +11,19 @@ The suite has two parts.
   :class:`~npusched.hardware.energy.EnergyModel` (45 nm constants). Recurrent GNMT runs at the
   zoo's default sequence lengths. The paper reports 3.5x speedup and 6.3x energy reduction on
   average (arithmetic mean over the nine; Tiny YOLO 2.8x / 5.5x; depthwise networks most).
-* **Multi-tenant (Fig. 12-16) - needs the engine core.** Throughput at SLA, SLA satisfaction
-  rate, fairness and energy of Planaria's scheduler against PREMA on Workloads A/B/C x QoS
-  S/M/H, and the node count of Fig. 16. They need several jobs at once on disjoint subarray
-  sets with plan variants (issue 9). :data:`MULTI_TENANT_FIGURES` names them and
-  :data:`PAPER_MULTI_TENANT` holds the paper's numbers; :func:`reproduce` records them as
-  pending in ``summary.json`` until a ``multi_tenant`` runner is plugged in.
+* **Multi-tenant (Fig. 12-16) - harness and PREMA side implemented, Planaria side pending.**
+  Throughput at SLA (Fig. 12: :func:`throughput_qps`, the highest rate at which a seeded
+  workload instance meets the MLPerf SLA, searched by
+  :func:`npusched.metrics.throughput_at_sla`), SLA satisfaction rate, fairness and energy at a
+  fixed rate (Fig. 13-15: :func:`fixed_rate_point` over many instances) on Workloads A/B/C x
+  QoS S/M/H. A system under test is any :data:`Simulate` (workload -> records).
+  :func:`prema_simulate` is the baseline on today's engine (P-PREMA on ``prema-npu``). The
+  Planaria side needs several jobs at once on disjoint subarray sets with plan variants
+  (issue 9), and Fig. 16 (nodes for 99% SLA) needs request routing. ``reproduce(...,
+  multi_tenant=True)`` fills ``workloads[W][Q][metric]["prema"]`` and leaves ``"planaria"``
+  ``null``. :data:`PAPER_MULTI_TENANT` holds the paper's numbers. The paper states none of
+  the study's parameters (requests per instance, instances, the fixed rate); ours are in
+  :class:`MultiTenantSetup`.
 
 Outputs in the output directory: ``fig17.csv``, ``fig17_speedup.png``, ``fig17_energy.png``,
 ``summary.json`` and ``report.md``.
@@ -25,7 +32,8 @@ Outputs in the output directory: ``fig17.csv``, ``fig17_speedup.png``, ``fig17_e
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +47,27 @@ from npusched.hardware.profile import compile_profile
 from npusched.hardware.systolic import SystolicArray
 from npusched.models.ir import LayerKind
 from npusched.models.zoo import get_network
-from npusched.workloads.planaria import WORKLOADS
+from npusched.workloads.planaria import QOS_LEVELS, SLA_FRACTION, WORKLOADS, planaria_workload
+from npusched.workloads.request import Request
 
 __all__ = [
     "MULTI_TENANT_FIGURES",
     "PAPER",
     "PAPER_MULTI_TENANT",
+    "MultiTenantSetup",
+    "Simulate",
+    "fixed_rate_point",
     "isolated_comparison",
+    "prema_simulate",
+    "reference_rate",
     "reproduce",
+    "throughput_qps",
+    "workload_instance",
 ]
+
+#: A system under test: a workload -> per-request records with at least ``network``,
+#: ``priority``, ``latency_s``, ``slo_s``, ``isolated_s`` and (for energy) ``energy_j``.
+Simulate = Callable[[Sequence[Request]], pd.DataFrame]
 
 #: The paper's Fig. 17 numbers (Sec. VI-B2) that ``report.md`` sets ours against.
 PAPER: dict[str, float] = {
@@ -160,6 +180,141 @@ def isolated_comparison(
     return pd.DataFrame(rows)
 
 
+# --- multi-tenant harness (Fig. 12-15): any system behind a ``Simulate`` ----------------------
+@dataclass(frozen=True)
+class MultiTenantSetup:
+    """The fixed parameters of the multi-tenant study (the paper gives none of them).
+
+    Attributes:
+        n_requests: requests per workload instance.
+        instances: workload instances per point for the SLA rate, fairness and energy.
+        seed: base seed; instance ``i`` of ``(scenario, qos)`` draws from
+            ``SeedSequence([seed, scenario index, qos index, i])``, the same at every rate
+            (common random numbers: a rate only rescales the exponential gaps), so the
+            throughput search is deterministic for a seed.
+        rate_tol: relative tolerance of the throughput search.
+        min_rate: the search's starting rate, requests per second.
+        load: the fixed rate of Fig. 13-15 as a load on the monolithic array
+            (:func:`reference_rate`).
+    """
+
+    n_requests: int = 500
+    instances: int = 20
+    seed: int = 0
+    rate_tol: float = 0.02
+    min_rate: float = 1.0
+    load: float = 0.25
+
+
+def workload_instance(
+    setup: MultiTenantSetup, scenario: str, qos: str, rate: float, instance: int = 0
+) -> list[Request]:
+    """Instance ``instance`` of Table I's ``scenario`` at QoS level ``qos`` and ``rate`` req/s."""
+    key = np.random.SeedSequence(
+        [setup.seed, "ABC".index(scenario), list(QOS_LEVELS).index(qos), instance]
+    )
+    return planaria_workload(
+        scenario, qos, rate, n_requests=setup.n_requests, random_state=np.random.default_rng(key)
+    )
+
+
+def throughput_qps(
+    simulate: Simulate,
+    setup: MultiTenantSetup,
+    scenario: str,
+    qos: str,
+    *,
+    history: list[tuple[float, bool]] | None = None,
+) -> float:
+    """Fig. 12: the highest Poisson rate (req/s) at which instance 0 meets the SLA (99% of
+    vision and 97% of GNMT requests within QoS), by :func:`npusched.metrics.throughput_at_sla`
+    (galloping then bisection); 0.0 if the SLA fails even at ``setup.min_rate``."""
+    from npusched.metrics import throughput_at_sla
+
+    return throughput_at_sla(
+        lambda rate: simulate(workload_instance(setup, scenario, qos, rate)),
+        SLA_FRACTION,
+        lo=setup.min_rate,
+        tol=setup.rate_tol,
+        history=history,
+    )
+
+
+def fixed_rate_point(
+    simulate: Simulate, setup: MultiTenantSetup, scenario: str, qos: str, rate: float
+) -> dict[str, float]:
+    """Fig. 13-15 at one rate over ``setup.instances`` instances: ``sla_rate`` (fraction of
+    instances meeting the SLA), ``fairness`` (PREMA's definition, mean over instances) and
+    ``energy_j`` (mean total energy per instance; NaN without an ``energy_j`` column)."""
+    from npusched.metrics import fairness, sla_met
+
+    met, fair, energy = [], [], []
+    for i in range(setup.instances):
+        df = simulate(workload_instance(setup, scenario, qos, rate, i))
+        met.append(sla_met(df, SLA_FRACTION))
+        fair.append(fairness(df))
+        energy.append(float(df["energy_j"].sum()) if "energy_j" in df else float("nan"))
+    return {
+        "sla_rate": float(np.mean(met)),
+        "fairness": float(np.mean(fair)),
+        "energy_j": float(np.mean(energy)),
+    }
+
+
+def reference_rate(scenario: str, load: float, monolithic: SystolicArray | None = None) -> float:
+    """A fixed rate for Fig. 13-15: ``load`` / the scenario's mean isolated latency on the
+    monolithic array (networks equally likely), requests per second."""
+    sa = monolithic if monolithic is not None else SystolicArray()
+    iso = [compile_profile(get_network(n), sa).isolated_latency(1) for n in WORKLOADS[scenario]]
+    return float(load / np.mean(iso))
+
+
+def prema_simulate(
+    networks: Sequence[str] = WORKLOADS["C"],
+    *,
+    monolithic: SystolicArray | None = None,
+    energy: EnergyModel | None = None,
+    mechanism: str = "checkpoint",
+) -> Simulate:
+    """PREMA on the monolithic array (the paper's baseline) as a :data:`Simulate`.
+
+    P-PREMA with the PREMA predictor. A request's energy is its executed layers' energy on the
+    monolithic array (:func:`~npusched.hardware.energy.systolic_energy_j`; temporal sharing
+    does not change it) plus the DRAM energy of its checkpoint save and restore
+    (``2 x checkpoint_bytes``).
+    """
+    from npusched.policies import POLICIES
+    from npusched.policies.temporal.predictor import make_estimator
+    from npusched.sim.engine import Simulator
+
+    model = energy if energy is not None else EnergyModel()
+    sa = monolithic if monolithic is not None else SystolicArray()
+    nets = {n: get_network(n) for n in networks}
+    profiles = {n: compile_profile(net, sa) for n, net in nets.items()}
+    layer_energy = {n: systolic_energy_j(sa, net, 1, model) for n, net in nets.items()}
+    dram_j_per_byte = 8.0 * model.key()[3] * 1e-12
+
+    def request_energy(name: str, seq_in: int, seq_out: int) -> float:
+        plan = profiles[name].plan(
+            1, None if seq_in < 0 else int(seq_in), None if seq_out < 0 else int(seq_out)
+        )
+        return float(layer_energy[name][plan.layer].sum())
+
+    def simulate(requests: Sequence[Request]) -> pd.DataFrame:
+        policy = POLICIES.create("P-PREMA", mechanism=mechanism)
+        sim = Simulator(profiles, policy, estimator=make_estimator("prema"))
+        df = sim.run(requests).to_frame()
+        e = [
+            request_energy(n, a, b)
+            for n, a, b in zip(df["network"], df["seq_in"], df["seq_out"], strict=True)
+        ]
+        return df.assign(
+            energy_j=np.asarray(e) + 2.0 * df["checkpoint_bytes"].to_numpy(float) * dram_j_per_byte
+        )
+
+    return simulate
+
+
 def _r(x: float, nd: int = 4) -> float:
     return float(round(float(x), nd))
 
@@ -171,18 +326,25 @@ def reproduce(
     plots: bool = True,
     progress: bool = False,
     networks: Sequence[str] = WORKLOADS["C"],
+    multi_tenant: bool = False,
+    setup: MultiTenantSetup | None = None,
+    scenarios: Sequence[str] = tuple(WORKLOADS),
+    qos_levels: Sequence[str] = tuple(QOS_LEVELS),
 ) -> dict[str, Any]:
     """Write the Planaria reproduction into ``out`` and return the ``summary.json`` content.
 
     Args:
         out: output directory (created if needed).
         networks: the DNNs of Fig. 17 (default: the nine of Table I).
-        quick: accepted for the CLI's uniformity; the isolated part is fast either way (the
-            multi-tenant part will use it for fewer workload instances).
+        quick: fewer and shorter workload instances in the multi-tenant part.
         plots: also draw the PNG figures.
-        progress: unused until the multi-tenant part lands (it is one short loop).
+        progress: show a progress bar over the multi-tenant points.
+        multi_tenant: also run PREMA's side of Fig. 12-15 (``workloads`` in ``summary.json``;
+            Planaria's side is ``null`` until the engine hosts its policy). Slow.
+        setup: the multi-tenant study's parameters (default :class:`MultiTenantSetup`, or a
+            quick one).
+        scenarios, qos_levels: the multi-tenant grid (default A/B/C x S/M/H).
     """
-    del quick, progress
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     fig17 = isolated_comparison(networks)
@@ -242,9 +404,42 @@ def reproduce(
             "paper": PAPER_MULTI_TENANT,
         },
     }
+    if multi_tenant:
+        st = setup or (MultiTenantSetup(n_requests=100, instances=4) if quick else None)
+        summary["workloads"] = _multi_tenant(
+            st or MultiTenantSetup(), scenarios, qos_levels, progress=progress
+        )
+        summary["multi_tenant"]["setup"] = vars(st or MultiTenantSetup())
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     atomic_write_text(out / "report.md", _report_md(fig17, summary))
     return summary
+
+
+def _multi_tenant(
+    setup: MultiTenantSetup,
+    scenarios: Sequence[str],
+    qos_levels: Sequence[str],
+    *,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """PREMA's side of Fig. 12-15 per (workload, QoS); Planaria's entries are ``None``."""
+    from npusched.report.progress import progress_bar
+
+    prema = prema_simulate()
+    grid = [(w, q) for w in scenarios for q in qos_levels]
+    out: dict[str, Any] = {}
+    with progress_bar(len(grid), "Planaria Fig. 12-15 (PREMA side)", enabled=progress) as bar:
+        for w, q in grid:
+            rate = reference_rate(w, setup.load)
+            point = fixed_rate_point(prema, setup, w, q, rate)
+            out.setdefault(w, {})[q] = {
+                "throughput_qps": {"prema": throughput_qps(prema, setup, w, q), "planaria": None},
+                "fixed_rate_qps": rate,
+                **{k: {"prema": v, "planaria": None} for k, v in point.items()},
+            }
+            if bar is not None:
+                bar.step(f"{w}/{q}")
+    return out
 
 
 def _report_md(fig17: pd.DataFrame, summary: dict[str, Any]) -> str:
@@ -272,4 +467,20 @@ def _report_md(fig17: pd.DataFrame, summary: dict[str, Any]) -> str:
         summary["multi_tenant"]["status"] + ".",
         "",
     ]
+    workloads = summary.get("workloads")
+    if workloads:
+        lines += [
+            "PREMA on the monolithic array (Planaria's side pending):",
+            "",
+            "| workload | QoS | throughput qps | fixed rate qps | SLA rate | fairness | energy J |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for w, by_q in workloads.items():
+            for q, p in by_q.items():
+                lines.append(
+                    f"| {w} | {q} | {p['throughput_qps']['prema']:.3g} | "
+                    f"{p['fixed_rate_qps']:.3g} | {p['sla_rate']['prema']:.3g} | "
+                    f"{p['fairness']['prema']:.3g} | {p['energy_j']['prema']:.3g} |"
+                )
+        lines.append("")
     return "\n".join(lines)
