@@ -26,22 +26,22 @@ subarrays, pods compose as 1x4 / 4x1 / 2x2 / 1x2 / 2x1, so chains and grids of n
 size cannot be formed. That gives (tall ``r > c``, wide ``r < c`` omni-directional chains,
 square grids, and ``k`` independent arrays):
 
-====  ===============================  =====
-n     ``(k, r, c)``                    count
-====  ===============================  =====
-16    every ``r, c in {1,2,4,8,16}``,  15
-      ``r*c <= 16``
-8     ``r*c <= 8``                     10
-4,12  ``r*c <= 4``                     6
-2,6,  ``r*c <= 2``                     3
-10,14
-odd   ``(n, 1, 1)``                    1
-====  ===============================  =====
+===========  ==========================================  =====
+n            ``(k, r, c)``: ``r, c`` powers of two with      count
+===========  ==========================================  =====
+16           ``r*c <= 16``                                15
+8            ``r*c <= 8``                                 10
+4, 12        ``r*c <= 4``                                 6
+2, 6, 10, 14 ``r*c <= 2``                                 3
+odd          ``(n, 1, 1)`` only                           1
+===========  ==========================================  =====
 
 57 configurations over ``n = 1..16``, 15 of them for the whole accelerator - the "15 fission
-possibilities" of Table II. The paper's 65 "fission scenarios" (Sec. IV-C) count ways of
-co-locating 1..16 DNNs on the chip, a different quantity that no table lists; we do not model
-heterogeneous compositions inside one task (e.g. a 2 x 2 grid plus one spare subarray).
+possibilities" of Table II. The paper's 65 "fission scenarios" (Sec. IV-C) depend "on the
+combination of the co-located DNNs"; neither the paper nor the artifact gives the enumeration
+behind 65. The compiler needs the configurations of one task's ``n`` subarrays, and that is
+what we enumerate. We do not model heterogeneous compositions inside one task (e.g. a 2 x 2
+grid plus one spare subarray), which the artifact does not model either.
 
 The ``k`` copies split the layer one of three ways, each a candidate: the streamed rows
 (``B*M``; every copy needs the same weight tiles), the output channels ``N`` (every copy needs
