@@ -26,15 +26,15 @@ subarrays, pods compose as 1x4 / 4x1 / 2x2 / 1x2 / 2x1, so chains and grids of n
 size cannot be formed. That gives (tall ``r > c``, wide ``r < c`` omni-directional chains,
 square grids, and ``k`` independent arrays):
 
-===========  ==========================================  =====
-n            ``(k, r, c)``: ``r, c`` powers of two with      count
-===========  ==========================================  =====
-16           ``r*c <= 16``                                15
-8            ``r*c <= 8``                                 10
-4, 12        ``r*c <= 4``                                 6
-2, 6, 10, 14 ``r*c <= 2``                                 3
-odd          ``(n, 1, 1)`` only                           1
-===========  ==========================================  =====
+==============  ==============================================  =====
+n               ``(k, r, c)``, ``r`` and ``c`` powers of two    count
+==============  ==============================================  =====
+16              ``r*c <= 16``                                   15
+8               ``r*c <= 8``                                    10
+4, 12           ``r*c <= 4``                                    6
+2, 6, 10, 14    ``r*c <= 2``                                    3
+odd             ``(n, 1, 1)`` only                              1
+==============  ==============================================  =====
 
 57 configurations over ``n = 1..16``, 15 of them for the whole accelerator - the "15 fission
 possibilities" of Table II. The paper's 65 "fission scenarios" (Sec. IV-C) depend "on the
