@@ -156,8 +156,10 @@ def profile_cmd(
     else:
         net = get_network(network)
     dev = get_device(device)
+    axes = getattr(dev, "variant_axes", {})
+    if subarrays is None and "subarrays" in axes:
+        subarrays = max(axes["subarrays"])  # the whole array unless asked otherwise
     if subarrays is not None:
-        axes = getattr(dev, "variant_axes", {})
         if "subarrays" not in axes:
             raise ConfigError(f"--subarrays: device {device!r} has no subarrays axis")
         if subarrays not in axes["subarrays"]:
