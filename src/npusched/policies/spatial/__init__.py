@@ -5,6 +5,7 @@ plain task records; the policy class on the engine contract wraps them.
 """
 
 from npusched.policies.spatial.planaria import (
+    PlanariaPolicy,
     SpatialTask,
     allocate_fit_tasks,
     allocate_unfit_tasks,
@@ -14,6 +15,7 @@ from npusched.policies.spatial.planaria import (
 )
 
 __all__ = [
+    "PlanariaPolicy",
     "SpatialTask",
     "allocate_fit_tasks",
     "allocate_unfit_tasks",

@@ -35,6 +35,7 @@ Tasks that get no subarrays are left out of the returned mapping (they wait in t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,10 +43,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from npusched.base import Component
 from npusched.errors import SimulationError
 from npusched.hardware.profile import ExecPlan
+from npusched.policies.contract import (
+    NOTHING,
+    Allocation,
+    JobState,
+    JobView,
+    MachineView,
+    Mechanism,
+    Schedule,
+)
 
 __all__ = [
+    "PlanariaPolicy",
     "SpatialTask",
     "allocate_fit_tasks",
     "allocate_unfit_tasks",
@@ -211,3 +223,146 @@ def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> di
     else:
         s = allocate_unfit_tasks(queue, estimates, size)  # line 9
     return {k: v for k, v in s.items() if v > 0}  # line 11
+
+
+# --- the policy on the engine contract ---------------------------------------------------------
+class PlanariaPolicy(Component):
+    """Planaria's spatial scheduler as a machine policy (``kind = "machine"``) on one
+    fission-array resource (:func:`npusched.sim.resources.fission_array`).
+
+    Invoked on dispatch and completion (Sec. V "Overall flow"; other wakes change nothing).
+    The queue ``Q`` is every unfinished job: waiting, running, and those being re-allocated.
+    A job's slack is its request's QoS bound minus the time since its arrival (no bound:
+    unbounded slack); its predicted remaining time on ``n`` subarrays is
+    :func:`predict_remaining` at its ``(step, fraction)`` position on the profile's
+    ``subarrays = n`` plan. :func:`schedule_tasks_spatially` gives the counts; only jobs whose
+    count changes are touched (Sec. V: "tasks are preempted only when the resource allocation
+    changes"): a waiting job starts on its count, a running job with another count is
+    re-allocated (the engine stops it at its next tile boundary, checkpoints one tile and
+    continues it on the new plan variant from the same position), a running job that gets none
+    is preempted with CHECKPOINT.
+
+    Args:
+        resource: the fission-array resource's name (``None``: the machine's first).
+        name: the policy's name in results.
+    """
+
+    kind = "machine"
+    preemptive = True
+    period_s: float | None = None
+
+    def __init__(self, resource: str | None = None, name: str = "planaria") -> None:
+        self.resource = resource
+        self.name = name
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the targets and promises of the previous run."""
+        self.targets_: dict[int, int] = {}
+        self.promised_: dict[int, int] = {}
+
+    def on_dispatch(self, job: JobView, now: float) -> None:
+        """No bookkeeping (the decision is taken in :meth:`select`)."""
+
+    def on_complete(self, job: JobView, now: float) -> None:
+        """No bookkeeping (the decision is taken in :meth:`select`)."""
+
+    def on_period(self, view: MachineView) -> None:
+        """Never called (no period)."""
+
+    def _capacity(self, view: MachineView) -> int:
+        if self.resource is None:
+            return next(iter(view.resources.values())).capacity
+        res = view.resources.get(self.resource)
+        if res is None:
+            raise SimulationError(
+                f"policy {self.name!r}: no resource {self.resource!r}; "
+                f"resources: {', '.join(view.resources)}"
+            )
+        return res.capacity
+
+    def tasks(self, view: MachineView) -> list[tuple[JobView, SpatialTask]]:
+        """Algorithm 1's task records for every unfinished job, in a fixed order (running and
+        re-allocating jobs first, then the ready queue in dispatch order)."""
+        size = self._capacity(view)
+        out = []
+        for job in (*view.running, *view.preempting, *view.ready):
+            req = job.request
+            prof = view.profiles[job.network]
+            plans = [
+                prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n)
+                for n in range(1, size + 1)
+            ]
+            step, frac = job.position
+            remaining = predict_remaining(plans, min(step, plans[0].steps), frac)
+            slo = req.slo_s
+            slack = math.inf if slo is None else slo - (view.now - job.arrival_s)
+            out.append((job, SpatialTask(job.id, float(job.priority), slack, remaining)))
+        return out
+
+    def select(self, view: MachineView) -> Schedule:
+        """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
+        count (see the class docstring); on other wakes, continue moving."""
+        size = self._capacity(view)
+        if view.reason in ("arrival", "completion"):
+            pairs = self.tasks(view)
+            counts = schedule_tasks_spatially([t for _, t in pairs], size)
+            self.targets_ = {task.id: counts.get(task.id, 0) for _, task in pairs}
+        jobs = [*view.running, *view.preempting, *view.ready]
+        live = {j.id for j in jobs}
+        self.promised_ = {k: v for k, v in self.promised_.items() if k in live}
+        assign: dict[JobView, Allocation] = {}
+        preempt: list[JobView] = []
+        # Units the engine counts as held or promised (its capacity check): a job holds its
+        # units until it stops; a move adds only the growth beyond what it holds.
+        need = 0
+        for job in jobs:
+            need += self._committed(job)
+        grow: list[tuple[JobView, int]] = []
+        for job in jobs:  # shrinks and preemptions first: they never raise the count
+            want = self.targets_.get(job.id, 0)
+            held = self._held(job)
+            promised = self.promised_.get(job.id, held)
+            if want == promised:
+                continue
+            if want == 0:
+                if job.state is JobState.RUNNING:
+                    preempt.append(job)
+                    self.promised_[job.id] = 0
+                elif job.state is JobState.STARTING:
+                    preempt.append(job)  # the engine returns it to the queue
+                    need -= promised
+                    self.promised_[job.id] = 0
+                continue
+            if want < max(held, promised) and job.state is not JobState.WAITING:
+                assign[job] = Allocation(self.resource, want)
+                need -= max(held, promised) - max(held, want)
+                self.promised_[job.id] = want
+            else:
+                grow.append((job, want))
+        for job, want in grow:  # then growths and starts, in queue order, while units allow
+            held = self._held(job)
+            before = max(held, self.promised_.get(job.id, held))
+            extra = max(held, want) - before
+            if need + extra > size:
+                continue  # retried when units are released (the next wake)
+            assign[job] = Allocation(self.resource, want)
+            need += extra
+            self.promised_[job.id] = want
+        if not assign and not preempt:
+            return NOTHING
+        return Schedule(assign=assign, preempt=preempt, mechanism=Mechanism.CHECKPOINT)
+
+    @staticmethod
+    def _held(job: JobView) -> int:
+        """Units the job holds now (0 while waiting or starting)."""
+        if job.state in (JobState.RUNNING, JobState.PREEMPTING) and job.allocation is not None:
+            return int(job.allocation.units or 0)
+        return 0
+
+    def _committed(self, job: JobView) -> int:
+        held = self._held(job)
+        promised = self.promised_.get(job.id, held)
+        if job.state is JobState.WAITING:
+            return 0
+        return max(held, promised)
