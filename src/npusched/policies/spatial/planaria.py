@@ -154,7 +154,7 @@ def _largest_remainder(shares: FloatArray, total: int, order_keys: FloatArray) -
     base = np.floor(shares + 1e-12).astype(np.int64)
     left = total - int(base.sum())
     if left > 0:
-        rem = shares - base
+        rem = np.round(shares - base, 9)  # remainders equal up to rounding are ties
         idx = np.arange(len(shares))
         order = np.lexsort((idx, -order_keys, -rem))
         base[order[:left]] += 1
