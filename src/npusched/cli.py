@@ -316,12 +316,12 @@ def reproduce_planaria(
         bool,
         typer.Option(
             "--multi-tenant/--no-multi-tenant",
-            help="Also run PREMA's side of Fig. 12-15 (slow; Planaria's needs the new engine).",
+            help="Also run Fig. 12-15 (throughput at SLA, SLA rate, fairness, energy; slow).",
         ),
     ] = False,
 ) -> None:
-    """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy); Fig. 12-16 need
-    the multi-tenant engine."""
+    """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with
+    --multi-tenant, Fig. 12-15 against PREMA."""
     from npusched.experiments.reproduce.planaria import reproduce
 
     summary = reproduce(out, quick=quick, progress=True, multi_tenant=multi_tenant)

@@ -11,19 +11,18 @@ The suite has two parts.
   :class:`~npusched.hardware.energy.EnergyModel` (45 nm constants). Recurrent GNMT runs at the
   zoo's default sequence lengths. The paper reports 3.5x speedup and 6.3x energy reduction on
   average (arithmetic mean over the nine; Tiny YOLO 2.8x / 5.5x; depthwise networks most).
-* **Multi-tenant (Fig. 12-16) - harness and PREMA side implemented, Planaria side pending.**
-  Throughput at SLA (Fig. 12: :func:`throughput_qps`, the highest rate at which a seeded
-  workload instance meets the MLPerf SLA, searched by
-  :func:`npusched.metrics.throughput_at_sla`), SLA satisfaction rate, fairness and energy at a
-  fixed rate (Fig. 13-15: :func:`fixed_rate_point` over many instances) on Workloads A/B/C x
-  QoS S/M/H. A system under test is any :data:`Simulate` (workload -> records).
-  :func:`prema_simulate` is the baseline on today's engine (P-PREMA on ``prema-npu``). The
-  Planaria side needs several jobs at once on disjoint subarray sets with plan variants
-  (issue 9), and Fig. 16 (nodes for 99% SLA) needs request routing. ``reproduce(...,
-  multi_tenant=True)`` fills ``workloads[W][Q][metric]["prema"]`` and leaves ``"planaria"``
-  ``null``. :data:`PAPER_MULTI_TENANT` holds the paper's numbers. The paper states none of
-  the study's parameters (requests per instance, instances, the fixed rate); ours are in
-  :class:`MultiTenantSetup`.
+* **Multi-tenant (Fig. 12-15) - implemented; Fig. 16 not yet.** Throughput at SLA (Fig. 12:
+  :func:`throughput_qps`: the highest rate at which a seeded workload instance meets the
+  MLPerf SLA, searched by :func:`npusched.metrics.throughput_at_sla`). SLA satisfaction rate,
+  fairness and energy at a fixed rate (Fig. 13-15: :func:`fixed_rate_point` over many
+  instances). Both on Workloads A/B/C x QoS S/M/H. A system under test is any
+  :data:`Simulate` (workload -> records): :func:`planaria_simulate` runs
+  :class:`~npusched.policies.spatial.planaria.PlanariaPolicy` on the 16-subarray fission
+  machine, :func:`prema_simulate` runs P-PREMA on ``prema-npu``. Fig. 16 (nodes for 99% SLA,
+  requests routed to nodes) needs a routing layer and is not done. ``reproduce(...,
+  multi_tenant=True)`` fills ``workloads[W][Q][metric][system]``. :data:`PAPER_MULTI_TENANT`
+  holds the paper's numbers. The paper states none of the study's parameters (requests per
+  instance, instances, the fixed rate); ours are in :class:`MultiTenantSetup`.
 
 Outputs in the output directory: ``fig17.csv``, ``fig17_speedup.png``, ``fig17_energy.png``,
 ``summary.json`` and ``report.md``.
@@ -58,6 +57,7 @@ __all__ = [
     "Simulate",
     "fixed_rate_point",
     "isolated_comparison",
+    "planaria_simulate",
     "prema_simulate",
     "reference_rate",
     "reproduce",
@@ -315,6 +315,49 @@ def prema_simulate(
     return simulate
 
 
+def planaria_simulate(
+    networks: Sequence[str] = WORKLOADS["C"],
+    *,
+    fission: FissionArray | None = None,
+    energy: EnergyModel | None = None,
+) -> Simulate:
+    """Planaria (its Algorithm 1 on the 16-subarray fission array) as a :data:`Simulate`.
+
+    :class:`~npusched.policies.spatial.planaria.PlanariaPolicy` on
+    :func:`~npusched.sim.resources.fission_array`, profiles with every ``subarrays`` variant.
+    ``isolated_s`` in the records is the request's latency alone on all 16 subarrays (the
+    paper's ``T_isolated`` for fairness); ``energy_j`` is the engine's sum over the executed
+    segments of each variant's energy (the :class:`~npusched.hardware.energy.EnergyModel`
+    with only the allocated subarrays powered) plus the DRAM energy of checkpoint save and
+    restore (``2 x checkpoint_bytes``).
+    """
+    from npusched.policies.spatial.planaria import PlanariaPolicy
+    from npusched.sim.engine import Simulator
+    from npusched.sim.resources import fission_array
+
+    model = energy if energy is not None else EnergyModel()
+    fa = fission if fission is not None else FissionArray(energy=model)
+    size = int(fa.num_subarrays)
+    profiles = {n: compile_profile(get_network(n), fa) for n in networks}
+    dram_j_per_byte = 8.0 * fa.energy_model_.key()[3] * 1e-12
+
+    def simulate(requests: Sequence[Request]) -> pd.DataFrame:
+        sim = Simulator(profiles, PlanariaPolicy(), machine=fission_array(size))
+        df = sim.run(requests).to_frame()
+        iso = [
+            profiles[r.network].isolated_latency(r.batch, r.seq_in, r.seq_out, subarrays=size)
+            for r in sorted(requests, key=lambda r: r.id)
+        ]
+        by_id = dict(zip(sorted(r.id for r in requests), iso, strict=True))
+        return df.assign(
+            isolated_s=df["id"].map(by_id).to_numpy(float),
+            energy_j=df["energy_j"].to_numpy(float)
+            + 2.0 * df["checkpoint_bytes"].to_numpy(float) * dram_j_per_byte,
+        )
+
+    return simulate
+
+
 def _r(x: float, nd: int = 4) -> float:
     return float(round(float(x), nd))
 
@@ -339,8 +382,8 @@ def reproduce(
         quick: fewer and shorter workload instances in the multi-tenant part.
         plots: also draw the PNG figures.
         progress: show a progress bar over the multi-tenant points.
-        multi_tenant: also run PREMA's side of Fig. 12-15 (``workloads`` in ``summary.json``;
-            Planaria's side is ``null`` until the engine hosts its policy). Slow.
+        multi_tenant: also run Fig. 12-15 for both systems (``workloads`` in
+            ``summary.json``). Slow.
         setup: the multi-tenant study's parameters (default :class:`MultiTenantSetup`, or a
             quick one).
         scenarios, qos_levels: the multi-tenant grid (default A/B/C x S/M/H).
@@ -399,7 +442,10 @@ def reproduce(
             },
         },
         "multi_tenant": {
-            "status": "pending: needs the multi-tenant engine core (issue 9)",
+            "status": (
+                "Fig. 12-15 with --multi-tenant (workloads in this file); "
+                "Fig. 16 (nodes for 99% SLA) not implemented"
+            ),
             "figures": MULTI_TENANT_FIGURES,
             "paper": PAPER_MULTI_TENANT,
         },
@@ -425,18 +471,18 @@ def _multi_tenant(
     """PREMA's side of Fig. 12-15 per (workload, QoS); Planaria's entries are ``None``."""
     from npusched.report.progress import progress_bar
 
-    prema = prema_simulate()
+    systems = {"planaria": planaria_simulate(), "prema": prema_simulate()}
     grid = [(w, q) for w in scenarios for q in qos_levels]
     out: dict[str, Any] = {}
-    with progress_bar(len(grid), "Planaria Fig. 12-15 (PREMA side)", enabled=progress) as bar:
+    with progress_bar(len(grid), "Planaria Fig. 12-15", enabled=progress) as bar:
         for w, q in grid:
             rate = reference_rate(w, setup.load)
-            point = fixed_rate_point(prema, setup, w, q, rate)
-            out.setdefault(w, {})[q] = {
-                "throughput_qps": {"prema": throughput_qps(prema, setup, w, q), "planaria": None},
-                "fixed_rate_qps": rate,
-                **{k: {"prema": v, "planaria": None} for k, v in point.items()},
-            }
+            row: dict[str, Any] = {"fixed_rate_qps": rate}
+            for name, sim in systems.items():
+                row.setdefault("throughput_qps", {})[name] = throughput_qps(sim, setup, w, q)
+                for k, v in fixed_rate_point(sim, setup, w, q, rate).items():
+                    row.setdefault(k, {})[name] = v
+            out.setdefault(w, {})[q] = row
             if bar is not None:
                 bar.step(f"{w}/{q}")
     return out
@@ -470,17 +516,57 @@ def _report_md(fig17: pd.DataFrame, summary: dict[str, Any]) -> str:
     workloads = summary.get("workloads")
     if workloads:
         lines += [
-            "PREMA on the monolithic array (Planaria's side pending):",
-            "",
-            "| workload | QoS | throughput qps | fixed rate qps | SLA rate | fairness | energy J |",
-            "|---|---|---:|---:|---:|---:|---:|",
+            "| workload | QoS | system | throughput qps | SLA rate | fairness | energy J |",
+            "|---|---|---|---:|---:|---:|---:|",
         ]
         for w, by_q in workloads.items():
             for q, p in by_q.items():
+                for name in p["throughput_qps"]:
+                    lines.append(
+                        f"| {w} | {q} | {name} | {p['throughput_qps'][name]:.3g} | "
+                        f"{p['sla_rate'][name]:.3g} | {p['fairness'][name]:.3g} | "
+                        f"{p['energy_j'][name]:.3g} |"
+                    )
+        lines += [
+            "",
+            "Planaria over PREMA (ours / paper; inf: PREMA never meets the SLA; - : not given):",
+            "",
+            "| workload/QoS | fixed rate qps | throughput x | SLA gain | fairness x | energy x |",
+            "|---|---:|---|---|---|---|",
+        ]
+        pm = PAPER_MULTI_TENANT
+        for w, by_q in workloads.items():
+            for q, p in by_q.items():
+                k = f"{w}/{q}"
+
+                def cell(ours: float, fig: str, key: str = k) -> str:
+                    paper = pm[fig].get(key)
+                    return f"{ours:.3g} / {'-' if paper is None else paper}"
+
                 lines.append(
-                    f"| {w} | {q} | {p['throughput_qps']['prema']:.3g} | "
-                    f"{p['fixed_rate_qps']:.3g} | {p['sla_rate']['prema']:.3g} | "
-                    f"{p['fairness']['prema']:.3g} | {p['energy_j']['prema']:.3g} |"
+                    f"| {k} | {p['fixed_rate_qps']:.3g} | "
+                    + " | ".join(
+                        (
+                            cell(_ratio(p["throughput_qps"]), "fig12_throughput_x"),
+                            cell(
+                                p["sla_rate"]["planaria"] - p["sla_rate"]["prema"],
+                                "fig13_sla_gain",
+                            ),
+                            cell(_ratio(p["fairness"]), "fig14_fairness_x"),
+                            cell(_ratio(p["energy_j"], invert=True), "fig15_energy_reduction_x"),
+                        )
+                    )
+                    + " |"
                 )
         lines.append("")
     return "\n".join(lines)
+
+
+def _ratio(by_system: dict[str, float], *, invert: bool = False) -> float:
+    """planaria / prema (or prema / planaria with ``invert``); inf over a zero."""
+    a, b = by_system["planaria"], by_system["prema"]
+    if invert:
+        a, b = b, a
+    if b == 0:
+        return float("inf") if a > 0 else float("nan")
+    return float(a / b)
