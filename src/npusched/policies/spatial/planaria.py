@@ -242,6 +242,13 @@ class PlanariaPolicy(Component):
     continues it on the new plan variant from the same position), a running job that gets none
     is preempted with CHECKPOINT.
 
+    The counts are targets, reached in two phases because a shrinking job keeps its units
+    until it reaches its preemption point (and the engine never promises units that are still
+    held): shrinks and preemptions are issued at once; growths and starts follow, in queue
+    order, as far as the units not held or promised allow, and the rest at the next wakes
+    (units are released when a save completes, reason ``"preempted"``). Targets change only on
+    a dispatch or a completion.
+
     Args:
         resource: the fission-array resource's name (``None``: the machine's first).
         name: the policy's name in results.
