@@ -146,5 +146,28 @@ def test_reproduce_multi_tenant(tmp_path: Path) -> None:
     for key in ("sla_rate", "fairness", "energy_j"):
         assert set(point[key]) == {"prema", "planaria"}
     assert "throughput x" in (tmp_path / "report.md").read_text()
+    nodes = point["nodes_for_sla"]["planaria"]
+    assert nodes is None or 1 <= nodes <= st.max_nodes
     assert doc["multi_tenant"]["setup"]["n_requests"] == 20
     assert json.loads((tmp_path / "summary.json").read_text())["workloads"] == doc["workloads"]
+
+
+def test_nodes_for_sla_with_a_fake_system() -> None:
+    import pandas as pd
+
+    from npusched.experiments.reproduce.planaria import MultiTenantSetup, nodes_for_sla
+
+    def fake(requests: list) -> pd.DataFrame:
+        # a node meets every QoS bound while it serves at most 10 requests, none beyond
+        scale = len(requests) / 10.0
+        return pd.DataFrame(
+            {
+                "network": [r.network for r in requests],
+                "latency_s": [r.slo_s * scale for r in requests],
+                "slo_s": [r.slo_s for r in requests],
+            }
+        )
+
+    st = MultiTenantSetup(n_requests=35, instances=2)
+    assert nodes_for_sla(fake, st, "B", "S", 50.0) == 4  # 35 requests round-robin: 9 per node
+    assert nodes_for_sla(fake, st, "B", "S", 50.0, max_nodes=3) is None

@@ -57,6 +57,7 @@ __all__ = [
     "Simulate",
     "fixed_rate_point",
     "isolated_comparison",
+    "nodes_for_sla",
     "planaria_simulate",
     "prema_simulate",
     "reference_rate",
@@ -194,8 +195,9 @@ class MultiTenantSetup:
             throughput search is deterministic for a seed.
         rate_tol: relative tolerance of the throughput search.
         min_rate: the search's starting rate, requests per second.
-        load: the fixed rate of Fig. 13-15 as a load on the monolithic array
+        load: the fixed rate of Fig. 13-16 as a load on the monolithic array
             (:func:`reference_rate`).
+        max_nodes: Fig. 16's search stops here (``None``: more nodes would be needed).
     """
 
     n_requests: int = 500
@@ -204,6 +206,7 @@ class MultiTenantSetup:
     rate_tol: float = 0.02
     min_rate: float = 1.0
     load: float = 0.25
+    max_nodes: int = 8
 
 
 def workload_instance(
@@ -259,6 +262,39 @@ def fixed_rate_point(
         "fairness": float(np.mean(fair)),
         "energy_j": float(np.mean(energy)),
     }
+
+
+def nodes_for_sla(
+    simulate: Simulate,
+    setup: MultiTenantSetup,
+    scenario: str,
+    qos: str,
+    rate: float,
+    *,
+    max_nodes: int = 16,
+    target: float = 0.99,
+) -> int | None:
+    """Fig. 16: the fewest nodes (one accelerator each) at which at least ``target`` of the
+    ``setup.instances`` workload instances at ``rate`` req/s meet the SLA, or ``None`` if
+    ``max_nodes`` do not suffice.
+
+    Requests are routed round-robin in arrival order (a request runs on one node, never split:
+    "each DNN task is mapped to a single chip"); the paper does not say how it routes. A
+    workload instance meets the SLA when the records of all nodes together do.
+    """
+    from npusched.metrics import sla_met
+
+    instances = [workload_instance(setup, scenario, qos, rate, i) for i in range(setup.instances)]
+    for k in range(1, max_nodes + 1):
+        met = 0
+        for reqs in instances:
+            parts = [
+                simulate([r for i, r in enumerate(reqs) if i % k == node]) for node in range(k)
+            ]
+            met += sla_met(pd.concat([p for p in parts if len(p)], ignore_index=True), SLA_FRACTION)
+        if met >= target * len(instances):
+            return k
+    return None
 
 
 def reference_rate(scenario: str, load: float, monolithic: SystolicArray | None = None) -> float:
@@ -442,10 +478,7 @@ def reproduce(
             },
         },
         "multi_tenant": {
-            "status": (
-                "Fig. 12-15 with --multi-tenant (workloads in this file); "
-                "Fig. 16 (nodes for 99% SLA) not implemented"
-            ),
+            "status": "Fig. 12-16 with --multi-tenant (workloads in this file)",
             "figures": MULTI_TENANT_FIGURES,
             "paper": PAPER_MULTI_TENANT,
         },
@@ -482,6 +515,12 @@ def _multi_tenant(
                 row.setdefault("throughput_qps", {})[name] = throughput_qps(sim, setup, w, q)
                 for k, v in fixed_rate_point(sim, setup, w, q, rate).items():
                     row.setdefault(k, {})[name] = v
+            # Fig. 16 (Planaria only, as in the paper): nodes for 99% SLA at the fixed rate
+            row["nodes_for_sla"] = {
+                "planaria": nodes_for_sla(
+                    systems["planaria"], setup, w, q, rate, max_nodes=setup.max_nodes
+                )
+            }
             out.setdefault(w, {})[q] = row
             if bar is not None:
                 bar.step(f"{w}/{q}")
@@ -531,13 +570,17 @@ def _report_md(fig17: pd.DataFrame, summary: dict[str, Any]) -> str:
             "",
             "Planaria over PREMA (ours / paper; inf: PREMA never meets the SLA; - : not given):",
             "",
-            "| workload/QoS | fixed rate qps | throughput x | SLA gain | fairness x | energy x |",
-            "|---|---:|---|---|---|---|",
+            "| workload/QoS | fixed rate qps | throughput x | SLA gain | fairness x | energy x "
+            "| nodes (Fig. 16) |",
+            "|---|---:|---|---|---|---|---|",
         ]
         pm = PAPER_MULTI_TENANT
         for w, by_q in workloads.items():
             for q, p in by_q.items():
                 k = f"{w}/{q}"
+                nodes = p.get("nodes_for_sla", {}).get("planaria")
+                paper_nodes = pm["fig16_nodes"].get(k)
+                nodes_txt = f"{'> max' if nodes is None else nodes} / {paper_nodes}"
 
                 def cell(ours: float, fig: str, key: str = k) -> str:
                     paper = pm[fig].get(key)
@@ -554,6 +597,7 @@ def _report_md(fig17: pd.DataFrame, summary: dict[str, Any]) -> str:
                             ),
                             cell(_ratio(p["fairness"]), "fig14_fairness_x"),
                             cell(_ratio(p["energy_j"], invert=True), "fig15_energy_reduction_x"),
+                            nodes_txt,
                         )
                     )
                     + " |"
