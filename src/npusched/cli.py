@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -176,6 +176,10 @@ def profile_cmd(
     batch: Annotated[list[int] | None, typer.Option(help="Batch size (repeatable).")] = None,
     fmt: FormatOpt = "table",
     layers: Annotated[bool, typer.Option("--layers/--no-layers", help="Per-layer rows.")] = True,
+    subarrays: Annotated[
+        int | None,
+        typer.Option(help="Subarrays allocated (devices with a 'subarrays' axis: planaria 1-16)."),
+    ] = None,
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
@@ -205,6 +209,19 @@ def profile_cmd(
     else:
         net = get_network(network)
     dev = get_device(device)
+    axes = getattr(dev, "variant_axes", {})
+    if subarrays is None and "subarrays" in axes:
+        subarrays = max(axes["subarrays"])  # the whole array unless asked otherwise
+    if subarrays is not None:
+        if "subarrays" not in axes:
+            raise ConfigError(f"--subarrays: device {device!r} has no subarrays axis")
+        if subarrays not in axes["subarrays"]:
+            allowed = axes["subarrays"]
+            raise ConfigError(
+                f"--subarrays must be in {allowed[0]}..{allowed[-1]} for {device!r}, "
+                f"got {subarrays}"
+            )
+        dev = dev.variant(subarrays=subarrays)  # type: ignore[attr-defined]
     prof = compile_profile(net, dev, batches)
     peak = getattr(dev, "peak_macs_per_s", None)
 
@@ -382,13 +399,40 @@ def reproduce_dfs(
     from npusched.experiments.reproduce.dfs import reproduce
 
     summary = reproduce(out, quick=quick, cap_w=cap_w, efficiency=efficiency, fuse=fuse)
+    _print_headline(summary, "DFS vs DVFS: our numbers vs the paper's", out)
+
+
+@reproduce_app.command("planaria")
+def reproduce_planaria(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "out/planaria"
+    ),
+    quick: Annotated[bool, typer.Option(help="Fewer workload instances.")] = False,
+    multi_tenant: Annotated[
+        bool,
+        typer.Option(
+            "--multi-tenant/--no-multi-tenant",
+            help="Also run Fig. 12-15 (throughput at SLA, SLA rate, fairness, energy; slow).",
+        ),
+    ] = False,
+) -> None:
+    """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with
+    --multi-tenant, Fig. 12-15 against PREMA."""
+    from npusched.experiments.reproduce.planaria import reproduce
+
+    summary = reproduce(out, quick=quick, progress=True, multi_tenant=multi_tenant)
+    _print_headline(summary, "Planaria: our numbers vs the paper's", out)
+
+
+def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
+    """Print a reproduction's ``headline`` (ours beside the paper's) and where the report is."""
     from npusched.report.tables import render
 
     rows = [
         {"quantity": key, "ours": val.get("ours"), "paper": val.get("paper")}
-        for key, val in summary["headline"].items()
+        for key, val in summary.get("headline", {}).items()
     ]
-    render(rows, "table", title="DFS vs DVFS: our numbers vs the paper's")
+    render(rows, "table", title=title)
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
 
 

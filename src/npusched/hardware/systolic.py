@@ -441,14 +441,24 @@ def _cdiv(a: Any, b: Any) -> Any:
 
 
 def _gemm_grid(
-    cfg: _Config, mb: IntArray, k: IntArray, n: IntArray, groups: IntArray, width: IntArray
+    cfg: _Config,
+    mb: IntArray,
+    k: IntArray,
+    n: IntArray,
+    groups: IntArray,
+    width: IntArray,
+    *,
+    weight_share: float = 1.0,
+    input_share: float = 1.0,
 ) -> tuple[IntArray, IntArray, IntArray]:
     """Cycles, tiles and loaded bytes of GEMM layers; ``mb`` is ``(NB, L)`` streamed rows and
     ``groups`` ``(NB, L)`` independent GEMMs (batch-dependent for activation MatMuls).
 
     Tiles fall in 2 x 2 x 2 classes (full or edge in each of N, K and the streamed dimension);
     each class has a count and a per-tile cost, so the layer total is a sum of 8 products.
-    Layers with zero dimensions (vector layers) get zero counts.
+    Layers with zero dimensions (vector layers) get zero counts. ``weight_share`` /
+    ``input_share`` scale the weight / input tile bytes this array loads itself (``1/k`` when a
+    tile is broadcast to ``k`` arrays that share the load; see :func:`_gemm_tiles`).
     """
     sh, sw = cfg.rows, cfg.cols
     # N over the array columns: full tiles of SW, and one edge tile of N % SW.
@@ -477,7 +487,15 @@ def _gemm_grid(
         size_s[:, :, None, None, :],
     )
     count = cn * ck * cs * groups[:, :, None, None, None]
-    _, _, per_tile, loaded = _gemm_tiles(cfg, zs, zn, zk, width[None, :, None, None, None])
+    _, _, per_tile, loaded = _gemm_tiles(
+        cfg,
+        zs,
+        zn,
+        zk,
+        width[None, :, None, None, None],
+        weight_share=weight_share,
+        input_share=input_share,
+    )
     axes = (2, 3, 4)
     return (
         (count * per_tile).sum(axis=axes),
@@ -508,7 +526,14 @@ def _vector_grid(
 
 
 def _gemm_tiles(
-    cfg: _Config, streamed: Any, n_cols: Any, k_rows: Any, width: Any
+    cfg: _Config,
+    streamed: Any,
+    n_cols: Any,
+    k_rows: Any,
+    width: Any,
+    *,
+    weight_share: float = 1.0,
+    input_share: float = 1.0,
 ) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     """Algorithm 1's cost of ``GEMM_OP`` tiles (any broadcastable integer arrays).
 
@@ -517,10 +542,16 @@ def _gemm_tiles(
     latency plus the weight and input tile loads at the memory bandwidth), its cost (the larger
     of the two, or the compute phase alone without memory stalls), all in cycles, and the
     bytes it loads. The one per-tile formula behind :meth:`SystolicArray.layer_costs_grid`
-    (tile classes) and :meth:`SystolicArray.tile_costs` (every tile).
+    (tile classes) and :meth:`SystolicArray.tile_costs` (every tile). ``weight_share`` and
+    ``input_share`` (default 1) scale the weight and input tile bytes: a tile broadcast to
+    ``k`` arrays that split the load is ``1/k`` of each one's traffic (Planaria's fission
+    array; the loaded bytes are then fractional).
     """
     compute = streamed + (cfg.rows + 2 * cfg.cols)
-    loaded = (n_cols * k_rows + k_rows * streamed) * width
+    if weight_share == 1.0 and input_share == 1.0:
+        loaded = (n_cols * k_rows + k_rows * streamed) * width
+    else:
+        loaded = (n_cols * k_rows * weight_share + k_rows * streamed * input_share) * width
     memory = cfg.latency + np.ceil(loaded / cfg.bytes_per_cycle).astype(np.int64)
     cycles = np.maximum(compute, memory) if cfg.stalls else compute
     return compute, memory, cycles, loaded
