@@ -23,3 +23,7 @@ __all__ = [
     "predict_remaining",
     "schedule_tasks_spatially",
 ]
+
+from npusched.policies.machine import MACHINE_POLICIES  # noqa: E402
+
+MACHINE_POLICIES.register("Planaria", PlanariaPolicy)

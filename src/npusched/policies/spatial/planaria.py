@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npusched.base import Component
-from npusched.errors import SimulationError
+from npusched.errors import ParameterError, SimulationError
 from npusched.hardware.profile import ExecPlan
 from npusched.policies.contract import (
     NOTHING,
@@ -258,15 +258,27 @@ class PlanariaPolicy(Component):
     preemptive = True
     period_s: float | None = None
 
-    def __init__(self, resource: str | None = None, name: str = "planaria") -> None:
+    def __init__(self, resource: str | None = None, name: str = "Planaria") -> None:
         self.resource = resource
         self.name = name
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget the targets and promises of the previous run."""
         self.targets_: dict[int, int] = {}
         self.promised_: dict[int, int] = {}
+
+    def validate(self) -> None:
+        """Check the parameters: ``resource`` is ``None`` or a non-empty string, ``name`` a
+        non-empty string (raises :class:`~npusched.errors.ParameterError`)."""
+        if self.resource is not None and not (isinstance(self.resource, str) and self.resource):
+            raise ParameterError(
+                "PlanariaPolicy", "resource", self.resource, "a resource name, or none (the first)"
+            )
+        if not (isinstance(self.name, str) and self.name):
+            raise ParameterError("PlanariaPolicy", "name", self.name, "a non-empty string")
+
+    def reset(self) -> None:
+        """Validate the parameters and forget the targets and promises of the previous run."""
+        self.validate()
+        self.targets_ = {}
+        self.promised_ = {}
 
     def on_dispatch(self, job: JobView, now: float) -> None:
         """No bookkeeping (the decision is taken in :meth:`select`)."""
