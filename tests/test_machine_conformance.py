@@ -11,6 +11,7 @@ simulator twice and a fresh policy), and leave its parameters and the requests u
 from __future__ import annotations
 
 import copy
+import itertools
 
 import numpy as np
 import pytest
@@ -168,7 +169,7 @@ def test_busy_mixed_workload(name: str) -> None:
     check_machine_invariants(res, reqs, 16)
     # several jobs shared the array at some instant (a spatial policy co-locates)
     runs = sorted((s.start_s, s.end_s) for s in res.timeline if s.kind == "run")
-    assert any(b[0] < a[1] - 1e-12 for a, b in zip(runs, runs[1:], strict=False))
+    assert any(b[0] < a[1] - 1e-12 for a, b in itertools.pairwise(runs))
 
 
 @pytest.mark.parametrize("name", NAMES)

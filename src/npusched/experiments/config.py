@@ -1,8 +1,9 @@
 """The run configuration (``npusched run CONFIG.toml|.yaml``): a strict pydantic schema.
 
 A config has a top-level ``seed`` and the tables ``[hardware]``, ``[workload]``, ``[policy]``,
-``[sim]`` and ``[metrics]``; ``[workload]`` is selected by its ``kind`` (``prema``, ``poisson`` or
-``trace``). Every table forbids unknown keys. Device, network and policy names are checked
+``[sim]`` and ``[metrics]``, and optionally ``[machine]`` and ``[power]``; ``[workload]`` is
+selected by its ``kind`` (``prema``, ``poisson`` or ``trace``). ``[policy] name`` names a
+temporal policy (``POLICIES``) or a machine policy (``MACHINE_POLICIES``, e.g. ``Planaria``). Every table forbids unknown keys. Device, network and policy names are checked
 against their registries, and device / policy parameters against the constructors' keywords, when
 the config is parsed, so a typo fails before any simulation starts.
 
@@ -11,6 +12,25 @@ Any problem raises a single-line :class:`~npusched.errors.ConfigError`:
 
 Parsing has no side effects: no files are written and nothing is simulated (building the device
 and policy to check their parameters is pure).
+
+Machines, plan axes and power (:func:`machine_for`, :func:`axes_for`, :func:`power_for`):
+
+* ``[machine]`` lists the resources (``resources = [{name, kind, capacity, units_axis, fixed,
+  idle_power_w}]``, :class:`~npusched.sim.resources.Resource`). Without it the device implies
+  one: a device with a ``subarrays`` plan axis (``planaria``) is one fission array whose
+  capacity is its largest subarray count (16) and whose allocation picks the axis; any other
+  device is one NPU of one unit. A resource's ``idle_power_w`` defaults to the device's
+  ``idle_power_w`` (AB9: static + constant power), else 0. A temporal policy needs exactly one
+  resource (it holds all of it: on ``planaria``, all 16 subarrays).
+* ``[hardware] axes = {axis = [values]}`` restricts the plan variants compiled (checked against
+  the device's ``variant_axes``). An axis nobody chooses at run time (not a resource's units or
+  fixed axis, not ``frequency_hz`` under a power policy) runs at its first value, so by default
+  it is compiled only at the device's own parameter of that name when there is one (AB9 without
+  a power policy: its ``frequency_hz``, 1 GHz).
+* ``[power]`` (or top-level ``power = {name = "DFS", cap_w = 33}``) caps the machine's power
+  with a registered power policy (``DFS``, ``DVFS``); the device needs a ``frequency_hz`` axis
+  (``ab9``), DVFS needs ``hardware.params.voltage_v = "dvfs"``, and ``idle_power_w`` defaults to
+  the device's.
 """
 
 from __future__ import annotations
@@ -36,16 +56,21 @@ from npusched.hardware.profile import MAX_BATCH
 
 __all__ = [
     "HardwareConfig",
+    "MachineConfig",
     "MetricsConfig",
     "PoissonWorkloadConfig",
     "PolicyConfig",
     "PremaWorkloadConfig",
+    "ResourceConfig",
     "RunConfig",
     "SimConfig",
     "TraceWorkloadConfig",
     "WorkloadConfig",
+    "axes_for",
     "load_config",
+    "machine_for",
     "parse_config",
+    "power_for",
 ]
 
 T = TypeVar("T")
@@ -106,10 +131,13 @@ class HardwareConfig(_Strict):
     Attributes:
         device: registered device name (e.g. ``prema-npu``, PREMA Table I).
         params: keyword overrides for the device constructor (e.g. ``rows = 64``).
+        axes: plan-axis values to compile, e.g. ``{ subarrays = [1, 2, 4, 8, 16] }`` (default:
+            see the module docstring).
     """
 
     device: str = "prema-npu"
     params: dict[str, Any] = Field(default_factory=dict)
+    axes: dict[str, Annotated[list[Any], Field(min_length=1)]] | None = None
 
     @field_validator("device")
     @classmethod
@@ -212,7 +240,8 @@ _WORKLOADS: dict[str, type[BaseModel]] = {
 
 
 class PolicyConfig(_Strict):
-    """``[policy]``: a registered temporal policy (``NP-FCFS``, ``P-HPF``, ``P-PREMA``, ...)."""
+    """``[policy]``: a registered temporal policy (``NP-FCFS``, ``P-HPF``, ``P-PREMA``, ...) or
+    machine policy (``Planaria``)."""
 
     name: str = "NP-FCFS"
     params: dict[str, Any] = Field(default_factory=dict)
@@ -220,10 +249,45 @@ class PolicyConfig(_Strict):
     @field_validator("name")
     @classmethod
     def _known_policy(cls, v: str) -> str:
-        from npusched.policies.base import POLICIES
+        from npusched.policies.machine import policy_factory
 
         import_builtin_policies()
-        _field_check(POLICIES.get, v)
+        _field_check(policy_factory, v)
+        return v
+
+
+class ResourceConfig(_Strict):
+    """One entry of ``[machine] resources`` (:class:`npusched.sim.resources.Resource`).
+
+    Attributes:
+        name: unique within the machine.
+        kind: free text (``npu``, ``fission-array``, ``gpu``).
+        capacity: units (>= 1).
+        units_axis: the device plan axis the allocated unit count selects (``subarrays``).
+        fixed: plan axes every job on this resource runs with.
+        idle_power_w: watts drawn while idle (default: the device's ``idle_power_w``, else 0).
+    """
+
+    name: Annotated[str, Field(min_length=1)]
+    kind: str = "npu"
+    capacity: PositiveInt = 1
+    units_axis: str | None = None
+    fixed: dict[str, Any] = Field(default_factory=dict)
+    idle_power_w: NonNegFloat | None = None
+
+
+class MachineConfig(_Strict):
+    """``[machine]``: the resources the policy shares (default: implied by the device)."""
+
+    resources: Annotated[list[ResourceConfig], Field(min_length=1)]
+
+    @field_validator("resources")
+    @classmethod
+    def _unique(cls, v: list[ResourceConfig]) -> list[ResourceConfig]:
+        names = [r.name for r in v]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup is not None:
+            raise ValueError(f"resource name {dup!r} appears twice")
         return v
 
 
@@ -266,11 +330,17 @@ class RunConfig(_Strict):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     sim: SimConfig = Field(default_factory=SimConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    machine: MachineConfig | None = None
+    power: dict[str, Any] | None = None
 
 
 def import_builtin_policies() -> None:
-    """Register the built-in policies (they register when their package is imported)."""
+    """Register the built-in policies, temporal and machine (they register when their package
+    is imported)."""
     import npusched.policies.temporal  # noqa: F401
+    from npusched.policies.machine import import_builtin_machine_policies
+
+    import_builtin_machine_policies()
 
 
 # --- error formatting --------------------------------------------------------------------------
@@ -386,24 +456,220 @@ def _build(source: str, field: str, build: Callable[[], Any]) -> Any:
 
 
 def check_components(cfg: RunConfig, source: str = "<config>") -> None:
-    """Build the device and the policy once to check their parameters (no side effects)."""
+    """Build the device, the policy, the machine, the plan axes and the power policy once to
+    check their parameters (no side effects)."""
     from npusched.hardware import DEVICES
-    from npusched.policies.base import POLICIES
+    from npusched.policies.machine import policy_factory
 
     import_builtin_policies()
     dev_factory = DEVICES.get(cfg.hardware.device)
     _check_params(source, "hardware.params", dev_factory, cfg.hardware.params)
-    _build(
-        source,
-        "hardware.params",
-        lambda: dev_factory(**cfg.hardware.params).cache_key(),
-    )
-    pol_factory = POLICIES.get(cfg.policy.name)
+    device = _build(source, "hardware.params", lambda: dev_factory(**cfg.hardware.params))
+    _build(source, "hardware.params", device.cache_key)
+    pol_factory = policy_factory(cfg.policy.name)
     _check_params(source, "policy.params", pol_factory, cfg.policy.params)
     # Each policy checks its own parameter values (TemporalPolicy.validate).
     policy = _build(source, "policy.params", lambda: pol_factory(**cfg.policy.params))
-    _build(source, "policy.params", policy.validate)
+    validate = getattr(policy, "validate", None)
+    if validate is not None:
+        _build(source, "policy.params", validate)
     _check_unused_params(source, cfg.policy.name, pol_factory, policy, cfg.policy.params)
+    machine = machine_for(cfg, device, source)
+    _check_policy_machine(cfg, policy, machine, source)
+    power = power_for(cfg, device, source)
+    axes_for(cfg, device, source, machine=machine, power=power)
+
+
+def _offered_axes(device: Any) -> dict[str, tuple[Any, ...]]:
+    return {str(k): tuple(v) for k, v in (getattr(device, "variant_axes", None) or {}).items()}
+
+
+def _device_idle_w(device: Any) -> float:
+    idle = getattr(device, "idle_power_w", 0.0)
+    return float(idle) if isinstance(idle, int | float) else 0.0
+
+
+def machine_for(cfg: RunConfig, device: Any, source: str = "<config>") -> Any:
+    """The :class:`~npusched.sim.resources.Machine` of ``cfg``: its ``[machine]`` table, or the
+    one the device implies (see the module docstring). Checks every resource's ``units_axis``
+    (a device axis offering ``1 .. capacity``) and ``fixed`` axes (offered values)."""
+    from npusched.sim.resources import Machine, Resource
+
+    offered = _offered_axes(device)
+    idle = _device_idle_w(device)
+    if cfg.machine is None:
+        subs = offered.get("subarrays")
+        if subs:
+            cap = max(int(v) for v in subs)
+            return Machine(
+                (
+                    Resource(
+                        "array", "fission-array", cap, units_axis="subarrays", idle_power_w=idle
+                    ),
+                )
+            )
+        return Machine((Resource("npu", idle_power_w=idle),))
+    out = []
+    for i, r in enumerate(cfg.machine.resources):
+        where = f"{source}: machine.resources[{i}]"
+        if r.units_axis is not None:
+            values = offered.get(r.units_axis)
+            if values is None:
+                raise ConfigError(
+                    f"{where}.units_axis: device {cfg.hardware.device!r} has no plan axis "
+                    f"{r.units_axis!r}; allowed: {', '.join(offered) or '(none)'}"
+                )
+            missing = [u for u in range(1, r.capacity + 1) if u not in values]
+            if missing:
+                raise ConfigError(
+                    f"{where}.capacity: {r.capacity} units need {r.units_axis} = 1..{r.capacity}, "
+                    f"but the device has no {r.units_axis}={missing[0]}; allowed: "
+                    f"{', '.join(map(str, values))}"
+                )
+        for k, v in r.fixed.items():
+            if k not in offered:
+                raise ConfigError(
+                    f"{where}.fixed.{k}: device {cfg.hardware.device!r} has no plan axis {k!r}; "
+                    f"allowed: {', '.join(offered) or '(none)'}"
+                )
+            if v not in offered[k]:
+                raise ConfigError(
+                    f"{where}.fixed.{k}: {v!r} not offered; allowed: "
+                    f"{', '.join(map(str, offered[k]))}"
+                )
+        out.append(
+            Resource(
+                r.name,
+                r.kind,
+                r.capacity,
+                units_axis=r.units_axis,
+                fixed=dict(r.fixed),
+                idle_power_w=idle if r.idle_power_w is None else float(r.idle_power_w),
+            )
+        )
+    return Machine(tuple(out))
+
+
+def _check_policy_machine(cfg: RunConfig, policy: Any, machine: Any, source: str) -> None:
+    """A temporal policy needs a one-resource machine; a machine policy that names the plan
+    axis its units select (``units_axis``, Planaria: ``subarrays``) needs a resource with it."""
+    kind = getattr(policy, "kind", "temporal")
+    if kind == "temporal" and len(machine.resources) != 1:
+        raise ConfigError(
+            f"{source}: machine.resources: {cfg.policy.name} is a temporal policy and holds the "
+            f"whole of a one-resource machine; this machine has {len(machine.resources)}"
+        )
+    want = getattr(policy, "units_axis", None)
+    if kind == "machine" and want is not None:
+        name = getattr(policy, "resource", None)
+        if name is not None and name not in machine.names:
+            raise ConfigError(
+                f"{source}: policy.params.resource: no resource {name!r}; allowed: "
+                f"{', '.join(machine.names)}"
+            )
+        res = machine.resources[machine.index(name)]
+        if res.units_axis != want:
+            raise ConfigError(
+                f"{source}: policy.name: {cfg.policy.name} allocates units of a resource whose "
+                f'units_axis is {want!r} (e.g. hardware.device = "planaria"); resource '
+                f"{res.name!r} has {res.units_axis!r}"
+            )
+
+
+def power_for(cfg: RunConfig, device: Any, source: str = "<config>") -> Any:
+    """The power policy of ``cfg.power`` (``None`` without one), with ``idle_power_w`` set to
+    the device's unless the table gives it; checks the device has a ``frequency_hz`` axis and
+    runs at the policy's voltages."""
+    if cfg.power is None:
+        return None
+    from npusched.policies.power import power_policy_from_config
+
+    pol = power_policy_from_config(cfg.power, where=f"{source}: power")
+    freqs = _offered_axes(device).get("frequency_hz")
+    if not freqs:
+        raise ConfigError(
+            f"{source}: power: device {cfg.hardware.device!r} has no frequency_hz plan axis; "
+            f'a power policy needs one (e.g. hardware.device = "ab9")'
+        )
+    if "idle_power_w" not in cfg.power and hasattr(device, "idle_power_w"):
+        pol.set_params(idle_power_w=_device_idle_w(device))
+    voltage_at = getattr(device, "voltage_at", None)
+    if voltage_at is not None:
+        want = pol.level_voltages(freqs)
+        have = tuple(float(voltage_at(f)) for f in freqs)
+        if not all(abs(a - b) < 1e-12 for a, b in zip(want, have, strict=True)):
+            hint = '"dvfs"' if len(set(want)) > 1 else repr(want[0])
+            raise ConfigError(
+                f"{source}: hardware.params.voltage_v: power policy {pol.name} runs at "
+                f"{sorted(set(want))} V but the device at {sorted(set(have))} V; "
+                f"allowed: {hint}"
+            )
+    return pol
+
+
+def axes_for(
+    cfg: RunConfig,
+    device: Any,
+    source: str = "<config>",
+    *,
+    machine: Any = None,
+    power: Any = None,
+) -> dict[str, tuple[Any, ...]] | None:
+    """Plan axes to compile for ``cfg`` (``None``: the device has none).
+
+    ``[hardware] axes`` values are checked against the device's ``variant_axes``; an axis left
+    out is compiled at every offered value if something chooses it at run time (a resource's
+    units or fixed axis, ``frequency_hz`` under a power policy), else at the device's own
+    parameter of that name when it is offered, else at every value (the first runs).
+    """
+    offered = _offered_axes(device)
+    if not offered:
+        if cfg.hardware.axes:
+            name = next(iter(cfg.hardware.axes))
+            raise ConfigError(
+                f"{source}: hardware.axes.{name}: device {cfg.hardware.device!r} has no plan "
+                "axes; allowed: (none)"
+            )
+        return None
+    given = dict(cfg.hardware.axes or {})
+    for name, values in given.items():
+        if name not in offered:
+            raise ConfigError(
+                f"{source}: hardware.axes.{name}: device {cfg.hardware.device!r} has no such "
+                f"plan axis; allowed: {', '.join(offered)}"
+            )
+        bad = [v for v in values if v not in offered[name]]
+        if bad:
+            raise ConfigError(
+                f"{source}: hardware.axes.{name}: {bad[0]!r} not offered; allowed: "
+                f"{', '.join(map(str, offered[name]))}"
+            )
+    machine = machine_for(cfg, device, source) if machine is None else machine
+    chosen: set[str] = set()
+    for r in machine.resources:
+        if r.units_axis is not None:
+            chosen.add(r.units_axis)
+        chosen.update(r.fixed)
+    if power is not None:
+        chosen.add("frequency_hz")
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, offered_values in offered.items():
+        if name in given:
+            out[name] = tuple(dict.fromkeys(given[name]))
+        elif name in chosen:
+            out[name] = offered_values
+        else:
+            own = getattr(device, name, None)
+            out[name] = (own,) if own is not None and own in offered_values else offered_values
+    for r in machine.resources:
+        if r.units_axis is not None:
+            missing = [u for u in range(1, r.capacity + 1) if u not in out[r.units_axis]]
+            if missing:
+                raise ConfigError(
+                    f"{source}: hardware.axes.{r.units_axis}: resource {r.name!r} allocates "
+                    f"1..{r.capacity} units; {missing[0]} is missing"
+                )
+    return out
 
 
 #: Policy parameters that only a preemptive policy uses (a non-preemptive one never preempts).

@@ -4,7 +4,11 @@
 
 * ``records.parquet``: one row per request (``SimResult.to_frame()``).
 * ``summary.json``: metric name -> value (:func:`npusched.metrics.summarize`), sorted keys,
-  ``null`` for undefined values. Written last: its presence marks a complete result.
+  ``null`` for undefined values. Written last: its presence marks a complete result. Besides
+  the latency metrics it has the machine's ``energy_j`` (joules: execution energy plus each
+  resource's idle power while idle, ``SimResult.energy_j``), ``peak_power_w`` (the highest
+  summed power of the jobs running at once, from ``SimResult.power_timeline()``) and
+  ``avg_power_w`` (``energy_j`` over the run, from the first arrival to the end).
 * with ``--timeline`` (``timeline=True``): ``timeline.json`` (Chrome trace / Perfetto JSON),
   ``timeline.png`` (Gantt chart) and ``latency_cdf.png`` (:mod:`npusched.report.timeline`),
   written after the records and before the summary; a run without it removes old ones.
@@ -18,6 +22,7 @@ to it. The same config and seed give a byte-identical ``summary.json`` and ident
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -35,8 +40,11 @@ from npusched.experiments.config import (
     PremaWorkloadConfig,
     RunConfig,
     TraceWorkloadConfig,
+    axes_for,
     import_builtin_policies,
     load_config,
+    machine_for,
+    power_for,
 )
 from npusched.report.progress import progress_bar
 from npusched.workloads.request import Request
@@ -50,6 +58,7 @@ __all__ = [
     "RunOutput",
     "build_requests",
     "compile_profiles",
+    "power_summary",
     "resolve_estimator",
     "run_config",
     "run_config_file",
@@ -81,6 +90,9 @@ _SHOWN = (
     "throughput_rps",
     "utilisation",
     "preemptions",
+    "energy_j",
+    "peak_power_w",
+    "avg_power_w",
 )
 
 
@@ -146,8 +158,14 @@ def _slo_multiplier(cfg: RunConfig) -> float | None:
     return None
 
 
-def compile_profiles(requests: Sequence[Request], device: Any) -> dict[str, Profile]:
-    """Profiles of every network in ``requests`` for every batch size it is requested at."""
+def compile_profiles(
+    requests: Sequence[Request],
+    device: Any,
+    *,
+    axes: Mapping[str, Sequence[Any]] | None = None,
+) -> dict[str, Profile]:
+    """Profiles of every network in ``requests`` for every batch size it is requested at, on
+    the plan ``axes`` given (default: every axis the device offers)."""
     from npusched.hardware import compile_profile
     from npusched.models.zoo import get_network
 
@@ -155,8 +173,44 @@ def compile_profiles(requests: Sequence[Request], device: Any) -> dict[str, Prof
     for r in requests:
         batches.setdefault(r.network, set()).add(r.batch)
     return {
-        name: compile_profile(get_network(name), device, sorted(bs))
+        name: compile_profile(get_network(name), device, sorted(bs), axes=axes)
         for name, bs in sorted(batches.items())
+    }
+
+
+def _isolated_fn(profiles: Mapping[str, Profile], machine: Any) -> Callable[[Request], float]:
+    """A request's isolated latency for SLO multipliers: its fastest plan variant among those
+    that agree with the machine's first resource held whole (on ``planaria``: 16 subarrays; on
+    ``ab9``: the fastest clock, i.e. uncapped)."""
+    res0 = machine.resources[0]
+    whole = res0.variant(res0.capacity)
+
+    def isolated(r: Request) -> float:
+        prof = profiles[r.network]
+        if not prof.axes:
+            return prof.isolated_latency(r.batch, r.seq_in, r.seq_out)
+        fits = [
+            v for v in prof.variants() if all(v.get(k, x) == x for k, x in whole.items())
+        ] or prof.variants()
+        return min(prof.isolated_latency(r.batch, r.seq_in, r.seq_out, **v) for v in fits)
+
+    return isolated
+
+
+def power_summary(result: SimResult) -> dict[str, float]:
+    """``energy_j``, ``peak_power_w`` and ``avg_power_w`` of a run (see the module docstring;
+    ``peak_power_w`` needs ``record_power=True``, else it is nan)."""
+    cols = result.columns
+    start = float(np.min(cols["arrival_s"])) if len(cols["arrival_s"]) else 0.0
+    span = result.end_s - start
+    peak = math.nan
+    if result.power is not None:
+        _, watts = result.power_timeline()
+        peak = float(watts.max()) if watts.size else 0.0
+    return {
+        "energy_j": float(result.energy_j),
+        "peak_power_w": peak,
+        "avg_power_w": float(result.energy_j) / span if span > 0 else math.nan,
     }
 
 
@@ -189,7 +243,7 @@ def run_config(
     """
     from npusched.hardware import get_device
     from npusched.metrics import summarize
-    from npusched.policies.base import POLICIES
+    from npusched.policies.machine import get_any_policy
     from npusched.sim.engine import Simulator
     from npusched.workloads import apply_slo
 
@@ -200,18 +254,25 @@ def run_config(
             raise ConfigError(f"{source}: workload.path: trace {cfg.workload.path!r} has no rows")
         raise ConfigError(f"{source}: workload: no requests (raise n_tasks, duration_s or rate)")
     device = get_device(cfg.hardware.device, **cfg.hardware.params)
-    profiles = compile_profiles(requests, device)
+    machine = machine_for(cfg, device, source)
+    power = power_for(cfg, device, source)
+    axes = axes_for(cfg, device, source, machine=machine, power=power)
+    profiles = compile_profiles(requests, device, axes=axes)
     mult = _slo_multiplier(cfg)
     if mult is not None:
-        requests = apply_slo(requests, profiles, mult)
-    policy = POLICIES.create(cfg.policy.name, **cfg.policy.params)
+        requests = apply_slo(requests, _isolated_fn(profiles, machine), mult)
+    policy = get_any_policy(cfg.policy.name, **cfg.policy.params)
     sim = Simulator(
         profiles,
         policy,
+        machine=machine,
         preemption_point=cfg.sim.preemption_point,
         checkpoint_cost=cfg.sim.checkpoint_cost,
         estimator=resolve_estimator(cfg.sim.predictor),
         record_timeline=timeline,
+        record_power=True,
+        power=power,
+        power_cap_w=None if power is None else float(power.cap_w),
     )
     with _progress_bar(len(requests), progress) as callback:
         result = sim.run(requests, until=cfg.sim.until_s, progress=callback)
@@ -228,6 +289,7 @@ def run_config(
     summary["n_requests"] = float(len(records))
     summary["n_finished"] = float(len(finished))
     summary["n_unfinished"] = float(len(records) - len(finished))
+    summary.update(power_summary(result))
     return RunOutput(cfg, list(requests), records, summary, result)
 
 

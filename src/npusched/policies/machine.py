@@ -43,7 +43,8 @@ class MachinePolicy(Protocol):
     ``on_dispatch`` for the events at this instant, ``on_period`` if a period expired, then
     ``select`` once."""
 
-    kind: Literal["machine"]
+    #: ``"machine"`` (the engine's switch between the two contracts).
+    kind: str
     name: str
     preemptive: bool
     #: Seconds between periodic wake-ups while jobs wait (``None``: wake on events only).

@@ -24,6 +24,6 @@ __all__ = [
     "schedule_tasks_spatially",
 ]
 
-from npusched.policies.machine import MACHINE_POLICIES  # noqa: E402
+from npusched.policies.machine import MACHINE_POLICIES
 
 MACHINE_POLICIES.register("Planaria", PlanariaPolicy)

@@ -257,6 +257,8 @@ class PlanariaPolicy(Component):
     kind = "machine"
     preemptive = True
     period_s: float | None = None
+    #: The plan axis its resource's units select (a run config checks the machine has it).
+    units_axis = "subarrays"
 
     def __init__(self, resource: str | None = None, name: str = "Planaria") -> None:
         self.resource = resource
