@@ -11,16 +11,20 @@ import pytest
 from npusched.experiments.reproduce.dfs import (
     NETWORKS,
     PAPER_TABLE6,
+    FrameJob,
     FrameResult,
+    _schedules,
     calibrate_efficiency,
+    engine_frame,
     policy_table,
     reproduce,
     run_frame,
+    schedule_frame,
     sensitivity,
 )
-from npusched.hardware.power import AB9
+from npusched.hardware.power import AB9, fused_steps
 from npusched.models import get_network
-from npusched.policies.power import DFS, StepSchedule
+from npusched.policies.power import DFS, StepSchedule, get_power_policy
 
 KEYS = ("fps", "peak_power_w", "avg_power_w", "energy_per_frame_j", "voltage_switches_per_frame")
 
@@ -66,9 +70,9 @@ def test_calibration_hits_the_mean_layer_time() -> None:
 def test_reproduce_quick_writes_summary_and_report(tmp_path: Path) -> None:
     calls: list[int] = []
 
-    def runner(s: StepSchedule) -> FrameResult:  # a swapped-in frame runner is used
-        calls.append(len(s.level))
-        return run_frame(s)
+    def runner(job: FrameJob) -> FrameResult:  # a swapped-in frame runner is used
+        calls.append(len(job.schedule.level))
+        return schedule_frame(job)
 
     summary = reproduce(tmp_path, quick=True, efficiency=0.02, runner=runner, plots=False)
     assert len(calls) == 2 * 3
@@ -157,3 +161,82 @@ def test_windowed_peak_power() -> None:
     brute = ((csum[idx + k] - csum[idx]) / w).max()
     got = windowed_peak_power(d, p, w)
     assert got >= brute - 0.2 and got <= p.max()
+
+
+def _job(name: str, pol: str, *, fuse: bool, cap_w: float = 33.0, eff: float = 0.029) -> FrameJob:
+    dev = AB9(stc_efficiency=eff)
+    net = get_network(name)
+    sch = _schedules(dev, net, cap_w, fuse=fuse)[pol]
+    policy = get_power_policy(pol, cap_w=cap_w, idle_power_w=dev.idle_power_w)
+    dev_p = AB9(stc_efficiency=eff, voltage_v="dvfs" if pol == "DVFS" else 1.0)
+    return FrameJob(net, policy, dev_p, sch, fused_steps(net) if fuse else None)
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+@pytest.mark.parametrize("pol", ["DFS", "DVFS"])
+@pytest.mark.parametrize("name", ["squeezenet", "resnet-50", "yolov3"])
+def test_engine_frame_equals_the_schedule(name: str, pol: str, fuse: bool) -> None:
+    """The engine (Simulator with the power hook, plus the wrap-around switch it does not
+    charge) gives the per-step schedule's frame exactly; only the 5 ms window differs (the
+    engine folds a switch into the step after it; a fused step's schedule power is its peak
+    layer's for the whole step, the engine's timeline has each layer's own)."""
+    job = _job(name, pol, fuse=fuse)
+    a, b = engine_frame(job), run_frame(job.schedule)
+    for k in ("frame_time_s", "fps", "avg_power_w", "energy_per_frame_j", "switch_time_s"):
+        assert getattr(a, k) == pytest.approx(getattr(b, k), rel=1e-9), k
+    for k in ("peak_power_w", "voltage_switches_per_frame", "frequency_switches_per_frame"):
+        assert getattr(a, k) == pytest.approx(getattr(b, k), rel=1e-12), k
+    assert a.layers == b.layers
+    assert a.peak_power_w <= 33.0 and a.peak_power_5ms_w <= 33.0 + 1e-9
+    if fuse:  # the schedule's fused timeline holds each step at its peak layer's power
+        assert a.peak_power_5ms_w <= b.peak_power_5ms_w + 1e-9
+    # back-to-back frames in one run give the same frame
+    c = engine_frame(job, frames=3)
+    assert c.frame_time_s == pytest.approx(a.frame_time_s, rel=1e-9)
+    assert c.energy_per_frame_j == pytest.approx(a.energy_per_frame_j, rel=1e-9)
+    assert job.policy.idle_power_w == AB9().idle_power_w  # the job's policy is not mutated
+
+
+def test_grouped_steps_choose_one_level_per_group() -> None:
+    from npusched.hardware import compile_profile
+    from npusched.policies.power import GroupedSteps, PowerCapError
+
+    dev = AB9(stc_efficiency=0.029)
+    net = get_network("resnet-18")
+    prof = compile_profile(net, dev)
+    freqs = dict(prof.axes)["frequency_hz"]
+    plans = {f: prof.plan(1, frequency_hz=f) for f in freqs}
+    groups = fused_steps(net)
+    plan = GroupedSteps(DFS(cap_w=33.0), groups).derive(plans, 33.0)
+    f = np.asarray(plan.frequency_hz)
+    for g in np.unique(groups):
+        assert len(set(f[groups == g])) == 1  # one clock per fused step
+    sch = DFS(cap_w=33.0).schedule(policy_table(dev, net, DFS().level_voltages()), cyclic=False)
+    starts = np.flatnonzero(np.diff(groups, prepend=-1))
+    np.testing.assert_array_equal(f[starts], sch.frequency_hz)
+    with pytest.raises(PowerCapError, match="step_groups"):
+        DFS(cap_w=33.0).derive(plans, 33.0, step_groups=groups[:-1])
+
+
+def test_reproduce_runs_frames_through_the_engine_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import npusched.sim.engine as engine
+
+    runs: list[int] = []
+    real = engine.Simulator.run
+
+    def counting(self: object, requests: object, **kw: object) -> object:
+        runs.append(1)
+        return real(self, requests, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine.Simulator, "run", counting)
+    summary = reproduce(tmp_path, quick=True, efficiency=0.02, plots=False)
+    assert len(runs) == 2 * 3  # one engine run per network and policy
+    swapped = reproduce(
+        tmp_path / "s", quick=True, efficiency=0.02, plots=False, runner=schedule_frame
+    )
+    for net, pols in summary["networks"].items():
+        for pol, res in pols.items():
+            for k in ("fps", "energy_per_frame_j", "avg_power_w", "peak_power_w"):
+                assert res[k] == pytest.approx(swapped["networks"][net][pol][k], rel=1e-9)

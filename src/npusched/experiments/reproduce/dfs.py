@@ -23,9 +23,19 @@ Methodology (Sec. 4.1, with the choices the paper leaves open stated here):
   layer, 20 us per change) and DVFS (Table 5's (f, V) pairs, 2.15 ms per voltage change, 20 us
   per clock-only change). Frames run back to back, so the switch back from the last layer to the
   first one is charged every frame.
-* **Frame run**: until the engine hosts power policies, a frame is the per-step schedule executed
-  in order (:func:`run_frame`: the sum of step and switch times; switches draw the idle power).
-  :func:`reproduce` takes the runner as an argument so an engine run can replace it.
+* **Frame run** (:func:`engine_frame`, the default): each frame runs through the simulation
+  engine, the code path of ``npusched run`` with a ``power`` table: a
+  :class:`~npusched.sim.engine.Simulator` over the network's AB9 profile (all 20 clock levels,
+  compiled at the policy's voltages) with the power policy as its ``power`` hook and the cap
+  as ``power_cap_w``, on one NPU drawing the AB9's idle power. With fused steps the policy
+  decides once per fused step (:class:`~npusched.policies.power.GroupedSteps`). The engine
+  charges the switches inside a frame (folded into the step after them) but none between two
+  jobs (each job's first step starts free), so the runner adds the switch from the last step
+  back to the first (the policy's ``switch_cost``, at idle power) to make frames back to back.
+  :func:`run_frame` executes the pure per-step schedule in order instead (``runner=
+  schedule_frame``); both give the same numbers (``tests/test_reproduce_dfs.py``), except the
+  5 ms peak, see :func:`engine_frame`. The sensitivity grid uses :func:`run_frame` (it only
+  compares headlines).
 * **Metrics** per network and policy: FPS = 1 / frame time; peak power = the highest step power,
   and ``peak_power_5ms_w`` the highest 5 ms average (the paper reads the PMIC every 5 ms, which
   can only lower a peak); average power = frame energy / frame time; energy per frame; voltage switches per
@@ -53,22 +63,26 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
 from npusched.hardware.power import AB9, LayerOps, PowerTable, fused_steps
 from npusched.models import get_network
 from npusched.models.ir import Network
-from npusched.policies.power import StepSchedule, get_power_policy
+from npusched.policies.power import PowerPolicyBase, StepSchedule, get_power_policy, switch_costs
 
 __all__ = [
     "NETWORKS",
     "PAPER",
     "PAPER_TABLE6",
+    "FrameJob",
     "FrameResult",
     "calibrate_efficiency",
+    "engine_frame",
     "reproduce",
     "run_frame",
+    "schedule_frame",
     "windowed_peak_power",
 ]
 
@@ -172,7 +186,112 @@ def windowed_peak_power(durations_s: Any, power_w: Any, window_s: float) -> floa
     return float(((energy(starts + window_s) - energy(starts)) / window_s).max())
 
 
-FrameRunner = Callable[[StepSchedule], FrameResult]
+@dataclass(frozen=True)
+class FrameJob:
+    """One network under one power policy, as a frame runner receives it.
+
+    Attributes:
+        network: the network (batch 1).
+        policy: the power policy (its ``cap_w`` is the limit).
+        device: the AB9 at the policy's voltages (``voltage_v=1.0`` for DFS, ``"dvfs"`` for
+            DVFS) and the run's ``stc_efficiency``.
+        schedule: the per-step schedule of the pure functions (frames back to back).
+        step_groups: the step (fused group) of every layer, or ``None`` (per layer).
+    """
+
+    network: Network
+    policy: PowerPolicyBase
+    device: AB9
+    schedule: StepSchedule
+    step_groups: npt.NDArray[np.int64] | None
+
+
+FrameRunner = Callable[[FrameJob], FrameResult]
+
+
+def schedule_frame(job: FrameJob) -> FrameResult:
+    """:func:`run_frame` of the job's per-step schedule (no engine)."""
+    return run_frame(job.schedule)
+
+
+def engine_frame(job: FrameJob, *, frames: int = 1) -> FrameResult:
+    """Run ``frames`` back-to-back frames of ``job`` through the engine and return one frame.
+
+    A :class:`~npusched.sim.engine.Simulator` (NP-FCFS, one NPU with the AB9's idle power,
+    the policy as its ``power`` hook under ``power_cap_w = cap_w``, power recorded) runs
+    ``frames`` requests of the network dispatched at 0. Frame time and energy are the run's
+    makespan and ``energy_j`` over ``frames``, plus the switch from the last step's (f, V)
+    back to the first step's (the engine charges switches inside a job only; the policy's
+    ``switch_cost``, drawing the idle power). The clock and voltage per step, the switch
+    counts and the peak power are read off the derived plan the engine ran
+    (``SimResult.power``) and its power timeline.
+
+    The engine folds a switch into the step after it, so its power timeline shows that step at
+    its average over switch and step; the 5 ms window peak (:func:`windowed_peak_power` over
+    one frame's timeline and the wrap-around switch) can therefore differ from the
+    schedule's by a fraction of a watt, and ``peak_power_w`` is the highest step power of the
+    derived plan without its folded switch (the power the PMIC sees while the step computes).
+    """
+    from npusched.base import clone
+    from npusched.hardware import compile_profile
+    from npusched.policies.base import POLICIES as TEMPORAL
+    from npusched.policies.power import GroupedSteps
+    from npusched.sim.engine import Simulator
+    from npusched.sim.resources import Machine, Resource
+    from npusched.workloads.request import Request
+
+    if not (isinstance(frames, int) and frames >= 1):
+        raise ConfigError(f"engine_frame: frames must be an integer >= 1, got {frames!r}")
+    dev = job.device
+    idle = dev.idle_power_w
+    net = job.network
+    prof = compile_profile(net, dev)
+    pol = clone(job.policy).set_params(idle_power_w=idle)  # the job's policy stays unchanged
+    power: Any = pol if job.step_groups is None else GroupedSteps(pol, job.step_groups)
+    sim = Simulator(
+        {net.name: prof},
+        TEMPORAL.create("NP-FCFS"),
+        machine=Machine((Resource("npu", idle_power_w=idle),)),
+        power=power,
+        power_cap_w=float(pol.cap_w),
+        record_power=True,
+    )
+    res = sim.run([Request(id=i, arrival_s=0.0, network=net.name) for i in range(frames)])
+    assert res.power is not None and res.power
+    plan = res.power[0].plan
+    assert plan.frequency_hz is not None
+    freqs = tuple(dict(prof.axes)["frequency_hz"])
+    volt_of = dict(zip(freqs, pol.level_voltages(freqs), strict=True))
+    f = np.asarray(plan.frequency_hz, dtype=np.float64)
+    v = np.asarray([volt_of[float(x)] for x in f], dtype=np.float64)
+    _, fsw, vsw = pol._validated()
+    sw, freq_sw, volt_sw = switch_costs(f, v, freq_switch_s=fsw, volt_switch_s=vsw, cyclic=True)
+    wrap = float(sw[0])  # the one switch the engine does not charge
+    frame_time = res.makespan_s / frames + wrap
+    energy = res.energy_j / frames + wrap * idle
+    # step power while computing: the plain plan at each step's clock (no folded switch)
+    by_f = {x: prof.plan(1, frequency_hz=x) for x in freqs}
+    steps = np.arange(plan.steps)
+    plain_lat = np.asarray([by_f[float(x)].latency_s[i] for i, x in zip(steps, f, strict=True)])
+    plain_pow = np.asarray([by_f[float(x)].power_w[i] for i, x in zip(steps, f, strict=True)])
+    times, watts = res.power_timeline()
+    one = times <= res.makespan_s / frames + 1e-15
+    t1, w1 = times[one], watts[one]
+    durations = np.diff(np.append(t1, res.makespan_s / frames))
+    return FrameResult(
+        frame_time_s=frame_time,
+        fps=1.0 / frame_time,
+        peak_power_w=float(max(plain_pow.max(), idle if wrap > 0 else 0.0)),
+        avg_power_w=energy / frame_time,
+        energy_per_frame_j=energy,
+        voltage_switches_per_frame=int(volt_sw.sum()),
+        frequency_switches_per_frame=int(freq_sw.sum()),
+        switch_time_s=float(frame_time - plain_lat.sum()),
+        layers=len(np.unique(job.step_groups)) if job.step_groups is not None else plan.steps,
+        peak_power_5ms_w=windowed_peak_power(
+            np.append(durations, wrap), np.append(w1, idle), PMIC_WINDOW_S
+        ),
+    )
 
 
 def run_frame(schedule: StepSchedule) -> FrameResult:
@@ -347,7 +466,7 @@ def reproduce(
     quick: bool = False,
     cap_w: float = 33.0,
     efficiency: float | None = None,
-    runner: FrameRunner = run_frame,
+    runner: FrameRunner = engine_frame,
     plots: bool = True,
     fuse: bool = True,
 ) -> dict[str, Any]:
@@ -360,7 +479,8 @@ def reproduce(
         cap_w: the power limit (W; 33).
         efficiency: ``stc_efficiency`` of the AB9; ``None`` calibrates it
             (:func:`calibrate_efficiency`).
-        runner: executes one frame's schedule (default :func:`run_frame`).
+        runner: runs one frame of a :class:`FrameJob` (default :func:`engine_frame`, the
+            engine; :func:`schedule_frame` executes the per-step schedule without it).
         plots: write the PNG figures.
         fuse: decide per GEMM step with vector layers fused into it (default, as the paper's
             layer counts read) or per zoo operator (``False``).
@@ -385,8 +505,11 @@ def reproduce(
         schedules[name] = sch
         step_names = policy_table(device, net, (1.0,) * 20, fuse=fuse).layer_names
         per_net[name] = {}
+        groups = fused_steps(net) if fuse else None
         for pol, s in sch.items():
-            fr = runner(s)
+            policy = get_power_policy(pol, cap_w=cap_w, idle_power_w=device.idle_power_w)
+            dev_p = AB9(**{**device.get_params(), "voltage_v": "dvfs" if pol == "DVFS" else 1.0})
+            fr = runner(FrameJob(net, policy, dev_p, s, groups))
             per_net[name][pol] = asdict(fr)
             rows.append({"network": name, "policy": pol, **asdict(fr)})
         trace = [

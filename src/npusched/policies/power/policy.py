@@ -50,6 +50,7 @@ __all__ = [
     "DFS",
     "DVFS",
     "POWER_POLICIES",
+    "GroupedSteps",
     "PowerPolicy",
     "PowerPolicyBase",
     "get_power_policy",
@@ -144,7 +145,9 @@ class PowerPolicyBase(Component):
             return vsw
         return fsw if prev[0] != nxt[0] else 0.0
 
-    def derive(self, plans: Mapping[float, ExecPlan], cap_w: float) -> ExecPlan:
+    def derive(
+        self, plans: Mapping[float, ExecPlan], cap_w: float, *, step_groups: Any = None
+    ) -> ExecPlan:
         """The engine's hook (:class:`npusched.sim.engine.Simulator` ``power=``): one job's plan
         under ``cap_w`` from its plans at every clock level.
 
@@ -156,9 +159,17 @@ class PowerPolicyBase(Component):
         compiled at the policy's voltages (``AB9()`` for DFS, ``AB9(voltage_v="dvfs")`` for
         DVFS).
 
+        With ``step_groups`` (one group index per step, non-decreasing from 0, e.g.
+        :func:`npusched.hardware.power.fused_steps`: vector layers fused into the GEMM layer
+        before them) the choice is made once per group: every step of a group runs at the
+        highest level at which **each** of its steps is within ``cap_w`` (the group's peak,
+        as :meth:`~npusched.hardware.power.PowerTable.grouped` defines a fused step's power), so
+        clock changes happen only at group starts.
+
         Args:
             plans: ``{frequency_hz: ExecPlan}`` of one job, all with the same steps.
             cap_w: the job's power cap (W).
+            step_groups: group index per step, or ``None`` (every step decides alone).
 
         Returns:
             An :class:`~npusched.hardware.profile.ExecPlan` with per-step ``frequency_hz``.
@@ -172,7 +183,21 @@ class PowerPolicyBase(Component):
         ps = [plans[f] for f in freqs]
         if len({p.steps for p in ps}) != 1:
             raise PowerCapError(f"{type(self).__name__}.derive: plans differ in their steps")
-        levels = highest_feasible_levels(np.stack([p.power_w for p in ps]), float(cap_w))
+        power = np.stack([p.power_w for p in ps])
+        if step_groups is None:
+            levels = highest_feasible_levels(power, float(cap_w))
+        else:
+            idx = np.asarray(step_groups, dtype=np.int64)
+            if idx.shape != (ps[0].steps,) or (
+                idx.size and (idx[0] != 0 or (np.diff(idx) < 0).any() or (np.diff(idx) > 1).any())
+            ):
+                raise PowerCapError(
+                    f"{type(self).__name__}.derive: step_groups must be one group index per step "
+                    f"({ps[0].steps}), non-decreasing from 0 in steps of 0 or 1"
+                )
+            starts = np.flatnonzero(np.diff(idx, prepend=-1))
+            peak = np.maximum.reduceat(power, starts, axis=1)
+            levels = highest_feasible_levels(peak, float(cap_w))[idx]
         cols = np.arange(ps[0].steps)
         f = np.asarray(freqs, dtype=np.float64)[levels]
         v = np.asarray(self.level_voltages(freqs), dtype=np.float64)[levels]
@@ -294,6 +319,37 @@ class DVFS(PowerPolicyBase):
             float(self.low_voltage_v if f <= self.threshold_hz else self.high_voltage_v)
             for f in frequencies_hz
         )
+
+
+class GroupedSteps(Component):
+    """A power policy that decides once per group of consecutive steps of one network (the
+    engine's ``power=`` hook, for a simulation whose jobs all run that network).
+
+    ``derive(plans, cap_w)`` is ``policy.derive(plans, cap_w, step_groups=step_groups)``: e.g.
+    ``GroupedSteps(DFS(cap_w=33), fused_steps(network))`` runs every vector layer at the clock of
+    the GEMM layer it is fused into, as ``reproduce dfs`` decides by default.
+
+    Args:
+        policy: the power policy (``DFS``, ``DVFS``).
+        step_groups: group index per step of the network's plan (non-decreasing from 0).
+    """
+
+    def __init__(self, policy: PowerPolicyBase, step_groups: Any) -> None:
+        self.policy = policy
+        self.step_groups = step_groups
+
+    @property
+    def name(self) -> str:
+        return self.policy.name
+
+    @property
+    def cap_w(self) -> float:
+        return float(self.policy.cap_w)
+
+    def derive(self, plans: Mapping[float, ExecPlan], cap_w: float) -> ExecPlan:
+        """One job's plan under ``cap_w`` with one level per group (see
+        :meth:`PowerPolicyBase.derive`)."""
+        return self.policy.derive(plans, cap_w, step_groups=self.step_groups)
 
 
 POWER_POLICIES: Registry[PowerPolicyBase] = Registry(
