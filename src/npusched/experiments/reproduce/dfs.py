@@ -615,6 +615,7 @@ def reproduce(
         "table6": table6,
     }
     summary["fuse_vector_layers"] = fuse
+    summary["frame_runner"] = getattr(runner, "__name__", type(runner).__name__)
     if not quick:
         sens = sensitivity(names, cap_w=cap_w, fuse=fuse)
         summary["sensitivity"] = sens
@@ -734,6 +735,10 @@ def _report(summary: Mapping[str, Any], names: Sequence[str]) -> str:
         "`npusched.experiments.reproduce.dfs`, `npusched.hardware.power`.",
         "",
         "## Headline (DFS relative to DVFS)",
+        "",
+        f"Frames run by `{summary.get('frame_runner', 'engine_frame')}` "
+        "(`engine_frame`: the simulation engine with the power policy as its hook, as "
+        "`npusched run` with a `power` table).",
         "",
         "| quantity | ours | paper |",
         "|---|---:|---:|",
