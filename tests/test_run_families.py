@@ -252,3 +252,30 @@ def test_planaria_example_runs(tmp_path: Path) -> None:
     assert _run(EXAMPLES / "planaria_workload_c.toml", tmp_path / "p") == 0
     s = json.loads((tmp_path / "p" / "summary.json").read_text())
     assert s["n_requests"] == 200 and s["n_unfinished"] == 0
+
+
+def test_power_as_a_table_and_yaml_machine(tmp_path: Path) -> None:
+    """``[power]`` as a table equals the inline form; a YAML config with a ``machine``."""
+    table = CAPPED.replace('power = { name = "DFS", cap_w = 30 }\n', "") + (
+        '[power]\nname = "DFS"\ncap_w = 30\n'
+    )
+    a = load_config(_cfg(tmp_path, table, "t.toml"))
+    b = load_config(_cfg(tmp_path, CAPPED, "i.toml"))
+    assert a.power == b.power == {"name": "DFS", "cap_w": 30}
+    yaml_text = """seed: 3
+hardware: {device: planaria}
+machine:
+  resources:
+    - {name: array, kind: fission-array, capacity: 8, units_axis: subarrays}
+workload:
+  kind: poisson
+  rate_per_s: 300.0
+  n_requests: 10
+  models: [mobilenet-v1, tiny-yolov3]
+policy: {name: Planaria}
+"""
+    cfg = load_config(_cfg(tmp_path, yaml_text, "m.yaml"))
+    out = run_config(cfg, timeline=True)
+    assert out.summary["n_unfinished"] == 0
+    assert out.result.timeline is not None
+    assert max(s.units for s in out.result.timeline) <= 8
