@@ -57,7 +57,8 @@ import subprocess
 import sys
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from heapq import heappop, heappush
 from typing import Any, Protocol
@@ -79,8 +80,10 @@ __all__ = [
     "Target",
     "bare_loop_reference",
     "bench_profiles",
+    "bench_rows",
     "bench_workload",
     "require_simpy",
+    "rich_reporter",
     "run_bench",
     "run_scenario",
     "scenario",
@@ -308,7 +311,7 @@ def simpy_reference(shapes: _Shapes) -> npt.NDArray[np.float64]:
         last = len(layers) - 1
         for i, lat in enumerate(layers):
             yield timeout(lat)
-            if i < last and waiting and waiting[0].priority[0] < neg_p:  # type: ignore[index]
+            if i < last and waiting and waiting[0].priority[0] < neg_p:
                 npu.release(req)
                 req = npu.request(priority=key)  # type: ignore[arg-type]
                 yield req
@@ -640,13 +643,21 @@ def prema_scenario(
     dev = get_device(setup.device)
     bs = tuple(sorted(set(setup.batch_sizes)))
     profiles = {n: compile_profile(get_network(n), dev, bs) for n in setup.networks}
-    # Window for load BENCH_LOAD: mean isolated latency over a 4,096-request sample of the mix.
-    sample = prema_workload(
-        4096, setup.networks, 0.0, batch_sizes=bs, random_state=np.random.SeedSequence([seed, 99])
-    )
+    # Window for load BENCH_LOAD from the mean isolated latency of the mix, estimated as
+    # ``reproduce prema`` does (512 tasks per batch size, their own seed stream).
     mean_s = float(
         np.mean(
-            [profiles[r.network].isolated_latency(r.batch, r.seq_in, r.seq_out) for r in sample]
+            [
+                profiles[r.network].isolated_latency(r.batch, r.seq_in, r.seq_out)
+                for b in bs
+                for r in prema_workload(
+                    512,
+                    setup.networks,
+                    0.0,
+                    batch_sizes=(b,),
+                    random_state=np.random.SeedSequence([seed, 99, b]),
+                )
+            ]
         )
     )
     reqs = prema_workload(
@@ -656,7 +667,6 @@ def prema_scenario(
         batch_sizes=bs,
         random_state=np.random.SeedSequence([seed, 1]),
     )
-    del sample
     sim = Simulator(
         profiles,
         PolicySpec("P-PREMA-dynamic", "P-PREMA", "dynamic").build(),
@@ -794,14 +804,14 @@ def run_bench(
             (checked for every scenario before any runs).
         UnknownNameError: an unknown scenario name.
     """
-    names = list(SCENARIOS.names()) if not scenarios else list(scenarios)
-    for nm in names:
-        sc = SCENARIOS.get(nm)()
-        if reference and sc.needs_simpy:
-            require_simpy()
     if requests is not None:
         _check_int(requests, "--requests", 1)
     _check_int(seed, "--seed", 0)
+    names = list(SCENARIOS.names()) if not scenarios else list(scenarios)
+    for nm in names:  # every check before the first scenario starts
+        sc = SCENARIOS.get(nm)()
+        if reference and sc.needs_simpy:
+            require_simpy()
     entries = []
     for nm in names:
 
@@ -817,3 +827,81 @@ def run_bench(
         "scenarios": entries,
         "timing": "process CPU seconds; engine and references timed once each in the same run",
     }
+
+
+# --- presentation -----------------------------------------------------------------------------
+_SHOWN = (
+    ("requests", "{:,.0f}"),
+    ("requests_per_s", "{:,.0f}"),
+    ("events_per_s", "{:,.0f}"),
+    ("peak_rss_mib", "{:,.0f}"),
+    ("engine_s", "{:.3f}"),
+    ("speedup_vs_simpy", "{:.2f}"),
+    ("speedup_vs_simpy_skip", "{:.2f}"),
+    ("fraction_of_bare_loop", "{:.3f}"),
+    ("max_abs_finish_diff_s", "{:.3g}"),
+)
+
+
+def bench_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Table rows ``scenario, metric, value, target, met`` of a :func:`run_bench` result: every
+    headline figure with its issue-9 target beside it (``met``: yes / no / n/a)."""
+    rows: list[dict[str, str]] = []
+    for entry in result["scenarios"]:
+        targets = entry.get("targets", {})
+        for key, fmt in _SHOWN:
+            if key not in entry:
+                continue
+            v = entry[key]
+            t = targets.get(key)
+            met = "" if t is None else {True: "yes", False: "no", None: "n/a"}[t["met"]]
+            rows.append(
+                {
+                    "scenario": str(entry["name"]),
+                    "metric": key,
+                    "value": "not run" if v is None else fmt.format(v),
+                    "target": "" if t is None else str(t["target"]),
+                    "met": met,
+                }
+            )
+    return rows
+
+
+@contextmanager
+def rich_reporter(enabled: bool = True) -> Iterator[Reporter]:
+    """A :class:`Reporter` that shows a Rich progress bar on stderr: one line per stage
+    (``engine`` counts finished requests; the references and workload set-up show elapsed
+    time only)."""
+    if not enabled:
+        yield _no_report
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    with Progress(
+        TextColumn("bench {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(file=sys.stderr),
+    ) as bar:
+        current: dict[str, TaskID] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            task = current.get(stage)
+            if task is None:
+                for other in current.values():  # the previous stage is over
+                    t = bar.tasks[other]
+                    bar.update(other, total=t.total or 1, completed=t.total or 1)
+                current.clear()
+                task = current[stage] = bar.add_task(stage, total=total or None)
+            bar.update(task, completed=done)
+
+        yield report
