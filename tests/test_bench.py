@@ -200,3 +200,13 @@ def test_registry_and_targets() -> None:
     assert by["speedup_vs_simpy"]["target"] == ">= 15" and by["speedup_vs_simpy"]["met"] == "yes"
     assert by["fraction_of_bare_loop"]["value"] == "not run"
     assert by["fraction_of_bare_loop"]["met"] == "n/a"
+
+
+def test_engine_setup_is_the_timed_run() -> None:
+    """``engine_setup`` (used by ``benchmarks/profile_engine.py``) builds what the scenario times."""
+    sim, reqs = bench.engine_setup("temporal", requests=150, seed=2)
+    res = sim.run(reqs)
+    entry = temporal_scenario(requests=150, seed=2, reference=False)
+    assert (
+        entry["events"] == res.events and entry["preemptions"] == res.columns["preemptions"].sum()
+    )

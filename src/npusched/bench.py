@@ -82,6 +82,7 @@ __all__ = [
     "bench_profiles",
     "bench_rows",
     "bench_workload",
+    "engine_setup",
     "require_simpy",
     "rich_reporter",
     "run_bench",
@@ -479,12 +480,16 @@ class Scenario:
         default_requests: requests when ``--requests`` is not given.
         needs_simpy: its references use SimPy (checked up front unless ``--no-reference``).
         description: one line for the report.
+        setup: ``setup(requests=, seed=) -> (simulator, requests)``, the engine run the
+            scenario times (for :func:`engine_setup` and ``benchmarks/profile_engine.py``);
+            ``None`` if it has none.
     """
 
     run: Callable[..., dict[str, Any]]
     default_requests: int
     needs_simpy: bool
     description: str
+    setup: Callable[..., tuple[Any, list[Request]]] | None = None
 
     def __call__(self) -> Scenario:  # the registry stores factories
         return self
@@ -495,15 +500,31 @@ SCENARIOS: Registry[Scenario] = Registry("bench scenario")
 
 
 def scenario(
-    name: str, *, default_requests: int, needs_simpy: bool = False, description: str = ""
+    name: str,
+    *,
+    default_requests: int,
+    needs_simpy: bool = False,
+    description: str = "",
+    setup: Callable[..., tuple[Any, list[Request]]] | None = None,
 ) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
-    """Register the decorated function as bench scenario ``name``."""
+    """Register the decorated function as bench scenario ``name`` (see :class:`Scenario`)."""
 
     def deco(f: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-        SCENARIOS.register(name, Scenario(f, default_requests, needs_simpy, description))
+        SCENARIOS.register(name, Scenario(f, default_requests, needs_simpy, description, setup))
         return f
 
     return deco
+
+
+def engine_setup(
+    name: str, *, requests: int | None = None, seed: int = 0
+) -> tuple[Any, list[Request]]:
+    """The simulator and requests of scenario ``name``'s engine run (workload built, not run)."""
+    sc = SCENARIOS.get(name)()
+    if sc.setup is None:
+        raise ConfigError(f"bench scenario {name!r} has no engine setup to expose")
+    n = sc.default_requests if requests is None else _check_int(requests, "requests", 1)
+    return sc.setup(requests=n, seed=seed)
 
 
 def _peak_rss_mib() -> float:
@@ -550,11 +571,32 @@ def _engine_entry(
     }
 
 
+def temporal_setup(
+    *, requests: int, seed: int, profiles: Mapping[str, Profile] | None = None
+) -> tuple[Any, list[Request]]:
+    """``temporal``'s simulator (P-HPF, layer-boundary preemption, free checkpoints) and
+    requests (:func:`bench_workload` on ``profiles``, default :func:`bench_profiles`)."""
+    import npusched.policies.temporal  # noqa: F401  (registers P-HPF)
+    from npusched.policies.base import POLICIES
+    from npusched.sim.engine import Simulator
+
+    profs = bench_profiles() if profiles is None else profiles
+    reqs = bench_workload(requests, profs, random_state=seed)
+    sim = Simulator(
+        profs,
+        POLICIES.create("P-HPF", mechanism="checkpoint"),
+        preemption_point="layer",
+        checkpoint_cost=False,
+    )
+    return sim, reqs
+
+
 @scenario(
     "temporal",
     default_requests=100_000,
     needs_simpy=True,
     description="P-HPF, layer-boundary preemption, free checkpoints, 8 CNNs on prema-npu",
+    setup=temporal_setup,
 )
 def temporal_scenario(
     *,
@@ -569,19 +611,9 @@ def temporal_scenario(
     ``profiles`` replaces the ``prema-npu`` profiles of :data:`BENCH_NETWORKS` (tests pass
     :func:`synthetic_profiles`).
     """
-    import npusched.policies.temporal  # noqa: F401  (registers P-HPF)
-    from npusched.policies.base import POLICIES
-    from npusched.sim.engine import Simulator
-
     report("workload", 0, 0)
     profs = bench_profiles() if profiles is None else profiles
-    reqs = bench_workload(requests, profs, random_state=seed)
-    sim = Simulator(
-        profs,
-        POLICIES.create("P-HPF", mechanism="checkpoint"),
-        preemption_point="layer",
-        checkpoint_cost=False,
-    )
+    sim, reqs = temporal_setup(requests=requests, seed=seed, profiles=profs)
     res, engine_s, wall_s = _time_engine(sim, reqs, report)
     entry = _engine_entry("temporal", res, requests, engine_s, wall_s, seed)
     entry.update(
@@ -622,15 +654,9 @@ def temporal_scenario(
     return entry
 
 
-@scenario(
-    "prema",
-    default_requests=20_000,
-    description="P-PREMA-dynamic, tile preemption, PREMA's 8 DNNs with RNNs on prema-npu",
-)
-def prema_scenario(
-    *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
-) -> dict[str, Any]:
-    """The ``prema`` entry: P-PREMA-dynamic as ``reproduce prema`` runs it (no reference)."""
+def prema_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
+    """``prema``'s simulator (P-PREMA-dynamic as ``reproduce prema`` configures it) and
+    requests (:func:`~npusched.workloads.prema_workload` at load :data:`BENCH_LOAD`)."""
     from npusched.experiments.reproduce.prema import PolicySpec, PremaSetup
     from npusched.hardware import compile_profile, get_device
     from npusched.models import get_network
@@ -638,7 +664,6 @@ def prema_scenario(
     from npusched.sim.engine import Simulator
     from npusched.workloads import prema_workload
 
-    report("workload", 0, 0)
     setup = PremaSetup(seed=seed)
     dev = get_device(setup.device)
     bs = tuple(sorted(set(setup.batch_sizes)))
@@ -673,6 +698,21 @@ def prema_scenario(
         preemption_point=setup.preemption_point,
         estimator=make_estimator("prema"),
     )
+    return sim, reqs
+
+
+@scenario(
+    "prema",
+    default_requests=20_000,
+    description="P-PREMA-dynamic, tile preemption, PREMA's 8 DNNs with RNNs on prema-npu",
+    setup=prema_setup,
+)
+def prema_scenario(
+    *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
+) -> dict[str, Any]:
+    """The ``prema`` entry: P-PREMA-dynamic as ``reproduce prema`` runs it (no reference)."""
+    report("workload", 0, 0)
+    sim, reqs = prema_setup(requests=requests, seed=seed)
     res, engine_s, wall_s = _time_engine(sim, reqs, report)
     return _engine_entry("prema", res, requests, engine_s, wall_s, seed)
 
