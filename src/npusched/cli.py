@@ -241,7 +241,9 @@ def run_cmd(
 def bench_cmd(
     scenario: Annotated[
         list[str] | None,
-        typer.Option(help="Scenario to run (repeatable): temporal, prema. Default: all."),
+        typer.Option(
+            metavar="NAME", help="Scenario to run (repeatable): temporal, prema. Default: all."
+        ),
     ] = None,
     requests: Annotated[
         int | None,
