@@ -210,3 +210,11 @@ def test_engine_setup_is_the_timed_run() -> None:
     assert (
         entry["events"] == res.events and entry["preemptions"] == res.columns["preemptions"].sum()
     )
+
+
+def test_cli_bench_table_shows_targets(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--scenario", "temporal", "--requests", "60"]) == 0
+    captured = capsys.readouterr()
+    for text in ("speedup_vs_simpy_skip", ">= 15", ">= 4", ">= 0.4", "fraction_of_bare_loop"):
+        assert text in captured.out
+    assert "engine" in captured.err  # the progress bar, on stderr
