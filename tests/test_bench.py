@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from npusched import bench
 from npusched.bench import (
@@ -218,3 +220,24 @@ def test_cli_bench_table_shows_targets(capsys: pytest.CaptureFixture[str]) -> No
     for text in ("speedup_vs_simpy_skip", ">= 15", ">= 4", ">= 0.4", "fraction_of_bare_loop"):
         assert text in captured.out
     assert "engine" in captured.err  # the progress bar, on stderr
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    load=st.floats(0.5, 1.2),
+    n=st.integers(1, 120),
+)
+def test_references_agree_on_random_workloads(seed: int, load: float, n: int) -> None:
+    profiles = synthetic_profiles(random_state=seed % 7)
+    reqs = bench_workload(n, profiles, load=load, random_state=seed)
+    res = Simulator(
+        profiles, HPF(preemptive=True), preemption_point="layer", checkpoint_cost=False
+    ).run(reqs)
+    engine = res.columns["finish_s"]
+    shapes = _Shapes(reqs, profiles)
+    np.testing.assert_allclose(simpy_reference(shapes), engine, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(simpy_skip_reference(shapes), engine, rtol=0, atol=1e-12)
+    bare, events = bare_loop_reference(shapes)
+    np.testing.assert_allclose(bare, engine, rtol=0, atol=1e-12)
+    assert events == res.events
