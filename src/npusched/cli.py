@@ -309,23 +309,38 @@ def run_cmd(
 # --- bench -------------------------------------------------------------------------------------
 @app.command("bench")
 def bench_cmd(
-    requests: Annotated[int, typer.Option(help="Requests in the workload.")] = 100_000,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME", help="Scenario to run (repeatable): temporal, prema. Default: all."
+        ),
+    ] = None,
+    requests: Annotated[
+        int | None,
+        typer.Option(help="Requests per scenario (default: temporal 100,000, prema 20,000)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     reference: Annotated[
-        bool, typer.Option("--reference/--no-reference", help="Also run the SimPy reference.")
+        bool,
+        typer.Option("--reference/--no-reference", help="Also run the reference models."),
     ] = True,
     seed: Annotated[int, typer.Option(help="Workload seed (>= 0).")] = 0,
 ) -> None:
-    """Engine speed against a SimPy reference on a PREMA-style workload."""
-    from npusched.bench import run_bench
+    """Engine speed against SimPy and a bare event loop on the same system, and the targets."""
+    from npusched.bench import bench_rows, run_bench
 
-    result = run_bench(n_requests=requests, seed=seed, reference=reference, progress=not as_json)
     if as_json:
-        typer.echo(json.dumps(result, indent=2, sort_keys=True))
-    else:
-        from npusched.report.tables import render
+        result = run_bench(scenario, requests=requests, seed=seed, reference=reference)
+        typer.echo(json.dumps(result, indent=2))
+        return
+    from npusched.bench import rich_reporter
+    from npusched.report.tables import render
 
-        render([{"metric": k, "value": v} for k, v in result.items()], "table", title="bench")
+    with rich_reporter() as report:
+        result = run_bench(
+            scenario, requests=requests, seed=seed, reference=reference, report=report
+        )
+    render(bench_rows(result), "table", title="bench (targets: issue 9)")
 
 
 # --- reproduce ---------------------------------------------------------------------------------
