@@ -404,6 +404,17 @@ class Simulator:
         return _Run(self, requests, until, progress).execute()
 
 
+def _next_boundary(now: float, period: float) -> int:
+    """Index ``k`` of the first period boundary ``k * period`` after ``now``. A boundary within
+    :data:`TIME_TOL_S` of ``now`` is ``now`` itself (handled, or not due, at this instant):
+    without the tolerance, ``floor(now / period)`` rounding down at a boundary scheduled a
+    second tick 1 ulp after the first, and a token policy credited that period twice."""
+    k = math.floor(now / period) + 1
+    while k * period <= now + TIME_TOL_S:
+        k += 1
+    return k
+
+
 def _clamp_tiny_negative(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """``x`` with values in ``(-TIME_TOL_S, 0)`` set to 0 (NaN stays NaN)."""
     return np.where((x < 0.0) & (x > -TIME_TOL_S), 0.0, x)
@@ -1258,7 +1269,6 @@ class _Run:
         itself into a real tick (handled with ``t``'s events, as if never skipped)."""
         k0 = self.skip_k0
         assert k0 is not None
-        self.skip_k0 = None
         tol = TIME_TOL_S
         last = min(self.sched_k - 1, math.floor((t - tol) / period))
         while last >= k0 and last * period >= t - tol:
@@ -1273,6 +1283,9 @@ class _Run:
         if nxt < self.sched_k and nxt * period <= t + tol:
             q = self.queue
             heappush(q.heap, (nxt * period, PERIOD, q.next_seq(), None, self.tick_epoch))
+            nxt += 1
+        # The rest stay skipped until the next wake re-plans (a wake may change nothing).
+        self.skip_k0 = nxt if nxt < self.sched_k else None
 
     def _plan_tick(
         self, now: float, period: float, reason: str, busy: bool, no_arrivals: bool
@@ -1280,14 +1293,12 @@ class _Run:
         """After a wake with jobs waiting: schedule the next period tick at the first boundary
         after ``now`` at which the policy's decision can change (``quiet_periods``); the ones
         before it are credited later by :meth:`_catch_up_periods`."""
-        k0 = math.floor(now / period) + 1
-        if k0 * period <= now:
-            k0 += 1
+        k0 = _next_boundary(now, period)
         if self.preempting is not None:
             n = _QUIET_MAX  # no decision until the save is done (an event)
         else:
             view = SchedulerView(now, self.ready, self.running, "period", self.sim.profiles)
-            n = max(0, min(int(self.policy.quiet_periods(view)), _QUIET_MAX))
+            n = max(0, min(int(self.policy.quiet_periods(view, k0 * period)), _QUIET_MAX))
         if not busy and no_arrivals and not any(e[1] != PERIOD for e in self.queue.heap):
             # Only ticks are left; a policy may idle for a while, not forever.
             self.idle_periods = self.idle_periods + 1 if reason == "period" else 0
@@ -1512,10 +1523,7 @@ class _Run:
                 else:
                     self.skip_k0 = None  # ticks while nobody waits change nothing
             elif ready and period is not None and not self.tick_pending:
-                k = math.floor(now / period) + 1.0
-                t_tick = k * period
-                if t_tick <= now:
-                    t_tick += period
+                t_tick = _next_boundary(now, period) * period
                 if not busy and not heap and ai >= n:
                     # Only ticks are left; a policy may idle for a while, not forever.
                     idle_ticks = idle_ticks + 1 if reason == "period" else 0

@@ -51,7 +51,6 @@ mechanism its ``mechanism`` parameter names (``"dynamic"`` is Algorithm 3).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -231,10 +230,10 @@ class TokenScheduler(TemporalPolicyBase, Component):
             return 0.0
         return waited_s / job.estimated_s if job.estimated_s > 0 else float("inf")
 
-    def quiet_periods(self, view: SchedulerView) -> int:
-        """How many of the next period boundaries (the first after ``view.now`` and the ones
-        after it) cannot change this policy's decision if nothing else happens: the engine
-        skips them and credits them later through :meth:`on_periods`.
+    def quiet_periods(self, view: SchedulerView, first_s: float) -> int:
+        """How many of the next period boundaries (``first_s``, the first after ``view.now``,
+        and the ones after it) cannot change this policy's decision if nothing else happens:
+        the engine skips them and credits them later through :meth:`on_periods`.
 
         Between events the candidate set changes only when some task's tokens reach a priority
         level (the threshold is a level, and tokens only grow); the choice within an unchanged
@@ -251,10 +250,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
             return 0
         now = view.now
         p = float(self.period_s or PERIOD_S)
-        k0 = math.floor(now / p) + 1  # the engine's first boundary after ``now``
-        if k0 * p <= now:
-            k0 += 1
-        first = k0 * p
+        first = first_s
         best = 1 << 40
         gain = self._state()
         levels = self.token_levels
