@@ -100,9 +100,13 @@ class DSEResult:
         """The chosen design as a device on the board."""
         b = BOARDS[self.board]
         return GemmNPU(
-            tr=self.design.tr, tp=self.design.tp, tc=self.design.tc,
-            frequency_hz=b.frequency_hz, memory_bandwidth_bps=b.bandwidth_bps,
-            strategy=self.strategy, stackable=self.stackable,
+            tr=self.design.tr,
+            tp=self.design.tp,
+            tc=self.design.tc,
+            frequency_hz=b.frequency_hz,
+            memory_bandwidth_bps=b.bandwidth_bps,
+            strategy=self.strategy,
+            stackable=self.stackable,
             name=f"{self.board}-{self.strategy}{'-stack' if self.stackable else ''}",
         )
 
@@ -139,16 +143,23 @@ def explore(
     w = np.ones(b_max) if weights is None else np.asarray(weights, dtype=float)
     if w.shape != (b_max,) or (w < 0).any() or not w.any():
         raise HardwareConfigError(f"weights must be {b_max} values >= 0, not all 0; got {weights}")
-    cands = list(designs) if designs is not None else candidate_designs(
-        brd, min_dsp_fraction=min_dsp_fraction, tp_max=tp_max
+    cands = (
+        list(designs)
+        if designs is not None
+        else candidate_designs(brd, min_dsp_fraction=min_dsp_fraction, tp_max=tp_max)
     )
     if not cands:
         raise HardwareConfigError(f"no design point fits board {brd.name!r}")
     best: tuple[float, Design, FloatArray] | None = None
     for d in cands:
         dev = GemmNPU(
-            tr=d.tr, tp=d.tp, tc=d.tc, frequency_hz=brd.frequency_hz,
-            memory_bandwidth_bps=brd.bandwidth_bps, strategy=strategy, stackable=stackable,
+            tr=d.tr,
+            tp=d.tp,
+            tc=d.tc,
+            frequency_hz=brd.frequency_hz,
+            memory_bandwidth_bps=brd.bandwidth_bps,
+            strategy=strategy,
+            stackable=stackable,
         )
         thr = np.zeros(b_max)
         for b in range(1, b_max + 1):
@@ -160,8 +171,13 @@ def explore(
     assert best is not None
     score, d, _ = best
     dev = GemmNPU(
-        tr=d.tr, tp=d.tp, tc=d.tc, frequency_hz=brd.frequency_hz,
-        memory_bandwidth_bps=brd.bandwidth_bps, strategy=strategy, stackable=stackable,
+        tr=d.tr,
+        tp=d.tp,
+        tc=d.tc,
+        frequency_hz=brd.frequency_hz,
+        memory_bandwidth_bps=brd.bandwidth_bps,
+        strategy=strategy,
+        stackable=stackable,
     )
     full = np.array([dev.throughput_gops(network, b) for b in range(1, b_max + 1)])
     return DSEResult(d, score, full, len(cands), brd.name, strategy, stackable)

@@ -257,9 +257,7 @@ class _Cols:
             is_fc=np.array([x.kind is LayerKind.FC for x in layers], dtype=bool),
             stream_bytes=np.array(
                 [
-                    (x.input_elems + x.output_elems) * x.bytes_per_elem
-                    if x.kind in streamed
-                    else 0
+                    (x.input_elems + x.output_elems) * x.bytes_per_elem if x.kind in streamed else 0
                     for x in layers
                 ],
                 dtype=np.int64,
@@ -350,7 +348,9 @@ class GemmNPU(Component):
                 f"GemmNPU: strategy={self.strategy!r}; allowed: {', '.join(STRATEGIES)}"
             )
         if not isinstance(self.stackable, bool):
-            raise HardwareConfigError(f"GemmNPU: stackable must be true or false, got {self.stackable!r}")
+            raise HardwareConfigError(
+                f"GemmNPU: stackable must be true or false, got {self.stackable!r}"
+            )
         return Design(int(self.tr), int(self.tp), int(self.tc))
 
     @property
@@ -389,8 +389,19 @@ class GemmNPU(Component):
             dk = d.stacked(k)
             if dk is None:
                 continue
-            cy, by, ti = gemm_grid(r, p, c, cols.g, b_r, b, dk.tr, dk.tp, dk.tc,
-                                   self.bytes_per_cycle, self.bytes_per_elem)
+            cy, by, ti = gemm_grid(
+                r,
+                p,
+                c,
+                cols.g,
+                b_r,
+                b,
+                dk.tr,
+                dk.tp,
+                dk.tc,
+                self.bytes_per_cycle,
+                self.bytes_per_elem,
+            )
             cyc[ki], byt[ki], til[ki] = cy, by, ti
         # non-GEMM layers: every option costs the same streaming time for b samples
         s_bytes = (b * cols.stream_bytes).astype(np.float64)
@@ -447,9 +458,12 @@ class GemmNPU(Component):
             raise HardwareConfigError(f"GemmNPU: batch must be an integer >= 1, got {batch!r}")
         cols = _Cols.of(layers)
         _, _, cyc, byt, til = self._choose(cols, int(batch), self.strategy, self.stackable)
+        cyc = np.ceil(cyc)  # whole cycles
         f = float(self.frequency_hz)
         macs = batch * cols.macs
-        energy = (macs * float(self.mac_energy_pj) + byt * float(self.dram_energy_pj_per_byte)) * _PJ
+        energy = (
+            macs * float(self.mac_energy_pj) + byt * float(self.dram_energy_pj_per_byte)
+        ) * _PJ
         ro: list[npt.NDArray[Any]] = [
             cyc.astype(np.int64),
             cyc / f,
@@ -523,8 +537,15 @@ def _register() -> None:
         b = BOARDS[board]
         DEVICES.register(
             f"{board}-npu",
-            partial(GemmNPU, tr=tr, tp=tp, tc=tc, frequency_hz=b.frequency_hz,
-                    memory_bandwidth_bps=b.bandwidth_bps, name=f"{board}-npu"),
+            partial(
+                GemmNPU,
+                tr=tr,
+                tp=tp,
+                tc=tc,
+                frequency_hz=b.frequency_hz,
+                memory_bandwidth_bps=b.bandwidth_bps,
+                name=f"{board}-npu",
+            ),
         )
 
 

@@ -127,7 +127,9 @@ def parse_rates(rates: str | Sequence[float], n_exits: int | None = None) -> tup
         try:
             vals = [float(x) for x in rates.split(",") if x.strip()]
         except ValueError as exc:
-            raise ConfigError(f"exit rates {rates!r}: not a comma-separated list of numbers") from exc
+            raise ConfigError(
+                f"exit rates {rates!r}: not a comma-separated list of numbers"
+            ) from exc
     else:
         vals = [float(x) for x in rates]
     if not vals or any(not np.isfinite(v) or v < 0 for v in vals):
@@ -190,12 +192,17 @@ def attach_exits(
     for j, after in enumerate(afters):
         name = f"exit{j + 1}"
         exits.append(
-            ExitPoint(name, after, _head(network, after, name, num_classes),
-                      None if rate_t is None else rate_t[j])
+            ExitPoint(
+                name,
+                after,
+                _head(network, after, name, num_classes),
+                None if rate_t is None else rate_t[j],
+            )
         )
     exits.append(
-        ExitPoint(f"exit{n_exits}", len(network.layers) - 1, (),
-                  None if rate_t is None else rate_t[-1])
+        ExitPoint(
+            f"exit{n_exits}", len(network.layers) - 1, (), None if rate_t is None else rate_t[-1]
+        )
     )
     meta = dict(network.meta)
     meta["exits"] = "equidistant-flops"

@@ -1,0 +1,50 @@
+"""Batching policies (Fluid Batching, Kouris et al.): decision logic as pure functions.
+
+* :mod:`.fluidb` - FluidB, the exit-aware preemptive scheduler (Algorithm 1, Eq. 3-4).
+* :mod:`.adaptb` - adaptive batching (AdaptB) with S/M/L timeouts, and SERIAL.
+* :mod:`.lazyb` - LazyBatching as the Fluid Batching paper describes it.
+
+The thin policy classes on the engine's contract call these functions; they hold no state.
+"""
+
+from npusched.policies.batching.adaptb import (
+    TIMEOUT_FRACTIONS,
+    AdaptBDecision,
+    adaptb_decide,
+    adaptb_timeout,
+    serial_decide,
+)
+from npusched.policies.batching.fluidb import (
+    B_MAX,
+    Backfill,
+    ExitLUT,
+    batch_increment,
+    exits_at,
+    fluidb_decide,
+    initial_batch,
+    merge_after_catch_up,
+    overhead,
+    slack,
+)
+from npusched.policies.batching.lazyb import LazyDecision, lazy_decide, lazy_overhead
+
+__all__ = [
+    "B_MAX",
+    "TIMEOUT_FRACTIONS",
+    "AdaptBDecision",
+    "Backfill",
+    "ExitLUT",
+    "LazyDecision",
+    "adaptb_decide",
+    "adaptb_timeout",
+    "batch_increment",
+    "exits_at",
+    "fluidb_decide",
+    "initial_batch",
+    "lazy_decide",
+    "lazy_overhead",
+    "merge_after_catch_up",
+    "overhead",
+    "serial_decide",
+    "slack",
+]

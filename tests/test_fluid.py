@@ -1,0 +1,327 @@
+"""Fluid Batching: early exits, the GemmNPU cost model and DSE, and the batching policies' logic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from npusched.errors import ConfigError, HardwareConfigError
+from npusched.hardware import get_device
+from npusched.hardware.gemm_dse import (
+    PAPER_TABLE1,
+    candidate_designs,
+    explore,
+    max_tr,
+    resource_usage,
+)
+from npusched.hardware.gemm_npu import BOARDS, STRATEGIES, Design, GemmNPU, eq1_shape, gemm_grid
+from npusched.models import get_network
+from npusched.models.exits import (
+    PAPER_EXIT_RATES,
+    attach_exits,
+    cut_layers,
+    early_exit_network,
+    exit_segments,
+    parse_rates,
+    sample_exits,
+)
+from npusched.policies.batching import (
+    ExitLUT,
+    adaptb_decide,
+    adaptb_timeout,
+    batch_increment,
+    exits_at,
+    fluidb_decide,
+    initial_batch,
+    lazy_decide,
+    merge_after_catch_up,
+    overhead,
+    serial_decide,
+    slack,
+)
+
+# --- early exits -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["resnet-50", "inception-v3"])
+def test_paper_networks_get_four_exits_equidistant_in_flops(name: str) -> None:
+    net = early_exit_network(name)
+    assert len(net.exits) == 4
+    assert [e.rate for e in net.exits] == list(PAPER_EXIT_RATES[name])
+    cum = np.cumsum(net.columns["macs"]) / net.macs
+    fracs = [cum[e.after] for e in net.exits[:3]]
+    for j, f in enumerate(fracs, start=1):
+        assert abs(f - j / 4) < 0.06  # block granularity
+    assert net.exits[-1].after == len(net.layers) - 1 and net.exits[-1].layers == ()
+    cuts = set(cut_layers(net).tolist())
+    for ex in net.exits[:3]:
+        assert ex.after in cuts
+        pool, fc = ex.layers
+        assert pool.kind == "pool" and fc.kind == "fc" and fc.n == 1000
+        assert pool.input_elems == net.layers[ex.after].output_elems
+        assert fc.k == pool.output_elems
+
+
+def test_resnet_exit_head_channels() -> None:
+    net = early_exit_network("resnet-50")
+    # exits after residual stages' blocks: 512 (layer2) or 1024 (layer3) channels
+    assert {ex.layers[1].k for ex in net.exits[:3]} <= {256, 512, 1024, 2048}
+
+
+@pytest.mark.parametrize("name", ["vgg-16", "mobilenet-v1", "densenet-121", "googlenet"])
+def test_any_zoo_network_gets_exits_with_given_rates(name: str) -> None:
+    net = attach_exits(get_network(name), 3, "20,30,50")
+    assert [e.rate for e in net.exits] == pytest.approx([0.2, 0.3, 0.5])
+    assert exit_segments(net)[0][0] == 0
+    assert exit_segments(net)[-1][1] == len(net.layers)
+
+
+def test_parse_rates_errors() -> None:
+    assert parse_rates("5.1,16.9,9.0,69.0") == pytest.approx((0.051, 0.169, 0.09, 0.69))
+    with pytest.raises(ConfigError):
+        parse_rates("0.5,0.2")
+    with pytest.raises(ConfigError):
+        parse_rates("a,b")
+    with pytest.raises(ConfigError):
+        parse_rates([0.5, 0.5], n_exits=3)
+
+
+def test_exits_sampled_at_the_given_rates() -> None:
+    rates = PAPER_EXIT_RATES["resnet-50"]
+    n = 200_000
+    got = np.bincount(sample_exits(rates, n, random_state=7), minlength=4) / n
+    assert np.allclose(got, rates, atol=4 * np.sqrt(0.25 / n))
+    assert (sample_exits(rates, 50, 3) == sample_exits(rates, 50, 3)).all()
+    assert not (sample_exits(rates, 50, 3) == sample_exits(rates, 50, 4)).all()
+
+
+# --- GemmNPU -----------------------------------------------------------------------------------
+
+
+def test_eq1_shapes_r_and_p_batching_are_special_cases() -> None:
+    r, p, tp = 49, 4608, 7
+    guard = p % tp
+    assert eq1_shape(r, p, 4, 4, tp) == (4 * r, p + guard)  # R-batching
+    assert eq1_shape(r, p, 4, 1, tp) == (r, 4 * (p + guard))  # P-batching
+    assert eq1_shape(r, p, 4, 2, tp) == (2 * r, 3 * (p + guard))  # hybrid
+    assert eq1_shape(r, 64, 1, 1, 8) == (r, 64)  # no guard when T_P divides P
+    with pytest.raises(HardwareConfigError):
+        eq1_shape(r, p, 4, 5, tp)
+
+
+def test_gemm_grid_tile_count_and_roofline() -> None:
+    cyc, byt, tiles = gemm_grid(3136, 576, 64, 1, 1, 1, 4652, 7, 128, 28.4)
+    assert int(tiles) == 1 * 83 * 1  # ceil(3136/4652) * ceil((576+2)/7) * ceil(64/128)
+    assert float(cyc) >= 83 * 3136  # compute of one block
+    assert float(cyc) >= float(byt) / 28.4  # memory roofline
+    # an FC layer at batch 1 is memory-bound; R-batching amortises its weights
+    c1, _, _ = gemm_grid(1, 2048, 1000, 1, 1, 1, 4652, 7, 128, 28.4)
+    c8, _, _ = gemm_grid(1, 2048, 1000, 1, 8, 8, 4652, 7, 128, 28.4)
+    assert float(c8) < 1.1 * float(c1)
+
+
+@pytest.fixture(scope="module")
+def resnet() -> object:
+    return get_network("resnet-50")
+
+
+def test_registered_devices_match_table1_and_boards() -> None:
+    d = get_device("zc706-npu")
+    assert (d.tr, d.tp, d.tc, d.frequency_hz) == (4652, 7, 128, 150e6)
+    e = get_device("zcu104-npu", strategy="r")
+    assert (e.tr, e.tp, e.tc, e.frequency_hz, e.strategy) == (6832, 10, 172, 200e6, "r")
+    assert d.peak_ops_per_s == pytest.approx(2 * 896 * 150e6)
+    with pytest.raises(ConfigError):
+        get_device("zc706-npu", bogus=1)
+    with pytest.raises(HardwareConfigError):
+        GemmNPU(strategy="q")
+
+
+def test_table1_design_points_fill_the_boards() -> None:
+    for (_, board), d in PAPER_TABLE1.items():
+        use = resource_usage(d, BOARDS[board])
+        assert 0.99 < use["dsp"] <= 1.0
+        assert abs(use["bram"] - 1.0) < 1e-3  # the paper: 99.94-99.99% BRAM
+        assert abs(max_tr(BOARDS[board], d.tp, d.tc) - d.tr) / d.tr < 1e-3
+
+
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_fluid_is_never_slower_than_a_uniform_strategy(resnet: object, batch: int) -> None:
+    lat = {
+        (s, k): get_device("zc706-npu", strategy=s, stackable=k).layer_costs(resnet, batch)
+        for s in STRATEGIES
+        for k in (False, True)
+    }
+    for k in (False, True):
+        fluid = lat[("fluid", k)].cycles
+        for s in ("serial", "r", "p"):
+            assert (fluid <= lat[(s, k)].cycles).all()
+        assert (lat[("fluid", True)].cycles <= lat[("fluid", False)].cycles).all()
+    if batch == 1:
+        ref = lat[("serial", False)].cycles
+        for s in STRATEGIES:
+            assert (lat[(s, False)].cycles == ref).all()
+
+
+def test_costs_roofline_bound_and_units(resnet: object) -> None:
+    d = get_device("zc706-npu")
+    c = d.layer_costs(resnet, 4)
+    assert c.latency_s.sum() >= 4 * resnet.macs * 2 / d.peak_ops_per_s
+    assert c.latency_s.sum() >= c.bytes_moved.sum() / d.memory_bandwidth_bps * 0.999
+    assert np.allclose(c.latency_s, c.cycles / 150e6, rtol=1e-6, atol=1e-9)
+    assert (c.checkpoint_bytes == 0).all() and (c.tiles >= 1).all()
+
+
+def test_engine_table_and_exit_lut(resnet: object) -> None:
+    d = get_device("zc706-npu")
+    tab = d.engine_table(resnet, 8)
+    assert tab.b_r.shape == (len(resnet.layers), 8)
+    assert ((tab.b_r >= 1) & (tab.b_r <= np.arange(1, 9))).all()
+    assert set(np.unique(tab.k)) <= {0.5, 1.0, 2.0}
+    ee = early_exit_network("resnet-50")
+    lut = d.exit_lut(ee, 8)
+    assert lut.shape == (4, 8)
+    heads = sum(d.layer_costs_layers(e.layers, 3).latency_s.sum() for e in ee.exits if e.layers)
+    assert lut[:, 2].sum() == pytest.approx(d.latency_s(ee, 3) + heads)
+    assert (np.diff(lut, axis=1) > 0).all()  # a bigger batch takes longer per segment
+    per_sample = lut / np.arange(1, 9)
+    assert per_sample[:, -1].sum() < per_sample[:, 0].sum()  # ... but less per sample
+
+
+def test_dse_finds_table1_resnet50_zc706(resnet: object) -> None:
+    board = BOARDS["zc706"]
+    near = [Design(max_tr(board, tp, tc), tp, tc) for tp in (6, 7, 8) for tc in range(108, 129)]
+    near = [d for d in near if d.dsp() <= board.dsp]
+    res = explore(resnet, "zc706", designs=near)
+    assert (res.design.tp, res.design.tc) == (7, 128)
+    assert res.visited == len(near)
+    assert res.throughput_gops[0] < res.throughput_gops[-1]
+    cands = candidate_designs(board, min_dsp_fraction=0.99, tp_max=8)
+    assert all(0.99 * 900 <= d.dsp() <= 900 for d in cands)
+    with pytest.raises(HardwareConfigError):
+        explore(resnet, "zedboard")
+
+
+# --- FluidB (Algorithm 1) ----------------------------------------------------------------------
+
+# 3 exits; seconds per segment for batch 1..4 (sub-linear in the batch, as batching is).
+LUT = ExitLUT(
+    np.array(
+        [
+            [0.010, 0.016, 0.022, 0.028],
+            [0.010, 0.016, 0.022, 0.028],
+            [0.010, 0.016, 0.022, 0.028],
+        ]
+    )
+)
+
+
+def test_eq3_eq4() -> None:
+    assert slack(0.4, 0.1, 0.05) == pytest.approx(0.25)
+    # new batch of 2 catches up to exit 0, merged batch of 4 runs segments 1 and 2
+    assert overhead(LUT, 0, 2, 4) == pytest.approx(0.016 + 2 * 0.028)
+    assert overhead(LUT, 1, 1, 3) == pytest.approx(0.010 * 2 + 0.022)
+    assert initial_batch(11) == 8 and initial_batch(3) == 3
+    assert batch_increment(5, 6) == 2 and batch_increment(1, 6) == 1
+
+
+def test_fluidb_preempts_with_slack_and_refuses_when_it_would_violate() -> None:
+    ok = fluidb_decide(
+        LUT, 0, b_rem=2, n_queue=5, t_slo=0.2, t_wait_oldest=0.01, t_exec_so_far=0.016, b_max=4
+    )
+    assert ok.preempt and ok.b_incr == 2 and ok.reason == "preempt"
+    assert ok.t_overhead == pytest.approx(0.016 + 2 * 0.028)
+    tight = fluidb_decide(
+        LUT, 0, b_rem=2, n_queue=5, t_slo=0.08, t_wait_oldest=0.01, t_exec_so_far=0.016, b_max=4
+    )
+    assert not tight.preempt and tight.reason == "slo"
+    assert tight.t_overhead >= tight.t_slack
+    assert fluidb_decide(LUT, 0, 4, 5, 1.0, 0, 0, b_max=4).reason == "full"
+    assert fluidb_decide(LUT, 0, 2, 0, 1.0, 0, 0, b_max=4).reason == "empty-queue"
+    assert fluidb_decide(LUT, 2, 2, 3, 1.0, 0, 0, b_max=4).reason == "last-exit"
+    assert fluidb_decide(LUT, 1, 0, 3, 1.0, 0, 0, b_max=4).reason == "no-batch"
+
+
+def test_merged_batch_sizes_follow_algorithm1() -> None:
+    # Fig. 6: batch {1, 2} reaches E1 (exit 0), sample 2 exits; B_incr = 3 ... (B_max = 8 there)
+    exit_of = {1: 1, 2: 0, 3: 1, 4: 1, 5: 1, 6: 0}
+    leaving, rem = exits_at((1, 2), exit_of, 0)
+    assert leaving == (2,) and rem == (1,)
+    left, merged = merge_after_catch_up(rem, (3, 4, 5, 6), exit_of, 0)
+    assert left == (6,) and merged == (1, 3, 4, 5)  # B_merged = B_rem + B_incr - B_exit = 4
+    with pytest.raises(ConfigError):
+        merge_after_catch_up((1,), (1, 3), exit_of, 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    exits=st.lists(st.integers(0, 3), min_size=1, max_size=40),
+    n_first=st.integers(1, 8),
+    seed=st.integers(0, 2**16),
+)
+def test_no_sample_lost_or_duplicated_across_preemption_and_merge(
+    exits: list[int], n_first: int, seed: int
+) -> None:
+    """Drive Algorithm 1's membership steps with random backfill decisions: every sample leaves
+    exactly once, at its own exit, and no batch exceeds B_max."""
+    rng = np.random.default_rng(seed)
+    exit_of = dict(enumerate(exits))
+    queue = list(exit_of)
+    done: dict[int, int] = {}
+    while queue:
+        b = initial_batch(len(queue))
+        batch, queue = tuple(queue[:b]), queue[b:]
+        for i in range(4):
+            leaving, batch = exits_at(batch, exit_of, i)
+            done.update({s: i for s in leaving})
+            while i < 3 and batch and rng.random() < 0.7:
+                b_incr = batch_increment(len(queue), len(batch))
+                if b_incr == 0:
+                    break
+                new, queue = tuple(queue[:b_incr]), queue[b_incr:]
+                left, batch = merge_after_catch_up(batch, new, exit_of, i)
+                for s in left:
+                    assert s not in done
+                    done[s] = exit_of[s]
+                assert len(batch) <= 8
+            if not batch:
+                break
+        assert not batch
+    assert done == exit_of
+
+
+# --- AdaptB, SERIAL, LazyBatching --------------------------------------------------------------
+
+
+def test_adaptb_timeouts() -> None:
+    assert adaptb_timeout(0.4, "S") == pytest.approx(0.02)
+    assert adaptb_timeout(0.4, "M") == pytest.approx(0.18)
+    assert adaptb_timeout(0.2, "l") == pytest.approx(0.19)
+    with pytest.raises(ConfigError):
+        adaptb_timeout(0.4, "XL")
+    t = adaptb_timeout(0.4, "S")
+    assert adaptb_decide(1.0, 3, 0.99, t, True).batch == 0
+    assert adaptb_decide(1.0, 3, 0.99, t, True).timer_at == pytest.approx(1.01)
+    assert adaptb_decide(1.011, 3, 0.99, t, True).batch == 3  # timeout expired
+    assert adaptb_decide(1.0, 9, 0.999, t, True).batch == 8  # B_max reached
+    assert adaptb_decide(1.0, 9, 0.999, t, False).batch == 0  # NPU busy
+    assert adaptb_decide(1.0, 0, None, t, True).batch == 0
+    assert serial_decide(3, True) == 1 and serial_decide(3, False) == 0
+
+
+def test_lazybatching_overestimates_and_stops_when_full() -> None:
+    single = np.full(10, 0.01)  # 10 layers of 10 ms at batch 1
+    d = lazy_decide(
+        single, 4, b_act=2, n_queue=3, t_slo=1.0, t_wait_oldest=0.0, t_exec_so_far=0.05, b_max=4
+    )
+    assert d.preempt and d.b_incr == 2
+    assert d.t_overhead == pytest.approx(2 * 0.05 + 4 * 0.05)  # batch x single-sample latency
+    assert lazy_decide(single, 4, 4, 3, 1.0, 0, 0, b_max=4).reason == "full"
+    refuse = lazy_decide(single, 4, 2, 3, 0.3, 0.0, 0.05, b_max=4)
+    assert not refuse.preempt and refuse.reason == "slo"
+    # the same situation with FluidB's accurate (sub-linear) LUT leaves room to preempt
+    lut = ExitLUT(np.array([[0.05 * (1 + 0.3 * (b - 1)) for b in range(1, 5)]] * 2))
+    fb = fluidb_decide(lut, 0, 2, 3, 0.3, 0.0, 0.05, b_max=4)
+    assert fb.preempt and fb.t_overhead < refuse.t_overhead
