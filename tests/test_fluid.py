@@ -137,6 +137,10 @@ def test_registered_devices_match_table1_and_boards() -> None:
         get_device("zc706-npu", bogus=1)
     with pytest.raises(HardwareConfigError):
         GemmNPU(strategy="q")
+    with pytest.raises(HardwareConfigError):
+        GemmNPU(vector_ops="q")
+    with pytest.raises(HardwareConfigError):
+        GemmNPU(tp=0)
 
 
 def test_table1_design_points_fill_the_boards() -> None:
@@ -165,9 +169,16 @@ def test_fluid_is_never_slower_than_a_uniform_strategy(resnet: object, batch: in
             assert (lat[(s, False)].cycles == ref).all()
 
 
-def test_costs_roofline_bound_and_units(resnet: object) -> None:
-    d = get_device("zc706-npu")
+@pytest.mark.parametrize("vector_ops", ["streamed", "fused"])
+def test_costs_roofline_bound_and_units(resnet: object, vector_ops: str) -> None:
+    d = get_device("zc706-npu", vector_ops=vector_ops)
     c = d.layer_costs(resnet, 4)
+    g = resnet.columns["is_gemm"].astype(bool)
+    if vector_ops == "fused":
+        assert (c.cycles[~g] == 0).all() and (c.bytes_moved[~g] > 0).any()
+        c_streamed = get_device("zc706-npu", vector_ops="streamed").layer_costs(resnet, 4)
+        assert (c_streamed.cycles[g] == c.cycles[g]).all()
+        c = c_streamed
     assert c.latency_s.sum() >= 4 * resnet.macs * 2 / d.peak_ops_per_s
     assert c.latency_s.sum() >= c.bytes_moved.sum() / d.memory_bandwidth_bps * 0.999
     assert np.allclose(c.latency_s, c.cycles / 150e6, rtol=1e-6, atol=1e-9)

@@ -20,10 +20,14 @@ one row per cycle (``T_P x T_C`` MACs per cycle), so a block computes for
 sum over its blocks (full and edge blocks counted separately). Weights are re-read for each row
 block and inputs for each column block (one tile of each fits on chip).
 
-Layers that are not GEMMs (pooling, element-wise, other vector ops) stream their inputs and
-outputs through the DMA at the off-chip bandwidth, one sample after another; activations and
-batch-norm are fused into the producing GEMM and a concatenation is free (it is an addressing
-pattern of the DMA writing the producers' outputs side by side), so those cost nothing.
+Layers that are not GEMMs (``vector_ops``). The paper's NPU is a GEMM engine only (Fig. 4b) and
+its Fig. 10 throughput approaches the device peak, which leaves no NPU time for separate pooling
+or residual-add passes; so by default (``"fused"``) activations, batch-norm, pooling, element-wise
+ops and concatenations take no cycles: they are applied on the GEMM's output path or by the DMA's
+addressing while it writes the producer's outputs (their DRAM bytes are still counted in
+``bytes_moved`` and energy). ``"streamed"`` instead runs pooling, element-wise and other vector
+ops as DMA passes over their inputs and outputs at the off-chip bandwidth, one sample after
+another (activation and concatenation stay free); on ResNet-50 / ZC706 that adds ~20% latency.
 
 Batching (Sec. III-A, Eq. 1 and Fig. 4a). With ``B_act`` samples in the batch and ``B_R`` of them
 appended along ``R``, the GEMM is
@@ -75,6 +79,7 @@ __all__ = [
     "BOARDS",
     "K_CHOICES",
     "STRATEGIES",
+    "VECTOR_OPS",
     "Board",
     "Design",
     "EngineTable",
@@ -99,6 +104,8 @@ class Strategy(StrEnum):
 
 
 STRATEGIES: tuple[str, ...] = tuple(s.value for s in Strategy)
+#: How non-GEMM layers are costed (see the module docstring).
+VECTOR_OPS: tuple[str, ...] = ("fused", "streamed")
 
 
 @dataclass(frozen=True)
@@ -297,6 +304,8 @@ class GemmNPU(Component):
         memory_bandwidth_bps: off-chip bandwidth in bytes per second.
         strategy: batching strategy, one of :data:`STRATEGIES`.
         stackable: allow Stackable PEs (k in {1/2, 1, 2} per layer).
+        vector_ops: ``"fused"`` (non-GEMM layers take no cycles) or ``"streamed"`` (they stream
+            through the DMA at the off-chip bandwidth); see the module docstring.
         bytes_per_elem: element width in bytes (2: 16-bit fixed point).
         mac_energy_pj, dram_energy_pj_per_byte: energy hooks in pJ (>= 0).
         name: the device name.
@@ -311,6 +320,7 @@ class GemmNPU(Component):
         memory_bandwidth_bps: float = BOARDS["zc706"].bandwidth_bps,
         strategy: str = "fluid",
         stackable: bool = True,
+        vector_ops: str = "fused",
         bytes_per_elem: int = 2,
         mac_energy_pj: float = 1.0,
         dram_energy_pj_per_byte: float = 80.0,
@@ -323,6 +333,7 @@ class GemmNPU(Component):
         self.memory_bandwidth_bps = memory_bandwidth_bps
         self.strategy = strategy
         self.stackable = stackable
+        self.vector_ops = vector_ops
         self.bytes_per_elem = bytes_per_elem
         self.mac_energy_pj = mac_energy_pj
         self.dram_energy_pj_per_byte = dram_energy_pj_per_byte
@@ -346,6 +357,10 @@ class GemmNPU(Component):
         if self.strategy not in STRATEGIES:
             raise HardwareConfigError(
                 f"GemmNPU: strategy={self.strategy!r}; allowed: {', '.join(STRATEGIES)}"
+            )
+        if self.vector_ops not in VECTOR_OPS:
+            raise HardwareConfigError(
+                f"GemmNPU: vector_ops={self.vector_ops!r}; allowed: {', '.join(VECTOR_OPS)}"
             )
         if not isinstance(self.stackable, bool):
             raise HardwareConfigError(
@@ -406,6 +421,8 @@ class GemmNPU(Component):
         # non-GEMM layers: every option costs the same streaming time for b samples
         s_bytes = (b * cols.stream_bytes).astype(np.float64)
         s_cyc = np.ceil(s_bytes / self.bytes_per_cycle)
+        if self.vector_ops == "fused":
+            s_cyc = np.zeros_like(s_cyc)
         mask = ~cols.is_gemm
         cyc[:, :, mask] = np.where(np.isfinite(cyc[:, :, mask]), s_cyc[mask], np.inf)
         byt[:, :, mask] = np.where(np.isfinite(byt[:, :, mask]), s_bytes[mask], np.inf)

@@ -1,0 +1,289 @@
+"""Reproduce Fluid Batching (Kouris et al.): ``npusched reproduce fluid``.
+
+What runs now (engine-independent, from the hardware model alone):
+
+* **DSE report** (Sec. III-A Eq. 2, Table I): for each (model, board) of Table I, the design point
+  our exhaustive DSE picks for Fluid Batching + Stackable PEs with ``w_b = 1`` (b = 1..8), its DSP
+  and BRAM use, the paper's design point, and how our cost model rates the paper's design
+  (throughput of Table I's point / throughput of ours, both under our model).
+* **Fig. 10** (Sec. IV "NPU Ablation"): throughput (GOP/s) vs batch size 1..8 on the backbone
+  without exits, for the uniform strategies SERIAL, FC, R and P (each with its own DSE at batch
+  size 8, as the paper does for its baselines), Fluid Batching (DSE with ``w_b = 1``) and Fluid
+  Batching + Stackable PEs, against the board's peak.
+
+What is added once the engine hosts the batching policies (issue 13; see ``PENDING``): Fig. 7/8
+(processing rate, average and p99 latency, violation rate, utilisation vs Poisson arrival rate),
+Fig. 9 (violation rate vs SLO), Table II (FluidB vs LazyBatching) and scheduler invocations. Their
+setups are :data:`SERVING_SETUPS`; the paper's figures to compare with are in :data:`PAPER`.
+
+Outputs in the output directory: ``dse.csv``, ``fig10.csv``, ``fig10_<model>_<board>.png``,
+``summary.json`` and ``report.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from npusched._io import atomic_write_text
+from npusched.hardware.gemm_dse import PAPER_TABLE1, explore, max_tr, resource_usage
+from npusched.hardware.gemm_npu import BOARDS, GemmNPU
+from npusched.models import get_network
+from npusched.report.progress import progress_bar
+
+__all__ = ["FIG10_CONFIGS", "PAPER", "PENDING", "SERVING_SETUPS", "ServingSetup", "reproduce"]
+
+#: The paper's headline figures, for the report (Sec. I/IV, Table I/II).
+PAPER: dict[str, Any] = {
+    "table1": {f"{m}/{b}": [d.tr, d.tp, d.tc] for (m, b), d in PAPER_TABLE1.items()},
+    "table1_resources_pct": {
+        "resnet-50/zc706": [99.56, 99.96],
+        "resnet-50/zcu104": [99.53, 99.99],
+        "inception-v3/zc706": [100.0, 99.94],
+        "inception-v3/zcu104": [100.0, 99.99],
+    },
+    "avg_latency_gain_vs_sota": 1.97,
+    "tail_slo_satisfaction_gain_vs_sota": 6.7,
+    "table2_avg_latency_gain_vs_lazybatching_resnet50": [1.43, 2.5],
+    "scheduler_invocations_lazy_over_fluidb_resnet50": 16.6,
+    "table2": [
+        # model, board, rate (samples/s), SLO (s), Lazy avg (s), Lazy viol, FluidB avg, FluidB viol
+        ["resnet-50", "zc706", 15, 0.200, 0.173, 0.2353, 0.121, 0.1033],
+        ["resnet-50", "zcu104", 40, 0.100, 0.143, 0.3548, 0.057, 0.0838],
+        ["inception-v3", "zc706", 15, 0.400, 0.287, 0.1594, 0.213, 0.0793],
+        ["inception-v3", "zcu104", 40, 0.200, 0.216, 0.1420, 0.097, 0.0621],
+    ],
+}
+
+#: Parts of the paper's evaluation that need the engine's batching support (issue 9).
+PENDING = ("fig7", "fig8", "fig9", "table2", "scheduler_invocations")
+
+
+@dataclass(frozen=True)
+class ServingSetup:
+    """One serving experiment of Sec. IV (Fig. 7/8): model, board, p99 SLO (seconds) and the
+    Poisson arrival rates (samples per second)."""
+
+    model: str
+    board: str
+    slo_s: float
+    rates: tuple[float, ...]
+
+
+SERVING_SETUPS: tuple[ServingSetup, ...] = (
+    ServingSetup("resnet-50", "zc706", 0.400, (5, 10, 15, 20, 25)),
+    ServingSetup("inception-v3", "zcu104", 0.200, (20, 30, 40, 50, 60)),
+)
+
+#: Fig. 10 configurations: label -> (strategy, stackable, DSE weights over b = 1..8).
+FIG10_CONFIGS: dict[str, tuple[str, bool, str]] = {
+    "SERIAL": ("serial", False, "b8"),
+    "FC": ("fc", False, "b8"),
+    "R": ("r", False, "b8"),
+    "P": ("p", False, "b8"),
+    "Fluid": ("fluid", False, "all"),
+    "Fluid+Stackable": ("fluid", True, "all"),
+}
+
+
+def _weights(kind: str, b_max: int) -> np.ndarray[Any, np.dtype[np.float64]]:
+    w = np.zeros(b_max)
+    if kind == "b8":
+        w[-1] = 1.0
+    else:
+        w[:] = 1.0
+    return w
+
+
+def _device(design: Any, board: str, strategy: str, stackable: bool) -> GemmNPU:
+    b = BOARDS[board]
+    return GemmNPU(
+        tr=design.tr,
+        tp=design.tp,
+        tc=design.tc,
+        frequency_hz=b.frequency_hz,
+        memory_bandwidth_bps=b.bandwidth_bps,
+        strategy=strategy,
+        stackable=stackable,
+    )
+
+
+def reproduce(
+    out: str | Path,
+    *,
+    quick: bool = False,
+    b_max: int = 8,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Run the engine-independent part of the evaluation and write the outputs to ``out``.
+
+    Args:
+        out: output directory (created).
+        quick: the two (model, board) pairs of Fig. 7/8 only and a coarser search
+            (``T_P * T_C >= 98%`` of the DSPs, ``T_P <= 32``), well under a minute.
+        b_max: largest batch size (8 in the paper).
+        progress: show a progress bar on stderr.
+
+    Returns:
+        The summary written to ``summary.json``.
+    """
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pairs = [(s.model, s.board) for s in SERVING_SETUPS] if quick else list(PAPER_TABLE1.keys())
+    search = {"min_dsp_fraction": 0.98, "tp_max": 32} if quick else {}
+    fig_rows: list[dict[str, Any]] = []
+    dse_rows: list[dict[str, Any]] = []
+    total = len(pairs) * len(FIG10_CONFIGS)
+    with progress_bar(total, "[bold]reproduce fluid[/]", enabled=progress) as bar:
+        for model, board in pairs:
+            net = get_network(model)
+            brd = BOARDS[board]
+            peak = 2.0 * brd.dsp * brd.frequency_hz / 1e9
+            for label, (strategy, stackable, wkind) in FIG10_CONFIGS.items():
+                res = explore(
+                    net,
+                    board,
+                    strategy=strategy,
+                    stackable=stackable,
+                    weights=_weights(wkind, b_max),
+                    b_max=b_max,
+                    **search,
+                )
+                for b, thr in enumerate(res.throughput_gops, start=1):
+                    fig_rows.append(
+                        {
+                            "model": model,
+                            "board": board,
+                            "config": label,
+                            "tr": res.design.tr,
+                            "tp": res.design.tp,
+                            "tc": res.design.tc,
+                            "batch": b,
+                            "throughput_gops": float(thr),
+                            "peak_gops": peak,
+                        }
+                    )
+                if label == "Fluid+Stackable":
+                    paper_d = PAPER_TABLE1[(model, board)]
+                    paper_thr = np.array(
+                        [
+                            _device(paper_d, board, "fluid", True).throughput_gops(net, b)
+                            for b in range(1, b_max + 1)
+                        ]
+                    )
+                    ours_use = resource_usage(res.design, brd)
+                    paper_use = resource_usage(paper_d, brd)
+                    dse_rows.append(
+                        {
+                            "model": model,
+                            "board": board,
+                            "ours": f"<{res.design.tr}, {res.design.tp}, {res.design.tc}>",
+                            "paper": f"<{paper_d.tr}, {paper_d.tp}, {paper_d.tc}>",
+                            "ours_dsp_pct": 100 * ours_use["dsp"],
+                            "ours_bram_pct": 100 * ours_use["bram"],
+                            "paper_dsp_pct": 100 * paper_use["dsp"],
+                            "paper_bram_pct": 100 * paper_use["bram"],
+                            "paper_tr_by_our_bram_model": max_tr(brd, paper_d.tp, paper_d.tc),
+                            "ours_score_gops": float(res.throughput_gops.sum()),
+                            "paper_design_score_gops": float(paper_thr.sum()),
+                            "paper_over_ours": float(paper_thr.sum() / res.throughput_gops.sum()),
+                            "designs_visited": res.visited,
+                        }
+                    )
+                if bar is not None:
+                    bar.step(f"{model}/{board} {label}")
+    fig = pd.DataFrame(fig_rows)
+    dse = pd.DataFrame(dse_rows)
+    atomic_write_text(out_dir / "fig10.csv", fig.to_csv(index=False))
+    atomic_write_text(out_dir / "dse.csv", dse.to_csv(index=False))
+    _plot_fig10(fig, out_dir)
+    summary = _summary(fig, dse, quick)
+    atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(out_dir / "report.md", _report(fig, dse, quick))
+    return summary
+
+
+def _summary(fig: pd.DataFrame, dse: pd.DataFrame, quick: bool) -> dict[str, Any]:
+    fig10: dict[str, Any] = {}
+    for (model, board), g in fig.groupby(["model", "board"], sort=False):
+        fig10[f"{model}/{board}"] = {
+            "peak_gops": float(g["peak_gops"].iloc[0]),
+            **{
+                cfg: [float(x) for x in gg.sort_values("batch")["throughput_gops"]]
+                for cfg, gg in g.groupby("config", sort=False)
+            },
+        }
+    return {
+        "quick": quick,
+        "dse": dse.to_dict(orient="records"),
+        "fig10": fig10,
+        "paper": PAPER,
+        "pending": list(PENDING),
+    }
+
+
+def _plot_fig10(fig: pd.DataFrame, out_dir: Path) -> None:
+    from npusched.report.plots import figure, save_png
+
+    for (model, board), g in fig.groupby(["model", "board"], sort=False):
+        f = figure(5.0, 3.4)
+        ax = f.add_subplot(1, 1, 1)
+        for cfg, gg in g.groupby("config", sort=False):
+            gg = gg.sort_values("batch")
+            ax.plot(gg["batch"], gg["throughput_gops"], marker="o", label=str(cfg))
+        ax.axhline(float(g["peak_gops"].iloc[0]), linestyle="--", color="k", label="peak")
+        ax.set_xlabel("batch size")
+        ax.set_ylabel("throughput (GOP/s)")
+        ax.set_title(f"Fig. 10: {model} on {board.upper()}")
+        ax.legend(fontsize=7, ncol=2)
+        save_png(f, out_dir / f"fig10_{model}_{board}.png")
+
+
+def _report(fig: pd.DataFrame, dse: pd.DataFrame, quick: bool) -> str:
+    lines = [
+        "# Fluid Batching (Kouris et al.) reproduced with npusched",
+        "",
+        "Engine-independent part: DSE (Table I) and the NPU ablation (Fig. 10)."
+        + (" Quick mode (coarser search, two pairs)." if quick else ""),
+        "",
+        "## DSE: chosen design points vs Table I",
+        "",
+        "| model | board | ours <T_R,T_P,T_C> | DSP / BRAM % | paper | paper DSP / BRAM % "
+        "(our model) | paper's design under our model |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in dse.to_dict(orient="records"):
+        lines.append(
+            f"| {r['model']} | {r['board']} | {r['ours']} | {r['ours_dsp_pct']:.2f} / "
+            f"{r['ours_bram_pct']:.2f} | {r['paper']} | {r['paper_dsp_pct']:.2f} / "
+            f"{r['paper_bram_pct']:.2f} | {100 * r['paper_over_ours']:.1f}% of ours |"
+        )
+    lines += ["", "## Fig. 10: throughput (GOP/s) vs batch size", ""]
+    for (model, board), g in fig.groupby(["model", "board"], sort=False):
+        piv = g.pivot(index="config", columns="batch", values="throughput_gops")
+        piv = piv.loc[[c for c in FIG10_CONFIGS if c in piv.index]]
+        lines.append(f"### {model} on {board.upper()} (peak {g['peak_gops'].iloc[0]:.0f} GOP/s)")
+        lines.append("")
+        lines.append("| config | " + " | ".join(f"B={b}" for b in piv.columns) + " |")
+        lines.append("|---|" + "---|" * len(piv.columns))
+        for cfg, row in piv.iterrows():
+            lines.append(f"| {cfg} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
+        lines.append("")
+    lines += [
+        "## Pending (needs the engine's batching support)",
+        "",
+        "Fig. 7/8, Fig. 9, Table II and scheduler invocations: "
+        + ", ".join(
+            f"{s.model} on {s.board} (SLO {s.slo_s * 1e3:.0f} ms, rates "
+            f"{s.rates[0]:g}..{s.rates[-1]:g}/s)"
+            for s in SERVING_SETUPS
+        )
+        + ".",
+        "",
+    ]
+    return "\n".join(lines)
