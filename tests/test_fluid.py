@@ -336,3 +336,37 @@ def test_lazybatching_overestimates_and_stops_when_full() -> None:
     lut = ExitLUT(np.array([[0.05 * (1 + 0.3 * (b - 1)) for b in range(1, 5)]] * 2))
     fb = fluidb_decide(lut, 0, 2, 3, 0.3, 0.0, 0.05, b_max=4)
     assert fb.preempt and fb.t_overhead < refuse.t_overhead
+
+
+# --- CLI -----------------------------------------------------------------------------------------
+
+
+def test_cli_models_exits(capsys: pytest.CaptureFixture[str]) -> None:
+    from npusched.cli import main
+
+    assert main(["models", "exits", "resnet-50", "--device", "zc706-npu", "-f", "csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("exit,after,flops_frac,rate,head_macs,B=1")
+    assert len(out) == 5 and out[-1].startswith("exit4,fc,1.0,0.69,0,")
+    assert main(["models", "exits", "vgg-16", "--rates", "1,2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "must sum to 1" in err
+
+
+@pytest.mark.slow
+def test_cli_reproduce_fluid_quick(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from npusched.cli import main
+
+    out = Path(str(tmp_path)) / "fluid"
+    assert main(["reproduce", "fluid", "--quick", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert {r["model"] for r in summary["dse"]} == {"resnet-50", "inception-v3"}
+    res = summary["fig10"]["resnet-50/zc706"]
+    assert res["Fluid+Stackable"][-1] >= res["Fluid"][-1] >= res["R"][-1] >= res["SERIAL"][-1]
+    assert res["Fluid+Stackable"][-1] <= res["peak_gops"]
+    assert summary["dse"][0]["ours"] == "<4650, 7, 128>"  # Table I: <4652, 7, 128>
+    for name in ("fig10.csv", "dse.csv", "report.md", "fig10_resnet-50_zc706.png"):
+        assert (out / name).exists()

@@ -135,7 +135,7 @@ def reproduce(
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     pairs = [(s.model, s.board) for s in SERVING_SETUPS] if quick else list(PAPER_TABLE1.keys())
-    search = {"min_dsp_fraction": 0.98, "tp_max": 32} if quick else {}
+    min_dsp, tp_max = (0.98, 32) if quick else (0.9, 64)
     fig_rows: list[dict[str, Any]] = []
     dse_rows: list[dict[str, Any]] = []
     total = len(pairs) * len(FIG10_CONFIGS)
@@ -150,9 +150,10 @@ def reproduce(
                     board,
                     strategy=strategy,
                     stackable=stackable,
-                    weights=_weights(wkind, b_max),
+                    weights=list(_weights(wkind, b_max)),
                     b_max=b_max,
-                    **search,
+                    min_dsp_fraction=min_dsp,
+                    tp_max=tp_max,
                 )
                 for b, thr in enumerate(res.throughput_gops, start=1):
                     fig_rows.append(
@@ -239,7 +240,7 @@ def _plot_fig10(fig: pd.DataFrame, out_dir: Path) -> None:
         ax.axhline(float(g["peak_gops"].iloc[0]), linestyle="--", color="k", label="peak")
         ax.set_xlabel("batch size")
         ax.set_ylabel("throughput (GOP/s)")
-        ax.set_title(f"Fig. 10: {model} on {board.upper()}")
+        ax.set_title(f"Fig. 10: {model} on {str(board).upper()}")
         ax.legend(fontsize=7, ncol=2)
         save_png(f, out_dir / f"fig10_{model}_{board}.png")
 
@@ -267,7 +268,7 @@ def _report(fig: pd.DataFrame, dse: pd.DataFrame, quick: bool) -> str:
     for (model, board), g in fig.groupby(["model", "board"], sort=False):
         piv = g.pivot(index="config", columns="batch", values="throughput_gops")
         piv = piv.loc[[c for c in FIG10_CONFIGS if c in piv.index]]
-        lines.append(f"### {model} on {board.upper()} (peak {g['peak_gops'].iloc[0]:.0f} GOP/s)")
+        lines.append(f"### {model} on {str(board).upper()} (peak {g['peak_gops'].iloc[0]:.0f} GOP/s)")
         lines.append("")
         lines.append("| config | " + " | ".join(f"B={b}" for b in piv.columns) + " |")
         lines.append("|---|" + "---|" * len(piv.columns))
