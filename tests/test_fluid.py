@@ -370,3 +370,36 @@ def test_cli_reproduce_fluid_quick(tmp_path: object) -> None:
     assert summary["dse"][0]["ours"] == "<4650, 7, 128>"  # Table I: <4652, 7, 128>
     for name in ("fig10.csv", "dse.csv", "report.md", "fig10_resnet-50_zc706.png"):
         assert (out / name).exists()
+
+
+def test_gemm_npu_compiles_to_a_profile(resnet: object) -> None:
+    from npusched.hardware import compile_profile
+
+    dev = get_device("zc706-npu")
+    prof = compile_profile(resnet, dev, range(1, 9), cache=False)
+    assert prof is not None
+    for b in (1, 8):
+        assert float(np.sum(dev.layer_costs(resnet, b).latency_s)) == pytest.approx(
+            dev.latency_s(resnet, b)
+        )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    r=st.integers(1, 4000),
+    p=st.integers(1, 5000),
+    c=st.integers(1, 2100),
+    b=st.integers(1, 8),
+    tp=st.integers(1, 16),
+    tc=st.integers(1, 256),
+)
+def test_gemm_grid_properties(r: int, p: int, c: int, b: int, tp: int, tc: int) -> None:
+    """Eq. 1 invariants: the batched GEMM never beats the roofline, and the per-layer Fluid choice
+    (min over B_R) is never slower than R- or P-batching, which are two of its options."""
+    b_r = np.arange(1, b + 1)
+    cyc, byt, tiles = gemm_grid(r, p, c, 1, b_r, b, 2048, tp, tc, 16.0)
+    rh, ph = b_r * r, (b - b_r + 1) * (p + p % tp)
+    assert (cyc >= rh * np.ceil(ph / tp) * np.ceil(c / tc) - 1e-6).all()  # compute bound
+    assert (cyc >= byt / 16.0 - 1e-6).all()  # memory bound
+    assert (tiles == np.ceil(rh / 2048) * np.ceil(ph / tp) * np.ceil(c / tc)).all()
+    assert cyc.min() <= min(cyc[0], cyc[-1])
