@@ -403,3 +403,30 @@ def test_gemm_grid_properties(r: int, p: int, c: int, b: int, tp: int, tc: int) 
     assert (cyc >= byt / 16.0 - 1e-6).all()  # memory bound
     assert (tiles == np.ceil(rh / 2048) * np.ceil(ph / tp) * np.ceil(c / tc)).all()
     assert cyc.min() <= min(cyc[0], cyc[-1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    exits=st.lists(st.integers(0, 3), min_size=1, max_size=8),
+    exit_idx=st.integers(0, 2),
+    seed=st.integers(0, 1000),
+)
+def test_eq4_is_an_upper_bound_on_the_catch_up(exits: list[int], exit_idx: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    seg = rng.uniform(0.001, 0.02, size=(4, 1))
+    lut = ExitLUT(seg * (1 + 0.4 * np.arange(8))[None, :])  # grows with the batch size
+    from npusched.policies.batching import catch_up_time
+
+    assert catch_up_time(lut, exit_idx, exits) <= lut.span(0, exit_idx, len(exits)) + 1e-12
+
+
+def test_fold_heads_for_lazybatching() -> None:
+    from npusched.policies.batching import fold_heads
+
+    ee = early_exit_network("resnet-50")
+    dev = get_device("zc706-npu")
+    layer_s = dev.layer_costs(ee, 1).latency_s
+    heads = [float(dev.layer_costs_layers(e.layers, 1).latency_s.sum()) for e in ee.exits]
+    folded = fold_heads(layer_s, [e.after for e in ee.exits], heads)
+    assert folded.sum() == pytest.approx(dev.exit_lut(ee, 1)[:, 0].sum())
+    assert (folded >= layer_s).all()

@@ -19,6 +19,7 @@ from npusched.policies.batching.fluidb import (
     Backfill,
     ExitLUT,
     batch_increment,
+    catch_up_time,
     exits_at,
     fluidb_decide,
     initial_batch,
@@ -26,7 +27,12 @@ from npusched.policies.batching.fluidb import (
     overhead,
     slack,
 )
-from npusched.policies.batching.lazyb import LazyDecision, lazy_decide, lazy_overhead
+from npusched.policies.batching.lazyb import (
+    LazyDecision,
+    fold_heads,
+    lazy_decide,
+    lazy_overhead,
+)
 
 __all__ = [
     "B_MAX",
@@ -38,8 +44,10 @@ __all__ = [
     "adaptb_decide",
     "adaptb_timeout",
     "batch_increment",
+    "catch_up_time",
     "exits_at",
     "fluidb_decide",
+    "fold_heads",
     "initial_batch",
     "lazy_decide",
     "lazy_overhead",

@@ -42,6 +42,7 @@ __all__ = [
     "Backfill",
     "ExitLUT",
     "batch_increment",
+    "catch_up_time",
     "exits_at",
     "fluidb_decide",
     "initial_batch",
@@ -205,3 +206,20 @@ def merge_after_catch_up(
         raise ConfigError("a sample is both in the preempted and in the new batch")
     left, stay = exits_at(new, exit_of, exit_idx, catch_up=True)
     return left, tuple(remaining) + stay
+
+
+def catch_up_time(lut: ExitLUT, exit_idx: int, member_exits: Sequence[int]) -> float:
+    """Seconds a catch-up batch really takes from the start to exit ``exit_idx`` when its samples
+    leave at ``member_exits`` (0-based): segment ``j`` runs with the samples still in the batch.
+
+    Never more than Eq. 4's first term ``T_{0:i}^{B_incr}`` when the LUT grows with the batch
+    size (the paper's upper-bound argument, Sec. III-B).
+    """
+    e = np.asarray(member_exits, dtype=np.int64)
+    total = 0.0
+    for j in range(exit_idx + 1):
+        n = int((e >= j).sum())
+        if n == 0:
+            break
+        total += lut.span(j, j, n)
+    return total

@@ -17,6 +17,7 @@ The paper's account, which we implement (not the original's full node-level grap
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,19 @@ import numpy.typing as npt
 
 from npusched.policies.batching.fluidb import B_MAX, batch_increment, slack
 
-__all__ = ["LazyDecision", "lazy_decide", "lazy_overhead"]
+__all__ = ["LazyDecision", "fold_heads", "lazy_decide", "lazy_overhead"]
+
+
+def fold_heads(
+    layer_s: npt.NDArray[np.float64],
+    exit_after: Sequence[int],
+    head_s: Sequence[float],
+) -> npt.NDArray[np.float64]:
+    """Per-layer seconds with each exit head's seconds added to the layer it follows: LazyBatching's
+    single-sample layer table of an early-exit network (heads are not preemption points)."""
+    out = np.array(layer_s, dtype=np.float64, copy=True)
+    np.add.at(out, np.asarray(exit_after, dtype=np.int64), np.asarray(head_s, dtype=np.float64))
+    return out
 
 
 def lazy_overhead(
