@@ -430,3 +430,11 @@ def test_fold_heads_for_lazybatching() -> None:
     folded = fold_heads(layer_s, [e.after for e in ee.exits], heads)
     assert folded.sum() == pytest.approx(dev.exit_lut(ee, 1)[:, 0].sum())
     assert (folded >= layer_s).all()
+
+
+def test_invocation_estimate_close_to_papers_16_6x() -> None:
+    from npusched.experiments.reproduce.fluid import invocation_estimate
+
+    est = invocation_estimate("resnet-50")
+    assert 2.0 < est["fluidb"] < 3.0
+    assert est["ratio"] == pytest.approx(16.6, rel=0.05)
