@@ -438,3 +438,23 @@ def test_invocation_estimate_close_to_papers_16_6x() -> None:
     est = invocation_estimate("resnet-50")
     assert 2.0 < est["fluidb"] < 3.0
     assert est["ratio"] == pytest.approx(16.6, rel=0.05)
+
+
+def test_inline_heads_makes_exits_plan_segments() -> None:
+    from npusched.models.exits import inline_heads
+
+    ee = early_exit_network("resnet-50")
+    flat = inline_heads(ee)
+    assert len(flat.layers) == len(ee.layers) + 6
+    assert flat.macs == ee.macs + sum(x.macs for e in ee.exits for x in e.layers)
+    assert [flat.layers[e.after].name for e in flat.exits] == [
+        "exit1_fc",
+        "exit2_fc",
+        "exit3_fc",
+        "fc",
+    ]
+    dev = get_device("zc706-npu")
+    for b in (1, 5):
+        per = dev.layer_costs(flat, b).latency_s
+        seg = [per[lo:hi].sum() for lo, hi in exit_segments(flat)]
+        assert np.allclose(seg, dev.exit_lut(ee, 8)[:, b - 1])

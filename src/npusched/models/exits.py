@@ -35,7 +35,9 @@ __all__ = [
     "attach_exits",
     "cut_layers",
     "early_exit_network",
+    "exit_rates",
     "exit_segments",
+    "inline_heads",
     "parse_rates",
     "sample_exits",
 ]
@@ -246,3 +248,28 @@ def exit_segments(network: Network) -> list[tuple[int, int]]:
     if start != len(network.layers):
         raise ModelError(f"network {network.name!r}: the last exit must follow the last layer")
     return out
+
+
+def inline_heads(network: Network) -> Network:
+    """The same network with every exit head's layers placed in the layer table right after the
+    layer its exit follows, and each exit moved to the end of its head.
+
+    This is the form a profile compiles (:func:`npusched.hardware.compile_profile`): the plan's
+    steps then include the heads, and exit ``i``'s segment is the step range
+    :func:`exit_segments` gives - the exits are segments of the plan. The heads' layers keep
+    their names (``exit<j>_pool``, ``exit<j>_fc``) and ``attrs["exit"]``.
+    """
+    if not network.exits:
+        raise ModelError(f"network {network.name!r} has no exits")
+    by_after: dict[int, list[ExitPoint]] = {}
+    for ex in network.exits:
+        by_after.setdefault(ex.after, []).append(ex)
+    layers: list[Layer] = []
+    exits: list[ExitPoint] = []
+    for i, layer in enumerate(network.layers):
+        layers.append(layer)
+        for ex in by_after.get(i, []):
+            for j, h in enumerate(ex.layers):
+                layers.append(replace(h, inputs=(layer.name,)) if j == 0 else h)
+            exits.append(ExitPoint(ex.name, len(layers) - 1, (), ex.rate))
+    return replace(network, layers=tuple(layers), exits=tuple(exits))
