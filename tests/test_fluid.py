@@ -458,3 +458,10 @@ def test_inline_heads_makes_exits_plan_segments() -> None:
         per = dev.layer_costs(flat, b).latency_s
         seg = [per[lo:hi].sum() for lo, hi in exit_segments(flat)]
         assert np.allclose(seg, dev.exit_lut(ee, 8)[:, b - 1])
+
+
+def test_engine_table_prefers_default_pes_on_ties(resnet: object) -> None:
+    tab = get_device("zc706-npu").engine_table(resnet, 2)
+    vec = ~resnet.columns["is_gemm"].astype(bool)
+    assert (tab.k[vec] == 1.0).all() and (tab.b_r[vec] == 1).all()
+    assert (tab.k[~vec] != 1.0).any()  # stackable PEs are used somewhere

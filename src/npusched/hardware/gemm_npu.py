@@ -91,6 +91,7 @@ __all__ = [
 _PJ = 1e-12
 #: Stackable-PE factors k (Sec. III-A), index 0..2 in every table.
 K_CHOICES: tuple[float, ...] = (0.5, 1.0, 2.0)
+_K_PREFERENCE = (1, 0, 2)  # indices into K_CHOICES, the default k = 1 first
 
 
 class Strategy(StrEnum):
@@ -446,19 +447,22 @@ class GemmNPU(Component):
             allowed[k_ok, 0, :] = True
         else:  # R, and the R-batched FC layers of FC
             allowed[k_ok, b - 1, :] = True
-        masked = np.where(allowed, cyc, np.inf).reshape(3 * b, n_l)
+        # ties go to the default PE configuration k = 1, then to the smallest B_R
+        order = np.array(_K_PREFERENCE)
+        masked = np.where(allowed, cyc, np.inf)[order].reshape(3 * b, n_l)
         best = np.argmin(masked, axis=0)
-        ki, bri = np.divmod(best, b)
+        kpos, bri = np.divmod(best, b)
+        ki = order[kpos]
         idx = np.arange(n_l)
         c_out = masked[best, idx]
-        b_out = byt.reshape(3 * b, n_l)[best, idx]
-        t_out = til.reshape(3 * b, n_l)[best, idx]
+        b_out = byt[order].reshape(3 * b, n_l)[best, idx]
+        t_out = til[order].reshape(3 * b, n_l)[best, idx]
         b_r = (bri + 1).astype(np.int64)
         if strategy in (Strategy.SERIAL, Strategy.FC):
             k_mask = np.zeros((3, 1), dtype=bool)
             k_mask[k_ok] = True
             s_masked = np.where(k_mask, serial[0], np.inf)
-            s_k = np.argmin(s_masked, axis=0)
+            s_k = order[np.argmin(s_masked[order], axis=0)]
             use_serial = np.ones(n_l, dtype=bool) if strategy == Strategy.SERIAL else ~cols.is_fc
             c_out = np.where(use_serial, s_masked[s_k, idx], c_out)
             b_out = np.where(use_serial, serial[1][s_k, idx], b_out)
