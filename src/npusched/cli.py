@@ -98,6 +98,29 @@ def models_show(name: str, fmt: FormatOpt = "table") -> None:
     render(_layer_rows(net), fmt, title=title)
 
 
+@models_app.command("import")
+def models_import(
+    file: Path,
+    name: Annotated[str | None, typer.Option(help="Network name (default: file stem).")] = None,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Import an ONNX model and print its layer table."""
+    from npusched.models import from_onnx
+    from npusched.report.tables import render
+
+    net = from_onnx(str(file), name=name)
+    symbolic = net.meta.get("symbolic_dims")
+    if symbolic:
+        # non-batch sizes are only right if these really are 1: say so instead of staying silent
+        print(
+            f"npusched: warning: {file}: symbolic dimensions taken as 1 (give them fixed sizes "
+            f"in the model for exact layer sizes): {', '.join(map(str, symbolic))}",
+            file=sys.stderr,
+        )
+    render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
+
+
+# --- profile -----------------------------------------------------------------------------------
 @models_app.command("exits")
 def models_exits(
     name: str,
@@ -148,29 +171,6 @@ def models_exits(
     render(rows, fmt, title=f"{net.name}: {len(net.exits)} exits")
 
 
-@models_app.command("import")
-def models_import(
-    file: Path,
-    name: Annotated[str | None, typer.Option(help="Network name (default: file stem).")] = None,
-    fmt: FormatOpt = "table",
-) -> None:
-    """Import an ONNX model and print its layer table."""
-    from npusched.models import from_onnx
-    from npusched.report.tables import render
-
-    net = from_onnx(str(file), name=name)
-    symbolic = net.meta.get("symbolic_dims")
-    if symbolic:
-        # non-batch sizes are only right if these really are 1: say so instead of staying silent
-        print(
-            f"npusched: warning: {file}: symbolic dimensions taken as 1 (give them fixed sizes "
-            f"in the model for exact layer sizes): {', '.join(map(str, symbolic))}",
-            file=sys.stderr,
-        )
-    render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
-
-
-# --- profile -----------------------------------------------------------------------------------
 @app.command("profile")
 def profile_cmd(
     network: str,
