@@ -465,3 +465,58 @@ def test_engine_table_prefers_default_pes_on_ties(resnet: object) -> None:
     vec = ~resnet.columns["is_gemm"].astype(bool)
     assert (tab.k[vec] == 1.0).all() and (tab.b_r[vec] == 1).all()
     assert (tab.k[~vec] != 1.0).any()  # stackable PEs are used somewhere
+
+
+# --- the decision logic driven end to end by the reference executor (tests/fluid_reference.py) --
+
+
+@pytest.fixture(scope="module")
+def served() -> dict[str, object]:
+    from fluid_reference import run_adaptb, run_fluidb, run_lazy
+    from npusched.models.exits import exit_rates, inline_heads
+
+    ee = early_exit_network("resnet-50")
+    flat = inline_heads(ee)
+    luts = {
+        s: get_device("zc706-npu", strategy=s, stackable=s == "fluid").exit_lut(ee, 8)
+        for s in ("fluid", "r", "serial")
+    }
+    rdev = get_device("zc706-npu", strategy="r", stackable=False)
+    layer_tab = np.stack([rdev.layer_costs(flat, b).latency_s for b in range(1, 9)], axis=1)
+    n, slo = 300, 0.4
+    rng = np.random.default_rng(1)
+    arr = np.cumsum(rng.exponential(1 / 20.0, n))
+    ex = sample_exits(exit_rates(ee), n, random_state=2)
+    return {
+        "arr": arr,
+        "exits": ex,
+        "lut": luts,
+        "FluidB": run_fluidb(arr, ex, luts["fluid"], slo),
+        "R-AdaptB-L": run_adaptb(arr, ex, luts["r"], adaptb_timeout(slo, "L")),
+        "SERIAL": run_adaptb(arr, ex, luts["serial"], 0.0, 1),
+        "LazyBatching": run_lazy(arr, ex, layer_tab, [e.after for e in flat.exits], slo),
+    }
+
+
+@pytest.mark.parametrize("policy", ["FluidB", "R-AdaptB-L", "SERIAL", "LazyBatching"])
+def test_reference_every_sample_finishes_once_at_its_exit(
+    served: dict[str, object], policy: str
+) -> None:
+    res = served[policy]
+    arr, ex = served["arr"], served["exits"]
+    assert sorted(res.finish) == list(range(len(arr)))  # type: ignore[attr-defined]
+    assert all(res.exit_taken[s] == ex[s] for s in res.finish)  # type: ignore[attr-defined]
+    lat = res.latencies(arr)  # type: ignore[attr-defined]
+    luts = served["lut"]
+    best1 = np.minimum(luts["serial"][:, 0], luts["fluid"][:, 0])  # type: ignore[index]
+    assert (lat >= np.cumsum(best1)[ex] - 1e-9).all()  # never faster than running alone
+    assert max(res.batch_sizes or [1]) <= 8  # type: ignore[attr-defined]
+
+
+def test_reference_fluidb_beats_the_baselines_under_load(served: dict[str, object]) -> None:
+    arr = served["arr"]
+    avg = {p: served[p].latencies(arr).mean() for p in ("FluidB", "R-AdaptB-L", "SERIAL")}  # type: ignore[attr-defined]
+    assert avg["FluidB"] < avg["SERIAL"] < avg["R-AdaptB-L"]
+    fl, lz = served["FluidB"], served["LazyBatching"]
+    assert fl.preemptions > 0  # type: ignore[attr-defined]
+    assert lz.invocations > 10 * fl.invocations  # type: ignore[attr-defined]
