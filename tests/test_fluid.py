@@ -520,3 +520,10 @@ def test_reference_fluidb_beats_the_baselines_under_load(served: dict[str, objec
     fl, lz = served["FluidB"], served["LazyBatching"]
     assert fl.preemptions > 0  # type: ignore[attr-defined]
     assert lz.invocations > 10 * fl.invocations  # type: ignore[attr-defined]
+
+
+def test_golden_resnet50_zcu104_batch16_latency(resnet: object) -> None:
+    """Sec. IV "Baselines": ResNet-50 on ZCU104 with B = 16 'yields an average latency of 277 ms'
+    (R-batching, the status-quo NPU); ours: the batch's execution time on Table I's design."""
+    dev = get_device("zcu104-npu", strategy="r", stackable=False)
+    assert dev.latency_s(resnet, 16) == pytest.approx(0.277, rel=0.05)
