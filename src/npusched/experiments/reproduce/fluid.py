@@ -281,7 +281,7 @@ def _plot_fig10(fig: pd.DataFrame, out_dir: Path) -> None:
         ax.set_xlabel("batch size")
         ax.set_ylabel("throughput (GOP/s)")
         ax.set_title(f"Fig. 10: {model} on {str(board).upper()}")
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=7, ncol=2, loc="lower right")
         save_png(f, out_dir / f"fig10_{model}_{board}.png")
 
 
