@@ -83,9 +83,13 @@ __all__ = [
     "Board",
     "Design",
     "EngineTable",
+    "GemmColumns",
     "GemmNPU",
     "Strategy",
+    "choose_many",
     "eq1_shape",
+    "gemm_grid",
+    "option_grid",
 ]
 
 _PJ = 1e-12
@@ -240,7 +244,7 @@ def gemm_grid(
 
 
 @dataclass(frozen=True)
-class _Cols:
+class GemmColumns:
     """Per-layer columns the cost model needs (length L)."""
 
     r: IntArray
@@ -254,9 +258,9 @@ class _Cols:
     out_bytes: IntArray
 
     @staticmethod
-    def of(layers: Sequence[Layer]) -> _Cols:
+    def of(layers: Sequence[Layer]) -> GemmColumns:
         streamed = {LayerKind.POOL, LayerKind.ELTWISE, LayerKind.VECTOR}
-        return _Cols(
+        return GemmColumns(
             r=np.array([x.m for x in layers], dtype=np.int64),
             p=np.array([x.k for x in layers], dtype=np.int64),
             c=np.array([x.n for x in layers], dtype=np.int64),
@@ -273,6 +277,127 @@ class _Cols:
             macs=np.array([x.macs for x in layers], dtype=np.int64),
             out_bytes=np.array([x.output_elems * x.bytes_per_elem for x in layers], np.int64),
         )
+
+
+def option_grid(
+    cols: GemmColumns,
+    designs: IntArray,
+    b: int,
+    bytes_per_cycle: float,
+    bytes_per_elem: int,
+    fused: bool,
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Costs of every (k, B_R) option at batch ``b`` for ``D`` designs at once.
+
+    Args:
+        cols: the layers' columns (length L).
+        designs: ``(D, 3)`` rows of ``<T_R, T_P, T_C>``.
+        b: the active batch size.
+        bytes_per_cycle: off-chip bytes per clock cycle.
+        bytes_per_elem: element width in bytes.
+        fused: non-GEMM layers take no cycles (``vector_ops="fused"``).
+
+    Returns:
+        ``(cycles, bytes, tiles)`` of shape ``(D, 3, b, L)`` (k as :data:`K_CHOICES`, ``B_R = j + 1``
+        at index ``j``); ``inf`` where a Stackable-PE configuration does not exist.
+    """
+    des = np.asarray(designs, dtype=np.int64).reshape(-1, 3)
+    n_d, n_l = des.shape[0], cols.r.size
+    cyc = np.full((n_d, 3, b, n_l), np.inf)
+    byt = np.full((n_d, 3, b, n_l), np.inf)
+    til = np.zeros((n_d, 3, b, n_l), dtype=np.int64)
+    b_r = np.arange(1, b + 1, dtype=np.int64)[None, :, None]
+    r = np.where(cols.is_gemm, cols.r, 1)[None, None, :]
+    p = np.where(cols.is_gemm, cols.p, 1)[None, None, :]
+    c = np.where(cols.is_gemm, cols.c, 1)[None, None, :]
+    tr, tp, tc = des[:, 0], des[:, 1], des[:, 2]
+    for ki, k in enumerate(K_CHOICES):
+        if k == 1.0:
+            trk, tpk, tck = tr, tp, tc
+        else:
+            trk, tpk, tck = (
+                tr // 2,
+                np.floor(tp * k).astype(np.int64),
+                np.floor(tc / k).astype(np.int64),
+            )
+        ok = (trk >= 1) & (tpk >= 1) & (tck >= 1)
+        if not ok.any():
+            continue
+        cy, by, ti = gemm_grid(
+            r,
+            p,
+            c,
+            cols.g[None, None, :],
+            b_r,
+            b,
+            np.maximum(trk, 1)[:, None, None],
+            np.maximum(tpk, 1)[:, None, None],
+            np.maximum(tck, 1)[:, None, None],
+            bytes_per_cycle,
+            bytes_per_elem,
+        )
+        cyc[:, ki] = np.where(ok[:, None, None], cy, np.inf)
+        byt[:, ki] = np.where(ok[:, None, None], by, np.inf)
+        til[:, ki] = ti
+    # non-GEMM layers: every option costs the same streaming time for b samples
+    s_bytes = (b * cols.stream_bytes).astype(np.float64)
+    s_cyc = np.zeros_like(s_bytes) if fused else np.ceil(s_bytes / bytes_per_cycle)
+    mask = ~cols.is_gemm
+    cyc[..., mask] = np.where(np.isfinite(cyc[..., mask]), s_cyc[mask], np.inf)
+    byt[..., mask] = np.where(np.isfinite(byt[..., mask]), s_bytes[mask], np.inf)
+    til[..., mask] = 1
+    return cyc, byt, til
+
+
+def choose_many(
+    cols: GemmColumns,
+    designs: IntArray,
+    b: int,
+    strategy: str,
+    stackable: bool,
+    bytes_per_cycle: float,
+    bytes_per_elem: int,
+    fused: bool,
+) -> tuple[IntArray, FloatArray, FloatArray, FloatArray, IntArray]:
+    """Per-design, per-layer ``(B_R, k, cycles, bytes, tiles)`` of ``strategy`` at batch ``b``,
+    arrays of shape ``(D, L)``: the fastest allowed option of :func:`option_grid` (ties go to
+    k = 1, then to the smallest ``B_R``)."""
+    cyc, byt, til = option_grid(cols, designs, b, bytes_per_cycle, bytes_per_elem, fused)
+    n_d, _, _, n_l = cyc.shape
+    allowed = np.zeros((3, b, n_l), dtype=bool)
+    k_ok = slice(None) if stackable else slice(1, 2)
+    if strategy == Strategy.FLUID:
+        allowed[k_ok] = True
+    elif strategy == Strategy.P:
+        allowed[k_ok, 0, :] = True
+    else:  # R, and the R-batched FC layers of FC
+        allowed[k_ok, b - 1, :] = True
+    order = np.array(_K_PREFERENCE)
+    masked = np.where(allowed[None], cyc, np.inf)[:, order].reshape(n_d, 3 * b, n_l)
+    best = np.argmin(masked, axis=1)[:, None, :]  # (D, 1, L)
+    kpos, bri = np.divmod(best[:, 0, :], b)
+    ki = order[kpos]
+    c_out = np.take_along_axis(masked, best, axis=1)[:, 0, :]
+    b_out = np.take_along_axis(byt[:, order].reshape(n_d, 3 * b, n_l), best, axis=1)[:, 0, :]
+    t_out = np.take_along_axis(til[:, order].reshape(n_d, 3 * b, n_l), best, axis=1)[:, 0, :]
+    b_r = (bri + 1).astype(np.int64)
+    if strategy in (Strategy.SERIAL, Strategy.FC):
+        one_c, one_b, one_t = option_grid(cols, designs, 1, bytes_per_cycle, bytes_per_elem, fused)
+        k_mask = np.zeros((3, 1), dtype=bool)
+        k_mask[k_ok] = True
+        s_c = np.where(k_mask[None], b * one_c[:, :, 0, :], np.inf)[:, order]  # (D, 3, L)
+        s_pos = np.argmin(s_c, axis=1)[:, None, :]
+        s_k = order[s_pos[:, 0, :]]
+        use = np.ones(n_l, dtype=bool) if strategy == Strategy.SERIAL else ~cols.is_fc
+        c_out = np.where(use, np.take_along_axis(s_c, s_pos, axis=1)[:, 0, :], c_out)
+        s_b = (b * one_b[:, :, 0, :])[:, order]
+        s_t = (b * one_t[:, :, 0, :])[:, order]
+        b_out = np.where(use, np.take_along_axis(s_b, s_pos, axis=1)[:, 0, :], b_out)
+        t_out = np.where(use, np.take_along_axis(s_t, s_pos, axis=1)[:, 0, :], t_out)
+        ki = np.where(use, s_k, ki)
+        b_r = np.where(use, 1, b_r)
+    k = np.asarray(K_CHOICES)[ki]
+    return b_r, k, c_out, b_out, t_out.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -389,95 +514,30 @@ class GemmNPU(Component):
         return 2.0 * d.tp * d.tc * float(self.frequency_hz)
 
     # --- the per-layer grid ---------------------------------------------------------------------
-    def _grid(self, cols: _Cols, b: int) -> tuple[FloatArray, FloatArray, IntArray]:
-        """Costs of every (k, B_R) option for batch ``b``: arrays of shape ``(3, b, L)``,
-        ``inf`` where unavailable. ``B_R = b`` is index ``b - 1``; k as :data:`K_CHOICES`."""
-        d = self._check()
-        n_l = cols.r.size
-        cyc = np.full((3, b, n_l), np.inf)
-        byt = np.full((3, b, n_l), np.inf)
-        til = np.zeros((3, b, n_l), dtype=np.int64)
-        b_r = np.arange(1, b + 1, dtype=np.int64)[:, None]
-        r = np.where(cols.is_gemm, cols.r, 1)
-        p = np.where(cols.is_gemm, cols.p, 1)
-        c = np.where(cols.is_gemm, cols.c, 1)
-        for ki, k in enumerate(K_CHOICES):
-            dk = d.stacked(k)
-            if dk is None:
-                continue
-            cy, by, ti = gemm_grid(
-                r,
-                p,
-                c,
-                cols.g,
-                b_r,
-                b,
-                dk.tr,
-                dk.tp,
-                dk.tc,
-                self.bytes_per_cycle,
-                self.bytes_per_elem,
-            )
-            cyc[ki], byt[ki], til[ki] = cy, by, ti
-        # non-GEMM layers: every option costs the same streaming time for b samples
-        s_bytes = (b * cols.stream_bytes).astype(np.float64)
-        s_cyc = np.ceil(s_bytes / self.bytes_per_cycle)
-        if self.vector_ops == "fused":
-            s_cyc = np.zeros_like(s_cyc)
-        mask = ~cols.is_gemm
-        cyc[:, :, mask] = np.where(np.isfinite(cyc[:, :, mask]), s_cyc[mask], np.inf)
-        byt[:, :, mask] = np.where(np.isfinite(byt[:, :, mask]), s_bytes[mask], np.inf)
-        til[:, :, mask] = 1
-        return cyc, byt, til
-
     def _choose(
-        self, cols: _Cols, b: int, strategy: str, stackable: bool
+        self, cols: GemmColumns, b: int, strategy: str, stackable: bool
     ) -> tuple[IntArray, FloatArray, FloatArray, FloatArray, IntArray]:
         """Per-layer ``(B_R, k, cycles, bytes, tiles)`` of ``strategy`` at batch ``b``."""
-        n_l = cols.r.size
-        cyc, byt, til = self._grid(cols, b)
-        if strategy in (Strategy.SERIAL, Strategy.FC):
-            one_c, one_b, one_t = self._grid(cols, 1)
-            serial = (b * one_c[:, 0, :], b * one_b[:, 0, :], b * one_t[:, 0, :])
-        allowed = np.zeros((3, b, n_l), dtype=bool)
-        k_ok = slice(None) if stackable else slice(1, 2)
-        if strategy == Strategy.FLUID:
-            allowed[k_ok] = True
-        elif strategy == Strategy.P:
-            allowed[k_ok, 0, :] = True
-        else:  # R, and the R-batched FC layers of FC
-            allowed[k_ok, b - 1, :] = True
-        # ties go to the default PE configuration k = 1, then to the smallest B_R
-        order = np.array(_K_PREFERENCE)
-        masked = np.where(allowed, cyc, np.inf)[order].reshape(3 * b, n_l)
-        best = np.argmin(masked, axis=0)
-        kpos, bri = np.divmod(best, b)
-        ki = order[kpos]
-        idx = np.arange(n_l)
-        c_out = masked[best, idx]
-        b_out = byt[order].reshape(3 * b, n_l)[best, idx]
-        t_out = til[order].reshape(3 * b, n_l)[best, idx]
-        b_r = (bri + 1).astype(np.int64)
-        if strategy in (Strategy.SERIAL, Strategy.FC):
-            k_mask = np.zeros((3, 1), dtype=bool)
-            k_mask[k_ok] = True
-            s_masked = np.where(k_mask, serial[0], np.inf)
-            s_k = order[np.argmin(s_masked[order], axis=0)]
-            use_serial = np.ones(n_l, dtype=bool) if strategy == Strategy.SERIAL else ~cols.is_fc
-            c_out = np.where(use_serial, s_masked[s_k, idx], c_out)
-            b_out = np.where(use_serial, serial[1][s_k, idx], b_out)
-            t_out = np.where(use_serial, serial[2][s_k, idx], t_out)
-            ki = np.where(use_serial, s_k, ki)
-            b_r = np.where(use_serial, 1, b_r)
-        k = np.asarray(K_CHOICES)[ki]
-        return b_r, k, c_out, b_out, t_out.astype(np.int64)
+        d = self._check()
+        out = choose_many(
+            cols,
+            np.array([[d.tr, d.tp, d.tc]], dtype=np.int64),
+            b,
+            strategy,
+            stackable,
+            self.bytes_per_cycle,
+            int(self.bytes_per_elem),
+            self.vector_ops == "fused",
+        )
+        b_r, k, cyc, byt, til = (a[0] for a in out)
+        return b_r, k, cyc, byt, til
 
     # --- public API ---------------------------------------------------------------------------
     def layer_costs_layers(self, layers: Sequence[Layer], batch: int) -> LayerCosts:
         """Per-layer costs of a layer list (a backbone or an exit head) at batch size ``batch``."""
         if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1:
             raise HardwareConfigError(f"GemmNPU: batch must be an integer >= 1, got {batch!r}")
-        cols = _Cols.of(layers)
+        cols = GemmColumns.of(layers)
         _, _, cyc, byt, til = self._choose(cols, int(batch), self.strategy, self.stackable)
         cyc = np.ceil(cyc)  # whole cycles
         f = float(self.frequency_hz)
@@ -508,7 +568,7 @@ class GemmNPU(Component):
     def engine_table(self, network: Network, b_max: int = 8) -> EngineTable:
         """The Fluid Batching Engine table: ``B_R`` and ``k`` per layer and batch size 1..b_max,
         under this device's strategy and ``stackable`` setting."""
-        cols = _Cols.of(network.layers)
+        cols = GemmColumns.of(network.layers)
         outs = [self._choose(cols, b, self.strategy, self.stackable) for b in range(1, b_max + 1)]
         return EngineTable(
             b_r=np.stack([o[0] for o in outs], axis=1),
