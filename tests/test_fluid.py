@@ -527,3 +527,24 @@ def test_golden_resnet50_zcu104_batch16_latency(resnet: object) -> None:
     (R-batching, the status-quo NPU); ours: the batch's execution time on Table I's design."""
     dev = get_device("zcu104-npu", strategy="r", stackable=False)
     assert dev.latency_s(resnet, 16) == pytest.approx(0.277, rel=0.05)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    b_rem=st.integers(1, 7),
+    n_queue=st.integers(1, 12),
+    exit_idx=st.integers(0, 1),
+    elapsed=st.floats(0.0, 0.3),
+    slo=st.floats(0.01, 0.5),
+)
+def test_fluidb_criterion_is_eq4_lt_eq3(
+    b_rem: int, n_queue: int, exit_idx: int, elapsed: float, slo: float
+) -> None:
+    lut = ExitLUT(np.array([[0.01 * (1 + 0.5 * (b - 1)) for b in range(1, 9)]] * 3))
+    d = fluidb_decide(lut, exit_idx, b_rem, n_queue, slo, elapsed / 2, elapsed / 2)
+    b_incr = min(n_queue, 8 - b_rem)
+    t_ov = overhead(lut, exit_idx, b_incr, b_rem + b_incr)
+    assert d.preempt == (t_ov < slo - elapsed)
+    assert d.b_incr == (b_incr if d.preempt else 0)
+    if d.preempt:  # more slack never turns a preemption into a refusal
+        assert fluidb_decide(lut, exit_idx, b_rem, n_queue, slo + 1.0, 0.0, elapsed).preempt
