@@ -548,3 +548,81 @@ def test_fluidb_criterion_is_eq4_lt_eq3(
     assert d.b_incr == (b_incr if d.preempt else 0)
     if d.preempt:  # more slack never turns a preemption into a refusal
         assert fluidb_decide(lut, exit_idx, b_rem, n_queue, slo + 1.0, 0.0, elapsed).preempt
+
+
+# --- the policies on the engine, checked against the reference executor -------------------------
+
+
+@pytest.fixture(scope="module")
+def engine_setup() -> dict[str, object]:
+    from npusched.hardware import compile_profile
+    from npusched.models.exits import exit_rates, inline_heads
+    from npusched.workloads.request import Request
+
+    ee = early_exit_network("resnet-50")
+    flat = inline_heads(ee)
+    n, slo = 250, 0.4
+    rng = np.random.default_rng(5)
+    arr = np.cumsum(rng.exponential(1 / 20.0, n))
+    ex = sample_exits(exit_rates(ee), n, random_state=6)
+    reqs = [Request(i, float(arr[i]), flat.name, slo_s=slo, exit=int(ex[i])) for i in range(n)]
+    devs = {
+        s: get_device("zc706-npu", strategy=s, stackable=s == "fluid")
+        for s in ("fluid", "r", "serial")
+    }
+    profs = {s: compile_profile(flat, d, range(1, 9)) for s, d in devs.items()}
+    return {
+        "ee": ee,
+        "flat": flat,
+        "arr": arr,
+        "ex": ex,
+        "reqs": reqs,
+        "slo": slo,
+        "devs": devs,
+        "profs": profs,
+    }
+
+
+@pytest.mark.parametrize("policy", ["FluidB", "R-AdaptB-S", "R-AdaptB-L", "SERIAL"])
+def test_engine_policies_match_the_reference_executor(
+    engine_setup: dict[str, object], policy: str
+) -> None:
+    from fluid_reference import run_adaptb, run_fluidb
+    from npusched.policies.batching import AdaptBPolicy, FluidBPolicy, SerialPolicy
+    from npusched.sim import Simulator
+
+    s = engine_setup
+    arr, ex, slo = s["arr"], s["ex"], s["slo"]
+    ee, flat = s["ee"], s["flat"]
+    strat = {"FluidB": "fluid", "SERIAL": "serial"}.get(policy, "r")
+    lut = s["devs"][strat].exit_lut(ee, 8)  # type: ignore[index]
+    if policy == "FluidB":
+        pol: object = FluidBPolicy(slo_s=slo)
+        ref = run_fluidb(arr, ex, lut, slo)  # type: ignore[arg-type]
+    elif policy == "SERIAL":
+        pol = SerialPolicy()
+        ref = run_adaptb(arr, ex, lut, 0.0, 1)  # type: ignore[arg-type]
+    else:
+        size = policy[-1]
+        pol = AdaptBPolicy(slo_s=slo, timeout=size)
+        ref = run_adaptb(arr, ex, lut, adaptb_timeout(slo, size))  # type: ignore[arg-type]
+    res = Simulator({flat.name: s["profs"][strat]}, pol, preemption_point="layer").run(  # type: ignore[attr-defined,index]
+        s["reqs"]  # type: ignore[arg-type]
+    )
+    fin = res.columns["finish_s"]
+    assert res.n_finished == len(arr)  # every sample finishes exactly once
+    want = np.array([ref.finish[i] for i in range(len(arr))])
+    assert np.allclose(fin, want, rtol=0, atol=1e-9)
+    assert pol.invocations_ == ref.invocations  # type: ignore[attr-defined]
+    assert pol.preemptions_ == ref.preemptions  # type: ignore[attr-defined]
+    if policy == "FluidB":
+        assert ref.preemptions > 0
+
+
+def test_fluidb_policy_validates() -> None:
+    from npusched.policies.batching import AdaptBPolicy, FluidBPolicy
+
+    with pytest.raises(ConfigError):
+        FluidBPolicy(slo_s=0).reset()
+    with pytest.raises(ConfigError):
+        AdaptBPolicy(timeout="XL").reset()

@@ -3,6 +3,7 @@
 * :mod:`.fluidb` - FluidB, the exit-aware preemptive scheduler (Algorithm 1, Eq. 3-4).
 * :mod:`.adaptb` - adaptive batching (AdaptB) with S/M/L timeouts, and SERIAL.
 * :mod:`.lazyb` - LazyBatching as the Fluid Batching paper describes it.
+* :mod:`.policies` - FluidB, AdaptB and SERIAL as machine policies on the engine.
 
 The thin policy classes on the engine's contract call these functions; they hold no state.
 """
@@ -33,18 +34,28 @@ from npusched.policies.batching.lazyb import (
     lazy_decide,
     lazy_overhead,
 )
+from npusched.policies.batching.policies import (
+    AdaptBPolicy,
+    FluidBPolicy,
+    SerialPolicy,
+    exit_lut_from_profile,
+)
 
 __all__ = [
     "B_MAX",
     "TIMEOUT_FRACTIONS",
     "AdaptBDecision",
+    "AdaptBPolicy",
     "Backfill",
     "ExitLUT",
+    "FluidBPolicy",
     "LazyDecision",
+    "SerialPolicy",
     "adaptb_decide",
     "adaptb_timeout",
     "batch_increment",
     "catch_up_time",
+    "exit_lut_from_profile",
     "exits_at",
     "fluidb_decide",
     "fold_heads",
