@@ -583,12 +583,17 @@ def engine_setup() -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize("policy", ["FluidB", "R-AdaptB-S", "R-AdaptB-L", "SERIAL"])
+@pytest.mark.parametrize("policy", ["FluidB", "R-AdaptB-S", "R-AdaptB-L", "SERIAL", "LazyBatching"])
 def test_engine_policies_match_the_reference_executor(
     engine_setup: dict[str, object], policy: str
 ) -> None:
-    from fluid_reference import run_adaptb, run_fluidb
-    from npusched.policies.batching import AdaptBPolicy, FluidBPolicy, SerialPolicy
+    from fluid_reference import run_adaptb, run_fluidb, run_lazy
+    from npusched.policies.batching import (
+        AdaptBPolicy,
+        FluidBPolicy,
+        LazyBatchingPolicy,
+        SerialPolicy,
+    )
     from npusched.sim import Simulator
 
     s = engine_setup
@@ -599,6 +604,11 @@ def test_engine_policies_match_the_reference_executor(
     if policy == "FluidB":
         pol: object = FluidBPolicy(slo_s=slo)
         ref = run_fluidb(arr, ex, lut, slo)  # type: ignore[arg-type]
+    elif policy == "LazyBatching":
+        pol = LazyBatchingPolicy(slo_s=slo)
+        dev = s["devs"]["r"]  # type: ignore[index]
+        tab = np.stack([dev.layer_costs(flat, b).latency_s for b in range(1, 9)], axis=1)
+        ref = run_lazy(arr, ex, tab, [e.after for e in flat.exits], slo)  # type: ignore[arg-type,attr-defined]
     elif policy == "SERIAL":
         pol = SerialPolicy()
         ref = run_adaptb(arr, ex, lut, 0.0, 1)  # type: ignore[arg-type]
@@ -615,7 +625,7 @@ def test_engine_policies_match_the_reference_executor(
     assert np.allclose(fin, want, rtol=0, atol=1e-9)
     assert pol.invocations_ == ref.invocations  # type: ignore[attr-defined]
     assert pol.preemptions_ == ref.preemptions  # type: ignore[attr-defined]
-    if policy == "FluidB":
+    if policy in ("FluidB", "LazyBatching"):
         assert ref.preemptions > 0
 
 

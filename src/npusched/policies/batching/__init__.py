@@ -3,7 +3,7 @@
 * :mod:`.fluidb` - FluidB, the exit-aware preemptive scheduler (Algorithm 1, Eq. 3-4).
 * :mod:`.adaptb` - adaptive batching (AdaptB) with S/M/L timeouts, and SERIAL.
 * :mod:`.lazyb` - LazyBatching as the Fluid Batching paper describes it.
-* :mod:`.policies` - FluidB, AdaptB and SERIAL as machine policies on the engine.
+* :mod:`.policies` - FluidB, AdaptB, SERIAL and LazyBatching as machine policies on the engine.
 
 The thin policy classes on the engine's contract call these functions; they hold no state.
 """
@@ -37,6 +37,7 @@ from npusched.policies.batching.lazyb import (
 from npusched.policies.batching.policies import (
     AdaptBPolicy,
     FluidBPolicy,
+    LazyBatchingPolicy,
     SerialPolicy,
     exit_lut_from_profile,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "Backfill",
     "ExitLUT",
     "FluidBPolicy",
+    "LazyBatchingPolicy",
     "LazyDecision",
     "SerialPolicy",
     "adaptb_decide",

@@ -27,6 +27,7 @@ decision for AdaptB and SERIAL), ``preemptions_`` the preemptions.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from npusched.errors import ConfigError
 from npusched.hardware.profile import Profile
 from npusched.policies.batching.adaptb import adaptb_decide, adaptb_timeout
 from npusched.policies.batching.fluidb import B_MAX, ExitLUT, fluidb_decide, initial_batch
+from npusched.policies.batching.lazyb import lazy_decide
 from npusched.policies.contract import (
     NOTHING,
     Allocation,
@@ -44,7 +46,13 @@ from npusched.policies.contract import (
     Schedule,
 )
 
-__all__ = ["AdaptBPolicy", "FluidBPolicy", "SerialPolicy", "exit_lut_from_profile"]
+__all__ = [
+    "AdaptBPolicy",
+    "FluidBPolicy",
+    "LazyBatchingPolicy",
+    "SerialPolicy",
+    "exit_lut_from_profile",
+]
 
 
 def exit_lut_from_profile(profile: Profile, b_max: int = B_MAX) -> ExitLUT:
@@ -255,3 +263,93 @@ class SerialPolicy(_MachineBase):
             return NOTHING
         self.invocations_ += 1
         return self._start(fresh[:1])
+
+
+class LazyBatchingPolicy(_MachineBase):
+    """LazyBatching as the Fluid Batching paper describes it (:mod:`.lazyb`): the active batch
+    stops after every layer (``until_step``), the policy decides with batch x single-sample
+    latency estimates, and a catch-up batch runs from the start to that layer and merges.
+
+    Args:
+        slo_s: the latency SLO in seconds (> 0).
+        b_max: maximum batch size (8).
+        name: label in results.
+    """
+
+    def __init__(self, slo_s: float = 0.4, b_max: int = B_MAX, name: str = "LazyBatching") -> None:
+        self.slo_s = slo_s
+        self.b_max = b_max
+        self.name = name
+
+    def validate(self) -> None:
+        if not (isinstance(self.slo_s, int | float) and self.slo_s > 0):
+            raise ConfigError(f"LazyBatching: slo_s={self.slo_s!r}; must be seconds > 0")
+        if not (isinstance(self.b_max, int) and self.b_max >= 1):
+            raise ConfigError(f"LazyBatching: b_max={self.b_max!r}; must be an integer >= 1")
+
+    def reset(self) -> None:
+        super().reset()
+        self.active_: int | None = None
+        self.catch_: int | None = None
+        self.layer_: int = 0  # layers the active batch has completed
+        self.single_: dict[str, np.ndarray[Any, np.dtype[np.float64]]] = {}
+
+    def _single(self, view: MachineView, job: JobView) -> np.ndarray[Any, np.dtype[np.float64]]:
+        t = self.single_.get(job.network)
+        if t is None:
+            t = self.single_[job.network] = np.diff(view.profiles[job.network].plan(1).cum_s)
+        return t
+
+    def select(self, view: MachineView) -> Schedule:
+        if view.running or view.preempting:
+            return NOTHING
+        by_id = {j.id: j for j in view.ready}
+        active = by_id.get(self.active_) if self.active_ is not None else None
+        if self.catch_ is not None:
+            catch = by_id.get(self.catch_)
+            self.catch_ = None
+            if active is not None:
+                merge = (Merge(active, [catch]),) if catch is not None else ()
+                return self._resume(active, merge)
+        if active is not None:
+            return self._decide(view, active)
+        self.active_ = None
+        fresh = self._fresh(view)
+        if not fresh:
+            return NOTHING
+        batch = fresh[: initial_batch(len(fresh), self.b_max)]
+        self.active_, self.layer_ = batch[0].id, 0
+        return self._start(batch, 1)
+
+    def _resume(self, active: JobView, merge: Sequence[Merge] = ()) -> Schedule:
+        steps = active.plan.steps
+        nxt = self.layer_ + 1
+        return Schedule(
+            assign={active: Allocation()},
+            merge=tuple(merge),
+            until_step={active: nxt} if nxt < steps else {},
+        )
+
+    def _decide(self, view: MachineView, active: JobView) -> Schedule:
+        self.layer_ += 1
+        layer = self.layer_ - 1  # the layer just completed (0-based)
+        single = self._single(view, active)
+        fresh = self._fresh(view, exclude=(active.id,))
+        oldest = min(r.arrival_s for r in active.samples)
+        self.invocations_ += 1
+        d = lazy_decide(
+            single,
+            layer,
+            len(active.samples),
+            len(fresh),
+            float(self.slo_s),
+            0.0,
+            view.now - oldest,
+            self.b_max,
+        )
+        if d.preempt:
+            self.preemptions_ += 1
+            new = fresh[: d.b_incr]
+            self.catch_ = new[0].id
+            return self._start(new, self.layer_)
+        return self._resume(active)
