@@ -370,6 +370,29 @@ def test_cli_reproduce_fluid_quick(tmp_path: object) -> None:
     assert summary["dse"][0]["ours"] == "<4650, 7, 128>"  # Table I: <4652, 7, 128>
     for name in ("fig10.csv", "dse.csv", "report.md", "fig10_resnet-50_zc706.png"):
         assert (out / name).exists()
+    for name in ("fig7_8.csv", "fig9.csv", "table2.csv", "fig7_8_resnet-50.png"):
+        assert (out / name).exists()
+    pols = summary["serving"]["resnet-50"]
+    assert set(pols) == {
+        "SERIAL",
+        "FC-AdaptB-S",
+        "FC-AdaptB-M",
+        "FC-AdaptB-L",
+        "R-AdaptB-S",
+        "R-AdaptB-M",
+        "R-AdaptB-L",
+        "LazyBatching",
+        "FluidB",
+    }
+    row = pols["FluidB"]["25"]
+    assert set(row) >= {
+        "avg_latency_s",
+        "p99_latency_s",
+        "violation_rate",
+        "utilisation",
+        "processing_rate",
+    }
+    assert len(summary["table2"]) == 4
 
 
 def test_gemm_npu_compiles_to_a_profile(resnet: object) -> None:
@@ -636,3 +659,17 @@ def test_fluidb_policy_validates() -> None:
         FluidBPolicy(slo_s=0).reset()
     with pytest.raises(ConfigError):
         AdaptBPolicy(timeout="XL").reset()
+
+
+def test_serving_point_metrics() -> None:
+    from npusched.experiments.reproduce.fluid_serving import POLICY_NAMES, run_point
+
+    pts = {p: run_point("resnet-50", "zc706", p, 20.0, 0.4, 0, 120) for p in POLICY_NAMES}
+    for p, r in pts.items():
+        assert 0 < r.avg_latency_s <= r.p99_latency_s + 1e-12, p
+        assert 0.0 <= r.violation_rate <= 1.0 and 0.0 < r.utilisation < 1.0
+        assert r.processing_rate > 0 and r.invocations_per_sample > 0
+    assert pts["FluidB"].avg_latency_s < pts["R-AdaptB-L"].avg_latency_s
+    assert pts["LazyBatching"].invocations_per_sample > 10 * pts["FluidB"].invocations_per_sample
+    again = run_point("resnet-50", "zc706", "FluidB", 20.0, 0.4, 0, 120)
+    assert again == pts["FluidB"]  # seeded: identical reruns
