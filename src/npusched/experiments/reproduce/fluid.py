@@ -1,7 +1,5 @@
 """Reproduce Fluid Batching (Kouris et al.): ``npusched reproduce fluid``.
 
-What runs now (engine-independent, from the hardware model alone):
-
 * **DSE report** (Sec. III-A Eq. 2, Table I): for each (model, board) of Table I, the design point
   our exhaustive DSE picks for Fluid Batching + Stackable PEs with ``w_b = 1`` (b = 1..8), its DSP
   and BRAM use, the paper's design point, and how our cost model rates the paper's design
@@ -10,17 +8,16 @@ What runs now (engine-independent, from the hardware model alone):
   without exits, for the uniform strategies SERIAL, FC, R and P (each with its own DSE at batch
   size 8, as the paper does for its baselines), Fluid Batching (DSE with ``w_b = 1``) and Fluid
   Batching + Stackable PEs, against the board's peak.
-
-Also an analytical estimate of scheduler invocations per sample, FluidB vs LazyBatching
-(:func:`invocation_estimate`).
-
-What is added once the engine hosts the batching policies (issue 13; see ``PENDING``): Fig. 7/8
-(processing rate, average and p99 latency, violation rate, utilisation vs Poisson arrival rate),
-Fig. 9 (violation rate vs SLO), Table II (FluidB vs LazyBatching) and scheduler invocations. Their
-setups are :data:`SERVING_SETUPS`; the paper's figures to compare with are in :data:`PAPER`.
+* An analytical estimate of scheduler invocations per sample, FluidB vs LazyBatching
+  (:func:`invocation_estimate`).
+* **Serving on the engine** (:mod:`.fluid_serving`, methodology there): Fig. 7/8 (processing
+  rate, average and p99 latency, violation rate, utilisation vs Poisson arrival rate for SERIAL,
+  FC-/R-AdaptB-S/M/L, LazyBatching and FluidB), Fig. 9 (violation rate vs SLO), Table II
+  (FluidB vs LazyBatching), measured scheduler invocations and the headline ratios.
 
 Outputs in the output directory: ``dse.csv``, ``fig10.csv``, ``fig10_<model>_<board>.png``,
-``summary.json`` and ``report.md``.
+``fig7_8.csv`` / ``fig9.csv`` / ``table2.csv`` (means over seeds) and ``*_points.csv`` (every
+run), ``fig7_8_<model>.png``, ``fig9_<model>.png``, ``summary.json`` and ``report.md``.
 """
 
 from __future__ import annotations
@@ -71,7 +68,7 @@ PAPER: dict[str, Any] = {
     ],
 }
 
-#: Parts of the paper's evaluation that need the engine's batching support (issue 9).
+#: Parts of the evaluation skipped when the serving experiments are not run.
 PENDING = ("fig7", "fig8", "fig9", "table2", "scheduler_invocations")
 
 
@@ -168,8 +165,9 @@ def reproduce(
 
     Args:
         out: output directory (created).
-        quick: the two (model, board) pairs of Fig. 7/8 only and a coarser search
-            (``T_P * T_C >= 98%`` of the DSPs, ``T_P <= 32``), well under a minute.
+        quick: the two (model, board) pairs of Fig. 7/8 only, a coarser search
+            (``T_P * T_C >= 98%`` of the DSPs, ``T_P <= 32``), 1 seed x 200 samples per serving
+            point and half the Fig. 9 SLOs (about a minute).
         b_max: largest batch size (8 in the paper).
         progress: show a progress bar on stderr.
         serving: also run the serving experiments on the engine (Fig. 7-9, Table II).
