@@ -704,3 +704,14 @@ def test_engine_fluidb_matches_reference_on_random_workloads(
     assert res.n_finished == n
     assert np.allclose(res.columns["finish_s"], [ref.finish[i] for i in range(n)], atol=1e-9)
     assert pol.preemptions_ == ref.preemptions
+
+
+def test_serving_point_with_dse_designs() -> None:
+    from npusched.experiments.reproduce.fluid_serving import _model, run_point
+
+    r = run_point("resnet-50", "zc706", "FluidB", 20.0, 0.4, 0, 60, designs="dse")
+    assert r.avg_latency_s > 0
+    d = _model("resnet-50", "zc706").design("fluid", True, "dse")
+    assert (d.tp, d.tc) == (7, 128)  # our DSE's pick, as Table I's
+    with pytest.raises(ConfigError):
+        run_point("resnet-50", "zc706", "FluidB", 20.0, 0.4, 0, 60, designs="best")

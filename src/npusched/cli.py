@@ -349,11 +349,15 @@ def reproduce_fluid(
     serving: Annotated[
         bool, typer.Option(help="Run the serving experiments (Fig. 7-9, Table II).")
     ] = True,
+    designs: Annotated[
+        str,
+        typer.Option(help="NPU per serving policy: table1 (Table I's) or dse (its own DSE)."),
+    ] = "table1",
 ) -> None:
     """Fluid Batching (Kouris et al.): DSE vs Table I, Fig. 10, Fig. 7-9, Table II."""
     from npusched.experiments.reproduce.fluid import reproduce
 
-    summary = reproduce(out, quick=quick, progress=True, serving=serving)
+    summary = reproduce(out, quick=quick, progress=True, serving=serving, designs=designs)
     from npusched.report.tables import render
 
     rows = [

@@ -160,6 +160,7 @@ def reproduce(
     serving: bool = True,
     seeds: int | None = None,
     n_samples: int | None = None,
+    designs: str = "table1",
 ) -> dict[str, Any]:
     """Run the evaluation and write the outputs to ``out``.
 
@@ -173,6 +174,8 @@ def reproduce(
         serving: also run the serving experiments on the engine (Fig. 7-9, Table II).
         seeds: seeds per serving point (default 3; quick 1).
         n_samples: samples per serving point (default 1500; quick 200).
+        designs: NPU design per serving policy: ``"table1"`` (Table I's for every policy) or
+            ``"dse"`` (each its own from our DSE, the paper's baseline method).
 
     Returns:
         The summary written to ``summary.json``.
@@ -278,12 +281,12 @@ def reproduce(
         with progress_bar(total_pts, "[bold]fluid serving[/]", enabled=progress) as bar2:
             step = None if bar2 is None else bar2.step
             raw = {
-                "fig7_8": run_points(main_pts, n, step),
-                "fig9": run_points(fig9_pts, n, step),
-                "table2": run_points(t2_pts, n, step),
+                "fig7_8": run_points(main_pts, n, step, designs),
+                "fig9": run_points(fig9_pts, n, step, designs),
+                "table2": run_points(t2_pts, n, step, designs),
             }
         summary.update(_serving_outputs(raw, out_dir))
-        summary["serving_setup"] = {"seeds": n_seeds, "samples_per_point": n}
+        summary["serving_setup"] = {"seeds": n_seeds, "samples_per_point": n, "designs": designs}
     summary["invocations_estimate"] = {
         m: invocation_estimate(m) for m in dict.fromkeys(m for m, _ in pairs)
     }
@@ -419,7 +422,8 @@ def _serving_report(summary: dict[str, Any]) -> list[str]:
         "## Fig. 7/8: per policy and arrival rate (mean over seeds)",
         "",
         f"Setup: {summary['serving_setup']['seeds']} seed(s), "
-        f"{summary['serving_setup']['samples_per_point']} samples per point.",
+        f"{summary['serving_setup']['samples_per_point']} samples per point, NPU designs: "
+        f"{summary['serving_setup']['designs']}.",
         "",
     ]
     for model, pols in summary["serving"].items():

@@ -3,11 +3,12 @@
 Methodology (Sec. IV), with the choices the paper leaves open stated:
 
 * **Model and NPU.** The 4-exit model (:func:`npusched.models.exits.early_exit_network`, the
-  paper's exit rates) with its heads in the plan (:func:`~npusched.models.exits.inline_heads`),
-  on Table I's design point for the (model, board). The NPU's batching follows the policy:
-  SERIAL - serial; FC-AdaptB - FC-only; R-AdaptB and LazyBatching - R-batching; FluidB - Fluid
-  Batching with Stackable PEs. The paper explores a separate design per baseline at B = 8; we keep
-  Table I's design for every policy so that only the batching differs.
+  paper's exit rates) with its heads in the plan (:func:`~npusched.models.exits.inline_heads`).
+  The NPU's batching follows the policy: SERIAL - serial; FC-AdaptB - FC-only; R-AdaptB and
+  LazyBatching - R-batching; FluidB - Fluid Batching with Stackable PEs. ``designs="table1"``
+  (default) runs every policy on Table I's design point for the (model, board), so that only the
+  batching differs; ``designs="dse"`` gives each its own design from our DSE, as the paper does
+  for its baselines (at B = 8; FluidB with ``w_b = 1``).
 * **Workload.** Poisson arrivals at the given rate (samples/s); ``n`` samples per point (the
   paper gives no duration); each sample's exit drawn from the exit rates; the same arrivals and
   exits for every policy at a given (rate, seed); 3 seeds, averaged (quick: 1).
@@ -29,10 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from npusched.errors import ConfigError
 from npusched.hardware import compile_profile
-from npusched.hardware.gemm_dse import PAPER_TABLE1
-from npusched.hardware.gemm_npu import BOARDS, GemmNPU
+from npusched.hardware.gemm_dse import PAPER_TABLE1, explore
+from npusched.hardware.gemm_npu import BOARDS, Design, GemmNPU
 from npusched.hardware.profile import Profile
+from npusched.models import get_network
 from npusched.models.exits import early_exit_network, exit_rates, inline_heads, sample_exits
 from npusched.models.ir import Network
 from npusched.policies.batching.policies import (
@@ -99,19 +102,38 @@ class _Model:
         self.ee = early_exit_network(model)
         self.flat: Network = inline_heads(self.ee)
         self.rates = exit_rates(self.ee)
-        self._profiles: dict[tuple[str, bool], Profile] = {}
+        self._profiles: dict[tuple[str, bool, str], Profile] = {}
+        self._dse: dict[tuple[str, bool], Design] = {}
         cum_macs = np.cumsum(self.flat.columns["macs"])
         n = len(self.flat.layers)
         # MACs a sample executes when it leaves at exit e (its head included)
         self.macs_at_exit = np.array([cum_macs[min(ex.after, n - 1)] for ex in self.flat.exits])
-        b = BOARDS[board]
-        self.peak_ops = 2.0 * PAPER_TABLE1[(model, board)].dsp() * b.frequency_hz
+        self.frequency_hz = BOARDS[board].frequency_hz
 
-    def profile(self, strategy: str, stackable: bool) -> Profile:
+    def design(self, strategy: str, stackable: bool, designs: str) -> Design:
+        """The NPU design a policy runs on (see the module docstring)."""
+        if designs == "table1":
+            return PAPER_TABLE1[(self.model, self.board)]
+        if designs != "dse":
+            raise ConfigError(f"designs={designs!r}; allowed: table1, dse")
         key = (strategy, stackable)
+        d = self._dse.get(key)
+        if d is None:
+            w = [1.0] * 8 if strategy == "fluid" else [0.0] * 7 + [1.0]
+            d = self._dse[key] = explore(
+                get_network(self.model),
+                self.board,
+                strategy=strategy,
+                stackable=stackable,
+                weights=w,
+            ).design
+        return d
+
+    def profile(self, strategy: str, stackable: bool, designs: str = "table1") -> Profile:
+        key = (strategy, stackable, designs)
         prof = self._profiles.get(key)
         if prof is None:
-            d = PAPER_TABLE1[(self.model, self.board)]
+            d = self.design(strategy, stackable, designs)
             b = BOARDS[self.board]
             dev = GemmNPU(
                 tr=d.tr,
@@ -145,8 +167,10 @@ def run_point(
     slo_s: float,
     seed: int,
     n_samples: int,
+    designs: str = "table1",
 ) -> ServingPoint:
-    """Simulate one point on the engine and return its metrics."""
+    """Simulate one point on the engine and return its metrics (``designs``: see the module
+    docstring)."""
     m = _model(model, board)
     key = seed * 1_000_003 + round(rate * 1000)
     rng = np.random.default_rng(key)
@@ -157,9 +181,9 @@ def run_point(
         for i in range(n_samples)
     ]
     pol, strategy, stackable = policy_for(policy, slo_s)
-    res = Simulator(
-        {m.flat.name: m.profile(strategy, stackable)}, pol, preemption_point="layer"
-    ).run(reqs)
+    prof = m.profile(strategy, stackable, designs)
+    res = Simulator({m.flat.name: prof}, pol, preemption_point="layer").run(reqs)
+    peak_ops = 2.0 * m.design(strategy, stackable, designs).dsp() * m.frequency_hz
     lat = res.columns["latency_s"]
     fin = res.columns["finish_s"]
     span = float(np.nanmax(fin) - arrivals[0])
@@ -175,7 +199,7 @@ def run_point(
         p99_latency_s=float(np.percentile(lat, 99)),
         violation_rate=float(np.mean(lat > slo_s)),
         processing_rate=float(n_samples / span),
-        utilisation=float(ops / (m.peak_ops * span)),
+        utilisation=float(ops / (peak_ops * span)),
         invocations_per_sample=float(pol.invocations_ / n_samples),
         preemptions=int(pol.preemptions_),
     )
@@ -185,11 +209,12 @@ def run_points(
     points: Sequence[tuple[str, str, str, float, float, int]],
     n_samples: int,
     step: Callable[[str], None] | None = None,
+    designs: str = "table1",
 ) -> list[ServingPoint]:
     """Run ``(model, board, policy, rate, slo_s, seed)`` points in order."""
     out = []
     for model, board, policy, rate, slo, seed in points:
-        out.append(run_point(model, board, policy, rate, slo, seed, n_samples))
+        out.append(run_point(model, board, policy, rate, slo, seed, n_samples, designs))
         if step is not None:
             step(f"{model} {policy} {rate:g}/s")
     return out
