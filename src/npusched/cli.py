@@ -362,7 +362,7 @@ def bench_cmd(
     scenario: Annotated[
         list[str] | None,
         typer.Option(
-            metavar="NAME", help="Scenario to run (repeatable): temporal, prema. Default: all."
+            metavar="NAME", help="Scenario to run (repeatable): temporal, prema, spatial. Default: all."
         ),
     ] = None,
     requests: Annotated[

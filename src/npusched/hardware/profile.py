@@ -433,6 +433,11 @@ class Profile:
     ) -> ExecPlan:
         """The executed step sequence for one request on one plan variant (cached per
         ``(batch, seq_in, seq_out, variant)`` and shared by every job of that shape)."""
+        # Look up by the arguments as given first (the common case, no resolution needed).
+        fast: tuple[Any, ...] = (batch, seq_in, seq_out, *sorted(variant.items()))
+        plan = self._plans.get(fast)
+        if plan is not None:
+            return plan
         net = self.network
         if net.is_recurrent:
             s_in, s_out = net._resolve_seq(seq_in, seq_out)
@@ -441,6 +446,7 @@ class Profile:
         key: tuple[Any, ...] = (int(batch), s_in, s_out, *sorted(variant.items()))
         plan = self._plans.get(key)
         if plan is not None:
+            self._plans[fast] = plan
             return plan
         r = self.row(batch, **variant)
         if net.is_recurrent:
@@ -463,6 +469,7 @@ class Profile:
             exits=exits,
         )
         self._plans[key] = plan
+        self._plans[fast] = plan
         return plan
 
     def isolated_latency(
