@@ -541,3 +541,27 @@ def test_machine_policy_invariants(arrivals: list[float], nets: list[int], cost:
     check_capacity(res, {"array": 16})
     res2 = sim.run(reqs)
     np.testing.assert_array_equal(fin, res2.columns["finish_s"])
+
+
+def test_readme_example_equal_split_runs() -> None:
+    """The README's machine-policy example (examples/equal_split.py) runs and finishes all."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "equal_split.py"
+    spec = importlib.util.spec_from_file_location("equal_split", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from npusched.hardware import compile_profile, get_device
+    from npusched.models import get_network
+    from npusched.workloads import poisson_workload
+
+    prof = {"mobilenet-v1": compile_profile(get_network("mobilenet-v1"), get_device("planaria"))}
+    reqs = poisson_workload(2000.0, models=["mobilenet-v1"], n_requests=30, random_state=1)
+    res = Simulator(prof, mod.EqualSplit(), machine=fission_array(16), record_timeline=True).run(
+        reqs
+    )
+    assert res.n_finished == 30
+    check_capacity(res, {"array": 16})
+    assert res.columns["preemptions"].sum() > 0  # it re-split the array under load

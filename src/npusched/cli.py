@@ -163,6 +163,56 @@ def models_import(
 
 
 # --- profile -----------------------------------------------------------------------------------
+@models_app.command("exits")
+def models_exits(
+    name: str,
+    n_exits: Annotated[int, typer.Option("--n-exits", help="Exits in total (>= 1).")] = 4,
+    rates: Annotated[
+        str | None,
+        typer.Option(help="Exit rates, e.g. 5.1,16.9,9,69 (default: the paper's, if any)."),
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option(help="Also print the N_exits x B_max latency table (ms).")
+    ] = None,
+    b_max: Annotated[int, typer.Option("--b-max", help="Largest batch size.")] = 8,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Attach early exits to zoo network NAME (equidistant in FLOPs) and print them."""
+    import numpy as np
+
+    from npusched.models.exits import early_exit_network
+    from npusched.report.tables import render
+
+    net = early_exit_network(name, rates, n_exits)
+    cum = np.cumsum(net.columns["macs"]) / max(net.macs, 1)
+    lut = None
+    if device is not None:
+        from npusched.hardware import get_device
+
+        dev = get_device(device)
+        exit_lut = getattr(dev, "exit_lut", None)
+        if exit_lut is None:
+            from npusched.errors import ConfigError
+
+            raise ConfigError(f"device {device!r} has no exit latency table (try zc706-npu)")
+        lut = exit_lut(net, b_max)
+    rows: list[dict[str, object]] = []
+    for i, ex in enumerate(net.exits):
+        row: dict[str, object] = {
+            "exit": ex.name,
+            "after": net.layers[ex.after].name,
+            "flops_frac": round(float(cum[ex.after]), 3),
+            "rate": ex.rate,
+            "head_macs": sum(x.macs for x in ex.layers),
+        }
+        if lut is not None:
+            row.update(
+                {f"B={b}": round(float(lut[i, b - 1]) * 1e3, 2) for b in range(1, b_max + 1)}
+            )
+        rows.append(row)
+    render(rows, fmt, title=f"{net.name}: {len(net.exits)} exits")
+
+
 @app.command("profile")
 def profile_cmd(
     network: str,
@@ -309,23 +359,38 @@ def run_cmd(
 # --- bench -------------------------------------------------------------------------------------
 @app.command("bench")
 def bench_cmd(
-    requests: Annotated[int, typer.Option(help="Requests in the workload.")] = 100_000,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME", help="Scenario to run (repeatable): temporal, prema, spatial. Default: all."
+        ),
+    ] = None,
+    requests: Annotated[
+        int | None,
+        typer.Option(help="Requests per scenario (default: temporal 100,000, prema 20,000)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     reference: Annotated[
-        bool, typer.Option("--reference/--no-reference", help="Also run the SimPy reference.")
+        bool,
+        typer.Option("--reference/--no-reference", help="Also run the reference models."),
     ] = True,
     seed: Annotated[int, typer.Option(help="Workload seed (>= 0).")] = 0,
 ) -> None:
-    """Engine speed against a SimPy reference on a PREMA-style workload."""
-    from npusched.bench import run_bench
+    """Engine speed against SimPy and a bare event loop on the same system, and the targets."""
+    from npusched.bench import bench_rows, run_bench
 
-    result = run_bench(n_requests=requests, seed=seed, reference=reference, progress=not as_json)
     if as_json:
-        typer.echo(json.dumps(result, indent=2, sort_keys=True))
-    else:
-        from npusched.report.tables import render
+        result = run_bench(scenario, requests=requests, seed=seed, reference=reference)
+        typer.echo(json.dumps(result, indent=2))
+        return
+    from npusched.bench import rich_reporter
+    from npusched.report.tables import render
 
-        render([{"metric": k, "value": v} for k, v in result.items()], "table", title="bench")
+    with rich_reporter() as report:
+        result = run_bench(
+            scenario, requests=requests, seed=seed, reference=reference, report=report
+        )
+    render(bench_rows(result), "table", title="bench (targets: issue 9)")
 
 
 # --- reproduce ---------------------------------------------------------------------------------
@@ -434,6 +499,49 @@ def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
     ]
     render(rows, "table", title=title)
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
+
+
+@reproduce_app.command("fluid")
+def reproduce_fluid(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/fluid"),
+    quick: Annotated[
+        bool,
+        typer.Option(help="Two (model, board) pairs, coarser DSE, 1 seed x 200 samples (~1 min)."),
+    ] = False,
+    serving: Annotated[
+        bool, typer.Option(help="Run the serving experiments (Fig. 7-9, Table II).")
+    ] = True,
+    designs: Annotated[
+        str,
+        typer.Option(help="NPU per serving policy: table1 (Table I's) or dse (its own DSE)."),
+    ] = "table1",
+) -> None:
+    """Fluid Batching (Kouris et al.): DSE vs Table I, Fig. 10, Fig. 7-9, Table II."""
+    from npusched.experiments.reproduce.fluid import reproduce
+
+    summary = reproduce(out, quick=quick, progress=True, serving=serving, designs=designs)
+    from npusched.report.tables import render
+
+    rows = [
+        {k: r[k] for k in ("model", "board", "ours", "paper", "paper_over_ours")}
+        for r in summary["dse"]
+    ]
+    render(rows, "table", title="Fluid Batching: DSE design points vs Table I")
+    if summary.get("table2"):
+        render(
+            [
+                {
+                    "model": r["model"],
+                    "board": r["board"],
+                    "gain_ours": round(r["avg_latency_gain"], 2),
+                    "gain_paper": round(r["paper_gain"], 2),
+                }
+                for r in summary["table2"]
+            ],
+            "table",
+            title="Table II: average-latency gain of FluidB over LazyBatching",
+        )
+    typer.echo(f"report: {Path(out) / 'report.md'} (CSVs and plots in {out})")
 
 
 def main(argv: list[str] | None = None) -> int:

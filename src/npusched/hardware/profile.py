@@ -83,7 +83,7 @@ class ExecPlan:
         self._energy_row = energy_row
         self._tile_s_row: list[float] | None = None
         self._cum: list[float] | None = None
-        self._cum_energy: FloatArray | None = None
+        self._cum_energy: list[float] | None = None
         self.steps = len(layer)
         self.total_s = float(cum_s[-1])
         self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
@@ -192,16 +192,29 @@ class ExecPlan:
     def energy_between(self, a: float, b: float) -> float:
         """Joules of the work interval ``[a, b]`` (seconds of work), step energies spread
         uniformly over their steps."""
-        if b <= a:
+        if b <= a or self.total_energy_j == 0.0:
             return 0.0
+        if a <= 0.0 and b >= self.total_s:
+            return self.total_energy_j
         ce = self._cum_energy
         if ce is None:
-            ce = np.zeros(self.steps + 1)
-            np.cumsum(self.energy_j, out=ce[1:])
-            self._cum_energy = ce
-        if a <= 0.0 and b >= self.total_s:
-            return float(ce[-1])
-        return float(np.interp(b, self.cum_s, ce) - np.interp(a, self.cum_s, ce))
+            arr = np.zeros(self.steps + 1)
+            np.cumsum(self.energy_j, out=arr[1:])
+            ce = self._cum_energy = arr.tolist()
+        cum = self._cum_list()
+        return self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce)
+
+    def _energy_at(self, x: float, cum: list[float], ce: list[float]) -> float:
+        """Cumulative joules after ``x`` seconds of work (linear within a step)."""
+        i = bisect_right(cum, x) - 1
+        if i >= self.steps:
+            return ce[-1]
+        if i < 0:
+            return 0.0
+        lat = cum[i + 1] - cum[i]
+        if lat <= 0.0:
+            return ce[i]
+        return ce[i] + (x - cum[i]) / lat * (ce[i + 1] - ce[i])
 
     def steps_between(self, a: float, b: float) -> int:
         """Steps executed (whole or in part) over the work interval ``[a, b)``, ``b > a``
@@ -420,6 +433,11 @@ class Profile:
     ) -> ExecPlan:
         """The executed step sequence for one request on one plan variant (cached per
         ``(batch, seq_in, seq_out, variant)`` and shared by every job of that shape)."""
+        # Look up by the arguments as given first (the common case, no resolution needed).
+        fast: tuple[Any, ...] = (batch, seq_in, seq_out, *sorted(variant.items()))
+        plan = self._plans.get(fast)
+        if plan is not None:
+            return plan
         net = self.network
         if net.is_recurrent:
             s_in, s_out = net._resolve_seq(seq_in, seq_out)
@@ -428,6 +446,7 @@ class Profile:
         key: tuple[Any, ...] = (int(batch), s_in, s_out, *sorted(variant.items()))
         plan = self._plans.get(key)
         if plan is not None:
+            self._plans[fast] = plan
             return plan
         r = self.row(batch, **variant)
         if net.is_recurrent:
@@ -450,6 +469,7 @@ class Profile:
             exits=exits,
         )
         self._plans[key] = plan
+        self._plans[fast] = plan
         return plan
 
     def isolated_latency(

@@ -238,8 +238,9 @@ class Network:
         raise ModelError(f"network {self.name!r} has no layer {layer_name!r}")
 
     # --- totals ------------------------------------------------------------------------------
-    @property
+    @cached_property
     def is_recurrent(self) -> bool:
+        """Whether any layer is a recurrent time step (computed once: the network is frozen)."""
         return any(x.repeat is not None for x in self.layers)
 
     def step_counts(

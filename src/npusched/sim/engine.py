@@ -126,6 +126,8 @@ PREEMPTION_POINTS = ("tile", "layer")
 _ORDER = attrgetter("order")
 _MAX_IDLE_TICKS = 10_000
 _MAX_SAME_INSTANT = 1_000_000
+#: Most period ticks one quiet stretch may skip (a bound, not a limit: the next event re-plans).
+_QUIET_MAX = 1 << 40
 _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
@@ -306,6 +308,9 @@ class Simulator:
             per step under ``power_cap_w``; the profiles need a ``frequency_hz`` axis.
         power_cap_w: the machine's power cap in watts, shared among running jobs in proportion
             to their units over the resource's capacity.
+        skip_periods: let a periodic policy that can tell which period ticks change nothing
+            (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
+            decisions are those of ticking every period (``False``: tick every period).
 
     The simulator holds no run state: ``run`` may be called repeatedly (each run resets the
     policy) and gives identical results for identical inputs.
@@ -325,6 +330,7 @@ class Simulator:
         switch_s: float = 20e-6,
         power: Any = None,
         power_cap_w: float | None = None,
+        skip_periods: bool = True,
     ) -> None:
         if not callable(getattr(policy, "select", None)):
             raise ConfigError(
@@ -364,6 +370,7 @@ class Simulator:
         self.switch_s = float(switch_s)
         self.power = power
         self.power_cap_w = power_cap_w
+        self.skip_periods = bool(skip_periods)
 
     def run(
         self,
@@ -395,6 +402,17 @@ class Simulator:
         if until is not None and not until >= 0.0:
             raise ConfigError(f"until must be a time >= 0 seconds, got {until}")
         return _Run(self, requests, until, progress).execute()
+
+
+def _next_boundary(now: float, period: float) -> int:
+    """Index ``k`` of the first period boundary ``k * period`` after ``now``. A boundary within
+    :data:`TIME_TOL_S` of ``now`` is ``now`` itself (handled, or not due, at this instant):
+    without the tolerance, ``floor(now / period)`` rounding down at a boundary scheduled a
+    second tick 1 ulp after the first, and a token policy credited that period twice."""
+    k = math.floor(now / period) + 1
+    while k * period <= now + TIME_TOL_S:
+        k += 1
+    return k
 
 
 def _clamp_tiny_negative(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -452,6 +470,13 @@ class _Run:
         self.timeline: list[Segment] | None = [] if sim.record_timeline else None
         self.power: list[PowerPiece] | None = [] if sim.record_power else None
         self.tick_pending = False
+        # Period skipping (policies with ``quiet_periods`` / ``on_periods``): boundaries are
+        # ``k * period``; ``skip_k0`` is the first skipped boundary index (None: none skipped),
+        # ``sched_k`` the index of the scheduled tick, ``tick_epoch`` invalidates older ticks.
+        self.skip_k0: int | None = None
+        self.sched_k = -1
+        self.tick_epoch = 0
+        self.idle_periods = 0
         self.completed: list[Job] = []
         self.released: list[Job] = []
         self.res_name_of: dict[int, str] = {}
@@ -1237,6 +1262,62 @@ class _Run:
         into.isolated_s = new.total_s
         into._exec = new.executed_at(*pos)
 
+    # --- period skipping ----------------------------------------------------------------------
+    def _catch_up_periods(self, t: float, period: float) -> None:
+        """Before the events at ``t``: credit the period boundaries skipped since the last wake
+        that lie before ``t`` (one ``on_periods`` call), and turn a skipped boundary at ``t``
+        itself into a real tick (handled with ``t``'s events, as if never skipped)."""
+        k0 = self.skip_k0
+        assert k0 is not None
+        tol = TIME_TOL_S
+        last = min(self.sched_k - 1, math.floor((t - tol) / period))
+        while last >= k0 and last * period >= t - tol:
+            last -= 1
+        while last + 1 < self.sched_k and (last + 1) * period < t - tol:
+            last += 1
+        count = last - k0 + 1
+        if count > 0:
+            view = SchedulerView(t, self.ready, self.running, "period", self.sim.profiles)
+            self.policy.on_periods(view, k0 * period, count)
+        nxt = last + 1
+        if nxt < self.sched_k and nxt * period <= t + tol:
+            q = self.queue
+            heappush(q.heap, (nxt * period, PERIOD, q.next_seq(), None, self.tick_epoch))
+            nxt += 1
+        # The rest stay skipped until the next wake re-plans (a wake may change nothing).
+        self.skip_k0 = nxt if nxt < self.sched_k else None
+
+    def _plan_tick(
+        self, now: float, period: float, reason: str, busy: bool, no_arrivals: bool
+    ) -> None:
+        """After a wake with jobs waiting: schedule the next period tick at the first boundary
+        after ``now`` at which the policy's decision can change (``quiet_periods``); the ones
+        before it are credited later by :meth:`_catch_up_periods`."""
+        k0 = _next_boundary(now, period)
+        if self.preempting is not None:
+            n = _QUIET_MAX  # no decision until the save is done (an event)
+        else:
+            view = SchedulerView(now, self.ready, self.running, "period", self.sim.profiles)
+            n = max(0, min(int(self.policy.quiet_periods(view, k0 * period)), _QUIET_MAX))
+        if not busy and no_arrivals and not any(e[1] != PERIOD for e in self.queue.heap):
+            # Only ticks are left; a policy may idle for a while, not forever.
+            self.idle_periods = self.idle_periods + 1 if reason == "period" else 0
+            if self.idle_periods > _MAX_IDLE_TICKS:
+                raise SimulationError(
+                    f"policy {self._pname()!r} left the machine idle for "
+                    f"{_MAX_IDLE_TICKS} periods with {len(self.ready)} jobs waiting and "
+                    f"nothing else to happen (t={now!r} s)"
+                )
+            n = 0
+        k = k0 + n
+        if k != self.sched_k or not self.tick_pending:
+            self.tick_epoch += 1
+            self.sched_k = k
+            q = self.queue
+            heappush(q.heap, (k * period, PERIOD, q.next_seq(), None, self.tick_epoch))
+            self.tick_pending = True
+        self.skip_k0 = k0 if n > 0 else None
+
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
         sim = self.sim
@@ -1289,6 +1370,14 @@ class _Run:
         alloc0 = Allocation(res0.name, units0)
         idle_ticks = 0
         stuck = 0
+        skipping = (
+            temporal
+            and period is not None
+            and sim.skip_periods
+            and callable(getattr(policy, "quiet_periods", None))
+            and callable(getattr(policy, "on_periods", None))
+        )
+        period_f = float(period) if period is not None else 0.0
         dispatch = self._dispatch
         n_done_before = 0
 
@@ -1298,6 +1387,9 @@ class _Run:
             if t == inf or t > until:
                 break
             if t > now:
+                if skipping and self.skip_k0 is not None:
+                    clock.now = t
+                    self._catch_up_periods(t, period_f)
                 now = t
                 clock.now = t
                 q.now = t
@@ -1317,6 +1409,8 @@ class _Run:
             while heap and heap[0][0] <= horizon:
                 _, kind, _, job, epoch = heappop(heap)
                 if kind == PERIOD:
+                    if epoch != self.tick_epoch:
+                        continue  # re-planned: a stale tick
                     self.tick_pending = False
                     if not ready:
                         continue  # nobody waits: the tick is skipped
@@ -1423,11 +1517,13 @@ class _Run:
                 if reason:
                     self._apply(select(self._machine_view(reason)))
                 busy = any(r.jobs for r in self.res) or bool(self.pending)
-            if ready and period is not None and not self.tick_pending:
-                k = math.floor(now / period) + 1.0
-                t_tick = k * period
-                if t_tick <= now:
-                    t_tick += period
+            if skipping:
+                if ready:
+                    self._plan_tick(now, period_f, reason, busy, ai >= n)
+                else:
+                    self.skip_k0 = None  # ticks while nobody waits change nothing
+            elif ready and period is not None and not self.tick_pending:
+                t_tick = _next_boundary(now, period) * period
                 if not busy and not heap and ai >= n:
                     # Only ticks are left; a policy may idle for a while, not forever.
                     idle_ticks = idle_ticks + 1 if reason == "period" else 0

@@ -194,6 +194,112 @@ class TokenScheduler(TemporalPolicyBase, Component):
         for job in self.queue(view):
             gain[job.id] = gain.get(job.id, 0.0) + self.slowdown(job)
 
+    # --- period skipping (the engine asks; see Simulator(skip_periods=...)) -----------------
+    def on_periods(self, view: SchedulerView, first_s: float, count: int) -> None:
+        """Credit ``count`` period boundaries at ``first_s``, ``first_s + period_s``, ... (all
+        before ``view.now``) at once, exactly as ``count`` calls of :meth:`on_period` at those
+        times would: nothing changed between them, so a waiting job had waited ``waited_s -
+        (now - b)`` at boundary ``b`` and the running job ``waited_s``."""
+        gain = self._state()
+        now = view.now
+        p = float(self.period_s or PERIOD_S)
+        last = first_s + (count - 1) * p
+        running = view.running
+        if self.tokens == "linear":
+            for job in view.ready:
+                gain[job.id] = self._slowdown_at(job, job.waited_s - (now - last))
+            if running is not None:
+                gain[running.id] = self.slowdown(running)
+            return
+        # cumulative: sum over the boundaries b_i = first + i p of waited(b_i) / estimated
+        span = count * (now - first_s) - p * count * (count - 1) / 2.0  # sum of (now - b_i)
+        for job in view.ready:
+            est = job.estimated_s
+            w = job.waited_s
+            total = count * w - span
+            if total > 0.0:
+                gain[job.id] = gain.get(job.id, 0.0) + (
+                    total / est if est > 0 else float("inf")
+                )
+        if running is not None and self.include_running and running.waited_s > 0.0:
+            gain[running.id] = gain.get(running.id, 0.0) + count * self.slowdown(running)
+
+    @staticmethod
+    def _slowdown_at(job: JobView, waited_s: float) -> float:
+        if waited_s <= 0.0:
+            return 0.0
+        return waited_s / job.estimated_s if job.estimated_s > 0 else float("inf")
+
+    def quiet_periods(self, view: SchedulerView, first_s: float) -> int:
+        """How many of the next period boundaries (``first_s``, the first after ``view.now``,
+        and the ones after it) cannot change this policy's decision if nothing else happens:
+        the engine skips them and credits them later through :meth:`on_periods`.
+
+        Between events the candidate set changes only when some task's tokens reach a priority
+        level (the threshold is a level, and tokens only grow); the choice within an unchanged
+        set cannot change (waiting tasks' estimates are fixed, the running one only gets
+        closer to done, and Algorithm 3's DRAIN answer only gets firmer). So this is the
+        number of boundaries before the first one at which any task's tokens could reach a
+        level above its current tokens (with a 1e-9 relative margin, so rounding can only
+        make it tick early). A non-preemptive policy never changes a running task at a tick.
+        """
+        running = view.running
+        if running is not None and not self.preemptive:
+            return 1 << 40
+        if running is None or self.threshold == ">":
+            return 0
+        now = view.now
+        p = float(self.period_s or PERIOD_S)
+        first = first_s
+        best = 1 << 40
+        gain = self._state()
+        levels = self.token_levels
+        cumulative = self.tokens == "cumulative"
+        for job in self.queue(view):
+            prio = float(job.priority)
+            g = gain.get(job.id, 0.0)
+            tok = prio * (1.0 + g) if g > 0.0 else prio
+            est = job.estimated_s
+            waiting = job is not running
+            w = job.waited_s + (first - now) if waiting else job.waited_s
+            for lv in levels:
+                if lv <= tok * (1.0 + 1e-12):
+                    continue
+                need = lv * (1.0 - 1e-9) / prio - 1.0  # gain that reaches the level
+                k = self._periods_to_gain(g, need, w, p, est, waiting, cumulative)
+                if k < best:
+                    best = k
+                break  # the next level up is reached first
+        return max(best - 1, 0)
+
+    @staticmethod
+    def _periods_to_gain(
+        g: float, need: float, w: float, p: float, est: float, waiting: bool, cumulative: bool
+    ) -> int:
+        """The smallest number ``k >= 1`` of boundaries after which the gain reaches ``need``
+        (``1 << 40`` if never): ``w`` is the task's ready-queue seconds at the first boundary,
+        growing by ``p`` per boundary while it waits."""
+        if est <= 0.0:
+            return 1
+        never = 1 << 40
+
+        def gain_after(k: int) -> float:
+            if cumulative:
+                total = k * w + (p * k * (k - 1) / 2.0 if waiting else 0.0)
+                return g + total / est
+            return (w + (k - 1) * p) / est if waiting else w / est
+
+        if gain_after(never) < need:
+            return never
+        lo, hi = 1, never
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if gain_after(mid) >= need:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
     # --- Algorithm 2 lines 9-10 -----------------------------------------------------------
     def queue(self, view: SchedulerView) -> list[JobView]:
         """The ReadyQueue of Algorithm 2 (waiting jobs, plus the running one if included)."""
