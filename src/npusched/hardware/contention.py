@@ -65,6 +65,18 @@ class PccsContention(Component):
             if getattr(self, name) < 0:
                 raise ParameterError("PccsContention", name, getattr(self, name), ">= 0")
 
+    def slowdown_one(self, own: float, external: float) -> float:
+        """Scalar :meth:`slowdown` (the executor's inner loop; same formula, no NumPy)."""
+        d = max(own, 0.0)
+        e = max(external, 0.0)
+        u = d + e
+        extra = (
+            self.minor_slope * e
+            + self.linear_slope * min(max(u - self.knee, 0.0), e)
+            + self.saturated_slope * min(max(u - 1.0, 0.0), e)
+        )
+        return 1.0 + d * extra
+
     def slowdown(self, own: npt.ArrayLike, external: npt.ArrayLike) -> FloatArray:
         """Execution-time multiplier (>= 1) for requested throughput ``own`` beside ``external``,
         both as fractions of the SoC's peak bandwidth (broadcasting NumPy arrays)."""

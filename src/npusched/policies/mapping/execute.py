@@ -158,6 +158,8 @@ class ExecutionResult:
         release_s: per task release time.
         intervals: the contention intervals in time order (only periods with a group running).
         schedule: the executed schedule with the realised per-accelerator order filled in.
+        contested: priority dispatch once chose among several ready tasks (another priority
+            order could give another result).
     """
 
     start_s: tuple[FloatArray, ...]
@@ -165,6 +167,7 @@ class ExecutionResult:
     release_s: FloatArray
     intervals: tuple[ContentionInterval, ...]
     schedule: Schedule
+    contested: bool = False
 
     @property
     def finish_s(self) -> FloatArray:
@@ -251,8 +254,11 @@ def execute(
         if expect != got:
             raise ConfigError("schedule order must list every group once, on its accelerator")
     rank = {n: r for r, n in enumerate(schedule.priority or range(n_tasks))}
-    demand = [workload.demand(n) for n in range(n_tasks)]
+    demand = [workload.demand(n).tolist() for n in range(n_tasks)]
+    times = [t.profile.time_s.tolist() for t in tasks]
     model = workload.contention
+    model._check()
+    slow_fn = model.slowdown_one
 
     start = [np.full(t.profile.n_groups, np.nan) for t in tasks]
     end = [np.full(t.profile.n_groups, np.nan) for t in tasks]
@@ -264,6 +270,7 @@ def execute(
     running: dict[int, tuple[int, int, float]] = {}  # acc -> (task, group, remaining work s)
     served: list[list[tuple[int, int]]] = [[] for _ in range(n_acc)]
     intervals: list[ContentionInterval] = []
+    contested = False  # did the dispatch ever choose among several ready tasks?
     done = 0
     total = sum(t.profile.n_groups for t in tasks)
     now = 0.0
@@ -288,23 +295,27 @@ def execute(
                 ]
                 if cands:
                     choice = min(cands, key=lambda n: (rank[n], ready[n]))
+                    contested = contested or len(cands) > 1
             if choice is not None:
                 g = nxt[choice]
                 if queues is not None:
                     queues[a].pop(0)
-                running[a] = (choice, g, float(tasks[choice].profile.time_s[g, a]))
+                running[a] = (choice, g, times[choice][g][a])
                 start[choice][g] = now
                 served[a].append((choice, g))
                 ready[choice] = math.inf
         # rates in this interval
         accs = sorted(running)
         if accs:
-            own = np.array([demand[running[a][0]][running[a][1], a] for a in accs])
-            ext = own.sum() - own if contention else np.zeros_like(own)
-            slow = model.slowdown(own, ext)
+            own = [demand[running[a][0]][running[a][1]][a] for a in accs]
+            if contention and len(accs) > 1:
+                tot = sum(own)
+                slow = [slow_fn(d, tot - d) for d in own]
+            else:
+                slow = [1.0] * len(accs)
             t_done = now + min(running[a][2] * s for a, s in zip(accs, slow, strict=True))
         else:
-            slow = np.zeros(0)
+            slow = []
             t_done = math.inf
         t_ready = min((r for r in ready if r > now + eps), default=math.inf)
         t_next = min(t_done, t_ready)
@@ -324,7 +335,7 @@ def execute(
         for a, s in zip(accs, slow, strict=True):
             n, g, rem = running[a]
             rem -= dt / s
-            if t_next >= t_done and rem <= 1e-12 * max(1.0, float(tasks[n].profile.time_s[g, a])):
+            if t_next >= t_done and rem <= 1e-12 * max(1.0, times[n][g][a]):
                 finished.append(a)
             else:
                 running[a] = (n, g, rem)
@@ -344,9 +355,8 @@ def execute(
         end_s=tuple(end),
         release_s=np.array([t.release_s for t in tasks], dtype=np.float64),
         intervals=tuple(intervals),
-        schedule=Schedule(
-            assign, tuple(tuple(q) for q in served), schedule.priority
-        ),
+        schedule=Schedule(assign, tuple(tuple(q) for q in served), schedule.priority),
+        contested=contested,
     )
 
 
