@@ -408,7 +408,7 @@ def _traffic_factor() -> float:
     from npusched.models.zoo import get_network
 
     net = get_network("googlenet")
-    soc = SOCS["xavier"]
+    SOCS["xavier"]
     traffic, _ = _layer_bytes(net)
     total_s = table5_times()["googlenet"]["xavier_gpu"]
     return target * total_s / float(traffic.sum())

@@ -123,11 +123,11 @@ def _list_schedule(workload: Workload, *, transitions: bool) -> Schedule:
         n = min(cands, key=lambda k: (ready[k], k))
         g, p = nxt[n], tasks[n].profile
         prev = last_acc[n]
-        if prev is None and tasks[n].after:
+        d = n
+        prev_task_acc: int | None = prev
+        if prev is None and tasks[n].after:  # the producer's last accelerator
             d = max(tasks[n].after, key=lambda k: finish[k])
             prev_task_acc = rows[d][-1]
-        else:
-            prev_task_acc = prev
         best: tuple[float, int] | None = None
         for a in range(n_acc):
             tr = 0.0
@@ -181,8 +181,8 @@ def local_search(
                 for a in range(workload.n_accelerators):
                     if a == row[g] or evals >= max_evaluations:
                         continue
-                    new_row = row[:g] + (a,) + row[g + 1 :]
-                    cand = Schedule(best.assignment[:n] + (new_row,) + best.assignment[n + 1 :])
+                    new_row = (*row[:g], a, *row[g + 1:])
+                    cand = Schedule((*best.assignment[:n], new_row, *best.assignment[n + 1:]))
                     val = execute(
                         workload, cand, contention=contention, transitions=transitions
                     ).objective(goal)

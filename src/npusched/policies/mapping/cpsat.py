@@ -78,17 +78,17 @@ class _Model:
             G = inst.groups(n)
             xs, sts, ets, exs = [], [], [], []
             for g in range(G):
-                xg = [m.NewBoolVar(f"x{n}_{g}_{a}") for a in range(A)]
-                m.AddExactlyOne(xg)
-                s = m.NewIntVar(0, H, f"st{n}_{g}")
-                e = m.NewIntVar(0, H, f"et{n}_{g}")
-                ex = m.NewIntVar(0, H, f"ex{n}_{g}")
-                size = m.NewIntVar(1, H, f"d{n}_{g}")
+                xg = [m.new_bool_var(f"x{n}_{g}_{a}") for a in range(A)]
+                m.add_exactly_one(xg)
+                s = m.new_int_var(0, H, f"st{n}_{g}")
+                e = m.new_int_var(0, H, f"et{n}_{g}")
+                ex = m.new_int_var(0, H, f"ex{n}_{g}")
+                size = m.new_int_var(1, H, f"d{n}_{g}")
                 sizes.setdefault(n, []).append(size)
-                m.Add(size == sum(int(inst.t[n][g, a]) * xg[a] for a in range(A)) + ex)
-                m.Add(e == s + size)
+                m.add(size == sum(int(inst.t[n][g, a]) * xg[a] for a in range(A)) + ex)
+                m.add(e == s + size)
                 for a in range(A):
-                    ivs[a].append(m.NewOptionalIntervalVar(s, size, e, xg[a], f"i{n}_{g}_{a}"))
+                    ivs[a].append(m.new_optional_interval_var(s, size, e, xg[a], f"i{n}_{g}_{a}"))
                 xs.append(xg)
                 sts.append(s)
                 ets.append(e)
@@ -99,36 +99,36 @@ class _Model:
             self.extra.append(exs)
             contr.append([[] for _ in range(G)])
         for a in range(A):
-            m.AddNoOverlap(ivs[a])
+            m.add_no_overlap(ivs[a])
         # chains, transitions (Eq. 2-3), restricted space
         self.tr: list[list[cp_model.IntVar]] = []
         for n in range(inst.n_tasks):
             G = inst.groups(n)
-            m.Add(self.st[n][0] >= inst.release[n])
+            m.add(self.st[n][0] >= inst.release[n])
             trs = []
             for g in range(G - 1):
-                m.Add(self.st[n][g + 1] >= self.et[n][g])
-                tr = m.NewBoolVar(f"tr{n}_{g}")
+                m.add(self.st[n][g + 1] >= self.et[n][g])
+                tr = m.new_bool_var(f"tr{n}_{g}")
                 for a in range(A):
-                    m.Add(tr >= self.x[n][g][a] - self.x[n][g + 1][a])
+                    m.add(tr >= self.x[n][g][a] - self.x[n][g + 1][a])
                     for b in range(A):
                         c = int(inst.trans[n][g, a, b])
                         if a != b and c > 0:
-                            m.Add(self.st[n][g + 1] >= self.et[n][g] + c).OnlyEnforceIf(
+                            m.add(self.st[n][g + 1] >= self.et[n][g] + c).only_enforce_if(
                                 [self.x[n][g][a], self.x[n][g + 1][b]]
                             )
                 trs.append(tr)
             self.tr.append(trs)
             if max_transitions is not None and trs:
-                m.Add(sum(trs) <= max_transitions)
+                m.add(sum(trs) <= max_transitions)
             for d in inst.after[n]:
                 last = inst.groups(d) - 1
-                m.Add(self.st[n][0] >= self.et[d][last])
+                m.add(self.st[n][0] >= self.et[d][last])
                 for a in range(A):
                     for b in range(A):
                         c = int(inst.dep_trans[n][d][a, b])
                         if a != b and c > 0:
-                            m.Add(self.st[n][0] >= self.et[d][last] + c).OnlyEnforceIf(
+                            m.add(self.st[n][0] >= self.et[d][last] + c).only_enforce_if(
                                 [self.x[d][last][a], self.x[n][0][b]]
                             )
         # contention (Eq. 7-8), see model.py for the linearisation
@@ -148,12 +148,12 @@ class _Model:
                         continue
                     if n in inst.after[k] or k in inst.after[n]:
                         continue  # a producer and its consumer never overlap
-                    lo = m.NewIntVar(0, H, "")
-                    hi = m.NewIntVar(0, H, "")
-                    m.AddMinEquality(lo, [self.et[n][g], self.et[k][h]])
-                    m.AddMaxEquality(hi, [self.st[n][g], self.st[k][h]])
-                    ov = m.NewIntVar(0, H, f"ov{n}_{g}_{k}_{h}")
-                    m.AddMaxEquality(ov, [0, lo - hi])
+                    lo = m.new_int_var(0, H, "")
+                    hi = m.new_int_var(0, H, "")
+                    m.add_min_equality(lo, [self.et[n][g], self.et[k][h]])
+                    m.add_max_equality(hi, [self.st[n][g], self.st[k][h]])
+                    ov = m.new_int_var(0, H, f"ov{n}_{g}_{k}_{h}")
+                    m.add_max_equality(ov, [0, lo - hi])
                     pair_ov.setdefault((n, k), []).append(ov)
                     # overlap implies different accelerators (NoOverlap), so each side loses at
                     # least the smallest coefficient over those pairs: a linear cut for the LP
@@ -164,14 +164,14 @@ class _Model:
                         for b in range(A):
                             if a == b or (c_nk[a, b] == 0 and c_kn[b, a] == 0):
                                 continue
-                            p = m.NewBoolVar("")
-                            m.AddBoolAnd([self.x[n][g][a], self.x[k][h][b]]).OnlyEnforceIf(p)
-                            m.AddBoolOr(
-                                [self.x[n][g][a].Not(), self.x[k][h][b].Not()]
-                            ).OnlyEnforceIf(p.Not())
-                            z = m.NewIntVar(0, H, "")
-                            m.Add(z == ov).OnlyEnforceIf(p)
-                            m.Add(z == 0).OnlyEnforceIf(p.Not())
+                            p = m.new_bool_var("")
+                            m.add_bool_and([self.x[n][g][a], self.x[k][h][b]]).only_enforce_if(p)
+                            m.add_bool_or(
+                                [self.x[n][g][a].negated(), self.x[k][h][b].negated()]
+                            ).only_enforce_if(p.negated())
+                            z = m.new_int_var(0, H, "")
+                            m.add(z == ov).only_enforce_if(p)
+                            m.add(z == 0).only_enforce_if(p.negated())
                             if c_nk[a, b]:
                                 contr[n][g].append(int(c_nk[a, b]) * z)
                             if c_kn[b, a]:
@@ -180,42 +180,42 @@ class _Model:
             for g in range(inst.groups(n)):
                 terms = contr[n][g]
                 if not terms:
-                    m.Add(self.extra[n][g] == 0)
+                    m.add(self.extra[n][g] == 0)
                     continue
                 total = sum(terms)
-                m.Add(COEF_SCALE * self.extra[n][g] >= sum(low[n][g]) - COEF_SCALE // 2)
+                m.add(COEF_SCALE * self.extra[n][g] >= sum(low[n][g]) - COEF_SCALE // 2)
                 half = COEF_SCALE // 2
-                m.Add(COEF_SCALE * self.extra[n][g] >= total - half)
-                m.Add(COEF_SCALE * self.extra[n][g] <= total + half)
+                m.add(COEF_SCALE * self.extra[n][g] >= total - half)
+                m.add(COEF_SCALE * self.extra[n][g] <= total + half)
         # tightening: the busy time of two tasks fits in [0, end of the later one], so their
         # groups overlap for at least busy_n + busy_k - max(end_n, end_k) in total
         self.pair_ov = pair_ov
         # symmetry: interchangeable tasks finish in index order
         for n, k in inst.identical:
-            m.Add(self.et[n][-1] <= self.et[k][-1])
+            m.add(self.et[n][-1] <= self.et[k][-1])
         # objective (Eq. 10 / 11)
         self.lat = [
             self.et[n][-1] - inst.release[n] for n in range(inst.n_tasks)
         ]
         if goal == "latency":
-            self.obj = m.NewIntVar(0, H, "makespan")
+            self.obj = m.new_int_var(0, H, "makespan")
             for expr in self.lat:
-                m.Add(self.obj >= expr)
+                m.add(self.obj >= expr)
             for (n, k), ovs in pair_ov.items():
                 if not inst.release[n] and not inst.release[k]:
-                    m.Add(sum(ovs) >= sum(sizes[n]) + sum(sizes[k]) - self.obj)
-            m.Minimize(self.obj)
+                    m.add(sum(ovs) >= sum(sizes[n]) + sum(sizes[k]) - self.obj)
+            m.minimize(self.obj)
         else:
             invs = []
             for n, expr in enumerate(self.lat):
-                tn = m.NewIntVar(1, H, f"T{n}")
-                m.Add(tn == expr)
-                inv = m.NewIntVar(0, INV_SCALE, f"inv{n}")
-                m.AddDivisionEquality(inv, INV_SCALE, tn)
+                tn = m.new_int_var(1, H, f"T{n}")
+                m.add(tn == expr)
+                inv = m.new_int_var(0, INV_SCALE, f"inv{n}")
+                m.add_division_equality(inv, INV_SCALE, tn)
                 invs.append(inv)
-            self.obj = m.NewIntVar(0, INV_SCALE * inst.n_tasks, "sum_inv")
-            m.Add(self.obj == sum(invs))
-            m.Maximize(self.obj)
+            self.obj = m.new_int_var(0, INV_SCALE * inst.n_tasks, "sum_inv")
+            m.add(self.obj == sum(invs))
+            m.maximize(self.obj)
 
     def to_seconds(self, value: float) -> float:
         if self.goal == "latency":
@@ -227,12 +227,12 @@ class _Model:
         for n, row in enumerate(schedule.assignment):
             for g, a in enumerate(row):
                 for b in range(inst.n_acc):
-                    m.AddHint(self.x[n][g][b], int(a == b))
+                    m.add_hint(self.x[n][g][b], int(a == b))
                 if result is not None:
-                    m.AddHint(self.st[n][g], int(round(result.start_s[n][g] / inst.tick_s)))
-                    m.AddHint(self.et[n][g], int(round(result.end_s[n][g] / inst.tick_s)))
+                    m.add_hint(self.st[n][g], round(result.start_s[n][g] / inst.tick_s))
+                    m.add_hint(self.et[n][g], round(result.end_s[n][g] / inst.tick_s))
             for g in range(len(row) - 1):
-                m.AddHint(self.tr[n][g], int(row[g] != row[g + 1]))
+                m.add_hint(self.tr[n][g], int(row[g] != row[g + 1]))
 
     def decode(self, value: Callable[[cp_model.IntVar], int]) -> Schedule:
         inst = self.inst
@@ -259,10 +259,10 @@ class _Recorder(cp_model.CpSolverSolutionCallback):
 
     def on_solution_callback(self) -> None:
         elapsed = time.perf_counter() - self.t0
-        obj = self.mdl.to_seconds(self.ObjectiveValue())
+        obj = self.mdl.to_seconds(self.objective_value)
         self.seen.append((elapsed, obj))
         if self.on_solution is not None:
-            self.on_solution(self.mdl.decode(self.Value), elapsed, obj)
+            self.on_solution(self.mdl.decode(self.value), elapsed, obj)
 
 
 def solve_cpsat(
@@ -302,16 +302,16 @@ def solve_cpsat(
     solver.parameters.random_seed = int(random_seed)
     t0 = time.perf_counter()
     rec = _Recorder(mdl, t0, on_solution)
-    status = solver.Solve(mdl.model, rec)
+    status = solver.solve(mdl.model, rec)
     elapsed = time.perf_counter() - t0
-    name = solver.StatusName(status)
+    name = solver.status_name(status)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        sched = mdl.decode(solver.Value)
+        sched = mdl.decode(solver.value)
         return SolveOutcome(
             sched,
             name,
-            mdl.to_seconds(solver.ObjectiveValue()),
-            mdl.to_seconds(solver.BestObjectiveBound()),
+            mdl.to_seconds(solver.objective_value),
+            mdl.to_seconds(solver.best_objective_bound),
             elapsed,
             tuple(rec.seen),
         )

@@ -23,6 +23,7 @@ a group is ready.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -124,7 +125,7 @@ class Schedule:
 
     def transitions(self) -> tuple[int, ...]:
         """Number of accelerator changes inside each task (sum of Eq. 3's TR)."""
-        return tuple(sum(1 for x, y in zip(r, r[1:], strict=False) if x != y) for r in self.assignment)
+        return tuple(sum(1 for x, y in itertools.pairwise(r) if x != y) for r in self.assignment)
 
     def transition_points(self) -> tuple[tuple[int, ...], ...]:
         """Per task, the groups after which execution changes accelerator."""
