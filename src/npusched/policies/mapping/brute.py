@@ -8,7 +8,7 @@ combinations crossed with every task priority order, and each executed exactly
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from npusched.errors import ConfigError
 from npusched.policies.mapping.execute import ExecutionResult, Schedule, Workload, execute
@@ -38,10 +38,12 @@ def brute_force(
     *,
     max_transitions: int | None = 1,
     max_evaluations: int = 200_000,
+    on_improve: Callable[[Schedule, ExecutionResult], None] | None = None,
 ) -> tuple[Schedule, ExecutionResult, int]:
     """The best schedule over all transition points and task priorities.
 
-    Returns ``(schedule, its execution, number of schedules executed)``.
+    Returns ``(schedule, its execution, number of schedules executed)``; ``on_improve`` is
+    called with every improving schedule as the search finds it (anytime use).
 
     Raises:
         ConfigError: the space has more than ``max_evaluations`` schedules.
@@ -70,6 +72,8 @@ def brute_force(
             val = res.objective(goal)
             if best is None or val < best[0] - 1e-15:
                 best = (val, res.schedule, res)
+                if on_improve is not None:
+                    on_improve(res.schedule, res)
             if not res.contested:
                 break  # no dispatch choice arose: every priority gives this result
     assert best is not None

@@ -152,31 +152,37 @@ def dynamic_haxconn(
     goal: str = "latency",
     *,
     time_limit_s: float = 2.0,
-    max_transitions: int | None = None,
+    max_transitions: int = 1,
+    enumerate_limit: int = 20_000,
     on_update: Callable[[float, Schedule, ExecutionResult], None] | None = None,
 ) -> list[tuple[float, float]]:
     """D-HaX-CoNN (Sec. 5.3): start from the best naive schedule (GPU-only or GPU & DSA) and
-    swap in every improving solution CP-SAT reports (solution callback) while the workload runs.
+    swap in every improving schedule as the search finds it while the workload runs: first
+    the exhaustive search of the restricted space (in enumeration order, if it fits
+    ``enumerate_limit``), then CP-SAT on the free space seeded with the best so far, whose
+    solution callback reports its incumbents; stops after ``time_limit_s`` of CP-SAT.
 
     Returns ``(seconds since the change, realised objective of the schedule in force)`` at the
     start and at every swap; ``on_update`` is called at each swap.
     """
     naive = [run_method(workload, m, goal) for m in ("GPU-only", "GPU & DSA")]
     start = min(naive, key=lambda r: r.realised.objective(goal))
-    current = start.realised.objective(goal)
-    trace = [(0.0, current)]
+    best: list[tuple[Schedule, ExecutionResult]] = [(start.schedule, start.realised)]
+    trace = [(0.0, start.realised.objective(goal))]
     t0 = time.perf_counter()
 
-    def swap(s: Schedule, _elapsed: float, _obj: float) -> None:
-        nonlocal current
-        r = execute(workload, s)
+    def offer(s: Schedule, r: ExecutionResult) -> None:
         v = r.objective(goal)
-        if v < current - 1e-15:
-            current = v
+        if v < trace[-1][1] - 1e-15:
+            best[0] = (s, r)
             trace.append((time.perf_counter() - t0, v))
             if on_update is not None:
-                on_update(trace[-1][0], r.schedule, r)
+                on_update(trace[-1][0], s, r)
 
-    solve_cpsat(workload, goal, max_transitions=max_transitions, time_limit_s=time_limit_s,
-                hint=start.schedule, hint_result=start.realised, on_solution=swap)
+    if space_size(workload, max_transitions) <= enumerate_limit:
+        brute_force(workload, goal, max_transitions=max_transitions,
+                    max_evaluations=enumerate_limit, on_improve=offer)
+    sched, res = best[0]
+    solve_cpsat(workload, goal, time_limit_s=time_limit_s, hint=sched, hint_result=res,
+                on_solution=lambda s, _t, _o: offer(s, execute(workload, s)))
     return trace
