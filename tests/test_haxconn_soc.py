@@ -173,3 +173,20 @@ def test_pccs_monotone(d: float, e: float, de: float) -> None:
     assert s >= 1.0
     assert float(m.slowdown(d, e + de)) >= s - 1e-12
     assert float(m.slowdown(d + de, e)) >= s - 1e-12
+
+
+def test_soc_device_plan_variants() -> None:
+    from npusched.hardware.base import Device
+    from npusched.hardware.soc import SocDevice
+
+    dev = SocDevice(soc="xavier")
+    assert isinstance(dev, Device)
+    assert dev.variant_axes == {"accelerator": ("GPU", "DLA")}
+    assert "GPU" not in dev.cache_key() and "DLA" not in dev.cache_key()
+    net = get_network("resnet-50")
+    gpu = dev.layer_costs(net, 1, accelerator="GPU")
+    dla = dev.layer_costs(net, 2, accelerator="dla")
+    assert gpu.latency_s.sum() == pytest.approx(2.88e-3)
+    assert dla.latency_s.sum() == pytest.approx(2 * 6.01e-3)
+    with pytest.raises(UnknownNameError, match="allowed: DLA, GPU"):
+        dev.layer_costs(net, 1, accelerator="NPU")

@@ -37,7 +37,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from npusched.base import Component
 from npusched.errors import ConfigError, HardwareConfigError, UnknownNameError
+from npusched.hardware.base import LayerCosts
 from npusched.models.ir import LayerKind, Network
 
 FloatArray = npt.NDArray[np.float64]
@@ -48,10 +50,12 @@ __all__ = [
     "GroupProfile",
     "ProfileFormatError",
     "Roofline",
+    "SocDevice",
     "SocSpec",
     "generate_profile",
     "get_soc",
     "group_layers",
+    "layer_times",
     "load_profile_csv",
     "table2_profile",
     "table5_times",
@@ -437,6 +441,19 @@ def _soc_scale(soc: SocSpec, acc: int) -> float:
     return float(np.median(ratios))
 
 
+def layer_times(network: Network, soc: SocSpec, *, calibrate: bool = True) -> FloatArray:
+    """Per-layer seconds of ``network`` on every accelerator of ``soc``, shape ``(L, A)``: the
+    roofline, scaled to Table 5 when ``calibrate`` (see :func:`generate_profile`)."""
+    out = np.empty((len(network), len(soc.accelerators)))
+    for a in range(len(soc.accelerators)):
+        raw = _roofline_layer_s(network, soc, a)
+        if calibrate:
+            cal = _calibration_s(network.name, soc, a)
+            raw = raw * (cal / float(raw.sum()) if cal is not None else _soc_scale(soc, a))
+        out[:, a] = raw
+    return out
+
+
 def generate_profile(
     network: Network, soc: SocSpec | str, *, n_groups: int | None = 10, calibrate: bool = True
 ) -> GroupProfile:
@@ -456,14 +473,7 @@ def generate_profile(
     bounds = group_layers(network, n_groups)
     traffic, out_bytes = _layer_bytes(network)
     traffic = traffic * _traffic_factor()
-    layer_t = np.empty((len(network), len(spec.accelerators)))
-    for a in range(len(spec.accelerators)):
-        raw = _roofline_layer_s(network, spec, a)
-        if calibrate:
-            cal = _calibration_s(network.name, spec, a)
-            scale = cal / float(raw.sum()) if cal is not None else _soc_scale(spec, a)
-            raw = raw * scale
-        layer_t[:, a] = raw
+    layer_t = layer_times(network, spec, calibrate=calibrate)
     idx = np.array([e for _, e in bounds])
     cum_t = np.vstack([np.zeros((1, layer_t.shape[1])), np.cumsum(layer_t, axis=0)])
     starts = np.array([s for s, _ in bounds])
@@ -659,3 +669,74 @@ def profile_to_csv_rows(profile: GroupProfile) -> Iterable[Sequence[object]]:
                 f"{profile.in_s[g, a] * 1e3:.6g}",
                 f"{profile.mem_bps[g, a] / 1e9:.6g}",
             )
+
+
+# --- the SoC as an engine device (plan variants per accelerator) ----------------------------
+class SocDevice(Component):
+    """An SoC as a :class:`~npusched.hardware.base.Device` whose run-time choice is the
+    accelerator: ``layer_costs(network, batch, accelerator="DLA")`` (plan variants, see the
+    engine core) with ``variant_axes == {"accelerator": soc.accelerators}``.
+
+    Per-layer times are :func:`layer_times` (roofline calibrated to Table 5) times ``batch``
+    (the paper profiles batch 1; we scale linearly). ``cycles`` count nanoseconds
+    (``frequency_hz`` = 1 GHz, nominal); one tile per layer; ``bytes_moved`` is the DRAM
+    traffic the contention model sees; ``energy_j`` is zero (HaX-CoNN models no energy).
+
+    Args:
+        soc: built-in SoC name (``orin``, ``xavier``, ``snapdragon-865``).
+        calibrate: scale to Table 5.
+    """
+
+    def __init__(self, *, soc: str = "orin", calibrate: bool = True) -> None:
+        self.soc = soc
+        self.calibrate = calibrate
+
+    @property
+    def name(self) -> str:
+        return f"soc-{self.soc}"
+
+    @property
+    def spec(self) -> SocSpec:
+        return get_soc(self.soc)
+
+    @property
+    def frequency_hz(self) -> float:
+        return 1e9
+
+    @property
+    def memory_bandwidth_bps(self) -> float:
+        return self.spec.memory_bandwidth_bps
+
+    @property
+    def variant_axes(self) -> dict[str, tuple[str, ...]]:
+        return {"accelerator": self.spec.accelerators}
+
+    def cache_key(self) -> tuple[object, ...]:
+        return ("soc", self.soc, self.calibrate)
+
+    def layer_costs(self, network: Network, batch: int, *, accelerator: str = "GPU") -> LayerCosts:
+        """Per-layer costs of ``network`` at ``batch`` on one accelerator of the SoC."""
+        if batch < 1:
+            raise HardwareConfigError(f"batch must be >= 1, got {batch}")
+        spec = self.spec
+        a = spec.index(accelerator)
+        lat = layer_times(network, spec, calibrate=self.calibrate)[:, a] * batch
+        traffic, out_bytes = _layer_bytes(network)
+        n = len(network)
+        return LayerCosts(
+            cycles=np.maximum(np.rint(lat * self.frequency_hz), 1).astype(np.int64),
+            latency_s=lat,
+            tiles=np.ones(n, dtype=np.int64),
+            bytes_moved=np.rint(traffic * _traffic_factor() * batch).astype(np.int64),
+            checkpoint_bytes=np.rint(out_bytes * batch).astype(np.int64),
+            energy_j=np.zeros(n),
+        )
+
+
+def _register() -> None:
+    from npusched.hardware import DEVICES
+
+    DEVICES.register("soc", SocDevice)
+
+
+_register()
