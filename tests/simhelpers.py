@@ -215,7 +215,7 @@ def check_invariants(
     row = {int(i): k for k, i in enumerate(cols["id"])}
     ran = np.zeros(len(row))
     last_end = np.zeros(len(row))
-    for jid, s, e, kind in segs:
+    for jid, s, e, kind, *_ in segs:
         if kind == "run":
             ran[row[jid]] += e - s
         last_end[row[jid]] = max(last_end[row[jid]], e)
@@ -238,7 +238,7 @@ def check_work_conserving(res: object, *, tol: float = 1e-9) -> None:
     arrival, finish = cols["arrival_s"], cols["finish_s"]
     gaps = []
     t = 0.0
-    for _, s, e, _ in sorted(res.timeline, key=lambda x: (x[1], x[2])):  # type: ignore[attr-defined]
+    for _, s, e, *_ in sorted(res.timeline, key=lambda x: (x[1], x[2])):  # type: ignore[attr-defined]
         if s > t + tol:
             gaps.append((t, s))
         t = max(t, e)
@@ -269,7 +269,7 @@ def check_checkpoints(
     cols = res.columns  # type: ignore[attr-defined]
     assert cols["wasted_s"].sum() == 0.0, "check_checkpoints needs a run without KILL"
     segs: dict[int, list[tuple[float, float, str]]] = {}
-    for jid, s, e, kind in sorted(res.timeline, key=lambda x: (x[1], x[2])):  # type: ignore[attr-defined]
+    for jid, s, e, kind, *_ in sorted(res.timeline, key=lambda x: (x[1], x[2])):  # type: ignore[attr-defined]
         segs.setdefault(int(jid), []).append((s, e, kind))
     for k, jid in enumerate(cols["id"].tolist()):
         prof = profiles[cols["network"][k]]

@@ -9,10 +9,10 @@ import pytest
 
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
 from npusched.policies.base import TemporalPolicyBase
+from npusched.policies.contract import KEEP, Decision, Mechanism, SchedulerView
 from npusched.policies.temporal import FCFS, HPF
 from npusched.sim.engine import SimResult, Simulator
 from npusched.sim.events import COMPLETE, PERIOD, TIME_TOL_S, EventQueue
-from npusched.sim.types import KEEP, Decision, Mechanism, SchedulerView
 from simhelpers import assert_same_result, make_profile, req
 
 MS = 1e-3
@@ -78,9 +78,9 @@ def test_checkpoint_stops_at_tile_boundary_and_pays_save_and_restore() -> None:
     assert col(res, "waiting_s") == pytest.approx([0.5 * MS, 0.302 * MS])
     assert res.busy_s == pytest.approx(4.504 * MS)
     assert res.layer_executions == 5  # layer 1 of job 0 ran in two pieces
-    kinds = [(j, k) for j, _, _, k in res.timeline or []]
+    kinds = [(j, k) for j, _, _, k, *_ in res.timeline or []]
     assert kinds == [(0, "run"), (0, "save"), (1, "run"), (0, "restore"), (0, "run")]
-    assert [s for _, s, _, _ in res.timeline or []] == pytest.approx(
+    assert [s for _, s, _, _, *_ in res.timeline or []] == pytest.approx(
         [0.0, 1.5 * MS, 1.502 * MS, 2.002 * MS, 2.004 * MS]
     )
 
@@ -275,13 +275,16 @@ def test_columns_and_frame() -> None:
         "checkpoint_bytes",
         "checkpoint_s",
         "wasted_s",
+        "energy_j",
         "priority",
         "batch",
         "slo_s",
         "network",
         "seq_in",
         "seq_out",
+        "resource",
     ]
+    assert cols["resource"].tolist() == ["npu", "npu"]
     assert cols["id"].tolist() == [0, 1]
     assert cols["network"].tolist() == ["a", "b"]
     assert np.isnan(cols["slo_s"][0]) and cols["slo_s"][1] == 1.0

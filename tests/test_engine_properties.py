@@ -167,7 +167,7 @@ def test_kill_wastes_exactly_the_progress_lost(wl: tuple, point: str) -> None:
     check_invariants(res, reqs)
     cols = res.columns
     pieces: dict[int, list[float]] = {}
-    for jid, s, e, kind in res.timeline or []:
+    for jid, s, e, kind, *_ in res.timeline or []:
         assert kind == "run"
         pieces.setdefault(jid, []).append(e - s)
     steps = 0

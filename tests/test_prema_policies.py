@@ -15,6 +15,7 @@ import npusched.policies.temporal  # noqa: F401  (registers the policies)
 from npusched.base import clone
 from npusched.errors import ConfigError
 from npusched.policies.base import POLICIES, TemporalPolicy
+from npusched.policies.contract import KEEP, JobState, Mechanism, SchedulerView
 from npusched.policies.temporal.mechanism import (
     decide,
     degradations,
@@ -26,7 +27,6 @@ from npusched.policies.temporal.prema import NPPrema, PPrema, round_down_to_leve
 from npusched.policies.temporal.rrb import NPRRB, PRRB
 from npusched.policies.temporal.sjf import NPSJF, PSJF
 from npusched.policies.temporal.token import NPToken, PToken
-from npusched.sim.types import KEEP, JobState, Mechanism, SchedulerView
 
 MS = 1e-3
 
@@ -458,7 +458,7 @@ def test_prema_scenario_hand_computed_in_the_engine() -> None:
         assert cols["preemptions"].tolist() == pre, name
         assert cols["checkpoint_bytes"].tolist() == nbytes, name
         assert cols["checkpoint_s"].tolist() == pytest.approx([c * US for c in ck_us], abs=1e-15)
-    timeline = [(j, round(s / MS, 9), round(e / MS, 9), k) for j, s, e, k in res.timeline or []]
+    timeline = [(j, round(s / MS, 9), round(e / MS, 9), k) for j, s, e, k, *_ in res.timeline or []]
     assert timeline == [
         (0, 0.0, 4.0, "run"),
         (2, 4.0, 5.0, "run"),
@@ -495,9 +495,9 @@ def test_p_rrb_rotates_through_models_after_checkpoints() -> None:
     reqs = [req(0, 0.0, "a"), req(1, 0.1 * MS, "b"), req(2, 0.2 * MS, "c")]
     res = Simulator(profiles, POLICIES.create("P-RRB"), record_timeline=True).run(reqs)
     tl = res.timeline or []
-    runs = ["abc"[j] for j, _, _, kind in tl if kind == "run"]
+    runs = ["abc"[j] for j, _, _, kind, *_ in tl if kind == "run"]
     assert runs == ["a", "b", "c", "a", "b", "c", "a", "b", "a", "b", "a"]
-    for (j1, _, _, k1), (j2, _, _, k2) in itertools.pairwise(tl):
+    for (j1, _, _, k1, *_), (j2, _, _, k2, *_) in itertools.pairwise(tl):
         assert not (k1 == "save" and k2 == "restore" and j1 == j2), "victim resumed at once"
     assert col_ms(res, "finish_s") == pytest.approx([7.016, 4.765, 2.758])
 

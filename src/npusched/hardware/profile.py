@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,68 +22,209 @@ from npusched.hardware.base import Device, FloatArray, IntArray, LayerCosts
 from npusched.models.ir import Network
 
 
-@dataclass(frozen=True, eq=False)
 class ExecPlan:
-    """The executed step sequence of one inference (a CNN's layers, or an RNN unrolled).
+    """The executed step sequence of one inference (a CNN's layers, or an RNN unrolled) on one
+    plan variant (batch size, subarray count, frequency, accelerator).
+
+    A plan stores only what differs per request shape: ``layer`` (the layer of each step) and
+    ``cum_s`` (prefix sums of seconds). Per-step latency, tiles, checkpoint bytes and energy are
+    the profile's per-layer rows indexed by ``layer``, so the 1e6 requests of an RNN mix with
+    thousands of distinct sequence lengths cost 16 bytes per step, and every job of one shape
+    shares one plan.
 
     Attributes:
-        layer: index into ``network.layers`` of each step (length S).
-        latency_s: seconds per step.
-        cum_s: prefix sums, length S + 1, ``cum_s[0] = 0``, ``cum_s[-1] = total_s``.
-        tiles: tiles (CHECKPOINT preemption points) per step.
-        checkpoint_bytes: bytes a CHECKPOINT inside each step saves.
-        energy_j: joules per step.
-        steps: the number of steps S (derived).
+        layer: index into the per-layer rows of each step (length S, int64).
+        cum_s: prefix sums of seconds, length S + 1, ``cum_s[0] = 0``, ``cum_s[-1] = total_s``.
+        steps: the number of steps S.
+        exits: step boundaries (number of steps done) at which a sample may leave the job
+            (early exits); the plan's end is always an exit and is not listed.
+        frequency_hz: per-step clock in Hz when a power policy chose it, else ``None``.
+        total_s: seconds of uninterrupted execution.
+        total_energy_j: joules of a whole uninterrupted run.
+
+    Per-step arrays (computed on access): ``latency_s``, ``tiles``, ``checkpoint_bytes``,
+    ``energy_j``, ``power_w`` (energy / latency, 0 for zero-length steps).
     """
 
-    layer: IntArray
-    latency_s: FloatArray
-    cum_s: FloatArray
-    tiles: IntArray
-    checkpoint_bytes: IntArray
-    energy_j: FloatArray
+    __slots__ = (
+        "_ckpt_row",
+        "_cum",
+        "_cum_energy",
+        "_energy_row",
+        "_lat_row",
+        "_tile_s_row",
+        "_tiles_row",
+        "cum_s",
+        "exits",
+        "frequency_hz",
+        "layer",
+        "steps",
+        "total_energy_j",
+        "total_s",
+    )
 
-    # Derived at construction. ``steps`` is S; ``_cum``, ``_ckpt`` and ``_tile_s`` (seconds per
-    # tile of each step, tiles evenly dividing their step) are Python-list copies for the
-    # look-ups below, kept with the plan (one per cached plan): bisecting a list is several
-    # times faster than ``numpy.searchsorted`` on a scalar, and the simulator asks at every
-    # preemption.
-    steps: int = field(init=False, repr=False)
-    _cum: list[float] = field(init=False, repr=False)
-    _ckpt: list[int] = field(init=False, repr=False)
-    _tile_s: list[float] = field(init=False, repr=False)
+    def __init__(
+        self,
+        layer: IntArray,
+        cum_s: FloatArray,
+        *,
+        latency_row: FloatArray,
+        tiles_row: IntArray,
+        checkpoint_row: IntArray,
+        energy_row: FloatArray,
+        exits: tuple[int, ...] = (),
+        frequency_hz: FloatArray | None = None,
+    ) -> None:
+        self.layer = layer
+        self.cum_s = cum_s
+        self._lat_row = latency_row
+        self._tiles_row = tiles_row
+        self._ckpt_row = checkpoint_row
+        self._energy_row = energy_row
+        self._tile_s_row: list[float] | None = None
+        self._cum: list[float] | None = None
+        self._cum_energy: FloatArray | None = None
+        self.steps = len(layer)
+        self.total_s = float(cum_s[-1])
+        self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
+        self.exits = exits
+        self.frequency_hz = frequency_hz
 
-    def __post_init__(self) -> None:
-        tiles = self.tiles.tolist()
-        tile_s = [lat / max(t, 1) for lat, t in zip(self.latency_s.tolist(), tiles, strict=True)]
-        object.__setattr__(self, "steps", len(self.layer))
-        object.__setattr__(self, "_cum", self.cum_s.tolist())
-        object.__setattr__(self, "_ckpt", self.checkpoint_bytes.tolist())
-        object.__setattr__(self, "_tile_s", tile_s)
+    @classmethod
+    def from_steps(
+        cls,
+        latency_s: Any,
+        *,
+        tiles: Any = 1,
+        checkpoint_bytes: Any = 0,
+        energy_j: Any = 0.0,
+        exits: tuple[int, ...] = (),
+        frequency_hz: Any = None,
+    ) -> ExecPlan:
+        """A plan from per-step arrays (each broadcast to the steps): e.g. one a power policy
+        derives by choosing a frequency per step."""
+        lat = _ro(np.asarray(latency_s, dtype=np.float64).reshape(-1), np.float64)
+        n = len(lat)
+
+        def col(v: Any, dtype: type) -> Any:
+            return _ro(np.broadcast_to(np.asarray(v, dtype=dtype), (n,)), dtype)
+
+        cum = np.zeros(n + 1)
+        np.cumsum(lat, out=cum[1:])
+        cum.flags.writeable = False
+        freq = None if frequency_hz is None else col(frequency_hz, np.float64)
+        return cls(
+            _ro(np.arange(n, dtype=np.int64), np.int64),
+            cum,
+            latency_row=lat,
+            tiles_row=col(tiles, np.int64),
+            checkpoint_row=col(checkpoint_bytes, np.int64),
+            energy_row=col(energy_j, np.float64),
+            exits=exits,
+            frequency_hz=freq,
+        )
+
+    # --- per-step arrays (views of the per-layer rows; computed on access) -------------------
+    @property
+    def latency_s(self) -> FloatArray:
+        """Seconds per step."""
+        return self._lat_row[self.layer]
 
     @property
-    def total_s(self) -> float:
-        """Seconds of uninterrupted execution (the last prefix sum)."""
-        return float(self.cum_s[-1])
+    def tiles(self) -> IntArray:
+        """Tiles (CHECKPOINT preemption points) per step."""
+        return self._tiles_row[self.layer]
+
+    @property
+    def checkpoint_bytes(self) -> IntArray:
+        """Bytes a CHECKPOINT inside each step saves."""
+        return self._ckpt_row[self.layer]
+
+    @property
+    def energy_j(self) -> FloatArray:
+        """Joules per step."""
+        return self._energy_row[self.layer]
+
+    @property
+    def power_w(self) -> FloatArray:
+        """Average watts of each step (energy / latency; 0 where a step takes no time)."""
+        lat = self.latency_s
+        e = self.energy_j
+        out = np.zeros_like(lat)
+        np.divide(e, lat, out=out, where=lat > 0.0)
+        return out
+
+    # --- look-ups (Python lists built on first use: bisecting a list is several times faster
+    # than ``numpy.searchsorted`` on a scalar, and most plans are never looked up) ------------
+    def _cum_list(self) -> list[float]:
+        cum = self._cum
+        if cum is None:
+            cum = self._cum = self.cum_s.tolist()
+        return cum
 
     def step_at(self, executed_s: float) -> int:
         """Index of the step running after ``executed_s`` seconds of work (S when done)."""
-        return bisect_right(self._cum, executed_s) - 1
+        return bisect_right(self._cum_list(), executed_s) - 1
+
+    def position_at(self, executed_s: float) -> tuple[int, float]:
+        """``(step, fraction of it done)`` after ``executed_s`` seconds of work; ``(S, 0.0)``
+        when done. A zero-length step is never "in progress" (fraction 0 at its start)."""
+        cum = self._cum_list()
+        s = bisect_right(cum, executed_s) - 1
+        if s >= self.steps:
+            return self.steps, 0.0
+        if s < 0:
+            return 0, 0.0
+        lat = cum[s + 1] - cum[s]
+        if lat <= 0.0:
+            return s, 0.0
+        f = (executed_s - cum[s]) / lat
+        return s, (f if f < 1.0 else 1.0)
+
+    def executed_at(self, step: int, fraction: float) -> float:
+        """Seconds of work at ``(step, fraction)`` on this plan (the inverse of
+        :meth:`position_at`)."""
+        cum = self._cum_list()
+        if step >= self.steps:
+            return cum[-1]
+        return cum[step] + fraction * (cum[step + 1] - cum[step])
+
+    def energy_between(self, a: float, b: float) -> float:
+        """Joules of the work interval ``[a, b]`` (seconds of work), step energies spread
+        uniformly over their steps."""
+        if b <= a:
+            return 0.0
+        ce = self._cum_energy
+        if ce is None:
+            ce = np.zeros(self.steps + 1)
+            np.cumsum(self.energy_j, out=ce[1:])
+            self._cum_energy = ce
+        if a <= 0.0 and b >= self.total_s:
+            return float(ce[-1])
+        return float(np.interp(b, self.cum_s, ce) - np.interp(a, self.cum_s, ce))
 
     def steps_between(self, a: float, b: float) -> int:
         """Steps executed (whole or in part) over the work interval ``[a, b)``, ``b > a``
         (seconds of work): one plus the step ends strictly inside it."""
-        cum = self._cum
-        if a <= 0.0 and b >= cum[-1]:
+        if a <= 0.0 and b >= self.total_s:
             return self.steps
+        cum = self._cum_list()
         n = bisect_left(cum, b) - bisect_right(cum, a) + 1
         return n if n > 0 else 0
 
     def next_layer_boundary(self, executed_s: float) -> float:
         """The smallest step boundary (in seconds of work) >= ``executed_s``."""
-        cum = self._cum
+        cum = self._cum_list()
         i = bisect_left(cum, executed_s)
         return cum[i] if i < len(cum) else cum[-1]
+
+    def _tile_s(self, step: int) -> float:
+        row = self._tile_s_row
+        if row is None:
+            lat = self._lat_row.tolist()
+            tiles = self._tiles_row.tolist()
+            row = self._tile_s_row = [x / max(t, 1) for x, t in zip(lat, tiles, strict=True)]
+        return row[int(self.layer[step])]
 
     def next_tile_boundary(self, executed_s: float) -> float:
         """The smallest tile boundary >= ``executed_s``, tiles evenly dividing their step.
@@ -91,12 +232,12 @@ class ExecPlan:
         Tiles of a layer are taken as equal in length (inner tiles dominate; see the device).
         A position within a billionth of a tile past a boundary counts as at that boundary
         (floating-point slack) and returns ``executed_s`` itself, never an earlier time."""
-        cum = self._cum
+        cum = self._cum_list()
         s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
             return cum[-1]
         start = cum[s]
-        tile = self._tile_s[s]
+        tile = self._tile_s(s)
         if tile <= 0.0:
             return start
         k = math.ceil((executed_s - start) / tile - 1e-9)
@@ -112,7 +253,7 @@ class ExecPlan:
         ``start + k * tile`` up to ``tol_s`` short of a step end is that step end (so a stop in
         the last tile is the job's end). Never earlier than ``executed_s`` minus ``tol_s``.
         """
-        cum = self._cum
+        cum = self._cum_list()
         i = bisect_left(cum, executed_s)
         if i and executed_s - cum[i - 1] <= tol_s:
             return cum[i - 1]
@@ -128,21 +269,31 @@ class ExecPlan:
         """Bytes a CHECKPOINT saves when the job stops after ``executed_s`` seconds of work."""
         if executed_s <= 0.0:
             return 0
-        cum = self._cum
+        cum = self._cum_list()
         s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
             return 0
         if executed_s == cum[s] and s > 0:
             s -= 1  # stopped exactly at a layer end: the finished layer's outputs are live
-        return self._ckpt[s]
+        return int(self._ckpt_row[int(self.layer[s])])
+
+    def __repr__(self) -> str:
+        return f"ExecPlan(steps={self.steps}, total_s={self.total_s:.6g})"
+
+
+Axes = tuple[tuple[str, tuple[Any, ...]], ...]
+"""Named plan axes beside batch, in table order: ``(("subarrays", (1, ..., 16)), ...)``."""
 
 
 @dataclass(frozen=True, eq=False)
 class Profile:
-    """Per-layer tables of ``network`` on ``device`` for each batch size in ``batch_sizes``.
+    """Per-layer tables of ``network`` on ``device`` for every plan variant.
 
-    All 2-D arrays have shape ``(len(batch_sizes), len(network.layers))``; ``cum_s`` has one more
-    column (prefix sums over layers, one step per layer, i.e. RNN cells counted once).
+    A variant is a batch size plus one value of each named axis in ``axes`` (subarray count,
+    frequency, accelerator: whatever run-time choices the device offers). All 2-D arrays have
+    shape ``(rows, len(network.layers))`` with one row per variant, rows in C order over
+    ``(axis_0, ..., axis_k, batch)``; without axes the rows are the batch sizes. ``cum_s`` has one
+    more column (prefix sums over layers, RNN cells counted once).
     """
 
     network: Network
@@ -157,7 +308,8 @@ class Profile:
     bytes_moved: IntArray
     checkpoint_bytes: IntArray
     energy_j: FloatArray
-    _plans: dict[tuple[int, int, int], ExecPlan] = field(default_factory=dict, repr=False)
+    axes: Axes = ()
+    _plans: dict[tuple[Any, ...], ExecPlan] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_tables(
@@ -174,14 +326,20 @@ class Profile:
         bytes_moved: Any = 0,
         checkpoint_bytes: Any = 0,
         energy_j: Any = 0.0,
+        axes: Axes = (),
     ) -> Profile:
-        """A profile from per-(batch, layer) tables; each table may be anything that broadcasts
-        to ``(len(batch_sizes), len(network.layers))`` (a scalar, a per-layer row, the full grid).
+        """A profile from per-(variant, layer) tables; each table may be anything that
+        broadcasts to ``(rows, len(network.layers))`` (a scalar, a per-layer row, the full grid),
+        with ``rows`` the product of the axis lengths and the number of batch sizes.
 
         ``cum_s`` is derived from ``latency_s``; ``cycles`` defaults to
         ``round(latency_s * frequency_hz)``. Every array is copied and made read-only.
         """
-        shape = (len(batch_sizes), len(network.layers))
+        axes = tuple((str(n), tuple(v)) for n, v in axes)
+        rows = len(batch_sizes)
+        for _, values in axes:
+            rows *= len(values)
+        shape = (rows, len(network.layers))
 
         def grid(v: Any, dtype: type) -> Any:
             return _ro(np.broadcast_to(np.asarray(v, dtype=dtype), shape), dtype)
@@ -205,62 +363,117 @@ class Profile:
             bytes_moved=grid(bytes_moved, np.int64),
             checkpoint_bytes=grid(checkpoint_bytes, np.int64),
             energy_j=grid(energy_j, np.float64),
+            axes=axes,
         )
 
-    def row(self, batch: int) -> int:
-        """Row index of ``batch`` (raises if the profile was not compiled for it)."""
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        """Names of the plan axes beside batch."""
+        return tuple(n for n, _ in self.axes)
+
+    def variants(self) -> list[dict[str, Any]]:
+        """Every combination of axis values (without batch), in row order."""
+        out: list[dict[str, Any]] = [{}]
+        for name, values in self.axes:
+            out = [{**d, name: v} for d in out for v in values]
+        return out
+
+    def row(self, batch: int, **variant: Any) -> int:
+        """Row index of ``batch`` on ``variant`` (raises if the profile was not compiled for
+        it; an axis left out takes its first value)."""
         try:
-            return self.batch_sizes.index(int(batch))
+            r = self.batch_sizes.index(int(batch))
         except ValueError:
             raise HardwareConfigError(
                 f"profile of {self.network.name} on {self.device_name} has no batch size {batch}; "
                 f"compiled for {list(self.batch_sizes)}"
             ) from None
+        if not self.axes and not variant:
+            return r
+        unknown = set(variant) - set(self.axis_names)
+        if unknown:
+            raise HardwareConfigError(
+                f"profile of {self.network.name} on {self.device_name} has no plan axis "
+                f"{sorted(unknown)[0]!r}; axes: {', '.join(self.axis_names) or 'none'}"
+            )
+        stride = len(self.batch_sizes)
+        idx = r
+        for name, values in reversed(self.axes):
+            v = variant.get(name, values[0])
+            try:
+                k = values.index(v)
+            except ValueError:
+                raise HardwareConfigError(
+                    f"profile of {self.network.name} on {self.device_name} has no {name}={v!r}; "
+                    f"compiled for {list(values)}"
+                ) from None
+            idx += k * stride
+            stride *= len(values)
+        return idx
 
     def plan(
-        self, batch: int = 1, seq_in: int | None = None, seq_out: int | None = None
+        self,
+        batch: int = 1,
+        seq_in: int | None = None,
+        seq_out: int | None = None,
+        **variant: Any,
     ) -> ExecPlan:
-        """The executed step sequence for one request (cached per ``(batch, seq_in, seq_out)``)."""
+        """The executed step sequence for one request on one plan variant (cached per
+        ``(batch, seq_in, seq_out, variant)`` and shared by every job of that shape)."""
         net = self.network
         if net.is_recurrent:
             s_in, s_out = net._resolve_seq(seq_in, seq_out)
         else:
             s_in = s_out = 1
-        key = (int(batch), s_in, s_out)
+        key: tuple[Any, ...] = (int(batch), s_in, s_out, *sorted(variant.items()))
         plan = self._plans.get(key)
         if plan is not None:
             return plan
-        r = self.row(batch)
+        r = self.row(batch, **variant)
         if net.is_recurrent:
-            idx = net.expand(s_in, s_out)
-            lat = self.latency_s[r, idx]
-            cum = np.concatenate(([0.0], np.cumsum(lat)))
+            idx = _ro(net.expand(s_in, s_out), np.int64)
+            cum = np.concatenate(([0.0], np.cumsum(self.latency_s[r, idx])))
+            cum.flags.writeable = False
+            exits: tuple[int, ...] = ()
         else:
-            idx = np.arange(len(net.layers), dtype=np.int64)
-            lat = self.latency_s[r]
+            idx = _arange(len(net.layers))
             cum = self.cum_s[r]
+            n = len(net.layers)
+            exits = tuple(sorted({ex.after + 1 for ex in net.exits if ex.after + 1 < n}))
         plan = ExecPlan(
-            layer=idx,
-            latency_s=lat,
-            cum_s=cum,
-            tiles=self.tiles[r, idx],
-            checkpoint_bytes=self.checkpoint_bytes[r, idx],
-            energy_j=self.energy_j[r, idx],
+            idx,
+            cum,
+            latency_row=self.latency_s[r],
+            tiles_row=self.tiles[r],
+            checkpoint_row=self.checkpoint_bytes[r],
+            energy_row=self.energy_j[r],
+            exits=exits,
         )
         self._plans[key] = plan
         return plan
 
     def isolated_latency(
-        self, batch: int = 1, seq_in: int | None = None, seq_out: int | None = None
+        self, batch: int = 1, seq_in: int | None = None, seq_out: int | None = None, **variant: Any
     ) -> float:
         """Seconds of uninterrupted execution of one request (its ``C_single``)."""
-        return self.plan(batch, seq_in, seq_out).total_s
+        return self.plan(batch, seq_in, seq_out, **variant).total_s
 
     def energy(
-        self, batch: int = 1, seq_in: int | None = None, seq_out: int | None = None
+        self, batch: int = 1, seq_in: int | None = None, seq_out: int | None = None, **variant: Any
     ) -> float:
         """Joules of one request (the sum of its executed steps' energy)."""
-        return float(self.plan(batch, seq_in, seq_out).energy_j.sum())
+        return self.plan(batch, seq_in, seq_out, **variant).total_energy_j
+
+
+_ARANGE: dict[int, IntArray] = {}
+
+
+def _arange(n: int) -> IntArray:
+    """A shared read-only ``arange(n)`` (the step-to-layer map of every non-recurrent plan)."""
+    a = _ARANGE.get(n)
+    if a is None:
+        a = _ARANGE[n] = _ro(np.arange(n, dtype=np.int64), np.int64)
+    return a
 
 
 class GridDevice(Protocol):
@@ -277,30 +490,44 @@ def _ro(a: Any, dtype: type) -> Any:
     return arr
 
 
-def _costs_grid(network: Network, device: Device, batch_sizes: tuple[int, ...]) -> LayerCosts:
-    """Per-(batch, layer) costs: one vectorised call if the device offers ``layer_costs_grid``,
-    else one ``layer_costs`` call per batch size, stacked."""
+def _costs_grid(
+    network: Network,
+    device: Device,
+    batch_sizes: tuple[int, ...],
+    variant: dict[str, Any] | None = None,
+) -> LayerCosts:
+    """Per-(batch, layer) costs on one plan variant: one vectorised call if the device offers
+    ``layer_costs_grid``, else one ``layer_costs`` call per batch size, stacked. The variant's
+    axis values are passed as keywords."""
+    kw = variant or {}
     grid = getattr(device, "layer_costs_grid", None)
     if grid is not None:
-        out = grid(network, batch_sizes)
+        out = grid(network, batch_sizes, **kw)
         assert isinstance(out, LayerCosts)
         return out
-    per = [device.layer_costs(network, b) for b in batch_sizes]
+    per = [device.layer_costs(network, b, **kw) for b in batch_sizes]
     return LayerCosts(**{name: np.stack([getattr(c, name) for c in per]) for name in _COST_FIELDS})
 
 
 _COST_FIELDS = ("cycles", "latency_s", "tiles", "bytes_moved", "checkpoint_bytes", "energy_j")
 
 
-def _compile(network: Network, device: Device, batch_sizes: tuple[int, ...]) -> Profile:
-    costs = _costs_grid(network, device, batch_sizes)
+def _compile(
+    network: Network, device: Device, batch_sizes: tuple[int, ...], axes: Axes = ()
+) -> Profile:
+    variants: list[dict[str, Any]] = [{}]
+    for name, values in axes:
+        variants = [{**d, name: v} for d in variants for v in values]
     shape = (len(batch_sizes), len(network.layers))
-    for name in _COST_FIELDS:
-        got = np.shape(getattr(costs, name))
-        if got != shape:
-            raise HardwareConfigError(
-                f"device {device.name!r} returned {name} of shape {got}, expected {shape}"
-            )
+    parts = [_costs_grid(network, device, batch_sizes, v) for v in variants]
+    for part in parts:
+        for name in _COST_FIELDS:
+            got = np.shape(getattr(part, name))
+            if got != shape:
+                raise HardwareConfigError(
+                    f"device {device.name!r} returned {name} of shape {got}, expected {shape}"
+                )
+    costs = parts[0] if len(parts) == 1 else _stack(parts)
     return Profile.from_tables(
         network,
         device_name=device.name,
@@ -313,18 +540,28 @@ def _compile(network: Network, device: Device, batch_sizes: tuple[int, ...]) -> 
         bytes_moved=costs.bytes_moved,
         checkpoint_bytes=costs.checkpoint_bytes,
         energy_j=costs.energy_j,
+        axes=axes,
     )
+
+
+def _stack(parts: list[LayerCosts]) -> LayerCosts:
+    return LayerCosts(**{n: np.concatenate([getattr(c, n) for c in parts]) for n in _COST_FIELDS})
 
 
 # Compiled profiles, most recently used last. Keyed by the network's identity (zoo networks are
 # cached singletons; hashing a Network by value walks every layer), the device's parameter key
 # and the batch sizes. Each entry holds its network, so an id cannot be reused while cached.
-_CACHE: OrderedDict[tuple[int, tuple[object, ...], tuple[int, ...]], Profile] = OrderedDict()
+_CACHE: OrderedDict[tuple[int, tuple[object, ...], tuple[int, ...], Axes], Profile] = OrderedDict()
 _CACHE_SIZE = 512
 
 
 def compile_profile(
-    network: Network, device: Device, batch_sizes: Iterable[int] = (1,), *, cache: bool = True
+    network: Network,
+    device: Device,
+    batch_sizes: Iterable[int] = (1,),
+    *,
+    axes: Mapping[str, Iterable[Any]] | None = None,
+    cache: bool = True,
 ) -> Profile:
     """Compile (or fetch from the in-process cache) the profile of ``network`` on ``device``.
 
@@ -333,30 +570,58 @@ def compile_profile(
         device: any :class:`~npusched.hardware.base.Device`; devices that also implement
             :class:`GridDevice` are costed for all batch sizes in one vectorised call.
         batch_sizes: batch sizes to tabulate (positive integers; order and repeats ignored).
+        axes: plan axes beside batch and the values to tabulate, e.g. ``{"subarrays": (1, 4,
+            16)}``; each value is passed to the device's cost calls as a keyword. Default: the
+            device's own ``variant_axes`` (all values), or none.
         cache: look up and store the result in the in-process cache (``False``: always compile
             afresh and leave the cache untouched, e.g. to time a compile).
 
     Returns:
-        A :class:`Profile`; the same network object, an equal device parameter key and the same
-        set of batch sizes return the same object.
+        A :class:`Profile`; the same network object, an equal device parameter key, the same
+        set of batch sizes and the same axes return the same object.
     """
     if not isinstance(network, Network):
         raise HardwareConfigError(
             f"compile_profile needs a Network (e.g. get_network(name)), got {type(network).__name__}"
         )
     bs = _batch_sizes(batch_sizes)
+    ax = _axes(device, axes)
     if not cache:
-        return _compile(network, device, bs)
-    key = (id(network), device.cache_key(), bs)
+        return _compile(network, device, bs, ax)
+    key = (id(network), device.cache_key(), bs, ax)
     prof = _CACHE.get(key)
     if prof is not None and prof.network is network:
         _CACHE.move_to_end(key)
         return prof
-    prof = _compile(network, device, bs)
+    prof = _compile(network, device, bs, ax)
     _CACHE[key] = prof
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return prof
+
+
+def _axes(device: Device, axes: Mapping[str, Iterable[Any]] | None) -> Axes:
+    """The plan axes to compile: ``axes`` checked against the device's ``variant_axes``."""
+    offered: Mapping[str, Iterable[Any]] = getattr(device, "variant_axes", None) or {}
+    if axes is None:
+        return tuple((str(n), tuple(v)) for n, v in offered.items())
+    out = []
+    for name, values in axes.items():
+        if name not in offered:
+            raise HardwareConfigError(
+                f"device {device.name!r} has no plan axis {name!r}; axes: "
+                f"{', '.join(offered) or 'none'}"
+            )
+        allowed = tuple(offered[name])
+        vals = tuple(values)
+        bad = [v for v in vals if v not in allowed]
+        if bad or not vals:
+            raise HardwareConfigError(
+                f"device {device.name!r}: {name}={bad[0] if bad else '(empty)'!r} is not offered; "
+                f"allowed: {', '.join(map(str, allowed))}"
+            )
+        out.append((str(name), vals))
+    return tuple(out)
 
 
 #: Largest batch size a profile is compiled for: far beyond any real batch, and small enough

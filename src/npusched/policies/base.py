@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from npusched.policies.contract import Decision, JobView, SchedulerView
 from npusched.registry import Registry
-from npusched.sim.types import Decision, JobView, SchedulerView
 
 
 @runtime_checkable

@@ -63,10 +63,11 @@ __all__ = [
     "write_timeline_outputs",
 ]
 
-Segment = tuple[int, float, float, str]
+Segment = tuple[Any, ...]
+"""A timeline entry ``(job_id, start_s, end_s, kind, ...)`` (:class:`npusched.sim.Segment`)."""
 
 #: Segment kinds, in the order the engine documents them.
-KINDS = ("run", "restore", "save")
+KINDS = ("run", "restore", "save", "switch")
 
 #: Files :func:`write_timeline_outputs` writes (``npusched run --timeline``).
 TIMELINE_FILES = ("timeline.json", "timeline.png", "latency_cdf.png")
@@ -78,7 +79,7 @@ _EXEC_TID, _ARRIVAL_TID = 1, 2
 # tid shared by two processes would split their tracks.
 _REQ_TID0 = 1_000_000
 # Chrome's reserved colour names (Perfetto colours by event name instead).
-_CNAME = {"save": "terrible", "restore": "bad"}
+_CNAME = {"save": "terrible", "restore": "bad", "switch": "grey"}
 _PRIORITY_NAMES = {v: k for k, v in PRIORITY_LEVELS.items()}
 _DPI = 110  # the timeline PNGs' resolution (dots per inch)
 
@@ -632,8 +633,12 @@ def _draw_segments(
     at least ``min_run_frac`` of the span wide."""
     h = height_frac
     by_style: dict[tuple[str, str], tuple[list[tuple[float, float]], list[float]]] = {}
-    tiny: dict[str, tuple[list[float], list[float]]] = {"save": ([], []), "restore": ([], [])}
-    for i, s, e, kind in segs:
+    tiny: dict[str, tuple[list[float], list[float]]] = {
+        "save": ([], []),
+        "restore": ([], []),
+        "switch": ([], []),
+    }
+    for i, s, e, kind, *_ in segs:
         y = y_of(i)
         key = (kind, net_of[i] if kind == "run" else "")
         xr, yl = by_style.setdefault(key, ([], []))

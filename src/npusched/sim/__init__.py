@@ -1,20 +1,26 @@
-"""The discrete-event engine (see :mod:`npusched.sim.engine`) and the types policies see."""
+"""The discrete-event engine (see :mod:`npusched.sim.engine`): machines, jobs, events.
 
-from npusched.sim.engine import SimResult, Simulator
+The types a policy sees and answers (views, decisions) live in
+:mod:`npusched.policies.contract`; the engine imports them, policies never import the engine.
+"""
+
+from npusched.sim.engine import PowerPiece, Segment, SimResult, Simulator, power_timeline
 from npusched.sim.events import TIME_TOL_S, EventQueue
 from npusched.sim.job import Job
-from npusched.sim.types import KEEP, Decision, JobState, JobView, Mechanism, SchedulerView
+from npusched.sim.resources import Machine, Resource, fission_array, single_npu, soc
 
 __all__ = [
-    "KEEP",
     "TIME_TOL_S",
-    "Decision",
     "EventQueue",
     "Job",
-    "JobState",
-    "JobView",
-    "Mechanism",
-    "SchedulerView",
+    "Machine",
+    "PowerPiece",
+    "Resource",
+    "Segment",
     "SimResult",
     "Simulator",
+    "fission_array",
+    "power_timeline",
+    "single_npu",
+    "soc",
 ]

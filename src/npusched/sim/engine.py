@@ -1,60 +1,72 @@
-"""The discrete-event engine: one accelerator, a temporal policy, PREMA's preemption mechanisms.
+"""The discrete-event engine: resources with capacity, jobs at rates, events only at decisions.
 
-Jobs progress at rates; events only at decisions
-------------------------------------------------
-A job holding the array is a position in its :class:`~npusched.hardware.profile.ExecPlan` plus a
-``rate`` (work-seconds per second; 1.0 for the whole array). The engine never fires an event per
-layer or tile: it schedules only *decision points*
+The core
+--------
+A **machine** (:mod:`npusched.sim.resources`) is a set of named resources, each with a capacity
+in units: PREMA's NPU (1 unit), Planaria's array (16 subarrays), an SoC's GPU and DLA. A **job**
+(:class:`~npusched.sim.job.Job`) carries one request or a batch of samples; while it holds an
+allocation ``(resource, units)`` it runs on the **plan variant** that allocation selects (the
+profile's axes: the resource's units axis and fixed axes, plus any the policy names, e.g. a
+frequency) at a **rate** (1.0, or a contention / throttling factor). Its progress is a position
+``(step, fraction)`` that carries over when the variant changes.
 
-* ``arrival`` - a request is dispatched;
-* ``completion`` - the running job reaches the end of its plan;
-* ``period`` - the policy's scheduling period expired (ticks at ``k * period_s``, only while the
-  ready queue is non-empty);
-* ``stop`` - a job being CHECKPOINTed reached its preemption point (the next tile or layer
-  boundary, found by bisecting the plan's prefix sums);
-* ``preempted`` - its checkpoint save finished and the array is free,
+The engine never fires an event per layer or tile. It schedules only *decision points*, each a
+small handler (``_Run.handlers``):
+
+* ``arrival`` - a request is dispatched (or a dependent request released after its predecessor
+  finished plus the transfer delay);
+* ``completion`` - a job reaches the end of its plan;
+* ``boundary`` - a job reaches an early exit at which samples leave, or a step its policy asked
+  it to stop at (``Schedule.until_step``);
+* ``stop`` - a job being preempted (or re-allocated) with CHECKPOINT reached its preemption
+  point (the next tile or layer boundary, found by bisecting the plan's prefix sums);
+* ``preempted`` - its checkpoint save finished and its units are free;
+* ``timer`` - a time a policy asked to be woken at;
+* ``period`` - the policy's scheduling period expired (ticks at ``k * period_s``, only while jobs
+  wait),
 
 and finds where a job stands at any time as ``executed = executed_at_t0 + rate * (now - t0)``.
 
 At each wake the engine pops every event at the current instant (times within
-:data:`~npusched.sim.events.TIME_TOL_S` of each other), handles them in the order completion,
-stop, save-done, arrival, period (ties by insertion order), calls the policy hooks
-``on_complete`` / ``on_dispatch`` in that order, ``on_period`` if a tick fired, and then
-``select`` once. While a CHECKPOINT preemption is in flight (the victim is still running to its
-preemption point or saving), hooks are still called but ``select`` is not: the policy decides
-again, with reason ``"preempted"``, when the save is done.
+:data:`~npusched.sim.events.TIME_TOL_S` of each other) in the order completion, boundary, stop,
+save-done, arrival, timer, period (ties by insertion order), calls the policy hooks
+``on_complete`` / ``on_dispatch``, ``on_period`` if a tick fired, and then ``select`` once.
 
-Mechanisms (PREMA Sec. IV-C), applied only by a preemptive policy when its decision names a ready
-job other than the running one:
+Two policy kinds
+----------------
+* **Temporal** policies (the default; PREMA's family) hold the whole of a one-resource machine
+  and answer :class:`~npusched.policies.contract.Decision` ``(run, mechanism)``. While a
+  CHECKPOINT preemption is in flight, hooks are still called but ``select`` is not: the policy
+  decides again, with reason ``"preempted"``, when the save is done.
+* **Machine** policies (``kind = "machine"``) see a
+  :class:`~npusched.policies.contract.MachineView` and answer a
+  :class:`~npusched.policies.contract.Schedule`: allocations, preemptions, merges, stops at a
+  step, timers, rates. Allocations never exceed a resource's capacity: a job whose units are
+  still held by jobs being stopped starts as soon as they are released (state ``starting``).
+
+Mechanisms (PREMA Sec. IV-C):
 
 * ``DRAIN``: nothing happens; the candidate waits and the policy re-decides at the next wake.
-* ``KILL``: the running job stops now; its executed work is lost (``wasted_s``) and it returns to
-  the ready queue at position 0 of its plan; the candidate starts now.
-* ``CHECKPOINT``: the running job continues to its next preemption point, then saves
-  ``plan.checkpoint_bytes_at(position)`` bytes at ``profile.memory_bandwidth_bps`` (the array is
-  busy) and returns to the ready queue keeping its progress; it pays the same time again to restore
-  when it next starts. If the next preemption point is the end of the job, it simply completes.
-  A CHECKPOINT requested while the victim is still restoring its own context stops it at once
-  (its context is still in memory: no new save; the restore time spent is charged and it restores
-  again on its next start). Positions are compared with a tolerance of
-  :data:`~npusched.sim.events.TIME_TOL_S` seconds of work: a job that reached a step end up to
-  rounding is at that step end (it stops there at once and saves the finished step's outputs),
-  and a tile boundary a few ulps short of a step end is that step end (in the last tile, the
-  job completes).
-* A preempted job loses nothing but time: ``executed_s`` (the policy's ``Time_executed``) keeps
-  the checkpointed progress and ``waited_s`` grows while it waits again; under KILL
-  ``executed_s`` drops to 0 and ``wasted_s`` records the lost work.
+* ``KILL``: the job stops now; its executed work is lost (``wasted_s``) and it returns to the
+  ready queue at position 0 of its plan.
+* ``CHECKPOINT``: the job continues to its next preemption point, then saves
+  ``plan.checkpoint_bytes_at(position)`` bytes at ``profile.memory_bandwidth_bps`` (its units
+  stay busy) and returns to the ready queue keeping its progress; it pays the same time again to
+  restore when it next starts. If the next preemption point is the end of the job, it simply
+  completes. A CHECKPOINT requested while the victim is still restoring its own context stops
+  it at once (no new save; it restores again on its next start). Positions are compared with a
+  tolerance of :data:`~npusched.sim.events.TIME_TOL_S` seconds of work.
+* A **re-allocation** (a running job assigned other units or another resource) is a CHECKPOINT
+  followed by a start on the new allocation (its restore included). A change of plan variant on
+  the same units (e.g. another frequency) is done in place after ``switch_s`` seconds.
 
-The view a policy gets holds the engine's live ready list (dispatch order): read it during the
-call, do not keep or mutate it. ``executed_s`` / ``waited_s`` of the jobs in it are computed
-lazily from the shared clock, so they are current as of ``view.now`` at no cost to the loop.
+Energy and power: every closed execution segment adds the plan's energy over the work it did
+(step energies spread uniformly over their steps) to its job, the job's samples and its
+resource; ``record_power=True`` keeps the pieces from which :func:`power_timeline` builds the
+exact piecewise-constant power of the machine (peak and average).
 
-One resource: the whole accelerator runs one job at a time. The fields that later resources
-(partitioned arrays, several accelerators, DVFS) need - a per-job ``rate``, segment bookkeeping
-that ends a job's execution at any time - are already in the arithmetic.
-
-Times are float64 seconds. Every event is scheduled at or after the clock (a preemption point
-reached up to rounding is taken as now), so the clock never moves backwards.
+Times are float64 seconds. Every event is scheduled at or after the clock, so the clock never
+moves backwards.
 """
 
 from __future__ import annotations
@@ -66,31 +78,48 @@ from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
 from npusched.hardware.profile import ExecPlan, Profile
+from npusched.policies.contract import (
+    Allocation,
+    MachineView,
+    Mechanism,
+    ResourceView,
+    Schedule,
+    SchedulerView,
+)
 from npusched.sim.events import (
+    ARRIVAL,
+    BOUNDARY,
     COMPLETE,
     PERIOD,
     SAVE_DONE,
     STOP,
     TIME_TOL_S,
+    TIMER,
     EventQueue,
 )
-from npusched.sim.job import DONE, PREEMPTING, RUNNING, WAITING, Clock, Job
-from npusched.sim.types import Mechanism, SchedulerView
+from npusched.sim.job import DONE, PREEMPTING, RUNNING, STARTING, WAITING, Clock, Job
+from npusched.sim.resources import Machine, Resource, single_npu
 from npusched.workloads.request import Request
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from npusched.policies.base import TemporalPolicy
-
-__all__ = ["PREEMPTION_POINTS", "TIME_TOL_S", "SimResult", "Simulator"]
+__all__ = [
+    "PREEMPTION_POINTS",
+    "TIME_TOL_S",
+    "PowerPiece",
+    "Segment",
+    "SimResult",
+    "Simulator",
+    "power_timeline",
+]
 
 PREEMPTION_POINTS = ("tile", "layer")
 
@@ -99,6 +128,7 @@ _MAX_IDLE_TICKS = 10_000
 _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
+_NAN = math.nan
 
 # A SchedulerView is built at every decision; filling a plain instance's __dict__ is 2-3x faster
 # than the frozen dataclass __init__. Only valid while the view has exactly these fields and a
@@ -110,9 +140,34 @@ _FAST_VIEW = (
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
+_Variant = tuple[tuple[str, Any], ...]
 
-Segment = tuple[int, float, float, str]
-"""A timeline entry ``(job_id, start_s, end_s, kind)``, kind ``run`` / ``restore`` / ``save``."""
+
+class Segment(NamedTuple):
+    """A timeline entry: ``job_id`` (the job's first request id) held ``units`` of ``resource``
+    from ``start_s`` to ``end_s`` doing ``kind`` (``run`` / ``restore`` / ``save`` /
+    ``switch``) at ``frequency_hz`` (the variant's, nan if the plan has none)."""
+
+    job_id: int
+    start_s: float
+    end_s: float
+    kind: str
+    resource: str = ""
+    units: int = 1
+    frequency_hz: float = _NAN
+
+
+class PowerPiece(NamedTuple):
+    """A job computing on ``plan`` from work ``exec0_s`` to ``exec1_s`` (seconds of the plan)
+    between ``start_s`` and ``end_s`` at ``rate``, on ``resource``."""
+
+    start_s: float
+    end_s: float
+    plan: ExecPlan
+    exec0_s: float
+    exec1_s: float
+    rate: float
+    resource: str
 
 
 @dataclass
@@ -125,18 +180,26 @@ class SimResult:
             ``latency_s`` (finish - arrival), ``waiting_s`` (latency - isolated - checkpoint_s,
             so it includes re-executing work lost to KILL), ``preemptions``,
             ``checkpoint_bytes`` (bytes saved), ``checkpoint_s`` (save + restore seconds charged
-            to the request), ``wasted_s`` (work lost to KILL), ``priority``, ``batch``,
-            ``slo_s`` (nan if none), ``network`` (object array of str), ``seq_in``, ``seq_out``
-            (-1 if none). Times in seconds.
+            to the request), ``wasted_s`` (work lost to KILL), ``energy_j`` (joules of the
+            request's share of its job's execution), ``priority``, ``batch``, ``slo_s`` (nan if
+            none), ``network`` (object array of str), ``seq_in``, ``seq_out`` (-1 if none),
+            ``resource`` (object array: the resource it finished on, "" if unfinished). Times
+            in seconds.
         makespan_s: last finish minus first arrival (seconds; 0 if nothing finished).
-        busy_s: seconds the accelerator was busy (executing, incl. work later lost to KILL, and
-            saving/restoring checkpoints).
-        events: decision events handled (arrivals, completions, stops, saves, period ticks).
-        layer_executions: executed plan steps summed over requests, counting re-executions (a
+        busy_s: unit-seconds of execution (incl. work later lost to KILL, checkpoint saves and
+            restores, variant switches) divided by capacity, summed over resources: seconds
+            the accelerator was busy on a one-resource machine.
+        events: decision events handled.
+        layer_executions: executed plan steps summed over jobs, counting re-executions (a
             step split by a preemption counts once per piece).
-        timeline: ``(job_id, start_s, end_s, kind)`` segments if the simulator recorded them.
+        timeline: :class:`Segment` entries if the simulator recorded them.
         policy: the policy's name.
         end_s: the clock when the run stopped (seconds).
+        resources: per resource name: ``busy_s`` (as above), ``energy_j`` (execution energy
+            plus idle power over the run), ``capacity``.
+        energy_j: total joules over all resources.
+        power: :class:`PowerPiece` entries if the simulator recorded them (see
+            :func:`power_timeline`).
     """
 
     columns: dict[str, npt.NDArray[Any]]
@@ -147,6 +210,9 @@ class SimResult:
     timeline: list[Segment] | None = None
     policy: str = ""
     end_s: float = 0.0
+    resources: dict[str, dict[str, float]] | None = None
+    energy_j: float = 0.0
+    power: list[PowerPiece] | None = None
 
     def __len__(self) -> int:
         return len(self.columns["id"])
@@ -161,20 +227,84 @@ class SimResult:
     def n_finished(self) -> int:
         return int(np.count_nonzero(~np.isnan(self.columns["finish_s"])))
 
+    def power_timeline(
+        self, resource: str | None = None
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """``(times_s, watts)``: the machine's (or one resource's) dynamic power, piecewise
+        constant, ``watts[i]`` holding on ``[times_s[i], times_s[i+1])``. Needs
+        ``record_power=True``."""
+        if self.power is None:
+            raise ConfigError("power timeline not recorded; run with record_power=True")
+        pieces = [p for p in self.power if resource is None or p.resource == resource]
+        return power_timeline(pieces)
+
+
+def power_timeline(
+    pieces: Sequence[PowerPiece],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The exact summed power of ``pieces`` as breakpoints ``times_s`` and the watts that hold
+    from each breakpoint to the next (the last entry is 0 W after everything ends).
+
+    Each piece contributes its plan's per-step power (energy / latency, scaled by the piece's
+    rate) between the times its step boundaries are reached; the sum over pieces is computed
+    by sorting all +/- power changes once (``O(n log n)`` in the steps covered).
+    """
+    ts: list[npt.NDArray[np.float64]] = []
+    dp: list[npt.NDArray[np.float64]] = []
+    for p in pieces:
+        if p.end_s <= p.start_s or p.exec1_s <= p.exec0_s:
+            continue
+        cum = p.plan.cum_s
+        s0 = int(np.searchsorted(cum, p.exec0_s, side="right")) - 1
+        s1 = int(np.searchsorted(cum, p.exec1_s, side="left"))
+        s0 = max(s0, 0)
+        s1 = min(max(s1, s0 + 1), p.plan.steps)
+        bounds = np.clip(cum[s0 : s1 + 1], p.exec0_s, p.exec1_s)
+        t = p.start_s + (bounds - p.exec0_s) / p.rate
+        t[-1] = p.end_s
+        watts = p.plan.power_w[s0:s1] * p.rate
+        ts.append(t[:-1])
+        dp.append(watts)
+        ts.append(t[1:])
+        dp.append(-watts)
+    if not ts:
+        return np.zeros(1), np.zeros(1)
+    times = np.concatenate(ts)
+    delta = np.concatenate(dp)
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    level = np.cumsum(delta[order])
+    # Keep the last level at each distinct time.
+    last = np.r_[times[1:] != times[:-1], True]
+    times = times[last]
+    level = level[last]
+    level[np.abs(level) < 1e-9 * max(1.0, float(np.max(np.abs(level))))] = 0.0
+    return times, level
+
 
 class Simulator:
-    """Simulates requests on one accelerator under a temporal policy.
+    """Simulates requests on a machine under a policy.
 
     Args:
         profiles: compiled profiles by ``Request.network``.
-        policy: a :class:`~npusched.policies.base.TemporalPolicy`; reset before every run.
+        policy: a temporal policy (:class:`~npusched.policies.base.TemporalPolicy`) or a
+            machine policy (``kind = "machine"``); reset before every run.
+        machine: the resources (default: one NPU of one unit). A temporal policy needs a
+            machine of exactly one resource and its jobs hold all of it.
         preemption_point: where CHECKPOINT stops the victim: ``"tile"`` (end of the current
             tile, PREMA's GEMM_OP granularity) or ``"layer"`` (end of the current plan step).
         checkpoint_cost: model checkpoint save and restore time as bytes / memory bandwidth
             (``False``: preemption is free, bytes are still recorded).
         estimator: ``job.estimated_s`` in seconds from ``(request, profile)``; default the true
             isolated latency (an oracle predictor).
-        record_timeline: keep ``(job_id, start_s, end_s, kind)`` segments in the result.
+        record_timeline: keep :class:`Segment` entries in the result.
+        record_power: keep :class:`PowerPiece` entries (for :func:`power_timeline`).
+        switch_s: seconds a job pauses when its plan variant changes on the same units (e.g. a
+            frequency switch: 20 us, the DFS paper's interrupt + PLL switch).
+        power: a power policy (``derive(plans, cap_w) -> ExecPlan``) that chooses a frequency
+            per step under ``power_cap_w``; the profiles need a ``frequency_hz`` axis.
+        power_cap_w: the machine's power cap in watts, shared among running jobs in proportion
+            to their units over the resource's capacity.
 
     The simulator holds no run state: ``run`` may be called repeatedly (each run resets the
     policy) and gives identical results for identical inputs.
@@ -183,28 +313,56 @@ class Simulator:
     def __init__(
         self,
         profiles: Mapping[str, Profile],
-        policy: TemporalPolicy,
+        policy: Any,
         *,
+        machine: Machine | None = None,
         preemption_point: str = "tile",
         checkpoint_cost: bool = True,
         estimator: Callable[[Request, Profile], float] | None = None,
         record_timeline: bool = False,
+        record_power: bool = False,
+        switch_s: float = 20e-6,
+        power: Any = None,
+        power_cap_w: float | None = None,
     ) -> None:
         if not callable(getattr(policy, "select", None)):
             raise ConfigError(
-                f"policy must be a TemporalPolicy object (e.g. POLICIES.create('NP-FCFS')), "
+                f"policy must be a TemporalPolicy or machine policy object (e.g. POLICIES.create('NP-FCFS')), "
                 f"got {type(policy).__name__}"
             )
         if preemption_point not in PREEMPTION_POINTS:
             raise ConfigError(
                 f"preemption_point={preemption_point!r}; allowed: {', '.join(PREEMPTION_POINTS)}"
             )
+        machine = single_npu() if machine is None else machine
+        if not isinstance(machine, Machine):
+            raise ConfigError(f"machine must be a Machine, got {type(machine).__name__}")
+        kind = getattr(policy, "kind", "temporal")
+        if kind not in ("temporal", "machine"):
+            raise ConfigError(f"policy kind={kind!r}; allowed: temporal, machine")
+        if kind == "temporal" and len(machine.resources) != 1:
+            raise ConfigError(
+                f"a temporal policy ({getattr(policy, 'name', type(policy).__name__)}) runs on a "
+                f"one-resource machine; this machine has {len(machine.resources)} "
+                f"({', '.join(machine.names)})"
+            )
+        if not (switch_s >= 0.0 and math.isfinite(switch_s)):
+            raise ConfigError(f"switch_s={switch_s!r}; must be a finite number of seconds >= 0")
+        if power is not None and not callable(getattr(power, "derive", None)):
+            raise ConfigError(f"power must be a power policy, got {type(power).__name__}")
+        if power is not None and not (power_cap_w is not None and power_cap_w > 0.0):
+            raise ConfigError(f"power_cap_w={power_cap_w!r}; a power policy needs a cap > 0 W")
         self.profiles = profiles
         self.policy = policy
+        self.machine = machine
         self.preemption_point = preemption_point
         self.checkpoint_cost = bool(checkpoint_cost)
         self.estimator = estimator
         self.record_timeline = bool(record_timeline)
+        self.record_power = bool(record_power)
+        self.switch_s = float(switch_s)
+        self.power = power
+        self.power_cap_w = power_cap_w
 
     def run(
         self,
@@ -226,9 +384,11 @@ class Simulator:
             A :class:`SimResult`.
 
         Raises:
-            SimulationError: an invalid policy decision, a policy that leaves the accelerator
-                idle with jobs waiting forever, duplicate request ids, or an arrival time that
-                is not finite and >= 0.
+            SimulationError: an invalid policy decision (a job not in the ready queue, an
+                allocation beyond a resource's capacity, an unknown mechanism), a policy that
+                leaves the machine idle with jobs waiting forever, duplicate request ids, a
+                dependency on an unknown request, or an arrival time that is not finite and
+                >= 0.
             UnknownNameError: a request's network has no profile.
         """
         if until is not None and not until >= 0.0:
@@ -241,11 +401,26 @@ def _clamp_tiny_negative(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return np.where((x < 0.0) & (x > -TIME_TOL_S), 0.0, x)
 
 
+class _Res:
+    """A resource's run state."""
+
+    __slots__ = ("busy", "capacity", "energy", "free", "jobs", "name", "spec")
+
+    def __init__(self, spec: Resource) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.capacity = spec.capacity
+        self.free = spec.capacity
+        self.jobs: list[Job] = []  # holding units: running, preempting (in allocation order)
+        self.busy = 0.0  # unit-seconds
+        self.energy = 0.0
+
+
 class _Run:
     """State of one simulation run (the :class:`Simulator` itself stays stateless).
 
     The hot paths (arrival, start, completion) are written for speed: plain attributes, local
-    variables, no per-step work; the rarer preemption paths are separate methods.
+    variables, no per-step work; the rarer paths are separate methods.
     """
 
     def __init__(
@@ -257,6 +432,7 @@ class _Run:
     ) -> None:
         self.sim = sim
         self.policy = sim.policy
+        self.temporal = getattr(sim.policy, "kind", "temporal") == "temporal"
         self.until = math.inf if until is None else float(until)
         self.progress = progress
         self.ckpt_cost = sim.checkpoint_cost
@@ -264,15 +440,30 @@ class _Run:
         self.clock = Clock()
         self.queue = EventQueue()
         self.ready: list[Job] = []
-        self.running: Job | None = None
-        self.preempting: Job | None = None
-        self.busy = 0.0
+        self.res = [_Res(r) for r in sim.machine.resources]
+        self.pending: list[tuple[Job, int, int, _Variant, Allocation]] = []
+        self.running: Job | None = None  # temporal: the job holding the resource
+        self.preempting: Job | None = None  # temporal: the job being stopped
         self.layer_exec = 0
         self.events = 0
         self.n_finished = 0
         self.reported = 0  # the finished count last passed to ``progress``
         self.timeline: list[Segment] | None = [] if sim.record_timeline else None
+        self.power: list[PowerPiece] | None = [] if sim.record_power else None
         self.tick_pending = False
+        self.completed: list[Job] = []
+        self.released: list[Job] = []
+        self.res_name_of: dict[int, str] = {}
+        self.plan_cache: dict[tuple[Any, ...], ExecPlan] = {}
+        # Handlers by event kind; each returns the wake reason it contributes ("" for none).
+        self.handlers: dict[int, Callable[[Job, int], str]] = {
+            COMPLETE: self._h_complete,
+            BOUNDARY: self._h_boundary,
+            STOP: self._h_stop,
+            SAVE_DONE: self._h_save_done,
+            ARRIVAL: self._h_release,
+            TIMER: self._h_timer,
+        }
         self._prepare(requests)
 
     # --- set-up -----------------------------------------------------------------------------
@@ -296,10 +487,34 @@ class _Run:
             raise SimulationError(
                 f"request {requests[bad].id}: arrival_s={arrivals[bad]!r}; must be finite and >= 0"
             )
+        # Dependent requests are held back until their predecessor finishes.
+        self.dependents: dict[int, list[int]] = {}
+        held = np.zeros(n, dtype=bool)
+        if any(r.depends_on is not None for r in requests):
+            known = set(ids.tolist())
+            for i, r in enumerate(requests):
+                d = r.depends_on
+                if d is None:
+                    continue
+                if d not in known or d == r.id:
+                    raise SimulationError(
+                        f"request {r.id}: depends_on={d!r} is not another request of the workload"
+                    )
+                if not (r.transfer_s >= 0.0 and math.isfinite(r.transfer_s)):
+                    raise SimulationError(
+                        f"request {r.id}: transfer_s={r.transfer_s!r}; must be finite and >= 0"
+                    )
+                self.dependents.setdefault(d, []).append(i)
+                held[i] = True
         # Dispatch order: by arrival time, ties by id.
         order = np.lexsort((ids, arrivals)).tolist()
+        self.order_of = np.empty(n, dtype=np.int64)
+        self.order_of[order] = np.arange(n)
         self.arrivals = [requests[i] for i in order]
         self.arrival_rows: list[int] = row_of[order].tolist()
+        self.held: list[bool] = held[order].tolist()
+        self.input_index = order
+        self.by_input = list(requests)
 
         # (profile, plan, isolated seconds) per distinct request shape, and per request.
         plans: dict[tuple[str, int, int | None, int | None], _Plan] = {}
@@ -307,6 +522,8 @@ class _Run:
         req_plans: list[_Plan] = []
         append = req_plans.append
         rows = self.arrival_rows
+        variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
+        self.variant0: _Variant = tuple(sorted(variant0.items()))
         for k, r in enumerate(self.arrivals):
             key = (r.network, r.batch, r.seq_in, r.seq_out)
             entry = plans.get(key)
@@ -314,7 +531,7 @@ class _Run:
                 prof = profiles.get(r.network)
                 if prof is None:
                     raise UnknownNameError("profile (request network)", r.network, profiles)
-                plan = prof.plan(r.batch, r.seq_in, r.seq_out)
+                plan = self._base_plan(prof, r)
                 entry = plans[key] = (prof, plan, plan.total_s)
             append(entry)
             iso[rows[k]] = entry[2]
@@ -328,38 +545,190 @@ class _Run:
         self.col_cbytes = [0] * n
         self.col_cs = [0.0] * n
         self.col_wasted = [0.0] * n
+        self.col_energy = [0.0] * n
+        self.col_res = [""] * n
+        self.row_by_id = dict(zip(ids.tolist(), row_of.tolist(), strict=True))
+
+    def _base_plan(self, prof: Profile, r: Request) -> ExecPlan:
+        """The plan a request's isolated latency is measured on: for a temporal policy, the
+        variant of the whole resource; otherwise the fastest variant the profile offers (the
+        bound every finish time must respect)."""
+        if self.temporal:
+            res0 = self.res[0]
+            return self._plan_core(
+                prof, r.batch, r.seq_in, r.seq_out, self.variant0, res0.capacity, 0
+            )
+        if not prof.axes:
+            return prof.plan(r.batch, r.seq_in, r.seq_out)
+        best: ExecPlan | None = None
+        for v in prof.variants():
+            p = prof.plan(r.batch, r.seq_in, r.seq_out, **v)
+            if best is None or p.total_s < best.total_s:
+                best = p
+        assert best is not None
+        return best
+
+    # --- plans --------------------------------------------------------------------------------
+    def _variant_for(self, ri: int, units: int, alloc: Allocation) -> _Variant:
+        v = self.res[ri].spec.variant(units)
+        v.update(alloc.variant)
+        return tuple(sorted(v.items()))
+
+    def _plan_for(self, job: Job, variant: _Variant, units: int, ri: int) -> ExecPlan:
+        """The plan ``job`` runs on with ``variant`` (its batch, its sequence lengths), through
+        the power policy if there is one."""
+        r = job.request
+        return self._plan_core(job.profile, job.batch, r.seq_in, r.seq_out, variant, units, ri)
+
+    def _plan_core(
+        self,
+        prof: Profile,
+        batch: int,
+        seq_in: int | None,
+        seq_out: int | None,
+        variant: _Variant,
+        units: int,
+        ri: int,
+    ) -> ExecPlan:
+        power = self.sim.power
+        cap: float | None = None
+        if power is not None:
+            assert self.sim.power_cap_w is not None
+            cap = self.sim.power_cap_w * units / self.res[ri].capacity
+        key = (id(prof), batch, seq_in, seq_out, variant, cap)
+        plan = self.plan_cache.get(key)
+        if plan is not None:
+            return plan
+        try:
+            if power is None:
+                plan = prof.plan(batch, seq_in, seq_out, **dict(variant))
+            else:
+                freqs = dict(prof.axes).get("frequency_hz")
+                if freqs is None:
+                    raise SimulationError(
+                        f"power policy {getattr(power, 'name', '')!r}: profile of "
+                        f"{prof.network.name} on {prof.device_name} has no frequency_hz axis"
+                    )
+                base = {k: v for k, v in variant if k != "frequency_hz"}
+                by_f = {f: prof.plan(batch, seq_in, seq_out, **base, frequency_hz=f) for f in freqs}
+                plan = power.derive(by_f, cap)
+        except SimulationError:
+            raise
+        except Exception as exc:
+            raise SimulationError(
+                f"{prof.network.name} (batch {batch}) has no plan for "
+                f"{dict(variant) or 'the default variant'}: {exc}"
+            ) from None
+        self.plan_cache[key] = plan
+        return plan
+
+    def _switch_plan(self, job: Job, plan: ExecPlan) -> None:
+        """Move ``job`` (not computing) to ``plan`` keeping its ``(step, fraction)``."""
+        old = job.plan
+        if plan is old:
+            return
+        if job._exec > 0.0:
+            s, f = old.position_at(job._exec)
+            job._exec = plan.executed_at(s, f)
+        job.plan = plan
+        job.isolated_s = plan.total_s
 
     # --- job mechanics ------------------------------------------------------------------------
-    def _start(self, job: Job) -> None:
-        """Give the array to ``job`` now (restoring its checkpoint first, if any)."""
+    def _start(self, job: Job, ri: int, units: int, variant: _Variant, alloc: Allocation) -> None:
+        """Give ``units`` of resource ``ri`` to ``job`` now (restoring its checkpoint first,
+        if any)."""
         now = self.clock.now
-        self.ready.remove(job)
+        res = self.res[ri]
+        if units > res.free:
+            raise SimulationError(
+                f"policy {self._pname()!r}: job {job.id} needs {units} unit(s) of "
+                f"{res.name!r} but only {res.free} of {res.capacity} are free at t={now!r} s"
+            )
+        if job.state is WAITING:
+            self.ready.remove(job)
+        # Time spent waiting for units (state STARTING) counts as waiting too.
+        job._waited += now - job._wait_since
+        res.free -= units
+        res.jobs.append(job)
+        if variant != job.variant:
+            self._switch_plan(job, self._plan_for(job, variant, units, ri))
+        job.variant = variant
+        job.allocation = alloc
+        job._res = ri
+        job.units = units
+        job.rate = 1.0
         if job.first_start_s != job.first_start_s:  # nan: first start
             job.first_start_s = now
-        job._waited += now - job._wait_since
         rb = job._restore_bytes
         t0 = now
         if rb and self.ckpt_cost:
             t0 = now + rb / job.profile.memory_bandwidth_bps
         job._seg_start = now
         job._t0 = t0
-        ex = job._exec
-        job._seg_exec0 = ex
-        iso = job.isolated_s
-        job._limit = iso
+        job._seg_exec0 = job._exec
         job.state = RUNNING
+        self._arm(job)
+
+    def _arm(self, job: Job) -> None:
+        """(Re-)schedule ``job``'s next event: the end of its plan, or an earlier exit or stop
+        step, reached at its rate from ``(t0, exec)``."""
+        plan = job.plan
+        lim = job.isolated_s
+        kind = COMPLETE
+        if job._until >= 0 or plan.exits:
+            b = self._next_boundary(job)
+            if b < lim:
+                lim = b
+                kind = BOUNDARY
+        job._limit = lim
+        job._limit_kind = kind
         epoch = job._epoch = job._epoch + 1
-        self.running = job
         q = self.queue
-        heappush(q.heap, (t0 + (iso - ex) / job.rate, COMPLETE, q.next_seq(), job, epoch))
+        t = job._t0 + (lim - job._exec) / job.rate
+        if t < self.clock.now:
+            t = self.clock.now
+        heappush(q.heap, (t, kind, q.next_seq(), job, epoch))
+
+    def _next_boundary(self, job: Job) -> float:
+        """Seconds of work at which ``job`` next reaches an exit of one of its samples or its
+        stop step (``inf`` if none before the end)."""
+        plan = job.plan
+        cum = plan.cum_s
+        ex = job._exec
+        best = math.inf
+        exits = plan.exits
+        if exits:
+            for r in job.samples:
+                k = r.exit
+                if k is not None and 0 <= k < len(exits):
+                    w = float(cum[exits[k]])
+                    if w >= ex - TIME_TOL_S and w < best:
+                        best = w
+        if job._until >= 0:
+            w = float(cum[min(job._until, plan.steps)])
+            if w < best:
+                best = max(w, ex)
+        return best
 
     def _charge_restore(self, job: Job, ss: float, t0: float) -> None:
-        """``job``'s segment began by restoring its checkpoint from ``ss`` to ``t0`` (seconds),
-        all of it done: charge the time and forget the saved context."""
-        job.checkpoint_s += t0 - ss
+        """``job``'s segment began by restoring its checkpoint (or switching its variant) from
+        ``ss`` to ``t0`` (seconds), all of it done: charge the time and forget the context."""
+        if job._restore_bytes:
+            job.checkpoint_s += t0 - ss
+            kind = "restore"
+        else:
+            kind = "switch"
         job._restore_bytes = 0
         if self.timeline is not None:
-            self.timeline.append((job.id, ss, t0, "restore"))
+            self.timeline.append(self._seg(job, ss, t0, kind))
+
+    def _seg(self, job: Job, a: float, b: float, kind: str) -> Segment:
+        f = _NAN
+        for k, v in job.variant:
+            if k == "frequency_hz":
+                f = float(v)
+        ri = job._res
+        return Segment(job.id, a, b, kind, self.res[ri].name if ri >= 0 else "", job.units, f)
 
     def _end_segment(self, job: Job, te: float, exec_end: float) -> None:
         """Close ``job``'s execution segment at time ``te`` with ``exec_end`` work done."""
@@ -367,30 +736,88 @@ class _Run:
         t0 = job._t0
         tl = self.timeline
         if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
-            job.checkpoint_s += te - ss
+            if job._restore_bytes:
+                job.checkpoint_s += te - ss
             exec_end = job._exec
             if tl is not None and te > ss:
-                tl.append((job.id, ss, te, "restore"))
+                tl.append(self._seg(job, ss, te, "restore" if job._restore_bytes else "switch"))
         else:
             if t0 > ss:
                 self._charge_restore(job, ss, t0)
             job._restore_bytes = 0
             if tl is not None and te > t0:
-                tl.append((job.id, t0, te, "run"))
-        self.busy += te - ss
+                tl.append(self._seg(job, t0, te, "run"))
+        res = self.res[job._res]
+        res.busy += (te - ss) * job.units / res.capacity if res.capacity != 1 else te - ss
         a = job._seg_exec0
         if exec_end > a:
-            self.layer_exec += job.plan.steps_between(a, exec_end)
+            plan = job.plan
+            self.layer_exec += plan.steps_between(a, exec_end)
+            e = plan.energy_between(a, exec_end)
+            if e:
+                self._add_energy(job, res, e)
+            if self.power is not None and te > t0:
+                self.power.append(PowerPiece(t0, te, plan, a, exec_end, job.rate, res.name))
         job._exec = exec_end
 
+    def _add_energy(self, job: Job, res: _Res, e: float) -> None:
+        job.energy_j += e
+        res.energy += e
+        n = len(job.samples)
+        if n == 1:
+            self.col_energy[job._rows[0]] += e
+        else:
+            share = e / n
+            for row in job._rows:
+                self.col_energy[row] += share
+
+    def _release(self, job: Job) -> None:
+        """``job`` gives its units back."""
+        ri = job._res
+        res = self.res[ri]
+        res.free += job.units
+        res.jobs.remove(job)
+        job.allocation = None
+        job.units = 0
+        job._res = -1
+        if self.running is job:
+            self.running = None
+
     def _record(self, job: Job, finish: float) -> None:
-        row = job.row
-        self.col_first[row] = job.first_start_s
-        self.col_finish[row] = finish
-        self.col_preempt[row] = job.preemptions
-        self.col_cbytes[row] = job.checkpoint_bytes
-        self.col_cs[row] = job.checkpoint_s
-        self.col_wasted[row] = job.wasted_s
+        for row in job._rows:
+            self.col_first[row] = job.first_start_s
+            self.col_finish[row] = finish
+            self.col_preempt[row] = job.preemptions
+            self.col_cbytes[row] = job.checkpoint_bytes
+            self.col_cs[row] = job.checkpoint_s
+            self.col_wasted[row] = job.wasted_s
+
+    def _finish_samples(self, job: Job, rows: Sequence[int], reqs: Sequence[Request]) -> None:
+        now = self.clock.now
+        rname = self.res[job._res].name
+        col_res = self.col_res
+        for row in rows:
+            self.col_first[row] = job.first_start_s
+            self.col_finish[row] = now
+            self.col_preempt[row] = job.preemptions
+            self.col_cbytes[row] = job.checkpoint_bytes
+            self.col_cs[row] = job.checkpoint_s
+            self.col_wasted[row] = job.wasted_s
+            col_res[row] = rname
+        self.n_finished += len(rows)
+        if self.dependents:
+            for r in reqs:
+                self._release_dependents(r.id, now)
+
+    def _release_dependents(self, rid: int, now: float) -> None:
+        deps = self.dependents.get(rid)
+        if not deps:
+            return
+        q = self.queue
+        for i in deps:
+            r = self.by_input[i]
+            t = max(r.arrival_s, now + r.transfer_s)
+            heappush(q.heap, (t, ARRIVAL, q.next_seq(), i, 0))
 
     def _kill(self, job: Job) -> None:
         """KILL: stop ``job`` now and throw its progress away."""
@@ -401,8 +828,8 @@ class _Run:
         job._restore_bytes = 0
         job.preemptions += 1
         job._epoch += 1
+        self._release(job)
         self._requeue(job, now)
-        self.running = None
 
     def _requeue(self, job: Job, now: float) -> None:
         job.state = WAITING
@@ -413,8 +840,9 @@ class _Run:
         else:
             insort(ready, job, key=_ORDER)
 
-    def _checkpoint(self, job: Job) -> None:
-        """CHECKPOINT: let ``job`` run to its next preemption point, then save its context."""
+    def _checkpoint(self, job: Job) -> bool:
+        """CHECKPOINT: let ``job`` run to its next preemption point, then save its context.
+        Returns ``False`` if that point is the job's end (it just finishes)."""
         now = self.clock.now
         if now < job._t0:  # still restoring: stop at once, where it already stands
             stop = job._exec
@@ -424,20 +852,89 @@ class _Run:
                 job.executed_s, layer=self.layer_point, tol_s=TIME_TOL_S
             )
             if stop >= job.isolated_s:  # the next preemption point is the end: it just finishes
-                return
+                return False
+            if stop > job._limit:  # an exit or stop step comes first: stop there
+                stop = job._limit
             t_stop = job._t0 + (stop - job._exec) / job.rate
             if t_stop < now:
                 t_stop = now
         job.state = PREEMPTING
         job._limit = stop
         job._epoch += 1
-        self.running = None
-        self.preempting = job
+        if self.running is job:
+            self.running = None
+            self.preempting = job
         q = self.queue
         heappush(q.heap, (t_stop, STOP, q.next_seq(), job, job._epoch))
+        return True
 
-    def _stop(self, job: Job) -> None:
+    # --- handlers -----------------------------------------------------------------------------
+    def _h_complete(self, job: Job, epoch: int) -> str:
+        if epoch != job._epoch:
+            return ""  # superseded by a preemption or a rate change
+        now = self.clock.now
+        iso = job.isolated_s
+        self._end_segment(job, now, iso)
+        job.state = DONE
+        job._epoch = epoch + 1
+        self._finish_samples(job, job._rows, job.samples)
+        self._release(job)
+        self.completed.append(job)
+        return "completion"
+
+    def _h_boundary(self, job: Job, epoch: int) -> str:
+        """``job`` reached an exit of some of its samples and/or its stop step."""
+        if epoch != job._epoch:
+            return ""
+        now = self.clock.now
+        lim = job._limit
+        self._end_segment(job, now, lim)
+        plan = job.plan
+        step, _ = plan.position_at(lim)
+        exits = plan.exits
+        leave_rows: list[int] = []
+        leave_reqs: list[Request] = []
+        stay_rows: list[int] = []
+        stay_reqs: list[Request] = []
+        for row, r in zip(job._rows, job.samples, strict=True):
+            k = r.exit
+            if k is not None and 0 <= k < len(exits) and exits[k] <= step:
+                leave_rows.append(row)
+                leave_reqs.append(r)
+            else:
+                stay_rows.append(row)
+                stay_reqs.append(r)
+        reason = ""
+        if leave_rows:
+            self._finish_samples(job, leave_rows, leave_reqs)
+            reason = "exit"
+            if not stay_rows:  # every sample left: the job is done
+                job.state = DONE
+                job._epoch += 1
+                self._release(job)
+                self.completed.append(job)
+                return "completion"
+            job.samples = tuple(stay_reqs)
+            job._rows = tuple(stay_rows)
+            self._switch_plan(job, self._plan_for(job, job.variant, job.units, job._res))
+        if 0 <= job._until <= step:  # the policy's stop step: back to the ready queue
+            job._until = -1
+            job._epoch += 1
+            self._release(job)
+            self._requeue(job, now)
+            self._drain_pending()
+            return reason or "stopped"
+        # The batch carries on from here (on its new batch size's plan).
+        job._seg_start = now
+        job._t0 = now
+        job._seg_exec0 = job._exec
+        self._arm(job)
+        return reason
+
+    def _h_stop(self, job: Job, epoch: int) -> str:
         """The CHECKPOINT victim reached its preemption point: start saving its context."""
+        if epoch != job._epoch:  # pragma: no cover - stops are never superseded
+            return ""
         now = self.clock.now
         restored = now >= job._t0
         self._end_segment(job, now, job._limit)
@@ -450,67 +947,323 @@ class _Run:
             if self.ckpt_cost:
                 save_s = nbytes / job.profile.memory_bandwidth_bps
         job.checkpoint_s += save_s
-        self.busy += save_s
+        res = self.res[job._res]
+        res.busy += save_s * job.units / res.capacity
         job._save_start = now
         q = self.queue
         heappush(q.heap, (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch))
+        return ""
 
-    def _save_done(self, job: Job) -> None:
+    def _h_save_done(self, job: Job, epoch: int) -> str:
         now = self.clock.now
         if self.timeline is not None and now > job._save_start:
-            self.timeline.append((job.id, job._save_start, now, "save"))
-        self.preempting = None
-        self._requeue(job, now)
+            self.timeline.append(self._seg(job, job._save_start, now, "save"))
+        self._release(job)
+        if self.preempting is job:
+            self.preempting = None
+        nxt = job._next_alloc
+        if nxt is not None:  # a re-allocation: start again on the new units
+            job._next_alloc = None
+            job.state = STARTING
+            job._wait_since = now
+            self.pending.insert(0, (job, *nxt))
+        else:
+            self._requeue(job, now)
+        self._drain_pending()
+        return "preempted"
 
-    def _invalid(self, cand: object) -> SimulationError:
-        pol = getattr(self.policy, "name", type(self.policy).__name__)
+    def _h_release(self, job: Any, epoch: int) -> str:
+        """A dependent request is dispatched (``job`` is its index in the input sequence)."""
+        self._dispatch(int(self.order_of[int(job)]))
+        return "arrival"
+
+    def _h_timer(self, job: Job, epoch: int) -> str:
+        return "timer"
+
+    # --- arrivals -----------------------------------------------------------------------------
+    def _dispatch(self, k: int) -> Job:
+        """Create the job of the ``k``-th request in dispatch order and queue it."""
+        r = self.arrivals[k]
+        prof, plan, iso = self.req_plans[k]
+        est = iso if self.sim.estimator is None else float(self.sim.estimator(r, prof))
+        row = self.arrival_rows[k]
+        self.col_est[row] = est
+        job = Job(r, prof, plan, iso, est, k, row, self.clock)
+        job.variant = self.variant0 if self.temporal else ()
+        self._requeue(job, self.clock.now)
+        self.released.append(job)
+        return job
+
+    # --- machine policies ---------------------------------------------------------------------
+    def _pname(self) -> str:
+        return str(getattr(self.policy, "name", type(self.policy).__name__))
+
+    def _drain_pending(self) -> None:
+        """Start the jobs waiting for units, in assignment order, as far as units allow."""
+        if not self.pending:
+            return
+        keep = []
+        for entry in self.pending:
+            job, ri, units, variant, alloc = entry
+            if self.res[ri].free >= units:
+                self._start(job, ri, units, variant, alloc)
+            else:
+                keep.append(entry)
+        self.pending = keep
+
+    def _machine_view(self, reason: str) -> MachineView:
+        running: list[Job] = []
+        preempting: list[Job] = []
+        for res in self.res:
+            for j in res.jobs:
+                (preempting if j.state is PREEMPTING else running).append(j)
+        running.extend(e[0] for e in self.pending)
+        return MachineView(
+            now=self.clock.now,
+            ready=self.ready,
+            running=running,
+            preempting=preempting,
+            resources={
+                r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in self.res
+            },
+            reason=reason,
+            profiles=self.sim.profiles,
+        )
+
+    def _invalid(self, cand: object, what_ok: str = "a job in the ready queue") -> SimulationError:
         if isinstance(cand, Job):
             what = f"job {cand.id} in state {cand.state.value!r}"
         else:
             what = f"{type(cand).__name__} {cand!r}"
         return SimulationError(
-            f"policy {pol!r} selected {what} at t={self.clock.now!r} s; it must be a job in "
-            f"the ready queue"
+            f"policy {self._pname()!r} selected {what} at t={self.clock.now!r} s; it must be "
+            f"{what_ok}"
         )
+
+    def _own(self, job: object) -> Job:
+        if type(job) is not Job or job._clock is not self.clock:
+            raise self._invalid(job, "a job of this run")
+        return job
+
+    def _apply(self, sched: Schedule) -> None:
+        """Carry out a machine policy's :class:`Schedule`."""
+        if not isinstance(sched, Schedule):
+            raise SimulationError(
+                f"policy {self._pname()!r} returned {type(sched).__name__}; a machine policy "
+                f"returns a Schedule"
+            )
+        now = self.clock.now
+        for m in sched.merge:
+            self._merge(self._own(m.into), [self._own(j) for j in m.jobs])
+        mech = sched.mechanism
+        if mech not in (_CHECKPOINT, _KILL, _DRAIN):
+            raise SimulationError(
+                f"policy {self._pname()!r} returned mechanism {mech!r}; allowed: "
+                f"{', '.join(m.value for m in Mechanism)}"
+            )
+        for j in sched.preempt:
+            job = self._own(j)
+            if job.state is STARTING:
+                self.pending = [e for e in self.pending if e[0] is not job]
+                self._requeue(job, now)
+            elif job.state is RUNNING:
+                if mech == _KILL:
+                    self._kill(job)
+                elif mech == _CHECKPOINT and not self._checkpoint(job):
+                    pass  # its next preemption point is its end: it completes
+            elif job.state is not PREEMPTING:
+                raise self._invalid(job, "a running job")
+        for j, step in sched.until_step.items():
+            job = self._own(j)
+            if job.state is DONE or not (isinstance(step, int) and step >= 0):
+                raise self._invalid(job, "an unfinished job and a step index >= 0")
+            job._until = step
+            if job.state is RUNNING:
+                self._retime(job)
+        for j, factor in sched.rates.items():
+            job = self._own(j)
+            if not (factor > 0.0 and math.isfinite(factor)):
+                raise SimulationError(
+                    f"policy {self._pname()!r}: rate {factor!r} for job {job.id}; must be > 0"
+                )
+            if job.state is RUNNING and factor != job.rate:
+                self._set_rate(job, float(factor))
+        for j, alloc in sched.assign.items():
+            job = self._own(j)
+            self._assign(job, alloc)
+        self._check_capacity()
+        self._drain_pending()
+        q = self.queue
+        for t in sched.timers:
+            if not (t >= now - TIME_TOL_S and math.isfinite(t)):
+                raise SimulationError(
+                    f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time >= now"
+                )
+            heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
+
+    def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
+        if not isinstance(alloc, Allocation):
+            raise SimulationError(
+                f"policy {self._pname()!r}: allocation of job {job.id} is "
+                f"{type(alloc).__name__}; expected an Allocation"
+            )
+        try:
+            ri = self.sim.machine.index(alloc.resource)
+        except ConfigError as exc:
+            raise SimulationError(f"policy {self._pname()!r}: {exc}") from None
+        cap = self.res[ri].capacity
+        units = cap if alloc.units is None else alloc.units
+        if not (isinstance(units, int) and 1 <= units <= cap):
+            raise SimulationError(
+                f"policy {self._pname()!r}: job {job.id} allocated {units!r} unit(s) of "
+                f"{self.res[ri].name!r}; allowed: 1..{cap}"
+            )
+        return ri, units, self._variant_for(ri, units, alloc)
+
+    def _assign(self, job: Job, alloc: Allocation) -> None:
+        ri, units, variant = self._resolve(job, alloc)
+        st = job.state
+        if st is WAITING:
+            job.state = STARTING
+            self.ready.remove(job)
+            self.pending.append((job, ri, units, variant, alloc))
+        elif st is STARTING:
+            self.pending = [
+                (job, ri, units, variant, alloc) if e[0] is job else e for e in self.pending
+            ]
+        elif st is RUNNING:
+            if (ri, units, variant) == (job._res, job.units, job.variant):
+                return
+            if ri == job._res and units == job.units:
+                self._switch_in_place(job, variant, alloc)
+            else:
+                job._next_alloc = (ri, units, variant, alloc)
+                if not self._checkpoint(job):  # it finishes before it could move
+                    job._next_alloc = None
+        elif st is PREEMPTING:
+            job._next_alloc = (ri, units, variant, alloc)
+        else:
+            raise self._invalid(job, "an unfinished job")
+
+    def _check_capacity(self) -> None:
+        """Units held or promised on each resource never exceed its capacity."""
+        need = [0] * len(self.res)
+        for r_i, res in enumerate(self.res):
+            for j in res.jobs:
+                nxt = j._next_alloc
+                need[r_i] += j.units
+                if nxt is not None and nxt[0] != r_i:
+                    need[nxt[0]] += nxt[1]
+                elif nxt is not None:
+                    need[r_i] += max(nxt[1] - j.units, 0)
+        for _, ri, units, _, _ in self.pending:
+            need[ri] += units
+        for r_i, res in enumerate(self.res):
+            if need[r_i] > res.capacity:
+                raise SimulationError(
+                    f"policy {self._pname()!r} allocated {need[r_i]} unit(s) of {res.name!r} "
+                    f"(capacity {res.capacity}) at t={self.clock.now!r} s"
+                )
+
+    def _retime(self, job: Job) -> None:
+        """Re-arm a running job after its stop step changed (its segment stays open)."""
+        now = self.clock.now
+        if now > job._t0:
+            self._end_segment(job, now, job.executed_s)
+            job._seg_start = now
+            job._t0 = now
+            job._seg_exec0 = job._exec
+        self._arm(job)
+
+    def _set_rate(self, job: Job, factor: float) -> None:
+        """A running job's speed changes now: close its segment, re-time its next event."""
+        now = self.clock.now
+        if now > job._t0:
+            self._end_segment(job, now, job.executed_s)
+            job._seg_start = now
+            job._t0 = now
+            job._seg_exec0 = job._exec
+        job.rate = factor
+        self._arm(job)
+
+    def _switch_in_place(self, job: Job, variant: _Variant, alloc: Allocation) -> None:
+        """Move a running job to another plan variant on the same units: it pauses
+        ``switch_s`` seconds, then continues from the same ``(step, fraction)``."""
+        now = self.clock.now
+        if now >= job._t0:
+            self._end_segment(job, now, job.executed_s)
+            job._seg_start = now
+        self._switch_plan(job, self._plan_for(job, variant, job.units, job._res))
+        job.variant = variant
+        job.allocation = alloc
+        job._t0 = max(job._t0, now) + self.sim.switch_s
+        job._seg_exec0 = job._exec
+        self._arm(job)
+
+    def _merge(self, into: Job, jobs: Sequence[Job]) -> None:
+        """Merge waiting ``jobs`` into waiting ``into``: one batch at their common position."""
+        if into.state is not WAITING or any(j.state is not WAITING or j is into for j in jobs):
+            raise self._invalid(into, "waiting jobs (merge)")
+        pos = into.position
+        for j in jobs:
+            if j.profile is not into.profile:
+                raise SimulationError(
+                    f"policy {self._pname()!r}: cannot merge job {j.id} ({j.network}) into "
+                    f"job {into.id} ({into.network})"
+                )
+            p = j.position
+            if p[0] != pos[0] or abs(p[1] - pos[1]) > 1e-9:
+                raise SimulationError(
+                    f"policy {self._pname()!r}: cannot merge job {j.id} at {p} into job "
+                    f"{into.id} at {pos}; merged jobs must stand at the same position"
+                )
+        for j in jobs:
+            self.ready.remove(j)
+            j.state = DONE  # absorbed: its samples are recorded with ``into``
+            j._epoch += 1
+            into.samples = into.samples + j.samples
+            into._rows = into._rows + j._rows
+            into.preemptions = max(into.preemptions, j.preemptions)
+            into._waited = max(into._waited, j._waited)
+            if into.first_start_s != into.first_start_s:
+                into.first_start_s = j.first_start_s
+        # The merged batch runs on its new batch size's plan from the same position.
+        new = self._plan_for(into, into.variant, max(into.units, 1), max(into._res, 0))
+        into.plan = new
+        into.isolated_s = new.total_s
+        into._exec = new.executed_at(*pos)
 
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
         sim = self.sim
         policy = self.policy
         policy.reset()
-        preemptive = bool(policy.preemptive)
-        period = policy.period_s
+        temporal = self.temporal
+        preemptive = bool(getattr(policy, "preemptive", True))
+        period = getattr(policy, "period_s", None)
         if period is not None and not (period > 0.0 and math.isfinite(period)):
             raise SimulationError(
-                f"policy {policy.name!r}: period_s={period!r}; must be a positive number or None"
+                f"policy {self._pname()!r}: period_s={period!r}; must be a positive number or None"
             )
         profiles = sim.profiles
-        estimator = sim.estimator
         clock = self.clock
         q = self.queue
         heap = q.heap
         seq = q.next_seq
         ready = self.ready
         arrivals = self.arrivals
-        arrival_rows = self.arrival_rows
-        req_plans = self.req_plans
-        col_est = self.col_est
-        col_first = self.col_first
-        col_finish = self.col_finish
-        col_preempt = self.col_preempt
-        col_cbytes = self.col_cbytes
-        col_cs = self.col_cs
-        col_wasted = self.col_wasted
-        timeline = self.timeline
+        held = self.held
+        handlers = self.handlers
         n = len(arrivals)
         until = self.until
         inf = math.inf
         tol = TIME_TOL_S
         ai = 0
-        next_arr = arrivals[0].arrival_s if n else inf
+        while ai < n and held[ai]:
+            ai += 1
+        next_arr = arrivals[ai].arrival_s if ai < n else inf
         now = 0.0
         events = 0
-        n_finished = 0
         progress = self.progress
         chunk = max(1, -(-n // 100))  # about 100 progress calls
         on_dispatch = policy.on_dispatch
@@ -524,9 +1277,15 @@ class _Run:
         new_view = object.__new__
         view_cls = SchedulerView
         fast_view = _FAST_VIEW
-        completed: list[Job] = []
-        arrived: list[Job] = []
+        completed = self.completed
+        arrived = self.released
+        res0 = self.res[0]
+        units0 = res0.capacity
+        variant0 = self.variant0
+        alloc0 = Allocation(res0.name, units0)
         idle_ticks = 0
+        dispatch = self._dispatch
+        n_done_before = 0
 
         while True:
             th = heap[0][0] if heap else inf
@@ -539,64 +1298,34 @@ class _Run:
                 q.now = t
             horizon = now + tol
             woke = False
-            freed = False  # a save finished (reason "preempted")
+            reasons = 0  # bit set: 1 preempted, 2 exit/stopped/merged, 4 timer, 8 period
             ticked = False
             while heap and heap[0][0] <= horizon:
                 _, kind, _, job, epoch = heappop(heap)
-                if kind == COMPLETE:
-                    if epoch != job._epoch:
-                        continue  # superseded by a preemption
-                    # Inlined completion: close the segment, record, free the array.
-                    ss = job._seg_start
-                    t0 = job._t0
-                    if t0 > ss:  # rare: the segment began with a restore
-                        self._charge_restore(job, ss, t0)
-                    if timeline is not None and now > t0:
-                        timeline.append((job.id, t0, now, "run"))
-                    self.busy += now - ss
-                    iso = job.isolated_s
-                    a = job._seg_exec0
-                    plan = job.plan  # a run from the start executed every step: no look-up
-                    self.layer_exec += plan.steps if a <= 0.0 else plan.steps_between(a, iso)
-                    job._exec = iso
-                    job.state = DONE
-                    job._epoch = epoch + 1
-                    self.running = None
-                    row = job.row
-                    col_first[row] = job.first_start_s
-                    col_finish[row] = now
-                    if job.preemptions:
-                        col_preempt[row] = job.preemptions
-                        col_cbytes[row] = job.checkpoint_bytes
-                        col_wasted[row] = job.wasted_s
-                    col_cs[row] = job.checkpoint_s
-                    n_finished += 1
-                    completed.append(job)
-                elif kind == STOP:
-                    if epoch != job._epoch:  # pragma: no cover - stops are never superseded
-                        continue
-                    self._stop(job)
-                elif kind == SAVE_DONE:
-                    self._save_done(job)
-                    freed = True
-                else:  # PERIOD
+                if kind == PERIOD:
                     self.tick_pending = False
                     if not ready:
                         continue  # nobody waits: the tick is skipped
                     ticked = True
+                else:
+                    r = handlers[kind](job, epoch)
+                    if not r:
+                        if kind in (COMPLETE, BOUNDARY):
+                            continue  # superseded
+                    elif r == "preempted":
+                        reasons |= 1
+                    elif r == "timer":
+                        reasons |= 4
+                    elif r != "completion" and r != "arrival":
+                        reasons |= 2
                 events += 1
                 woke = True
             while next_arr <= horizon:
-                r = arrivals[ai]
-                prof, plan, iso = req_plans[ai]
-                est = iso if estimator is None else float(estimator(r, prof))
-                row = arrival_rows[ai]
-                col_est[row] = est
-                job = Job(r, prof, plan, iso, est, ai, row, clock)
-                ready.append(job)
-                arrived.append(job)
+                dispatch(ai)
                 events += 1
                 ai += 1
+                while ai < n and held[ai]:
+                    ai += 1
                 next_arr = arrivals[ai].arrival_s if ai < n else inf
             if not woke and not arrived:
                 continue
@@ -605,17 +1334,23 @@ class _Run:
                 if call_complete:
                     for job in completed:
                         on_complete(job, now)
+                n_fin = self.n_finished
                 if progress is not None and (
-                    n_finished // chunk != (n_finished - len(completed)) // chunk or n_finished == n
+                    n_fin // chunk != n_done_before // chunk or n_fin == n
                 ):
-                    progress(n_finished)
-                    self.reported = n_finished
+                    progress(n_fin)
+                    self.reported = n_fin
+                n_done_before = n_fin
                 completed.clear()
-                reason = "preempted" if freed else "completion"
-            elif freed:
+                reason = "preempted" if reasons & 1 else "completion"
+            elif reasons & 1:
                 reason = "preempted"
+            elif reasons & 2:
+                reason = "exit"
             elif arrived:
                 reason = "arrival"
+            elif reasons & 4:
+                reason = "timer"
             elif ticked:
                 reason = "period"
             else:
@@ -626,54 +1361,64 @@ class _Run:
                         on_dispatch(job, now)
                 arrived.clear()
 
-            running = self.running
-            if ticked:
-                policy.on_period(SchedulerView(now, ready, running, "period", profiles))
-            if reason and self.preempting is None:
-                if fast_view:
-                    view = new_view(view_cls)
-                    d = view.__dict__
-                    d["now"] = now
-                    d["ready"] = ready
-                    d["running"] = running
-                    d["reason"] = reason
-                    d["profiles"] = profiles
-                else:  # pragma: no cover - only if SchedulerView changes shape
-                    view = view_cls(now, ready, running, reason, profiles)
-                decision = select(view)
-                cand = decision.run
-                if cand is not None and cand is not running:
-                    if (
-                        type(cand) is not Job
-                        or cand.state is not WAITING
-                        or cand._clock is not clock
-                    ):
-                        raise self._invalid(cand)
-                    if running is None:
-                        self._start(cand)
-                    elif preemptive:
-                        mech = decision.mechanism
-                        if mech == _CHECKPOINT:
-                            self._checkpoint(running)
-                        elif mech == _KILL:
-                            self._kill(running)
-                            self._start(cand)
-                        elif mech != _DRAIN:
-                            raise SimulationError(
-                                f"policy {policy.name!r} returned mechanism {mech!r}; allowed: "
-                                f"{', '.join(m.value for m in Mechanism)}"
-                            )
+            if temporal:
+                running = self.running
+                if ticked:
+                    policy.on_period(SchedulerView(now, ready, running, "period", profiles))
+                if reason and self.preempting is None:
+                    if fast_view:
+                        view = new_view(view_cls)
+                        d = view.__dict__
+                        d["now"] = now
+                        d["ready"] = ready
+                        d["running"] = running
+                        d["reason"] = reason
+                        d["profiles"] = profiles
+                    else:  # pragma: no cover - only if SchedulerView changes shape
+                        view = view_cls(now, ready, running, reason, profiles)
+                    decision = select(view)
+                    cand = decision.run
+                    if cand is not None and cand is not running:
+                        if (
+                            type(cand) is not Job
+                            or cand.state is not WAITING
+                            or cand._clock is not clock
+                        ):
+                            raise self._invalid(cand)
+                        if running is None:
+                            self._start(cand, 0, units0, variant0, alloc0)
+                            self.running = cand
+                        elif preemptive:
+                            mech = decision.mechanism
+                            if mech == _CHECKPOINT:
+                                self._checkpoint(running)
+                            elif mech == _KILL:
+                                self._kill(running)
+                                self._start(cand, 0, units0, variant0, alloc0)
+                                self.running = cand
+                            elif mech != _DRAIN:
+                                raise SimulationError(
+                                    f"policy {policy.name!r} returned mechanism {mech!r}; "
+                                    f"allowed: {', '.join(m.value for m in Mechanism)}"
+                                )
+                busy = self.running is not None or self.preempting is not None
+            else:
+                if ticked:
+                    policy.on_period(self._machine_view("period"))
+                if reason:
+                    self._apply(select(self._machine_view(reason)))
+                busy = any(r.jobs for r in self.res) or bool(self.pending)
             if ready and period is not None and not self.tick_pending:
                 k = math.floor(now / period) + 1.0
                 t_tick = k * period
                 if t_tick <= now:
                     t_tick += period
-                if self.running is None and self.preempting is None and not heap and ai >= n:
+                if not busy and not heap and ai >= n:
                     # Only ticks are left; a policy may idle for a while, not forever.
                     idle_ticks = idle_ticks + 1 if reason == "period" else 0
                     if idle_ticks > _MAX_IDLE_TICKS:
                         raise SimulationError(
-                            f"policy {policy.name!r} left the accelerator idle for "
+                            f"policy {self._pname()!r} left the machine idle for "
                             f"{_MAX_IDLE_TICKS} periods with {len(ready)} jobs waiting and "
                             f"nothing else to happen (t={now!r} s)"
                         )
@@ -681,7 +1426,6 @@ class _Run:
                 self.tick_pending = True
 
         self.events = events
-        self.n_finished = n_finished
         return self._result(now)
 
     # --- results ------------------------------------------------------------------------------
@@ -689,14 +1433,14 @@ class _Run:
         n = len(self.arrivals)
         if self.n_finished < n and self.until == math.inf:
             raise SimulationError(
-                f"policy {self.policy.name!r} left {n - self.n_finished} of {n} requests "
-                f"unfinished with the accelerator idle at t={now!r} s"
+                f"policy {self._pname()!r} left {n - self.n_finished} of {n} requests "
+                f"unfinished with the machine idle at t={now!r} s"
             )
         # Partial records of jobs still in flight (only with ``until``).
-        alive = list(self.ready)
-        for j in (self.running, self.preempting):
-            if j is not None:
-                alive.append(j)
+        alive: list[Job] = list(self.ready)
+        for res in self.res:
+            alive.extend(res.jobs)
+        alive.extend(e[0] for e in self.pending)
         for j in alive:
             self._record(j, math.nan)
         if self.progress is not None and self.n_finished != self.reported:
@@ -710,6 +1454,8 @@ class _Run:
         latency = finish - arrival
         network = np.empty(n, dtype=object)
         network[:] = list(map(attrgetter("network"), reqs))
+        resource = np.empty(n, dtype=object)
+        resource[:] = self.col_res
         cols: dict[str, npt.NDArray[Any]] = {
             "id": np.fromiter(map(attrgetter("id"), reqs), dtype=np.int64, count=n),
             "arrival_s": arrival,
@@ -725,6 +1471,7 @@ class _Run:
             "checkpoint_bytes": np.asarray(self.col_cbytes, dtype=np.int64),
             "checkpoint_s": cs,
             "wasted_s": np.asarray(self.col_wasted, dtype=np.float64),
+            "energy_j": np.asarray(self.col_energy, dtype=np.float64),
             "priority": np.fromiter(map(attrgetter("priority"), reqs), dtype=np.int64, count=n),
             "batch": np.fromiter(map(attrgetter("batch"), reqs), dtype=np.int64, count=n),
             "slo_s": np.fromiter(
@@ -737,16 +1484,31 @@ class _Run:
             "seq_out": np.fromiter(
                 (-1 if r.seq_out is None else r.seq_out for r in reqs), dtype=np.int64, count=n
             ),
+            "resource": resource,
         }
         done = ~np.isnan(finish)
-        makespan = float(finish[done].max() - arrival.min()) if done.any() else 0.0
+        start = float(arrival.min()) if n else 0.0
+        makespan = float(finish[done].max() - start) if done.any() else 0.0
+        per_res: dict[str, dict[str, float]] = {}
+        for res in self.res:
+            idle = res.spec.idle_power_w * max(now - start, 0.0) * (
+                1.0 - res.busy / max(now - start, 1e-300)
+            )
+            per_res[res.name] = {
+                "busy_s": float(res.busy),
+                "energy_j": float(res.energy + max(idle, 0.0)),
+                "capacity": float(res.capacity),
+            }
         return SimResult(
             columns=cols,
             makespan_s=makespan,
-            busy_s=float(self.busy),
+            busy_s=float(sum(r.busy for r in self.res)),
             events=self.events,
             layer_executions=self.layer_exec,
             timeline=self.timeline,
-            policy=str(getattr(self.policy, "name", type(self.policy).__name__)),
+            policy=self._pname(),
             end_s=now,
+            resources=per_res,
+            energy_j=float(sum(v["energy_j"] for v in per_res.values())),
+            power=self.power,
         )

@@ -21,18 +21,23 @@ from npusched.errors import SimulationError
 #: 1 GHz is 1 ns) and far above float64 rounding of times up to ~10^3 s (~1e-13 s).
 TIME_TOL_S = 1e-12
 
-# Event kinds, in the order they are handled at one instant (also their queue priority).
-COMPLETE = 0  # a job finished its last step
-STOP = 1  # a job being checkpointed reached its preemption point
-SAVE_DONE = 2  # a checkpoint save finished, the array is free
-ARRIVAL = 3  # a request is dispatched
-PERIOD = 4  # the policy's scheduling period expired
+# Event kinds, in the order they are handled at one instant (also their queue priority). Each
+# kind has one handler in the engine (``_Run.handlers``).
+COMPLETE = 0  # a job reached the end of its plan
+BOUNDARY = 1  # a job reached an exit point or a step a policy asked it to stop at
+STOP = 2  # a job being preempted or re-allocated reached its preemption point
+SAVE_DONE = 3  # a checkpoint save finished, the job's units are free
+ARRIVAL = 4  # a request is dispatched (a dependent request released)
+TIMER = 5  # a timer a policy asked for
+PERIOD = 6  # the policy's scheduling period expired
 
 KIND_NAMES = {
     COMPLETE: "completion",
+    BOUNDARY: "boundary",
     STOP: "stop",
     SAVE_DONE: "preempted",
     ARRIVAL: "arrival",
+    TIMER: "timer",
     PERIOD: "period",
 }
 

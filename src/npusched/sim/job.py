@@ -1,22 +1,28 @@
-"""The engine's job: a request in flight, i.e. a position in its execution plan plus a rate.
+"""The engine's job: one request (or a batch of samples) in flight, i.e. a position in its
+execution plan plus a rate.
 
-A job's progress is never advanced step by step. While it holds the array,
+A job's progress is never advanced step by step. While it computes,
 
     executed_s(now) = min(executed_at_t0 + rate * (now - t0), limit)
 
 where ``t0`` is when its current execution segment started computing (after any checkpoint
-restore) and ``limit`` is where it will stop (the plan's total, or the preemption point it is
-heading to). The engine sets these fields at decision points only; a policy reads
-:attr:`Job.executed_s` and :attr:`Job.waited_s` as of the simulator clock.
+restore or frequency switch) and ``limit`` is where it will stop (the plan's end, the next exit,
+or the preemption point it is heading to). ``executed_s`` is seconds of the *current* plan
+variant; the plan-independent progress is :attr:`Job.position` ``(step, fraction)``, which is
+what carries over when the job moves to another variant (subarray count, accelerator,
+frequency, batch size). The engine sets these fields at decision points only.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from npusched.hardware.profile import ExecPlan, Profile
-from npusched.sim.types import JobState
+from npusched.policies.contract import Allocation, JobState
 from npusched.workloads.request import Request
 
 WAITING = JobState.WAITING
+STARTING = JobState.STARTING
 RUNNING = JobState.RUNNING
 PREEMPTING = JobState.PREEMPTING
 DONE = JobState.DONE
@@ -32,10 +38,11 @@ class Clock:
 
 
 class Job:
-    """One request being simulated (satisfies :class:`npusched.sim.types.JobView`).
+    """One request, or a batch of requests, being simulated (satisfies
+    :class:`npusched.policies.contract.JobView`).
 
     Public attributes are read-only for policies. Times are seconds; ``executed_s`` is seconds
-    of isolated execution (work), not wall time.
+    of work on the current plan, not wall time.
     """
 
     __slots__ = (
@@ -43,16 +50,25 @@ class Job:
         "_epoch",
         "_exec",
         "_limit",
+        "_limit_kind",
+        "_next_alloc",
+        "_pause_s",
+        "_res",
         "_restore_bytes",
+        "_rows",
+        "_sample_energy",
         "_save_start",
         "_seg_exec0",
         "_seg_start",
         "_t0",
+        "_until",
         "_wait_since",
         "_waited",
+        "allocation",
         "arrival_s",
         "checkpoint_bytes",
         "checkpoint_s",
+        "energy_j",
         "estimated_s",
         "first_start_s",
         "id",
@@ -66,7 +82,10 @@ class Job:
         "rate",
         "request",
         "row",
+        "samples",
         "state",
+        "units",
+        "variant",
         "wasted_s",
     )
 
@@ -94,7 +113,7 @@ class Job:
         self.arrival_s = request.arrival_s
         self.profile = profile
         self.plan = plan
-        #: ``plan.total_s``, looked up once per distinct plan by the engine.
+        #: ``plan.total_s``: seconds of the current plan variant, uninterrupted.
         self.isolated_s = isolated_s
         self.estimated_s = estimated_s
         #: Dispatch order (position in the arrival sequence; ties of arrival time by id).
@@ -103,20 +122,32 @@ class Job:
         self.row = row
         self.state = WAITING
         self.preemptions = 0
-        #: Work-seconds per second while computing (1.0: the whole array at full speed).
+        #: Speed factor of the current segment (1.0: the plan variant's own speed).
         self.rate = 1.0
         self.first_start_s = float("nan")
         self.checkpoint_bytes = 0
         self.checkpoint_s = 0.0
         self.wasted_s = 0.0
+        self.energy_j = 0.0
+        #: The requests this job carries (one, or a batch); ``_rows`` their result rows.
+        self.samples: tuple[Request, ...] = (request,)
+        self._rows: tuple[int, ...] = (row,)
+        self._sample_energy: list[float] | None = None
+        self.allocation: Allocation | None = None
+        self.units = 0
+        self.variant: tuple[tuple[str, Any], ...] = ()
+        self._res = -1
         self._clock = clock
         self._exec = 0.0
         self._t0 = 0.0
-        # _limit, _seg_start, _seg_exec0 are set when the job starts, _save_start when it saves.
+        self._limit_kind = 0
+        self._pause_s = 0.0
         self._waited = 0.0
         self._wait_since = clock.now
         self._epoch = 0
         self._restore_bytes = 0
+        self._next_alloc: tuple[int, int, tuple[tuple[str, Any], ...], Allocation] | None = None
+        self._until = -1
 
     @property
     def executed_s(self) -> float:
@@ -139,8 +170,19 @@ class Job:
 
     @property
     def remaining_s(self) -> float:
-        """Seconds of work left at full rate (isolated time minus executed work)."""
+        """Seconds of work left on the current plan at its own speed."""
         return self.isolated_s - self.executed_s
+
+    @property
+    def position(self) -> tuple[int, float]:
+        """``(step, fraction of the step done)`` as of the simulator clock."""
+        return self.plan.position_at(self.executed_s)
+
+    @property
+    def batch(self) -> int:
+        """The plan's batch size: the samples the job carries now (a request of batch ``b``
+        counts ``b``)."""
+        return sum(r.batch for r in self.samples)
 
     def __repr__(self) -> str:
         return (

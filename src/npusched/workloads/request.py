@@ -22,6 +22,12 @@ class Request:
         slo_s: latency target in seconds (``None``: no SLO).
         seq_in: input sequence length (recurrent networks), ``None`` for CNNs.
         seq_out: actual output sequence length (recurrent networks; the predictor does not see it).
+        exit: index of the early exit (into the plan's ``exits``) at which this sample leaves;
+            ``None`` runs to the end.
+        depends_on: id of a request that must finish first (pipelines); ``None`` if none.
+        transfer_s: seconds between the finish of ``depends_on`` and this request's dispatch
+            (the hand-over of its input); the request is dispatched at
+            ``max(arrival_s, finish of depends_on + transfer_s)``.
     """
 
     id: int
@@ -32,3 +38,6 @@ class Request:
     slo_s: float | None = None
     seq_in: int | None = None
     seq_out: int | None = None
+    exit: int | None = None
+    depends_on: int | None = None
+    transfer_s: float = 0.0

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
-from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
+from npusched.policies.contract import KEEP, Decision, JobView, Mechanism, SchedulerView
 
 MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
 

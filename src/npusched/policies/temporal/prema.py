@@ -41,9 +41,9 @@ from itertools import pairwise
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
+from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView
 from npusched.policies.temporal.mechanism import check_mode, check_seconds, decide
 from npusched.policies.temporal.sjf import shortest_remaining
-from npusched.sim.types import KEEP, Decision, JobView, SchedulerView
 
 #: Table II: the scheduling period (seconds).
 PERIOD_S = 0.25e-3

@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
+from npusched.policies.contract import KEEP, Decision, JobView, Mechanism, SchedulerView
 from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds, decide
 from npusched.policies.temporal.prema import PERIOD_S
-from npusched.sim.types import KEEP, Decision, JobView, Mechanism, SchedulerView
 
 
 class NPRRB(TemporalPolicyBase, Component):

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 
 from npusched.base import Component
 from npusched.policies.base import POLICIES, TemporalPolicyBase
+from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView
 from npusched.policies.temporal.mechanism import check_mode, decide, remaining_s
-from npusched.sim.types import KEEP, Decision, JobView, SchedulerView
 
 
 def shortest_remaining(jobs: Iterable[JobView], running: JobView | None = None) -> JobView | None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from npusched.policies.base import POLICIES
+from npusched.policies.contract import JobView
 from npusched.policies.temporal.prema import PreemptiveTokenScheduler, TokenScheduler
-from npusched.sim.types import JobView
 
 
 def first_come(jobs: Sequence[JobView], running: JobView | None = None) -> JobView | None:

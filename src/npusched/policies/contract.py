@@ -1,0 +1,251 @@
+"""The policy contract: what a policy sees (views) and what it answers (decisions).
+
+Policies own these types; the engine (:mod:`npusched.sim`) imports them, never the reverse, so a
+policy module never imports the simulator.
+
+Two kinds of policy share one engine:
+
+* A **temporal** policy (PREMA's family: FCFS, RRB, HPF, TOKEN, SJF, PREMA) decides which ready job
+  holds the whole of a single-resource machine. It sees a :class:`SchedulerView` (``running`` is
+  one job or ``None``) and answers a :class:`Decision` ``(run, mechanism)``.
+* A **machine** policy (spatial fission, heterogeneous mapping, batching) sees a
+  :class:`MachineView` (every resource, every running and waiting job) and answers a
+  :class:`Schedule`: allocations ``{job: Allocation}``, jobs to preempt and the mechanism,
+  batches to merge, timers to set. It declares itself with ``kind = "machine"``.
+
+Both are seen by the engine through the same hooks (``reset``, ``on_dispatch``, ``on_complete``,
+``on_period``, ``select``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol
+
+from npusched.workloads.request import Request
+
+if TYPE_CHECKING:
+    from npusched.hardware.profile import ExecPlan, Profile
+
+
+class Mechanism(StrEnum):
+    """Preemption mechanisms (PREMA Sec. IV-C), executed by the engine with modelled costs.
+
+    * ``CHECKPOINT``: the running job stops at the end of its current tile (or layer, with
+      layer-granularity preemption); its live output activations are saved at memory bandwidth
+      and restored, at the same cost, when it resumes.
+    * ``KILL``: the running job stops at once; all its progress is lost (restarts at layer 0).
+    * ``DRAIN``: no preemption; the candidate waits until the running job finishes.
+    """
+
+    CHECKPOINT = "checkpoint"
+    KILL = "kill"
+    DRAIN = "drain"
+
+
+class JobState(StrEnum):
+    WAITING = "waiting"  # in the ready queue (never started, or preempted)
+    STARTING = "starting"  # allocated, waiting for its units to be released by other jobs
+    RUNNING = "running"
+    PREEMPTING = "preempting"  # stopping at a preemption point / saving its context
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Where a job runs: ``units`` of resource ``resource``, on plan variant ``variant``.
+
+    ``resource=None`` names the machine's first resource and ``units=None`` its whole capacity.
+    ``variant`` holds extra plan axes chosen by the policy (e.g. ``{"frequency_hz": 5e8}``);
+    axes implied by the resource (its units axis, its fixed axes such as the accelerator) are
+    added by the engine.
+    """
+
+    resource: str | None = None
+    units: int | None = None
+    variant: tuple[tuple[str, Any], ...] = ()
+
+    @staticmethod
+    def of(resource: str | None = None, units: int | None = None, **variant: Any) -> Allocation:
+        """An allocation with plan axes as keywords (sorted, so equal choices compare equal)."""
+        return Allocation(resource, units, tuple(sorted(variant.items())))
+
+
+class JobView(Protocol):
+    """What a policy may read of a job (the engine's ``Job`` satisfies it; do not mutate)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def request(self) -> Request:
+        """The job's first request (for a batch: the sample that formed it)."""
+        ...
+
+    @property
+    def samples(self) -> Sequence[Request]:
+        """Every request (sample) the job carries now; a batch loses samples at exits."""
+        ...
+
+    @property
+    def network(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def arrival_s(self) -> float: ...
+    @property
+    def isolated_s(self) -> float:
+        """Uninterrupted latency in seconds on the job's current plan variant."""
+        ...
+
+    @property
+    def estimated_s(self) -> float:
+        """The predictor's estimate of the isolated latency (Time_estimated), seconds."""
+        ...
+
+    @property
+    def executed_s(self) -> float:
+        """Work completed (seconds of the current plan), as of the view's ``now``."""
+        ...
+
+    @property
+    def waited_s(self) -> float:
+        """Total time spent in the ready queue so far (seconds), as of the view's ``now``."""
+        ...
+
+    @property
+    def position(self) -> tuple[int, float]:
+        """``(step, fraction of that step done)``: the plan-independent progress."""
+        ...
+
+    @property
+    def state(self) -> JobState: ...
+    @property
+    def preemptions(self) -> int: ...
+    @property
+    def plan(self) -> ExecPlan: ...
+    @property
+    def allocation(self) -> Allocation | None:
+        """The allocation the job runs on (``None`` while waiting)."""
+        ...
+
+    @property
+    def rate(self) -> float:
+        """Speed factor of the current segment (1.0 = the plan variant's own speed)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SchedulerView:
+    """The read-only state a temporal policy decides on.
+
+    Attributes:
+        now: simulated time in seconds.
+        ready: waiting jobs in dispatch order (ties by id).
+        running: the job on the accelerator, if any (``None`` while idle or switching).
+        reason: why the scheduler woke: ``"arrival"``, ``"completion"``, ``"period"``,
+            ``"preempted"`` (a preemption finished, the array is free).
+        profiles: profiles by network name.
+    """
+
+    now: float
+    ready: Sequence[JobView]
+    running: JobView | None
+    reason: str
+    profiles: Mapping[str, Profile]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceView:
+    """A resource of the machine as a policy sees it (units free as of the view)."""
+
+    name: str
+    kind: str
+    capacity: int
+    free: int
+
+
+@dataclass(frozen=True)
+class MachineView:
+    """The read-only state a machine policy decides on.
+
+    Attributes:
+        now: simulated time in seconds.
+        ready: waiting jobs in dispatch order (ties by id).
+        running: jobs holding units (running, or starting once their units are released), in
+            the order they were allocated.
+        preempting: jobs being stopped (running to a preemption point or saving a checkpoint);
+            they still hold their units.
+        resources: every resource by name, in machine order.
+        reason: why the policy woke: ``"arrival"``, ``"completion"``, ``"period"``,
+            ``"preempted"``, ``"exit"``, ``"timer"``, ``"merged"``, ``"stopped"``.
+        profiles: profiles by network name.
+    """
+
+    now: float
+    ready: Sequence[JobView]
+    running: Sequence[JobView]
+    preempting: Sequence[JobView]
+    resources: Mapping[str, ResourceView]
+    reason: str
+    profiles: Mapping[str, Profile]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A temporal policy's answer.
+
+    ``run`` is the job that should hold the accelerator now (``None``: leave it as it is / idle).
+    If ``run`` differs from the running job, ``mechanism`` says how to preempt it; the engine
+    ignores it on a non-preemptive policy (it behaves as DRAIN).
+    """
+
+    run: JobView | None
+    mechanism: Mechanism = Mechanism.CHECKPOINT
+
+
+KEEP = Decision(None, Mechanism.DRAIN)
+
+
+@dataclass(frozen=True)
+class Merge:
+    """Merge ``jobs`` into ``into`` (a batch): every job must stand at the same plan position and
+    be waiting; ``into`` keeps its id and place in the queue and carries all their samples."""
+
+    into: JobView
+    jobs: Sequence[JobView]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A machine policy's answer. Everything not named stays as it is.
+
+    Attributes:
+        assign: ``{job: allocation}``. A waiting job starts on it (at once if the units are
+            free, else as soon as jobs stopping on that resource release them, in assignment
+            order); a running job with a different allocation is re-allocated: it stops at its
+            next preemption point, pays the checkpoint save and restore, and continues on the
+            new allocation's plan variant from the same ``(step, fraction)``.
+        preempt: running jobs to take off their units with ``mechanism``.
+        mechanism: CHECKPOINT or KILL (DRAIN means: do not preempt).
+        until_step: ``{job: step}``: the job stops (free of cost) when it reaches the start of
+            that step, returns to the ready queue and the policy wakes with reason ``"stopped"``
+            (e.g. new samples run to the current exit before merging).
+        merge: batches to merge (see :class:`Merge`), applied before ``assign``.
+        timers: absolute times (seconds) at which to wake the policy (reason ``"timer"``).
+        rates: ``{job: factor}``: a running job's speed factor from now on (contention,
+            throttling); the engine re-times its events, its position stays exact.
+    """
+
+    assign: Mapping[JobView, Allocation] = field(default_factory=dict)
+    preempt: Sequence[JobView] = ()
+    mechanism: Mechanism = Mechanism.CHECKPOINT
+    until_step: Mapping[JobView, int] = field(default_factory=dict)
+    merge: Sequence[Merge] = ()
+    timers: Sequence[float] = ()
+    rates: Mapping[JobView, float] = field(default_factory=dict)
+
+
+NOTHING = Schedule()
+"""A machine policy's "change nothing"."""
