@@ -183,6 +183,7 @@ def test_soc_device_plan_variants() -> None:
     assert isinstance(dev, Device)
     assert dev.variant_axes == {"accelerator": ("GPU", "DLA")}
     assert "GPU" not in dev.cache_key() and "DLA" not in dev.cache_key()
+    assert dev.name == "soc"
     net = get_network("resnet-50")
     gpu = dev.layer_costs(net, 1, accelerator="GPU")
     dla = dev.layer_costs(net, 2, accelerator="dla")

@@ -13,8 +13,7 @@ def get_device(name: str, /, **params: object) -> Device:
 
 
 # Built-in devices register on import.
-from npusched.hardware import systolic  # noqa: E402,F401
-from npusched.hardware import soc  # noqa: E402,F401  (HaX-CoNN SoCs, device "soc")
+from npusched.hardware import soc, systolic  # noqa: E402,F401  (soc: HaX-CoNN SoCs, device "soc")
 
 __all__ = [
     "DEVICES",

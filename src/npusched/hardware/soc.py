@@ -685,15 +685,13 @@ class SocDevice(Component):
     Args:
         soc: built-in SoC name (``orin``, ``xavier``, ``snapdragon-865``).
         calibrate: scale to Table 5.
+        name: the device's name in profiles and configs.
     """
 
-    def __init__(self, *, soc: str = "orin", calibrate: bool = True) -> None:
+    def __init__(self, *, soc: str = "orin", calibrate: bool = True, name: str = "soc") -> None:
         self.soc = soc
         self.calibrate = calibrate
-
-    @property
-    def name(self) -> str:
-        return f"soc-{self.soc}"
+        self.name = name
 
     @property
     def spec(self) -> SocSpec:
