@@ -45,3 +45,30 @@ def test_cli_quick_all(tmp_path: Path) -> None:
     assert len(s["experiments"]) == 10 and s["solver"]
     for f in ("table8.csv", "fig5.png", "fig7.png", "solver.md"):
         assert (tmp_path / f).exists()
+
+
+def test_cli_map(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["map", "googlenet", "resnet-18", "--soc", "orin", "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("method,predicted_ms,realised_ms,fps,transitions")
+    assert "HaX-CoNN (exhaustive" in out and "H2H" in out
+
+
+def test_cli_map_measured_profiles(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    head = "network,group,first_layer,last_layer,accelerator,time_ms,out_ms,in_ms,mem_gbps\n"
+    rows = "".join(
+        f"{n},{g},{g},{g},{a},{t},0.01,0,{bw}\n"
+        for n in ("a", "b") for g in range(3)
+        for a, t, bw in (("GPU", 1.0 + g, 60), ("DLA", 1.5 + g, 40))
+    )
+    good = tmp_path / "p.csv"
+    good.write_text(head + rows)
+    assert main(["map", "a", "b", "--soc", "xavier", "--profile-csv", str(good)]) == 0
+    assert "a: groups" in capsys.readouterr().out
+    bad = tmp_path / "bad.csv"
+    bad.write_text(head + rows.replace("1.5", "fast", 1))
+    assert main(["map", "a", "b", "--soc", "xavier", "--profile-csv", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv:3: time_ms='fast'; expected a number" in err and len(err.strip().splitlines()) == 1
+    assert main(["map", "a", "c", "--soc", "xavier", "--profile-csv", str(good)]) == 2
+    assert "no rows for network 'c'; networks: a, b" in capsys.readouterr().err

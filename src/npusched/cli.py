@@ -258,6 +258,64 @@ def bench_cmd(
         render([{"metric": k, "value": v} for k, v in result.items()], "table", title="bench")
 
 
+@app.command("map")
+def map_cmd(
+    networks: Annotated[list[str], typer.Argument(help="Two or three zoo networks.")],
+    soc: Annotated[str, typer.Option(help="orin, xavier or snapdragon-865.")] = "orin",
+    goal: Annotated[str, typer.Option(help="latency (Eq. 11) or throughput (Eq. 10).")] = "latency",
+    space: Annotated[str, typer.Option(help="restricted or free.")] = "restricted",
+    transitions: Annotated[int, typer.Option(help="Transitions per DNN (restricted).")] = 1,
+    groups: Annotated[int, typer.Option(help="Layer groups per DNN (generated profiles).")] = 10,
+    profile_csv: Annotated[
+        Path | None, typer.Option(help="Measured profiles (CSV, see the README) instead.")
+    ] = None,
+    time_limit: Annotated[float, typer.Option(help="CP-SAT seconds (free space).")] = 1.0,
+    fmt: FormatOpt = "table",
+) -> None:
+    """HaX-CoNN: the contention-aware layer-group schedule of DNNs on an SoC, with baselines."""
+    from npusched.hardware.soc import generate_profile, get_soc, load_profile_csv
+    from npusched.models.zoo import get_network
+    from npusched.policies.mapping import Task, Workload
+    from npusched.policies.mapping.haxconn import haxconn
+    from npusched.report.tables import render
+
+    spec = get_soc(soc)
+    measured = load_profile_csv(profile_csv, spec) if profile_csv is not None else {}
+    tasks = []
+    for n in networks:
+        if profile_csv is not None:
+            if n not in measured:
+                raise ConfigError(
+                    f"{profile_csv}: no rows for network {n!r}; networks: {', '.join(sorted(measured))}"
+                )
+            tasks.append(Task(n, measured[n]))
+        else:
+            tasks.append(Task(n, generate_profile(get_network(n), spec, n_groups=groups)))
+    h = haxconn(Workload(spec, tuple(tasks)), goal, space=space, max_transitions=transitions,
+                time_limit_s=time_limit)
+    accs = spec.accelerators
+    rows: list[dict[str, object]] = [
+        {"method": m, "predicted_ms": round(r.predicted.makespan_s * 1e3, 3),
+         "realised_ms": round(r.realised.makespan_s * 1e3, 3),
+         "fps": round(r.realised.fps, 1), "transitions": str(r.schedule.transitions())}
+        for m, r in h.baselines.items()
+    ]
+    rows.append({"method": f"HaX-CoNN ({h.source}{', proven' if h.proven else ''})",
+                 "predicted_ms": round((h.predicted_objective if goal == "latency"
+                                        else h.realised.makespan_s) * 1e3, 3),
+                 "realised_ms": round(h.realised.makespan_s * 1e3, 3),
+                 "fps": round(h.realised.fps, 1), "transitions": str(h.schedule.transitions())})
+    render(rows, fmt, title=f"HaX-CoNN on {spec.name}: {' + '.join(networks)} ({goal})")
+    if fmt == "table":
+        for t, row in zip(tasks, h.schedule.assignment, strict=True):
+            segs, start = [], 0
+            for g in range(1, len(row) + 1):
+                if g == len(row) or row[g] != row[start]:
+                    segs.append(f"groups {start}-{g - 1} on {accs[row[start]]}")
+                    start = g
+            typer.echo(f"{t.name}: " + "; ".join(segs))
+
+
 # --- reproduce ---------------------------------------------------------------------------------
 @reproduce_app.command("prema")
 def reproduce_prema(
