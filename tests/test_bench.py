@@ -1,55 +1,82 @@
-"""The engine benchmark on a tiny workload: the engine agrees with the SimPy reference."""
+"""``npusched bench``: the three references agree with the engine, the JSON schema, scenario
+selection, targets and the up-front SimPy check. Small workloads only (no timing asserted)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from npusched import bench
 from npusched.bench import (
     BENCH_NETWORKS,
+    SCENARIOS,
+    TARGETS,
+    Target,
+    _Shapes,
+    bare_loop_reference,
+    bench_rows,
     bench_workload,
     run_bench,
     simpy_reference,
+    simpy_skip_reference,
     synthetic_profiles,
+    temporal_scenario,
 )
+from npusched.cli import main
+from npusched.errors import ConfigError, UnknownNameError
 from npusched.policies.temporal import HPF
 from npusched.sim.engine import Simulator
 
-KEYS = {
-    "requests_per_s",
+ENTRY_KEYS = {"name", "requests", "requests_per_s", "events_per_s", "peak_rss_mib"}
+REF_KEYS = {
     "speedup_vs_simpy",
+    "speedup_vs_simpy_skip",
+    "fraction_of_bare_loop",
     "max_abs_finish_diff_s",
-    "layer_executions_per_s",
-    "peak_memory_mb",
-    "n_requests",
 }
 
 
-def test_tiny_bench_agrees_with_simpy() -> None:
-    res = run_bench(n_requests=300, seed=1, reference=True, progress=False)
-    assert set(res) >= KEYS
-    assert res["n_requests"] == 300
-    assert res["max_abs_finish_diff_s"] <= 1e-9
-    assert res["preemptions"] > 0  # the workload does exercise preemption
-    assert res["layer_executions"] > 300
-    json.dumps(res)  # serialisable
-
-
-def test_synthetic_profiles_agree_with_simpy() -> None:
-    profiles = synthetic_profiles(random_state=3)
+@pytest.mark.parametrize("seed", [0, 3])
+def test_references_agree_with_engine(seed: int) -> None:
+    profiles = synthetic_profiles(random_state=seed)
     assert sorted(profiles) == sorted(BENCH_NETWORKS)
-    reqs = bench_workload(400, profiles, load=0.95, random_state=5)
+    reqs = bench_workload(600, profiles, load=0.95, random_state=seed + 5)
     res = Simulator(
         profiles, HPF(preemptive=True), preemption_point="layer", checkpoint_cost=False
     ).run(reqs)
-    ref = simpy_reference(reqs, profiles)
-    assert res.columns["preemptions"].sum() > 0
-    np.testing.assert_allclose(res.columns["finish_s"], ref, rtol=0, atol=1e-9)
-    # Layer-boundary preemption never splits a step: each executes once, as in SimPy.
-    steps = sum(profiles[r.network].plan(r.batch).steps for r in reqs)
-    assert res.layer_executions == steps
+    engine = res.columns["finish_s"]
+    assert res.columns["preemptions"].sum() > 20  # the workload does exercise preemption
+    shapes = _Shapes(reqs, profiles)
+    # Per-layer timeouts add latencies one by one: rounding differs from the prefix sums.
+    np.testing.assert_allclose(simpy_reference(shapes), engine, rtol=0, atol=1e-9)
+    # The event-skipping models do the engine's arithmetic.
+    np.testing.assert_allclose(simpy_skip_reference(shapes), engine, rtol=0, atol=1e-12)
+    bare, events = bare_loop_reference(shapes)
+    np.testing.assert_allclose(bare, engine, rtol=0, atol=1e-12)
+    assert events == res.events  # the same events, counted the same way
+
+
+def test_references_keep_request_id_order() -> None:
+    """Rows follow request ids even when the list is shuffled and ids are not 0..n-1."""
+    profiles = synthetic_profiles(random_state=1)
+    reqs = bench_workload(200, profiles, load=0.95, random_state=2)
+    shuffled = [dataclasses.replace(reqs[i], id=1000 - reqs[i].id) for i in range(len(reqs))]
+    shuffled = shuffled[::-1][50:] + shuffled[::-1][:50]
+    res = Simulator(
+        profiles, HPF(preemptive=True), preemption_point="layer", checkpoint_cost=False
+    ).run(shuffled)
+    shapes = _Shapes(shuffled, profiles)
+    for finish in (simpy_reference(shapes), simpy_skip_reference(shapes)):
+        np.testing.assert_allclose(finish, res.columns["finish_s"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        bare_loop_reference(shapes)[0], res.columns["finish_s"], rtol=0, atol=1e-12
+    )
 
 
 def test_bench_workload_is_seeded_and_loaded() -> None:
@@ -63,10 +90,154 @@ def test_bench_workload_is_seeded_and_loaded() -> None:
     assert {r.priority for r in a} == {1, 3, 9}
 
 
-def test_cli_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
-    from npusched.cli import main
+def test_temporal_entry_in_process() -> None:
+    stages: list[str] = []
+    entry = temporal_scenario(
+        requests=300,
+        seed=1,
+        profiles=synthetic_profiles(),
+        report=lambda s, d, t: stages.append(s),
+    )
+    assert set(entry) >= ENTRY_KEYS | REF_KEYS
+    assert entry["name"] == "temporal" and entry["requests"] == 300
+    assert entry["max_abs_finish_diff_s"] <= 1e-9
+    assert set(entry["reference_s"]) == {"simpy", "simpy_skip", "bare_loop"}
+    assert entry["bare_loop_events"] == entry["events"]
+    assert entry["preemptions"] > 0
+    assert stages[0] == "workload" and {"engine", "simpy", "simpy_skip", "bare_loop"} <= set(stages)
+    json.dumps(entry)
 
-    assert main(["bench", "--requests", "200", "--json", "--no-reference"]) == 0
+
+def test_cli_bench_json_one_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--scenario temporal --json``: one object, one entry, run in its own process."""
+    assert main(["bench", "--scenario", "temporal", "--requests", "200", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) >= KEYS and out["n_requests"] == 200
-    assert out["speedup_vs_simpy"] is None and out["max_abs_finish_diff_s"] is None
+    assert [e["name"] for e in out["scenarios"]] == ["temporal"]
+    (entry,) = out["scenarios"]
+    assert set(entry) >= ENTRY_KEYS | REF_KEYS
+    assert entry["requests"] == 200
+    assert entry["max_abs_finish_diff_s"] <= 1e-9
+    assert entry["speedup_vs_simpy"] > 0 and entry["fraction_of_bare_loop"] > 0
+    assert entry["peak_rss_mib"] > 10
+    assert set(entry["targets"]) == {t.metric for t in TARGETS["temporal"]}
+
+
+def test_cli_bench_no_reference_nulls(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["bench", "--scenario", "TEMPORAL", "--requests", "50", "--no-reference", "--json"])
+        == 0
+    )
+    (entry,) = json.loads(capsys.readouterr().out)["scenarios"]
+    assert entry["name"] == "temporal"
+    assert all(entry[k] is None for k in REF_KEYS)
+    assert all(t["met"] is None for t in entry["targets"].values())
+
+
+def test_prema_scenario_runs_without_simpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``prema`` has no reference: it runs with SimPy missing, and its entry has no ratios."""
+    monkeypatch.setitem(sys.modules, "simpy", None)  # ``import simpy`` raises ImportError
+    out = run_bench(["prema"], requests=40, isolate=False)
+    (entry,) = out["scenarios"]
+    assert set(entry) >= ENTRY_KEYS and not set(entry) & REF_KEYS
+    assert entry["name"] == "prema" and entry["requests"] == 40
+    assert entry["events"] >= 80  # at least an arrival and a completion per request
+    assert entry["targets"]["peak_rss_mib"]["met"] is None  # applies at 1,000,000 requests
+    assert entry["targets"]["requests_per_s"]["met"] in (True, False)
+
+
+def test_missing_simpy_fails_up_front(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "simpy", None)
+
+    def never(*args: object, **kwargs: object) -> None:  # pragma: no cover - must not run
+        raise AssertionError("a scenario ran before the SimPy check")
+
+    monkeypatch.setattr(bench, "run_scenario", never)
+    for argv in (["bench"], ["bench", "--scenario", "prema", "--scenario", "temporal"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "simpy" in err[0] and "pip install 'npusched[bench]'" in err[0]
+    with pytest.raises(ConfigError, match="npusched\\[bench\\]"):
+        bench.require_simpy()
+
+
+def test_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--scenario", "nope", "--json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nope" in err[0] and "temporal" in err[0] and "prema" in err[0]
+    with pytest.raises(UnknownNameError):
+        run_bench(["nope"], isolate=False)
+
+
+def test_registry_and_targets() -> None:
+    assert SCENARIOS.names()[:2] == ["temporal", "prema"]
+    assert SCENARIOS.get("temporal")().needs_simpy and not SCENARIOS.get("prema")().needs_simpy
+    t = Target("speedup_vs_simpy", ">=", 15.0)
+    assert t.met({"requests": 5, "speedup_vs_simpy": 15.0}) is True
+    assert t.met({"requests": 5, "speedup_vs_simpy": 14.9}) is False
+    assert t.met({"requests": 5, "speedup_vs_simpy": None}) is None
+    m = Target("peak_rss_mib", "<=", 1024.0, min_requests=1_000_000)
+    assert m.met({"requests": 999_999, "peak_rss_mib": 10.0}) is None
+    assert m.met({"requests": 1_000_000, "peak_rss_mib": 1025.0}) is False
+    assert m.text() == "<= 1,024 at 1,000,000 requests"
+    rows = bench_rows(
+        {
+            "scenarios": [
+                {
+                    "name": "temporal",
+                    "requests": 10,
+                    "speedup_vs_simpy": 16.0,
+                    "fraction_of_bare_loop": None,
+                    "targets": {
+                        "speedup_vs_simpy": {"target": ">= 15", "met": True},
+                        "fraction_of_bare_loop": {"target": ">= 0.4", "met": None},
+                    },
+                }
+            ]
+        }
+    )
+    by = {r["metric"]: r for r in rows}
+    assert by["speedup_vs_simpy"]["target"] == ">= 15" and by["speedup_vs_simpy"]["met"] == "yes"
+    assert by["fraction_of_bare_loop"]["value"] == "not run"
+    assert by["fraction_of_bare_loop"]["met"] == "n/a"
+
+
+def test_engine_setup_is_the_timed_run() -> None:
+    """``engine_setup`` (used by ``benchmarks/profile_engine.py``) builds what the scenario times."""
+    sim, reqs = bench.engine_setup("temporal", requests=150, seed=2)
+    res = sim.run(reqs)
+    entry = temporal_scenario(requests=150, seed=2, reference=False)
+    assert (
+        entry["events"] == res.events and entry["preemptions"] == res.columns["preemptions"].sum()
+    )
+
+
+def test_cli_bench_table_shows_targets(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--scenario", "temporal", "--requests", "60"]) == 0
+    captured = capsys.readouterr()
+    for text in ("speedup_vs_simpy_skip", ">= 15", ">= 4", ">= 0.4", "fraction_of_bare_loop"):
+        assert text in captured.out
+    assert "engine" in captured.err  # the progress bar, on stderr
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    load=st.floats(0.5, 1.2),
+    n=st.integers(1, 120),
+)
+def test_references_agree_on_random_workloads(seed: int, load: float, n: int) -> None:
+    profiles = synthetic_profiles(random_state=seed % 7)
+    reqs = bench_workload(n, profiles, load=load, random_state=seed)
+    res = Simulator(
+        profiles, HPF(preemptive=True), preemption_point="layer", checkpoint_cost=False
+    ).run(reqs)
+    engine = res.columns["finish_s"]
+    shapes = _Shapes(reqs, profiles)
+    np.testing.assert_allclose(simpy_reference(shapes), engine, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(simpy_skip_reference(shapes), engine, rtol=0, atol=1e-12)
+    bare, events = bare_loop_reference(shapes)
+    np.testing.assert_allclose(bare, engine, rtol=0, atol=1e-12)
+    assert events == res.events

@@ -508,8 +508,8 @@ def test_help_rewraps_docstring_paragraphs(
     monkeypatch.setenv("TERMINAL_WIDTH", "200")
     assert main(["profile", "--help"]) == 0
     out = capsys.readouterr().out
-    # the docstring breaks this sentence after "at the"; help text must not keep such breaks
-    assert "unroll them at the network's default sequence lengths" in out
+    # the docstring breaks the line after "models import``)."; help must not keep such breaks
+    assert "(imported as by models import). Recurrent layers are listed once" in out
     assert main(["reproduce", "prema", "--help"]) == 0
     assert "Base seed" in capsys.readouterr().out
 

@@ -253,8 +253,8 @@ def test_matmul_fc_and_activation_matmul(tmp_path: Path, batch: Dim) -> None:
     assert scores.weight_elems == 0 and scores.params == 0
     assert (scores.input_elems, scores.output_elems) == (2 * 192, 36)
     assert ly["softmax"].kind == LayerKind.VECTOR and ly["softmax"].inputs == ("scores",)
-    heads = ly["heads"]  # batched over 4 heads: M multiplied by the leading dims
-    assert (heads.kind, heads.m, heads.k, heads.n, heads.groups) == (LayerKind.MATMUL, 24, 8, 6, 1)
+    heads = ly["heads"]  # batched over 4 heads: one group (own stationary operand) per head
+    assert (heads.kind, heads.m, heads.k, heads.n, heads.groups) == (LayerKind.MATMUL, 6, 8, 6, 4)
     assert heads.macs == 4 * 6 * 8 * 6
     assert heads.inputs == ()
     assert net.params == 544
@@ -604,8 +604,9 @@ def test_embedding_layernorm_split_vector_ops(tmp_path: Path) -> None:
     net = from_onnx(path)
     ly = _by_name(net)
     assert [x.name for x in net.layers] == ["embed", "ln", "qkv", "split", "scale", "mix"]
-    assert ly["embed"].kind == LayerKind.VECTOR and ly["embed"].params == 800
-    assert (ly["embed"].input_elems, ly["embed"].output_elems) == (seq, seq * dim)
+    assert ly["embed"].kind == LayerKind.EMBED and ly["embed"].params == 800
+    # an embedding look-up reads the rows it gathers
+    assert (ly["embed"].input_elems, ly["embed"].output_elems) == (seq * dim, seq * dim)
     assert ly["ln"].params == 2 * dim
     assert (ly["qkv"].m, ly["qkv"].k, ly["qkv"].n) == (seq, dim, 3 * dim)
     assert ly["split"].output_elems == 3 * seq * dim
@@ -684,3 +685,137 @@ def test_profile_accepts_an_onnx_file(tmp_path: Path, capsys: pytest.CaptureFixt
     totals = doc["totals"]
     assert [t["batch"] for t in totals] == [1, 4]
     assert totals[1]["isolated_ms"] >= totals[0]["isolated_ms"] > 0
+
+
+# --- transformers: Einsum, erf-GELU, LayerNormalization, embeddings, masks --------------------
+def _bert_layer(tmp_path: Path, batch: int, gelu: str = "erf") -> Path:
+    """One BERT encoder layer as exported by PyTorch/TF: Gather embedding, LayerNormalization,
+    Einsum projections and attention, an Expand/Where attention mask, erf-based GELU."""
+    s, d, h, hd, ff, vocab = 8, 16, 2, 8, 32, 50
+    inits = [
+        _init("emb", (vocab, d)),
+        *(_init(f"ln{i}_{p}", (d,)) for i in range(3) for p in ("g", "b")),
+        *(_init(f"w{p}", (d, d)) for p in "qkvo"),
+        _init("w1", (d, ff)),
+        _init("w2", (ff, d)),
+        _const_i64("shape4", [batch, s, h, hd]),
+        _const_i64("shape3", [batch, s, d]),
+        _const_i64("mask_shape", [batch, h, s, s]),
+        numpy_helper.from_array(np.array(-1e4, np.float32), "neg"),
+        numpy_helper.from_array(np.array(1.4142135, np.float32), "sqrt2"),
+        numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+    ]
+    n = helper.make_node
+    nodes = [
+        n("Gather", ["emb", "ids"], ["e"], name="embed"),
+        n("LayerNormalization", ["e", "ln0_g", "ln0_b"], ["x"], name="ln0", axis=-1),
+        *(
+            n("Einsum", ["x", f"w{p}"], [p], name=f"proj_{p}", equation="bsd,dk->bsk")
+            for p in "qkv"
+        ),
+        *(n("Reshape", [p, "shape4"], [f"{p}4"], name=f"split_{p}") for p in "qkv"),
+        n("Einsum", ["q4", "k4"], ["sc"], name="qk", equation="bshd,bthd->bhst"),
+        n("Expand", ["mask", "mask_shape"], ["mexp"], name="mask_expand"),
+        n("Where", ["mexp", "sc", "neg"], ["scm"], name="mask_where"),
+        n("Softmax", ["scm"], ["p"], name="softmax", axis=-1),
+        n("Einsum", ["p", "v4"], ["c4"], name="pv", equation="bhst,bthd->bshd"),
+        n("Reshape", ["c4", "shape3"], ["c"], name="merge"),
+        n("MatMul", ["c", "wo"], ["o"], name="proj_o"),
+        n("Add", ["o", "x"], ["r1"], name="res1"),
+        n("LayerNormalization", ["r1", "ln1_g", "ln1_b"], ["x2"], name="ln1", axis=-1),
+        n("Einsum", ["x2", "w1"], ["f"], name="fc1", equation="...d,df->...f"),
+        *(
+            [
+                n("Div", ["f", "sqrt2"], ["fd"], name="gelu_div"),
+                n("Erf", ["fd"], ["fe"], name="gelu_erf"),
+                n("Add", ["fe", "one"], ["fa"], name="gelu_add"),
+                n("Mul", ["f", "fa"], ["fm"], name="gelu_mul"),
+                n("Mul", ["fm", "half"], ["g"], name="gelu_half"),
+            ]
+            if gelu == "erf"
+            else [n("Gelu", ["f"], ["g"], name="gelu")]  # opset 20
+        ),
+        n("MatMul", ["g", "w2"], ["y"], name="fc2"),
+        n("Add", ["y", "x2"], ["r2"], name="res2"),
+        n("LayerNormalization", ["r2", "ln2_g", "ln2_b"], ["out"], name="ln2", axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "bert_layer",
+        [
+            helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, s]),
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, [batch, 1, 1, s]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [batch, s, d])],
+        initializer=inits,
+    )
+    path = tmp_path / "bert_layer.onnx"
+    opset = 17 if gelu == "erf" else 20
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), str(path))
+    return path
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_bert_layer_with_einsum_and_erf_gelu(tmp_path: Path, batch: int) -> None:
+    s, d, h, hd, ff = 8, 16, 2, 8, 32
+    net = from_onnx(_bert_layer(tmp_path, batch))
+    _check_bert_layer(net, s, d, h, hd, ff)
+    ly = _by_name(net)
+    assert ly["gelu_erf"].kind == LayerKind.ACT and ly["gelu_erf"].attrs["fn"] == "erf"
+
+
+def test_bert_layer_with_gelu_op(tmp_path: Path) -> None:
+    net = from_onnx(_bert_layer(tmp_path, 2, gelu="op"))
+    _check_bert_layer(net, 8, 16, 2, 8, 32)
+    gelu = _by_name(net)["gelu"]
+    assert (gelu.kind, gelu.attrs["fn"], gelu.inputs) == (LayerKind.ACT, "gelu", ("fc1",))
+    assert _by_name(net)["fc2"].inputs == ("gelu",)
+
+
+def _check_bert_layer(net: Network, s: int, d: int, h: int, hd: int, ff: int) -> None:
+    ly = _by_name(net)
+    # hand count: S (4 d^2 + 2 d ff) projections and MLP + 2 S^2 d attention = 16,384 + 2,048
+    assert net.macs == s * (4 * d * d + 2 * d * ff) + 2 * s * s * d == 18432
+    for p in "qkv":
+        assert (ly[f"proj_{p}"].kind, ly[f"proj_{p}"].m, ly[f"proj_{p}"].k, ly[f"proj_{p}"].n) == (
+            LayerKind.FC,
+            s,
+            d,
+            d,
+        )
+    qk, pv = ly["qk"], ly["pv"]
+    assert (qk.kind, qk.groups, qk.m, qk.k, qk.n) == (LayerKind.MATMUL, h, s, hd, s)
+    assert (pv.kind, pv.groups, pv.m, pv.k, pv.n) == (LayerKind.MATMUL, h, s, s, hd)
+    assert qk.inputs == ("proj_q", "proj_k") and pv.inputs == ("softmax", "proj_v")
+    assert (ly["fc1"].m, ly["fc1"].k, ly["fc1"].n) == (s, d, ff)
+    assert ly["embed"].kind == LayerKind.EMBED and ly["embed"].input_elems == s * d
+    assert ly["mask_where"].inputs == ("mask_expand", "qk")
+    assert ly["mask_expand"].output_elems == h * s * s
+    assert ly["ln2"].params == 2 * d
+    assert net.params == 50 * d + 3 * 2 * d + 4 * d * d + 2 * d * ff == 2944
+
+
+def test_einsum_forms() -> None:
+    from npusched.models.onnx_import import _einsum_terms, einsum_gemm
+
+    assert _einsum_terms("bhid,bhjd->bhij", [4, 4]) == (["bhid", "bhjd"], "bhij")
+    assert _einsum_terms("...d,df->...f", [3, 2]) == (["89d", "df"], "89f")
+    assert _einsum_terms("ij,jk", [2, 2]) == (["ij", "jk"], "ik")  # implicit output
+    assert einsum_gemm("bhid", "bhjd", "bhij") == ("bh", "i", "d", "j")
+    assert einsum_gemm("bhij", "bhjd", "bhid") == ("bh", "i", "j", "d")
+    with pytest.raises(ValueError):
+        einsum_gemm("ij", "jk", "k")  # i summed within one operand
+
+
+def test_einsum_unsupported_forms_name_the_node(tmp_path: Path) -> None:
+    nodes = [
+        helper.make_node("Einsum", ["a", "b", "c"], ["y"], name="tri", equation="ij,jk,kl->il")
+    ]
+    path = _save(tmp_path, nodes, {"a": (2, 3), "b": (3, 4), "c": (4, 5)}, {"y": (2, 5)}, [])
+    with pytest.raises(ModelError, match=r"'tri'.*3 operands"):
+        from_onnx(path)
+    nodes = [helper.make_node("Einsum", ["a", "b"], ["y"], name="odd", equation="ij,jk->k")]
+    path = _save(tmp_path, nodes, {"a": (2, 3), "b": (3, 4)}, {"y": (4,)}, [], fname="o.onnx")
+    with pytest.raises(ModelError, match=r"'odd'.*not a \(batched\) matrix product"):
+        from_onnx(path)

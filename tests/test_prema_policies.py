@@ -6,9 +6,10 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas.testing as pd_testing
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import npusched.policies.temporal  # noqa: F401  (registers the policies)
@@ -23,10 +24,11 @@ from npusched.policies.temporal.mechanism import (
     remaining_s,
     select_mechanism,
 )
-from npusched.policies.temporal.prema import NPPrema, PPrema, round_down_to_level
+from npusched.policies.temporal.prema import PERIOD_S, NPPrema, PPrema, round_down_to_level
 from npusched.policies.temporal.rrb import NPRRB, PRRB
 from npusched.policies.temporal.sjf import NPSJF, PSJF
 from npusched.policies.temporal.token import NPToken, PToken
+from simhelpers import workload_strategy
 
 MS = 1e-3
 
@@ -100,25 +102,72 @@ def test_bad_mechanism_raises() -> None:
 def test_tokens_start_at_priority_and_grow_with_normalised_waiting() -> None:
     low = FakeJob(0, priority=1, estimated_s=1 * MS)
     high = FakeJob(1, priority=9, estimated_s=10 * MS)
-    pol = started(NPPrema(), low, high)
+    pol = started(NPPrema(tokens="linear"), low, high)
+    cum = started(NPPrema(), low, high)
+    assert cum.tokens == "cumulative"  # the default reading
     assert pol.tokens_of(low) == 1 and pol.tokens_of(high) == 9
     for k in range(1, 5):  # four periods of 0.25 ms waiting each
         low.waited_s = high.waited_s = k * 0.25 * MS
         pol.on_period(view([low, high], now=k * 0.25 * MS))
-    # tokens = priority * (1 + waited / estimated)
+        cum.on_period(view([low, high], now=k * 0.25 * MS))
+    # linear: tokens = priority * (1 + waited / estimated)
     assert pol.tokens_of(low) == pytest.approx(1 * (1 + 1.0 / 1.0))
     assert pol.tokens_of(high) == pytest.approx(9 * (1 + 1.0 / 10.0))
+    # cumulative: each period re-adds the slowdown so far: 0.25 + 0.5 + 0.75 + 1 = 2.5 estimates
+    assert cum.tokens_of(low) == pytest.approx(1 * (1 + 2.5 / 1.0))
+    assert cum.tokens_of(high) == pytest.approx(9 * (1 + 2.5 / 10.0))
+
+
+def test_cumulative_tokens_are_quadratic_in_waiting() -> None:
+    """After k periods of continuous waiting (period P), the cumulative gain is
+    sum_i i*P/est = k(k+1)/2 * P/est, the linear gain k*P/est."""
+    est = 2 * MS
+    for k in (1, 3, 10):
+        job = FakeJob(0, priority=3, estimated_s=est)
+        lin, cum = started(NPPrema(tokens="linear"), job), started(NPPrema(), job)
+        for i in range(1, k + 1):
+            job.waited_s = i * PERIOD_S
+            lin.on_period(view([job]))
+            cum.on_period(view([job]))
+        assert lin.tokens_of(job) == pytest.approx(3 * (1 + k * PERIOD_S / est))
+        assert cum.tokens_of(job) == pytest.approx(3 * (1 + k * (k + 1) / 2 * PERIOD_S / est))
+
+
+def test_cumulative_gain_closed_form_equals_per_period_sum() -> None:
+    from npusched.policies.temporal.prema import cumulative_gain
+
+    est, w0 = 3 * MS, 0.1 * MS
+    job = FakeJob(0, priority=1, estimated_s=est)
+    pol = started(NPPrema(), job)
+    for i in range(1, 8):
+        job.waited_s = w0 + i * PERIOD_S
+        pol.on_period(view([job]))
+    assert pol.tokens_of(job) == pytest.approx(1 + cumulative_gain(w0, 7, PERIOD_S, est))
+    assert cumulative_gain(w0, 0, PERIOD_S, est) == 0.0
+
+
+def test_bad_token_rule_raises() -> None:
+    with pytest.raises(ConfigError, match="tokens='square'; allowed: cumulative, linear"):
+        PPrema(tokens="square").reset()
 
 
 def test_running_job_gains_no_tokens_but_keeps_earlier_waiting() -> None:
     a = FakeJob(0, priority=3, estimated_s=2 * MS)
-    pol = started(NPPrema(), a)
+    pol = started(NPPrema(tokens="linear"), a)
     a.waited_s = 0.5 * MS  # waited, then started between two periods
     a.state = JobState.RUNNING
     pol.on_period(view([], running=a))
     assert pol.tokens_of(a) == pytest.approx(3 * (1 + 0.25))
     pol.on_period(view([], running=a))  # still running: no new waiting, no new tokens
     assert pol.tokens_of(a) == pytest.approx(3.75)
+    # cumulative: line 7 re-adds its slowdown so far (0.25) every period while it is queued
+    cum = started(NPPrema(), a)
+    cum.on_period(view([], running=a))
+    cum.on_period(view([], running=a))
+    assert cum.tokens_of(a) == pytest.approx(3 * (1 + 0.5))
+    out = started(NPPrema(include_running=False), a)  # not in the ReadyQueue: no gain
+    out.on_period(view([], running=a))
+    assert out.tokens_of(a) == 3
 
 
 def test_threshold_rounds_down_8_to_3() -> None:
@@ -211,7 +260,7 @@ def test_completion_forgets_tokens_and_reset_clears() -> None:
     assert pol.tokens_of(a) == 3  # unknown again: back to its priority
     pol.on_dispatch(a, 0.0)
     pol.reset()
-    assert pol.credited_ == {}
+    assert pol.gain_ == {}
 
 
 # --- Algorithm 3 ----------------------------------------------------------------------------
@@ -451,7 +500,11 @@ def test_prema_scenario_hand_computed_in_the_engine() -> None:
     }
     results = {}
     for (name, mech), (finish, pre, nbytes, ck_us) in cases.items():
-        pol = POLICIES.create(name) if mech is None else POLICIES.create(name, mechanism=mech)
+        # the hand computation follows the linear token rule (tokens = priority x slowdown)
+        params: dict[str, Any] = {"tokens": "linear"}
+        if mech is not None:
+            params["mechanism"] = mech
+        pol = POLICIES.create(name, **params)
         res = results[name, mech] = Simulator(profiles, pol, record_timeline=True).run(reqs)
         cols = res.columns
         assert cols["finish_s"].tolist() == pytest.approx([f * MS for f in finish], abs=1e-12)
@@ -510,3 +563,33 @@ def test_p_rrb_rejects_static_kill() -> None:
 
 def col_ms(res: Any, name: str) -> list[float]:
     return [float(x) / MS for x in res.columns[name]]
+
+
+# --- period skipping: decisions identical to ticking every period ------------------------------
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    wl=workload_strategy(),
+    name=st.sampled_from(["P-PREMA", "NP-PREMA", "P-TOKEN", "NP-TOKEN"]),
+    tokens=st.sampled_from(["cumulative", "linear"]),
+    mechanism=st.sampled_from(["checkpoint", "dynamic", "kill"]),
+    period=st.sampled_from([0.25e-3, 0.1e-3, 1e-3]),
+)
+def test_period_skipping_matches_ticking_every_period(
+    wl: tuple, name: str, tokens: str, mechanism: str, period: float
+) -> None:
+    """The engine skips the ticks PREMA/TOKEN call quiet and credits them in closed form: every
+    finish time, preemption and checkpoint is the same as with a tick every period, and it
+    handles far fewer events."""
+    from npusched.sim.engine import Simulator
+
+    profiles, reqs = wl
+    kw: dict = {"tokens": tokens, "period_s": period}
+    if name.startswith("P-"):
+        kw["mechanism"] = mechanism
+    pol = POLICIES.create(name, **kw)
+    fast = Simulator(profiles, pol, record_timeline=True).run(reqs)
+    slow = Simulator(profiles, pol, record_timeline=True, skip_periods=False).run(reqs)
+    for c in ("finish_s", "first_start_s", "preemptions", "checkpoint_bytes", "wasted_s"):
+        np.testing.assert_array_equal(fast.columns[c], slow.columns[c], err_msg=c)
+    assert fast.timeline == slow.timeline
+    assert fast.events <= slow.events

@@ -62,6 +62,7 @@ def test_hash_covers_every_setup_field() -> None:
         "load": 3.0,
         "seed": 1,
         "preemption_point": "layer",
+        "job_range_s": (0.5e-3, 45e-3),
     }
     assert set(changed) == {f.name for f in fields(PremaSetup)}  # a new field needs a case
     hashes = {k: PremaSetup(**{**asdict(TINY), k: v}).config_hash() for k, v in changed.items()}
@@ -113,20 +114,20 @@ def test_reproduce_tiny_end_to_end(tmp_path: Path) -> None:
 def test_resume_after_partial_run(tmp_path: Path) -> None:
     out = tmp_path / "prema"
     specs = TINY_SPECS[:3]
-    full = reproduce(out, runs=2, setup=TINY, specs=specs, plots=False)
+    full = reproduce(out, runs=2, setup=TINY, specs=specs, plots=False, paper_range=False)
     main_path = out / "main_points.csv"
     rows = main_path.read_text().splitlines(keepends=True)
     # simulate a kill: drop the last two points and truncate the one before mid-line
     main_path.write_text("".join(rows[:-3]) + rows[-3][: len(rows[-3]) // 2])
     mtime_mech = (out / "mech_points.csv").stat().st_mtime_ns
-    again = reproduce(out, runs=2, setup=TINY, specs=specs, plots=False)
+    again = reproduce(out, runs=2, setup=TINY, specs=specs, plots=False, paper_range=False)
     assert again["policies"] == full["policies"]  # recomputed points are bit-identical
     main = pd.read_csv(main_path)
     assert len(main) == 2 * len(specs)
     assert not main.duplicated(["label", "batch", "run"]).any()
     assert (out / "mech_points.csv").stat().st_mtime_ns == mtime_mech  # nothing redone
     # more runs extend the earlier ones instead of starting again
-    more = reproduce(out, runs=3, setup=TINY, specs=specs, plots=False)
+    more = reproduce(out, runs=3, setup=TINY, specs=specs, plots=False, paper_range=False)
     assert more["runs"] == 3 and more["config_hash"] == full["config_hash"]
     assert len(pd.read_csv(main_path)) == 3 * len(specs)
 

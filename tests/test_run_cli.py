@@ -123,9 +123,9 @@ qos = 5.0
 [policy]
 name = "NP-FCFS"
 """
-    monkeypatch.setattr(runner, "PROGRESS_MIN_REQUESTS", 10)
+    monkeypatch.setattr(runner, "PROGRESS_DELAY_S", 0.01)
     with runner._progress_bar(5, True) as cb:
-        assert cb is None  # small runs: no bar
+        assert cb is not None  # any run size gets a bar once it lasts PROGRESS_DELAY_S
     with runner._progress_bar(300, False) as cb:
         assert cb is None  # --quiet
     with runner._progress_bar(300, True) as cb:

@@ -370,3 +370,52 @@ def test_cache_key_tracks_parameters() -> None:
 def test_bad_batch_raises() -> None:
     with pytest.raises(HardwareConfigError, match="batch"):
         SystolicArray().layer_costs(get_network("alexnet"), 0)
+
+
+# --- activation x activation MatMul (issue 15, "Cost model") ----------------------------------
+def test_matmul_costs_batch_times_heads_separate_gemms() -> None:
+    """A Q.K^T with 2 heads of (128 x 64) @ (64 x 128): one head is one fold, ``128 + 384 = 512``
+    cycles (its loads, 32 KiB, take 165), so one sample costs 1,024. At batch 4 each sample has
+    its own keys, so the layer is 8 separate GEMMs (4,096 cycles), not one stationary tile with
+    4 x 128 rows streamed through it (``2 * (512 + 384) = 1,792``, the old undercount)."""
+    dev = SystolicArray()
+    net = one_layer(128, 64, 128, groups=2, kind=LayerKind.MATMUL)
+    one = int(dev.layer_costs(net, 1).cycles[0])
+    assert one == 2 * (128 + FILL) == 1024
+    four = dev.layer_costs(net, 4)
+    assert int(four.cycles[0]) == 4 * one == 4096
+    assert int(four.tiles[0]) == 8
+    assert int(four.bytes_moved[0]) == 4 * int(dev.layer_costs(net, 1).bytes_moved[0])
+    tiles = dev.tile_costs(net, 4, 0)
+    assert int(tiles["cycles"].sum()) == 4096 and len(tiles["cycles"]) == 8
+    # A weight layer of the same shape still merges the batch into the streamed rows.
+    fc = one_layer(128, 64, 128, groups=2, kind=LayerKind.FC)
+    assert int(dev.layer_costs(fc, 4).cycles[0]) == 2 * (4 * 128 + FILL) == 1792
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 300),
+    st.integers(1, 300),
+    st.integers(1, 300),
+    st.integers(1, 4),
+    st.integers(1, 9),
+)
+def test_matmul_linear_in_batch(m: int, k: int, n: int, groups: int, batch: int) -> None:
+    dev = SystolicArray()
+    net = one_layer(m, k, n, groups=groups, kind=LayerKind.MATMUL)
+    grid = dev.layer_costs_grid(net, (1, batch))
+    assert grid.cycles[1, 0] == batch * grid.cycles[0, 0]
+    assert grid.tiles[1, 0] == batch * grid.tiles[0, 0]
+
+
+def test_rnn_mt1_attention_scales_with_batch() -> None:
+    """rnn-mt1's attention (score 1 x 512 @ 512 x 16, context 1 x 16 @ 16 x 1024) cost 4,620
+    cycles at batch 1 and only 4,800 at batch 16 before; now 16 x 4,620."""
+    dev = SystolicArray()
+    net = get_network("rnn-mt1")
+    idx = [i for i, ly in enumerate(net.layers) if ly.kind == LayerKind.MATMUL]
+    grid = dev.layer_costs_grid(net, (1, 16))
+    b1, b16 = (int(grid.cycles[r, idx].sum()) for r in (0, 1))
+    assert b1 == 4620
+    assert b16 == 16 * 4620 == 73920

@@ -254,16 +254,30 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_trace_minimal_and_ordering(tmp_path: Path) -> None:
+    """Rows in any order with an id column: sorted by (arrival, id), the file's ids kept."""
     p = _write(
-        tmp_path, "arrival_s,network,id\n0.5,resnet-18,7\n0.1,ResNet-50,3\n0.5,resnet-50,2\n"
+        tmp_path, "arrival_s,network,id\n0.5,resnet-18,2\n0.1,ResNet-50,0\n0.5,resnet-50,1\n"
     )
     reqs = load_trace(p)
     assert [(r.id, r.arrival_s, r.network) for r in reqs] == [
         (0, 0.1, "resnet-50"),
-        (1, 0.5, "resnet-50"),  # tie broken by the id column (2 < 7)
+        (1, 0.5, "resnet-50"),  # tie broken by the id column (1 < 2)
         (2, 0.5, "resnet-18"),
     ]
     assert all(r.batch == 1 and r.priority == 1 and r.slo_s is None for r in reqs)
+
+
+def test_trace_ids_are_never_renumbered_silently(tmp_path: Path) -> None:
+    """Defect 5 (issue 15): an unsorted trace without ids, or ids that would have to change,
+    is refused with the first row out of order instead of being renumbered."""
+    unsorted = _write(tmp_path, "arrival_s,network\n0.5,resnet-18\n0.1,resnet-50\n")
+    with pytest.raises(ConfigError, match=r"row 2: column 'arrival_s': earlier than the previous"):
+        load_trace(unsorted)
+    sparse = _write(
+        tmp_path, "arrival_s,network,id\n0.5,resnet-18,7\n0.1,ResNet-50,3\n0.5,resnet-50,2\n"
+    )
+    with pytest.raises(ConfigError, match=r"row 1: column 'id': ids must be 0..n-1 in arrival"):
+        load_trace(sparse)
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ NETWORKS = list_networks()
 TOL = 0.05
 # Layers whose input count is not simply the sum of their producers' outputs (recurrent cells
 # also read their state; an attention MatMul reads a second operand).
-_OPAQUE_INPUTS = {LayerKind.LSTM, LayerKind.RNN, LayerKind.MATMUL}
+_OPAQUE_INPUTS = {LayerKind.LSTM, LayerKind.RNN, LayerKind.MATMUL, LayerKind.EMBED}
 
 
 # --- every network ---------------------------------------------------------------------------
@@ -47,10 +47,13 @@ def test_layer_table_invariants(name: str) -> None:
     assert np.array_equal(cols["macs"], cols["m"] * cols["k"] * cols["n"] * cols["groups"])
     assert net.macs > 0 and net.params > 0
     # A GEMM layer's weights are its K x N x groups matrix; params add bias / folded BN only.
+    # (A decode step's layers reuse the prefill's weights: counted once, attrs["shared_weights"].)
+    shared = np.array(["shared_weights" in ly.attrs for ly in net.layers])
     kinds_with_weights = gemm & (cols["kind"] != list(LayerKind).index(LayerKind.MATMUL))
     w = cols["k"] * cols["n"] * cols["groups"]
     assert np.array_equal(cols["weight_elems"][kinds_with_weights], w[kinds_with_weights])
-    assert (cols["params"] >= cols["weight_elems"]).all()
+    assert (cols["params"][~shared] >= cols["weight_elems"][~shared]).all()
+    assert (cols["params"][shared] == 0).all()
 
 
 @pytest.mark.parametrize("name", NETWORKS)

@@ -1,35 +1,99 @@
-"""Engine benchmark: the prefix-sum engine against a per-layer SimPy model of the same system.
+"""``npusched bench``: the engine's speed, measured against the best simple implementations of
+the same system, in the same run, with the same finish times.
 
-Workload (PREMA-style): ``n`` requests over eight CNNs on the ``prema-npu`` device (PREMA
-Table I), batch sizes 1/4/16 and priorities 1/3/9 drawn uniformly, Poisson arrivals at 90% of
-the array's capacity (so queues stay bounded). Policy: P-HPF preempting at **layer boundaries**
-with free checkpoints (``preemption_point="layer"``, ``checkpoint_cost=False``).
+Scenarios
+---------
+Each scenario is a function registered in :data:`SCENARIOS` that builds its workload, times the
+engine (and its references) and returns one entry of the ``scenarios`` list (a dict, see
+:func:`run_bench`). :func:`run_bench` runs each in a fresh Python process by default, so one
+scenario's peak resident set does not carry over to the next.
 
-The SimPy reference runs the same requests as one process each that executes its layers one by
-one, holding a ``simpy.PriorityResource`` for one layer at a time (release and re-request at
-every layer boundary is exactly preemption at layer boundaries). The request key
-``(-priority, dispatch index)`` makes the resource serve the highest priority first and break
-ties in dispatch order, as HPF does. Both models must agree on every finish time.
+``temporal``
+    P-HPF with **layer-boundary** preemption and free checkpoints
+    (``preemption_point="layer"``, ``checkpoint_cost=False``) on 100,000 requests over eight
+    CNNs on ``prema-npu`` (PREMA Table I), batch sizes 1/4/16 and priorities 1/3/9 uniform,
+    Poisson arrivals at 90% of the array's capacity (so queues stay bounded). Recurrent networks
+    are left out on purpose: unrolled they only add steps per request, which flatters event
+    skipping without exercising anything new. Three references simulate the same system and
+    must give the same finish times:
 
-Recurrent networks are left out on purpose: unrolled they only add more steps per request, which
-flatters the prefix-sum engine without exercising anything new.
+    * ``simpy`` (:func:`simpy_reference`): one SimPy process per request that holds a
+      ``PriorityResource`` across its layers (one ``timeout`` per layer) and, at a layer
+      boundary, yields the resource only when a request of strictly higher priority waits.
+    * ``simpy_skip`` (:func:`simpy_skip_reference`): SimPy with the engine's event skipping: one
+      ``timeout`` to the job's completion, an ``Interrupt`` when a better request arrives, and
+      a bisection of the plan's prefix sums to find the layer boundary where it stops.
+    * ``bare_loop`` (:func:`bare_loop_reference`): a minimal event-skipping loop, arrivals from
+      a sorted list and the ready queue a ``heapq``, no policy interface: the practical limit
+      for a Python event loop.
+
+``prema``
+    P-PREMA with ``mechanism="dynamic"`` (Algorithm 3) on PREMA's 8-DNN mix with RNNs, set up as
+    ``npusched reproduce prema`` sets it up (:class:`~npusched.experiments.reproduce.prema.
+    PremaSetup` defaults: ``prema-npu``, batch sizes 1/4/16, tile preemption, modelled
+    checkpoint cost, PREMA's predictor as the estimator; workloads from
+    :func:`~npusched.workloads.prema_workload`). Choice: ``reproduce prema`` dispatches 8-task
+    bursts at load 1.5; a stream of many requests at a load above 1 would grow the ready queue
+    without bound, so the bench dispatches its requests uniformly over a window that offers
+    load 0.9 (as ``temporal``). No reference: it measures requests/s, events/s and peak RSS.
+
+``concurrent`` (several jobs sharing a 16-unit resource) is added with the engine core's
+resources (issue 9): register a function with :func:`scenario` that returns its entry.
+
+Timing
+------
+Speeds divide by process CPU seconds (``time.process_time``), not wall time, so other processes
+sharing the machine skew them less; every run is timed once, references in the same process
+right after the engine on the same requests. ``peak_rss_mib`` is the process's peak resident
+set (``ru_maxrss``) read right after the engine run, before any reference runs.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import resource
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from heapq import heappop, heappush
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
+from npusched.errors import ConfigError, NpuschedError
 from npusched.hardware.profile import Profile
+from npusched.registry import Registry
 from npusched.workloads.request import PRIORITY_LEVELS, Request
 
-#: The eight networks of the benchmark mix (zoo names).
+__all__ = [
+    "BENCH_BATCHES",
+    "BENCH_LOAD",
+    "BENCH_NETWORKS",
+    "SCENARIOS",
+    "TARGETS",
+    "Target",
+    "bare_loop_reference",
+    "bench_profiles",
+    "bench_rows",
+    "bench_workload",
+    "engine_setup",
+    "require_simpy",
+    "rich_reporter",
+    "run_bench",
+    "run_scenario",
+    "scenario",
+    "simpy_reference",
+    "simpy_skip_reference",
+    "synthetic_profiles",
+]
+
+#: The eight networks of the ``temporal`` mix (zoo names).
 BENCH_NETWORKS = (
     "alexnet",
     "googlenet",
@@ -41,9 +105,60 @@ BENCH_NETWORKS = (
     "inception-v3",
 )
 BENCH_BATCHES = (1, 4, 16)
+#: Offered load of the bench workloads (fraction of the array's capacity).
 BENCH_LOAD = 0.9
+#: Positions (seconds of work) closer than this to a layer end are at that layer end; the
+#: engine's tolerance (``npusched.sim.events.TIME_TOL_S``), repeated so the references do not
+#: import engine internals.
+BOUNDARY_TOL_S = 1e-12
+_SIMPY_HINT = "pip install 'npusched[bench]'"
 
 
+# --- targets ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Target:
+    """A goal for one figure of a scenario (issue 9), checked in every run.
+
+    Attributes:
+        metric: the entry's key.
+        op: ``">="`` or ``"<="``.
+        value: the goal, in the metric's unit.
+        min_requests: the goal applies only to runs of at least this many requests (0: any).
+    """
+
+    metric: str
+    op: str
+    value: float
+    min_requests: int = 0
+
+    def met(self, entry: Mapping[str, Any]) -> bool | None:
+        """Whether ``entry`` meets the goal; ``None`` if the figure is missing or the run is
+        smaller than :attr:`min_requests`."""
+        v = entry.get(self.metric)
+        if v is None or int(entry.get("requests", 0)) < self.min_requests:
+            return None
+        return bool(v >= self.value) if self.op == ">=" else bool(v <= self.value)
+
+    def text(self) -> str:
+        at = f" at {self.min_requests:,} requests" if self.min_requests else ""
+        return f"{self.op} {self.value:,.6g}{at}"
+
+
+#: The issue-9 targets, per scenario (also in ``benchmarks/README.md``).
+TARGETS: dict[str, tuple[Target, ...]] = {
+    "temporal": (
+        Target("speedup_vs_simpy", ">=", 15.0),
+        Target("speedup_vs_simpy_skip", ">=", 4.0),
+        Target("fraction_of_bare_loop", ">=", 0.4),
+    ),
+    "prema": (
+        Target("requests_per_s", ">=", 20_000.0),
+        Target("peak_rss_mib", "<=", 1024.0, min_requests=1_000_000),
+    ),
+}
+
+
+# --- workloads --------------------------------------------------------------------------------
 def bench_profiles() -> dict[str, Profile]:
     """Profiles of :data:`BENCH_NETWORKS` on ``prema-npu`` (PREMA Table I), batch 1/4/16."""
     from npusched.hardware import get_device
@@ -55,9 +170,8 @@ def bench_profiles() -> dict[str, Profile]:
 
 
 def synthetic_profiles(random_state: int = 0) -> dict[str, Profile]:
-    """Eight profiles with 10-120 layers of log-uniform 5-500 us latency (no cost model; the
-    engine-vs-SimPy agreement test uses them)."""
-    from npusched.hardware.profile import Profile
+    """Eight profiles with 10-120 layers of log-uniform 5-500 us latency at batch 1 (x batch^0.8
+    at batch 4 and 16); no cost model, for fast agreement tests."""
     from npusched.models.ir import Layer, LayerKind, make_network
 
     rng = np.random.default_rng(random_state)
@@ -92,7 +206,8 @@ def bench_workload(
     """``n_requests`` requests with Poisson arrivals at ``load`` x the array's capacity.
 
     Networks, batch sizes (1/4/16) and priorities (1/3/9) are uniform; the arrival rate is
-    ``load / E[isolated latency]`` requests per second, so the offered load is ``load``.
+    ``load / E[isolated latency]`` requests per second, so the offered load is ``load``. Ids are
+    ``0 .. n_requests - 1`` in arrival order.
     """
     rng = np.random.default_rng(random_state)
     names = sorted(profiles)
@@ -119,162 +234,714 @@ def bench_workload(
     ]
 
 
-def simpy_reference(requests: Sequence[Request], profiles: Mapping[str, Profile]) -> np.ndarray:
-    """Finish times (seconds, by request id order) of the per-layer SimPy model of P-HPF.
+# --- references: the same system (P-HPF, layer-boundary preemption, free checkpoints) ---------
+class _Shapes:
+    """What every reference needs, prepared outside its timing: the requests in dispatch order
+    (arrival, then id) with their priority, per-layer latencies and prefix sums (lists shared by
+    requests of one shape), and each dispatched request's row in id order."""
 
-    Each request is a process that, for every layer, requests a ``PriorityResource`` of
-    capacity 1 with key ``(-priority, dispatch index)``, holds it for the layer's latency and
-    releases it: preemption at layer boundaries with free checkpoints.
+    def __init__(self, requests: Sequence[Request], profiles: Mapping[str, Profile]) -> None:
+        order = sorted(range(len(requests)), key=lambda i: (requests[i].arrival_s, requests[i].id))
+        by_id = sorted(range(len(requests)), key=lambda i: requests[i].id)
+        row_of = [0] * len(requests)
+        for row, i in enumerate(by_id):
+            row_of[i] = row
+        lats: dict[tuple[str, int], tuple[list[float], list[float]]] = {}
+        self.arrival: list[float] = []
+        self.priority: list[int] = []
+        self.layers: list[list[float]] = []
+        self.cum: list[list[float]] = []
+        self.row: list[int] = []
+        for i in order:
+            r = requests[i]
+            key = (r.network, r.batch)
+            if key not in lats:
+                plan = profiles[r.network].plan(r.batch)
+                lats[key] = (plan.latency_s.tolist(), plan.cum_s.tolist())
+            lat, cum = lats[key]
+            self.arrival.append(float(r.arrival_s))
+            self.priority.append(int(r.priority))
+            self.layers.append(lat)
+            self.cum.append(cum)
+            self.row.append(row_of[i])
+        self.n = len(order)
+
+
+def _stop_point(cum: list[float], executed_s: float) -> float:
+    """The layer end at or after ``executed_s`` (seconds of work), a position up to
+    :data:`BOUNDARY_TOL_S` past a layer end counting as that layer end (the engine's rule)."""
+    i = bisect_left(cum, executed_s)
+    if i and executed_s - cum[i - 1] <= BOUNDARY_TOL_S:
+        return cum[i - 1]
+    return cum[i] if i < len(cum) else executed_s
+
+
+def require_simpy() -> None:
+    """Raise a one-line :class:`~npusched.errors.ConfigError` with the install hint if SimPy
+    (the ``[bench]`` extra) is missing."""
+    try:
+        import simpy  # noqa: F401
+    except ImportError as e:
+        raise ConfigError(
+            f"npusched bench's reference models need the simpy package: {_SIMPY_HINT} "
+            f"(or run with --no-reference)"
+        ) from e
+
+
+def simpy_reference(shapes: _Shapes) -> npt.NDArray[np.float64]:
+    """Finish times (seconds, rows in request-id order) of the layer-by-layer SimPy model.
+
+    One process per request holds a ``PriorityResource`` (capacity 1, key ``(-priority,
+    dispatch index)``: highest priority first, ties in dispatch order as HPF) across its layers,
+    one ``timeout`` per layer; after a layer, if the best waiting request has strictly higher
+    priority, it releases the resource and requests it again (the better request is served
+    first): preemption at layer boundaries with free checkpoints.
     """
     import simpy
 
     env = simpy.Environment()
     npu = simpy.PriorityResource(env, capacity=1)
-    ordered = sorted(requests, key=lambda r: (r.arrival_s, r.id))
-    ids = sorted(r.id for r in requests)
-    row = {rid: k for k, rid in enumerate(ids)}
-    finish = np.full(len(requests), np.nan)
-    lat_cache: dict[tuple[str, int], list[float]] = {}
+    waiting = npu.queue
+    finish = np.full(shapes.n, np.nan)
+    timeout = env.timeout
 
-    def layers(r: Request) -> list[float]:
-        key = (r.network, r.batch)
-        lats = lat_cache.get(key)
-        if lats is None:
-            lats = profiles[r.network].plan(r.batch).latency_s.tolist()
-            lat_cache[key] = lats
-        return lats
-
-    def job(r: Request, key: tuple[int, int]) -> Any:
-        for lat in layers(r):
-            with npu.request(priority=key) as req:  # type: ignore[arg-type]  # any ordered key
+    def job(k: int, key: tuple[int, int], layers: list[float]) -> Any:
+        neg_p = key[0]
+        req = npu.request(priority=key)  # type: ignore[arg-type]  # any ordered key
+        yield req
+        last = len(layers) - 1
+        for i, lat in enumerate(layers):
+            yield timeout(lat)
+            if i < last and waiting and waiting[0].priority[0] < neg_p:
+                npu.release(req)
+                req = npu.request(priority=key)  # type: ignore[arg-type]
                 yield req
-                yield env.timeout(lat)
-        finish[row[r.id]] = env.now
+        npu.release(req)
+        finish[shapes.row[k]] = env.now
 
     def source() -> Any:
-        for k, r in enumerate(ordered):
-            if r.arrival_s > env.now:
-                yield env.timeout(r.arrival_s - env.now)
-            env.process(job(r, (-r.priority, k)))
+        arrival, prio, layers = shapes.arrival, shapes.priority, shapes.layers
+        for k in range(shapes.n):
+            if arrival[k] > env.now:
+                yield timeout(arrival[k] - env.now)
+            env.process(job(k, (-prio[k], k), layers[k]))
 
     env.process(source())
     env.run()
     return finish
 
 
-def _peak_rss_mb() -> float:
+def simpy_skip_reference(shapes: _Shapes) -> npt.NDArray[np.float64]:
+    """Finish times (seconds, rows in request-id order) of SimPy with the engine's event skipping.
+
+    The running job waits one ``timeout`` for its completion. A request of strictly higher
+    priority arriving while it runs (and is not already stopping) interrupts it; it then finds
+    its next layer end by bisecting the plan's prefix sums, runs to it (one ``timeout``),
+    releases the ``PriorityResource`` (key as in :func:`simpy_reference`) and requests it again
+    with its progress kept. A stop point at the job's end just lets it finish, as in the engine.
+    """
+    import simpy
+
+    env = simpy.Environment()
+    npu = simpy.PriorityResource(env, capacity=1)
+    finish = np.full(shapes.n, np.nan)
+    timeout = env.timeout
+    interrupt_cls = simpy.Interrupt
+    # The job holding the resource: [process, -priority, stopping]; process None when free.
+    holder: list[Any] = [None, 0, False]
+
+    def job(k: int, key: tuple[int, int], cum: list[float]) -> Any:
+        total = cum[-1]
+        done = 0.0  # seconds of work executed
+        me = env.active_process
+        while True:
+            req = npu.request(priority=key)  # type: ignore[arg-type]  # any ordered key
+            yield req
+            holder[0], holder[1], holder[2] = me, key[0], False
+            start = env.now
+            try:
+                yield timeout(total - done)
+                break  # completed
+            except interrupt_cls:
+                done += env.now - start
+                stop = _stop_point(cum, done)
+                holder[2] = True  # no further interrupts: it stops or finishes
+                if stop >= total:  # the next layer end is the end: it just finishes
+                    yield timeout(total - done)
+                    break
+                if stop > done:
+                    yield timeout(stop - done)
+                done = stop
+                holder[0] = None
+                npu.release(req)
+        holder[0] = None
+        npu.release(req)
+        finish[shapes.row[k]] = env.now
+
+    def source() -> Any:
+        arrival, prio, cum = shapes.arrival, shapes.priority, shapes.cum
+        for k in range(shapes.n):
+            if arrival[k] > env.now:
+                yield timeout(arrival[k] - env.now)
+            env.process(job(k, (-prio[k], k), cum[k]))
+            running = holder[0]
+            if running is not None and not holder[2] and -prio[k] < holder[1]:
+                running.interrupt()
+
+    env.process(source())
+    env.run()
+    return finish
+
+
+def bare_loop_reference(shapes: _Shapes) -> tuple[npt.NDArray[np.float64], int]:
+    """Finish times (seconds, rows in request-id order) and event count of a bare event loop.
+
+    Arrivals come from the dispatch-ordered list; the ready queue is a ``heapq`` of
+    ``(-priority, dispatch index)``; the running job has one pending event (its completion, or
+    its stop at the layer end found by bisecting prefix sums when a better request arrived).
+    Events are counted as the engine counts them: one per arrival and completion, two per
+    preemption (the stop and the end of its free save).
+    """
+    n = shapes.n
+    arrival, layers_cum, row = shapes.arrival, shapes.cum, shapes.row
+    neg_p = [-p for p in shapes.priority]
+    executed = [0.0] * n
+    finish = [math.nan] * n
+    ready: list[tuple[int, int]] = []
+    inf = math.inf
+    tol = BOUNDARY_TOL_S
+    run = -1  # dispatch index of the running job, -1 when idle
+    t_start = 0.0  # start of the running segment (seconds)
+    ex0 = 0.0  # work done by the running job when its segment started (seconds)
+    t_event = inf  # its completion, or its stop if ``stop >= 0``
+    stop = -1.0
+    stops = 0
+    ai = 0
+    t_arr = arrival[0] if n else inf
+    while ai < n or run >= 0:
+        if t_arr < t_event:  # an arrival (events at the same instant go first, as in the engine)
+            now = t_arr
+            k = ai
+            ai += 1
+            t_arr = arrival[ai] if ai < n else inf
+            if run < 0:
+                run, t_start, ex0 = k, now, 0.0
+                t_event = now + layers_cum[k][-1]
+            else:
+                heappush(ready, (neg_p[k], k))
+                if stop < 0.0 and neg_p[k] < neg_p[run]:
+                    cum = layers_cum[run]
+                    ex = ex0 + (now - t_start)
+                    i = bisect_left(cum, ex)
+                    if i and ex - cum[i - 1] <= tol:
+                        s = cum[i - 1]
+                    else:
+                        s = cum[i] if i < len(cum) else ex
+                    if s < cum[-1]:  # a stop at the end is the completion
+                        stop = s
+                        t_event = max(t_start + (s - ex0), now)
+            continue
+        now = t_event
+        if stop >= 0.0:  # the preempted job stops at its layer end and waits again
+            executed[run] = stop
+            heappush(ready, (neg_p[run], run))
+            stop = -1.0
+            stops += 1
+        else:
+            finish[row[run]] = now
+        if ready:
+            run = heappop(ready)[1]
+            ex0 = executed[run]
+            t_start = now
+            t_event = now + (layers_cum[run][-1] - ex0)
+        else:
+            run = -1
+            t_event = inf
+    return np.asarray(finish, dtype=np.float64), 2 * n + 2 * stops
+
+
+# --- scenarios --------------------------------------------------------------------------------
+class Reporter(Protocol):
+    """Progress of a scenario: ``(stage, done, total)``; ``total`` 0 when unknown."""
+
+    def __call__(self, stage: str, done: int, total: int) -> None: ...
+
+
+def _no_report(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A registered benchmark scenario.
+
+    Attributes:
+        run: ``run(requests=, seed=, reference=, report=) -> entry`` (see :func:`run_bench`).
+        default_requests: requests when ``--requests`` is not given.
+        needs_simpy: its references use SimPy (checked up front unless ``--no-reference``).
+        description: one line for the report.
+        setup: ``setup(requests=, seed=) -> (simulator, requests)``, the engine run the
+            scenario times (for :func:`engine_setup` and ``benchmarks/profile_engine.py``);
+            ``None`` if it has none.
+    """
+
+    run: Callable[..., dict[str, Any]]
+    default_requests: int
+    needs_simpy: bool
+    description: str
+    setup: Callable[..., tuple[Any, list[Request]]] | None = None
+
+    def __call__(self) -> Scenario:  # the registry stores factories
+        return self
+
+
+#: Scenario name -> :class:`Scenario` (``SCENARIOS.get(name)()``).
+SCENARIOS: Registry[Scenario] = Registry("bench scenario")
+
+
+def scenario(
+    name: str,
+    *,
+    default_requests: int,
+    needs_simpy: bool = False,
+    description: str = "",
+    setup: Callable[..., tuple[Any, list[Request]]] | None = None,
+) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+    """Register the decorated function as bench scenario ``name`` (see :class:`Scenario`)."""
+
+    def deco(f: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        SCENARIOS.register(name, Scenario(f, default_requests, needs_simpy, description, setup))
+        return f
+
+    return deco
+
+
+def engine_setup(
+    name: str, *, requests: int | None = None, seed: int = 0
+) -> tuple[Any, list[Request]]:
+    """The simulator and requests of scenario ``name``'s engine run (workload built, not run)."""
+    sc = SCENARIOS.get(name)()
+    if sc.setup is None:
+        raise ConfigError(f"bench scenario {name!r} has no engine setup to expose")
+    n = sc.default_requests if requests is None else _check_int(requests, "requests", 1)
+    return sc.setup(requests=n, seed=seed)
+
+
+def _peak_rss_mib() -> float:
     """Peak resident set size of this process in MiB (``ru_maxrss``: KiB on Linux)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / 1024.0 if sys.platform != "darwin" else rss / 2**20
 
 
-def run_bench(
-    n_requests: int = 100_000,
-    seed: int = 0,
-    reference: bool = True,
-    progress: bool = True,
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else math.inf
+
+
+def _time_engine(
+    sim: Any, requests: Sequence[Request], report: Reporter
+) -> tuple[Any, float, float]:
+    """Run ``sim`` on ``requests``: (result, CPU seconds, wall seconds)."""
+    n = len(requests)
+    report("engine", 0, n)
+
+    def progress(done: int) -> None:
+        report("engine", done, n)
+
+    w, c = time.perf_counter(), time.process_time()
+    res = sim.run(requests, progress=progress)
+    return res, time.process_time() - c, time.perf_counter() - w
+
+
+def _engine_entry(
+    name: str, res: Any, n: int, engine_s: float, wall_s: float, seed: int
 ) -> dict[str, Any]:
-    """Time the engine (and the SimPy reference) on the benchmark workload.
+    cols = res.columns
+    return {
+        "name": name,
+        "requests": n,
+        "requests_per_s": _ratio(n, engine_s),
+        "events_per_s": _ratio(res.events, engine_s),
+        "peak_rss_mib": _peak_rss_mib(),
+        "events": int(res.events),
+        "engine_s": engine_s,
+        "engine_wall_s": wall_s,
+        "preemptions": int(np.sum(cols["preemptions"])),
+        "layer_executions": int(res.layer_executions),
+        "seed": seed,
+    }
 
-    Args:
-        n_requests: requests in the workload.
-        seed: workload seed.
-        reference: also run the SimPy model, compare finish times and report the speed-up.
-        progress: print progress lines on stderr.
 
-    Times are process CPU seconds (``*_wall_s``: wall clock), so a busy machine does not skew
-    the speed-up.
-
-    Returns:
-        A dict with at least ``n_requests``, ``requests_per_s`` (simulated requests per CPU
-        second), ``layer_executions_per_s``, ``peak_memory_mb`` (peak RSS after the engine
-        run, before SimPy), ``speedup_vs_simpy`` and ``max_abs_finish_diff_s`` (seconds; both
-        ``None`` without the reference).
-    """
+def temporal_setup(
+    *, requests: int, seed: int, profiles: Mapping[str, Profile] | None = None
+) -> tuple[Any, list[Request]]:
+    """``temporal``'s simulator (P-HPF, layer-boundary preemption, free checkpoints) and
+    requests (:func:`bench_workload` on ``profiles``, default :func:`bench_profiles`)."""
     import npusched.policies.temporal  # noqa: F401  (registers P-HPF)
-    from npusched.errors import ConfigError
     from npusched.policies.base import POLICIES
     from npusched.sim.engine import Simulator
 
-    if isinstance(n_requests, bool) or not isinstance(n_requests, int) or n_requests < 1:
-        raise ConfigError(f"--requests must be an integer >= 1, got {n_requests!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError(f"--seed must be an integer >= 0, got {seed!r}")
-
-    say: Callable[[str], None] = (
-        (lambda s: print(f"bench: {s}", file=sys.stderr, flush=True)) if progress else _quiet
-    )
-    t = time.perf_counter()
-    profiles = bench_profiles()
-    device = profiles[BENCH_NETWORKS[0]].device_name
-    reqs = bench_workload(n_requests, profiles, random_state=seed)
-    say(f"{n_requests:,} requests on {device} ready in {time.perf_counter() - t:.2f} s")
-
+    profs = bench_profiles() if profiles is None else profiles
+    reqs = bench_workload(requests, profs, random_state=seed)
     sim = Simulator(
-        profiles,
+        profs,
         POLICIES.create("P-HPF", mechanism="checkpoint"),
         preemption_point="layer",
         checkpoint_cost=False,
     )
-    # Speeds use process CPU time, so other processes sharing the machine do not skew the
-    # ratio; wall-clock times are reported next to them.
-    w, c = time.perf_counter(), time.process_time()
-    res = sim.run(reqs)
-    engine_s = time.process_time() - c
-    engine_wall_s = time.perf_counter() - w
-    peak_mb = _peak_rss_mb()
-    cols = res.columns
-    say(
-        f"engine: {engine_s:.3f} s CPU ({engine_wall_s:.3f} s wall), "
-        f"{n_requests / engine_s:,.0f} requests/s, "
-        f"{res.layer_executions / engine_s:,.0f} layer executions/s, peak RSS {peak_mb:.0f} MiB"
+    return sim, reqs
+
+
+@scenario(
+    "temporal",
+    default_requests=100_000,
+    needs_simpy=True,
+    description="P-HPF, layer-boundary preemption, free checkpoints, 8 CNNs on prema-npu",
+    setup=temporal_setup,
+)
+def temporal_scenario(
+    *,
+    requests: int,
+    seed: int,
+    reference: bool = True,
+    report: Reporter = _no_report,
+    profiles: Mapping[str, Profile] | None = None,
+) -> dict[str, Any]:
+    """The ``temporal`` entry: the engine and (with ``reference``) the three references.
+
+    ``profiles`` replaces the ``prema-npu`` profiles of :data:`BENCH_NETWORKS` (tests pass
+    :func:`synthetic_profiles`).
+    """
+    report("workload", 0, 0)
+    profs = bench_profiles() if profiles is None else profiles
+    sim, reqs = temporal_setup(requests=requests, seed=seed, profiles=profs)
+    res, engine_s, wall_s = _time_engine(sim, reqs, report)
+    entry = _engine_entry("temporal", res, requests, engine_s, wall_s, seed)
+    entry.update(
+        speedup_vs_simpy=None,
+        speedup_vs_simpy_skip=None,
+        fraction_of_bare_loop=None,
+        max_abs_finish_diff_s=None,
     )
-    out: dict[str, Any] = {
-        "n_requests": n_requests,
-        "seed": seed,
-        "device": device,
-        "networks": ",".join(BENCH_NETWORKS),
-        "load": BENCH_LOAD,
-        "policy": "P-HPF (layer-boundary preemption, free checkpoints)",
-        "engine_s": engine_s,
-        "engine_wall_s": engine_wall_s,
-        "requests_per_s": n_requests / engine_s if engine_s > 0 else math.inf,
-        "layer_executions": res.layer_executions,
-        "layer_executions_per_s": res.layer_executions / engine_s if engine_s > 0 else math.inf,
-        "events": res.events,
-        "events_per_s": res.events / engine_s if engine_s > 0 else math.inf,
-        "preemptions": int(cols["preemptions"].sum()),
-        "makespan_s": res.makespan_s,
-        "utilisation": res.busy_s / res.makespan_s if res.makespan_s > 0 else 0.0,
-        "mean_latency_s": float(np.mean(cols["latency_s"])) if n_requests else 0.0,
-        "peak_memory_mb": peak_mb,
-        # Filled by the reference run; ``None`` (JSON null) without it.
-        "simpy_s": None,
-        "simpy_wall_s": None,
-        "simpy_requests_per_s": None,
-        "speedup_vs_simpy": None,
-        "max_abs_finish_diff_s": None,
+    if not reference:
+        return entry
+    engine_finish = res.columns["finish_s"]
+    del res, sim
+    shapes = _Shapes(reqs, profs)
+    seconds: dict[str, float] = {}
+    diffs: dict[str, float] = {}
+    bare_events = 0
+    for ref in ("bare_loop", "simpy_skip", "simpy"):
+        report(ref, 0, 0)
+        c = time.process_time()
+        if ref == "bare_loop":
+            finish, bare_events = bare_loop_reference(shapes)
+        elif ref == "simpy_skip":
+            finish = simpy_skip_reference(shapes)
+        else:
+            finish = simpy_reference(shapes)
+        seconds[ref] = time.process_time() - c
+        diffs[ref] = float(np.max(np.abs(finish - engine_finish))) if requests else 0.0
+    entry.update(
+        speedup_vs_simpy=_ratio(seconds["simpy"], engine_s),
+        speedup_vs_simpy_skip=_ratio(seconds["simpy_skip"], engine_s),
+        # Both count the same events, so the events/s ratio is the inverse ratio of times.
+        fraction_of_bare_loop=_ratio(seconds["bare_loop"], engine_s),
+        max_abs_finish_diff_s=max(diffs.values()),
+        reference_s=seconds,
+        finish_diff_s=diffs,
+        bare_loop_events=bare_events,
+    )
+    return entry
+
+
+def prema_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
+    """``prema``'s simulator (P-PREMA-dynamic as ``reproduce prema`` configures it) and
+    requests (:func:`~npusched.workloads.prema_workload` at load :data:`BENCH_LOAD`)."""
+    from npusched.experiments.reproduce.prema import PolicySpec, PremaSetup
+    from npusched.hardware import compile_profile, get_device
+    from npusched.models import get_network
+    from npusched.policies.temporal.predictor import make_estimator
+    from npusched.sim.engine import Simulator
+    from npusched.workloads import prema_workload
+
+    setup = PremaSetup(seed=seed)
+    dev = get_device(setup.device)
+    bs = tuple(sorted(set(setup.batch_sizes)))
+    profiles = {n: compile_profile(get_network(n), dev, bs) for n in setup.networks}
+    # Window for load BENCH_LOAD from the mean isolated latency of the mix, estimated as
+    # ``reproduce prema`` does (512 tasks per batch size, their own seed stream).
+    mean_s = float(
+        np.mean(
+            [
+                profiles[r.network].isolated_latency(r.batch, r.seq_in, r.seq_out)
+                for b in bs
+                for r in prema_workload(
+                    512,
+                    setup.networks,
+                    0.0,
+                    batch_sizes=(b,),
+                    random_state=np.random.SeedSequence([seed, 99, b]),
+                )
+            ]
+        )
+    )
+    reqs = prema_workload(
+        requests,
+        setup.networks,
+        requests * mean_s / BENCH_LOAD,
+        batch_sizes=bs,
+        random_state=np.random.SeedSequence([seed, 1]),
+    )
+    sim = Simulator(
+        profiles,
+        PolicySpec("P-PREMA-dynamic", "P-PREMA", "dynamic").build(),
+        preemption_point=setup.preemption_point,
+        estimator=make_estimator("prema"),
+    )
+    return sim, reqs
+
+
+@scenario(
+    "prema",
+    default_requests=20_000,
+    description="P-PREMA-dynamic, tile preemption, PREMA's 8 DNNs with RNNs on prema-npu",
+    setup=prema_setup,
+)
+def prema_scenario(
+    *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
+) -> dict[str, Any]:
+    """The ``prema`` entry: P-PREMA-dynamic as ``reproduce prema`` runs it (no reference)."""
+    report("workload", 0, 0)
+    sim, reqs = prema_setup(requests=requests, seed=seed)
+    res, engine_s, wall_s = _time_engine(sim, reqs, report)
+    return _engine_entry("prema", res, requests, engine_s, wall_s, seed)
+
+
+# --- running ----------------------------------------------------------------------------------
+def _check_int(value: object, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def _with_targets(entry: dict[str, Any]) -> dict[str, Any]:
+    targets = TARGETS.get(str(entry.get("name")), ())
+    entry["targets"] = {t.metric: {"target": t.text(), "met": t.met(entry)} for t in targets}
+    return entry
+
+
+def run_scenario(
+    name: str,
+    *,
+    requests: int | None = None,
+    seed: int = 0,
+    reference: bool = True,
+    isolate: bool = True,
+    report: Reporter = _no_report,
+) -> dict[str, Any]:
+    """One scenario's entry (see :func:`run_bench`).
+
+    Args:
+        name: a :data:`SCENARIOS` name.
+        requests: requests in the workload (default: the scenario's).
+        seed: workload seed.
+        reference: also run the scenario's references.
+        isolate: run it in a fresh Python process (``sys.executable``), so its peak RSS is its own.
+        report: progress callback ``(stage, done, total)``.
+    """
+    sc = SCENARIOS.get(name)()
+    name = next(k for k in SCENARIOS.names() if k.lower() == name.lower())
+    n = sc.default_requests if requests is None else _check_int(requests, "--requests", 1)
+    _check_int(seed, "--seed", 0)
+    if reference and sc.needs_simpy:
+        require_simpy()
+    if not isolate:
+        return _with_targets(sc.run(requests=n, seed=seed, reference=reference, report=report))
+    args = json.dumps({"name": name, "requests": n, "seed": seed, "reference": reference})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from npusched.bench import _worker; _worker(sys.argv[1])",
+            args,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    for line in proc.stdout:
+        msg = json.loads(line)
+        if "progress" in msg:
+            report(*msg["progress"])
+        elif "result" in msg:
+            result = msg["result"]
+        elif "error" in msg:
+            error = msg["error"]
+    rc = proc.wait()
+    if error is not None:
+        raise NpuschedError(error)
+    if result is None or rc != 0:
+        raise NpuschedError(f"bench scenario {name!r} failed in its subprocess (exit status {rc})")
+    return _with_targets(result)
+
+
+def _worker(args_json: str) -> None:
+    """Child-process side of :func:`run_scenario`: JSON lines on stdout."""
+    args = json.loads(args_json)
+    out = sys.stdout
+
+    def report(stage: str, done: int, total: int) -> None:
+        out.write(json.dumps({"progress": [stage, done, total]}) + "\n")
+        out.flush()
+
+    try:
+        entry = SCENARIOS.get(args["name"])().run(
+            requests=args["requests"], seed=args["seed"], reference=args["reference"], report=report
+        )
+    except NpuschedError as e:
+        out.write(json.dumps({"error": str(e)}) + "\n")
+        return
+    out.write(json.dumps({"result": entry}) + "\n")
+    out.flush()
+
+
+def run_bench(
+    scenarios: Sequence[str] | None = None,
+    *,
+    requests: int | None = None,
+    seed: int = 0,
+    reference: bool = True,
+    isolate: bool = True,
+    report: Reporter = _no_report,
+) -> dict[str, Any]:
+    """Run bench scenarios; the object ``npusched bench --json`` prints.
+
+    Args:
+        scenarios: names (default: every registered scenario, in registration order).
+        requests: requests per scenario (default: each scenario's own).
+        seed: workload seed.
+        reference: also run the references.
+        isolate: each scenario in a fresh process (see :func:`run_scenario`).
+        report: progress callback ``(stage, done, total)``; the stage is prefixed
+            ``"<scenario>: "``.
+
+    Returns:
+        ``{"scenarios": [entry, ...], "timing": ...}``. Each entry has ``name``, ``requests``,
+        ``requests_per_s`` and ``events_per_s`` (per CPU second of the engine run),
+        ``peak_rss_mib`` (MiB, after the engine run), ``events``, ``engine_s``,
+        ``engine_wall_s``, ``preemptions``, ``layer_executions``, ``seed``, ``targets``
+        (``{metric: {"target": text, "met": bool or null}}``) and, for scenarios with
+        references, ``speedup_vs_simpy``, ``speedup_vs_simpy_skip`` (reference CPU seconds
+        over the engine's), ``fraction_of_bare_loop`` (engine events/s over the bare loop's,
+        counting the same events), ``max_abs_finish_diff_s`` (seconds, worst over the
+        references), ``reference_s``, ``finish_diff_s`` (per reference) and
+        ``bare_loop_events`` (``null`` where the references did not run).
+
+    Raises:
+        ConfigError: bad ``requests`` / ``seed``, or SimPy missing for a scenario that needs it
+            (checked for every scenario before any runs).
+        UnknownNameError: an unknown scenario name.
+    """
+    if requests is not None:
+        _check_int(requests, "--requests", 1)
+    _check_int(seed, "--seed", 0)
+    names = list(SCENARIOS.names()) if not scenarios else list(scenarios)
+    for nm in names:  # every check before the first scenario starts
+        sc = SCENARIOS.get(nm)()
+        if reference and sc.needs_simpy:
+            require_simpy()
+    entries = []
+    for nm in names:
+
+        def rep(stage: str, done: int, total: int, _nm: str = nm) -> None:
+            report(f"{_nm}: {stage}", done, total)
+
+        entries.append(
+            run_scenario(
+                nm, requests=requests, seed=seed, reference=reference, isolate=isolate, report=rep
+            )
+        )
+    return {
+        "scenarios": entries,
+        "timing": "process CPU seconds; engine and references timed once each in the same run",
     }
-    if reference:
-        w, c = time.perf_counter(), time.process_time()
-        ref_finish = simpy_reference(reqs, profiles)
-        simpy_s = time.process_time() - c
-        simpy_wall_s = time.perf_counter() - w
-        diff = float(np.max(np.abs(ref_finish - cols["finish_s"]))) if n_requests else 0.0
-        out.update(
-            simpy_s=simpy_s,
-            simpy_wall_s=simpy_wall_s,
-            simpy_requests_per_s=n_requests / simpy_s if simpy_s > 0 else math.inf,
-            speedup_vs_simpy=simpy_s / engine_s if engine_s > 0 else math.inf,
-            max_abs_finish_diff_s=diff,
-        )
-        say(
-            f"simpy: {simpy_s:.3f} s CPU ({simpy_wall_s:.3f} s wall); "
-            f"speed-up {simpy_s / engine_s:.1f}x; "
-            f"max |finish difference| {diff:.3g} s"
-        )
-    return out
 
 
-def _quiet(_: str) -> None:
-    return None
+# --- presentation -----------------------------------------------------------------------------
+_SHOWN = (
+    ("requests", "{:,.0f}"),
+    ("requests_per_s", "{:,.0f}"),
+    ("events_per_s", "{:,.0f}"),
+    ("peak_rss_mib", "{:,.0f}"),
+    ("engine_s", "{:.3f}"),
+    ("speedup_vs_simpy", "{:.2f}"),
+    ("speedup_vs_simpy_skip", "{:.2f}"),
+    ("fraction_of_bare_loop", "{:.3f}"),
+    ("max_abs_finish_diff_s", "{:.3g}"),
+)
+
+
+def bench_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Table rows ``scenario, metric, value, target, met`` of a :func:`run_bench` result: every
+    headline figure with its issue-9 target beside it (``met``: yes / no / n/a)."""
+    rows: list[dict[str, str]] = []
+    for entry in result["scenarios"]:
+        targets = entry.get("targets", {})
+        for key, fmt in _SHOWN:
+            if key not in entry:
+                continue
+            v = entry[key]
+            t = targets.get(key)
+            met = "" if t is None else {True: "yes", False: "no", None: "n/a"}[t["met"]]
+            rows.append(
+                {
+                    "scenario": str(entry["name"]),
+                    "metric": key,
+                    "value": "not run" if v is None else fmt.format(v),
+                    "target": "" if t is None else str(t["target"]),
+                    "met": met,
+                }
+            )
+    return rows
+
+
+@contextmanager
+def rich_reporter(enabled: bool = True) -> Iterator[Reporter]:
+    """A :class:`Reporter` that shows a Rich progress bar on stderr: one line per stage
+    (``engine`` counts finished requests; the references and workload set-up show elapsed
+    time only)."""
+    if not enabled:
+        yield _no_report
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    with Progress(
+        TextColumn("bench {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(file=sys.stderr),
+    ) as bar:
+        current: dict[str, TaskID] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            task = current.get(stage)
+            if task is None:
+                for other in current.values():  # the previous stage is over
+                    t = bar.tasks[other]
+                    bar.update(other, total=t.total or 1, completed=t.total or 1)
+                current.clear()
+                task = current[stage] = bar.add_task(stage, total=total or None)
+            bar.update(task, completed=done)
+
+        yield report

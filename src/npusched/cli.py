@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,6 +34,40 @@ app.add_typer(models_app, name="models")
 app.add_typer(reproduce_app, name="reproduce")
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
+
+
+def _plain_help() -> None:
+    """Help text as users type it: no ``<bool>`` after flags (``--quiet``, ``--help``: they take
+    no value) and ``CONFIG`` rather than ``{config}`` for a required argument in usage lines.
+
+    Typer >= 0.24 prints a type after every option and braces around required arguments; both
+    are adjusted here on Typer's own parameter classes (skipped if a Typer version lacks them).
+    """
+    try:
+        from typer.core import TyperArgument, TyperOption
+    except ImportError:  # pragma: no cover - an older typer without these classes
+        return
+    show_type = getattr(TyperOption, "display_type_rich", None)
+    if show_type is not None and not getattr(show_type, "_npusched", False):
+
+        def display_type_rich(self: TyperOption, ctx: object) -> str | None:
+            return None if self.is_flag else show_type(self, ctx)
+
+        display_type_rich._npusched = True  # type: ignore[attr-defined]
+        TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    usage_name = getattr(TyperArgument, "_usage_display_name", None)
+    if usage_name is not None and not getattr(usage_name, "_npusched", False):
+
+        def _usage_display_name(self: TyperArgument) -> str:
+            name = str(self.display_name_raw).upper()
+            name = name if self.required else f"[{name}]"
+            return name + ("..." if self.nargs != 1 else "")
+
+        _usage_display_name._npusched = True  # type: ignore[attr-defined]
+        TyperArgument._usage_display_name = _usage_display_name  # type: ignore[method-assign]
+
+
+_plain_help()
 
 
 def _version(value: bool) -> None:
@@ -104,9 +138,17 @@ def models_import(
     name: Annotated[str | None, typer.Option(help="Network name (default: file stem).")] = None,
     fmt: FormatOpt = "table",
 ) -> None:
-    """Import an ONNX model and print its layer table."""
-    from npusched.models import from_onnx
+    """Import a model and print its layer table: an ONNX file (``.onnx``) or a SCALE-Sim
+    topology CSV (``.csv``: convolution or GEMM layout, SCALE-Sim's unpadded output sizes)."""
     from npusched.report.tables import render
+
+    if file.suffix.lower() == ".csv":
+        from npusched.models.scalesim import from_scalesim
+
+        net = from_scalesim(file, name=name)
+        render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
+        return
+    from npusched.models import from_onnx
 
     net = from_onnx(str(file), name=name)
     symbolic = net.meta.get("symbolic_dims")
@@ -121,17 +163,78 @@ def models_import(
 
 
 # --- profile -----------------------------------------------------------------------------------
+@models_app.command("exits")
+def models_exits(
+    name: str,
+    n_exits: Annotated[int, typer.Option("--n-exits", help="Exits in total (>= 1).")] = 4,
+    rates: Annotated[
+        str | None,
+        typer.Option(help="Exit rates, e.g. 5.1,16.9,9,69 (default: the paper's, if any)."),
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option(help="Also print the N_exits x B_max latency table (ms).")
+    ] = None,
+    b_max: Annotated[int, typer.Option("--b-max", help="Largest batch size.")] = 8,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Attach early exits to zoo network NAME (equidistant in FLOPs) and print them."""
+    import numpy as np
+
+    from npusched.models.exits import early_exit_network
+    from npusched.report.tables import render
+
+    net = early_exit_network(name, rates, n_exits)
+    cum = np.cumsum(net.columns["macs"]) / max(net.macs, 1)
+    lut = None
+    if device is not None:
+        from npusched.hardware import get_device
+
+        dev = get_device(device)
+        exit_lut = getattr(dev, "exit_lut", None)
+        if exit_lut is None:
+            from npusched.errors import ConfigError
+
+            raise ConfigError(f"device {device!r} has no exit latency table (try zc706-npu)")
+        lut = exit_lut(net, b_max)
+    rows: list[dict[str, object]] = []
+    for i, ex in enumerate(net.exits):
+        row: dict[str, object] = {
+            "exit": ex.name,
+            "after": net.layers[ex.after].name,
+            "flops_frac": round(float(cum[ex.after]), 3),
+            "rate": ex.rate,
+            "head_macs": sum(x.macs for x in ex.layers),
+        }
+        if lut is not None:
+            row.update(
+                {f"B={b}": round(float(lut[i, b - 1]) * 1e3, 2) for b in range(1, b_max + 1)}
+            )
+        rows.append(row)
+    render(rows, fmt, title=f"{net.name}: {len(net.exits)} exits")
+
+
 @app.command("profile")
 def profile_cmd(
     network: str,
-    device: Annotated[str, typer.Option(help="Device name (see the README).")] = "prema-npu",
+    device: Annotated[
+        str,
+        typer.Option(
+            help="Device name: prema-npu (PREMA Table I) or one a plugin registers; a wrong "
+            "name lists every registered device."
+        ),
+    ] = "prema-npu",
     batch: Annotated[list[int] | None, typer.Option(help="Batch size (repeatable).")] = None,
     fmt: FormatOpt = "table",
     layers: Annotated[bool, typer.Option("--layers/--no-layers", help="Per-layer rows.")] = True,
+    subarrays: Annotated[
+        int | None,
+        typer.Option(help="Subarrays allocated (devices with a 'subarrays' axis: planaria 1-16)."),
+    ] = None,
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
-    NETWORK is a zoo name or a path to an ``.onnx`` file (imported as by ``models import``).
+    NETWORK is a zoo name or a path to an ``.onnx`` file or a SCALE-Sim topology ``.csv``
+    (imported as by ``models import``).
     Recurrent layers are listed once (one time step); totals unroll them at the network's
     default sequence lengths. JSON output is one object: device, totals and (with --layers)
     per-layer rows; CSV output is the per-layer rows (or the totals with --no-layers).
@@ -149,9 +252,26 @@ def profile_cmd(
         from npusched.models import from_onnx
 
         net = from_onnx(network)
+    elif network.lower().endswith(".csv"):
+        from npusched.models.scalesim import from_scalesim
+
+        net = from_scalesim(network)
     else:
         net = get_network(network)
     dev = get_device(device)
+    axes = getattr(dev, "variant_axes", {})
+    if subarrays is None and "subarrays" in axes:
+        subarrays = max(axes["subarrays"])  # the whole array unless asked otherwise
+    if subarrays is not None:
+        if "subarrays" not in axes:
+            raise ConfigError(f"--subarrays: device {device!r} has no subarrays axis")
+        if subarrays not in axes["subarrays"]:
+            allowed = axes["subarrays"]
+            raise ConfigError(
+                f"--subarrays must be in {allowed[0]}..{allowed[-1]} for {device!r}, "
+                f"got {subarrays}"
+            )
+        dev = dev.variant(subarrays=subarrays)  # type: ignore[attr-defined]
     prof = compile_profile(net, dev, batches)
     peak = getattr(dev, "peak_macs_per_s", None)
 
@@ -239,23 +359,38 @@ def run_cmd(
 # --- bench -------------------------------------------------------------------------------------
 @app.command("bench")
 def bench_cmd(
-    requests: Annotated[int, typer.Option(help="Requests in the workload.")] = 100_000,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME", help="Scenario to run (repeatable): temporal, prema. Default: all."
+        ),
+    ] = None,
+    requests: Annotated[
+        int | None,
+        typer.Option(help="Requests per scenario (default: temporal 100,000, prema 20,000)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     reference: Annotated[
-        bool, typer.Option("--reference/--no-reference", help="Also run the SimPy reference.")
+        bool,
+        typer.Option("--reference/--no-reference", help="Also run the reference models."),
     ] = True,
     seed: Annotated[int, typer.Option(help="Workload seed (>= 0).")] = 0,
 ) -> None:
-    """Engine speed against a SimPy reference on a PREMA-style workload."""
-    from npusched.bench import run_bench
+    """Engine speed against SimPy and a bare event loop on the same system, and the targets."""
+    from npusched.bench import bench_rows, run_bench
 
-    result = run_bench(n_requests=requests, seed=seed, reference=reference, progress=not as_json)
     if as_json:
-        typer.echo(json.dumps(result, indent=2, sort_keys=True))
-    else:
-        from npusched.report.tables import render
+        result = run_bench(scenario, requests=requests, seed=seed, reference=reference)
+        typer.echo(json.dumps(result, indent=2))
+        return
+    from npusched.bench import rich_reporter
+    from npusched.report.tables import render
 
-        render([{"metric": k, "value": v} for k, v in result.items()], "table", title="bench")
+    with rich_reporter() as report:
+        result = run_bench(
+            scenario, requests=requests, seed=seed, reference=reference, report=report
+        )
+    render(bench_rows(result), "table", title="bench (targets: issue 9)")
 
 
 @app.command("map")
@@ -330,11 +465,31 @@ def reproduce_prema(
         float | None,
         typer.Option(help="Offered load while tasks arrive (default 1.5; sets the window)."),
     ] = None,
+    paper_range: Annotated[
+        bool,
+        typer.Option(
+            "--paper-range/--no-paper-range",
+            help="Also run the headline policies with tasks limited to the paper's 0.5-45 ms.",
+        ),
+    ] = True,
+    plots: Annotated[
+        bool,
+        typer.Option("--plots/--no-plots", help="Draw the PNG figures (CSVs and reports always)."),
+    ] = True,
 ) -> None:
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
     from npusched.experiments.reproduce.prema import reproduce
 
-    summary = reproduce(out, quick=quick, runs=runs, seed=seed, load=load, progress=True)
+    summary = reproduce(
+        out,
+        quick=quick,
+        runs=runs,
+        seed=seed,
+        load=load,
+        progress=True,
+        paper_range=paper_range,
+        plots=plots,
+    )
     from npusched.report.tables import render
 
     rows = [
@@ -377,12 +532,118 @@ def reproduce_haxconn(
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
 
 
+@reproduce_app.command("dfs")
+def reproduce_dfs(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/dfs"),
+    quick: Annotated[
+        bool, typer.Option(help="Three networks (VGG-16, ResNet-18, SqueezeNet) instead of eight.")
+    ] = False,
+    cap_w: Annotated[float, typer.Option(help="Power limit in watts (> 0).")] = 33.0,
+    efficiency: Annotated[
+        float | None,
+        typer.Option(help="AB9 STC efficiency in (0, 1] (default: calibrated to 1.99 ms/layer)."),
+    ] = None,
+    fuse: Annotated[
+        bool,
+        typer.Option(help="Fuse vector layers into the GEMM step before them (else per operator)."),
+    ] = True,
+) -> None:
+    """Layer-wise DFS vs DVFS under a power limit (ETRI J. 2022): Fig. 4-6, Table 6."""
+    from npusched.experiments.reproduce.dfs import reproduce
+
+    summary = reproduce(out, quick=quick, cap_w=cap_w, efficiency=efficiency, fuse=fuse)
+    _print_headline(summary, "DFS vs DVFS: our numbers vs the paper's", out)
+
+
+@reproduce_app.command("planaria")
+def reproduce_planaria(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "out/planaria"
+    ),
+    quick: Annotated[bool, typer.Option(help="Fewer workload instances.")] = False,
+    multi_tenant: Annotated[
+        bool,
+        typer.Option(
+            "--multi-tenant/--no-multi-tenant",
+            help="Also run Fig. 12-15 (throughput at SLA, SLA rate, fairness, energy; slow).",
+        ),
+    ] = False,
+) -> None:
+    """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with
+    --multi-tenant, Fig. 12-15 against PREMA."""
+    from npusched.experiments.reproduce.planaria import reproduce
+
+    summary = reproduce(out, quick=quick, progress=True, multi_tenant=multi_tenant)
+    _print_headline(summary, "Planaria: our numbers vs the paper's", out)
+
+
+def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
+    """Print a reproduction's ``headline`` (ours beside the paper's) and where the report is."""
+    from npusched.report.tables import render
+
+    rows = [
+        {"quantity": key, "ours": val.get("ours"), "paper": val.get("paper")}
+        for key, val in summary.get("headline", {}).items()
+    ]
+    render(rows, "table", title=title)
+    typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
+
+
+@reproduce_app.command("fluid")
+def reproduce_fluid(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/fluid"),
+    quick: Annotated[
+        bool,
+        typer.Option(help="Two (model, board) pairs, coarser DSE, 1 seed x 200 samples (~1 min)."),
+    ] = False,
+    serving: Annotated[
+        bool, typer.Option(help="Run the serving experiments (Fig. 7-9, Table II).")
+    ] = True,
+    designs: Annotated[
+        str,
+        typer.Option(help="NPU per serving policy: table1 (Table I's) or dse (its own DSE)."),
+    ] = "table1",
+) -> None:
+    """Fluid Batching (Kouris et al.): DSE vs Table I, Fig. 10, Fig. 7-9, Table II."""
+    from npusched.experiments.reproduce.fluid import reproduce
+
+    summary = reproduce(out, quick=quick, progress=True, serving=serving, designs=designs)
+    from npusched.report.tables import render
+
+    rows = [
+        {k: r[k] for k in ("model", "board", "ours", "paper", "paper_over_ours")}
+        for r in summary["dse"]
+    ]
+    render(rows, "table", title="Fluid Batching: DSE design points vs Table I")
+    if summary.get("table2"):
+        render(
+            [
+                {
+                    "model": r["model"],
+                    "board": r["board"],
+                    "gain_ours": round(r["avg_latency_gain"], 2),
+                    "gain_paper": round(r["paper_gain"], 2),
+                }
+                for r in summary["table2"]
+            ],
+            "table",
+            title="Table II: average-latency gain of FluidB over LazyBatching",
+        )
+    typer.echo(f"report: {Path(out) / 'report.md'} (CSVs and plots in {out})")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     if debug:  # accepted anywhere (``npusched run x.toml --debug``), not only before the command
         args = ["--debug", *(a for a in args if a != "--debug")]
+    # an empty --out would become Path("") == "." (the current directory): refuse it here,
+    # before the argument parser turns it into a path
+    for i, a in enumerate(args):
+        if a == "--out=" or (a in ("--out", "-o") and i + 1 < len(args) and not args[i + 1]):
+            print("npusched: error: --out: empty path; name an output directory", file=sys.stderr)
+            return 2
     try:
         rv = app(args=args, prog_name="npusched", standalone_mode=False)
         # typer turns Ctrl-C into an exit code it *returns* here (commands return None)

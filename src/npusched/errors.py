@@ -12,9 +12,13 @@ class NpuschedError(Exception):
 class UnknownNameError(NpuschedError, KeyError):
     """A name (network, device, policy, ...) is not registered."""
 
-    def __init__(self, kind: str, name: str, allowed: Iterable[str]) -> None:
+    def __init__(
+        self, kind: str, name: str, allowed: Iterable[str], *, limit: int | None = 40
+    ) -> None:
+        """``limit``: how many allowed names the message lists (``None``: all of them)."""
         allowed = sorted(allowed)
-        shown = ", ".join(allowed[:40]) + (", ..." if len(allowed) > 40 else "")
+        n = len(allowed) if limit is None else limit
+        shown = ", ".join(allowed[:n]) + (", ..." if len(allowed) > n else "")
         super().__init__(f"unknown {kind} {name!r}; allowed: {shown}")
         self.kind, self.name, self.allowed = kind, name, allowed
 

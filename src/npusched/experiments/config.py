@@ -61,8 +61,11 @@ def _not_bool(v: Any) -> Any:
     return v
 
 
-PositiveInt = Annotated[int, BeforeValidator(_not_bool), Field(gt=0)]
-BatchSize = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, le=MAX_BATCH)]
+# counts are strict: "8" and 8.0 are refused, not coerced to 8
+PositiveInt = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, strict=True)]
+BatchSize = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, le=MAX_BATCH, strict=True)]
+# switches are strict: "yes" and 1 are refused, only true/false
+Switch = Annotated[bool, Field(strict=True)]
 
 
 def _priority(p: Any) -> Any:
@@ -195,7 +198,7 @@ class TraceWorkloadConfig(_Strict):
     kind: Literal["trace"]
     path: str
     qos: PositiveFloat | None = None
-    ignore_extra_columns: bool = False
+    ignore_extra_columns: Switch = False
 
 
 WorkloadConfig = Annotated[
@@ -237,7 +240,7 @@ class SimConfig(_Strict):
     """
 
     preemption_point: Literal["tile", "layer"] = "tile"
-    checkpoint_cost: bool = True
+    checkpoint_cost: Switch = True
     predictor: Literal["oracle", "prema"] = "oracle"
     until_s: PositiveFloat | None = None
 
@@ -257,7 +260,7 @@ class RunConfig(_Strict):
     """A complete run: ``seed`` plus the five tables. ``name`` is free text for reports."""
 
     name: str | None = None
-    seed: Annotated[int, BeforeValidator(_not_bool), Field(ge=0)] = 0
+    seed: Annotated[int, BeforeValidator(_not_bool), Field(ge=0, strict=True)] = 0
     hardware: HardwareConfig = Field(default_factory=HardwareConfig)
     workload: WorkloadConfig
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
@@ -398,7 +401,36 @@ def check_components(cfg: RunConfig, source: str = "<config>") -> None:
     pol_factory = POLICIES.get(cfg.policy.name)
     _check_params(source, "policy.params", pol_factory, cfg.policy.params)
     # Each policy checks its own parameter values (TemporalPolicy.validate).
-    _build(source, "policy.params", lambda: pol_factory(**cfg.policy.params).validate())
+    policy = _build(source, "policy.params", lambda: pol_factory(**cfg.policy.params))
+    _build(source, "policy.params", policy.validate)
+    _check_unused_params(source, cfg.policy.name, pol_factory, policy, cfg.policy.params)
+
+
+#: Policy parameters that only a preemptive policy uses (a non-preemptive one never preempts).
+PREEMPTIVE_ONLY_PARAMS = ("mechanism",)
+
+
+def _check_unused_params(
+    source: str, name: str, factory: Callable[..., Any], policy: Any, params: Mapping[str, Any]
+) -> None:
+    """Refuse a parameter the policy takes but never uses (``mechanism`` on a non-preemptive
+    policy such as NP-FCFS), naming the parameters that do matter for it."""
+    import inspect
+
+    if getattr(policy, "preemptive", True):
+        return
+    unused = [k for k in params if k in PREEMPTIVE_ONLY_PARAMS]
+    if not unused:
+        return
+    try:
+        names = list(inspect.signature(factory).parameters)
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        names = []
+    used = [n for n in names if n not in PREEMPTIVE_ONLY_PARAMS]
+    raise ConfigError(
+        f"{source}: policy.params.{unused[0]}: {name} is non-preemptive and never uses it; "
+        f"allowed: {', '.join(used) or '(none)'}"
+    )
 
 
 def parse_config(data: Mapping[str, Any], source: str = "<config>") -> RunConfig:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from npusched.sim.engine import SimResult
 
 __all__ = [
-    "PROGRESS_MIN_REQUESTS",
+    "PROGRESS_DELAY_S",
     "RunOutput",
     "build_requests",
     "compile_profiles",
@@ -57,8 +57,9 @@ __all__ = [
     "write_outputs",
 ]
 
-#: Runs with at least this many requests show a progress bar.
-PROGRESS_MIN_REQUESTS = 2000
+#: Seconds a run must last before its progress bar appears (any run length; shorter runs print
+#: nothing).
+PROGRESS_DELAY_S = 2.0
 
 Estimator = Callable[[Request, "Profile"], float]
 
@@ -161,10 +162,12 @@ def compile_profiles(requests: Sequence[Request], device: Any) -> dict[str, Prof
 
 @contextmanager
 def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int], None] | None]:
-    """The engine's ``progress`` callback drawing a bar on stderr over ``total`` requests, or
-    ``None`` when disabled or for a run below :data:`PROGRESS_MIN_REQUESTS`."""
-    enabled = enabled and total >= PROGRESS_MIN_REQUESTS
-    with progress_bar(total, "simulating", enabled=enabled, transient=True, eta=True) as bar:
+    """The engine's ``progress`` callback drawing a bar on stderr over ``total`` requests (shown
+    once the run has lasted :data:`PROGRESS_DELAY_S`, whatever its size), or ``None`` when
+    disabled."""
+    with progress_bar(
+        total, "simulating", enabled=enabled, transient=True, eta=True, delay_s=PROGRESS_DELAY_S
+    ) as bar:
         yield None if bar is None else bar.set_completed
 
 
@@ -221,22 +224,37 @@ def run_config(
         sla_n=cfg.metrics.sla_n,
         percentiles=cfg.metrics.percentiles,
     )
+    # summarize counts the records it is given (the finished ones): name both counts plainly
+    summary["n_requests"] = float(len(records))
+    summary["n_finished"] = float(len(finished))
     summary["n_unfinished"] = float(len(records) - len(finished))
     return RunOutput(cfg, list(requests), records, summary, result)
 
 
+#: Summary keys that are counts, written as JSON integers.
+COUNT_KEYS = frozenset({"n_requests", "n_finished", "n_unfinished", "preemptions"})
+
+
 def summary_json(summary: Mapping[str, float]) -> str:
-    """Deterministic JSON text of a summary: sorted keys, ``null`` for NaN/inf."""
-    clean = {
-        k: (None if isinstance(v, float) and not np.isfinite(v) else v)
-        for k, v in sorted(summary.items())
-    }
+    """Deterministic JSON text of a summary: sorted keys, ``null`` for NaN/inf, counts
+    (:data:`COUNT_KEYS`) as integers, a trailing newline."""
+
+    def cell(k: str, v: float) -> float | int | None:
+        if isinstance(v, float) and not np.isfinite(v):
+            return None
+        if k in COUNT_KEYS and float(v).is_integer():
+            return int(v)
+        return v
+
+    clean = {k: cell(k, v) for k, v in sorted(summary.items())}
     return json.dumps(clean, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 def check_out_dir(out_dir: str | os.PathLike[str]) -> None:
     """Fail before simulating if ``out_dir`` cannot become the output directory: it is a file,
     sits below a file, or its nearest existing ancestor is not writable. Creates nothing."""
+    if str(out_dir).strip() == "":
+        raise ConfigError("--out: empty path; name an output directory (e.g. out/run)")
     d = Path(out_dir)
     if d.exists() and not d.is_dir():
         raise ConfigError(f"{d}: --out must be a directory, but a file of that name exists")

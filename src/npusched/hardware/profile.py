@@ -534,7 +534,11 @@ def _compile(
         batch_sizes=batch_sizes,
         latency_s=costs.latency_s,
         frequency_hz=device.frequency_hz,
-        memory_bandwidth_bps=device.memory_bandwidth_bps,
+        # the simulator uses this only for checkpoint save/restore: the effective bandwidth if the
+        # device has one (SystolicArray.checkpoint_bandwidth_bps), else the memory bandwidth
+        memory_bandwidth_bps=getattr(
+            device, "checkpoint_bandwidth_bps", device.memory_bandwidth_bps
+        ),
         cycles=costs.cycles,
         tiles=costs.tiles,
         bytes_moved=costs.bytes_moved,

@@ -24,7 +24,16 @@ Algorithm 1            our IR                           tiled by
 =====================  ===============================  ==================================
 
 A batch of ``B`` samples multiplies the streamed dimension (``n = B * M``); a recurrent cell is
-one time step, so its ``n`` is the batch. ``groups`` independent GEMMs (grouped and depthwise
+one time step, so its ``n`` is the batch.
+
+**Activation x activation MatMuls** (kind ``matmul``: attention's ``Q.K^T`` and ``P.V``, RNN
+attention over the encoder memory) are the exception. Their "weight" operand ``(K x N)`` is an
+activation of the same sample and head (the keys, the values), so the samples of a batch and the
+heads of a layer do not share a stationary tile: a weight-stationary array loads each sample's
+and each head's operand and streams only that sample's ``M`` rows through it. Such a layer costs
+``B * groups`` separate GEMMs of ``(M x K) @ (K x N)``; its tile count, loads and cycles grow
+linearly with the batch (merging the samples into ``n = B * M`` would stream every sample
+through the first sample's keys, undercounting by ~2.3x at batch 4 for BERT-sized heads). ``groups`` independent GEMMs (grouped and depthwise
 convolutions) run one after another. A depthwise convolution (``K = R*S``, ``N = 1``) therefore
 maps one channel onto a single column with ``R*S`` rows busy, one channel at a time: the poor
 utilisation of monolithic arrays that Planaria (MICRO 2020, Sec. VI-B2) describes.
@@ -79,6 +88,13 @@ are counted at the activation width). ``LayerCosts.checkpoint_bytes`` is the **m
 the layer's tile boundaries ``t = 1..T`` - the expected size for a preemption at a uniformly random
 point in the layer (``checkpoint="max"`` takes the worst boundary instead: the whole output,
 capped). The worst case overall is the full ``act_sram_bytes`` (8 MiB; PREMA quotes 59 us).
+A checkpoint holds only those output activations: weights are never saved (inference does not
+change them), input activations are not saved (they are the previous layer's outputs, already in
+DRAM or in the still-allocated input buffer that a restore reloads), and ACTV/POOL are fused or
+in place (PREMA Sec. IV-B). The save and the restore each move those bytes at
+``checkpoint_bandwidth_bps``, the *effective* DMA bandwidth of the trap routine: PREMA's 59 us
+for the full 8 MiB (Sec. IV-D) implies ``8 * 2**20 B / 59 us = 142 GB/s``, not the 358 GB/s peak
+(which still times the layers' own loads and stores).
 :meth:`SystolicArray.tile_costs` lists the per-tile figures (cycles, bytes, checkpoint bytes).
 
 **Energy** (first-order hooks): ``mac_energy_pj`` per MAC (default 1.0 pJ: a 16-bit multiply
@@ -101,11 +117,14 @@ import numpy as np
 from npusched.base import Component
 from npusched.errors import HardwareConfigError
 from npusched.hardware.base import IntArray, LayerCosts
-from npusched.models.ir import Layer, LayerKind, Network
+from npusched.models.ir import KIND_CODES, Layer, LayerKind, Network
 
-__all__ = ["CHECKPOINT_STATS", "SystolicArray"]
+__all__ = ["CHECKPOINT_BANDWIDTH_BPS", "CHECKPOINT_STATS", "SystolicArray"]
 
 CHECKPOINT_STATS = ("mean", "max")
+#: Effective CHECKPOINT save/restore bandwidth (bytes/s) implied by PREMA Sec. IV-D: the worst
+#: case, the whole 8 MiB UBUF/ACCQ, takes 59 us.
+CHECKPOINT_BANDWIDTH_BPS = 8 * 2**20 / 59e-6
 
 _PJ = 1e-12
 
@@ -180,6 +199,9 @@ class SystolicArray(Component):
         checkpoint: how ``checkpoint_bytes`` summarises a layer's tile boundaries: ``"mean"``
             (expected size at a uniformly random boundary, the default) or ``"max"`` (the worst
             boundary, i.e. the layer's whole output capped by ``act_sram_bytes``).
+        checkpoint_bandwidth_bps: effective bytes/s of a CHECKPOINT save or restore (> 0;
+            default :data:`CHECKPOINT_BANDWIDTH_BPS`, 142 GB/s, PREMA's 59 us for 8 MiB); the
+            profile's ``memory_bandwidth_bps`` (which the simulator uses only for checkpoints).
         name: the device name in profiles and caches.
     """
 
@@ -200,6 +222,7 @@ class SystolicArray(Component):
         dram_energy_pj_per_byte: float = 32.0,
         checkpoint: str = "mean",
         name: str = "prema-npu",
+        checkpoint_bandwidth_bps: float = CHECKPOINT_BANDWIDTH_BPS,
     ) -> None:
         self.rows = rows
         self.cols = cols
@@ -216,6 +239,7 @@ class SystolicArray(Component):
         self.dram_energy_pj_per_byte = dram_energy_pj_per_byte
         self.checkpoint = checkpoint
         self.name = name
+        self.checkpoint_bandwidth_bps = checkpoint_bandwidth_bps
         self._config()  # fail fast on bad keywords; nothing is stored
 
     # --- parameters -----------------------------------------------------------------------------
@@ -235,6 +259,7 @@ class SystolicArray(Component):
             raise HardwareConfigError(
                 f"SystolicArray: name must be a non-empty string, got {self.name!r}"
             )
+        _real_param("checkpoint_bandwidth_bps", self.checkpoint_bandwidth_bps, positive=True)
         return _Config(
             rows=_int_param("rows", self.rows, 1),
             cols=_int_param("cols", self.cols, 1),
@@ -292,12 +317,15 @@ class SystolicArray(Component):
         is_gemm = c["is_gemm"].astype(bool)
         width = c["bytes_per_elem"]
 
+        # Activation x activation MatMuls have a stationary operand per sample (and per head):
+        # the batch multiplies the groups, not the streamed rows (see the module docstring).
+        per_sample = (c["kind"] == KIND_CODES[LayerKind.MATMUL])[None, :]
         g_cycles, g_tiles, g_bytes = _gemm_grid(
             cfg,
-            np.where(is_gemm, c["m"], 0)[None, :] * b,
+            np.where(is_gemm, c["m"], 0)[None, :] * np.where(per_sample, 1, b),
             c["k"],
             c["n"],
-            c["groups"],
+            c["groups"][None, :] * np.where(per_sample, b, 1),
             width,
         )
         v_elems = b * np.maximum(c["input_elems"], c["output_elems"])[None, :]
@@ -347,11 +375,13 @@ class SystolicArray(Component):
         ly = network.layers[idx]
         width = ly.bytes_per_elem
         if ly.is_gemm:
-            ss = _pieces(ly.m * b, cfg.acc)
+            per_sample = ly.kind == LayerKind.MATMUL
+            ss = _pieces(ly.m if per_sample else ly.m * b, cfg.acc)
             sn = _pieces(ly.n, cfg.cols)
             sk = _pieces(ly.k, cfg.rows)
             s3, n3, k3 = (
-                np.tile(a.ravel(), ly.groups) for a in np.meshgrid(ss, sn, sk, indexing="ij")
+                np.tile(a.ravel(), ly.groups * (b if per_sample else 1))
+                for a in np.meshgrid(ss, sn, sk, indexing="ij")
             )
             compute, memory, cycles, loaded = _gemm_tiles(cfg, s3, n3, k3, width)
             out_elems = ly.output_elems or ly.m * ly.n * ly.groups
@@ -411,13 +441,24 @@ def _cdiv(a: Any, b: Any) -> Any:
 
 
 def _gemm_grid(
-    cfg: _Config, mb: IntArray, k: IntArray, n: IntArray, groups: IntArray, width: IntArray
+    cfg: _Config,
+    mb: IntArray,
+    k: IntArray,
+    n: IntArray,
+    groups: IntArray,
+    width: IntArray,
+    *,
+    weight_share: float = 1.0,
+    input_share: float = 1.0,
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """Cycles, tiles and loaded bytes of GEMM layers; ``mb`` is ``(NB, L)`` streamed rows.
+    """Cycles, tiles and loaded bytes of GEMM layers; ``mb`` is ``(NB, L)`` streamed rows and
+    ``groups`` ``(NB, L)`` independent GEMMs (batch-dependent for activation MatMuls).
 
     Tiles fall in 2 x 2 x 2 classes (full or edge in each of N, K and the streamed dimension);
     each class has a count and a per-tile cost, so the layer total is a sum of 8 products.
-    Layers with zero dimensions (vector layers) get zero counts.
+    Layers with zero dimensions (vector layers) get zero counts. ``weight_share`` /
+    ``input_share`` scale the weight / input tile bytes this array loads itself (``1/k`` when a
+    tile is broadcast to ``k`` arrays that share the load; see :func:`_gemm_tiles`).
     """
     sh, sw = cfg.rows, cfg.cols
     # N over the array columns: full tiles of SW, and one edge tile of N % SW.
@@ -445,8 +486,16 @@ def _gemm_grid(
         size_k[None, :, None, :, None],
         size_s[:, :, None, None, :],
     )
-    count = cn * ck * cs * groups[None, :, None, None, None]
-    _, _, per_tile, loaded = _gemm_tiles(cfg, zs, zn, zk, width[None, :, None, None, None])
+    count = cn * ck * cs * groups[:, :, None, None, None]
+    _, _, per_tile, loaded = _gemm_tiles(
+        cfg,
+        zs,
+        zn,
+        zk,
+        width[None, :, None, None, None],
+        weight_share=weight_share,
+        input_share=input_share,
+    )
     axes = (2, 3, 4)
     return (
         (count * per_tile).sum(axis=axes),
@@ -477,7 +526,14 @@ def _vector_grid(
 
 
 def _gemm_tiles(
-    cfg: _Config, streamed: Any, n_cols: Any, k_rows: Any, width: Any
+    cfg: _Config,
+    streamed: Any,
+    n_cols: Any,
+    k_rows: Any,
+    width: Any,
+    *,
+    weight_share: float = 1.0,
+    input_share: float = 1.0,
 ) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     """Algorithm 1's cost of ``GEMM_OP`` tiles (any broadcastable integer arrays).
 
@@ -486,10 +542,16 @@ def _gemm_tiles(
     latency plus the weight and input tile loads at the memory bandwidth), its cost (the larger
     of the two, or the compute phase alone without memory stalls), all in cycles, and the
     bytes it loads. The one per-tile formula behind :meth:`SystolicArray.layer_costs_grid`
-    (tile classes) and :meth:`SystolicArray.tile_costs` (every tile).
+    (tile classes) and :meth:`SystolicArray.tile_costs` (every tile). ``weight_share`` and
+    ``input_share`` (default 1) scale the weight and input tile bytes: a tile broadcast to
+    ``k`` arrays that split the load is ``1/k`` of each one's traffic (Planaria's fission
+    array; the loaded bytes are then fractional).
     """
     compute = streamed + (cfg.rows + 2 * cfg.cols)
-    loaded = (n_cols * k_rows + k_rows * streamed) * width
+    if weight_share == 1.0 and input_share == 1.0:
+        loaded = (n_cols * k_rows + k_rows * streamed) * width
+    else:
+        loaded = (n_cols * k_rows * weight_share + k_rows * streamed * input_share) * width
     memory = cfg.latency + np.ceil(loaded / cfg.bytes_per_cycle).astype(np.int64)
     cycles = np.maximum(compute, memory) if cfg.stalls else compute
     return compute, memory, cycles, loaded

@@ -178,6 +178,61 @@ class NetBuilder:
         )
         return self._add(layer, (out_ch, ho, wo))
 
+    def conv3d(
+        self,
+        x: Tensor,
+        out_ch: int,
+        kernel: int,
+        stride: int = 1,
+        padding: int | None = None,
+        *,
+        transposed: bool = False,
+        bias: bool = False,
+        norm: bool = True,
+        act: str | None = "leaky",
+        name: str | None = None,
+    ) -> Tensor:
+        """3-D convolution over a ``(C, D, H, W)`` volume (+ fused instance norm, 2 parameters
+        per channel, and activation). GEMM: ``M = Do*Ho*Wo``, ``K = k^3 * C``, ``N = out_ch``.
+
+        ``transposed``: a non-overlapping ``ConvTranspose3d`` (``kernel == stride``, no padding),
+        the ONNX importer's convention: ``M`` = input voxels, ``K = C``, ``N = out_ch * k^3``."""
+        c, d, h, w = x.shape
+        if transposed:
+            if kernel != stride:
+                raise ModelError(f"{self.name}: transposed conv3d needs kernel == stride")
+            out_shape: tuple[int, ...] = (out_ch, d * stride, h * stride, w * stride)
+            m, k, n = d * h * w, c, out_ch * kernel**3
+        else:
+            pad = kernel // 2 if padding is None else padding
+            dims = [_out_dim(v, kernel, stride, pad)[0] for v in (d, h, w)]
+            out_shape = (out_ch, *dims)
+            m, k, n = math.prod(dims), kernel**3 * c, out_ch
+        weights = k * n
+        params = weights + (out_ch if bias else 0) + (2 * out_ch if norm else 0)
+        post = tuple(p for p in (("instancenorm" if norm else None), act) if p)
+        layer = Layer(
+            name=self._name(name, "conv3d"),
+            kind=LayerKind.CONV,
+            m=m,
+            k=k,
+            n=n,
+            input_elems=x.elems,
+            output_elems=math.prod(out_shape),
+            weight_elems=weights,
+            bytes_per_elem=self.bytes_per_elem,
+            params=params,
+            inputs=self._srcs(x),
+            attrs={
+                "kernel": (kernel,) * 3,
+                "stride": (stride,) * 3,
+                "post": post,
+                "transposed": transposed,
+                "in_shape": x.shape,
+            },
+        )
+        return self._add(layer, out_shape)
+
     def dwconv(
         self,
         x: Tensor,
@@ -267,6 +322,47 @@ class NetBuilder:
             attrs=dict(attrs or {}),
         )
         return self._add(layer, (m, n))
+
+    def head_matmul(
+        self,
+        xs: Sequence[Tensor],
+        m: int,
+        k: int,
+        n: int,
+        *,
+        groups: int,
+        out_shape: Sequence[int],
+        name: str | None = None,
+        repeat: str | None = None,
+        attrs: Mapping[str, Any] | None = None,
+    ) -> Tensor:
+        """Activation x activation GEMM per head: ``groups`` independent ``(M x K) @ (K x N)``.
+
+        Attention's ``Q.K^T`` (``K`` = head width, ``N`` = keys) and ``P.V`` (``K`` = keys,
+        ``N`` = head width) with one group per head (per key/value head under grouped-query
+        attention, whose query heads then stack into ``M``). ``input_elems`` is both operands,
+        ``groups * (M*K + K*N)``: the ``K x N`` operand (keys or values, e.g. a K/V cache) is
+        what a weight-stationary array loads as its stationary tile, per sample and group."""
+        if min(m, k, n, groups) < 1:
+            raise ModelError(f"{self.name}: head_matmul needs positive dims, got {m, k, n, groups}")
+        if math.prod(out_shape) != groups * m * n:
+            raise ModelError(f"{self.name}: head_matmul output {tuple(out_shape)} != G*M*N")
+        nm = self._name(name, "matmul")
+        layer = Layer(
+            name=nm,
+            kind=LayerKind.MATMUL,
+            m=m,
+            k=k,
+            n=n,
+            groups=groups,
+            input_elems=groups * (m * k + k * n),
+            output_elems=groups * m * n,
+            bytes_per_elem=self.bytes_per_elem,
+            inputs=self._srcs(*xs),
+            repeat=repeat,
+            attrs=dict(attrs or {}),
+        )
+        return self._add(layer, tuple(out_shape))
 
     def recurrent(
         self,
@@ -403,6 +499,54 @@ class NetBuilder:
         return self._vector(
             LayerKind.VECTOR, xs, shape, name, op, params=params, repeat=repeat, op=op
         )
+
+    def embedding(
+        self,
+        ids: Tensor,
+        vocab: int,
+        dim: int,
+        *,
+        lookups: int | None = None,
+        pooled: bool = False,
+        params: int | None = None,
+        repeat: str | None = None,
+        name: str | None = None,
+    ) -> Tensor:
+        """Embedding look-up (kind ``embed``): gathers ``lookups`` rows of a ``vocab x dim`` table.
+
+        ``lookups`` defaults to one per id in ``ids``. The layer reads ``lookups * dim`` elements
+        (its ``input_elems``; no MACs) and writes one ``dim`` row per id, shape ``(T, dim)``, or,
+        if ``pooled`` (DLRM's sum-pooled ``EmbeddingBag``), one row ``(dim,)``. ``params`` is
+        the table (``vocab * dim``) unless given (0 for a table tied to an output layer)."""
+        rows = ids.elems
+        n_look = rows if lookups is None else lookups
+        shape = (dim,) if pooled else (rows, dim)
+        nm = self._name(name, "embed")
+        layer = Layer(
+            name=nm,
+            kind=LayerKind.EMBED,
+            input_elems=n_look * dim,
+            output_elems=math.prod(shape),
+            bytes_per_elem=self.bytes_per_elem,
+            params=vocab * dim if params is None else params,
+            inputs=self._srcs(ids),
+            repeat=repeat,
+            attrs={"op": "embedding", "vocab": vocab, "dim": dim, "lookups": n_look},
+        )
+        return self._add(layer, shape)
+
+    def layernorm(
+        self, x: Tensor, *, rms: bool = False, repeat: str | None = None, name: str | None = None
+    ) -> Tensor:
+        """Layer norm (scale and shift, ``2 F`` params) or RMS norm (scale only, ``F``) over the
+        last axis of ``F`` features."""
+        feat = x.shape[-1]
+        op = "rmsnorm" if rms else "layernorm"
+        return self.vector(x, op, params=feat if rms else 2 * feat, repeat=repeat, name=name)
+
+    def softmax(self, x: Tensor, *, repeat: str | None = None, name: str | None = None) -> Tensor:
+        """Softmax over the last axis (attention scores over the keys of a sequence)."""
+        return self.vector(x, "softmax", repeat=repeat, name=name)
 
     def upsample(self, x: Tensor, scale: int = 2, *, name: str | None = None) -> Tensor:
         c, h, w = x.shape

@@ -7,13 +7,20 @@ Every compute layer is viewed, **per input sample**, as ``groups`` independent G
 
 * ``M`` - rows streamed through the array: output pixels ``Ho * Wo`` of a convolution, ``1`` for a
   fully connected layer or one time step of a recurrent cell, the sequence rows of a MatMul.
-  A batch of ``B`` samples multiplies ``M`` by ``B`` (cost models do this, not the IR).
+  A batch of ``B`` samples multiplies ``M`` by ``B`` (cost models do this, not the IR) - except
+  for ``matmul`` layers (both operands activations: attention's ``Q.K^T`` and ``P.V``), whose
+  ``K x N`` operand belongs to one sample and one head (``groups`` = heads): a batch multiplies
+  their groups instead.
 * ``K`` - the reduction dimension, mapped onto the array rows: ``R * S * C_in / groups``.
 * ``N`` - output channels per group, mapped onto the array columns.
 
 So ``macs = M * K * N * groups`` per sample. A depthwise convolution has ``groups = C``, ``K = R*S``
 and ``N = 1``. Non-GEMM layers (pooling, activation, element-wise, concat, softmax, ...) have
 ``M = K = N = 0`` and are costed from their element counts as vector operations.
+
+An embedding look-up (kind ``embed``) is a vector layer whose ``input_elems`` counts the table
+elements it gathers (look-ups x row width, the bytes it reads), not its integer ids; its table
+counts as ``params`` but not as ``weight_elems`` (it is not a GEMM operand).
 
 Recurrent layers
 ----------------
@@ -52,6 +59,7 @@ class LayerKind(StrEnum):
     ELTWISE = "eltwise"
     CONCAT = "concat"
     VECTOR = "vector"  # softmax, normalisation, upsample, reshape and other vector ops
+    EMBED = "embed"  # embedding look-up: gathers table rows (bytes, no MACs)
 
 
 GEMM_KINDS = frozenset(

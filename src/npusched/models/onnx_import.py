@@ -21,11 +21,17 @@ Conventions
   ``K = C_in/groups``, ``N = C_out/groups * R*S``. ``Gemm`` / ``MatMul`` with a constant operand:
   ``fc`` (a constant with leading batch dims gives one group per weight matrix; a constant on the
   left, ``W @ X``, is viewed as ``X^T W^T`` so the weights stay ``K x N``); with two activation
-  operands: ``matmul``, the broadcast leading dims multiplied into ``M``.
+  operands: ``matmul``, one group per leading index (per head: each has its own operand, which
+  a weight-stationary array loads separately; the sample batch is divided out as everywhere).
+  ``Einsum`` with two operands is classified into batch / ``M`` / ``K`` / ``N`` indices
+  (:func:`einsum_gemm`: the common attention and projection forms such as ``bhid,bhjd->bhij``,
+  ``bhij,bhjd->bhid``, ``bsd,dk->bsk``, with ``...`` and implicit outputs) and costed like
+  ``MatMul``; one operand: a transpose passes through, anything else is a vector op.
 * **Weights.** Initializers, ``Constant`` nodes and everything computed from constants alone
   (``Shape``, ``Gather`` on shapes, a ``Transpose`` of a weight, ...) are constants: nodes whose
   inputs are all constant are folded away and never become layers. A GEMM operand that is a
-  constant is a weight.
+  constant is a weight. ``Gather`` from a constant table is an embedding look-up (kind
+  ``embed``) whose ``input_elems`` count the rows it gathers (the bytes it reads).
 * **Parameters.** ``params`` counts the elements of constant operands used as weights and biases
   (convolution / GEMM / recurrent weights and biases, normalisation scale and shift, a non-scalar
   constant operand of an element-wise op, a ``PRelu`` slope, an embedding table read by
@@ -66,6 +72,7 @@ from npusched.models.ir import Layer, LayerKind, Network, make_network
 
 CONV_OPS = frozenset({"Conv", "ConvTranspose"})
 GEMM_OPS = frozenset({"Gemm", "MatMul"})
+EINSUM_OPS = frozenset({"Einsum"})
 RECURRENT_GATES: dict[str, int] = {"LSTM": 4, "GRU": 3, "RNN": 1}
 POOL_OPS = frozenset(
     {
@@ -209,6 +216,7 @@ CONST_OPS = frozenset({"Constant", "Shape", "Size", "ConstantOfShape"})
 SUPPORTED_OPS: frozenset[str] = (
     CONV_OPS
     | GEMM_OPS
+    | EINSUM_OPS
     | frozenset(RECURRENT_GATES)
     | POOL_OPS
     | ACT_OPS
@@ -504,6 +512,8 @@ class _Importer:
             self._conv(node)
         elif op in GEMM_OPS:
             self._gemm(node)
+        elif op in EINSUM_OPS:
+            self._einsum(node)
         elif op in RECURRENT_GATES:
             self._recurrent(node)
         elif not self._fold(node):
@@ -684,8 +694,9 @@ class _Importer:
             weight_elems, act_in = _prod(ash), [b]
             attrs["weight_side"] = "left"
         else:
-            groups = 1
-            kind, m, k, n = LayerKind.MATMUL, self._per_sample(lead * rows), inner, cols
+            # one GEMM per leading index (head): each has its own stationary operand
+            groups = self._per_sample(lead)
+            kind, m, k, n = LayerKind.MATMUL, rows, inner, cols
             weight_elems, act_in = 0, [a, b]
         # Only constant operands count: the weights of an FC, the bias of either kind.
         params = self._param_elems([a, b, bias])
@@ -702,6 +713,82 @@ class _Importer:
                 "weight_elems": weight_elems,
                 "params": params,
                 "inputs": self._srcs([a, b, bias] if bias else [a, b]),
+                "attrs": attrs,
+            },
+            tuple(out_shape),
+        )
+
+    def _einsum(self, node: Any) -> None:
+        """``Einsum`` with one operand (a transpose passes through; anything else, e.g. a
+        reduction, is a vector op) or two operands (a GEMM, see :func:`einsum_gemm`)."""
+        inputs = [x for x in node.input if x]
+        label = node.name or "Einsum"
+        eq = _attr(node, "equation", b"")
+        eq = eq.decode() if isinstance(eq, bytes) else str(eq)
+        shapes = [self._shape(t, node) for t in inputs]
+        try:
+            ins, out = _einsum_terms(eq, [len(sh) for sh in shapes])
+        except ValueError as e:
+            raise ModelError(f"node {label!r}: Einsum {eq!r}: {e}") from None
+        if len(inputs) == 1:
+            if sorted(ins[0]) == sorted(out):  # a permutation: shape-only, like Transpose
+                self.producers[node.output[0]] = self._srcs(inputs)
+                self._solve_shape(node.output[0], inputs[0])
+                return
+            self._vector(node)
+            return
+        if len(inputs) != 2:
+            raise ModelError(
+                f"node {label!r}: Einsum with {len(inputs)} operands is not supported (1 or 2)"
+            )
+        a, b = inputs
+        dims: dict[str, int] = {}
+        for term, sh in zip(ins, shapes, strict=True):
+            for ch, d in zip(term, sh, strict=True):
+                dims[ch] = max(dims.get(ch, 1), int(d))
+        try:
+            batch_ix, a_free, k_ix, b_free = einsum_gemm(ins[0], ins[1], out)
+        except ValueError as e:
+            raise ModelError(f"node {label!r}: Einsum {eq!r}: {e}") from None
+        size = {
+            key: _prod(dims[c] for c in ix)
+            for key, ix in (("batch", batch_ix), ("m", a_free), ("k", k_ix), ("n", b_free))
+        }
+        out_shape = self._known(node.output[0]) or tuple(dims[c] for c in out)
+        attrs: dict[str, Any] = {"post": (), "equation": eq}
+        if b in self.const or a in self.const:
+            w, x = (b, a) if b in self.const else (a, b)
+            w_term = ins[1] if w == b else ins[0]
+            groups = _prod(dims[c] for c in batch_ix if c in w_term)
+            rows = size["m"] if w == b else size["n"]
+            cols = size["n"] if w == b else size["m"]
+            m = self._per_sample(size["batch"] // groups * rows)
+            kind, k, n, weight_elems, act_in = (
+                LayerKind.FC,
+                size["k"],
+                cols,
+                _prod(self._shape(w, node)),
+                [x],
+            )
+            if w == a:
+                attrs["weight_side"] = "left"
+        else:
+            groups = self._per_sample(size["batch"])
+            kind, m, k, n = LayerKind.MATMUL, size["m"], size["k"], size["n"]
+            weight_elems, act_in = 0, [a, b]
+        self._emit(
+            node,
+            {
+                "kind": kind,
+                "m": m,
+                "k": k,
+                "n": n,
+                "groups": groups,
+                "input_elems": sum(self._elems(t) for t in act_in),
+                "output_elems": self._per_sample(_prod(out_shape)),
+                "weight_elems": weight_elems,
+                "params": self._param_elems([a, b]),
+                "inputs": self._srcs([a, b]),
                 "attrs": attrs,
             },
             tuple(out_shape),
@@ -817,6 +904,7 @@ class _Importer:
         outputs = [x for x in node.output if x]
         attrs: dict[str, Any] = {}
         params = 0
+        embed = False
         if op in POOL_OPS:
             kind = LayerKind.POOL
             attrs["mode"] = "max" if "Max" in op else ("lp" if "Lp" in op else "avg")
@@ -844,8 +932,9 @@ class _Importer:
             kind = LayerKind.VECTOR
             params = self._param_elems(data[1:])
         elif op == "Gather" and data[0] in self.const:
-            kind = LayerKind.VECTOR  # embedding look-up: the table is a parameter
+            kind = LayerKind.EMBED  # embedding look-up: the table is a parameter
             params = self._param_elems(data[:1])
+            embed = True
         else:
             kind = LayerKind.VECTOR
         attrs["op"] = op.lower()
@@ -864,7 +953,8 @@ class _Importer:
             node,
             {
                 "kind": kind,
-                "input_elems": sum(self._elems(t) for t in acts),
+                # an embedding look-up reads the rows it gathers (its output), not its ids
+                "input_elems": out_elems if embed else sum(self._elems(t) for t in acts),
                 "output_elems": out_elems,
                 "params": params,
                 "inputs": self._srcs(data),
@@ -872,6 +962,54 @@ class _Importer:
             },
             (),
         )
+
+
+def _einsum_terms(equation: str, ranks: Sequence[int]) -> tuple[list[str], str]:
+    """Parse an Einsum equation into one index string per operand and the output's, with
+    ``...`` expanded to anonymous indices (digits) and an implicit output (no ``->``) made
+    explicit (the indices that occur once, in alphabetical order, after the ellipsis)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise ValueError(f"{len(terms)} input terms for {len(ranks)} operands")
+    ell_rank = 0
+    expanded: list[str] = []
+    for term, rank in zip(terms, ranks, strict=True):
+        if not term.replace("...", "").isalpha() and term.replace("...", ""):
+            raise ValueError(f"bad term {term!r}")
+        if "..." in term:
+            n_ell = rank - len(term.replace("...", ""))
+            if n_ell < 0:
+                raise ValueError(f"term {term!r} has more indices than its operand's rank")
+            ell_rank = max(ell_rank, n_ell)
+            term = term.replace("...", "0123456789"[10 - n_ell :] if n_ell else "")
+        elif len(term) != rank:
+            raise ValueError(f"term {term!r} does not match its operand's rank {rank}")
+        expanded.append(term)
+    ell = "0123456789"[10 - ell_rank :] if ell_rank else ""
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        letters = "".join(expanded)
+        once = sorted(c for c in set(letters) if c.isalpha() and letters.count(c) == 1)
+        out = ell + "".join(once)
+    return expanded, out
+
+
+def einsum_gemm(a: str, b: str, out: str) -> tuple[str, str, str, str]:
+    """Classify the indices of a two-operand Einsum ``a,b->out`` as a batched GEMM: batch
+    (in ``a``, ``b`` and ``out``), ``M`` (``a`` and ``out`` only), ``K`` (``a`` and ``b``, not
+    ``out``: contracted) and ``N`` (``b`` and ``out`` only). An index summed within one operand
+    or broadcast into the output from nowhere is not a GEMM and raises ``ValueError``."""
+    batch = "".join(c for c in out if c in a and c in b)
+    m = "".join(c for c in out if c in a and c not in b)
+    n = "".join(c for c in out if c in b and c not in a)
+    k = "".join(c for c in a if c in b and c not in out)
+    stray = [c for c in a + b if c not in out and not (c in a and c in b)]
+    if stray or any(c not in a and c not in b for c in out):
+        raise ValueError("not a (batched) matrix product: an index is summed in one operand only")
+    return batch, m, k, n
 
 
 def _attr(node: Any, name: str, default: Any) -> Any:

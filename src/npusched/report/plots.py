@@ -16,7 +16,7 @@ import numpy as np
 from npusched._io import atomic_path
 
 
-def figure(width: float, height: float, *, dpi: int = 120) -> Any:
+def figure(width: float, height: float, *, dpi: int = 100) -> Any:
     """A matplotlib figure of ``width`` x ``height`` inches on an Agg canvas (constrained
     layout), not registered with pyplot."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -36,6 +36,35 @@ def save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
     return out
 
 
+def _mark_missing(ax: Any, xs: Any, values: Any) -> None:
+    """Write "n/a" at the foot of every bar slot whose value is NaN (not run, or no data), so
+    an empty slot is never mistaken for a zero."""
+    for xi, v in zip(
+        np.asarray(xs).tolist(), np.asarray(values, dtype=np.float64).tolist(), strict=True
+    ):
+        if not np.isfinite(v):
+            ax.text(
+                xi,
+                0.02,
+                "n/a",
+                transform=ax.get_xaxis_transform(),
+                rotation=90,
+                ha="center",
+                va="bottom",
+                fontsize=6,
+                color="0.4",
+            )
+
+
+def _legend_outside(fig: Any, ax: Any, n: int, *, right: bool = False) -> None:
+    """One legend for the figure outside the axes, so it never covers a bar: above them, or
+    to their right (``right``; for panels under a title)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if len(handles) > 1:
+        loc, ncol = ("outside right upper", 1) if right else ("outside upper center", min(n, 4))
+        fig.legend(handles, labels, loc=loc, ncol=ncol, fontsize=7)
+
+
 def grouped_bars(
     path: str | Path,
     categories: Sequence[str],
@@ -46,8 +75,10 @@ def grouped_bars(
     log: bool = False,
     reference: float | None = None,
     annotate: bool = False,
+    note: str | None = None,
 ) -> Path:
-    """One group of bars per category, one bar per series.
+    """One group of bars per category, one bar per series; a NaN bar is marked "n/a" and the
+    legend sits below the axes.
 
     Args:
         path: output PNG file.
@@ -58,6 +89,7 @@ def grouped_bars(
         log: logarithmic y axis.
         reference: draw a dashed horizontal line at this value (e.g. 1.0 for a baseline).
         annotate: print each bar's value above it.
+        note: a footnote under the figure (e.g. why some bars are n/a).
     """
     fig = figure(min(12.0, max(6.0, 0.45 * len(categories) * max(1, len(series)) ** 0.5 + 2)), 4.0)
     ax = fig.add_subplot()
@@ -66,7 +98,9 @@ def grouped_bars(
     x = np.arange(len(categories), dtype=np.float64)
     for i, (name, vals) in enumerate(series.items()):
         v = np.asarray(vals, dtype=np.float64)
-        bars = ax.bar(x + (i - (n - 1) / 2) * width, v, width, label=name)
+        xs = x + (i - (n - 1) / 2) * width
+        bars = ax.bar(xs, v, width, label=name)
+        _mark_missing(ax, xs, v)
         if annotate:
             ax.bar_label(bars, fmt="%.2g", fontsize=6, padding=1)
     ax.set_xticks(x, list(categories), rotation=30 if len(categories) > 6 else 0, ha="right")
@@ -77,8 +111,9 @@ def grouped_bars(
         ax.set_yscale("log")
     if reference is not None:
         ax.axhline(reference, color="black", linestyle="--", linewidth=0.8)
-    if len(series) > 1:
-        ax.legend(fontsize=7, ncol=min(len(series), 4))
+    _legend_outside(fig, ax, len(series))
+    if note:
+        fig.supxlabel(note, fontsize=6, color="0.3")
     ax.grid(axis="y", alpha=0.3)
     return save_png(fig, path)
 
@@ -122,10 +157,12 @@ def panels(
     *,
     title: str = "",
     reference: float | None = 1.0,
+    note: str | None = None,
 ) -> Path:
     """Side-by-side bar panels, one per metric (e.g. ANTT / fairness / STP improvements).
 
-    ``metrics`` maps a panel's y label to its series (as in :func:`grouped_bars`).
+    ``metrics`` maps a panel's y label to its series (as in :func:`grouped_bars`); NaN bars
+    are marked "n/a", one legend for all panels sits below them, ``note`` is a footnote.
     """
     k = max(len(metrics), 1)
     fig = figure(4.2 * k, 3.6)
@@ -135,14 +172,18 @@ def panels(
         n = max(len(series), 1)
         width = 0.8 / n
         for i, (name, vals) in enumerate(series.items()):
-            ax.bar(x + (i - (n - 1) / 2) * width, np.asarray(vals, float), width, label=name)
+            xs = x + (i - (n - 1) / 2) * width
+            v = np.asarray(vals, float)
+            ax.bar(xs, v, width, label=name)
+            _mark_missing(ax, xs, v)
         ax.set_xticks(x, list(categories), rotation=30, ha="right", fontsize=8)
         ax.set_ylabel(ylabel)
         if reference is not None:
             ax.axhline(reference, color="black", linestyle="--", linewidth=0.8)
         ax.grid(axis="y", alpha=0.3)
-        if len(series) > 1:
-            ax.legend(fontsize=7)
+    _legend_outside(fig, axes[0], max((len(s) for s in metrics.values()), default=0), right=True)
     if title:
         fig.suptitle(title, fontsize=10)
+    if note:
+        fig.supxlabel(note, fontsize=6, color="0.3")
     return save_png(fig, path)

@@ -38,6 +38,7 @@ def progress_bar(
     enabled: bool = True,
     transient: bool = False,
     eta: bool = False,
+    delay_s: float = 0.0,
 ) -> Iterator[ProgressBar | None]:
     """A progress bar on stderr over ``total`` units, or ``None`` when disabled or empty.
 
@@ -48,6 +49,8 @@ def progress_bar(
         enabled: ``False`` yields ``None`` (no terminal output at all).
         transient: erase the bar when the block ends.
         eta: also show the estimated time remaining.
+        delay_s: show the bar only once the block has run this many seconds (a timer thread
+            starts it), so short runs print nothing and long ones always show progress.
     """
     if not enabled or total <= 0:
         yield None
@@ -71,5 +74,31 @@ def progress_bar(
     ]
     if eta:
         columns.append(TimeRemainingColumn())
-    with Progress(*columns, console=Console(file=sys.stderr), transient=transient) as bar:
-        yield ProgressBar(bar, bar.add_task("", total=total))
+    if delay_s <= 0.0:
+        with Progress(*columns, console=Console(file=sys.stderr), transient=transient) as bar:
+            yield ProgressBar(bar, bar.add_task("", total=total))
+        return
+    import threading
+
+    bar = Progress(*columns, console=Console(file=sys.stderr), transient=transient)
+    task = bar.add_task("", total=total)
+    lock = threading.Lock()
+    state = {"started": False, "done": False}
+
+    def start() -> None:
+        with lock:
+            if not state["done"]:
+                bar.start()
+                state["started"] = True
+
+    timer = threading.Timer(delay_s, start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield ProgressBar(bar, task)
+    finally:
+        timer.cancel()
+        with lock:
+            state["done"] = True
+            if state["started"]:
+                bar.stop()

@@ -13,16 +13,31 @@ from npusched.errors import NpuschedError
 FORMATS = ("table", "json", "csv")
 
 
-def _fmt(v: Any) -> str:
+def _fmt(v: Any, separators: bool | None = None) -> str:
+    """A cell as text. Integers get thousands separators if ``separators`` (default: from
+    10,000 up); :func:`render` decides per column, so one column never mixes both styles."""
     if isinstance(v, float):
         if math.isnan(v):  # an undefined metric (int(nan) below would raise)
             return "-"
         if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
             return f"{v:.4g}"
         return f"{v:.4f}".rstrip("0").rstrip(".") if v != int(v) else f"{v:.1f}"
-    if isinstance(v, int) and abs(v) >= 10_000:
-        return f"{v:,}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        if separators is None:
+            separators = abs(v) >= 10_000
+        return f"{v:,}" if separators else str(v)
     return str(v)
+
+
+def _separated_columns(rows: Sequence[Mapping[str, Any]], cols: Sequence[str]) -> dict[str, bool]:
+    """Per column: whether its integers get thousands separators (any of them >= 10,000)."""
+    return {
+        c: any(
+            isinstance(r[c], int) and not isinstance(r[c], bool) and abs(r[c]) >= 10_000
+            for r in rows
+        )
+        for c in cols
+    }
 
 
 def render(
@@ -54,8 +69,9 @@ def render(
         table = Table(title=title, show_lines=False)
         for c in cols:
             table.add_column(c, justify="right" if rows and _is_num(rows[0][c]) else "left")
+        sep = _separated_columns(rows, cols)
         for r in rows:
-            table.add_row(*(_fmt(r[c]) for c in cols))
+            table.add_row(*(_fmt(r[c], sep[c]) for c in cols))
         Console(file=out, width=200).print(table)
 
 

@@ -125,6 +125,9 @@ PREEMPTION_POINTS = ("tile", "layer")
 
 _ORDER = attrgetter("order")
 _MAX_IDLE_TICKS = 10_000
+_MAX_SAME_INSTANT = 1_000_000
+#: Most period ticks one quiet stretch may skip (a bound, not a limit: the next event re-plans).
+_QUIET_MAX = 1 << 40
 _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
@@ -305,6 +308,9 @@ class Simulator:
             per step under ``power_cap_w``; the profiles need a ``frequency_hz`` axis.
         power_cap_w: the machine's power cap in watts, shared among running jobs in proportion
             to their units over the resource's capacity.
+        skip_periods: let a periodic policy that can tell which period ticks change nothing
+            (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
+            decisions are those of ticking every period (``False``: tick every period).
 
     The simulator holds no run state: ``run`` may be called repeatedly (each run resets the
     policy) and gives identical results for identical inputs.
@@ -324,6 +330,7 @@ class Simulator:
         switch_s: float = 20e-6,
         power: Any = None,
         power_cap_w: float | None = None,
+        skip_periods: bool = True,
     ) -> None:
         if not callable(getattr(policy, "select", None)):
             raise ConfigError(
@@ -363,6 +370,7 @@ class Simulator:
         self.switch_s = float(switch_s)
         self.power = power
         self.power_cap_w = power_cap_w
+        self.skip_periods = bool(skip_periods)
 
     def run(
         self,
@@ -394,6 +402,17 @@ class Simulator:
         if until is not None and not until >= 0.0:
             raise ConfigError(f"until must be a time >= 0 seconds, got {until}")
         return _Run(self, requests, until, progress).execute()
+
+
+def _next_boundary(now: float, period: float) -> int:
+    """Index ``k`` of the first period boundary ``k * period`` after ``now``. A boundary within
+    :data:`TIME_TOL_S` of ``now`` is ``now`` itself (handled, or not due, at this instant):
+    without the tolerance, ``floor(now / period)`` rounding down at a boundary scheduled a
+    second tick 1 ulp after the first, and a token policy credited that period twice."""
+    k = math.floor(now / period) + 1
+    while k * period <= now + TIME_TOL_S:
+        k += 1
+    return k
 
 
 def _clamp_tiny_negative(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -451,6 +470,13 @@ class _Run:
         self.timeline: list[Segment] | None = [] if sim.record_timeline else None
         self.power: list[PowerPiece] | None = [] if sim.record_power else None
         self.tick_pending = False
+        # Period skipping (policies with ``quiet_periods`` / ``on_periods``): boundaries are
+        # ``k * period``; ``skip_k0`` is the first skipped boundary index (None: none skipped),
+        # ``sched_k`` the index of the scheduled tick, ``tick_epoch`` invalidates older ticks.
+        self.skip_k0: int | None = None
+        self.sched_k = -1
+        self.tick_epoch = 0
+        self.idle_periods = 0
         self.completed: list[Job] = []
         self.released: list[Job] = []
         self.res_name_of: dict[int, str] = {}
@@ -1070,7 +1096,7 @@ class _Run:
                 if mech == _KILL:
                     self._kill(job)
                 elif mech == _CHECKPOINT and not self._checkpoint(job):
-                    pass  # its next preemption point is its end: it completes
+                    job._leaving = True  # its next preemption point is its end: it completes
             elif job.state is not PREEMPTING:
                 raise self._invalid(job, "a running job")
         for j, step in sched.until_step.items():
@@ -1137,25 +1163,28 @@ class _Run:
             if ri == job._res and units == job.units:
                 self._switch_in_place(job, variant, alloc)
             else:
-                job._next_alloc = (ri, units, variant, alloc)
                 if not self._checkpoint(job):  # it finishes before it could move
-                    job._next_alloc = None
+                    job._leaving = True
+                else:
+                    job._next_alloc = (ri, units, variant, alloc)
         elif st is PREEMPTING:
             job._next_alloc = (ri, units, variant, alloc)
         else:
             raise self._invalid(job, "an unfinished job")
 
     def _check_capacity(self) -> None:
-        """Units held or promised on each resource never exceed its capacity."""
+        """The allocations a decision leads to (jobs keeping their units, re-allocations,
+        pending starts) fit each resource's capacity. Jobs being stopped keep their units until
+        they release them; pending starts wait for that, so the units held at any instant never
+        exceed the capacity either (``_start`` checks it)."""
         need = [0] * len(self.res)
         for r_i, res in enumerate(self.res):
             for j in res.jobs:
                 nxt = j._next_alloc
-                need[r_i] += j.units
-                if nxt is not None and nxt[0] != r_i:
+                if nxt is not None:
                     need[nxt[0]] += nxt[1]
-                elif nxt is not None:
-                    need[r_i] += max(nxt[1] - j.units, 0)
+                elif j.state is RUNNING and not j._leaving:
+                    need[r_i] += j.units
         for _, ri, units, _, _ in self.pending:
             need[ri] += units
         for r_i, res in enumerate(self.res):
@@ -1233,6 +1262,62 @@ class _Run:
         into.isolated_s = new.total_s
         into._exec = new.executed_at(*pos)
 
+    # --- period skipping ----------------------------------------------------------------------
+    def _catch_up_periods(self, t: float, period: float) -> None:
+        """Before the events at ``t``: credit the period boundaries skipped since the last wake
+        that lie before ``t`` (one ``on_periods`` call), and turn a skipped boundary at ``t``
+        itself into a real tick (handled with ``t``'s events, as if never skipped)."""
+        k0 = self.skip_k0
+        assert k0 is not None
+        tol = TIME_TOL_S
+        last = min(self.sched_k - 1, math.floor((t - tol) / period))
+        while last >= k0 and last * period >= t - tol:
+            last -= 1
+        while last + 1 < self.sched_k and (last + 1) * period < t - tol:
+            last += 1
+        count = last - k0 + 1
+        if count > 0:
+            view = SchedulerView(t, self.ready, self.running, "period", self.sim.profiles)
+            self.policy.on_periods(view, k0 * period, count)
+        nxt = last + 1
+        if nxt < self.sched_k and nxt * period <= t + tol:
+            q = self.queue
+            heappush(q.heap, (nxt * period, PERIOD, q.next_seq(), None, self.tick_epoch))
+            nxt += 1
+        # The rest stay skipped until the next wake re-plans (a wake may change nothing).
+        self.skip_k0 = nxt if nxt < self.sched_k else None
+
+    def _plan_tick(
+        self, now: float, period: float, reason: str, busy: bool, no_arrivals: bool
+    ) -> None:
+        """After a wake with jobs waiting: schedule the next period tick at the first boundary
+        after ``now`` at which the policy's decision can change (``quiet_periods``); the ones
+        before it are credited later by :meth:`_catch_up_periods`."""
+        k0 = _next_boundary(now, period)
+        if self.preempting is not None:
+            n = _QUIET_MAX  # no decision until the save is done (an event)
+        else:
+            view = SchedulerView(now, self.ready, self.running, "period", self.sim.profiles)
+            n = max(0, min(int(self.policy.quiet_periods(view, k0 * period)), _QUIET_MAX))
+        if not busy and no_arrivals and not any(e[1] != PERIOD for e in self.queue.heap):
+            # Only ticks are left; a policy may idle for a while, not forever.
+            self.idle_periods = self.idle_periods + 1 if reason == "period" else 0
+            if self.idle_periods > _MAX_IDLE_TICKS:
+                raise SimulationError(
+                    f"policy {self._pname()!r} left the machine idle for "
+                    f"{_MAX_IDLE_TICKS} periods with {len(self.ready)} jobs waiting and "
+                    f"nothing else to happen (t={now!r} s)"
+                )
+            n = 0
+        k = k0 + n
+        if k != self.sched_k or not self.tick_pending:
+            self.tick_epoch += 1
+            self.sched_k = k
+            q = self.queue
+            heappush(q.heap, (k * period, PERIOD, q.next_seq(), None, self.tick_epoch))
+            self.tick_pending = True
+        self.skip_k0 = k0 if n > 0 else None
+
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
         sim = self.sim
@@ -1284,6 +1369,15 @@ class _Run:
         variant0 = self.variant0
         alloc0 = Allocation(res0.name, units0)
         idle_ticks = 0
+        stuck = 0
+        skipping = (
+            temporal
+            and period is not None
+            and sim.skip_periods
+            and callable(getattr(policy, "quiet_periods", None))
+            and callable(getattr(policy, "on_periods", None))
+        )
+        period_f = float(period) if period is not None else 0.0
         dispatch = self._dispatch
         n_done_before = 0
 
@@ -1293,16 +1387,30 @@ class _Run:
             if t == inf or t > until:
                 break
             if t > now:
+                if skipping and self.skip_k0 is not None:
+                    clock.now = t
+                    self._catch_up_periods(t, period_f)
                 now = t
                 clock.now = t
                 q.now = t
+                stuck = 0
+            else:
+                stuck += 1
+                if stuck > _MAX_SAME_INSTANT:
+                    raise SimulationError(
+                        f"policy {self._pname()!r} made {_MAX_SAME_INSTANT} decisions at "
+                        f"t={now!r} s without time advancing (re-allocating in a cycle?)"
+                    )
             horizon = now + tol
             woke = False
-            reasons = 0  # bit set: 1 preempted, 2 exit/stopped/merged, 4 timer, 8 period
+            reasons = 0  # bit set: 1 preempted, 2 exit/stopped (``special``), 4 timer
+            special = ""
             ticked = False
             while heap and heap[0][0] <= horizon:
                 _, kind, _, job, epoch = heappop(heap)
                 if kind == PERIOD:
+                    if epoch != self.tick_epoch:
+                        continue  # re-planned: a stale tick
                     self.tick_pending = False
                     if not ready:
                         continue  # nobody waits: the tick is skipped
@@ -1318,6 +1426,7 @@ class _Run:
                         reasons |= 4
                     elif r != "completion" and r != "arrival":
                         reasons |= 2
+                        special = r
                 events += 1
                 woke = True
             while next_arr <= horizon:
@@ -1346,7 +1455,7 @@ class _Run:
             elif reasons & 1:
                 reason = "preempted"
             elif reasons & 2:
-                reason = "exit"
+                reason = special
             elif arrived:
                 reason = "arrival"
             elif reasons & 4:
@@ -1408,11 +1517,13 @@ class _Run:
                 if reason:
                     self._apply(select(self._machine_view(reason)))
                 busy = any(r.jobs for r in self.res) or bool(self.pending)
-            if ready and period is not None and not self.tick_pending:
-                k = math.floor(now / period) + 1.0
-                t_tick = k * period
-                if t_tick <= now:
-                    t_tick += period
+            if skipping:
+                if ready:
+                    self._plan_tick(now, period_f, reason, busy, ai >= n)
+                else:
+                    self.skip_k0 = None  # ticks while nobody waits change nothing
+            elif ready and period is not None and not self.tick_pending:
+                t_tick = _next_boundary(now, period) * period
                 if not busy and not heap and ai >= n:
                     # Only ticks are left; a policy may idle for a while, not forever.
                     idle_ticks = idle_ticks + 1 if reason == "period" else 0

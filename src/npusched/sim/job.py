@@ -49,6 +49,7 @@ class Job:
         "_clock",
         "_epoch",
         "_exec",
+        "_leaving",
         "_limit",
         "_limit_kind",
         "_next_alloc",
@@ -148,6 +149,8 @@ class Job:
         self._restore_bytes = 0
         self._next_alloc: tuple[int, int, tuple[tuple[str, Any], ...], Allocation] | None = None
         self._until = -1
+        #: A preemption or re-allocation was asked for but the job finishes first.
+        self._leaving = False
 
     @property
     def executed_s(self) -> float:

@@ -17,9 +17,11 @@ column        required  meaning
 ============  ========  ===============================================================
 
 Empty cells (or ``nan``) mean "not given". Recurrent networks with no ``seq_in``/``seq_out`` get
-the network's default lengths; CNN rows must leave them empty. Rows are ordered by
-``(arrival_s, id)`` (file order if there is no ``id``) and renumbered densely from 0, so a trace
-written by :func:`save_trace` reads back unchanged.
+the network's default lengths; CNN rows must leave them empty. Request ids are never changed
+silently: without an ``id`` column a request's id is its row number from 0, so the rows must be
+in arrival order; with one, the ids must be ``0..n-1`` in ``(arrival_s, id)`` order (rows may
+come in any order and are sorted). Anything else is refused, naming the first row out of order.
+A trace written by :func:`save_trace` reads back unchanged.
 
 Any bad row raises :class:`~npusched.errors.ConfigError` naming the file, the 1-based data row, the
 column and the problem.
@@ -232,8 +234,24 @@ def load_trace(
         # Order by (arrival, id): sort by id first, then stably by arrival.
         by_id = np.argsort(ids, kind="stable")
         pick = by_id[np.argsort(arrival[by_id], kind="stable")]
+        # the file's ids are kept: the request at position k in that order must have id k
+        wrong = np.zeros(n, dtype=bool)
+        wrong[pick] = ids[pick] != np.arange(n)
+        chk.fail(
+            wrong,
+            "id",
+            "ids must be 0..n-1 in arrival order (ties by id), so that they stay the file's "
+            "ids; renumber them or drop the id column",
+        )
     else:
         pick = np.argsort(arrival, kind="stable")
+        # a request's id is its row number: the rows must already be in arrival order
+        chk.fail(
+            np.concatenate(([False], arrival[1:] < arrival[:-1])),
+            "arrival_s",
+            "earlier than the previous row; without an id column the rows must be sorted by "
+            "arrival_s (ids are the row numbers from 0)",
+        )
     sel = pick.tolist()
     return assemble(
         arrival[pick],

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from npusched.errors import NpuschedError, UnknownNameError
+from npusched.errors import ModelError, NpuschedError, UnknownNameError
 from npusched.models.ir import Network
 
 
@@ -25,11 +25,17 @@ class Reference:
 
 @dataclass(frozen=True)
 class ZooEntry:
+    """A registered network. ``variant`` (optional) builds it at another size given as an
+    integer after ``@`` in its name (``bert-base@128``: 128 tokens); ``variant_range`` bounds
+    that integer (inclusive)."""
+
     name: str
     builder: Callable[[], Network]
     reference: Reference | None
     aliases: tuple[str, ...]
     description: str
+    variant: Callable[[str, int], Network] | None = None
+    variant_range: tuple[int, int] = (1, 1)
 
 
 _ENTRIES: dict[str, ZooEntry] = {}
@@ -44,8 +50,13 @@ def register(
     source: str = "",
     aliases: tuple[str, ...] = (),
     description: str = "",
+    variant: Callable[[str, int], Network] | None = None,
+    variant_range: tuple[int, int] = (1, 1),
 ) -> Callable[[Callable[[], Network]], Callable[[], Network]]:
-    """Decorator registering a zero-argument network builder under ``name`` (and aliases)."""
+    """Decorator registering a zero-argument network builder under ``name`` (and aliases).
+
+    ``variant(name, n)``, if given, builds the network named ``name`` (``"<key>@<n>"``) at size
+    ``n`` (e.g. a sequence length) for ``n`` in ``variant_range``."""
 
     def deco(fn: Callable[[], Network]) -> Callable[[], Network]:
         key = name.lower()
@@ -53,7 +64,7 @@ def register(
             if k in _ENTRIES or k in _ALIASES:
                 raise NpuschedError(f"duplicate network name {k!r}")
         ref = Reference(macs, params, source) if macs is not None and params is not None else None
-        _ENTRIES[key] = ZooEntry(key, fn, ref, tuple(aliases), description)
+        _ENTRIES[key] = ZooEntry(key, fn, ref, tuple(aliases), description, variant, variant_range)
         for a in aliases:
             _ALIASES[a.lower()] = key
         return fn
@@ -62,19 +73,32 @@ def register(
 
 
 def canonical_name(name: str) -> str:
+    """The registered name of ``name`` (an alias resolved); ``base@n`` for a size variant."""
     if not isinstance(name, str):
-        raise UnknownNameError("network", name, _ENTRIES)
+        raise UnknownNameError("network", name, _ENTRIES, limit=None)
+    if "@" in name:
+        base, _, arg = name.partition("@")
+        key = canonical_name(base)
+        ent = _ENTRIES[key]
+        if ent.variant is None:
+            raise ModelError(f"network {name!r}: {key!r} takes no '@' size")
+        lo, hi = ent.variant_range
+        if not (arg.isdigit() and lo <= int(arg) <= hi):
+            raise ModelError(f"network {name!r}: the size after '@' must be an integer {lo}..{hi}")
+        return f"{key}@{int(arg)}"
     key = name.lower()
     key = _ALIASES.get(key, key)
     if key not in _ENTRIES:
-        # canonical names only: with the aliases the list is cut off before it ends
-        raise UnknownNameError("network", name, _ENTRIES)
+        # canonical names only (all of them; the aliases would make the line unreadable)
+        raise UnknownNameError("network", name, _ENTRIES, limit=None)
     return key
 
 
 @cache
 def _build(key: str) -> Network:
-    net = _ENTRIES[key].builder()
+    base, at, arg = key.partition("@")
+    ent = _ENTRIES[base]
+    net = ent.variant(key, int(arg)) if at and ent.variant is not None else ent.builder()
     if net.name != key:
         raise NpuschedError(f"zoo builder for {key!r} returned a network named {net.name!r}")
     return net
@@ -91,11 +115,13 @@ def list_networks() -> list[str]:
 
 
 def entry(name: str) -> ZooEntry:
-    return _ENTRIES[canonical_name(name)]
+    """The registry entry of ``name`` (of its base network for a ``base@n`` variant)."""
+    return _ENTRIES[canonical_name(name).partition("@")[0]]
 
 
 def reference(name: str) -> Reference | None:
-    return entry(name).reference
+    """Published figures of ``name`` (``None`` for a ``base@n`` size variant)."""
+    return None if "@" in canonical_name(name) else entry(name).reference
 
 
 # Built-in networks register on import (one module per family).
@@ -104,9 +130,11 @@ from npusched.models.zoo import (  # noqa: E402,F401
     densenet,
     detection,
     inception,
+    mlperf,
     mobile,
     resnet,
     rnn,
+    transformer,
 )
 
 __all__ = [

@@ -30,11 +30,22 @@ def basic_block(b: NetBuilder, x: Tensor, width: int, stride: int, prefix: str) 
     return b.add(y, short, act="relu", name=f"{prefix}_add")
 
 
-def bottleneck_block(b: NetBuilder, x: Tensor, width: int, stride: int, prefix: str) -> Tensor:
-    """1x1 reduce, 3x3 (stride here, torchvision v1.5), 1x1 expand x4, projection shortcut."""
+def bottleneck_block(
+    b: NetBuilder,
+    x: Tensor,
+    width: int,
+    stride: int,
+    prefix: str,
+    groups: int = 1,
+    inner: int | None = None,
+) -> Tensor:
+    """1x1 reduce, 3x3 (stride here, torchvision v1.5), 1x1 expand x4, projection shortcut.
+
+    ResNeXt: the 3x3 is a grouped convolution of ``groups`` groups over ``inner`` channels."""
     out = width * 4
-    y = b.conv(x, width, 1, 1, 0, name=f"{prefix}_conv1")
-    y = b.conv(y, width, 3, stride, name=f"{prefix}_conv2")
+    mid = width if inner is None else inner
+    y = b.conv(x, mid, 1, 1, 0, name=f"{prefix}_conv1")
+    y = b.conv(y, mid, 3, stride, groups=groups, name=f"{prefix}_conv2")
     y = b.conv(y, out, 1, 1, 0, act=None, name=f"{prefix}_conv3")
     short = x
     if stride != 1 or x.channels != out:
@@ -48,17 +59,30 @@ def resnet_stem(b: NetBuilder, x: Tensor) -> Tensor:
 
 
 def resnet_stages(
-    b: NetBuilder, x: Tensor, depth: int, stages: int = 4, strides: tuple[int, ...] = (1, 2, 2, 2)
+    b: NetBuilder,
+    x: Tensor,
+    depth: int,
+    stages: int = 4,
+    strides: tuple[int, ...] = (1, 2, 2, 2),
+    *,
+    groups: int = 1,
+    width_per_group: int = 64,
 ) -> list[Tensor]:
-    """Run the first ``stages`` residual stages; returns each stage's output tensor."""
+    """Run the first ``stages`` residual stages; returns each stage's output tensor.
+
+    ``groups`` / ``width_per_group`` give ResNeXt's bottlenecks (Xie et al. 2017; torchvision:
+    inner width ``int(planes * width_per_group / 64) * groups``)."""
     kind, blocks = RESNET_SPECS[depth]
-    block = basic_block if kind == "basic" else bottleneck_block
     outs = []
     for s in range(stages):
         width = 64 * 2**s
         for i in range(blocks[s]):
             stride = strides[s] if i == 0 else 1
-            x = block(b, x, width, stride, f"layer{s + 1}_{i}")
+            if kind == "basic":
+                x = basic_block(b, x, width, stride, f"layer{s + 1}_{i}")
+            else:
+                inner = width * width_per_group // 64 * groups
+                x = bottleneck_block(b, x, width, stride, f"layer{s + 1}_{i}", groups, inner)
         outs.append(x)
     return outs
 
@@ -120,3 +144,22 @@ def resnet101() -> Network:
 )
 def resnet152() -> Network:
     return build_resnet(152)
+
+
+def build_resnext50(num_classes: int = 1000) -> Network:
+    b = imagenet_builder("resnext-50", "Xie et al. 2017, ResNeXt-50 (32x4d); torchvision")
+    x = resnet_stem(b, b.input())
+    x = resnet_stages(b, x, 50, groups=32, width_per_group=4)[-1]
+    return pooled_classifier(b, x, num_classes)
+
+
+@register(
+    "resnext-50",
+    macs=4.23e9,
+    params=25.03e6,
+    source="torchvision model table (resnext50_32x4d: 4.23 GFLOPS = GMACs, 25.03 M params); "
+    "Xie et al. 2017 Table 1 (4.2 GFLOPs, 25.0 M)",
+    aliases=("resnext50", "resnext50_32x4d"),
+)
+def resnext50() -> Network:
+    return build_resnext50()

@@ -5,11 +5,25 @@ Every dispatched task holds *tokens*. Exactly as implemented here:
 1. **Dispatch** (Algorithm 2 line 3): ``tokens = priority`` (the user-defined priority; PREMA's
    levels low/medium/high are 1/3/9, which are also Table II's initial tokens).
 2. **Each scheduling period** (``period_s`` = 0.25 ms, Table II; lines 6-7), every task gains
-   ``priority x (waiting time accrued since its previous token update) / estimated isolated
-   time``. The normalised slowdown therefore uses the time the task spent *in the ready queue*
-   (``JobView.waited_s``, not time spent running) over the predictor's ``Time_estimated`` (the
-   scheduler cannot know the true isolated time). Summed over periods this gives, at every
-   period boundary, ``tokens = priority x (1 + waited / estimated)``.
+   ``priority x Slowdown_normalized``, where Slowdown_normalized is the time the task was left
+   idle *in the ready queue* (``JobView.waited_s``, not time spent running) over the predictor's
+   ``Time_estimated`` (the scheduler cannot know the true isolated time). Line 7 admits two
+   readings, both offered as ``tokens``:
+
+   * ``"cumulative"`` (default): Slowdown_normalized is the task's slowdown so far (all its
+     ready-queue time over its estimate) and line 7 adds it again every period, so tokens grow
+     quadratically in the waiting time: ``tokens = priority x (1 + sum over periods of
+     waited_at_period / estimated)``. This is the literal text: Sec. V-C defines
+     Slowdown_normalized as "the amount of time it was left idle inside the ReadyQueue against
+     its Time_isolated" (a state of the task, with no "since the previous period"), and line 7
+     is ``Token += Priority x Slowdown`` "each scheduling period"; the paper speaks of tasks that
+     "gradually accumulate more tokens". The Sparse-DySta re-implementation of PREMA reads it
+     the same way.
+   * ``"linear"``: each period adds only the slowdown accrued *during that period* (its
+     ready-queue time since the previous token update over the estimate), so at every period
+     boundary ``tokens = priority x (1 + waited / estimated)``: the tokens track the slowdown
+     itself. This needs "this period's" idle time, which the text never mentions.
+
 3. **Threshold** (line 9): the largest token count among the tasks, rounded *down* to the
    closest priority level (1, 3 or 9); e.g. a maximum of 8 gives 3. A maximum below the lowest
    level (impossible with the default levels) makes the maximum itself the threshold.
@@ -25,8 +39,10 @@ Every dispatched task holds *tokens*. Exactly as implemented here:
 
 The running task belongs to the ReadyQueue of Algorithm 2 (it is dispatched and unfinished): its
 tokens count for the threshold and it competes as a candidate, so it keeps the array unless a
-candidate is estimated to finish sooner. It gains no tokens while it runs (it is not waiting).
-``include_running=False`` leaves it out (any candidate then preempts it).
+candidate is estimated to finish sooner. Under ``"linear"`` it gains no tokens while it runs (its idle time does not grow);
+under ``"cumulative"`` line 7 applies to it like to every ReadyQueue task (its slowdown so far,
+from waiting before it ran, is added each period). ``include_running=False`` leaves it out
+(any candidate then preempts it, and it gains no tokens).
 
 Wake-ups: on dispatch, on completion and on period expiry (the engine honours ``period_s``).
 ``NP-PREMA`` only picks when the array is idle; ``P-PREMA`` may preempt at any wake-up, with the
@@ -50,12 +66,32 @@ PERIOD_S = 0.25e-3
 #: Table II: tokens per user-defined priority level (low, medium, high).
 TOKEN_LEVELS: tuple[int, ...] = (1, 3, 9)
 THRESHOLD_OPS = (">=", ">")
+#: The two readings of Algorithm 2 line 7 (see the module docstring); the first is the default.
+TOKEN_RULES = ("cumulative", "linear")
 
 
 def round_down_to_level(tokens: float, levels: Sequence[float]) -> float:
     """The largest level ``<= tokens`` (``tokens`` itself if it is below every level)."""
     below = [lv for lv in levels if lv <= tokens]
     return max(below) if below else tokens
+
+
+def cumulative_gain(waited_s: float, periods: int, period_s: float, estimated_s: float) -> float:
+    """Cumulative-rule token gain (in units of ``priority``) of ``periods`` consecutive period
+    boundaries at which a job waited throughout: ``sum_{i=1..k} (waited_s + i * period_s) /
+    estimated_s`` in closed form, ``(k * waited_s + period_s * k (k + 1) / 2) / estimated_s``.
+
+    ``waited_s`` is its ready-queue time at the boundary before the first of them. An engine
+    that skips period ticks while nothing changes can credit the skipped ones with this instead
+    of calling :meth:`TokenScheduler.on_period` once per tick (the linear rule needs no such
+    help: its gain is the slowdown at the latest boundary).
+    """
+    if periods <= 0:
+        return 0.0
+    if estimated_s <= 0:
+        return float("inf")
+    k = float(periods)
+    return (k * waited_s + period_s * k * (k + 1.0) / 2.0) / estimated_s
 
 
 class TokenScheduler(TemporalPolicyBase, Component):
@@ -69,6 +105,8 @@ class TokenScheduler(TemporalPolicyBase, Component):
         threshold: ``">="`` (default, see the module docstring) or ``">"`` (as printed).
         include_running: whether the running task is part of the ready queue for tokens,
             threshold and candidates.
+        tokens: ``"cumulative"`` (default) or ``"linear"``: the reading of line 7 (module
+            docstring).
     """
 
     name = "token-base"
@@ -80,11 +118,13 @@ class TokenScheduler(TemporalPolicyBase, Component):
         token_levels: tuple[int, ...] = TOKEN_LEVELS,
         threshold: str = ">=",
         include_running: bool = True,
+        tokens: str = "cumulative",
     ) -> None:
         self.period_s = period_s
         self.token_levels = token_levels
         self.threshold = threshold
         self.include_running = include_running
+        self.tokens = tokens
 
     def validate(self) -> None:
         check_seconds(self.name, "period_s", self.period_s)
@@ -103,41 +143,162 @@ class TokenScheduler(TemporalPolicyBase, Component):
             raise ParameterError(
                 self.name, "include_running", self.include_running, "a boolean (true, false)"
             )
+        if self.tokens not in TOKEN_RULES:
+            raise ParameterError(self.name, "tokens", self.tokens, ", ".join(TOKEN_RULES))
 
     # --- per-run state ------------------------------------------------------------------
     def reset(self) -> None:
         self.validate()
-        #: Ready-queue seconds of each dispatched job credited at its last period boundary: its
-        #: tokens are ``priority x (1 + credited / estimated)`` (the sum of lines 6-7's
-        #: per-period gains), so this is the only per-job state.
-        self.credited_: dict[int, float] = {}
+        #: Per dispatched job, the token gain so far in units of ``priority`` (tokens are
+        #: ``priority x (1 + gain)``). ``"linear"``: its ready-queue seconds credited at its last
+        #: period boundary over its estimate; ``"cumulative"``: the sum over period boundaries of
+        #: its ready-queue seconds so far over its estimate. The only per-job state.
+        self.gain_: dict[int, float] = {}
 
     def _state(self) -> dict[int, float]:
-        if not hasattr(self, "credited_"):
+        if not hasattr(self, "gain_"):
             self.reset()
-        return self.credited_
+        return self.gain_
 
     def on_complete(self, job: JobView, now: float) -> None:
         self._state().pop(job.id, None)
 
     def tokens_of(self, job: JobView) -> float:
-        """Current tokens of ``job``: ``priority x (1 + credited waiting / estimated)`` (its
-        priority if it never waited at a period boundary or was never seen dispatching)."""
-        credited = self._state().get(job.id, 0.0)
-        if credited <= 0.0:
-            return float(job.priority)
-        slowdown = credited / job.estimated_s if job.estimated_s > 0 else float("inf")
-        return job.priority * (1.0 + slowdown)
+        """Current tokens of ``job``: ``priority x (1 + gain)`` (its priority if it never
+        gained at a period boundary or was never seen dispatching)."""
+        gain = self._state().get(job.id, 0.0)
+        return job.priority * (1.0 + gain) if gain > 0.0 else float(job.priority)
+
+    @staticmethod
+    def slowdown(job: JobView) -> float:
+        """Slowdown_normalized so far: ready-queue seconds over the estimated isolated time."""
+        if job.waited_s <= 0.0:
+            return 0.0
+        return job.waited_s / job.estimated_s if job.estimated_s > 0 else float("inf")
 
     def on_period(self, view: SchedulerView) -> None:
-        """Algorithm 2 lines 6-7: ``tokens += priority x waited_this_period / estimated``, i.e.
-        credit each job's waiting up to now (the running job's too: waiting it did before it
-        started between two periods)."""
-        credited = self._state()
+        """Algorithm 2 lines 6-7 (``tokens += priority x slowdown``), in the configured reading.
+
+        ``"linear"``: the gain is the slowdown accrued up to now (each period adds this period's
+        share; the running job is credited too, for waiting it did before it started between
+        two periods). ``"cumulative"``: every task of the ReadyQueue (:meth:`queue`) adds its
+        slowdown so far.
+        """
+        gain = self._state()
+        if self.tokens == "linear":
+            for job in view.ready:
+                gain[job.id] = self.slowdown(job)
+            if view.running is not None:
+                gain[view.running.id] = self.slowdown(view.running)
+            return
+        for job in self.queue(view):
+            gain[job.id] = gain.get(job.id, 0.0) + self.slowdown(job)
+
+    # --- period skipping (the engine asks; see Simulator(skip_periods=...)) -----------------
+    def on_periods(self, view: SchedulerView, first_s: float, count: int) -> None:
+        """Credit ``count`` period boundaries at ``first_s``, ``first_s + period_s``, ... (all
+        before ``view.now``) at once, exactly as ``count`` calls of :meth:`on_period` at those
+        times would: nothing changed between them, so a waiting job had waited ``waited_s -
+        (now - b)`` at boundary ``b`` and the running job ``waited_s``."""
+        gain = self._state()
+        now = view.now
+        p = float(self.period_s or PERIOD_S)
+        last = first_s + (count - 1) * p
+        running = view.running
+        if self.tokens == "linear":
+            for job in view.ready:
+                gain[job.id] = self._slowdown_at(job, job.waited_s - (now - last))
+            if running is not None:
+                gain[running.id] = self.slowdown(running)
+            return
+        # cumulative: sum over the boundaries b_i = first + i p of waited(b_i) / estimated
+        span = count * (now - first_s) - p * count * (count - 1) / 2.0  # sum of (now - b_i)
         for job in view.ready:
-            credited[job.id] = job.waited_s
-        if view.running is not None:
-            credited[view.running.id] = view.running.waited_s
+            est = job.estimated_s
+            w = job.waited_s
+            total = count * w - span
+            if total > 0.0:
+                gain[job.id] = gain.get(job.id, 0.0) + (
+                    total / est if est > 0 else float("inf")
+                )
+        if running is not None and self.include_running and running.waited_s > 0.0:
+            gain[running.id] = gain.get(running.id, 0.0) + count * self.slowdown(running)
+
+    @staticmethod
+    def _slowdown_at(job: JobView, waited_s: float) -> float:
+        if waited_s <= 0.0:
+            return 0.0
+        return waited_s / job.estimated_s if job.estimated_s > 0 else float("inf")
+
+    def quiet_periods(self, view: SchedulerView, first_s: float) -> int:
+        """How many of the next period boundaries (``first_s``, the first after ``view.now``,
+        and the ones after it) cannot change this policy's decision if nothing else happens:
+        the engine skips them and credits them later through :meth:`on_periods`.
+
+        Between events the candidate set changes only when some task's tokens reach a priority
+        level (the threshold is a level, and tokens only grow); the choice within an unchanged
+        set cannot change (waiting tasks' estimates are fixed, the running one only gets
+        closer to done, and Algorithm 3's DRAIN answer only gets firmer). So this is the
+        number of boundaries before the first one at which any task's tokens could reach a
+        level above its current tokens (with a 1e-9 relative margin, so rounding can only
+        make it tick early). A non-preemptive policy never changes a running task at a tick.
+        """
+        running = view.running
+        if running is not None and not self.preemptive:
+            return 1 << 40
+        if running is None or self.threshold == ">":
+            return 0
+        now = view.now
+        p = float(self.period_s or PERIOD_S)
+        first = first_s
+        best = 1 << 40
+        gain = self._state()
+        levels = self.token_levels
+        cumulative = self.tokens == "cumulative"
+        for job in self.queue(view):
+            prio = float(job.priority)
+            g = gain.get(job.id, 0.0)
+            tok = prio * (1.0 + g) if g > 0.0 else prio
+            est = job.estimated_s
+            waiting = job is not running
+            w = job.waited_s + (first - now) if waiting else job.waited_s
+            for lv in levels:
+                if lv <= tok * (1.0 + 1e-12):
+                    continue
+                need = lv * (1.0 - 1e-9) / prio - 1.0  # gain that reaches the level
+                k = self._periods_to_gain(g, need, w, p, est, waiting, cumulative)
+                if k < best:
+                    best = k
+                break  # the next level up is reached first
+        return max(best - 1, 0)
+
+    @staticmethod
+    def _periods_to_gain(
+        g: float, need: float, w: float, p: float, est: float, waiting: bool, cumulative: bool
+    ) -> int:
+        """The smallest number ``k >= 1`` of boundaries after which the gain reaches ``need``
+        (``1 << 40`` if never): ``w`` is the task's ready-queue seconds at the first boundary,
+        growing by ``p`` per boundary while it waits."""
+        if est <= 0.0:
+            return 1
+        never = 1 << 40
+
+        def gain_after(k: int) -> float:
+            if cumulative:
+                total = k * w + (p * k * (k - 1) / 2.0 if waiting else 0.0)
+                return g + total / est
+            return (w + (k - 1) * p) / est if waiting else w / est
+
+        if gain_after(never) < need:
+            return never
+        lo, hi = 1, never
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if gain_after(mid) >= need:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
 
     # --- Algorithm 2 lines 9-10 -----------------------------------------------------------
     def queue(self, view: SchedulerView) -> list[JobView]:
@@ -195,7 +356,7 @@ class PreemptiveTokenScheduler(TokenScheduler):
     Args:
         mechanism: ``"checkpoint"`` (default), ``"kill"``, ``"dynamic"`` (Algorithm 3) or
             ``"dynamic-kill"``.
-        period_s, token_levels, threshold, include_running: see :class:`TokenScheduler`.
+        period_s, token_levels, threshold, include_running, tokens: see :class:`TokenScheduler`.
     """
 
     preemptive = True
@@ -207,8 +368,9 @@ class PreemptiveTokenScheduler(TokenScheduler):
         token_levels: tuple[int, ...] = TOKEN_LEVELS,
         threshold: str = ">=",
         include_running: bool = True,
+        tokens: str = "cumulative",
     ) -> None:
-        super().__init__(period_s, token_levels, threshold, include_running)
+        super().__init__(period_s, token_levels, threshold, include_running, tokens)
         self.mechanism = mechanism
 
     def validate(self) -> None:

@@ -1,0 +1,220 @@
+"""Fluid Batching's serving experiments on the engine: Fig. 7/8, Fig. 9, Table II, invocations.
+
+Methodology (Sec. IV), with the choices the paper leaves open stated:
+
+* **Model and NPU.** The 4-exit model (:func:`npusched.models.exits.early_exit_network`, the
+  paper's exit rates) with its heads in the plan (:func:`~npusched.models.exits.inline_heads`).
+  The NPU's batching follows the policy: SERIAL - serial; FC-AdaptB - FC-only; R-AdaptB and
+  LazyBatching - R-batching; FluidB - Fluid Batching with Stackable PEs. ``designs="table1"``
+  (default) runs every policy on Table I's design point for the (model, board), so that only the
+  batching differs; ``designs="dse"`` gives each its own design from our DSE, as the paper does
+  for its baselines (at B = 8; FluidB with ``w_b = 1``).
+* **Workload.** Poisson arrivals at the given rate (samples/s); ``n`` samples per point (the
+  paper gives no duration); each sample's exit drawn from the exit rates; the same arrivals and
+  exits for every policy at a given (rate, seed); 3 seeds, averaged (quick: 1).
+* **Metrics** per (model, policy, rate): ``avg_latency_s``, ``p99_latency_s``,
+  ``violation_rate`` (fraction of samples with latency above the p99 SLO), ``processing_rate``
+  (finished samples / (last finish - first arrival)), ``utilisation`` (operations the samples
+  executed, 2 per MAC of every layer up to their exit, over peak operations in that time),
+  ``invocations_per_sample`` (scheduler decisions / samples).
+* **Fig. 9**: violation rate against the SLO at 15 samples/s (ResNet-50, ZC706) and 35 samples/s
+  (Inception-v3, ZCU104); the SLO also sets the AdaptB timeouts and the FluidB/LazyBatching
+  criterion. **Table II**: FluidB vs LazyBatching at the paper's (board, rate, SLO) rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from npusched.errors import ConfigError
+from npusched.hardware import compile_profile
+from npusched.hardware.gemm_dse import PAPER_TABLE1, explore
+from npusched.hardware.gemm_npu import BOARDS, Design, GemmNPU
+from npusched.hardware.profile import Profile
+from npusched.models import get_network
+from npusched.models.exits import early_exit_network, exit_rates, inline_heads, sample_exits
+from npusched.models.ir import Network
+from npusched.policies.batching.policies import (
+    AdaptBPolicy,
+    FluidBPolicy,
+    LazyBatchingPolicy,
+    SerialPolicy,
+)
+from npusched.sim import Simulator
+from npusched.workloads.request import Request
+
+__all__ = ["POLICY_NAMES", "ServingPoint", "policy_for", "run_point"]
+
+#: The policies of Fig. 7-9, in the paper's legend order.
+POLICY_NAMES: tuple[str, ...] = (
+    "SERIAL",
+    "FC-AdaptB-S",
+    "FC-AdaptB-M",
+    "FC-AdaptB-L",
+    "R-AdaptB-S",
+    "R-AdaptB-M",
+    "R-AdaptB-L",
+    "LazyBatching",
+    "FluidB",
+)
+
+
+def policy_for(name: str, slo_s: float) -> tuple[Any, str, bool]:
+    """``(policy, NPU strategy, stackable)`` for a policy name of :data:`POLICY_NAMES`."""
+    if name == "SERIAL":
+        return SerialPolicy(), "serial", False
+    if name == "FluidB":
+        return FluidBPolicy(slo_s=slo_s), "fluid", True
+    if name == "LazyBatching":
+        return LazyBatchingPolicy(slo_s=slo_s), "r", False
+    kind, _, size = name.split("-")
+    return AdaptBPolicy(slo_s=slo_s, timeout=size, name=name), kind.lower(), False
+
+
+@dataclass(frozen=True)
+class ServingPoint:
+    """One (model, board, policy, rate, SLO, seed) run's metrics (seconds, samples/s)."""
+
+    model: str
+    board: str
+    policy: str
+    rate: float
+    slo_s: float
+    seed: int
+    avg_latency_s: float
+    p99_latency_s: float
+    violation_rate: float
+    processing_rate: float
+    utilisation: float
+    invocations_per_sample: float
+    preemptions: int
+
+
+class _Model:
+    """A model's early-exit network, its inlined form and compiled profiles per NPU strategy."""
+
+    def __init__(self, model: str, board: str) -> None:
+        self.model, self.board = model, board
+        self.ee = early_exit_network(model)
+        self.flat: Network = inline_heads(self.ee)
+        self.rates = exit_rates(self.ee)
+        self._profiles: dict[tuple[str, bool, str], Profile] = {}
+        self._dse: dict[tuple[str, bool], Design] = {}
+        cum_macs = np.cumsum(self.flat.columns["macs"])
+        n = len(self.flat.layers)
+        # MACs a sample executes when it leaves at exit e (its head included)
+        self.macs_at_exit = np.array([cum_macs[min(ex.after, n - 1)] for ex in self.flat.exits])
+        self.frequency_hz = BOARDS[board].frequency_hz
+
+    def design(self, strategy: str, stackable: bool, designs: str) -> Design:
+        """The NPU design a policy runs on (see the module docstring)."""
+        if designs == "table1":
+            return PAPER_TABLE1[(self.model, self.board)]
+        if designs != "dse":
+            raise ConfigError(f"designs={designs!r}; allowed: table1, dse")
+        key = (strategy, stackable)
+        d = self._dse.get(key)
+        if d is None:
+            w = [1.0] * 8 if strategy == "fluid" else [0.0] * 7 + [1.0]
+            d = self._dse[key] = explore(
+                get_network(self.model),
+                self.board,
+                strategy=strategy,
+                stackable=stackable,
+                weights=w,
+            ).design
+        return d
+
+    def profile(self, strategy: str, stackable: bool, designs: str = "table1") -> Profile:
+        key = (strategy, stackable, designs)
+        prof = self._profiles.get(key)
+        if prof is None:
+            d = self.design(strategy, stackable, designs)
+            b = BOARDS[self.board]
+            dev = GemmNPU(
+                tr=d.tr,
+                tp=d.tp,
+                tc=d.tc,
+                frequency_hz=b.frequency_hz,
+                memory_bandwidth_bps=b.bandwidth_bps,
+                strategy=strategy,
+                stackable=stackable,
+                name=f"{self.board}-{strategy}",
+            )
+            prof = self._profiles[key] = compile_profile(self.flat, dev, range(1, 9))
+        return prof
+
+
+_MODELS: dict[tuple[str, str], _Model] = {}
+
+
+def _model(model: str, board: str) -> _Model:
+    m = _MODELS.get((model, board))
+    if m is None:
+        m = _MODELS[(model, board)] = _Model(model, board)
+    return m
+
+
+def run_point(
+    model: str,
+    board: str,
+    policy: str,
+    rate: float,
+    slo_s: float,
+    seed: int,
+    n_samples: int,
+    designs: str = "table1",
+) -> ServingPoint:
+    """Simulate one point on the engine and return its metrics (``designs``: see the module
+    docstring)."""
+    m = _model(model, board)
+    key = seed * 1_000_003 + round(rate * 1000)
+    rng = np.random.default_rng(key)
+    arrivals = np.cumsum(rng.exponential(1.0 / rate, n_samples))
+    exits = sample_exits(m.rates, n_samples, random_state=key + 1)
+    reqs = [
+        Request(i, float(arrivals[i]), m.flat.name, slo_s=slo_s, exit=int(exits[i]))
+        for i in range(n_samples)
+    ]
+    pol, strategy, stackable = policy_for(policy, slo_s)
+    prof = m.profile(strategy, stackable, designs)
+    res = Simulator({m.flat.name: prof}, pol, preemption_point="layer").run(reqs)
+    peak_ops = 2.0 * m.design(strategy, stackable, designs).dsp() * m.frequency_hz
+    lat = res.columns["latency_s"]
+    fin = res.columns["finish_s"]
+    span = float(np.nanmax(fin) - arrivals[0])
+    ops = 2.0 * float(m.macs_at_exit[exits].sum())
+    return ServingPoint(
+        model=model,
+        board=board,
+        policy=policy,
+        rate=float(rate),
+        slo_s=float(slo_s),
+        seed=int(seed),
+        avg_latency_s=float(np.mean(lat)),
+        p99_latency_s=float(np.percentile(lat, 99)),
+        violation_rate=float(np.mean(lat > slo_s)),
+        processing_rate=float(n_samples / span),
+        utilisation=float(ops / (peak_ops * span)),
+        invocations_per_sample=float(pol.invocations_ / n_samples),
+        preemptions=int(pol.preemptions_),
+    )
+
+
+def run_points(
+    points: Sequence[tuple[str, str, str, float, float, int]],
+    n_samples: int,
+    step: Callable[[str], None] | None = None,
+    designs: str = "table1",
+) -> list[ServingPoint]:
+    """Run ``(model, board, policy, rate, slo_s, seed)`` points in order."""
+    out = []
+    for model, board, policy, rate, slo, seed in points:
+        out.append(run_point(model, board, policy, rate, slo, seed, n_samples, designs))
+        if step is not None:
+            step(f"{model} {policy} {rate:g}/s")
+    return out

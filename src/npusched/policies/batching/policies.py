@@ -1,0 +1,355 @@
+"""The batching schedulers as machine policies on the engine (:mod:`npusched.policies.contract`).
+
+Thin classes: the decisions are the pure functions of :mod:`.fluidb` and :mod:`.adaptb`; these
+classes only translate between them and the engine's views and :class:`Schedule`.
+
+Set-up they expect (the paper's, Sec. IV): one model served on a one-resource machine; its
+profile compiled from the network with its exit heads in the layer table
+(:func:`npusched.models.exits.inline_heads`) for batch sizes ``1..b_max``, so the plan's ``exits``
+are the intermediate exits; each request one sample whose ``Request.exit`` is the exit it leaves
+at (:func:`npusched.models.exits.sample_exits`; the final exit is ``N_exits - 1``, past the plan's
+intermediate exits, so the sample runs to the end).
+
+How Algorithm 1 maps onto the engine:
+
+* a batch is formed by merging waiting single-sample jobs (``Schedule.merge``) and started;
+* the active batch runs with ``until_step`` at the next intermediate exit, so it stops there free
+  of cost (the paper preempts after an exit's last layer, outputs already off-chip) and the
+  policy wakes with the exit's samples gone (``B_rem``);
+* preempting = leaving it waiting and starting a catch-up batch of ``B_incr`` fresh samples with
+  ``until_step`` at the same exit; when it stops there the two merge (``B_merged``) and the loop of
+  lines 9-17 repeats at that exit; otherwise the active batch resumes to the next exit.
+
+``invocations_`` counts decision-function calls (Algorithm 1 line 12 for FluidB; one per dispatch
+decision for AdaptB and SERIAL), ``preemptions_`` the preemptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from npusched.base import Component
+from npusched.errors import ConfigError
+from npusched.hardware.profile import Profile
+from npusched.policies.batching.adaptb import adaptb_decide, adaptb_timeout
+from npusched.policies.batching.fluidb import B_MAX, ExitLUT, fluidb_decide, initial_batch
+from npusched.policies.batching.lazyb import lazy_decide
+from npusched.policies.contract import (
+    NOTHING,
+    Allocation,
+    JobView,
+    MachineView,
+    Merge,
+    Schedule,
+)
+
+__all__ = [
+    "AdaptBPolicy",
+    "FluidBPolicy",
+    "LazyBatchingPolicy",
+    "SerialPolicy",
+    "exit_lut_from_profile",
+]
+
+
+def exit_lut_from_profile(profile: Profile, b_max: int = B_MAX) -> ExitLUT:
+    """The ``N_exits x B_max`` table of Sec. III-B read off a compiled profile: segment ``i`` is
+    the work between intermediate exit ``i - 1`` and ``i`` (the last: to the end), per batch."""
+    cols = []
+    for b in range(1, b_max + 1):
+        plan = profile.plan(b)
+        cum = plan.cum_s
+        bounds = [0.0, *(float(cum[e]) for e in plan.exits), float(plan.total_s)]
+        cols.append(np.diff(bounds))
+    return ExitLUT(np.stack(cols, axis=1))
+
+
+class _MachineBase(Component):
+    """No-op hooks of a machine policy."""
+
+    kind = "machine"
+    preemptive = True
+    period_s: float | None = None
+    name = "batching"
+
+    def validate(self) -> None:
+        return None
+
+    def reset(self) -> None:
+        self.validate()
+        self.invocations_ = 0
+        self.preemptions_ = 0
+
+    def on_dispatch(self, job: JobView, now: float) -> None:
+        return None
+
+    def on_complete(self, job: JobView, now: float) -> None:
+        return None
+
+    def on_period(self, view: object) -> None:
+        return None
+
+    @staticmethod
+    def _fresh(view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:
+        """Waiting jobs that have not started, oldest first."""
+        return [
+            j
+            for j in view.ready
+            if j.id not in exclude and j.executed_s <= 0.0 and j.position[0] == 0
+        ]
+
+    @staticmethod
+    def _start(jobs: Sequence[JobView], until: int | None = None) -> Schedule:
+        """Merge ``jobs`` into the first and start it (stopping at step ``until``)."""
+        head = jobs[0]
+        merge = (Merge(head, list(jobs[1:])),) if len(jobs) > 1 else ()
+        return Schedule(
+            assign={head: Allocation()},
+            merge=merge,
+            until_step={head: until} if until is not None else {},
+        )
+
+
+class FluidBPolicy(_MachineBase):
+    """FluidB, Algorithm 1 (see the module docstring).
+
+    Args:
+        slo_s: the latency SLO ``T_SLO`` in seconds (> 0).
+        b_max: maximum batch size (8).
+        name: label in results.
+    """
+
+    def __init__(self, slo_s: float = 0.4, b_max: int = B_MAX, name: str = "FluidB") -> None:
+        self.slo_s = slo_s
+        self.b_max = b_max
+        self.name = name
+
+    def validate(self) -> None:
+        if not (isinstance(self.slo_s, int | float) and self.slo_s > 0):
+            raise ConfigError(f"FluidB: slo_s={self.slo_s!r}; must be seconds > 0")
+        if not (isinstance(self.b_max, int) and self.b_max >= 1):
+            raise ConfigError(f"FluidB: b_max={self.b_max!r}; must be an integer >= 1")
+
+    def reset(self) -> None:
+        super().reset()
+        self.active_: int | None = None  # id of the active (possibly preempted) batch
+        self.catch_: int | None = None  # id of the running catch-up batch
+        self.exit_: int = 0  # the exit the active batch stands at / runs to
+        self.luts_: dict[str, ExitLUT] = {}
+
+    def _lut(self, view: MachineView, job: JobView) -> ExitLUT:
+        lut = self.luts_.get(job.network)
+        if lut is None:
+            lut = self.luts_[job.network] = exit_lut_from_profile(
+                view.profiles[job.network], self.b_max
+            )
+        return lut
+
+    def select(self, view: MachineView) -> Schedule:
+        if view.running or view.preempting:
+            return NOTHING
+        by_id = {j.id: j for j in view.ready}
+        active = by_id.get(self.active_) if self.active_ is not None else None
+        catch = by_id.get(self.catch_) if self.catch_ is not None else None
+        if self.catch_ is not None:  # the catch-up batch reached the exit (or all of it left)
+            self.catch_ = None
+            if active is not None and catch is not None:
+                return self._decide(view, active, merged=catch)
+        if active is not None:
+            return self._decide(view, active)
+        self.active_ = None
+        fresh = self._fresh(view)
+        if not fresh:
+            return NOTHING
+        # Algorithm 1 line 2: a new batch of min(N_Q, B_max), run to the first exit
+        batch = fresh[: initial_batch(len(fresh), self.b_max)]
+        self.active_, self.exit_ = batch[0].id, 0
+        return self._start(batch, self._exit_step(view, batch[0], 0))
+
+    def _exit_step(self, view: MachineView, job: JobView, i: int) -> int | None:
+        exits = view.profiles[job.network].plan(1).exits
+        return exits[i] if i < len(exits) else None
+
+    def _decide(
+        self, view: MachineView, active: JobView, merged: JobView | None = None
+    ) -> Schedule:
+        """At exit ``exit_`` with ``active`` stopped there (and ``merged`` to join it)."""
+        i = self.exit_
+        samples = list(active.samples) + (list(merged.samples) if merged is not None else [])
+        b_rem = len(samples)
+        fresh = self._fresh(view, exclude=(active.id,) + ((merged.id,) if merged else ()))
+        lut = self._lut(view, active)
+        oldest = min(r.arrival_s for r in samples)
+        self.invocations_ += 1
+        d = fluidb_decide(
+            lut, i, b_rem, len(fresh), float(self.slo_s), 0.0, view.now - oldest, self.b_max
+        )
+        merge = (Merge(active, [merged]),) if merged is not None else ()
+        if d.preempt:
+            self.preemptions_ += 1
+            new = fresh[: d.b_incr]
+            self.catch_ = new[0].id
+            sched = self._start(new, self._exit_step(view, active, i))
+            return Schedule(
+                assign=sched.assign, merge=(*merge, *sched.merge), until_step=sched.until_step
+            )
+        self.exit_ = i + 1
+        nxt = self._exit_step(view, active, i + 1)
+        return Schedule(
+            assign={active: Allocation()},
+            merge=merge,
+            until_step={active: nxt} if nxt is not None else {},
+        )
+
+
+class AdaptBPolicy(_MachineBase):
+    """AdaptB ``<B_max, T_timeout>``, model-level and exit-unaware (see :mod:`.adaptb`); the
+    NPU's FC- or R-batching comes from the profile's device.
+
+    Args:
+        slo_s: the p99 SLO in seconds (> 0).
+        timeout: ``"S"``, ``"M"`` or ``"L"`` (5/45/95% of the SLO).
+        b_max: maximum batch size (8).
+        name: label in results.
+    """
+
+    def __init__(
+        self, slo_s: float = 0.4, timeout: str = "S", b_max: int = B_MAX, name: str = "AdaptB"
+    ) -> None:
+        self.slo_s = slo_s
+        self.timeout = timeout
+        self.b_max = b_max
+        self.name = name
+
+    def validate(self) -> None:
+        adaptb_timeout(float(self.slo_s), self.timeout)
+        if not (isinstance(self.b_max, int) and self.b_max >= 1):
+            raise ConfigError(f"AdaptB: b_max={self.b_max!r}; must be an integer >= 1")
+
+    def select(self, view: MachineView) -> Schedule:
+        if view.running or view.preempting:
+            return NOTHING
+        fresh = self._fresh(view)
+        if not fresh:
+            return NOTHING
+        self.invocations_ += 1
+        d = adaptb_decide(
+            view.now,
+            len(fresh),
+            fresh[0].arrival_s,
+            adaptb_timeout(float(self.slo_s), self.timeout),
+            True,
+            self.b_max,
+        )
+        if d.batch:
+            return self._start(fresh[: d.batch])
+        return Schedule(timers=(d.timer_at,)) if d.timer_at is not None else NOTHING
+
+
+class SerialPolicy(_MachineBase):
+    """SERIAL: one sample at a time, oldest first."""
+
+    def __init__(self, name: str = "SERIAL") -> None:
+        self.name = name
+
+    def select(self, view: MachineView) -> Schedule:
+        if view.running or view.preempting:
+            return NOTHING
+        fresh = self._fresh(view)
+        if not fresh:
+            return NOTHING
+        self.invocations_ += 1
+        return self._start(fresh[:1])
+
+
+class LazyBatchingPolicy(_MachineBase):
+    """LazyBatching as the Fluid Batching paper describes it (:mod:`.lazyb`): the active batch
+    stops after every layer (``until_step``), the policy decides with batch x single-sample
+    latency estimates, and a catch-up batch runs from the start to that layer and merges.
+
+    Args:
+        slo_s: the latency SLO in seconds (> 0).
+        b_max: maximum batch size (8).
+        name: label in results.
+    """
+
+    def __init__(self, slo_s: float = 0.4, b_max: int = B_MAX, name: str = "LazyBatching") -> None:
+        self.slo_s = slo_s
+        self.b_max = b_max
+        self.name = name
+
+    def validate(self) -> None:
+        if not (isinstance(self.slo_s, int | float) and self.slo_s > 0):
+            raise ConfigError(f"LazyBatching: slo_s={self.slo_s!r}; must be seconds > 0")
+        if not (isinstance(self.b_max, int) and self.b_max >= 1):
+            raise ConfigError(f"LazyBatching: b_max={self.b_max!r}; must be an integer >= 1")
+
+    def reset(self) -> None:
+        super().reset()
+        self.active_: int | None = None
+        self.catch_: int | None = None
+        self.layer_: int = 0  # layers the active batch has completed
+        self.single_: dict[str, np.ndarray[Any, np.dtype[np.float64]]] = {}
+
+    def _single(self, view: MachineView, job: JobView) -> np.ndarray[Any, np.dtype[np.float64]]:
+        t = self.single_.get(job.network)
+        if t is None:
+            t = self.single_[job.network] = np.diff(view.profiles[job.network].plan(1).cum_s)
+        return t
+
+    def select(self, view: MachineView) -> Schedule:
+        if view.running or view.preempting:
+            return NOTHING
+        by_id = {j.id: j for j in view.ready}
+        active = by_id.get(self.active_) if self.active_ is not None else None
+        if self.catch_ is not None:
+            catch = by_id.get(self.catch_)
+            self.catch_ = None
+            if active is not None:
+                merge = (Merge(active, [catch]),) if catch is not None else ()
+                return self._resume(active, merge)
+        if active is not None:
+            return self._decide(view, active)
+        self.active_ = None
+        fresh = self._fresh(view)
+        if not fresh:
+            return NOTHING
+        batch = fresh[: initial_batch(len(fresh), self.b_max)]
+        self.active_, self.layer_ = batch[0].id, 0
+        return self._start(batch, 1)
+
+    def _resume(self, active: JobView, merge: Sequence[Merge] = ()) -> Schedule:
+        steps = active.plan.steps
+        nxt = self.layer_ + 1
+        return Schedule(
+            assign={active: Allocation()},
+            merge=tuple(merge),
+            until_step={active: nxt} if nxt < steps else {},
+        )
+
+    def _decide(self, view: MachineView, active: JobView) -> Schedule:
+        self.layer_ += 1
+        layer = self.layer_ - 1  # the layer just completed (0-based)
+        single = self._single(view, active)
+        fresh = self._fresh(view, exclude=(active.id,))
+        oldest = min(r.arrival_s for r in active.samples)
+        self.invocations_ += 1
+        d = lazy_decide(
+            single,
+            layer,
+            len(active.samples),
+            len(fresh),
+            float(self.slo_s),
+            0.0,
+            view.now - oldest,
+            self.b_max,
+        )
+        if d.preempt:
+            self.preemptions_ += 1
+            new = fresh[: d.b_incr]
+            self.catch_ = new[0].id
+            return self._start(new, self.layer_)
+        return self._resume(active)

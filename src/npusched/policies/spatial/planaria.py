@@ -1,0 +1,375 @@
+"""Planaria's spatial task scheduling (MICRO 2020, Sec. V, Algorithm 1) as pure functions.
+
+The scheduler runs on the host whenever a task is dispatched or a running task finishes. It
+sees the queue ``Q`` (running and waiting tasks), each with its priority, its slack (QoS
+constraint minus the time since dispatch, i.e. seconds left until its deadline) and its
+predicted remaining time on every subarray count (``PREDICTTIME``: the remaining tiles of the
+compiled configuration tables times their cycles per tile). It returns how many subarrays each
+task gets. Executing that allocation (tile-granular re-allocation, preempting only tasks whose
+count changes, checkpointing one tile) is the engine's job, not these functions'.
+
+Each function follows its pseudo-code line by line (line numbers of Algorithm 1 in comments);
+where the pseudo-code is silent or ill-defined we choose, and say so:
+
+* **ESTIMATERESOURCES with no feasible count** (``min`` of an empty candidate list, line 21):
+  the task cannot meet its QoS on any allocation; we return the count with the shortest
+  predicted remaining time (the smallest such count on ties), i.e. the most it can use.
+* **remaining_time in ALLOCATEFITTASKS** (line 27): the predicted remaining time on the task's
+  estimated (minimum) allocation ``remaining_s[estimate - 1]``, floored at 1 ns so a task about
+  to finish has a large but finite score.
+* **Whole subarrays** (lines 31-32 give fractional shares ``fraction x remaining_array``): the
+  spare subarrays are apportioned by the largest-remainder (Hamilton) method - each task first
+  gets ``floor(share)``, then the leftover subarrays go one each to the largest fractional
+  remainders (ties: higher score, then queue order). The allocation sums to exactly
+  ``size`` and every task's count is its share rounded down or up.
+* **Slack <= 0 in ALLOCATEUNFITTASKS** (line 40 divides by the slack): a task past its deadline
+  has no finite positive score; such tasks rank after every task that can still meet its QoS,
+  among themselves by ``priority / estimate`` (descending). Equal scores keep queue order.
+* **The last task that does not fit** (lines 44-47 subtract estimates until the array is full,
+  which can overshoot): the first task in score order whose estimate exceeds the subarrays
+  left gets what is left, and allocation stops; the array is never oversubscribed. (The
+  pseudo-code's loop variable ``task`` is the next task in score order.)
+
+Tasks that get no subarrays are left out of the returned mapping (they wait in the queue).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from npusched.base import Component
+from npusched.errors import SimulationError
+from npusched.hardware.profile import ExecPlan
+from npusched.policies.contract import (
+    NOTHING,
+    Allocation,
+    JobState,
+    JobView,
+    MachineView,
+    Mechanism,
+    Schedule,
+)
+
+__all__ = [
+    "PlanariaPolicy",
+    "SpatialTask",
+    "allocate_fit_tasks",
+    "allocate_unfit_tasks",
+    "estimate_resources",
+    "fits",
+    "predict_remaining",
+    "schedule_tasks_spatially",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Floor on a remaining time in a score's denominator, seconds.
+_MIN_REMAINING_S = 1e-9
+
+
+@dataclass(frozen=True)
+class SpatialTask:
+    """One task in Planaria's queue (plain data: the engine builds these from its jobs).
+
+    Attributes:
+        id: the task (request) id.
+        priority: its priority (Planaria: 1..11), > 0.
+        slack_s: seconds left until its QoS deadline (``constraint - executed_time``, line 15);
+            may be <= 0 once the deadline has passed.
+        remaining_s: predicted remaining seconds on ``n = 1..size`` subarrays (index ``n - 1``),
+            from the configuration tables and the task's current position.
+    """
+
+    id: int
+    priority: float
+    slack_s: float
+    remaining_s: Any
+
+    def __post_init__(self) -> None:
+        r = np.asarray(self.remaining_s, dtype=np.float64)
+        if r.ndim != 1 or r.size == 0 or not np.all(np.isfinite(r)) or (r < 0).any():
+            raise SimulationError(
+                f"task {self.id}: remaining_s must be a non-empty 1-D array of finite "
+                f"seconds >= 0, got {self.remaining_s!r}"
+            )
+        if not self.priority > 0:
+            raise SimulationError(f"task {self.id}: priority must be > 0, got {self.priority}")
+        r.flags.writeable = False
+        object.__setattr__(self, "remaining_s", r)
+
+
+def predict_remaining(plans: Sequence[ExecPlan], step: int, fraction: float = 0.0) -> FloatArray:
+    """PREDICTTIME for every subarray count: remaining seconds of a task at position
+    ``(step, fraction)`` of its plan on each of ``plans`` (one per count, ``plans[n - 1]`` for
+    ``n`` subarrays; all plans of one request share their step sequence).
+
+    The remaining time is the rest of the current step (``1 - fraction`` of it, i.e. its
+    remaining tiles times cycles per tile) plus every later step, from the plan's prefix sums
+    (Sec. V: "looking up the number of remaining tiles with their cycles").
+    """
+    if not 0.0 <= fraction <= 1.0:
+        raise SimulationError(f"fraction must be in [0, 1], got {fraction}")
+    out = np.empty(len(plans), dtype=np.float64)
+    for i, plan in enumerate(plans):
+        if not 0 <= step <= plan.steps:
+            raise SimulationError(f"step {step} outside 0..{plan.steps}")
+        if step == plan.steps:
+            out[i] = 0.0
+            continue
+        done = plan.cum_s[step] + fraction * plan.latency_s[step]
+        out[i] = max(plan.total_s - float(done), 0.0)
+    return out
+
+
+def estimate_resources(task: SpatialTask, size: int = 16) -> int:
+    """ESTIMATERESOURCES (lines 13-22): the fewest subarrays whose predicted remaining time
+    fits the task's slack; if none does, the count with the shortest remaining time."""
+    remaining = np.asarray(task.remaining_s)[:size]  # PREDICTTIME for 1..size subarrays
+    if remaining.size < size:
+        raise SimulationError(
+            f"task {task.id}: remaining_s has {remaining.size} entries, need {size}"
+        )
+    slack = task.slack_s  # line 15
+    candidates = [n for n in range(1, size + 1) if remaining[n - 1] <= slack]  # lines 16-20
+    if candidates:
+        return min(candidates)  # line 21
+    return int(np.argmin(remaining)) + 1  # no count meets the QoS (see module docstring)
+
+
+def fits(estimates: Mapping[int, int], size: int = 16) -> bool:
+    """``Planaria.fits(estimates)`` (line 6): the minimum allocations fit on the array."""
+    return sum(estimates.values()) <= size
+
+
+def _largest_remainder(shares: FloatArray, total: int, order_keys: FloatArray) -> npt.NDArray[Any]:
+    """Whole units summing to ``total`` from real ``shares`` (summing to ``total``): floors,
+    then one more unit to each of the largest remainders (ties: larger ``order_keys``, then
+    lower index)."""
+    base = np.floor(shares + 1e-12).astype(np.int64)
+    left = total - int(base.sum())
+    if left > 0:
+        rem = np.round(shares - base, 9)  # remainders equal up to rounding are ties
+        idx = np.arange(len(shares))
+        order = np.lexsort((idx, -order_keys, -rem))
+        base[order[:left]] += 1
+    return base
+
+
+def allocate_fit_tasks(
+    queue: Sequence[SpatialTask], estimates: Mapping[int, int], size: int = 16
+) -> dict[int, int]:
+    """ALLOCATEFITTASKS (lines 23-35): every task its estimate, plus the spare subarrays split
+    in proportion to ``priority / remaining_time`` (whole subarrays, largest remainder)."""
+    if not queue:
+        return {}
+    allocation = {t.id: int(estimates[t.id]) for t in queue}  # line 26
+    scores = np.array(  # line 27
+        [
+            t.priority / max(float(t.remaining_s[allocation[t.id] - 1]), _MIN_REMAINING_S)
+            for t in queue
+        ]
+    )
+    remaining_array = size - sum(allocation.values())  # line 29
+    if remaining_array < 0:
+        raise SimulationError(f"estimates need {size - remaining_array} subarrays of {size}")
+    fraction = scores / scores.sum()  # line 31
+    extra = _largest_remainder(fraction * remaining_array, remaining_array, scores)  # line 32
+    for t, e in zip(queue, extra.tolist(), strict=True):
+        allocation[t.id] += int(e)
+    return allocation
+
+
+def allocate_unfit_tasks(
+    queue: Sequence[SpatialTask], estimates: Mapping[int, int], size: int = 16
+) -> dict[int, int]:
+    """ALLOCATEUNFITTASKS (lines 36-49): tasks in descending ``priority / (slack x estimate)``
+    order get their estimates until the array is full (the last one what is left)."""
+    keyed = []
+    for pos, t in enumerate(queue):  # lines 38-41
+        slack = t.slack_s  # line 39
+        est = int(estimates[t.id])
+        if slack > 0:
+            key = (0, -(t.priority / (slack * est)), pos)  # line 40
+        else:  # past its deadline: after every task that can still make it
+            key = (1, -(t.priority / est), pos)
+        keyed.append((key, t))
+    keyed.sort(key=lambda kt: kt[0])  # line 42
+    allocation: dict[int, int] = {}
+    remaining_array = size  # line 43
+    for _, t in keyed:  # lines 44-47
+        if remaining_array <= 0:
+            break
+        give = min(int(estimates[t.id]), remaining_array)
+        allocation[t.id] = give  # line 45
+        remaining_array -= give  # line 46
+    return allocation
+
+
+def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> dict[int, int]:
+    """SCHEDULETASKSSPATIALLY (lines 1-12): ``{task id: subarrays}`` for the tasks that run,
+    summing to at most ``size``."""
+    ids = [t.id for t in queue]
+    if len(set(ids)) != len(ids):
+        raise SimulationError(f"duplicate task ids in the queue: {ids}")
+    estimates = {t.id: estimate_resources(t, size) for t in queue}  # lines 2-5
+    if fits(estimates, size):  # line 6
+        s = allocate_fit_tasks(queue, estimates, size)  # line 7
+    else:
+        s = allocate_unfit_tasks(queue, estimates, size)  # line 9
+    return {k: v for k, v in s.items() if v > 0}  # line 11
+
+
+# --- the policy on the engine contract ---------------------------------------------------------
+class PlanariaPolicy(Component):
+    """Planaria's spatial scheduler as a machine policy (``kind = "machine"``) on one
+    fission-array resource (:func:`npusched.sim.resources.fission_array`).
+
+    Invoked on dispatch and completion (Sec. V "Overall flow"; other wakes change nothing).
+    The queue ``Q`` is every unfinished job: waiting, running, and those being re-allocated.
+    A job's slack is its request's QoS bound minus the time since its arrival (no bound:
+    unbounded slack); its predicted remaining time on ``n`` subarrays is
+    :func:`predict_remaining` at its ``(step, fraction)`` position on the profile's
+    ``subarrays = n`` plan. :func:`schedule_tasks_spatially` gives the counts; only jobs whose
+    count changes are touched (Sec. V: "tasks are preempted only when the resource allocation
+    changes"): a waiting job starts on its count, a running job with another count is
+    re-allocated (the engine stops it at its next tile boundary, checkpoints one tile and
+    continues it on the new plan variant from the same position), a running job that gets none
+    is preempted with CHECKPOINT.
+
+    The counts are targets, reached in two phases because a shrinking job keeps its units
+    until it reaches its preemption point (and the engine never promises units that are still
+    held): shrinks and preemptions are issued at once; growths and starts follow, in queue
+    order, as far as the units not held or promised allow, and the rest at the next wakes
+    (units are released when a save completes, reason ``"preempted"``). Targets change only on
+    a dispatch or a completion.
+
+    Args:
+        resource: the fission-array resource's name (``None``: the machine's first).
+        name: the policy's name in results.
+    """
+
+    kind = "machine"
+    preemptive = True
+    period_s: float | None = None
+
+    def __init__(self, resource: str | None = None, name: str = "planaria") -> None:
+        self.resource = resource
+        self.name = name
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the targets and promises of the previous run."""
+        self.targets_: dict[int, int] = {}
+        self.promised_: dict[int, int] = {}
+
+    def on_dispatch(self, job: JobView, now: float) -> None:
+        """No bookkeeping (the decision is taken in :meth:`select`)."""
+
+    def on_complete(self, job: JobView, now: float) -> None:
+        """No bookkeeping (the decision is taken in :meth:`select`)."""
+
+    def on_period(self, view: MachineView) -> None:
+        """Never called (no period)."""
+
+    def _capacity(self, view: MachineView) -> int:
+        if self.resource is None:
+            return next(iter(view.resources.values())).capacity
+        res = view.resources.get(self.resource)
+        if res is None:
+            raise SimulationError(
+                f"policy {self.name!r}: no resource {self.resource!r}; "
+                f"resources: {', '.join(view.resources)}"
+            )
+        return res.capacity
+
+    def tasks(self, view: MachineView) -> list[tuple[JobView, SpatialTask]]:
+        """Algorithm 1's task records for every unfinished job, in a fixed order (running and
+        re-allocating jobs first, then the ready queue in dispatch order)."""
+        size = self._capacity(view)
+        out = []
+        for job in (*view.running, *view.preempting, *view.ready):
+            req = job.request
+            prof = view.profiles[job.network]
+            plans = [
+                prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n)
+                for n in range(1, size + 1)
+            ]
+            step, frac = job.position
+            remaining = predict_remaining(plans, min(step, plans[0].steps), frac)
+            slo = req.slo_s
+            slack = math.inf if slo is None else slo - (view.now - job.arrival_s)
+            out.append((job, SpatialTask(job.id, float(job.priority), slack, remaining)))
+        return out
+
+    def select(self, view: MachineView) -> Schedule:
+        """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
+        count (see the class docstring); on other wakes, continue moving."""
+        size = self._capacity(view)
+        if view.reason in ("arrival", "completion"):
+            pairs = self.tasks(view)
+            counts = schedule_tasks_spatially([t for _, t in pairs], size)
+            self.targets_ = {task.id: counts.get(task.id, 0) for _, task in pairs}
+        jobs = [*view.running, *view.preempting, *view.ready]
+        live = {j.id for j in jobs}
+        self.promised_ = {k: v for k, v in self.promised_.items() if k in live}
+        assign: dict[JobView, Allocation] = {}
+        preempt: list[JobView] = []
+        # Units the engine counts as held or promised (its capacity check): a job holds its
+        # units until it stops; a move adds only the growth beyond what it holds.
+        need = 0
+        for job in jobs:
+            need += self._committed(job)
+        grow: list[tuple[JobView, int]] = []
+        for job in jobs:  # shrinks and preemptions first: they never raise the count
+            want = self.targets_.get(job.id, 0)
+            held = self._held(job)
+            promised = self.promised_.get(job.id, held)
+            if want == promised:
+                continue
+            if want == 0:
+                if job.state is JobState.RUNNING:
+                    preempt.append(job)
+                    self.promised_[job.id] = 0
+                elif job.state is JobState.STARTING:
+                    preempt.append(job)  # the engine returns it to the queue
+                    need -= promised
+                    self.promised_[job.id] = 0
+                continue
+            if want < max(held, promised) and job.state is not JobState.WAITING:
+                assign[job] = Allocation(self.resource, want)
+                need -= max(held, promised) - max(held, want)
+                self.promised_[job.id] = want
+            else:
+                grow.append((job, want))
+        for job, want in grow:  # then growths and starts, in queue order, while units allow
+            held = self._held(job)
+            before = max(held, self.promised_.get(job.id, held))
+            extra = max(held, want) - before
+            if need + extra > size:
+                continue  # retried when units are released (the next wake)
+            assign[job] = Allocation(self.resource, want)
+            need += extra
+            self.promised_[job.id] = want
+        if not assign and not preempt:
+            return NOTHING
+        return Schedule(assign=assign, preempt=preempt, mechanism=Mechanism.CHECKPOINT)
+
+    @staticmethod
+    def _held(job: JobView) -> int:
+        """Units the job holds now (0 while waiting or starting)."""
+        if job.state in (JobState.RUNNING, JobState.PREEMPTING) and job.allocation is not None:
+            return int(job.allocation.units or 0)
+        return 0
+
+    def _committed(self, job: JobView) -> int:
+        held = self._held(job)
+        promised = self.promised_.get(job.id, held)
+        if job.state is JobState.WAITING:
+            return 0
+        return max(held, promised)
