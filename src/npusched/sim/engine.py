@@ -809,27 +809,22 @@ class _Run:
         if self.running is job:
             self.running = None
 
-    def _record(self, job: Job, finish: float) -> None:
-        for row in job._rows:
+    def _record(
+        self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
+    ) -> None:
+        """Write ``job``'s record into the result rows of its samples (or of ``rows``)."""
+        for row in job._rows if rows is None else rows:
             self.col_first[row] = job.first_start_s
             self.col_finish[row] = finish
             self.col_preempt[row] = job.preemptions
             self.col_cbytes[row] = job.checkpoint_bytes
             self.col_cs[row] = job.checkpoint_s
             self.col_wasted[row] = job.wasted_s
+            self.col_res[row] = resource
 
     def _finish_samples(self, job: Job, rows: Sequence[int], reqs: Sequence[Request]) -> None:
         now = self.clock.now
-        rname = self.res[job._res].name
-        col_res = self.col_res
-        for row in rows:
-            self.col_first[row] = job.first_start_s
-            self.col_finish[row] = now
-            self.col_preempt[row] = job.preemptions
-            self.col_cbytes[row] = job.checkpoint_bytes
-            self.col_cs[row] = job.checkpoint_s
-            self.col_wasted[row] = job.wasted_s
-            col_res[row] = rname
+        self._record(job, now, rows, self.res[job._res].name)
         self.n_finished += len(rows)
         if self.dependents:
             for r in reqs:
