@@ -23,7 +23,10 @@ small handler (``_Run.handlers``):
 * ``preempted`` - its checkpoint save finished and its units are free;
 * ``timer`` - a time a policy asked to be woken at;
 * ``period`` - the policy's scheduling period expired (ticks at ``k * period_s``, only while jobs
-  wait),
+  wait; a policy that can tell which ticks change nothing, ``quiet_periods(view, first_s)``,
+  gets a tick only at the first boundary where its decision can change, and the skipped ones
+  credited at once before the next event, ``on_periods(view, first_s, count)``: the decisions
+  are those of ticking every period, at a cost that grows with events, not simulated time),
 
 and finds where a job stands at any time as ``executed = executed_at_t0 + rate * (now - t0)``.
 
