@@ -393,6 +393,64 @@ def bench_cmd(
     render(bench_rows(result), "table", title="bench (targets: issue 9)")
 
 
+@app.command("map")
+def map_cmd(
+    networks: Annotated[list[str], typer.Argument(help="Two or three zoo networks.")],
+    soc: Annotated[str, typer.Option(help="orin, xavier or snapdragon-865.")] = "orin",
+    goal: Annotated[str, typer.Option(help="latency (Eq. 11) or throughput (Eq. 10).")] = "latency",
+    space: Annotated[str, typer.Option(help="restricted or free.")] = "restricted",
+    transitions: Annotated[int, typer.Option(help="Transitions per DNN (restricted).")] = 1,
+    groups: Annotated[int, typer.Option(help="Layer groups per DNN (generated profiles).")] = 10,
+    profile_csv: Annotated[
+        Path | None, typer.Option(help="Measured profiles (CSV, see the README) instead.")
+    ] = None,
+    time_limit: Annotated[float, typer.Option(help="CP-SAT seconds (free space).")] = 1.0,
+    fmt: FormatOpt = "table",
+) -> None:
+    """HaX-CoNN: the contention-aware layer-group schedule of DNNs on an SoC, with baselines."""
+    from npusched.hardware.soc import generate_profile, get_soc, load_profile_csv
+    from npusched.models.zoo import get_network
+    from npusched.policies.mapping import Task, Workload
+    from npusched.policies.mapping.haxconn import haxconn
+    from npusched.report.tables import render
+
+    spec = get_soc(soc)
+    measured = load_profile_csv(profile_csv, spec) if profile_csv is not None else {}
+    tasks = []
+    for n in networks:
+        if profile_csv is not None:
+            if n not in measured:
+                raise ConfigError(
+                    f"{profile_csv}: no rows for network {n!r}; networks: {', '.join(sorted(measured))}"
+                )
+            tasks.append(Task(n, measured[n]))
+        else:
+            tasks.append(Task(n, generate_profile(get_network(n), spec, n_groups=groups)))
+    h = haxconn(Workload(spec, tuple(tasks)), goal, space=space, max_transitions=transitions,
+                time_limit_s=time_limit)
+    accs = spec.accelerators
+    rows: list[dict[str, object]] = [
+        {"method": m, "predicted_ms": round(r.predicted.makespan_s * 1e3, 3),
+         "realised_ms": round(r.realised.makespan_s * 1e3, 3),
+         "fps": round(r.realised.fps, 1), "transitions": str(r.schedule.transitions())}
+        for m, r in h.baselines.items()
+    ]
+    rows.append({"method": f"HaX-CoNN ({h.source}{', proven' if h.proven else ''})",
+                 "predicted_ms": round((h.predicted_objective if goal == "latency"
+                                        else h.realised.makespan_s) * 1e3, 3),
+                 "realised_ms": round(h.realised.makespan_s * 1e3, 3),
+                 "fps": round(h.realised.fps, 1), "transitions": str(h.schedule.transitions())})
+    render(rows, fmt, title=f"HaX-CoNN on {spec.name}: {' + '.join(networks)} ({goal})")
+    if fmt == "table":
+        for t, row in zip(tasks, h.schedule.assignment, strict=True):
+            segs, start = [], 0
+            for g in range(1, len(row) + 1):
+                if g == len(row) or row[g] != row[start]:
+                    segs.append(f"groups {start}-{g - 1} on {accs[row[start]]}")
+                    start = g
+            typer.echo(f"{t.name}: " + "; ".join(segs))
+
+
 # --- reproduce ---------------------------------------------------------------------------------
 @reproduce_app.command("prema")
 def reproduce_prema(
@@ -441,6 +499,36 @@ def reproduce_prema(
     ]
     if rows:
         render(rows, "table", title="PREMA: our numbers vs the paper's")
+    typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
+
+
+@reproduce_app.command("haxconn")
+def reproduce_haxconn(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "out/haxconn"
+    ),
+    quick: Annotated[bool, typer.Option(help="Short solver limits, fewer pairs.")] = False,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(help="Parts to run (repeatable): table6, table8, fig5, fig7, solver."),
+    ] = None,
+    experiment: Annotated[
+        list[int] | None, typer.Option(help="Table 6 experiment numbers (repeatable).")
+    ] = None,
+) -> None:
+    """HaX-CoNN (PPoPP'24) Sec. 5: Table 6, Table 8, Fig. 5, Fig. 7 and a CP-SAT vs Z3 benchmark."""
+    from npusched.experiments.reproduce.haxconn import PARTS, reproduce
+
+    summary = reproduce(out, quick=quick, parts=tuple(only or PARTS), experiments=experiment)
+    from npusched.report.tables import render
+
+    rows = [
+        {"exp": k, "best baseline": v["best_baseline"],
+         "baseline ms": v["best_baseline_latency_ms"], "HaX-CoNN ms": v["haxconn_latency_ms"],
+         "improvement %": v["improvement_pct"], "paper %": v["paper_improvement_pct"]}
+        for k, v in summary["experiments"].items()
+    ]
+    render(rows, "table", title="HaX-CoNN Table 6: ours vs the paper's improvement")
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
 
 

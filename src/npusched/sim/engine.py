@@ -23,7 +23,10 @@ small handler (``_Run.handlers``):
 * ``preempted`` - its checkpoint save finished and its units are free;
 * ``timer`` - a time a policy asked to be woken at;
 * ``period`` - the policy's scheduling period expired (ticks at ``k * period_s``, only while jobs
-  wait),
+  wait; a policy that can tell which ticks change nothing, ``quiet_periods(view, first_s)``,
+  gets a tick only at the first boundary where its decision can change, and the skipped ones
+  credited at once before the next event, ``on_periods(view, first_s, count)``: the decisions
+  are those of ticking every period, at a cost that grows with events, not simulated time),
 
 and finds where a job stands at any time as ``executed = executed_at_t0 + rate * (now - t0)``.
 
@@ -809,27 +812,22 @@ class _Run:
         if self.running is job:
             self.running = None
 
-    def _record(self, job: Job, finish: float) -> None:
-        for row in job._rows:
+    def _record(
+        self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
+    ) -> None:
+        """Write ``job``'s record into the result rows of its samples (or of ``rows``)."""
+        for row in job._rows if rows is None else rows:
             self.col_first[row] = job.first_start_s
             self.col_finish[row] = finish
             self.col_preempt[row] = job.preemptions
             self.col_cbytes[row] = job.checkpoint_bytes
             self.col_cs[row] = job.checkpoint_s
             self.col_wasted[row] = job.wasted_s
+            self.col_res[row] = resource
 
     def _finish_samples(self, job: Job, rows: Sequence[int], reqs: Sequence[Request]) -> None:
         now = self.clock.now
-        rname = self.res[job._res].name
-        col_res = self.col_res
-        for row in rows:
-            self.col_first[row] = job.first_start_s
-            self.col_finish[row] = now
-            self.col_preempt[row] = job.preemptions
-            self.col_cbytes[row] = job.checkpoint_bytes
-            self.col_cs[row] = job.checkpoint_s
-            self.col_wasted[row] = job.wasted_s
-            col_res[row] = rname
+        self._record(job, now, rows, self.res[job._res].name)
         self.n_finished += len(rows)
         if self.dependents:
             for r in reqs:

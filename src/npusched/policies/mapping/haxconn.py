@@ -1,0 +1,188 @@
+"""HaX-CoNN: the optimal contention-aware schedule of concurrent DNNs (Sec. 3.5), and D-HaX-CoNN.
+
+:func:`haxconn` returns the best schedule for a goal in one of two search spaces:
+
+* ``"restricted"`` (the paper's artifact): at most ``max_transitions`` accelerator changes per
+  DNN. When the space holds at most ``enumerate_limit`` schedules it is searched exhaustively
+  with the exact executor (every transition point, every DNN priority where the dispatch has
+  a choice), which *proves* the optimum under the model; a larger space goes to CP-SAT with the
+  same constraint, seeded with the best expressible baseline.
+* ``"free"``: any group on any accelerator. CP-SAT is seeded (``AddHint``) with the best
+  heuristic - the best of the baselines, the restricted optimum and a contention-aware hill
+  climb from it - and runs to ``time_limit_s``; the result is never worse than that hint and
+  the reported gap is CP-SAT's relative distance to its proven bound.
+
+Every candidate is judged by its realised execution (:func:`~npusched.policies.mapping.execute.execute`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from npusched.errors import ConfigError
+from npusched.policies.mapping.baselines import BASELINES, MethodResult, local_search, run_method
+from npusched.policies.mapping.brute import assignments, brute_force
+from npusched.policies.mapping.cpsat import solve_cpsat
+from npusched.policies.mapping.execute import ExecutionResult, Schedule, Workload, execute
+
+__all__ = ["HaxconnResult", "dynamic_haxconn", "haxconn", "space_size"]
+
+
+@dataclass(frozen=True)
+class HaxconnResult:
+    """The chosen schedule and how it was found.
+
+    Attributes:
+        schedule: the schedule (assignment + per-accelerator order).
+        realised: its execution under the full model.
+        predicted_objective: the solver model's objective (seconds for latency, 1/s summed for
+            throughput), or the exact executor's for exhaustive search.
+        source: ``"exhaustive"``, ``"cp-sat"`` or ``"hint:<method>"``.
+        proven: optimality proven in the search space.
+        gap: relative optimality gap (0 when proven; CP-SAT's bound otherwise).
+        solve_s: wall-clock seconds of the whole search.
+        baselines: every baseline's :class:`MethodResult`.
+    """
+
+    schedule: Schedule
+    realised: ExecutionResult
+    predicted_objective: float
+    source: str
+    proven: bool
+    gap: float
+    solve_s: float
+    baselines: dict[str, MethodResult] = field(default_factory=dict)
+
+
+def space_size(workload: Workload, max_transitions: int | None) -> int:
+    """Schedules in the restricted space (assignments x DNN priority orders, an upper bound)."""
+    size = math.factorial(len(workload.tasks))
+    for t in workload.tasks:
+        size *= sum(1 for _ in assignments(t.profile.n_groups, workload.n_accelerators, max_transitions))
+    return size
+
+
+def _objective_to_model(goal: str, res: ExecutionResult) -> float:
+    v = res.objective(goal)
+    return v if goal == "latency" else -v
+
+
+def haxconn(
+    workload: Workload,
+    goal: str = "latency",
+    *,
+    space: str = "restricted",
+    max_transitions: int = 1,
+    time_limit_s: float = 1.0,
+    enumerate_limit: int = 5_000,
+    baselines: dict[str, MethodResult] | None = None,
+    workers: int = 1,
+) -> HaxconnResult:
+    """The HaX-CoNN schedule of ``workload`` (see the module docstring).
+
+    Args:
+        goal: ``"latency"`` (Eq. 11) or ``"throughput"`` (Eq. 10).
+        space: ``"restricted"`` or ``"free"``.
+        max_transitions: T, transitions per DNN in the restricted space.
+        time_limit_s: CP-SAT's wall-clock limit in seconds.
+        enumerate_limit: largest restricted space searched exhaustively.
+        baselines: precomputed :func:`run_method` results (computed if None).
+    """
+    if space not in ("restricted", "free"):
+        raise ConfigError(f"space={space!r}; allowed: restricted, free")
+    t0 = time.perf_counter()
+    base = baselines if baselines is not None else {
+        m: run_method(workload, m, goal) for m in BASELINES
+    }
+    limit = max_transitions if space == "restricted" else None
+
+    def fits(s: Schedule) -> bool:
+        return limit is None or max(s.transitions()) <= limit
+
+    cands = [(r.realised.objective(goal), f"hint:{m}", r.schedule, r.realised)
+             for m, r in base.items() if fits(r.schedule)]
+    best_val, best_src, best_s, best_r = min(cands, key=lambda c: c[0])
+    proven, gap, predicted = False, math.inf, _objective_to_model(goal, best_r)
+
+    size = space_size(workload, max_transitions)
+    if size <= enumerate_limit:
+        s, r, _ = brute_force(workload, goal, max_transitions=max_transitions,
+                              max_evaluations=enumerate_limit)
+        if r.objective(goal) <= best_val + 1e-15:
+            best_val, best_src, best_s, best_r = r.objective(goal), "exhaustive", s, r
+            predicted = _objective_to_model(goal, r)
+        if space == "restricted":
+            proven, gap = True, 0.0
+    if space == "free" or not proven:
+        hint = best_s
+        if space == "free":
+            hint = local_search(workload, best_s, goal)
+            hr = execute(workload, hint)
+            if hr.objective(goal) < best_val - 1e-15:
+                best_val, best_src, best_s, best_r = hr.objective(goal), "hint:local-search", hint, hr
+                predicted = _objective_to_model(goal, hr)
+        remaining = max(0.05, time_limit_s - (time.perf_counter() - t0))
+        out = solve_cpsat(workload, goal, max_transitions=limit, time_limit_s=remaining,
+                          hint=best_s, hint_result=best_r, workers=workers)
+        if out.schedule is not None:
+            r = execute(workload, out.schedule)
+            gap = out.gap
+            if r.objective(goal) < best_val - 1e-15:
+                best_val, best_src, best_s, best_r = r.objective(goal), "cp-sat", r.schedule, r
+                predicted = out.objective_s
+            if out.status == "OPTIMAL" and space == "free":
+                proven = True
+    return HaxconnResult(
+        schedule=best_r.schedule,
+        realised=best_r,
+        predicted_objective=predicted,
+        source=best_src,
+        proven=proven,
+        gap=gap,
+        solve_s=time.perf_counter() - t0,
+        baselines=base,
+    )
+
+
+def dynamic_haxconn(
+    workload: Workload,
+    goal: str = "latency",
+    *,
+    time_limit_s: float = 2.0,
+    max_transitions: int = 1,
+    enumerate_limit: int = 20_000,
+    on_update: Callable[[float, Schedule, ExecutionResult], None] | None = None,
+) -> list[tuple[float, float]]:
+    """D-HaX-CoNN (Sec. 5.3): start from the best naive schedule (GPU-only or GPU & DSA) and
+    swap in every improving schedule as the search finds it while the workload runs: first
+    the exhaustive search of the restricted space (in enumeration order, if it fits
+    ``enumerate_limit``), then CP-SAT on the free space seeded with the best so far, whose
+    solution callback reports its incumbents; stops after ``time_limit_s`` of CP-SAT.
+
+    Returns ``(seconds since the change, realised objective of the schedule in force)`` at the
+    start and at every swap; ``on_update`` is called at each swap.
+    """
+    naive = [run_method(workload, m, goal) for m in ("GPU-only", "GPU & DSA")]
+    start = min(naive, key=lambda r: r.realised.objective(goal))
+    best: list[tuple[Schedule, ExecutionResult]] = [(start.schedule, start.realised)]
+    trace = [(0.0, start.realised.objective(goal))]
+    t0 = time.perf_counter()
+
+    def offer(s: Schedule, r: ExecutionResult) -> None:
+        v = r.objective(goal)
+        if v < trace[-1][1] - 1e-15:
+            best[0] = (s, r)
+            trace.append((time.perf_counter() - t0, v))
+            if on_update is not None:
+                on_update(trace[-1][0], s, r)
+
+    if space_size(workload, max_transitions) <= enumerate_limit:
+        brute_force(workload, goal, max_transitions=max_transitions,
+                    max_evaluations=enumerate_limit, on_improve=offer)
+    sched, res = best[0]
+    solve_cpsat(workload, goal, time_limit_s=time_limit_s, hint=sched, hint_result=res,
+                on_solution=lambda s, _t, _o: offer(s, execute(workload, s)))
+    return trace
