@@ -294,3 +294,39 @@ def test_batching_policies_run_from_a_config(name: str) -> None:
     assert out.summary["n_unfinished"] == 0 and out.summary["n_requests"] == 40
     if name != "SERIAL":
         assert out.records["latency_s"].min() > 0
+
+
+HAXCONN = """seed = 0
+[hardware]
+device = "soc"
+params = { soc = "xavier" }
+[workload]
+kind = "poisson"
+rate_per_s = 50.0
+n_requests = 4
+models = ["resnet-18", "googlenet"]
+[policy]
+name = "HaX-CoNN"
+params = { soc = "xavier" }
+[sim]
+checkpoint_cost = false
+"""
+
+
+def test_haxconn_runs_on_the_soc_machine_the_device_implies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = parse_config(__import__("tomllib").loads(HAXCONN), source="h")
+    machine = machine_for(cfg, get_device("soc", soc="xavier"))
+    assert machine.names == ("GPU", "DLA")
+    assert [dict(r.fixed) for r in machine.resources] == [
+        {"accelerator": "GPU"},
+        {"accelerator": "DLA"},
+    ]
+    out = run_config(cfg)
+    assert out.summary["n_unfinished"] == 0
+    assert set(out.records["resource"]) <= {"GPU", "DLA"}
+    bad = _cfg(tmp_path, HAXCONN.replace('params = { soc = "xavier" }\n[sim]', "[sim]"))
+    assert _run(bad, tmp_path / "o") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "policy.params.soc: 'orin', but the device is SoC 'xavier'" in err[0]

@@ -18,8 +18,9 @@ Machines, plan axes and power (:func:`machine_for`, :func:`axes_for`, :func:`pow
 * ``[machine]`` lists the resources (``resources = [{name, kind, capacity, units_axis, fixed,
   idle_power_w}]``, :class:`~npusched.sim.resources.Resource`). Without it the device implies
   one: a device with a ``subarrays`` plan axis (``planaria``) is one fission array whose
-  capacity is its largest subarray count (16) and whose allocation picks the axis; any other
-  device is one NPU of one unit. A resource's ``idle_power_w`` defaults to the device's
+  capacity is its largest subarray count (16) and whose allocation picks the axis; a device
+  with an ``accelerator`` axis (``soc``) is one one-unit resource per accelerator, named like
+  it and fixing the axis; any other device is one NPU of one unit. A resource's ``idle_power_w`` defaults to the device's
   ``idle_power_w`` (AB9: static + constant power), else 0. A temporal policy needs exactly one
   resource (it holds all of it: on ``planaria``, all 16 subarrays).
 * ``[hardware] axes = {axis = [values]}`` restricts the plan variants compiled (checked against
@@ -508,6 +509,11 @@ def machine_for(cfg: RunConfig, device: Any, source: str = "<config>") -> Any:
                     ),
                 )
             )
+        accs = offered.get("accelerator")
+        if accs:  # an SoC: one one-unit resource per accelerator, fixing the axis
+            return Machine(
+                tuple(Resource(str(a), str(a), 1, fixed={"accelerator": a}) for a in accs)
+            )
         return Machine((Resource("npu", idle_power_w=idle),))
     out = []
     for i, r in enumerate(cfg.machine.resources):
@@ -558,6 +564,13 @@ def _check_policy_machine(cfg: RunConfig, policy: Any, machine: Any, source: str
         raise ConfigError(
             f"{source}: machine.resources: {cfg.policy.name} is a temporal policy and holds the "
             f"whole of a one-resource machine; this machine has {len(machine.resources)}"
+        )
+    soc = getattr(policy, "soc", None)
+    dev_soc = cfg.hardware.params.get("soc", "orin") if cfg.hardware.device == "soc" else None
+    if kind == "machine" and soc is not None and dev_soc is not None and soc != dev_soc:
+        raise ConfigError(
+            f"{source}: policy.params.soc: {soc!r}, but the device is SoC {dev_soc!r}; "
+            f"allowed: {dev_soc}"
         )
     want = getattr(policy, "units_axis", None)
     if kind == "machine" and want is not None:

@@ -5,7 +5,9 @@ every resource, every running, stopping and waiting job) and answers a
 :class:`~npusched.policies.contract.Schedule` (allocations, preemptions, merges, stops, timers,
 rates). Registered built-ins: Planaria's spatial scheduler (``"Planaria"``, on a fission array
 of subarrays) and Fluid Batching's serving policies (``"FluidB"``, ``"AdaptB"``, ``"SERIAL"``,
-``"LazyBatching"``, on one NPU serving one early-exit model at batch sizes 1..8).
+``"LazyBatching"``, on one NPU serving one early-exit model at batch sizes 1..8) and
+HaX-CoNN's layer-group mapping (``"HaX-CoNN"``, on an SoC: one one-unit resource per
+accelerator, named like the accelerators).
 
 Machine policies have their **own registry**, beside the temporal :data:`POLICIES`: the two
 kinds answer different decision types, run on different machines (a temporal policy holds the
@@ -72,6 +74,7 @@ MACHINE_POLICIES: Registry[MachinePolicy] = Registry(
 def import_builtin_machine_policies() -> None:
     """Register the built-in machine policies (they register when their package is imported)."""
     import npusched.policies.batching
+    import npusched.policies.mapping.policy
     import npusched.policies.spatial  # noqa: F401
 
 

@@ -61,6 +61,8 @@ class HaxconnPolicy(Component):
 
     kind = "machine"
     name = "haxconn"
+    preemptive = False  # jobs stop only at group boundaries (until_step), free of cost
+    period_s: float | None = None
 
     def __init__(
         self,
@@ -90,6 +92,9 @@ class HaxconnPolicy(Component):
 
     def on_dispatch(self, job: Any, now: float) -> None:
         return None
+
+    def on_period(self, view: MachineView) -> None:
+        return None  # no period (period_s is None)
 
     def on_complete(self, job: Any, now: float) -> None:
         self.plans_.pop(job.id, None)
@@ -174,3 +179,12 @@ class HaxconnPolicy(Component):
         if assign:
             timers.append(now)  # re-time rates once the new jobs run
         return Schedule(assign=assign, until_step=until, timers=timers, rates=rates)
+
+
+def _register() -> None:
+    from npusched.policies.machine import MACHINE_POLICIES
+
+    MACHINE_POLICIES.register("HaX-CoNN", HaxconnPolicy)
+
+
+_register()
