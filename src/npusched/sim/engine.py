@@ -563,7 +563,12 @@ class _Run:
                 plan = self._base_plan(prof, r)
                 entry = plans[key] = (prof, plan, plan.total_s)
             append(entry)
-            iso[rows[k]] = entry[2]
+            ex = r.exit
+            if ex is not None and 0 <= ex < len(entry[1].exits):
+                # A sample that leaves at an exit: its latency alone is up to that exit.
+                iso[rows[k]] = float(entry[1].cum_s[entry[1].exits[ex]])
+            else:
+                iso[rows[k]] = entry[2]
         self.req_plans = req_plans
         nan = math.nan
         self.col_iso = iso
@@ -816,8 +821,10 @@ class _Run:
         self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
     ) -> None:
         """Write ``job``'s record into the result rows of its samples (or of ``rows``)."""
+        col_first = self.col_first
         for row in job._rows if rows is None else rows:
-            self.col_first[row] = job.first_start_s
+            if col_first[row] != col_first[row]:  # nan: a sample merged in keeps its own
+                col_first[row] = job.first_start_s
             self.col_finish[row] = finish
             self.col_preempt[row] = job.preemptions
             self.col_cbytes[row] = job.checkpoint_bytes
@@ -1246,6 +1253,10 @@ class _Run:
                 )
         for j in jobs:
             self.ready.remove(j)
+            if j.first_start_s == j.first_start_s:  # it ran (e.g. a catch-up to this step)
+                for row in j._rows:
+                    if self.col_first[row] != self.col_first[row]:
+                        self.col_first[row] = j.first_start_s
             j.state = DONE  # absorbed: its samples are recorded with ``into``
             j._epoch += 1
             into.samples = into.samples + j.samples
