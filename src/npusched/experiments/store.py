@@ -1,0 +1,184 @@
+"""The results store of a sweep directory, and the sweep driver.
+
+Layout of ``DIR`` (``npusched sweep FILE --out DIR``):
+
+* ``experiment.json``: the experiment's name, axes, seeds, report hints and source file;
+* ``experiment.<toml|yaml>``: a copy of the experiment file as it was run;
+* ``points/<point_id>.parquet``: one row per finished point (:func:`run_point`'s row), each
+  written atomically (:mod:`npusched._io`) by the driver the moment the point finishes;
+* ``results.parquet``: every finished point of the experiment in one table, sorted by point
+  index, rewritten (atomically) at the end of every sweep and by :func:`consolidate`.
+
+Parquet (pyarrow) rather than SQLite: one immutable file per point needs no locking between
+the driver and a concurrent ``npusched report``, a killed writer can never corrupt it (the
+rename is atomic), and the consolidated table is what pandas and every dataframe tool read.
+
+A point file exists only once its point has finished, so ``kill -9`` loses at most the points
+that were running, and a rerun skips every point whose file exists (a point id is a hash of its
+complete config, so a changed point is never mistaken for a done one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from npusched._io import atomic_path, atomic_write_text
+from npusched.errors import ConfigError
+from npusched.experiments.backends import PointTask, run_tasks
+from npusched.experiments.sweep import Experiment, Point, select_points
+from npusched.report.progress import progress_bar
+
+__all__ = ["SweepSummary", "consolidate", "done_ids", "load_results", "run_sweep"]
+
+POINTS_DIR = "points"
+RESULTS = "results.parquet"
+META = "experiment.json"
+
+
+@dataclass
+class SweepSummary:
+    """What one ``npusched sweep`` call did."""
+
+    out_dir: Path
+    selected: int
+    skipped: int
+    ran: int
+    wall_s: float
+    results: Path
+
+
+def done_ids(out_dir: Path) -> set[str]:
+    """Ids of the points with a finished file in ``out_dir``."""
+    d = out_dir / POINTS_DIR
+    if not d.is_dir():
+        return set()
+    return {p.stem for p in d.glob("*.parquet") if not p.name.startswith(".")}
+
+
+def write_point(out_dir: Path, row: dict[str, Any]) -> Path:
+    """Write one finished point's row atomically to ``points/<point_id>.parquet``."""
+    path = out_dir / POINTS_DIR / f"{row['point_id']}.parquet"
+    with atomic_path(path) as tmp:
+        pd.DataFrame([row]).to_parquet(tmp, index=False, engine="pyarrow")
+    return path
+
+
+def load_results(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every finished point in ``out_dir`` (from the point files, so it includes the points of
+    an interrupted sweep), sorted by point index."""
+    d = Path(out_dir) / POINTS_DIR
+    files = sorted(p for p in d.glob("*.parquet") if not p.name.startswith(".")) if d.is_dir() else []
+    if not files:
+        return pd.DataFrame()
+    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    return df.sort_values(["index", "point_id"], kind="stable").reset_index(drop=True)
+
+
+def consolidate(out_dir: str | os.PathLike[str], ids: set[str] | None = None) -> Path:
+    """Write ``results.parquet``: the finished points (only those in ``ids`` if given)."""
+    d = Path(out_dir)
+    df = load_results(d)
+    if ids is not None and not df.empty:
+        df = df[df["point_id"].isin(ids)].reset_index(drop=True)
+    path = d / RESULTS
+    with atomic_path(path) as tmp:
+        df.to_parquet(tmp, index=False, engine="pyarrow")
+    return path
+
+
+def _task(exp: Experiment, p: Point) -> PointTask:
+    where = ", ".join(f"{k}={v}" for k, v in p.params.items())
+    label = f"{exp.source} [point {where + ', ' if where else ''}seed={p.seed}]"
+    return PointTask(
+        p.point_id, p.index, p.combo, p.seed, dict(p.params), p.config, str(exp.base_dir), label
+    )
+
+
+def _prepare_dir(exp: Experiment, out_dir: Path) -> None:
+    from npusched.experiments.runner import check_out_dir
+
+    check_out_dir(out_dir)
+    try:
+        (out_dir / POINTS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{out_dir}: cannot create the output directory: {e.strerror}") from None
+    old = out_dir / META
+    if old.exists():
+        try:
+            prev = json.loads(old.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError):
+            prev = None
+        if prev is not None and prev != exp.name:
+            raise ConfigError(
+                f"{out_dir}: holds experiment {prev!r}, not {exp.name!r}; choose another --out"
+            )
+    atomic_write_text(old, json.dumps(exp.meta(), indent=2, sort_keys=True) + "\n")
+    src = Path(exp.source)
+    if src.is_file():
+        with atomic_path(out_dir / f"experiment{src.suffix.lower()}") as tmp:
+            shutil.copyfile(src, tmp)
+
+
+def run_sweep(
+    exp: Experiment,
+    out_dir: str | os.PathLike[str],
+    *,
+    backend: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    filters: Sequence[tuple[str, str]] = (),
+    max_points: int | None = None,
+    progress: bool = True,
+) -> SweepSummary:
+    """Run the selected points of ``exp`` that ``out_dir`` does not hold yet, writing each as it
+    finishes, then consolidate ``results.parquet`` (all finished points of the experiment).
+
+    Args:
+        exp: a loaded experiment (:func:`npusched.experiments.sweep.load_experiment`).
+        out_dir: the sweep directory (created if missing; a rerun resumes).
+        backend: ``inprocess``, ``process`` or ``dask`` (:mod:`npusched.experiments.backends`).
+        workers: processes of the pool / local Dask cluster (default: all cores).
+        address: a Dask scheduler's address (``dask`` backend only).
+        filters: ``(axis, value)`` pairs (:func:`npusched.experiments.sweep.parse_filters`).
+        max_points: run at most this many of the selected points (in expansion order).
+        progress: draw a progress bar (done/total, points/s, ETA) on stderr.
+    """
+    d = Path(out_dir)
+    selected = select_points(exp, filters, max_points)
+    _prepare_dir(exp, d)
+    done = done_ids(d)
+    todo = [p for p in selected if p.point_id not in done]
+    t0 = time.perf_counter()
+    with progress_bar(
+        len(selected), "sweep", enabled=progress, eta=True, rate_unit="points"
+    ) as bar:
+        if bar is not None:
+            bar.set_completed(len(selected) - len(todo))
+
+        def on_done(row: dict[str, Any]) -> None:
+            write_point(d, row)
+            if bar is not None:
+                bar.step()
+
+        try:
+            run_tasks(
+                [_task(exp, p) for p in todo],
+                on_done,
+                backend=backend,
+                workers=workers,
+                address=address,
+            )
+        finally:
+            results = consolidate(d, {p.point_id for p in exp.points})
+    return SweepSummary(
+        d, len(selected), len(selected) - len(todo), len(todo), time.perf_counter() - t0, results
+    )
