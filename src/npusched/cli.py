@@ -493,8 +493,8 @@ def report_cmd(
         Path | None, typer.Option("--out", "-o", help="Report directory (default: DIRECTORY).")
     ] = None,
 ) -> None:
-    """Write report.html (self-contained) and report.md for every sweep and reproduction in
-    DIRECTORY."""
+    """Write index.html (self-contained) and index.md: tables and plots of every sweep and the
+    headline numbers of every reproduction below DIRECTORY."""
     from npusched.report.sweep_report import write_report
 
     html, md = write_report(directory, out)
