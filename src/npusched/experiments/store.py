@@ -138,6 +138,7 @@ def run_sweep(
     filters: Sequence[tuple[str, str]] = (),
     max_points: int | None = None,
     progress: bool = True,
+    local_processes: bool = True,
 ) -> SweepSummary:
     """Run the selected points of ``exp`` that ``out_dir`` does not hold yet, writing each as it
     finishes, then consolidate ``results.parquet`` (all finished points of the experiment).
@@ -151,6 +152,8 @@ def run_sweep(
         filters: ``(axis, value)`` pairs (:func:`npusched.experiments.sweep.parse_filters`).
         max_points: run at most this many of the selected points (in expansion order).
         progress: draw a progress bar (done/total, points/s, ETA) on stderr.
+        local_processes: ``False`` runs a local Dask cluster's workers as threads
+            (:func:`npusched.experiments.backends.run_tasks`).
     """
     d = Path(out_dir)
     selected = select_points(exp, filters, max_points)
@@ -176,6 +179,7 @@ def run_sweep(
                 backend=backend,
                 workers=workers,
                 address=address,
+                local_processes=local_processes,
             )
         finally:
             results = consolidate(d, {p.point_id for p in exp.points})

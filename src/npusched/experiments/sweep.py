@@ -260,8 +260,18 @@ def _check_report(exp: Experiment) -> None:
 
 
 def _format_experiment_error(source: str, e: ValidationError) -> str:
-    err = e.errors(include_url=False)[0]
-    loc = [p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in _TAGS))]
+    errors = e.errors(include_url=False)
+
+    def clean(loc: Any) -> list[Any]:
+        return [p for p in loc if not (isinstance(p, str) and ("[" in p or p in _TAGS))]
+
+    first = clean(errors[0]["loc"])[:1]
+    # a union (seeds: list or range) reports one error per branch: the deepest one is the
+    # branch the value was meant for
+    err = max(
+        (x for x in errors if clean(x["loc"])[:1] == first), key=lambda x: len(clean(x["loc"]))
+    )
+    loc = clean(err["loc"])
     where = ".".join(str(p) for p in loc) or "(top level)"
     if err["type"] == "extra_forbidden":
         model: type[BaseModel] = ExperimentFile
