@@ -65,30 +65,91 @@ def done_ids(out_dir: Path) -> set[str]:
 
 
 def write_point(out_dir: Path, row: dict[str, Any]) -> Path:
-    """Write one finished point's row atomically to ``points/<point_id>.parquet``."""
+    """Write one finished point's row atomically to ``points/<point_id>.parquet`` (pyarrow,
+    uncompressed and without column statistics: a one-row file is written and read fastest
+    that way; the consolidated table is compressed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = out_dir / POINTS_DIR / f"{row['point_id']}.parquet"
     with atomic_path(path) as tmp:
-        pd.DataFrame([row]).to_parquet(tmp, index=False, engine="pyarrow")
+        pq.write_table(
+            pa.Table.from_pylist([row]), tmp, compression="none", write_statistics=False
+        )
     return path
 
 
-def load_results(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every finished point in ``out_dir`` (from the point files, so it includes the points of
-    an interrupted sweep), sorted by point index."""
-    d = Path(out_dir) / POINTS_DIR
-    files = sorted(p for p in d.glob("*.parquet") if not p.name.startswith(".")) if d.is_dir() else []
+def _read_points(files: Sequence[Path]) -> pd.DataFrame:
     if not files:
         return pd.DataFrame()
-    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    return df.sort_values(["index", "point_id"], kind="stable").reset_index(drop=True)
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
 
 
-def consolidate(out_dir: str | os.PathLike[str], ids: set[str] | None = None) -> Path:
-    """Write ``results.parquet``: the finished points (only those in ``ids`` if given)."""
+#: Columns every row has, in the order of the table: first ...
+_HEAD = ("point_id", "index", "combo", "seed")
+#: ... and last; the grid axes follow the head (in file order, as in the first point's row) and
+#: the metrics, sorted by name, come between. Summary keys differ between points (a metric per
+#: priority level that occurs), so a point without a metric has NaN there.
+_TAIL = ("latencies_s", "config_json", "wall_s")
+
+
+def _sorted(df: pd.DataFrame, axes: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows by point index, columns in a fixed order (whatever order the points finished in)."""
+    if df.empty:
+        return df
+    df = df.sort_values(["index", "point_id"], kind="stable").reset_index(drop=True)
+    first = [c for c in axes if c in df.columns]
+    fixed = set(_HEAD) | set(_TAIL) | set(first)
+    metrics = sorted(c for c in df.columns if c not in fixed)
+    order = [c for c in _HEAD if c in df.columns] + first + metrics
+    order += [c for c in _TAIL if c in df.columns]
+    return df[order]
+
+
+def load_results(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every finished point in ``out_dir``, sorted by point index: ``results.parquet`` plus
+    any point file it does not hold yet (the points of an interrupted sweep)."""
     d = Path(out_dir)
-    df = load_results(d)
+    have = pd.read_parquet(d / RESULTS) if (d / RESULTS).is_file() else pd.DataFrame()
+    known = set(have["point_id"]) if "point_id" in have.columns else set()
+    wanted = done_ids(d)
+    try:  # only the points of the experiment as last run (an edited file leaves old points)
+        meta = json.loads((d / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    ids, axes = meta.get("point_ids"), meta.get("axes", [])
+    if ids is not None:
+        wanted &= set(ids)
+        if not have.empty:
+            have = have[have["point_id"].isin(set(ids))]
+    extra = [d / POINTS_DIR / f"{i}.parquet" for i in sorted(wanted - known)]
+    parts = [x for x in (have, _read_points(extra)) if not x.empty]
+    return _sorted(pd.concat(parts, ignore_index=True), axes) if parts else pd.DataFrame()
+
+
+def consolidate(
+    out_dir: str | os.PathLike[str],
+    ids: set[str] | None = None,
+    new_rows: Sequence[dict[str, Any]] = (),
+    axes: Sequence[str] = (),
+) -> Path:
+    """Write ``results.parquet``: the finished points (only those in ``ids`` if given).
+
+    It is built incrementally: the previous ``results.parquet``, the rows just run
+    (``new_rows``, already written as point files) and only the point files neither holds, so a
+    rerun of a large sweep does not re-read every point file."""
+    d = Path(out_dir)
+    have = pd.read_parquet(d / RESULTS) if (d / RESULTS).is_file() else pd.DataFrame()
+    known = set(have["point_id"]) if "point_id" in have.columns else set()
+    fresh = pd.DataFrame(list(new_rows))
+    known |= set(fresh["point_id"]) if not fresh.empty else set()
+    extra = _read_points([d / POINTS_DIR / f"{i}.parquet" for i in sorted(done_ids(d) - known)])
+    parts = [x for x in (have, fresh, extra) if not x.empty]
+    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     if ids is not None and not df.empty:
-        df = df[df["point_id"].isin(ids)].reset_index(drop=True)
+        df = df[df["point_id"].isin(ids)]
+    if not df.empty:
+        df = _sorted(df.drop_duplicates("point_id", keep="last"), axes)
     path = d / RESULTS
     with atomic_path(path) as tmp:
         df.to_parquet(tmp, index=False, engine="pyarrow")
@@ -167,8 +228,11 @@ def run_sweep(
         if bar is not None:
             bar.set_completed(len(selected) - len(todo))
 
+        new_rows: list[dict[str, Any]] = []
+
         def on_done(row: dict[str, Any]) -> None:
             write_point(d, row)
+            new_rows.append(row)
             if bar is not None:
                 bar.step()
 
@@ -182,7 +246,7 @@ def run_sweep(
                 local_processes=local_processes,
             )
         finally:
-            results = consolidate(d, {p.point_id for p in exp.points})
+            results = consolidate(d, {p.point_id for p in exp.points}, new_rows, exp.axes)
     return SweepSummary(
         d, len(selected), len(selected) - len(todo), len(todo), time.perf_counter() - t0, results
     )

@@ -131,6 +131,15 @@ def value_label(v: Any) -> str | float | int | bool:
     return json.dumps(v, sort_keys=True)
 
 
+def _axis_label(axis: Sequence[Any], v: Any) -> Any:
+    """:func:`value_label`, as a float on an axis that mixes integers and floats (one column
+    type per axis in the results table)."""
+    nums = [w for w in axis if isinstance(w, int | float) and not isinstance(w, bool)]
+    if len(nums) == len(axis) and any(isinstance(w, float) for w in nums):
+        return float(v)
+    return value_label(v)
+
+
 def _short(v: Any) -> str:
     if isinstance(v, list | tuple):
         return "[" + ",".join(_short(w) for w in v) + "]"
@@ -179,6 +188,7 @@ class Experiment:
             "seeds": self.spec.seed_list(),
             "n_points": len(self.points),
             "report": self.spec.report.model_dump(),
+            "point_ids": [p.point_id for p in self.points],
         }
 
 
@@ -227,7 +237,7 @@ def expand(spec: ExperimentFile, source: str = "<experiment>") -> list[Point]:
             _set_path(data, k, v, source)
         where = ", ".join(f"{k}={_short(v)}" for k, v in zip(keys, values, strict=True))
         cfg = parse_config({**data, "seed": 0}, source=f"{source} [point {where or 'base'}]")
-        params = {k: value_label(v) for k, v in zip(keys, values, strict=True)}
+        params = {k: _axis_label(spec.grid[k], v) for k, v in zip(keys, values, strict=True)}
         canon = _canonical(cfg)
         for seed in seeds:
             full = {**canon, "seed": seed}
