@@ -1,8 +1,10 @@
 """Where sweep points run: in process, in a local process pool, or on a Dask cluster.
 
-Every backend calls the same pure function, :func:`run_point`, on a :class:`PointTask` and hands
+Every backend calls the same function, :func:`run_point`, on a :class:`PointTask` and hands
 each finished row to the caller's ``on_done`` callback *in the driver process* as soon as the
-point finishes (the driver writes it to disk there, see :mod:`npusched.experiments.store`). A
+point finishes. A worker on the driver's machine writes the point's file itself before it
+returns (so the driver does not serialise every write); for a remote Dask cluster the driver
+writes it (see :mod:`npusched.experiments.store`). A
 point's row depends only on its run config (seeded randomness only), so every backend gives the
 same rows for the same points; only ``wall_s`` (the point's run time) differs.
 
@@ -21,13 +23,17 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from npusched.errors import ConfigError, NpuschedError, SimulationError
 
-__all__ = ["BACKENDS", "PointTask", "run_point", "run_tasks"]
+__all__ = ["BACKENDS", "POINTS_DIR", "PointTask", "run_point", "run_tasks", "write_point"]
+
+#: Sub-directory of a sweep directory holding one Parquet file per finished point.
+POINTS_DIR = "points"
 
 #: Backend names accepted by ``--backend``.
 BACKENDS = ("inprocess", "process", "dask")
@@ -35,7 +41,9 @@ BACKENDS = ("inprocess", "process", "dask")
 
 @dataclass(frozen=True)
 class PointTask:
-    """What a worker needs to run one point (picklable, JSON-compatible config)."""
+    """What a worker needs to run one point (picklable, JSON-compatible config). With
+    ``out_dir`` (a sweep directory on a file system the worker shares) the worker writes the
+    point's file itself (:func:`write_point`)."""
 
     point_id: str
     index: int
@@ -45,6 +53,7 @@ class PointTask:
     config: dict[str, Any]
     base_dir: str
     label: str
+    out_dir: str | None = None
 
 
 def run_point(task: PointTask) -> dict[str, Any]:
@@ -75,7 +84,26 @@ def run_point(task: PointTask) -> dict[str, Any]:
         "config_json": json.dumps(task.config, sort_keys=True),
         "wall_s": time.perf_counter() - t0,
     }
+    if task.out_dir is not None:
+        write_point(Path(task.out_dir), row)
     return row
+
+
+def write_point(out_dir: Path, row: dict[str, Any]) -> Path:
+    """Write one finished point's row atomically to ``points/<point_id>.parquet`` (pyarrow,
+    uncompressed and without column statistics: a one-row file is written and read fastest
+    that way; the consolidated table is compressed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from npusched._io import atomic_path
+
+    path = out_dir / POINTS_DIR / f"{row['point_id']}.parquet"
+    with atomic_path(path) as tmp:
+        pq.write_table(
+            pa.Table.from_pylist([row]), tmp, compression="none", write_statistics=False
+        )
+    return path
 
 
 OnDone = Callable[[dict[str, Any]], None]

@@ -33,13 +33,12 @@ import pandas as pd
 
 from npusched._io import atomic_path, atomic_write_text
 from npusched.errors import ConfigError
-from npusched.experiments.backends import PointTask, run_tasks
+from npusched.experiments.backends import POINTS_DIR, PointTask, run_tasks, write_point
 from npusched.experiments.sweep import Experiment, Point, select_points
 from npusched.report.progress import progress_bar
 
-__all__ = ["SweepSummary", "consolidate", "done_ids", "load_results", "run_sweep"]
+__all__ = ["SweepSummary", "consolidate", "done_ids", "load_results", "run_sweep", "write_point"]
 
-POINTS_DIR = "points"
 RESULTS = "results.parquet"
 META = "experiment.json"
 
@@ -62,21 +61,6 @@ def done_ids(out_dir: Path) -> set[str]:
     if not d.is_dir():
         return set()
     return {p.stem for p in d.glob("*.parquet") if not p.name.startswith(".")}
-
-
-def write_point(out_dir: Path, row: dict[str, Any]) -> Path:
-    """Write one finished point's row atomically to ``points/<point_id>.parquet`` (pyarrow,
-    uncompressed and without column statistics: a one-row file is written and read fastest
-    that way; the consolidated table is compressed)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path = out_dir / POINTS_DIR / f"{row['point_id']}.parquet"
-    with atomic_path(path) as tmp:
-        pq.write_table(
-            pa.Table.from_pylist([row]), tmp, compression="none", write_statistics=False
-        )
-    return path
 
 
 def _read_points(files: Sequence[Path]) -> pd.DataFrame:
@@ -156,11 +140,19 @@ def consolidate(
     return path
 
 
-def _task(exp: Experiment, p: Point) -> PointTask:
+def _task(exp: Experiment, p: Point, out_dir: Path | None = None) -> PointTask:
     where = ", ".join(f"{k}={v}" for k, v in p.params.items())
     label = f"{exp.source} [point {where + ', ' if where else ''}seed={p.seed}]"
     return PointTask(
-        p.point_id, p.index, p.combo, p.seed, dict(p.params), p.config, str(exp.base_dir), label
+        p.point_id,
+        p.index,
+        p.combo,
+        p.seed,
+        dict(p.params),
+        p.config,
+        str(exp.base_dir),
+        label,
+        None if out_dir is None else str(out_dir.resolve()),
     )
 
 
@@ -231,14 +223,17 @@ def run_sweep(
         new_rows: list[dict[str, Any]] = []
 
         def on_done(row: dict[str, Any]) -> None:
-            write_point(d, row)
+            if not (d / POINTS_DIR / f"{row['point_id']}.parquet").exists():
+                write_point(d, row)  # a remote worker could not write it
             new_rows.append(row)
             if bar is not None:
                 bar.step()
 
         try:
             run_tasks(
-                [_task(exp, p) for p in todo],
+                # workers on this machine write their own point files (the driver would be a
+                # bottleneck); a remote Dask cluster returns rows for the driver to write
+                [_task(exp, p, d if address is None else None) for p in todo],
                 on_done,
                 backend=backend,
                 workers=workers,
