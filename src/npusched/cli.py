@@ -516,6 +516,57 @@ def trace_cmd(
     typer.echo(f"trace: {path} ({n} segments; open in https://ui.perfetto.dev)")
 
 
+@reproduce_app.command("all")
+def reproduce_all_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out"),
+    quick: Annotated[bool, typer.Option(help="Each suite's quick mode; sweeps on 2 seeds.")] = False,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only this suite (repeatable).")
+    ] = None,
+    sweeps: Annotated[
+        bool, typer.Option("--sweeps/--no-sweeps", help="Also run the packaged experiment files.")
+    ] = True,
+) -> None:
+    """Every reproduction suite and packaged sweep, then one report (index.html, index.md)."""
+    from npusched.experiments.reproduce.suites import reproduce_all
+
+    html, md = reproduce_all(out, quick=quick, only=only, sweeps=sweeps, echo=typer.echo)
+    typer.echo(f"report: {html} and {md}")
+
+
+@app.command("compare")
+def compare_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "out/compare"
+    ),
+    scenario: Annotated[str, typer.Option(help="Planaria Table I workload: A, B or C.")] = "C",
+    qos: Annotated[str, typer.Option(help="QoS level: S, M or H (Planaria Table I).")] = "S",
+    load: Annotated[
+        list[float] | None,
+        typer.Option("--load", help="Offered load on the 128x128 array (repeatable; 0.25, 0.5)."),
+    ] = None,
+    instances: Annotated[int, typer.Option(help="Workload instances per load.")] = 3,
+    requests: Annotated[int, typer.Option(help="Requests per instance.")] = 200,
+    seed: Annotated[int, typer.Option(help="Base seed (>= 0).")] = 0,
+) -> None:
+    """NP-FCFS, PREMA and Planaria on the same workload and the same 128x128 MACs: ANTT, STP,
+    fairness, SLA rate, p99 and energy side by side."""
+    from npusched.experiments.compare import compare
+    from npusched.report.tables import render
+
+    means = compare(
+        out,
+        scenario=scenario,
+        qos=qos,
+        loads=tuple(load) if load else (0.25, 0.5),
+        instances=instances,
+        n_requests=requests,
+        seed=seed,
+    )
+    render(means.to_dict(orient="records"), "table", title="compare (means over instances)")
+    typer.echo(f"report: {Path(out) / 'report.md'}")
+
+
 def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
     """Print a reproduction's ``headline`` (ours beside the paper's) and where the report is."""
     from npusched.report.tables import render

@@ -19,6 +19,7 @@ same rows for the same points; only ``wall_s`` (the point's run time) differs.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -193,8 +194,14 @@ def _run_dask(
     cluster = None
     if address is None:
         n = min(workers or os.cpu_count() or 1, len(tasks))
+        # silence_logs: the cluster's own shutdown chatter (workers heartbeating a scheduler
+        # that is closing) is not the user's business; a failing point raises through its future
         cluster = LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None
+            n_workers=n,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
         )
         client = Client(cluster)
     else:

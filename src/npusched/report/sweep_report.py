@@ -4,7 +4,8 @@ Inputs, found anywhere below ``DIR``:
 
 * sweep directories (``npusched sweep``): an ``experiment.json`` next to ``points/``;
 * reproduction outputs (``npusched reproduce <paper>``): a ``summary.json`` with a
-  ``headline`` section ``{quantity: {"ours": x, "paper": y}}``.
+  ``headline`` section ``{quantity: {"ours": x, "paper": y}}``;
+* comparisons (``npusched compare``): a ``compare.csv`` next to its ``summary.json``.
 
 Outputs in the report directory (``DIR`` unless ``--out``): ``index.md`` (tables, images linked
 from ``report_files/``), ``index.html`` (the same content, self-contained: every image is
@@ -60,6 +61,8 @@ class _Section:
 def find_inputs(directory: Path) -> tuple[list[Path], list[Path]]:
     """Sweep directories and reproduction ``summary.json`` files below ``directory``."""
     sweeps = sorted(p.parent for p in directory.rglob("experiment.json"))
+    # stored output of the report itself is not an input
+    sweeps = [s for s in sweeps if FILES_DIR not in s.parts]
     heads: list[Path] = []
     for p in sorted(directory.rglob("summary.json")):
         try:
@@ -69,6 +72,25 @@ def find_inputs(directory: Path) -> tuple[list[Path], list[Path]]:
         if isinstance(data, dict) and isinstance(data.get("headline"), dict):
             heads.append(p)
     return sweeps, heads
+
+
+def _compare_section(d: Path, base: Path, files: Path) -> _Section:
+    """``npusched compare``'s output: its means table and its normalised bars."""
+    data = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    rel = d.relative_to(base) if d.is_relative_to(base) else d
+    sec = _Section(f"Compare: NP-FCFS, PREMA, Planaria (`{rel}`)")
+    sec.paragraphs.append(
+        f"Planaria workload {data.get('scenario')} at QoS {data.get('qos')}, "
+        f"{data.get('instances')} instances of {data.get('n_requests')} requests per load, the "
+        "same requests for every system on the same 128x128 MACs; means over instances. "
+        f"What it shows: `{rel / 'report.md'}`."
+    )
+    sec.tables.append(("Means over instances", pd.DataFrame(data.get("means", []))))
+    if (d / "compare.png").is_file():
+        img = files / f"compare_{_slug(str(rel))}.png"
+        img.write_bytes((d / "compare.png").read_bytes())
+        sec.images.append(("Normalised to NP-FCFS", img))
+    return sec
 
 
 def _slug(text: str) -> str:
@@ -236,7 +258,8 @@ def write_report(
     if not d.is_dir():
         raise ConfigError(f"{d}: not a directory; give a sweep or reproduction output directory")
     sweeps, heads = find_inputs(d)
-    if not sweeps and not heads:
+    compares = sorted(p.parent for p in d.rglob("compare.csv") if (p.parent / "summary.json").is_file())
+    if not sweeps and not heads and not compares:
         raise ConfigError(
             f"{d}: no sweep (experiment.json) or reproduction (summary.json with a headline) "
             "below it; run `npusched sweep` or `npusched reproduce` first"
@@ -244,7 +267,9 @@ def write_report(
     o = Path(out) if out is not None else d
     files = o / FILES_DIR
     files.mkdir(parents=True, exist_ok=True)
-    sections = [_headline_section(p, d) for p in heads] + [_sweep_section(s, files, d) for s in sweeps]
+    sections = [_headline_section(p, d) for p in heads]
+    sections += [_compare_section(c, d, files) for c in compares]
+    sections += [_sweep_section(s, files, d) for s in sweeps]
     title = f"npusched report: {d.resolve().name}"
     md = [f"# {title}", ""]
     body = [f"<h1>{html.escape(title)}</h1>"]
