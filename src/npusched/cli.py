@@ -429,7 +429,8 @@ def reproduce_planaria(
 def sweep_cmd(
     file: Path,
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Sweep directory; a rerun resumes, skipping done points.")
+        Path,
+        typer.Option("--out", "-o", help="Sweep directory; a rerun resumes, skipping done points."),
     ] = Path("out/sweep"),
     backend: Annotated[
         str, typer.Option(help="inprocess, process (default: a pool of all cores) or dask.")
@@ -438,7 +439,8 @@ def sweep_cmd(
         int | None, typer.Option(help="Worker processes (default: all cores).")
     ] = None,
     address: Annotated[
-        str | None, typer.Option(help="Dask scheduler address (tcp://host:8786); else a local cluster.")
+        str | None,
+        typer.Option(help="Dask scheduler address (tcp://host:8786); else a local cluster."),
     ] = None,
     max_points: Annotated[
         int | None, typer.Option("--max-points", help="Run at most this many points.")
@@ -464,7 +466,13 @@ def sweep_cmd(
         done = done_ids(out)
         pts = select_points(exp, flt, max_points)
         rows = [
-            {"point": p.index, "id": p.point_id, **p.params, "seed": p.seed, "done": p.point_id in done}
+            {
+                "point": p.index,
+                "id": p.point_id,
+                **p.params,
+                "seed": p.seed,
+                "done": p.point_id in done,
+            }
             for p in pts
         ]
         render(rows, "table", title=f"{exp.name}: {len(pts)} of {len(exp.points)} points")
@@ -519,7 +527,9 @@ def trace_cmd(
 @reproduce_app.command("all")
 def reproduce_all_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out"),
-    quick: Annotated[bool, typer.Option(help="Each suite's quick mode; sweeps on 2 seeds.")] = False,
+    quick: Annotated[
+        bool, typer.Option(help="Each suite's quick mode; sweeps on 2 seeds.")
+    ] = False,
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run only this suite (repeatable).")
     ] = None,
@@ -563,7 +573,8 @@ def compare_cmd(
         n_requests=requests,
         seed=seed,
     )
-    render(means.to_dict(orient="records"), "table", title="compare (means over instances)")
+    rows = [{str(k): v for k, v in r.items()} for r in means.to_dict(orient="records")]
+    render(rows, "table", title="compare (means over instances)")
     typer.echo(f"report: {Path(out) / 'report.md'}")
 
 

@@ -101,9 +101,7 @@ def write_point(out_dir: Path, row: dict[str, Any]) -> Path:
 
     path = out_dir / POINTS_DIR / f"{row['point_id']}.parquet"
     with atomic_path(path) as tmp:
-        pq.write_table(
-            pa.Table.from_pylist([row]), tmp, compression="none", write_statistics=False
-        )
+        pq.write_table(pa.Table.from_pylist([row]), tmp, compression="none", write_statistics=False)
     return path
 
 
@@ -131,7 +129,9 @@ def run_tasks(
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {workers}")
     if address is not None and backend != "dask":
-        raise ConfigError(f"--address: only the dask backend takes an address (got --backend {backend})")
+        raise ConfigError(
+            f"--address: only the dask backend takes an address (got --backend {backend})"
+        )
     if not tasks:
         return
     if backend == "inprocess":

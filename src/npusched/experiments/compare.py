@@ -172,14 +172,12 @@ def _plot(means: pd.DataFrame, cols: Sequence[str], path: Path) -> None:
     cats = [f"load {x:g}" for x in means["load"].unique()]
     metrics: dict[str, dict[str, list[float]]] = {}
     for c in cols:
-        base = means[means["system"] == "NP-FCFS"].set_index("load")[c]
-        metrics[f"{c} / NP-FCFS"] = {
-            s: [
-                float(v / base[ld]) if base[ld] else float("nan")
-                for ld, v in means[means["system"] == s].set_index("load")[c].items()
-            ]
-            for s in SYSTEMS
-        }
+        base = means[means["system"] == "NP-FCFS"][c].to_numpy(dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            metrics[f"{c} / NP-FCFS"] = {
+                s: (means[means["system"] == s][c].to_numpy(dtype=np.float64) / base).tolist()
+                for s in SYSTEMS
+            }
     panels(path, cats, metrics, title="Same workload, same 128x128 MACs", reference=1.0)
 
 

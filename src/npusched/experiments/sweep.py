@@ -40,7 +40,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from npusched.errors import ConfigError
 from npusched.experiments.config import (
     RunConfig,
-    _format_error,
     _not_bool,
     parse_config,
     read_config_data,
@@ -314,7 +313,9 @@ def parse_filters(exprs: Sequence[str], exp: Experiment) -> list[tuple[str, str]
         key, sep, value = e.partition("=")
         key = key.strip()
         if not sep:
-            raise ConfigError(f"--filter {e!r}: expected KEY=VALUE; allowed keys: {', '.join(allowed)}")
+            raise ConfigError(
+                f"--filter {e!r}: expected KEY=VALUE; allowed keys: {', '.join(allowed)}"
+            )
         if key not in allowed:
             raise ConfigError(f"--filter {e!r}: unknown key {key!r}; allowed: {', '.join(allowed)}")
         out.append((key, value.strip()))
@@ -344,9 +345,7 @@ def select_points(
     for k, v in filters:
         by_key.setdefault(k, []).append(v)
     pts = [
-        p
-        for p in exp.points
-        if all(any(_matches(p, k, v) for v in vs) for k, vs in by_key.items())
+        p for p in exp.points if all(any(_matches(p, k, v) for v in vs) for k, vs in by_key.items())
     ]
     if max_points is not None:
         if max_points < 1:

@@ -137,19 +137,28 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
         sec.tables.append(("Mean ± standard deviation over seeds", table.reset_index()))
     slug = _slug(name)
     if x and metrics:
-        sec.images.append(("Metrics against " + x, _curves(df, x, series, metrics, files / f"{slug}_curves.png")))
+        sec.images.append(
+            ("Metrics against " + x, _curves(df, x, series, metrics, files / f"{slug}_curves.png"))
+        )
     if "latencies_s" in df.columns:
         sub = df if x is None else df[df[x] == df[x].max()]
         where = "all points" if x is None else f"{x} = {df[x].max()}"
         sec.images.append(
-            (f"Latency CDF ({where}, pooled over seeds)", _cdf(sub, series, files / f"{slug}_cdf.png"))
+            (
+                f"Latency CDF ({where}, pooled over seeds)",
+                _cdf(sub, series, files / f"{slug}_cdf.png"),
+            )
         )
     if metrics and len(series) > 1:
         baseline = hints.get("baseline")
         if baseline not in series:
-            baseline = next((s for s in series if baseline is not None and baseline in s), series[0])
+            baseline = next(
+                (s for s in series if baseline is not None and baseline in s), series[0]
+            )
         means = df.groupby("series", sort=False)[metrics].mean()
-        norm = {s: [float(means.loc[s, m] / means.loc[baseline, m]) for m in metrics] for s in series}
+        norm = {
+            s: [float(means.loc[s, m] / means.loc[baseline, m]) for m in metrics] for s in series
+        }
         path = grouped_bars(
             files / f"{slug}_bars.png",
             metrics,
@@ -162,7 +171,9 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
     return sec
 
 
-def _curves(df: pd.DataFrame, x: str, series: Sequence[str], metrics: Sequence[str], path: Path) -> Path:
+def _curves(
+    df: pd.DataFrame, x: str, series: Sequence[str], metrics: Sequence[str], path: Path
+) -> Path:
     k = len(metrics)
     cols = min(k, 3)
     rows = (k + cols - 1) // cols
@@ -173,7 +184,12 @@ def _curves(df: pd.DataFrame, x: str, series: Sequence[str], metrics: Sequence[s
             g = df[df["series"] == s].groupby(x)[m]
             xs = np.asarray(g.mean().index, dtype=np.float64)
             ax.plot(xs, g.mean().to_numpy(dtype=np.float64), marker="o", markersize=3, label=s)
-            ax.fill_between(xs, g.min().to_numpy(dtype=np.float64), g.max().to_numpy(dtype=np.float64), alpha=0.2)
+            ax.fill_between(
+                xs,
+                g.min().to_numpy(dtype=np.float64),
+                g.max().to_numpy(dtype=np.float64),
+                alpha=0.2,
+            )
         ax.set_xlabel(x, fontsize=8)
         ax.set_ylabel(m, fontsize=8)
         ax.grid(alpha=0.3)
@@ -258,7 +274,9 @@ def write_report(
     if not d.is_dir():
         raise ConfigError(f"{d}: not a directory; give a sweep or reproduction output directory")
     sweeps, heads = find_inputs(d)
-    compares = sorted(p.parent for p in d.rglob("compare.csv") if (p.parent / "summary.json").is_file())
+    compares = sorted(
+        p.parent for p in d.rglob("compare.csv") if (p.parent / "summary.json").is_file()
+    )
     if not sweeps and not heads and not compares:
         raise ConfigError(
             f"{d}: no sweep (experiment.json) or reproduction (summary.json with a headline) "
@@ -287,11 +305,11 @@ def write_report(
             md += [f"![{caption}]({rel})", ""]
             data = base64.b64encode(img.read_bytes()).decode("ascii")
             body.append(
-                f"<figure><img alt=\"{html.escape(caption)}\" src=\"data:image/png;base64,{data}\">"
+                f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{html.escape(caption)}</figcaption></figure>"
             )
     page = (
-        f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n"
     )
     html_path = atomic_write_text(o / "index.html", page)

@@ -127,7 +127,9 @@ def _segment_args(seg: Segment) -> dict[str, Any] | None:
     4-tuple."""
     if len(seg) <= 4:
         return None
-    names = getattr(seg, "_fields", ("job_id", "start_s", "end_s", "kind", "resource", "units", "frequency_hz"))
+    names = getattr(
+        seg, "_fields", ("job_id", "start_s", "end_s", "kind", "resource", "units", "frequency_hz")
+    )
     return {str(n): _py(v) for n, v in zip(names[4:], seg[4:], strict=False)}
 
 

@@ -50,7 +50,5 @@ def trace_config_file(
         "seed": cfg.seed,
         "workload": cfg.workload.kind,
     }
-    path = write_chrome_trace(
-        timeline, res.records, o, device=cfg.hardware.device, metadata=meta
-    )
+    path = write_chrome_trace(timeline, res.records, o, device=cfg.hardware.device, metadata=meta)
     return path, len(timeline)
