@@ -214,12 +214,10 @@ def run_sweep(
     done = done_ids(d)
     todo = [p for p in selected if p.point_id not in done]
     t0 = time.perf_counter()
-    with progress_bar(
-        len(selected), "sweep", enabled=progress, eta=True, rate_unit="points"
-    ) as bar:
-        if bar is not None:
-            bar.set_completed(len(selected) - len(todo))
-
+    skipped = len(selected) - len(todo)
+    label = "sweep" + (f" (+{skipped} done)" if skipped else "")
+    # the bar counts the points this run does, so its rate and ETA are this run's
+    with progress_bar(len(todo), label, enabled=progress, eta=True, rate_unit="points") as bar:
         new_rows: list[dict[str, Any]] = []
 
         def on_done(row: dict[str, Any]) -> None:
@@ -242,6 +240,4 @@ def run_sweep(
             )
         finally:
             results = consolidate(d, {p.point_id for p in exp.points}, new_rows, exp.axes)
-    return SweepSummary(
-        d, len(selected), len(selected) - len(todo), len(todo), time.perf_counter() - t0, results
-    )
+    return SweepSummary(d, len(selected), skipped, len(todo), time.perf_counter() - t0, results)
