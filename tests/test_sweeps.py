@@ -408,12 +408,12 @@ def test_reproduce_all_runs_registered_suites_then_the_report(
 
     monkeypatch.setattr(suites, "SUITES", reg)
     with pytest.raises(ConfigError, match="failed suites: broken: broken: no data"):
-        suites.reproduce_all(tmp_path, quick=True, sweeps=False, echo=lambda s: None)
+        suites.reproduce_all(tmp_path, quick=True, sweeps=False, compare=False, echo=lambda s: None)
     assert calls == [("dfs", True)]
     md = (tmp_path / "index.md").read_text()  # the report is written even so
     assert "Reproduction: dfs" in md and "| fps_gain | 1.1 | 1.2 |" in md
     with pytest.raises(NpuschedError, match="unknown reproduction suite 'nope'; allowed: broken"):
-        suites.reproduce_all(tmp_path, only=["nope"], sweeps=False, echo=lambda s: None)
+        suites.reproduce_all(tmp_path, only=["nope"], echo=lambda s: None)
 
 
 def test_builtin_suites_are_registered() -> None:

@@ -536,11 +536,19 @@ def reproduce_all_cmd(
     sweeps: Annotated[
         bool, typer.Option("--sweeps/--no-sweeps", help="Also run the packaged experiment files.")
     ] = True,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare/--no-compare", help="Also run npusched compare (NP-FCFS/PREMA/Planaria)."
+        ),
+    ] = True,
 ) -> None:
     """Every reproduction suite and packaged sweep, then one report (index.html, index.md)."""
     from npusched.experiments.reproduce.suites import reproduce_all
 
-    html, md = reproduce_all(out, quick=quick, only=only, sweeps=sweeps, echo=typer.echo)
+    html, md = reproduce_all(
+        out, quick=quick, only=only, sweeps=sweeps, compare=compare, echo=typer.echo
+    )
     typer.echo(f"report: {html} and {md}")
 
 

@@ -227,7 +227,11 @@ def _headline_section(path: Path, base: Path) -> _Section:
         ours, paper = val.get("ours"), val.get("paper")
         ratio = ours / paper if _is_number(ours) and _is_number(paper) and paper else None
         rows.append({"quantity": key, "ours": ours, "paper": paper, "ours / paper": ratio})
-    sec.paragraphs.append(f"Headline numbers of `{rel / path.name}`: ours beside the paper's.")
+    full = path.parent / "report.md"
+    more = f" Full reproduction report: `{rel / 'report.md'}`." if full.is_file() else ""
+    sec.paragraphs.append(
+        f"Headline numbers of `{rel / path.name}`: ours beside the paper's.{more}"
+    )
     sec.tables.append(("Headline", pd.DataFrame(rows)))
     return sec
 

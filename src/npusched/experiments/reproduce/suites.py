@@ -11,7 +11,8 @@ here::
 
 Layout of ``OUT``: ``OUT/<suite>/`` per suite (its own ``summary.json`` with a ``headline``
 and ``report.md``), ``OUT/sweeps/<experiment>/`` per packaged experiment file
-(``npusched/data/experiments/*.toml``; with ``quick`` only seeds 0 and 1), and ``OUT/index.html``
+(``npusched/data/experiments/*.toml``; with ``quick`` only seeds 0 and 1), ``OUT/compare/``
+(:mod:`npusched.experiments.compare`) and ``OUT/index.html``
 / ``OUT/index.md``, the report over all of them. Every suite and sweep resumes what a previous
 run finished where it supports it.
 """
@@ -69,10 +70,12 @@ def reproduce_all(
     quick: bool = False,
     only: Sequence[str] | None = None,
     sweeps: bool = True,
+    compare: bool = True,
     progress: bool = True,
     echo: Callable[[str], None] = print,
 ) -> tuple[Path, Path]:
-    """Run the suites (all, or ``only``), the packaged sweeps, then the report.
+    """Run the suites (all, or ``only``), the packaged sweeps, ``npusched compare`` (into
+    ``OUT/compare``; one instance of 100 requests per load with ``quick``), then the report.
 
     A failing suite does not stop the others; after the report is written the failures raise
     one :class:`ConfigError` naming them.
@@ -105,6 +108,14 @@ def reproduce_all(
             echo(f"sweep {exp.name} -> {root / 'sweeps' / exp.name}")
             res = run_sweep(exp, root / "sweeps" / exp.name, filters=flt, progress=progress)
             echo(f"  {res.ran} points in {res.wall_s:.0f} s ({res.skipped} already done)")
+    if compare:
+        from npusched.experiments.compare import compare as run_compare
+
+        t0 = time.perf_counter()
+        echo(f"compare -> {root / 'compare'}")
+        kw: dict[str, Any] = {"instances": 1, "n_requests": 100} if quick else {}
+        run_compare(root / "compare", **kw)
+        echo(f"  done in {time.perf_counter() - t0:.0f} s")
     html, md = write_report(root)
     if failed:
         raise ConfigError("reproduce all: failed suites: " + "; ".join(failed))
