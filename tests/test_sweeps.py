@@ -441,3 +441,34 @@ def test_compare_end_to_end(tmp_path: Path) -> None:
     assert (out / "compare.png").read_bytes()[:4] == b"\x89PNG"
     write_report(tmp_path)
     assert "Compare: NP-FCFS, PREMA, Planaria" in (tmp_path / "index.md").read_text()
+
+
+def test_chrome_trace_of_concurrent_segments_uses_lanes(tmp_path: Path) -> None:
+    from npusched.report.timeline import chrome_trace, write_chrome_trace
+    from npusched.sim.engine import Segment
+
+    records = pd.DataFrame(
+        {
+            "id": [0, 1],
+            "arrival_s": [0.0, 0.0],
+            "finish_s": [0.004, 0.003],
+            "network": ["a", "b"],
+            "priority": [1, 1],
+            "batch": [1, 1],
+        }
+    )
+    # two jobs sharing a 16-subarray array (12 + 4 units) at once, the first at 700 MHz
+    segs = [
+        Segment(0, 0.0, 0.004, "run", "array", 12, 7e8),
+        Segment(1, 0.001, 0.003, "run", "array", 4),
+    ]
+    doc = chrome_trace(segs, records)
+    ex = {e["args"]["id"]: e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == 1}
+    assert ex[0]["tid"] == 1 and ex[1]["tid"] == 101  # the second runs on lane 1
+    assert ex[0]["args"]["units"] == 12 and ex[0]["args"]["frequency_hz"] == 7e8
+    assert ex[1]["args"]["resource"] == "array" and ex[1]["args"]["frequency_hz"] is None
+    names = [e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "thread_name"]
+    assert "executing (lane 1)" in names
+    # the streaming writer gives the same document
+    path = write_chrome_trace(segs, records, tmp_path / "t.json")
+    assert json.loads(path.read_text())["traceEvents"] == json.loads(json.dumps(doc))["traceEvents"]
