@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from npusched.cli import main
 from npusched.errors import ConfigError, NpuschedError
@@ -472,3 +474,41 @@ def test_chrome_trace_of_concurrent_segments_uses_lanes(tmp_path: Path) -> None:
     # the streaming writer gives the same document
     path = write_chrome_trace(segs, records, tmp_path / "t.json")
     assert json.loads(path.read_text())["traceEvents"] == json.loads(json.dumps(doc))["traceEvents"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    rates=st.lists(st.sampled_from([10.0, 20.0, 50.0, 100.0]), min_size=1, max_size=3, unique=True),
+    policies=st.lists(
+        st.sampled_from(["NP-FCFS", "P-HPF", "P-PREMA", "NP-SJF"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    n_seeds=st.integers(1, 3),
+)
+def test_expansion_is_the_cartesian_product(
+    rates: list[float], policies: list[str], n_seeds: int
+) -> None:
+    data = {
+        "seeds": {"start": 7, "count": n_seeds},
+        "base": {
+            "workload": {
+                "kind": "poisson",
+                "models": ["alexnet"],
+                "n_requests": 5,
+                "rate_per_s": 1.0,
+            }
+        },
+        "grid": {"policy": [{"name": p} for p in policies], "workload.rate_per_s": rates},
+    }
+    exp = parse_experiment(data, "h.toml")
+    assert len(exp.points) == len(rates) * len(policies) * n_seeds
+    assert len({p.point_id for p in exp.points}) == len(exp.points)
+    expected = [(p, r, s) for p in policies for r in rates for s in range(7, 7 + n_seeds)]
+    got = [(p.params["policy"], p.params["workload.rate_per_s"], p.seed) for p in exp.points]
+    assert got == expected
+    for p in exp.points:
+        assert p.config["policy"]["name"] == p.params["policy"]
+        assert p.config["workload"]["rate_per_s"] == p.params["workload.rate_per_s"]
+        assert p.config["seed"] == p.seed

@@ -11,7 +11,9 @@ same rows for the same points; only ``wall_s`` (the point's run time) differs.
 * ``inprocess``: a loop in the calling process (debugging, profiling, tiny sweeps).
 * ``process`` (default): :class:`concurrent.futures.ProcessPoolExecutor` with ``workers``
   processes (default: all cores, ``os.cpu_count()``), started with ``spawn`` so that the
-  driver's threads (the progress bar) are never forked.
+  driver's threads (the progress bar) are never forked. As with any spawn-based pool, the
+  calling script's main module must be importable and guarded by
+  ``if __name__ == "__main__":`` (the ``npusched`` command is).
 * ``dask``: Dask distributed. With ``address`` (``tcp://host:8786``) it connects to a running
   scheduler; without, it starts a :class:`distributed.LocalCluster` of ``workers`` processes
   (one thread each) for the sweep and closes it afterwards. Needs the ``[dist]`` extra.
