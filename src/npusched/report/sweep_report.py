@@ -85,7 +85,10 @@ def _compare_section(d: Path, base: Path, files: Path) -> _Section:
         "same requests for every system on the same 128x128 MACs; means over instances. "
         f"What it shows: `{rel / 'report.md'}`."
     )
-    sec.tables.append(("Means over instances", pd.DataFrame(data.get("means", []))))
+    means = pd.DataFrame(data.get("means", []))
+    head = [c for c in ("load", "system") if c in means.columns]
+    means = means[head + [c for c in means.columns if c not in head]]
+    sec.tables.append(("Means over instances", means))
     if (d / "compare.png").is_file():
         img = files / f"compare_{_slug(str(rel))}.png"
         img.write_bytes((d / "compare.png").read_bytes())
