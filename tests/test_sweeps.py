@@ -258,8 +258,13 @@ def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path) ->
     # every file that exists is complete (readable), and no temporary file looks like a point
     for f in (out / "points").glob("*.parquet"):
         assert len(pd.read_parquet(f)) == 1
+    # a temporary file the killed writer left is never taken for a point, and is cleaned up
+    stale = out / "points" / f".x.parquet.{proc.pid}.0123456789ab.tmp"
+    stale.write_bytes(b"half a parquet file")
+    assert len(done_ids(out)) == len(before)
     exp = load_experiment(path)
     res = run_sweep(exp, out, backend="inprocess", progress=False)
+    assert not stale.exists()
     assert res.skipped == len(before) and res.ran == 40 - len(before)
     after = {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.parquet")}
     assert all(after[k] == v for k, v in before.items())  # finished points were not rerun

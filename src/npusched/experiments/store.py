@@ -156,6 +156,33 @@ def _task(exp: Experiment, p: Point, out_dir: Path | None = None) -> PointTask:
     )
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temp_files(out_dir: Path) -> int:
+    """Remove the temporary files a killed writer left in ``points/`` (their names carry the
+    writer's pid, :func:`npusched._io.temp_path`; files of a live process are kept). Returns
+    how many were removed."""
+    n = 0
+    for f in (out_dir / POINTS_DIR).glob(".*.tmp"):
+        parts = f.name.split(".")
+        try:
+            pid = int(parts[-3])
+        except (IndexError, ValueError):
+            continue
+        if not _alive(pid):
+            f.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
 def _prepare_dir(exp: Experiment, out_dir: Path) -> None:
     from npusched.experiments.runner import check_out_dir
 
@@ -164,6 +191,7 @@ def _prepare_dir(exp: Experiment, out_dir: Path) -> None:
         (out_dir / POINTS_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"{out_dir}: cannot create the output directory: {e.strerror}") from None
+    remove_stale_temp_files(out_dir)
     old = out_dir / META
     if old.exists():
         try:
