@@ -33,6 +33,7 @@ import base64
 import html
 import json
 import os
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,7 +165,7 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
         }
         path = grouped_bars(
             files / f"{slug}_bars.png",
-            metrics,
+            [textwrap.fill(m.replace("_", " "), 14) for m in metrics],  # labels must not collide
             norm,
             ylabel=f"normalised to {baseline}",
             title=f"{name}: mean over all points, normalised to {baseline}",
