@@ -577,6 +577,168 @@ def reproduce_planaria(
     _print_headline(summary, "Planaria: our numbers vs the paper's", out)
 
 
+# --- sweep, report, trace -----------------------------------------------------------------------
+@app.command("sweep")
+def sweep_cmd(
+    file: Path,
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Sweep directory; a rerun resumes, skipping done points."),
+    ] = Path("out/sweep"),
+    backend: Annotated[
+        str, typer.Option(help="inprocess, process (default: a pool of all cores) or dask.")
+    ] = "process",
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes (default: all cores).")
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option(help="Dask scheduler address (tcp://host:8786); else a local cluster."),
+    ] = None,
+    max_points: Annotated[
+        int | None, typer.Option("--max-points", help="Run at most this many points.")
+    ] = None,
+    filters: Annotated[
+        list[str] | None,
+        typer.Option("--filter", help="AXIS=VALUE (repeatable; e.g. policy=P-PREMA, seed=0)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List the selected points; run nothing.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run every point of an experiment file (a grid of run configs x seeds)."""
+    from npusched.experiments.store import done_ids, run_sweep
+    from npusched.experiments.sweep import load_experiment, parse_filters, select_points
+
+    exp = load_experiment(file)
+    flt = parse_filters(filters or [], exp)
+    if dry_run:
+        from npusched.report.tables import render
+
+        done = done_ids(out)
+        pts = select_points(exp, flt, max_points)
+        rows = [
+            {
+                "point": p.index,
+                "id": p.point_id,
+                **p.params,
+                "seed": p.seed,
+                "done": p.point_id in done,
+            }
+            for p in pts
+        ]
+        render(rows, "table", title=f"{exp.name}: {len(pts)} of {len(exp.points)} points")
+        return
+    res = run_sweep(
+        exp,
+        out,
+        backend=backend,
+        workers=workers,
+        address=address,
+        filters=flt,
+        max_points=max_points,
+        progress=not quiet,
+    )
+    rate = res.ran / res.wall_s if res.wall_s > 0 else float("nan")
+    typer.echo(
+        f"{exp.name}: {res.selected} points selected, {res.skipped} already done, ran {res.ran} "
+        f"in {res.wall_s:.1f} s ({rate:.1f} points/s); results: {res.results}"
+    )
+
+
+@app.command("report")
+def report_cmd(
+    directory: Path,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Report directory (default: DIRECTORY).")
+    ] = None,
+) -> None:
+    """Write index.html (self-contained) and index.md: tables and plots of every sweep and the
+    headline numbers of every reproduction below DIRECTORY."""
+    from npusched.report.sweep_report import write_report
+
+    html, md = write_report(directory, out)
+    typer.echo(f"report: {html} and {md}")
+
+
+@app.command("trace")
+def trace_cmd(
+    config: Path,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Trace file (JSON).")] = Path(
+        "trace.json"
+    ),
+    seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
+) -> None:
+    """Export one run's timeline as Chrome trace / Perfetto JSON (open in ui.perfetto.dev)."""
+    from npusched.report.trace import trace_config_file
+
+    path, n = trace_config_file(config, out, seed=seed)
+    typer.echo(f"trace: {path} ({n} segments; open in https://ui.perfetto.dev)")
+
+
+@reproduce_app.command("all")
+def reproduce_all_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out"),
+    quick: Annotated[
+        bool, typer.Option(help="Each suite's quick mode; sweeps on 2 seeds.")
+    ] = False,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only this suite (repeatable).")
+    ] = None,
+    sweeps: Annotated[
+        bool, typer.Option("--sweeps/--no-sweeps", help="Also run the packaged experiment files.")
+    ] = True,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare/--no-compare", help="Also run npusched compare (NP-FCFS/PREMA/Planaria)."
+        ),
+    ] = True,
+) -> None:
+    """Every reproduction suite and packaged sweep, then one report (index.html, index.md)."""
+    from npusched.experiments.reproduce.suites import reproduce_all
+
+    html, md = reproduce_all(
+        out, quick=quick, only=only, sweeps=sweeps, compare=compare, echo=typer.echo
+    )
+    typer.echo(f"report: {html} and {md}")
+
+
+@app.command("compare")
+def compare_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "out/compare"
+    ),
+    scenario: Annotated[str, typer.Option(help="Planaria Table I workload: A, B or C.")] = "C",
+    qos: Annotated[str, typer.Option(help="QoS level: S, M or H (Planaria Table I).")] = "S",
+    load: Annotated[
+        list[float] | None,
+        typer.Option("--load", help="Offered load on the 128x128 array (repeatable; 0.25, 0.5)."),
+    ] = None,
+    instances: Annotated[int, typer.Option(help="Workload instances per load.")] = 3,
+    requests: Annotated[int, typer.Option(help="Requests per instance.")] = 200,
+    seed: Annotated[int, typer.Option(help="Base seed (>= 0).")] = 0,
+) -> None:
+    """NP-FCFS, PREMA and Planaria on the same workload and the same 128x128 MACs: ANTT, STP,
+    fairness, SLA rate, p99 and energy side by side."""
+    from npusched.experiments.compare import compare
+    from npusched.report.tables import render
+
+    means = compare(
+        out,
+        scenario=scenario,
+        qos=qos,
+        loads=tuple(load) if load else (0.25, 0.5),
+        instances=instances,
+        n_requests=requests,
+        seed=seed,
+    )
+    rows = [{str(k): v for k, v in r.items()} for r in means.to_dict(orient="records")]
+    render(rows, "table", title="compare (means over instances)")
+    typer.echo(f"report: {Path(out) / 'report.md'}")
+
+
 def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
     """Print a reproduction's ``headline`` (ours beside the paper's) and where the report is."""
     from npusched.report.tables import render

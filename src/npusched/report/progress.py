@@ -28,6 +28,10 @@ class ProgressBar:
     def step(self, description: str = "") -> None:
         """Advance by one unit and show ``description`` next to the label."""
         self._bar.update(self._task, advance=1, description=description)
+        task = next((t for t in getattr(self._bar, "tasks", ()) if t.id == self._task), None)
+        speed = None if task is None else task.speed
+        if speed is not None:
+            self._bar.update(self._task, rate=f"{speed:.1f}")
 
 
 @contextmanager
@@ -39,6 +43,7 @@ def progress_bar(
     transient: bool = False,
     eta: bool = False,
     delay_s: float = 0.0,
+    rate_unit: str | None = None,
 ) -> Iterator[ProgressBar | None]:
     """A progress bar on stderr over ``total`` units, or ``None`` when disabled or empty.
 
@@ -51,6 +56,7 @@ def progress_bar(
         eta: also show the estimated time remaining.
         delay_s: show the bar only once the block has run this many seconds (a timer thread
             starts it), so short runs print nothing and long ones always show progress.
+        rate_unit: also show the rate, ``<n> <rate_unit>/s`` (e.g. ``points``).
     """
     if not enabled or total <= 0:
         yield None
@@ -72,16 +78,18 @@ def progress_bar(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     ]
+    if rate_unit is not None:
+        columns.append(TextColumn(f"{{task.fields[rate]}} {rate_unit}/s"))
     if eta:
         columns.append(TimeRemainingColumn())
     if delay_s <= 0.0:
         with Progress(*columns, console=Console(file=sys.stderr), transient=transient) as bar:
-            yield ProgressBar(bar, bar.add_task("", total=total))
+            yield ProgressBar(bar, bar.add_task("", total=total, rate="-"))
         return
     import threading
 
     bar = Progress(*columns, console=Console(file=sys.stderr), transient=transient)
-    task = bar.add_task("", total=total)
+    task = bar.add_task("", total=total, rate="-")
     lock = threading.Lock()
     state = {"started": False, "done": False}
 

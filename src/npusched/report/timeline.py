@@ -15,7 +15,11 @@ https://ui.perfetto.dev and ``chrome://tracing``):
   - thread 1 ``executing``: one complete event (``ph: "X"``) per segment, named
     ``network #id (p<priority>, b<batch>)`` (``save: ...`` / ``restore: ...`` for checkpoint
     traffic, so the viewer colours them apart), category = the segment kind, ``args`` = the
-    request's record fields. Events on this thread never overlap.
+    request's record fields plus the segment's ``resource``, ``units`` and ``frequency_hz``
+    (when the engine's segments carry them; ``null`` for a NaN frequency). Events on one thread
+    never overlap: where segments run concurrently (a spatially shared array, several
+    accelerators) the later ones go to further threads ``executing (lane k)`` (tid ``100 + k``),
+    each segment to the lowest lane free at its start.
   - thread 2 ``arrivals``: one instant event (``ph: "i"``) per request at its arrival.
   - a counter ``requests in system`` (arrived, not finished) over time.
 
@@ -78,6 +82,8 @@ _EXEC_TID, _ARRIVAL_TID = 1, 2
 # Request threads get tids that no accelerator thread uses: Perfetto keys threads by tid, and a
 # tid shared by two processes would split their tracks.
 _REQ_TID0 = 1_000_000
+# Accelerator lanes beyond the first (concurrent segments): tid 100 + lane.
+_LANE_TID0 = 100
 # Chrome's reserved colour names (Perfetto colours by event name instead).
 _CNAME = {"save": "terrible", "restore": "bad", "switch": "grey"}
 _PRIORITY_NAMES = {v: k for k, v in PRIORITY_LEVELS.items()}
@@ -113,6 +119,39 @@ def _segments(
             "times must be finite, >= 0 and end >= start"
         )
     return ids, start, end, kinds
+
+
+def _segment_args(seg: Segment) -> dict[str, Any] | None:
+    """The segment's own fields beyond ``(job_id, start_s, end_s, kind)``: ``resource``,
+    ``units`` and ``frequency_hz`` (``None`` for a NaN frequency), or ``None`` for a bare
+    4-tuple."""
+    if len(seg) <= 4:
+        return None
+    names = getattr(
+        seg, "_fields", ("job_id", "start_s", "end_s", "kind", "resource", "units", "frequency_hz")
+    )
+    return {str(n): _py(v) for n, v in zip(names[4:], seg[4:], strict=False)}
+
+
+def _lanes(order: Sequence[int], start: Sequence[int], end: Sequence[int]) -> list[int]:
+    """Lane of each segment (by index): in time order (``order``), the lowest lane whose last
+    segment ended at or before this one's start, so that segments in one lane never overlap."""
+    import heapq
+
+    lane = [0] * len(start)
+    free: list[int] = []  # lanes whose last segment has ended, as a heap
+    busy: list[tuple[int, int]] = []  # (end, lane) of running segments, as a heap
+    n_lanes = 0
+    for k in order:
+        while busy and busy[0][0] <= start[k]:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            lane[k] = heapq.heappop(free)
+        else:
+            lane[k] = n_lanes
+            n_lanes += 1
+        heapq.heappush(busy, (end[k], lane[k]))
+    return lane
 
 
 def _py(v: Any) -> Any:
@@ -239,7 +278,9 @@ class _Trace:
         # the stable sort keeps that and makes hand-built inputs valid too).
         self.order: list[int] = np.lexsort((e_ns, s_ns)).tolist()
         self.seg_row = [row_of[i] for i in ids.tolist()]
+        self.seg_args: list[dict[str, Any] | None] = [_segment_args(seg) for seg in timeline]
         self.s_l, self.e_l = s_ns.tolist(), e_ns.tolist()
+        self.lane = _lanes(self.order, self.s_l, self.e_l)
         self.by_arrival: list[int] = np.lexsort((np.asarray(self.rid), arr_ns)).tolist()
         self.arr_ns, self.fin_ns = arr_ns, fin_ns
         self.other: dict[str, Any] = {
@@ -267,7 +308,7 @@ class _Trace:
         """The trace events as dicts."""
         for ev, row in self.raw_events():
             if row >= 0:
-                ev["args"] = self.args(row)
+                ev["args"] = {**self.args(row), **ev.get("args", {})}
             yield ev
 
     def raw_events(self) -> Iterator[tuple[dict[str, Any], int]]:
@@ -279,10 +320,15 @@ class _Trace:
         yield _meta("thread_sort_index", _ACCEL_PID, _EXEC_TID, {"sort_index": 0}), -1
         yield _meta("thread_name", _ACCEL_PID, _ARRIVAL_TID, {"name": "arrivals"}), -1
         yield _meta("thread_sort_index", _ACCEL_PID, _ARRIVAL_TID, {"sort_index": 1}), -1
+        for lane in range(1, max(self.lane, default=0) + 1):
+            tid = _LANE_TID0 + lane
+            yield _meta("thread_name", _ACCEL_PID, tid, {"name": f"executing (lane {lane})"}), -1
+            yield _meta("thread_sort_index", _ACCEL_PID, tid, {"sort_index": 1 + lane}), -1
         kinds, labels, s_l, e_l, rid = self.kinds, self.labels, self.s_l, self.e_l, self.rid
         for k in self.order:
             row = self.seg_row[k]
             kind = kinds[k]
+            lane = self.lane[k]
             ev: dict[str, Any] = {
                 "name": labels[row] if kind == "run" else f"{kind}: {labels[row]}",
                 "cat": kind,
@@ -290,10 +336,13 @@ class _Trace:
                 "ts": _us(s_l[k]),
                 "dur": _us(e_l[k] - s_l[k]),
                 "pid": _ACCEL_PID,
-                "tid": _EXEC_TID,
+                "tid": _EXEC_TID if lane == 0 else _LANE_TID0 + lane,
             }
             if kind in _CNAME:
                 ev["cname"] = _CNAME[kind]
+            extra = self.seg_args[k]
+            if extra is not None:
+                ev["args"] = extra
             yield ev, row
 
         arr_l, fin_l = self.arr_ns.tolist(), self.fin_ns.tolist()
@@ -351,6 +400,9 @@ class _Trace:
                 }
                 if kinds[k] in _CNAME:
                     ev["cname"] = _CNAME[kinds[k]]
+                extra = self.seg_args[k]
+                if extra is not None:
+                    ev["args"] = extra
                 yield ev, -1
 
 
@@ -402,8 +454,15 @@ def write_chrome_trace(
         sep = "\n"
         for ev, row in tr.raw_events():
             f.write(sep)
+            extra = ev.pop("args", None) if row >= 0 else None
             text = _dump(ev)
-            f.write(text if row < 0 else f'{text[:-1]},"args":{tr.args_text(row)}}}')
+            if row >= 0:
+                args = tr.args_text(row)
+                if extra:
+                    more = _dump(extra)[1:]
+                    args = f"{args[:-1]},{more}" if args != "{}" else "{" + more
+                text = f'{text[:-1]},"args":{args}}}'
+            f.write(text)
             sep = ",\n"
         f.write(f'\n],"displayTimeUnit":"ms","otherData":{_dump(tr.other)}}}\n')
     return out

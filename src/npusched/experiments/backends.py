@@ -1,0 +1,225 @@
+"""Where sweep points run: in process, in a local process pool, or on a Dask cluster.
+
+Every backend calls the same function, :func:`run_point`, on a :class:`PointTask` and hands
+each finished row to the caller's ``on_done`` callback *in the driver process* as soon as the
+point finishes. A worker on the driver's machine writes the point's file itself before it
+returns (so the driver does not serialise every write); for a remote Dask cluster the driver
+writes it (see :mod:`npusched.experiments.store`). A
+point's row depends only on its run config (seeded randomness only), so every backend gives the
+same rows for the same points; only ``wall_s`` (the point's run time) differs.
+
+* ``inprocess``: a loop in the calling process (debugging, profiling, tiny sweeps).
+* ``process`` (default): :class:`concurrent.futures.ProcessPoolExecutor` with ``workers``
+  processes (default: all cores, ``os.cpu_count()``), started with ``spawn`` so that the
+  driver's threads (the progress bar) are never forked. As with any spawn-based pool, the
+  calling script's main module must be importable and guarded by
+  ``if __name__ == "__main__":`` (the ``npusched`` command is).
+* ``dask``: Dask distributed. With ``address`` (``tcp://host:8786``) it connects to a running
+  scheduler; without, it starts a :class:`distributed.LocalCluster` of ``workers`` processes
+  (one thread each) for the sweep and closes it afterwards. Needs the ``[dist]`` extra.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from npusched.errors import ConfigError, NpuschedError, SimulationError
+
+__all__ = ["BACKENDS", "POINTS_DIR", "PointTask", "run_point", "run_tasks", "write_point"]
+
+#: Sub-directory of a sweep directory holding one Parquet file per finished point.
+POINTS_DIR = "points"
+
+#: Backend names accepted by ``--backend``.
+BACKENDS = ("inprocess", "process", "dask")
+
+
+@dataclass(frozen=True)
+class PointTask:
+    """What a worker needs to run one point (picklable, JSON-compatible config). With
+    ``out_dir`` (a sweep directory on a file system the worker shares) the worker writes the
+    point's file itself (:func:`write_point`)."""
+
+    point_id: str
+    index: int
+    combo: int
+    seed: int
+    params: dict[str, Any]
+    config: dict[str, Any]
+    base_dir: str
+    label: str
+    out_dir: str | None = None
+
+
+def run_point(task: PointTask) -> dict[str, Any]:
+    """Simulate one point and return its row: identification (``point_id``, ``index``,
+    ``combo``, ``seed``), the grid parameters (one column per axis), every summary metric,
+    ``latencies_s`` (the finished requests' latencies, seconds, in request-id order), ``wall_s``
+    (seconds this point took) and ``config_json`` (the complete run config)."""
+    import json
+
+    from npusched.experiments.config import RunConfig
+    from npusched.experiments.runner import run_config
+
+    t0 = time.perf_counter()
+    cfg = RunConfig.model_validate(task.config)
+    try:
+        out = run_config(cfg, base_dir=task.base_dir, progress=False, source=task.label)
+    except NpuschedError as e:
+        raise SimulationError(f"{task.label}: {e}") from None
+    lat = out.records["latency_s"].to_numpy(dtype=np.float64)
+    row: dict[str, Any] = {
+        "point_id": task.point_id,
+        "index": task.index,
+        "combo": task.combo,
+        "seed": task.seed,
+        **task.params,
+        **{k: float(v) for k, v in sorted(out.summary.items())},
+        "latencies_s": lat[np.isfinite(lat)].tolist(),
+        "config_json": json.dumps(task.config, sort_keys=True),
+        "wall_s": time.perf_counter() - t0,
+    }
+    if task.out_dir is not None:
+        write_point(Path(task.out_dir), row)
+    return row
+
+
+def write_point(out_dir: Path, row: dict[str, Any]) -> Path:
+    """Write one finished point's row atomically to ``points/<point_id>.parquet`` (pyarrow,
+    uncompressed and without column statistics: a one-row file is written and read fastest
+    that way; the consolidated table is compressed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from npusched._io import atomic_path
+
+    path = out_dir / POINTS_DIR / f"{row['point_id']}.parquet"
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.Table.from_pylist([row]), tmp, compression="none", write_statistics=False)
+    return path
+
+
+OnDone = Callable[[dict[str, Any]], None]
+
+
+def run_tasks(
+    tasks: Sequence[PointTask],
+    on_done: OnDone,
+    *,
+    backend: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    local_processes: bool = True,
+) -> None:
+    """Run ``tasks`` on ``backend`` and call ``on_done(row)`` in this process for each one as it
+    finishes (in completion order). The first failing point raises after the points already
+    finished have been handed over.
+
+    ``local_processes=False`` makes the ``dask`` backend's local cluster (no ``address``) run its
+    workers as threads of this process (``LocalCluster(processes=False)``): no start-up cost,
+    for debugging and tests; the points still go through Dask's scheduler."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"--backend: unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {workers}")
+    if address is not None and backend != "dask":
+        raise ConfigError(
+            f"--address: only the dask backend takes an address (got --backend {backend})"
+        )
+    if not tasks:
+        return
+    if backend == "inprocess":
+        for t in tasks:
+            on_done(run_point(t))
+    elif backend == "process":
+        _run_pool(tasks, on_done, workers)
+    else:
+        _run_dask(tasks, on_done, workers, address, local_processes)
+
+
+def _run_pool(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+    n = min(workers or os.cpu_count() or 1, len(tasks))
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+        # keep a bounded window of submitted tasks (a million-point sweep never holds a million
+        # futures), refilled as points finish
+        todo = iter(tasks)
+        pending: set[Future[dict[str, Any]]] = set()
+        window = 4 * n
+        try:
+            for t in itertools_islice(todo, window):
+                pending.add(pool.submit(run_point, t))
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    on_done(f.result())
+                for t in itertools_islice(todo, len(done)):
+                    pending.add(pool.submit(run_point, t))
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def itertools_islice(it: Any, n: int) -> list[Any]:
+    """The next ``n`` items of iterator ``it`` (fewer at its end)."""
+    import itertools
+
+    return list(itertools.islice(it, n))
+
+
+def _run_dask(
+    tasks: Sequence[PointTask],
+    on_done: OnDone,
+    workers: int | None,
+    address: str | None,
+    processes: bool = True,
+) -> None:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:  # pragma: no cover - the [dist] extra is not installed
+        raise ConfigError(
+            "--backend dask: dask.distributed is not installed; pip install 'npusched[dist]'"
+        ) from None
+    cluster = None
+    if address is None:
+        n = min(workers or os.cpu_count() or 1, len(tasks))
+        # silence_logs: the cluster's own shutdown chatter (workers heartbeating a scheduler
+        # that is closing) is not the user's business; a failing point raises through its future
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+        )
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(address, timeout="10s")
+        except (OSError, TimeoutError) as e:
+            raise ConfigError(f"--address {address}: cannot reach a Dask scheduler: {e}") from None
+    try:
+        futures = client.map(run_point, list(tasks), pure=False)
+        try:
+            for f in as_completed(futures):
+                on_done(f.result())
+        except BaseException:
+            client.cancel(futures)
+            raise
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,122 @@
+"""``npusched reproduce all [--quick]``: every reproduction suite, the packaged sweeps, then one
+report (:mod:`npusched.report.sweep_report`).
+
+Suites are registered in :data:`SUITES` (name -> ``run(out, *, quick, progress) -> summary``);
+a new paper's suite (HaX-CoNN, Fluid Batching) joins ``reproduce all`` by registering itself
+here::
+
+    @SUITES.register("haxconn")
+    def _haxconn(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+        return haxconn.reproduce(out, quick=quick, progress=progress)
+
+Layout of ``OUT``: ``OUT/<suite>/`` per suite (its own ``summary.json`` with a ``headline``
+and ``report.md``), ``OUT/sweeps/<experiment>/`` per packaged experiment file
+(``npusched/data/experiments/*.toml``; with ``quick`` only seeds 0 and 1), ``OUT/compare/``
+(:mod:`npusched.experiments.compare`) and ``OUT/index.html``
+/ ``OUT/index.md``, the report over all of them. Every suite and sweep resumes what a previous
+run finished where it supports it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from npusched.errors import ConfigError, NpuschedError
+from npusched.registry import Registry
+
+__all__ = ["SUITES", "packaged_experiments", "reproduce_all"]
+
+Suite = Callable[..., dict[str, Any]]
+
+#: The reproduction suites ``reproduce all`` runs, in registration order.
+SUITES: Registry[dict[str, Any]] = Registry("reproduction suite")
+
+
+@SUITES.register("prema")
+def _prema(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from npusched.experiments.reproduce.prema import reproduce
+
+    return reproduce(out, quick=quick, progress=progress)
+
+
+@SUITES.register("planaria")
+def _planaria(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from npusched.experiments.reproduce.planaria import reproduce
+
+    return reproduce(out, quick=quick, progress=progress)
+
+
+@SUITES.register("dfs")
+def _dfs(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from npusched.experiments.reproduce.dfs import reproduce
+
+    return reproduce(out, quick=quick)
+
+
+def packaged_experiments() -> list[Path]:
+    """The experiment files shipped in ``npusched/data/experiments``."""
+    from importlib.resources import files
+
+    d = Path(str(files("npusched") / "data" / "experiments"))
+    return sorted(d.glob("*.toml")) + sorted(d.glob("*.yaml"))
+
+
+def reproduce_all(
+    out: str | Path,
+    *,
+    quick: bool = False,
+    only: Sequence[str] | None = None,
+    sweeps: bool = True,
+    compare: bool = True,
+    progress: bool = True,
+    echo: Callable[[str], None] = print,
+) -> tuple[Path, Path]:
+    """Run the suites (all, or ``only``), the packaged sweeps, ``npusched compare`` (into
+    ``OUT/compare``; one instance of 100 requests per load with ``quick``), then the report.
+
+    A failing suite does not stop the others; after the report is written the failures raise
+    one :class:`ConfigError` naming them.
+
+    Returns:
+        The report's ``index.html`` and ``index.md``.
+    """
+    from npusched.experiments.store import run_sweep
+    from npusched.experiments.sweep import load_experiment, parse_filters
+    from npusched.report.sweep_report import write_report
+
+    root = Path(out)
+    names = list(only) if only else SUITES.names()
+    for n in names:
+        SUITES.get(n)  # unknown names fail before anything runs
+    failed: list[str] = []
+    for n in names:
+        t0 = time.perf_counter()
+        echo(f"reproduce {n}{' (quick)' if quick else ''} -> {root / n}")
+        try:
+            SUITES.get(n)(root / n, quick=quick, progress=progress)
+        except NpuschedError as e:
+            failed.append(f"{n}: {e}")
+            continue
+        echo(f"  done in {time.perf_counter() - t0:.0f} s")
+    if sweeps:
+        for path in packaged_experiments():
+            exp = load_experiment(path)
+            flt = parse_filters(["seed=0", "seed=1"], exp) if quick else []
+            echo(f"sweep {exp.name} -> {root / 'sweeps' / exp.name}")
+            res = run_sweep(exp, root / "sweeps" / exp.name, filters=flt, progress=progress)
+            echo(f"  {res.ran} points in {res.wall_s:.0f} s ({res.skipped} already done)")
+    if compare:
+        from npusched.experiments.compare import compare as run_compare
+
+        t0 = time.perf_counter()
+        echo(f"compare -> {root / 'compare'}")
+        kw: dict[str, Any] = {"instances": 1, "n_requests": 100} if quick else {}
+        run_compare(root / "compare", **kw)
+        echo(f"  done in {time.perf_counter() - t0:.0f} s")
+    html, md = write_report(root)
+    if failed:
+        raise ConfigError("reproduce all: failed suites: " + "; ".join(failed))
+    return html, md

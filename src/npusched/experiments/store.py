@@ -1,0 +1,271 @@
+"""The results store of a sweep directory, and the sweep driver.
+
+Layout of ``DIR`` (``npusched sweep FILE --out DIR``):
+
+* ``experiment.json``: the experiment's name, axes, seeds, report hints and source file;
+* ``experiment.<toml|yaml>``: a copy of the experiment file as it was run;
+* ``points/<point_id>.parquet``: one row per finished point (:func:`run_point`'s row), each
+  written atomically (:mod:`npusched._io`) by the driver the moment the point finishes;
+* ``results.parquet``: every finished point of the experiment in one table, sorted by point
+  index, rewritten (atomically) at the end of every sweep and by :func:`consolidate`.
+
+Parquet (pyarrow) rather than SQLite: one immutable file per point needs no locking between
+the driver and a concurrent ``npusched report``, a killed writer can never corrupt it (the
+rename is atomic), and the consolidated table is what pandas and every dataframe tool read.
+
+A point file exists only once its point has finished, so ``kill -9`` loses at most the points
+that were running, and a rerun skips every point whose file exists (a point id is a hash of its
+complete config, so a changed point is never mistaken for a done one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from npusched._io import atomic_path, atomic_write_text
+from npusched.errors import ConfigError
+from npusched.experiments.backends import POINTS_DIR, PointTask, run_tasks, write_point
+from npusched.experiments.sweep import Experiment, Point, select_points
+from npusched.report.progress import progress_bar
+
+__all__ = ["SweepSummary", "consolidate", "done_ids", "load_results", "run_sweep", "write_point"]
+
+RESULTS = "results.parquet"
+META = "experiment.json"
+
+
+@dataclass
+class SweepSummary:
+    """What one ``npusched sweep`` call did."""
+
+    out_dir: Path
+    selected: int
+    skipped: int
+    ran: int
+    wall_s: float
+    results: Path
+
+
+def done_ids(out_dir: Path) -> set[str]:
+    """Ids of the points with a finished file in ``out_dir``."""
+    d = out_dir / POINTS_DIR
+    if not d.is_dir():
+        return set()
+    return {p.stem for p in d.glob("*.parquet") if not p.name.startswith(".")}
+
+
+def _read_points(files: Sequence[Path]) -> pd.DataFrame:
+    if not files:
+        return pd.DataFrame()
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+#: Columns every row has, in the order of the table: first ...
+_HEAD = ("point_id", "index", "combo", "seed")
+#: ... and last; the grid axes follow the head (in file order, as in the first point's row) and
+#: the metrics, sorted by name, come between. Summary keys differ between points (a metric per
+#: priority level that occurs), so a point without a metric has NaN there.
+_TAIL = ("latencies_s", "config_json", "wall_s")
+
+
+def _sorted(df: pd.DataFrame, axes: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows by point index, columns in a fixed order (whatever order the points finished in)."""
+    if df.empty:
+        return df
+    df = df.sort_values(["index", "point_id"], kind="stable").reset_index(drop=True)
+    first = [c for c in axes if c in df.columns]
+    fixed = set(_HEAD) | set(_TAIL) | set(first)
+    metrics = sorted(c for c in df.columns if c not in fixed)
+    order = [c for c in _HEAD if c in df.columns] + first + metrics
+    order += [c for c in _TAIL if c in df.columns]
+    return df[order]
+
+
+def load_results(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every finished point in ``out_dir``, sorted by point index: ``results.parquet`` plus
+    any point file it does not hold yet (the points of an interrupted sweep)."""
+    d = Path(out_dir)
+    have = pd.read_parquet(d / RESULTS) if (d / RESULTS).is_file() else pd.DataFrame()
+    known = set(have["point_id"]) if "point_id" in have.columns else set()
+    wanted = done_ids(d)
+    try:  # only the points of the experiment as last run (an edited file leaves old points)
+        meta = json.loads((d / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    ids, axes = meta.get("point_ids"), meta.get("axes", [])
+    if ids is not None:
+        wanted &= set(ids)
+        if not have.empty:
+            have = have[have["point_id"].isin(set(ids))]
+    extra = [d / POINTS_DIR / f"{i}.parquet" for i in sorted(wanted - known)]
+    parts = [x for x in (have, _read_points(extra)) if not x.empty]
+    return _sorted(pd.concat(parts, ignore_index=True), axes) if parts else pd.DataFrame()
+
+
+def consolidate(
+    out_dir: str | os.PathLike[str],
+    ids: set[str] | None = None,
+    new_rows: Sequence[dict[str, Any]] = (),
+    axes: Sequence[str] = (),
+) -> Path:
+    """Write ``results.parquet``: the finished points (only those in ``ids`` if given).
+
+    It is built incrementally: the previous ``results.parquet``, the rows just run
+    (``new_rows``, already written as point files) and only the point files neither holds, so a
+    rerun of a large sweep does not re-read every point file."""
+    d = Path(out_dir)
+    have = pd.read_parquet(d / RESULTS) if (d / RESULTS).is_file() else pd.DataFrame()
+    known = set(have["point_id"]) if "point_id" in have.columns else set()
+    fresh = pd.DataFrame(list(new_rows))
+    known |= set(fresh["point_id"]) if not fresh.empty else set()
+    extra = _read_points([d / POINTS_DIR / f"{i}.parquet" for i in sorted(done_ids(d) - known)])
+    parts = [x for x in (have, fresh, extra) if not x.empty]
+    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if ids is not None and not df.empty:
+        df = df[df["point_id"].isin(ids)]
+    if not df.empty:
+        df = _sorted(df.drop_duplicates("point_id", keep="last"), axes)
+    path = d / RESULTS
+    with atomic_path(path) as tmp:
+        df.to_parquet(tmp, index=False, engine="pyarrow")
+    return path
+
+
+def _task(exp: Experiment, p: Point, out_dir: Path | None = None) -> PointTask:
+    where = ", ".join(f"{k}={v}" for k, v in p.params.items())
+    label = f"{exp.source} [point {where + ', ' if where else ''}seed={p.seed}]"
+    return PointTask(
+        p.point_id,
+        p.index,
+        p.combo,
+        p.seed,
+        dict(p.params),
+        p.config,
+        str(exp.base_dir),
+        label,
+        None if out_dir is None else str(out_dir.resolve()),
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temp_files(out_dir: Path) -> int:
+    """Remove the temporary files a killed writer left in ``points/`` (their names carry the
+    writer's pid, :func:`npusched._io.temp_path`; files of a live process are kept). Returns
+    how many were removed."""
+    n = 0
+    for f in (out_dir / POINTS_DIR).glob(".*.tmp"):
+        parts = f.name.split(".")
+        try:
+            pid = int(parts[-3])
+        except (IndexError, ValueError):
+            continue
+        if not _alive(pid):
+            f.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+def _prepare_dir(exp: Experiment, out_dir: Path) -> None:
+    from npusched.experiments.runner import check_out_dir
+
+    check_out_dir(out_dir)
+    try:
+        (out_dir / POINTS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{out_dir}: cannot create the output directory: {e.strerror}") from None
+    remove_stale_temp_files(out_dir)
+    old = out_dir / META
+    if old.exists():
+        try:
+            prev = json.loads(old.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError):
+            prev = None
+        if prev is not None and prev != exp.name:
+            raise ConfigError(
+                f"{out_dir}: holds experiment {prev!r}, not {exp.name!r}; choose another --out"
+            )
+    atomic_write_text(old, json.dumps(exp.meta(), indent=2, sort_keys=True) + "\n")
+    src = Path(exp.source)
+    if src.is_file():
+        with atomic_path(out_dir / f"experiment{src.suffix.lower()}") as tmp:
+            shutil.copyfile(src, tmp)
+
+
+def run_sweep(
+    exp: Experiment,
+    out_dir: str | os.PathLike[str],
+    *,
+    backend: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    filters: Sequence[tuple[str, str]] = (),
+    max_points: int | None = None,
+    progress: bool = True,
+    local_processes: bool = True,
+) -> SweepSummary:
+    """Run the selected points of ``exp`` that ``out_dir`` does not hold yet, writing each as it
+    finishes, then consolidate ``results.parquet`` (all finished points of the experiment).
+
+    Args:
+        exp: a loaded experiment (:func:`npusched.experiments.sweep.load_experiment`).
+        out_dir: the sweep directory (created if missing; a rerun resumes).
+        backend: ``inprocess``, ``process`` or ``dask`` (:mod:`npusched.experiments.backends`).
+        workers: processes of the pool / local Dask cluster (default: all cores).
+        address: a Dask scheduler's address (``dask`` backend only).
+        filters: ``(axis, value)`` pairs (:func:`npusched.experiments.sweep.parse_filters`).
+        max_points: run at most this many of the selected points (in expansion order).
+        progress: draw a progress bar (done/total, points/s, ETA) on stderr.
+        local_processes: ``False`` runs a local Dask cluster's workers as threads
+            (:func:`npusched.experiments.backends.run_tasks`).
+    """
+    d = Path(out_dir)
+    selected = select_points(exp, filters, max_points)
+    _prepare_dir(exp, d)
+    done = done_ids(d)
+    todo = [p for p in selected if p.point_id not in done]
+    t0 = time.perf_counter()
+    skipped = len(selected) - len(todo)
+    label = "sweep" + (f" (+{skipped} done)" if skipped else "")
+    # the bar counts the points this run does, so its rate and ETA are this run's
+    with progress_bar(len(todo), label, enabled=progress, eta=True, rate_unit="points") as bar:
+        new_rows: list[dict[str, Any]] = []
+
+        def on_done(row: dict[str, Any]) -> None:
+            if not (d / POINTS_DIR / f"{row['point_id']}.parquet").exists():
+                write_point(d, row)  # a remote worker could not write it
+            new_rows.append(row)
+            if bar is not None:
+                bar.step()
+
+        try:
+            run_tasks(
+                # workers on this machine write their own point files (the driver would be a
+                # bottleneck); a remote Dask cluster returns rows for the driver to write
+                [_task(exp, p, d if address is None else None) for p in todo],
+                on_done,
+                backend=backend,
+                workers=workers,
+                address=address,
+                local_processes=local_processes,
+            )
+        finally:
+            results = consolidate(d, {p.point_id for p in exp.points}, new_rows, exp.axes)
+    return SweepSummary(d, len(selected), skipped, len(todo), time.perf_counter() - t0, results)

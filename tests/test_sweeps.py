@@ -1,0 +1,519 @@
+"""Sweeps: experiment files, backends, the resumable results store, the report and the trace."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from npusched.cli import main
+from npusched.errors import ConfigError, NpuschedError
+from npusched.experiments.store import done_ids, load_results, run_sweep
+from npusched.experiments.sweep import (
+    load_experiment,
+    parse_experiment,
+    parse_filters,
+    select_points,
+)
+from npusched.report.sweep_report import write_report
+from npusched.report.timeline import _lanes
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+PACKAGED = SRC / "npusched" / "data" / "experiments" / "prema_rates.toml"
+
+# Small PREMA-style experiment: 2 rates x 2 policies x 2 seeds = 8 points.
+SMALL = """
+name = "small"
+seeds = [0, 1]
+[base.workload]
+kind = "poisson"
+models = ["resnet-18", "alexnet"]
+n_requests = {n}
+rate_per_s = 100.0
+[base.metrics]
+sla_n = [2, 10]
+[grid]
+"workload.rate_per_s" = [100.0, 300.0]
+policy = [{{name = "NP-FCFS"}}, {{name = "P-PREMA"}}]
+[report]
+metrics = ["antt", "stp", "p99_latency_s"]
+baseline = "NP-FCFS"
+"""
+
+
+def _exp_file(tmp_path: Path, text: str | None = None, name: str = "exp.toml", n: int = 12) -> Path:
+    p = tmp_path / name
+    p.write_text(SMALL.format(n=n) if text is None else text)
+    return p
+
+
+def _metrics(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=["wall_s"]).sort_values("point_id").reset_index(drop=True)
+
+
+# --- experiment files -------------------------------------------------------------------------
+def test_grid_expansion_order_ids_and_params(tmp_path: Path) -> None:
+    exp = load_experiment(_exp_file(tmp_path))
+    assert exp.name == "small"
+    assert exp.axes == ["workload.rate_per_s", "policy"]
+    assert len(exp.points) == 8  # 2 rates x 2 policies x 2 seeds
+    assert [p.seed for p in exp.points] == [0, 1] * 4
+    assert [p.combo for p in exp.points] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert exp.points[2].params == {"workload.rate_per_s": 100.0, "policy": "P-PREMA"}
+    assert exp.points[4].config["workload"]["rate_per_s"] == 300.0
+    assert exp.points[3].config["policy"]["name"] == "P-PREMA"
+    assert exp.points[3].config["seed"] == 1
+    assert len({p.point_id for p in exp.points}) == 8
+    # ids are a function of the complete config: reloading gives the same ids
+    again = load_experiment(_exp_file(tmp_path))
+    assert [p.point_id for p in again.points] == [p.point_id for p in exp.points]
+    # changing the base changes every id
+    other = load_experiment(_exp_file(tmp_path, name="other.toml", n=13))
+    assert not {p.point_id for p in other.points} & {p.point_id for p in exp.points}
+
+
+def test_seed_range_yaml_and_policy_params_label(tmp_path: Path) -> None:
+    p = tmp_path / "e.yaml"
+    p.write_text(
+        "seeds: {start: 5, count: 3}\n"
+        "base:\n  workload: {kind: prema, models: [alexnet], window_s: 0.01, n_tasks: 4}\n"
+        "grid:\n  policy:\n    - {name: P-PREMA, params: {mechanism: kill}}\n"
+        "    - {name: NP-FCFS}\n"
+    )
+    exp = load_experiment(p)
+    assert exp.name == "e"
+    assert [pt.seed for pt in exp.points] == [5, 6, 7, 5, 6, 7]
+    assert exp.points[0].params["policy"] == "P-PREMA(mechanism=kill)"
+    assert exp.points[3].params["policy"] == "NP-FCFS"
+
+
+def test_packaged_experiment_loads() -> None:
+    exp = load_experiment(PACKAGED)
+    assert len(exp.points) == 3 * 4 * 5
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "seedz = [1]\n[base.workload]\nkind='prema'\nmodels=['alexnet']\nwindow_s=0.1\n",
+            "seedz: unknown key; allowed: name, description, seeds, base, grid, report",
+        ),
+        (
+            "[base.workload]\nkind='prema'\nmodels=['alexnet']\nwindow_s=0.1\n[grid]\n'wrkld.x'=[1]\n",
+            "grid.wrkld.x: unknown field path; allowed: a dotted path starting with name, hardware",
+        ),
+        (
+            "[base.workload]\nkind='poisson'\nmodels=['alexnet']\nn_requests=5\nrate_per_s=1.0\n"
+            "[grid]\n'workload.rate_per_s'=[1.0, -2.0]\n",
+            "[point workload.rate_per_s=-2.0]: workload.rate_per_s: input should be greater than 0",
+        ),
+        (
+            "[base.workload]\nkind='prema'\nmodels=['alexnet']\nwindow_s=0.1\n[grid]\n"
+            "policy=[{name='P-PREMAX'}]\n",
+            "[point policy=P-PREMAX]: policy.name:",
+        ),
+        (
+            "[base]\nseed=3\n[base.workload]\nkind='prema'\nmodels=['alexnet']\nwindow_s=0.1\n",
+            "base.seed: set seeds at the top level",
+        ),
+        (
+            "[base.workload]\nkind='prema'\nmodels=['alexnet']\nwindow_s=0.1\n[grid]\n'sim.until_s'=[]\n",
+            "grid.sim.until_s: list should have at least 1 item",
+        ),
+        (
+            "[base.workload]\nkind='prema'\nmodels=['alexnet']\nwindow_s=0.1\n[report]\nx='policy'\n",
+            "report.x: 'policy' is not a grid axis; allowed: (no grid axes)",
+        ),
+        ("seeds = {count = 0}\n", "seeds.count: input should be greater than 0"),
+        ("[report]\nxx=1\n", "report.xx: unknown key; allowed: x, metrics, baseline"),
+    ],
+)
+def test_bad_files_give_one_line_errors(tmp_path: Path, text: str, expected: str) -> None:
+    p = _exp_file(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        load_experiment(p)
+    msg = str(e.value)
+    assert msg.startswith(str(p)), msg
+    assert expected in msg, msg
+    assert "\n" not in msg
+
+
+def test_bad_file_on_the_cli_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = _exp_file(tmp_path, "[grid]\nfoo = [1]\n")
+    assert main(["sweep", str(p), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("npusched: error: ") and "grid.foo: unknown field path" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_filters_and_max_points(tmp_path: Path) -> None:
+    exp = load_experiment(_exp_file(tmp_path))
+    f = parse_filters(["policy=P-PREMA", "workload.rate_per_s=300"], exp)
+    pts = select_points(exp, f)
+    assert [(p.params["policy"], p.params["workload.rate_per_s"]) for p in pts] == [
+        ("P-PREMA", 300.0)
+    ] * 2
+    assert len(select_points(exp, parse_filters(["seed=0", "seed=1"], exp))) == 8
+    assert [p.index for p in select_points(exp, max_points=3)] == [0, 1, 2]
+    with pytest.raises(ConfigError, match=r"unknown key 'polcy'; allowed: workload\.rate_per_s"):
+        parse_filters(["polcy=x"], exp)
+    with pytest.raises(ConfigError, match="expected KEY=VALUE"):
+        parse_filters(["policy"], exp)
+    with pytest.raises(ConfigError, match="--max-points must be >= 1"):
+        select_points(exp, max_points=0)
+
+
+# --- backends and store ------------------------------------------------------------------------
+def test_backends_give_identical_results(tmp_path: Path) -> None:
+    exp = load_experiment(_exp_file(tmp_path))
+    frames = {}
+    runs = {
+        "inprocess": {"backend": "inprocess"},
+        "process": {"backend": "process", "workers": 2},
+        # a real Dask scheduler with two workers (threads of this process: no start-up cost)
+        "dask": {"backend": "dask", "workers": 2, "local_processes": False},
+    }
+    for name, kw in runs.items():
+        res = run_sweep(exp, tmp_path / name, progress=False, **kw)  # type: ignore[arg-type]
+        assert (res.selected, res.skipped, res.ran) == (8, 0, 8)
+        frames[name] = _metrics(pd.read_parquet(res.results))
+    assert len(frames["inprocess"]) == 8
+    pd.testing.assert_frame_equal(frames["inprocess"], frames["process"])
+    pd.testing.assert_frame_equal(frames["inprocess"], frames["dask"])
+    # a rerun resumes: nothing left to run
+    res = run_sweep(exp, tmp_path / "inprocess", backend="inprocess", progress=False)
+    assert (res.skipped, res.ran) == (8, 0)
+
+
+def test_rows_carry_parameters_metrics_and_latencies(tmp_path: Path) -> None:
+    exp = load_experiment(_exp_file(tmp_path))
+    run_sweep(exp, tmp_path / "o", backend="inprocess", max_points=2, progress=False)
+    df = pd.read_parquet(tmp_path / "o" / "results.parquet")
+    assert list(df["index"]) == [0, 1]
+    row = df.iloc[0]
+    assert row["policy"] == "NP-FCFS" and row["workload.rate_per_s"] == 100.0
+    assert row["n_requests"] == 12 and row["antt"] >= 1.0
+    assert len(row["latencies_s"]) == row["n_finished"]
+    assert json.loads(row["config_json"])["seed"] == 0
+    meta = json.loads((tmp_path / "o" / "experiment.json").read_text())
+    assert meta["name"] == "small" and meta["n_points"] == 8
+    assert (tmp_path / "o" / "experiment.toml").read_text() == (tmp_path / "exp.toml").read_text()
+
+
+def test_other_experiment_in_the_same_dir_is_refused(tmp_path: Path) -> None:
+    exp = load_experiment(_exp_file(tmp_path))
+    run_sweep(exp, tmp_path / "o", backend="inprocess", max_points=1, progress=False)
+    other = parse_experiment({**exp.spec.model_dump(), "name": "other"}, "x.toml")
+    with pytest.raises(ConfigError, match="holds experiment 'small', not 'other'"):
+        run_sweep(other, tmp_path / "o", backend="inprocess", progress=False)
+
+
+def test_unknown_backend_and_address(tmp_path: Path) -> None:
+    exp = load_experiment(_exp_file(tmp_path))
+    with pytest.raises(
+        ConfigError, match="unknown backend 'ray'; allowed: inprocess, process, dask"
+    ):
+        run_sweep(exp, tmp_path / "o", backend="ray", progress=False)
+    with pytest.raises(ConfigError, match="only the dask backend takes an address"):
+        run_sweep(exp, tmp_path / "o", backend="process", address="tcp://x:1", progress=False)
+
+
+def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path) -> None:
+    text = SMALL.format(n=150).replace("seeds = [0, 1]", "seeds = {count = 10}")
+    path = _exp_file(tmp_path, text)
+    out = tmp_path / "o"
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "npusched.cli", "sweep", str(path), "--out", str(out),
+         "--backend", "inprocess", "--quiet"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while len(done_ids(out)) < 3:
+            assert proc.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline, "no points finished within 60 s"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.parquet")}
+    assert 3 <= len(before) < 40
+    # every file that exists is complete (readable), and no temporary file looks like a point
+    for f in (out / "points").glob("*.parquet"):
+        assert len(pd.read_parquet(f)) == 1
+    # a temporary file the killed writer left is never taken for a point, and is cleaned up
+    stale = out / "points" / f".x.parquet.{proc.pid}.0123456789ab.tmp"
+    stale.write_bytes(b"half a parquet file")
+    assert len(done_ids(out)) == len(before)
+    exp = load_experiment(path)
+    res = run_sweep(exp, out, backend="inprocess", progress=False)
+    assert not stale.exists()
+    assert res.skipped == len(before) and res.ran == 40 - len(before)
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.parquet")}
+    assert all(after[k] == v for k, v in before.items())  # finished points were not rerun
+    df = pd.read_parquet(res.results)
+    assert list(df["index"]) == list(range(40))
+    assert not list((out / "points").glob(".*.tmp"))
+
+
+def test_twenty_point_prema_sweep_on_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o"
+    args = ["sweep", str(PACKAGED), "--out", str(out), "--max-points", "20", "--quiet"]
+    assert main([*args, "--backend", "inprocess"]) == 0
+    assert "20 points selected, 0 already done, ran 20" in capsys.readouterr().out
+    assert len(load_results(out)) == 20
+    assert main([*args, "--filter", "policy=P-PREMA", "--dry-run"]) == 0
+    assert "prema-rates: 20 of 60 points" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_of_two_worker_processes(tmp_path: Path) -> None:
+    exp = load_experiment(_exp_file(tmp_path))
+    a = run_sweep(exp, tmp_path / "a", backend="inprocess", progress=False)
+    b = run_sweep(exp, tmp_path / "b", backend="dask", workers=2, progress=False)
+    pd.testing.assert_frame_equal(
+        _metrics(pd.read_parquet(a.results)), _metrics(pd.read_parquet(b.results))
+    )
+
+
+@pytest.mark.slow
+def test_thousand_point_prema_sweep(tmp_path: Path) -> None:
+    text = (
+        PACKAGED.read_text()
+        .replace("count = 5", "count = 84")
+        .replace("n_requests = 100", "n_requests = 30")
+    )
+    p = _exp_file(tmp_path, text)
+    exp = load_experiment(p)
+    assert len(exp.points) == 1008
+    res = run_sweep(exp, tmp_path / "o", max_points=1000, progress=False)
+    assert res.ran == 1000
+    assert len(pd.read_parquet(res.results)) == 1000
+
+
+# --- report ------------------------------------------------------------------------------------
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.imgs: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "img":
+            self.imgs.append(dict(attrs)["src"] or "")
+
+
+def test_report_html_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "results"
+    exp = load_experiment(_exp_file(tmp_path))
+    run_sweep(exp, root / "small", backend="inprocess", progress=False)
+    suite = root / "prema"
+    suite.mkdir()
+    (suite / "summary.json").write_text(
+        json.dumps({"headline": {"antt_gain": {"ours": 2.0, "paper": 4.0}, "n": 3}})
+    )
+    assert main(["report", str(root)]) == 0
+    assert "index.html" in capsys.readouterr().out
+    html_text = (root / "index.html").read_text()
+    parser = _Collect()
+    parser.feed(html_text)
+    parser.close()
+    assert parser.tags.count("table") == 2  # headline + the sweep's table
+    assert len(parser.imgs) == 3  # curves, CDF, normalised bars
+    assert all(s.startswith("data:image/png;base64,") for s in parser.imgs)
+    md = (root / "index.md").read_text()
+    assert "| antt_gain | 2 | 4 | 0.5 |" in md
+    for name in ("small_curves.png", "small_cdf.png", "small_bars.png"):
+        f = root / "report_files" / name
+        assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"report_files/{name}" in md
+    assert True
+
+
+def test_report_of_an_empty_dir_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no sweep"):
+        write_report(tmp_path)
+
+
+# --- trace -------------------------------------------------------------------------------------
+def test_trace_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "run.toml"
+    cfg.write_text(
+        "seed = 3\n[workload]\nkind = 'prema'\nn_tasks = 6\nmodels = ['resnet-18', 'alexnet']\n"
+        "window_s = 0.005\n[policy]\nname = 'P-HPF'\n"
+    )
+    out = tmp_path / "trace.json"
+    assert main(["trace", str(cfg), "--out", str(out)]) == 0
+    assert "segments" in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["otherData"]["policy"] == "P-HPF" and doc["otherData"]["seed"] == 3
+    ex = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == 1]
+    assert len(ex) == doc["otherData"]["n_segments"] > 0
+    for e in ex:
+        assert e["args"]["resource"] == "npu" and e["args"]["units"] == 1
+        assert "frequency_hz" in e["args"] and "network" in e["args"]
+    ex.sort(key=lambda e: e["ts"])
+    for a, b in itertools.pairwise(ex):  # one lane: nothing overlaps
+        assert a["ts"] + a["dur"] <= b["ts"] + 1e-9
+    arrivals = [e for e in doc["traceEvents"] if e.get("cat") == "arrival"]
+    assert len(arrivals) == 6
+
+
+def test_lanes_separate_concurrent_segments() -> None:
+    start = [0, 1, 2, 5, 5]
+    end = [4, 3, 6, 6, 7]
+    order = list(np.lexsort((end, start)))
+    lanes = _lanes(order, start, end)
+    assert lanes == [0, 1, 2, 0, 1]
+    for lane in set(lanes):
+        spans = sorted((start[k], end[k]) for k in range(5) if lanes[k] == lane)
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+
+
+# --- reproduce all, compare -----------------------------------------------------------------------
+def test_reproduce_all_runs_registered_suites_then_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npusched.experiments.reproduce import suites
+    from npusched.registry import Registry
+
+    reg: Registry[dict[str, object]] = Registry("reproduction suite")
+    calls: list[tuple[str, bool]] = []
+
+    @reg.register("dfs")
+    def _dfs(out: Path, *, quick: bool, progress: bool) -> dict[str, object]:
+        # the real suite in its quick mode would take minutes; check the orchestration here
+        calls.append(("dfs", quick))
+        out.mkdir(parents=True)
+        summary = {"headline": {"fps_gain": {"ours": 1.1, "paper": 1.2}}}
+        (out / "summary.json").write_text(json.dumps(summary))
+        return summary
+
+    @reg.register("broken")
+    def _broken(out: Path, *, quick: bool, progress: bool) -> dict[str, object]:
+        raise ConfigError("broken: no data")
+
+    monkeypatch.setattr(suites, "SUITES", reg)
+    with pytest.raises(ConfigError, match="failed suites: broken: broken: no data"):
+        suites.reproduce_all(tmp_path, quick=True, sweeps=False, compare=False, echo=lambda s: None)
+    assert calls == [("dfs", True)]
+    md = (tmp_path / "index.md").read_text()  # the report is written even so
+    assert "Reproduction: dfs" in md and "| fps_gain | 1.1 | 1.2 |" in md
+    with pytest.raises(NpuschedError, match="unknown reproduction suite 'nope'; allowed: broken"):
+        suites.reproduce_all(tmp_path, only=["nope"], echo=lambda s: None)
+
+
+def test_builtin_suites_are_registered() -> None:
+    from npusched.experiments.reproduce.suites import SUITES, packaged_experiments
+
+    assert SUITES.names()[:3] == ["prema", "planaria", "dfs"]
+    assert PACKAGED in packaged_experiments()
+
+
+def test_compare_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "--out", str(tmp_path), "--scenario", "Z"]) == 2
+    assert "--scenario 'Z'; allowed: A, B, C" in capsys.readouterr().err
+    assert main(["compare", "--out", str(tmp_path), "--qos", "soft"]) == 2
+    assert "--qos 'soft'; allowed: S, M, H" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_compare_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    args = ["compare", "--out", str(out), "--scenario", "B", "--instances", "1"]
+    assert main([*args, "--requests", "20", "--load", "0.5"]) == 0
+    df = pd.read_csv(out / "compare.csv")
+    assert list(df["system"]) == ["NP-FCFS", "PREMA", "Planaria"]
+    assert (df["antt"] >= 1.0).all() and (df["energy_j"] > 0).all()
+    assert (out / "compare.png").read_bytes()[:4] == b"\x89PNG"
+    write_report(tmp_path)
+    assert "Compare: NP-FCFS, PREMA, Planaria" in (tmp_path / "index.md").read_text()
+
+
+def test_chrome_trace_of_concurrent_segments_uses_lanes(tmp_path: Path) -> None:
+    from npusched.report.timeline import chrome_trace, write_chrome_trace
+    from npusched.sim.engine import Segment
+
+    records = pd.DataFrame(
+        {
+            "id": [0, 1],
+            "arrival_s": [0.0, 0.0],
+            "finish_s": [0.004, 0.003],
+            "network": ["a", "b"],
+            "priority": [1, 1],
+            "batch": [1, 1],
+        }
+    )
+    # two jobs sharing a 16-subarray array (12 + 4 units) at once, the first at 700 MHz
+    segs = [
+        Segment(0, 0.0, 0.004, "run", "array", 12, 7e8),
+        Segment(1, 0.001, 0.003, "run", "array", 4),
+    ]
+    doc = chrome_trace(segs, records)
+    ex = {e["args"]["id"]: e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == 1}
+    assert ex[0]["tid"] == 1 and ex[1]["tid"] == 101  # the second runs on lane 1
+    assert ex[0]["args"]["units"] == 12 and ex[0]["args"]["frequency_hz"] == 7e8
+    assert ex[1]["args"]["resource"] == "array" and ex[1]["args"]["frequency_hz"] is None
+    names = [e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "thread_name"]
+    assert "executing (lane 1)" in names
+    # the streaming writer gives the same document
+    path = write_chrome_trace(segs, records, tmp_path / "t.json")
+    assert json.loads(path.read_text())["traceEvents"] == json.loads(json.dumps(doc))["traceEvents"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    rates=st.lists(st.sampled_from([10.0, 20.0, 50.0, 100.0]), min_size=1, max_size=3, unique=True),
+    policies=st.lists(
+        st.sampled_from(["NP-FCFS", "P-HPF", "P-PREMA", "NP-SJF"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    n_seeds=st.integers(1, 3),
+)
+def test_expansion_is_the_cartesian_product(
+    rates: list[float], policies: list[str], n_seeds: int
+) -> None:
+    data = {
+        "seeds": {"start": 7, "count": n_seeds},
+        "base": {
+            "workload": {
+                "kind": "poisson",
+                "models": ["alexnet"],
+                "n_requests": 5,
+                "rate_per_s": 1.0,
+            }
+        },
+        "grid": {"policy": [{"name": p} for p in policies], "workload.rate_per_s": rates},
+    }
+    exp = parse_experiment(data, "h.toml")
+    assert len(exp.points) == len(rates) * len(policies) * n_seeds
+    assert len({p.point_id for p in exp.points}) == len(exp.points)
+    expected = [(p, r, s) for p in policies for r in rates for s in range(7, 7 + n_seeds)]
+    got = [(p.params["policy"], p.params["workload.rate_per_s"], p.seed) for p in exp.points]
+    assert got == expected
+    for p in exp.points:
+        assert p.config["policy"]["name"] == p.params["policy"]
+        assert p.config["workload"]["rate_per_s"] == p.params["workload.rate_per_s"]
+        assert p.config["seed"] == p.seed
