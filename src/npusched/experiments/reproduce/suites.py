@@ -2,8 +2,7 @@
 report (:mod:`npusched.report.sweep_report`).
 
 Suites are registered in :data:`SUITES` (name -> ``run(out, *, quick, progress) -> summary``);
-a new paper's suite (HaX-CoNN, Fluid Batching) joins ``reproduce all`` by registering itself
-here::
+a new paper's suite joins ``reproduce all`` by registering itself here (as HaX-CoNN's does)::
 
     @SUITES.register("haxconn")
     def _haxconn(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
@@ -52,6 +51,20 @@ def _planaria(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @SUITES.register("dfs")
 def _dfs(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from npusched.experiments.reproduce.dfs import reproduce
+
+    return reproduce(out, quick=quick)
+
+
+@SUITES.register("fluid")
+def _fluid(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from npusched.experiments.reproduce.fluid import reproduce
+
+    return reproduce(out, quick=quick, progress=progress)
+
+
+@SUITES.register("haxconn")
+def _haxconn(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from npusched.experiments.reproduce.haxconn import reproduce
 
     return reproduce(out, quick=quick)
 
