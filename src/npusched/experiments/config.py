@@ -162,11 +162,24 @@ class PremaWorkloadConfig(_Strict):
         "medium",
         "high",
     ]
+    #: ``[lo, hi]`` milliseconds: keep only tasks whose isolated latency lies in it (PREMA's
+    #: tasks run 0.5-45 ms, Sec. IV-D: ``job_range_ms = [0.5, 45]``); tasks outside it are
+    #: redrawn, so the mix is the uniform one conditioned on the range.
+    job_range_ms: tuple[NonNegFloat, NonNegFloat] | None = None
 
     @field_validator("models")
     @classmethod
     def _models(cls, v: list[str]) -> list[str]:
         return _network_names(v)
+
+    @field_validator("job_range_ms")
+    @classmethod
+    def _job_range(
+        cls, v: tuple[float, float] | None
+    ) -> tuple[float, float] | None:
+        if v is not None and not v[0] < v[1]:
+            raise ValueError(f"must be [lo, hi] milliseconds with lo < hi, got {list(v)}")
+        return v
 
 
 class PoissonWorkloadConfig(_Strict):

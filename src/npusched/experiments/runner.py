@@ -182,6 +182,46 @@ def compile_profiles(
     }
 
 
+def _in_job_range(
+    cfg: RunConfig,
+    w: PremaWorkloadConfig,
+    profiles: Mapping[str, Profile],
+    machine: Any,
+    source: str,
+) -> list[Request]:
+    """``w``'s PREMA workload with only tasks whose isolated latency lies in ``job_range_ms``:
+    tasks are drawn in pools from the same seeded stream and kept in order until ``n_tasks``
+    remain (the uniform mix conditioned on the range), then renumbered 0..n-1 by dispatch."""
+    from dataclasses import replace
+
+    from npusched.workloads import prema_workload
+
+    assert w.job_range_ms is not None
+    lo, hi = (x * 1e-3 for x in w.job_range_ms)
+    isolated = _isolated_fn(profiles, machine)
+    rng = np.random.default_rng(cfg.seed)
+    kept: list[Request] = []
+    for _ in range(1000):
+        pool = prema_workload(
+            4 * w.n_tasks,
+            w.models,
+            w.window_s,
+            batch_sizes=w.batch_sizes,
+            priorities=w.priorities,
+            random_state=rng,
+        )
+        kept += [r for r in pool if lo <= isolated(r) <= hi][: w.n_tasks - len(kept)]
+        if len(kept) == w.n_tasks:
+            break
+    else:
+        raise ConfigError(
+            f"{source}: workload.job_range_ms: no task of {', '.join(w.models)} at batch "
+            f"{w.batch_sizes} lies in {list(w.job_range_ms)} ms"
+        )
+    kept.sort(key=lambda r: (r.arrival_s, r.id))
+    return [replace(r, id=i) for i, r in enumerate(kept)]
+
+
 def _isolated_fn(profiles: Mapping[str, Profile], machine: Any) -> Callable[[Request], float]:
     """A request's isolated latency for SLO multipliers: its fastest plan variant among those
     that agree with the machine's first resource held whole (on ``planaria``: 16 subarrays; on
@@ -265,7 +305,17 @@ def run_config(
     # a batching policy merges single requests into batches of up to b_max
     b_max = getattr(policy, "b_max", None)
     merged = range(1, b_max + 1) if isinstance(b_max, int) and b_max > 1 else ()
-    profiles = compile_profiles(requests, device, axes=axes, batch_sizes=merged)
+    w = cfg.workload
+    ranged = isinstance(w, PremaWorkloadConfig) and w.job_range_ms is not None
+    # with a job range, tasks are redrawn: compile every model at every batch size
+    shapes = (
+        [Request(0, 0.0, m, batch=b) for m in w.models for b in w.batch_sizes]
+        if isinstance(w, PremaWorkloadConfig) and ranged
+        else []
+    )
+    profiles = compile_profiles([*requests, *shapes], device, axes=axes, batch_sizes=merged)
+    if isinstance(w, PremaWorkloadConfig) and ranged:
+        requests = _in_job_range(cfg, w, profiles, machine, source)
     mult = _slo_multiplier(cfg)
     if mult is not None:
         requests = apply_slo(requests, _isolated_fn(profiles, machine), mult)
