@@ -334,6 +334,24 @@ class MetricsConfig(_Strict):
     ]
 
 
+class ExitsConfig(_Strict):
+    """``[exits.NETWORK]``: early exits attached to a network (Fluid Batching Sec. II):
+    ``n_exits - 1`` intermediate exits equidistant in MACs plus the final one, each sample
+    leaving at an exit drawn from ``rates`` (default: the paper's rates where it has them,
+    ResNet-50 and Inception-v3)."""
+
+    n_exits: PositiveInt = 4
+    rates: Annotated[list[NonNegFloat], Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> ExitsConfig:
+        if self.rates is not None:
+            from npusched.models.exits import parse_rates
+
+            _field_check(parse_rates, self.rates, self.n_exits)
+        return self
+
+
 class RunConfig(_Strict):
     """A complete run: ``seed`` plus the five tables. ``name`` is free text for reports."""
 
@@ -346,6 +364,14 @@ class RunConfig(_Strict):
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     machine: MachineConfig | None = None
     power: dict[str, Any] | None = None
+    exits: dict[str, ExitsConfig] | None = None
+
+    @field_validator("exits")
+    @classmethod
+    def _exit_names(cls, v: dict[str, ExitsConfig] | None) -> dict[str, ExitsConfig] | None:
+        if v is None:
+            return v
+        return dict(zip(_network_names(list(v)), v.values(), strict=True))
 
 
 def import_builtin_policies() -> None:

@@ -164,10 +164,12 @@ def compile_profiles(
     *,
     axes: Mapping[str, Sequence[Any]] | None = None,
     batch_sizes: Sequence[int] = (),
+    networks: Mapping[str, Any] | None = None,
 ) -> dict[str, Profile]:
     """Profiles of every network in ``requests`` for every batch size it is requested at (and
     every one of ``batch_sizes``, e.g. ``1..b_max`` for a batching policy that merges
-    requests), on the plan ``axes`` given (default: every axis the device offers)."""
+    requests), on the plan ``axes`` given (default: every axis the device offers).
+    ``networks`` replaces zoo networks by name (e.g. with early exits attached)."""
     from npusched.hardware import compile_profile
     from npusched.models.zoo import get_network
 
@@ -176,10 +178,43 @@ def compile_profiles(
         batches.setdefault(r.network, set()).add(r.batch)
     for bs in batches.values():
         bs.update(int(b) for b in batch_sizes)
+    given = networks or {}
     return {
-        name: compile_profile(get_network(name), device, sorted(bs), axes=axes)
+        name: compile_profile(given.get(name) or get_network(name), device, sorted(bs), axes=axes)
         for name, bs in sorted(batches.items())
     }
+
+
+def with_exits(
+    cfg: RunConfig, requests: Sequence[Request], source: str
+) -> tuple[list[Request], dict[str, Any]]:
+    """``[exits.NETWORK]``: each such network with its exits attached and their heads in the
+    layer table (the form a profile compiles), and every request of it given the exit it
+    leaves at, drawn from the rates with the run's seed."""
+    from dataclasses import replace
+
+    from npusched.errors import NpuschedError
+    from npusched.models.exits import attach_exits, exit_rates, inline_heads, sample_exits
+    from npusched.models.zoo import get_network
+
+    if not cfg.exits:
+        return list(requests), {}
+    nets: dict[str, Any] = {}
+    rates: dict[str, Any] = {}
+    for name, ex in cfg.exits.items():
+        try:
+            net = attach_exits(get_network(name), ex.n_exits, ex.rates)
+            rates[name] = exit_rates(net)
+        except NpuschedError as e:
+            raise ConfigError(f"{source}: exits.{name}: {e}") from None
+        nets[name] = inline_heads(net)
+    out = list(requests)
+    for name, p in rates.items():
+        idx = [i for i, r in enumerate(out) if r.network == name]
+        drawn = sample_exits(p, len(idx), random_state=cfg.seed)
+        for i, k in zip(idx, drawn.tolist(), strict=True):
+            out[i] = replace(out[i], exit=int(k))
+    return out, nets
 
 
 def _in_job_range(
@@ -313,9 +348,12 @@ def run_config(
         if isinstance(w, PremaWorkloadConfig) and ranged
         else []
     )
-    profiles = compile_profiles([*requests, *shapes], device, axes=axes, batch_sizes=merged)
+    requests, exit_nets = with_exits(cfg, requests, source)
+    profiles = compile_profiles(
+        [*requests, *shapes], device, axes=axes, batch_sizes=merged, networks=exit_nets
+    )
     if isinstance(w, PremaWorkloadConfig) and ranged:
-        requests = _in_job_range(cfg, w, profiles, machine, source)
+        requests, _ = with_exits(cfg, _in_job_range(cfg, w, profiles, machine, source), source)
     mult = _slo_multiplier(cfg)
     if mult is not None:
         requests = apply_slo(requests, _isolated_fn(profiles, machine), mult)
