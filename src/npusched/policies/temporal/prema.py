@@ -51,8 +51,8 @@ mechanism its ``mechanism`` parameter names (``"dynamic"`` is Algorithm 3).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import math
+from collections.abc import Sequence
 from itertools import pairwise
 
 from npusched.base import Component

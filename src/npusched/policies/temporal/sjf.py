@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from npusched.base import Component
 from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView
-from npusched.policies.temporal.mechanism import check_mode, decide, remaining_s
+from npusched.policies.temporal.mechanism import check_mode, decide
 
 
 def shortest_remaining(jobs: Iterable[JobView], running: JobView | None = None) -> JobView | None:
@@ -33,7 +33,7 @@ def shortest_remaining(jobs: Iterable[JobView], running: JobView | None = None) 
     best_key: tuple[float, int, float, int] | None = None
     for j in jobs:
         rem = j.estimated_s - j.executed_s
-        if 0.0 > rem:  # max(rem, 0.0), as remaining_s
+        if rem < 0.0:  # max(rem, 0.0), as remaining_s
             rem = 0.0
         jid = j.id
         key = (rem, 0 if jid == run_id else 1, j.arrival_s, jid)
