@@ -251,3 +251,16 @@ def test_fast_quiet_periods_unchanged_on_a_view(tokens: str) -> None:
     )
     kb = ref_periods_to_gain(0.0, 9 * (1 - 1e-9) / 3 - 1.0, 0.2 * MS, PERIOD_S, 1 * MS, False, cum)
     assert pol.quiet_periods(v, first) == max(min(ka, kb) - 1, 0)
+
+
+def test_quiet_periods_ignore_levels_below_the_threshold() -> None:
+    """With a 9-token task present, a 1-token task reaching 3 tokens changes no candidate set:
+    the next tick that matters is when it (or anyone) reaches 9."""
+    pol = PPrema(mechanism="dynamic", tokens="linear")
+    pol.reset()
+    low = FakeJob(0, 1, 0.0, 1 * MS, 0.0, 0.0)
+    high = FakeJob(1, 9, 0.0, 1 * MS, 0.0, 0.0, JobState.RUNNING)
+    v = SchedulerView(now=0.0, ready=[low], running=high, reason="arrival", profiles={})
+    # linear tokens of `low` after k boundaries: 1 + k p / 1 ms; 3 after 8, 9 after 32
+    assert pol.quiet_periods(v, PERIOD_S) == 31
+    assert [j.id for j in pol.candidates(pol.queue(v))] == [1]

@@ -244,10 +244,12 @@ class TokenScheduler(TemporalPolicyBase, Component):
         Between events the candidate set changes only when some task's tokens reach a priority
         level (the threshold is a level, and tokens only grow); the choice within an unchanged
         set cannot change (waiting tasks' estimates are fixed, the running one only gets
-        closer to done, and Algorithm 3's DRAIN answer only gets firmer). So this is the
-        number of boundaries before the first one at which any task's tokens could reach a
-        level above its current tokens (with a 1e-9 relative margin, so rounding can only
-        make it tick early). A non-preemptive policy never changes a running task at a tick.
+        closer to done, and Algorithm 3's DRAIN answer only gets firmer), and it changes only
+        when a task's tokens reach the threshold (it joins the candidates) or a level above it
+        (the threshold rises); reaching a level below the threshold changes nothing. So this is
+        the number of boundaries before the first one at which any task's tokens could reach
+        the threshold or a level above it, whichever is the next level above its current tokens
+        (with a 1e-9 relative margin, so rounding can only make it tick early). A non-preemptive policy never changes a running task at a tick.
         """
         running = view.running
         if running is not None and not self.preemptive:
@@ -262,13 +264,20 @@ class TokenScheduler(TemporalPolicyBase, Component):
         levels = self.token_levels
         cumulative = self.tokens == "cumulative"
         ahead = first_s - now
-        for job in self.queue(view):
+        jobs = self.queue(view)
+        toks = []
+        for job in jobs:
+            g = get(job.id, 0.0)
+            toks.append(job.priority * (1.0 + g) if g > 0.0 else float(job.priority))
+        # Levels below the threshold are irrelevant: a task reaching one stays out of the
+        # candidates, and the threshold (a level) changes only when a task reaches a higher one.
+        thr = round_down_to_level(max(toks), levels)
+        for job, tok in zip(jobs, toks, strict=True):
             prio = float(job.priority)
             g = get(job.id, 0.0)
-            tok = prio * (1.0 + g) if g > 0.0 else prio
             top = tok * (1.0 + 1e-12)
             for lv in levels:
-                if lv <= top:
+                if lv <= top or lv < thr:
                     continue
                 need = lv * (1.0 - 1e-9) / prio - 1.0  # gain that reaches the level
                 waiting = job is not running
