@@ -264,18 +264,22 @@ class TokenScheduler(TemporalPolicyBase, Component):
         levels = self.token_levels
         cumulative = self.tokens == "cumulative"
         ahead = first_s - now
-        jobs = self.queue(view)
-        toks = []
-        for job in jobs:
-            g = get(job.id, 0.0)
-            toks.append(job.priority * (1.0 + g) if g > 0.0 else float(job.priority))
+        jobs = list(view.ready)
+        if self.include_running:
+            jobs.append(running)
+        gs = [get(j.id, 0.0) for j in jobs]
+        toks = [
+            j.priority * (1.0 + g) if g > 0.0 else float(j.priority)
+            for j, g in zip(jobs, gs, strict=True)
+        ]
         # Levels below the threshold are irrelevant: a task reaching one stays out of the
         # candidates, and the threshold (a level) changes only when a task reaches a higher one.
         thr = round_down_to_level(max(toks), levels)
-        for job, tok in zip(jobs, toks, strict=True):
-            prio = float(job.priority)
-            g = get(job.id, 0.0)
+        for job, g, tok in zip(jobs, gs, toks, strict=True):
             top = tok * (1.0 + 1e-12)
+            if top >= levels[-1]:
+                continue  # no level above its tokens
+            prio = float(job.priority)
             for lv in levels:
                 if lv <= top or lv < thr:
                     continue
@@ -370,12 +374,11 @@ class TokenScheduler(TemporalPolicyBase, Component):
         :meth:`tokens_of`), the threshold is :meth:`threshold_of` of them."""
         if not jobs:
             return []
-        gain = self._state()
-        get = gain.get
-        toks = []
-        for j in jobs:
-            g = get(j.id, 0.0)
-            toks.append(j.priority * (1.0 + g) if g > 0.0 else float(j.priority))
+        get = self._state().get
+        toks = [
+            j.priority * (1.0 + g) if (g := get(j.id, 0.0)) > 0.0 else float(j.priority)
+            for j in jobs
+        ]
         thr = round_down_to_level(max(toks), self.token_levels)
         eps = 1e-12 * max(thr, 1.0)  # token sums are floats; levels are exact
         if self.threshold == ">":
