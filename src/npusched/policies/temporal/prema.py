@@ -339,7 +339,12 @@ class TokenScheduler(TemporalPolicyBase, Component):
             return never
         # The answer lies in [lo, hi]; test the guess and its neighbour, bisect if it is off.
         lo, hi = 1, never
-        k = min(max(math.ceil(guess), 1), never) if guess < never else never  # NaN: never
+        if not guess < never:  # also NaN
+            k = never
+        elif guess <= 1.0:  # also -inf
+            k = 1
+        else:
+            k = min(math.ceil(guess), never)
         if gain_after(k) >= need:
             if k == 1 or gain_after(k - 1) < need:
                 return k
