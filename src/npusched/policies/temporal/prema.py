@@ -51,6 +51,7 @@ mechanism its ``mechanism`` parameter names (``"dynamic"`` is Algorithm 3).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -68,6 +69,8 @@ TOKEN_LEVELS: tuple[int, ...] = (1, 3, 9)
 THRESHOLD_OPS = (">=", ">")
 #: The two readings of Algorithm 2 line 7 (see the module docstring); the first is the default.
 TOKEN_RULES = ("cumulative", "linear")
+#: ``quiet_periods``' "never" (more boundaries than any run has).
+_NEVER = 1 << 40
 
 
 def round_down_to_level(tokens: float, levels: Sequence[float]) -> float:
@@ -203,9 +206,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
         gain = self._state()
         now = view.now
         p = float(self.period_s or PERIOD_S)
-        last = first_s + (count - 1) * p
         running = view.running
         if self.tokens == "linear":
+            last = first_s + (count - 1) * p
             for job in view.ready:
                 gain[job.id] = self._slowdown_at(job, job.waited_s - (now - last))
             if running is not None:
@@ -213,16 +216,19 @@ class TokenScheduler(TemporalPolicyBase, Component):
             return
         # cumulative: sum over the boundaries b_i = first + i p of waited(b_i) / estimated
         span = count * (now - first_s) - p * count * (count - 1) / 2.0  # sum of (now - b_i)
+        get = gain.get
         for job in view.ready:
-            est = job.estimated_s
-            w = job.waited_s
-            total = count * w - span
+            total = count * job.waited_s - span
             if total > 0.0:
-                gain[job.id] = gain.get(job.id, 0.0) + (
-                    total / est if est > 0 else float("inf")
-                )
-        if running is not None and self.include_running and running.waited_s > 0.0:
-            gain[running.id] = gain.get(running.id, 0.0) + count * self.slowdown(running)
+                est = job.estimated_s
+                jid = job.id
+                gain[jid] = get(jid, 0.0) + (total / est if est > 0 else float("inf"))
+        if running is not None and self.include_running:
+            w = running.waited_s
+            if w > 0.0:
+                est = running.estimated_s
+                rid = running.id
+                gain[rid] = get(rid, 0.0) + count * (w / est if est > 0 else float("inf"))
 
     @staticmethod
     def _slowdown_at(job: JobView, waited_s: float) -> float:
@@ -238,35 +244,49 @@ class TokenScheduler(TemporalPolicyBase, Component):
         Between events the candidate set changes only when some task's tokens reach a priority
         level (the threshold is a level, and tokens only grow); the choice within an unchanged
         set cannot change (waiting tasks' estimates are fixed, the running one only gets
-        closer to done, and Algorithm 3's DRAIN answer only gets firmer). So this is the
-        number of boundaries before the first one at which any task's tokens could reach a
-        level above its current tokens (with a 1e-9 relative margin, so rounding can only
-        make it tick early). A non-preemptive policy never changes a running task at a tick.
+        closer to done, and Algorithm 3's DRAIN answer only gets firmer), and it changes only
+        when a task's tokens reach the threshold (it joins the candidates) or a level above it
+        (the threshold rises); reaching a level below the threshold changes nothing. So this is
+        the number of boundaries before the first one at which any task's tokens could reach
+        the threshold or a level above it, whichever is the next level above its current tokens
+        (with a 1e-9 relative margin, so rounding can only make it tick early). A non-preemptive policy never changes a running task at a tick.
         """
         running = view.running
         if running is not None and not self.preemptive:
-            return 1 << 40
+            return _NEVER
         if running is None or self.threshold == ">":
             return 0
         now = view.now
         p = float(self.period_s or PERIOD_S)
-        first = first_s
-        best = 1 << 40
+        best = _NEVER
         gain = self._state()
+        get = gain.get
         levels = self.token_levels
         cumulative = self.tokens == "cumulative"
-        for job in self.queue(view):
+        ahead = first_s - now
+        jobs = list(view.ready)
+        if self.include_running:
+            jobs.append(running)
+        gs = [get(j.id, 0.0) for j in jobs]
+        toks = [
+            j.priority * (1.0 + g) if g > 0.0 else float(j.priority)
+            for j, g in zip(jobs, gs, strict=True)
+        ]
+        # Levels below the threshold are irrelevant: a task reaching one stays out of the
+        # candidates, and the threshold (a level) changes only when a task reaches a higher one.
+        thr = round_down_to_level(max(toks), levels)
+        for job, g, tok in zip(jobs, gs, toks, strict=True):
+            top = tok * (1.0 + 1e-12)
+            if top >= levels[-1]:
+                continue  # no level above its tokens
             prio = float(job.priority)
-            g = gain.get(job.id, 0.0)
-            tok = prio * (1.0 + g) if g > 0.0 else prio
-            est = job.estimated_s
-            waiting = job is not running
-            w = job.waited_s + (first - now) if waiting else job.waited_s
             for lv in levels:
-                if lv <= tok * (1.0 + 1e-12):
+                if lv <= top or lv < thr:
                     continue
                 need = lv * (1.0 - 1e-9) / prio - 1.0  # gain that reaches the level
-                k = self._periods_to_gain(g, need, w, p, est, waiting, cumulative)
+                waiting = job is not running
+                w = job.waited_s + ahead if waiting else job.waited_s
+                k = self._periods_to_gain(g, need, w, p, job.estimated_s, waiting, cumulative)
                 if k < best:
                     best = k
                 break  # the next level up is reached first
@@ -278,20 +298,61 @@ class TokenScheduler(TemporalPolicyBase, Component):
     ) -> int:
         """The smallest number ``k >= 1`` of boundaries after which the gain reaches ``need``
         (``1 << 40`` if never): ``w`` is the task's ready-queue seconds at the first boundary,
-        growing by ``p`` per boundary while it waits."""
+        growing by ``p`` per boundary while it waits.
+
+        The gain after ``k`` boundaries, evaluated in floating point exactly as the ticks would
+        add it, is non-decreasing in ``k`` (every operation rounds monotonically), so the
+        smallest such ``k`` is unique: a closed-form guess (the root of the quadratic or linear
+        gain) corrected by stepping to it, the same ``k`` a bisection over ``[1, 1 << 40]``
+        finds.
+        """
         if est <= 0.0:
             return 1
-        never = 1 << 40
+        never = _NEVER
 
-        def gain_after(k: int) -> float:
-            if cumulative:
-                total = k * w + (p * k * (k - 1) / 2.0 if waiting else 0.0)
-                return g + total / est
-            return (w + (k - 1) * p) / est if waiting else w / est
+        if cumulative:
+            if waiting:
 
+                def gain_after(k: int) -> float:
+                    return g + (k * w + p * k * (k - 1) / 2.0) / est
+
+                # p/2 k^2 + (w - p/2) k - (need - g) est = 0
+                c = (need - g) * est
+                bq = w - 0.5 * p
+                disc = bq * bq + 2.0 * p * c
+                guess = (-bq + math.sqrt(disc)) / p if disc > 0.0 and p > 0.0 else 1.0
+            else:
+
+                def gain_after(k: int) -> float:
+                    return g + k * w / est
+
+                guess = (need - g) * est / w if w > 0.0 else float(never)
+        elif waiting:
+
+            def gain_after(k: int) -> float:
+                return (w + (k - 1) * p) / est
+
+            guess = (need * est - w) / p + 1.0 if p > 0.0 else 1.0
+        else:
+            return 1 if w / est >= need else never
         if gain_after(never) < need:
             return never
+        # The answer lies in [lo, hi]; test the guess and its neighbour, bisect if it is off.
         lo, hi = 1, never
+        if not guess < never:  # also NaN
+            k = never
+        elif guess <= 1.0:  # also -inf
+            k = 1
+        else:
+            k = min(math.ceil(guess), never)
+        if gain_after(k) >= need:
+            if k == 1 or gain_after(k - 1) < need:
+                return k
+            hi = k - 1
+        else:
+            if gain_after(k + 1) >= need:
+                return k + 1
+            lo = k + 2
         while lo < hi:
             mid = (lo + hi) // 2
             if gain_after(mid) >= need:
@@ -313,16 +374,25 @@ class TokenScheduler(TemporalPolicyBase, Component):
         return round_down_to_level(max(self.tokens_of(j) for j in jobs), self.token_levels)
 
     def candidates(self, jobs: Sequence[JobView]) -> list[JobView]:
-        """Tasks whose tokens pass the threshold (``>=``; or ``>`` with a ``>=`` fallback)."""
+        """Tasks whose tokens pass the threshold (``>=``; or ``>`` with a ``>=`` fallback), in
+        the order of ``jobs``. One pass: each task's tokens are computed once (as
+        :meth:`tokens_of`), the threshold is :meth:`threshold_of` of them."""
         if not jobs:
             return []
-        thr = self.threshold_of(jobs)
+        get = self._state().get
+        toks = [
+            j.priority * (1.0 + g) if (g := get(j.id, 0.0)) > 0.0 else float(j.priority)
+            for j in jobs
+        ]
+        thr = round_down_to_level(max(toks), self.token_levels)
         eps = 1e-12 * max(thr, 1.0)  # token sums are floats; levels are exact
         if self.threshold == ">":
-            strict = [j for j in jobs if self.tokens_of(j) > thr + eps]
+            cut = thr + eps
+            strict = [j for j, t in zip(jobs, toks, strict=True) if t > cut]
             if strict:
                 return strict
-        return [j for j in jobs if self.tokens_of(j) >= thr - eps]
+        cut = thr - eps
+        return [j for j, t in zip(jobs, toks, strict=True) if t >= cut]
 
     def choose(self, candidates: Sequence[JobView], running: JobView | None) -> JobView | None:
         raise NotImplementedError  # pragma: no cover - subclasses

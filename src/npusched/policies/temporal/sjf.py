@@ -19,17 +19,27 @@ from collections.abc import Iterable
 from npusched.base import Component
 from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView
-from npusched.policies.temporal.mechanism import check_mode, decide, remaining_s
+from npusched.policies.temporal.mechanism import check_mode, decide
 
 
 def shortest_remaining(jobs: Iterable[JobView], running: JobView | None = None) -> JobView | None:
-    """The job with the least estimated remaining seconds (ties: ``running``, arrival, id)."""
+    """The job with the least estimated remaining seconds (ties: ``running``, arrival, id).
+
+    Exactly ``min(jobs, key=(remaining_s(j), j is not running, arrival_s, id))`` (the first
+    minimal job, ``None`` if there is none), with the key inlined: this runs at every decision.
+    """
     run_id = running.id if running is not None else -1
-    return min(
-        jobs,
-        key=lambda j: (remaining_s(j), 0 if j.id == run_id else 1, j.arrival_s, j.id),
-        default=None,
-    )
+    best: JobView | None = None
+    best_key: tuple[float, int, float, int] | None = None
+    for j in jobs:
+        rem = j.estimated_s - j.executed_s
+        if rem < 0.0:  # max(rem, 0.0), as remaining_s
+            rem = 0.0
+        jid = j.id
+        key = (rem, 0 if jid == run_id else 1, j.arrival_s, jid)
+        if best_key is None or key < best_key:
+            best, best_key = j, key
+    return best
 
 
 class NPSJF(TemporalPolicyBase, Component):
