@@ -9,6 +9,7 @@ job stands at any time.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +21,11 @@ import numpy as np
 from npusched.errors import HardwareConfigError
 from npusched.hardware.base import Device, FloatArray, IntArray, LayerCosts
 from npusched.models.ir import Network
+
+
+#: A plan's look-up table: ``array('d')`` (8 bytes per step, bisect works on it directly; a
+#: Python list of floats costs 32 and dominated the memory of million-request RNN runs).
+Seq = Any
 
 
 class ExecPlan:
@@ -82,8 +88,8 @@ class ExecPlan:
         self._ckpt_row = checkpoint_row
         self._energy_row = energy_row
         self._tile_s_row: list[float] | None = None
-        self._cum: list[float] | None = None
-        self._cum_energy: list[float] | None = None
+        self._cum: Seq | None = None
+        self._cum_energy: Seq | None = None
         self.steps = len(layer)
         self.total_s = float(cum_s[-1])
         self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
@@ -154,12 +160,12 @@ class ExecPlan:
         np.divide(e, lat, out=out, where=lat > 0.0)
         return out
 
-    # --- look-ups (Python lists built on first use: bisecting a list is several times faster
-    # than ``numpy.searchsorted`` on a scalar, and most plans are never looked up) ------------
-    def _cum_list(self) -> list[float]:
+    # --- look-ups (``array('d')`` tables built on first use: bisecting one is several times
+    # faster than ``numpy.searchsorted`` on a scalar, and most plans are never looked up) -----
+    def _cum_list(self) -> Seq:
         cum = self._cum
         if cum is None:
-            cum = self._cum = self.cum_s.tolist()
+            cum = self._cum = array("d", self.cum_s.tobytes())
         return cum
 
     def step_at(self, executed_s: float) -> int:
@@ -200,11 +206,11 @@ class ExecPlan:
         if ce is None:
             arr = np.zeros(self.steps + 1)
             np.cumsum(self.energy_j, out=arr[1:])
-            ce = self._cum_energy = arr.tolist()
+            ce = self._cum_energy = array("d", arr.tobytes())
         cum = self._cum_list()
         return self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce)
 
-    def _energy_at(self, x: float, cum: list[float], ce: list[float]) -> float:
+    def _energy_at(self, x: float, cum: Seq, ce: Seq) -> float:
         """Cumulative joules after ``x`` seconds of work (linear within a step)."""
         i = bisect_right(cum, x) - 1
         if i >= self.steps:
