@@ -22,7 +22,6 @@ from npusched.errors import HardwareConfigError
 from npusched.hardware.base import Device, FloatArray, IntArray, LayerCosts
 from npusched.models.ir import Network
 
-
 #: A plan's look-up table: ``array('d')`` (8 bytes per step, bisect works on it directly; a
 #: Python list of floats costs 32 and dominated the memory of million-request RNN runs).
 Seq = Any
