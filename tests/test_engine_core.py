@@ -565,3 +565,19 @@ def test_readme_example_equal_split_runs() -> None:
     assert res.n_finished == 30
     check_capacity(res, {"array": 16})
     assert res.columns["preemptions"].sum() > 0  # it re-split the array under load
+
+
+def test_skipped_ticks_do_not_stretch_the_run() -> None:
+    """With period skipping a far-off tick can be left in the queue when the last job
+    finishes; the run ends at the last event handled (regression: a P-PREMA run on one NPU
+    reported end_s ~ 2.7e8 s and charged idle power over it)."""
+    from npusched.policies.base import POLICIES
+    from simhelpers import make_profile
+
+    profiles = {"a": make_profile("a", [1 * MS, 2 * MS]), "b": make_profile("b", [0.3 * MS])}
+    reqs = [Request(0, 0.0, "a"), Request(1, 0.1 * MS, "b", priority=9), Request(2, 0.2 * MS, "b")]
+    machine = Machine.of(Resource("npu", idle_power_w=10.0))
+    res = Simulator(profiles, POLICIES.create("P-PREMA"), machine=machine).run(reqs)
+    assert res.end_s == pytest.approx(float(res.columns["finish_s"].max()))
+    assert res.resources is not None
+    assert res.resources["npu"]["energy_j"] < 10.0 * res.end_s + 1e-9

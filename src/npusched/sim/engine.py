@@ -1379,6 +1379,7 @@ class _Run:
         alloc0 = Allocation(res0.name, units0)
         idle_ticks = 0
         stuck = 0
+        last_t = 0.0
         skipping = (
             temporal
             and period is not None
@@ -1446,7 +1447,8 @@ class _Run:
                     ai += 1
                 next_arr = arrivals[ai].arrival_s if ai < n else inf
             if not woke and not arrived:
-                continue
+                continue  # only stale or skipped events: the run's clock stays at last_t
+            last_t = now
 
             if completed:
                 if call_complete:
@@ -1546,7 +1548,9 @@ class _Run:
                 self.tick_pending = True
 
         self.events = events
-        return self._result(now)
+        # The clock of the last event handled (a far-off tick nobody needed, popped with the
+        # queue empty, does not stretch the run).
+        return self._result(last_t)
 
     # --- results ------------------------------------------------------------------------------
     def _result(self, now: float) -> SimResult:
