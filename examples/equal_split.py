@@ -10,19 +10,15 @@ from __future__ import annotations
 from npusched.hardware import compile_profile, get_device
 from npusched.models import get_network
 from npusched.policies.contract import NOTHING, Allocation, MachineView, Schedule
+from npusched.policies.machine import MachinePolicyBase
 from npusched.sim import Simulator, fission_array
 from npusched.workloads import poisson_workload
 
 
-class EqualSplit:
+class EqualSplit(MachinePolicyBase):
     """Admit at most four jobs (lowest id first) and give each an equal share of the array."""
 
-    kind, name, preemptive, period_s = "machine", "equal-split", True, None
-
-    def reset(self) -> None: ...
-    def on_dispatch(self, job: object, now: float) -> None: ...
-    def on_complete(self, job: object, now: float) -> None: ...
-    def on_period(self, view: MachineView) -> None: ...
+    name = "equal-split"
 
     def select(self, view: MachineView) -> Schedule:
         jobs = sorted([*view.preempting, *view.running, *view.ready][:4], key=lambda j: j.id)

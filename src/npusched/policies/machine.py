@@ -31,6 +31,7 @@ from npusched.registry import Registry
 __all__ = [
     "MACHINE_POLICIES",
     "MachinePolicy",
+    "MachinePolicyBase",
     "all_policy_names",
     "check_disjoint",
     "get_any_policy",
@@ -64,6 +65,34 @@ class MachinePolicy(Protocol):
     def on_period(self, view: MachineView) -> None: ...
 
     def select(self, view: MachineView) -> Schedule: ...
+
+
+class MachinePolicyBase:
+    """Convenience base of a machine policy: the contract's class attributes and no-op hooks;
+    subclasses implement :meth:`select` (and ``validate`` / ``reset`` for their state)."""
+
+    kind = "machine"
+    name: str = "machine-base"
+    preemptive: bool = True
+    period_s: float | None = None
+
+    def validate(self) -> None:
+        return None
+
+    def reset(self) -> None:
+        self.validate()
+
+    def on_dispatch(self, job: JobView, now: float) -> None:
+        return None
+
+    def on_complete(self, job: JobView, now: float) -> None:
+        return None
+
+    def on_period(self, view: MachineView) -> None:
+        return None
+
+    def select(self, view: MachineView) -> Schedule:  # pragma: no cover - abstract
+        raise NotImplementedError
 
 
 MACHINE_POLICIES: Registry[MachinePolicy] = Registry(

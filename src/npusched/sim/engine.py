@@ -1272,10 +1272,12 @@ class _Run:
         into._exec = new.executed_at(*pos)
 
     # --- period skipping ----------------------------------------------------------------------
-    def _catch_up_periods(self, t: float, period: float) -> None:
+    def _catch_up_periods(self, t: float, period: float) -> float:
         """Before the events at ``t``: credit the period boundaries skipped since the last wake
         that lie before ``t`` (one ``on_periods`` call), and turn a skipped boundary at ``t``
-        itself into a real tick (handled with ``t``'s events, as if never skipped)."""
+        itself (within the time tolerance) into a real tick handled with ``t``'s events, as if
+        never skipped. Returns the wake's time: that boundary if it is a hair before ``t`` (the
+        wake starts at the earliest of its events, as it would have with every tick)."""
         k0 = self.skip_k0
         assert k0 is not None
         tol = TIME_TOL_S
@@ -1291,10 +1293,15 @@ class _Run:
         nxt = last + 1
         if nxt < self.sched_k and nxt * period <= t + tol:
             q = self.queue
-            heappush(q.heap, (nxt * period, PERIOD, q.next_seq(), None, self.tick_epoch))
+            b = nxt * period
+            heappush(q.heap, (b, PERIOD, q.next_seq(), None, self.tick_epoch))
+            if b < t:
+                t = b
+                self.clock.now = b
             nxt += 1
         # The rest stay skipped until the next wake re-plans (a wake may change nothing).
         self.skip_k0 = nxt if nxt < self.sched_k else None
+        return t
 
     def _plan_tick(
         self, now: float, period: float, reason: str, busy: bool, no_arrivals: bool
@@ -1399,7 +1406,7 @@ class _Run:
             if t > now:
                 if skipping and self.skip_k0 is not None:
                     clock.now = t
-                    self._catch_up_periods(t, period_f)
+                    t = self._catch_up_periods(t, period_f)
                 now = t
                 clock.now = t
                 q.now = t

@@ -45,6 +45,7 @@ from npusched.policies.contract import (
     Merge,
     Schedule,
 )
+from npusched.policies.machine import MachinePolicyBase
 
 __all__ = [
     "AdaptBPolicy",
@@ -67,30 +68,15 @@ def exit_lut_from_profile(profile: Profile, b_max: int = B_MAX) -> ExitLUT:
     return ExitLUT(np.stack(cols, axis=1))
 
 
-class _MachineBase(Component):
-    """No-op hooks of a machine policy."""
+class _MachineBase(MachinePolicyBase, Component):
+    """A batching machine policy: counts its invocations and preemptions per run."""
 
-    kind = "machine"
-    preemptive = True
-    period_s: float | None = None
     name = "batching"
-
-    def validate(self) -> None:
-        return None
 
     def reset(self) -> None:
         self.validate()
         self.invocations_ = 0
         self.preemptions_ = 0
-
-    def on_dispatch(self, job: JobView, now: float) -> None:
-        return None
-
-    def on_complete(self, job: JobView, now: float) -> None:
-        return None
-
-    def on_period(self, view: object) -> None:
-        return None
 
     @staticmethod
     def _fresh(view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:

@@ -32,6 +32,7 @@ from npusched.hardware.contention import PccsContention
 from npusched.hardware.soc import GroupProfile, generate_profile, get_soc
 from npusched.models.zoo import get_network
 from npusched.policies.contract import Allocation, JobView, MachineView, Schedule
+from npusched.policies.machine import MachinePolicyBase
 from npusched.policies.mapping.execute import Schedule as GroupSchedule
 from npusched.policies.mapping.execute import Task, Workload
 from npusched.policies.mapping.haxconn import haxconn
@@ -46,7 +47,7 @@ class _Plan:
     starts: list[int]  # first layer of each group
 
 
-class HaxconnPolicy(Component):
+class HaxconnPolicy(MachinePolicyBase, Component):
     """Machine policy executing HaX-CoNN schedules (see the module docstring).
 
     Args:
@@ -59,10 +60,8 @@ class HaxconnPolicy(Component):
         contention: apply the contention model's rates.
     """
 
-    kind = "machine"
     name = "haxconn"
     preemptive = False  # jobs stop only at group boundaries (until_step), free of cost
-    period_s: float | None = None
 
     def __init__(
         self,
@@ -89,12 +88,6 @@ class HaxconnPolicy(Component):
         self.queues_: list[deque[tuple[int, int]]] = [deque() for _ in self.spec_.accelerators]
         self.ready_at_: dict[int, float] = {}
         self.used_fixed_ = False
-
-    def on_dispatch(self, job: Any, now: float) -> None:
-        return None
-
-    def on_period(self, view: MachineView) -> None:
-        return None  # no period (period_s is None)
 
     def on_complete(self, job: Any, now: float) -> None:
         self.plans_.pop(job.id, None)

@@ -55,6 +55,7 @@ from npusched.policies.contract import (
     Mechanism,
     Schedule,
 )
+from npusched.policies.machine import MachinePolicyBase
 
 __all__ = [
     "PlanariaPolicy",
@@ -227,7 +228,7 @@ def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> di
 
 
 # --- the policy on the engine contract ---------------------------------------------------------
-class PlanariaPolicy(Component):
+class PlanariaPolicy(MachinePolicyBase, Component):
     """Planaria's spatial scheduler as a machine policy (``kind = "machine"``) on one
     fission-array resource (:func:`npusched.sim.resources.fission_array`).
 
@@ -255,9 +256,6 @@ class PlanariaPolicy(Component):
         name: the policy's name in results.
     """
 
-    kind = "machine"
-    preemptive = True
-    period_s: float | None = None
     #: The plan axis its resource's units select (a run config checks the machine has it).
     units_axis = "subarrays"
 
@@ -286,15 +284,6 @@ class PlanariaPolicy(Component):
         self.targets_ = {}
         self.promised_ = {}
         self.tables_ = {}
-
-    def on_dispatch(self, job: JobView, now: float) -> None:
-        """No bookkeeping (the decision is taken in :meth:`select`)."""
-
-    def on_complete(self, job: JobView, now: float) -> None:
-        """No bookkeeping (the decision is taken in :meth:`select`)."""
-
-    def on_period(self, view: MachineView) -> None:
-        """Never called (no period)."""
 
     def _capacity(self, view: MachineView) -> int:
         if self.resource is None:
