@@ -493,6 +493,9 @@ class _Run:
             ARRIVAL: self._h_release,
             TIMER: self._h_timer,
         }
+        self.res0 = self.res[0]
+        if self.temporal:
+            self.handlers[COMPLETE] = self._h_complete_one
         self._prepare(requests)
 
     # --- set-up -----------------------------------------------------------------------------
@@ -679,7 +682,11 @@ class _Run:
                 f"{res.name!r} but only {res.free} of {res.capacity} are free at t={now!r} s"
             )
         if job.state is WAITING:
-            self.ready.remove(job)
+            ready = self.ready
+            if ready[0] is job:
+                del ready[0]
+            else:
+                ready.remove(job)
         # Time spent waiting for units (state STARTING) counts as waiting too.
         job._waited += now - job._wait_since
         res.free -= units
@@ -699,9 +706,16 @@ class _Run:
             t0 = now + rb / job.profile.memory_bandwidth_bps
         job._seg_start = now
         job._t0 = t0
-        job._seg_exec0 = job._exec
+        ex = job._seg_exec0 = job._exec
         job.state = RUNNING
-        self._arm(job)
+        plan = job.plan
+        if job._until < 0 and not plan.exits:  # the common case: run to the end
+            iso = job._limit = job.isolated_s
+            epoch = job._epoch = job._epoch + 1
+            q = self.queue
+            heappush(q.heap, (t0 + (iso - ex) / job.rate, COMPLETE, q.next_seq(), job, epoch))
+        else:
+            self._arm(job)
 
     def _arm(self, job: Job) -> None:
         """(Re-)schedule ``job``'s next event: the end of its plan, or an earlier exit or stop
@@ -715,7 +729,6 @@ class _Run:
                 lim = b
                 kind = BOUNDARY
         job._limit = lim
-        job._limit_kind = kind
         epoch = job._epoch = job._epoch + 1
         q = self.queue
         t = job._t0 + (lim - job._exec) / job.rate
@@ -913,6 +926,62 @@ class _Run:
         self.completed.append(job)
         return "completion"
 
+    def _h_complete_one(self, job: Job, epoch: int) -> str:
+        """:meth:`_h_complete` for a one-resource machine under a temporal policy, whose jobs
+        carry one request each (the hot path of PREMA-style runs, written out: the same
+        bookkeeping without the general calls)."""
+        if epoch != job._epoch:
+            return ""
+        now = self.clock.now
+        ss = job._seg_start
+        t0 = job._t0
+        if t0 > ss:  # rare: the segment began with a restore or a switch
+            self._charge_restore(job, ss, t0)
+        tl = self.timeline
+        if tl is not None and now > t0:
+            tl.append(self._seg(job, t0, now, "run"))
+        res = self.res0
+        res.busy += now - ss
+        iso = job.isolated_s
+        a = job._seg_exec0
+        plan = job.plan
+        if a <= 0.0:  # a run from the start executed every step: no look-up
+            self.layer_exec += plan.steps
+            e = plan.total_energy_j
+        else:
+            self.layer_exec += plan.steps_between(a, iso)
+            e = plan.energy_between(a, iso)
+        row = job.row
+        if e:
+            job.energy_j += e
+            res.energy += e
+            self.col_energy[row] += e
+        if self.power is not None and now > t0:
+            self.power.append(PowerPiece(t0, now, plan, a, iso, job.rate, res.name))
+        job._exec = iso
+        job.state = DONE
+        job._epoch = epoch + 1
+        if self.col_first[row] != self.col_first[row]:
+            self.col_first[row] = job.first_start_s
+        self.col_finish[row] = now
+        if job.preemptions:
+            self.col_preempt[row] = job.preemptions
+            self.col_cbytes[row] = job.checkpoint_bytes
+            self.col_wasted[row] = job.wasted_s
+        self.col_cs[row] = job.checkpoint_s
+        self.col_res[row] = res.name
+        self.n_finished += 1
+        if self.dependents:
+            self._release_dependents(job.id, now)
+        res.free += job.units
+        res.jobs.remove(job)
+        job.allocation = None
+        job.units = 0
+        job._res = -1
+        self.running = None
+        self.completed.append(job)
+        return "completion"
+
     def _h_boundary(self, job: Job, epoch: int) -> str:
         """``job`` reached an exit of some of its samples and/or its stop step."""
         if epoch != job._epoch:
@@ -1020,8 +1089,13 @@ class _Run:
         row = self.arrival_rows[k]
         self.col_est[row] = est
         job = Job(r, prof, plan, iso, est, k, row, self.clock)
-        job.variant = self.variant0 if self.temporal else ()
-        self._requeue(job, self.clock.now)
+        if self.temporal:
+            job.variant = self.variant0
+        ready = self.ready
+        if not ready or ready[-1].order < k:  # dispatch order: the common case appends
+            ready.append(job)
+        else:
+            insort(ready, job, key=_ORDER)
         self.released.append(job)
         return job
 

@@ -51,13 +51,10 @@ class Job:
         "_exec",
         "_leaving",
         "_limit",
-        "_limit_kind",
         "_next_alloc",
-        "_pause_s",
         "_res",
         "_restore_bytes",
         "_rows",
-        "_sample_energy",
         "_save_start",
         "_seg_exec0",
         "_seg_start",
@@ -133,7 +130,6 @@ class Job:
         #: The requests this job carries (one, or a batch); ``_rows`` their result rows.
         self.samples: tuple[Request, ...] = (request,)
         self._rows: tuple[int, ...] = (row,)
-        self._sample_energy: list[float] | None = None
         self.allocation: Allocation | None = None
         self.units = 0
         self.variant: tuple[tuple[str, Any], ...] = ()
@@ -141,8 +137,6 @@ class Job:
         self._clock = clock
         self._exec = 0.0
         self._t0 = 0.0
-        self._limit_kind = 0
-        self._pause_s = 0.0
         self._waited = 0.0
         self._wait_since = clock.now
         self._epoch = 0
