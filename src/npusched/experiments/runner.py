@@ -171,18 +171,35 @@ def compile_profiles(
     requests), on the plan ``axes`` given (default: every axis the device offers).
     ``networks`` replaces zoo networks by name (e.g. with early exits attached)."""
     from npusched.hardware import compile_profile
-    from npusched.models.zoo import get_network
+    from npusched.hardware.profile import compile_sized_profile
+    from npusched.models.zoo import get_network, size_range
 
     batches: dict[str, set[int]] = {}
+    sizes: dict[str, set[int | None]] = {}
     for r in requests:
         batches.setdefault(r.network, set()).add(r.batch)
+        sizes.setdefault(r.network, set()).add(r.seq_in)
     for bs in batches.values():
         bs.update(int(b) for b in batch_sizes)
     given = networks or {}
-    return {
-        name: compile_profile(given.get(name) or get_network(name), device, sorted(bs), axes=axes)
-        for name, bs in sorted(batches.items())
-    }
+    out: dict[str, Profile] = {}
+    for name, bs in sorted(batches.items()):
+        lens = sizes[name]
+        if name not in given and size_range(name) is not None and lens != {None}:
+            # a sized network (BERT) with per-request lengths: one profile over its sizes
+            if None in lens:
+                raise ConfigError(
+                    f"workload: {name} requests give seq_in (its size) for some requests and not "
+                    f"others; give every {name} request a seq_in, or none"
+                )
+            out[name] = compile_sized_profile(
+                name, device, sorted(bs), sorted(n for n in lens if n is not None), axes=axes
+            )
+            continue
+        out[name] = compile_profile(
+            given.get(name) or get_network(name), device, sorted(bs), axes=axes
+        )
+    return out
 
 
 def with_exits(

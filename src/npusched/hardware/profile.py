@@ -438,6 +438,9 @@ class Profile:
     ) -> ExecPlan:
         """The executed step sequence for one request on one plan variant (cached per
         ``(batch, seq_in, seq_out, variant)`` and shared by every job of that shape)."""
+        if seq_in is not None and self.axes and self.axes[0][0] == SIZE_AXIS:
+            # a sized profile (compile_sized_profile): the request's length picks the row
+            variant = {**variant, SIZE_AXIS: int(seq_in)}
         # Look up by the arguments as given first (the common case, no resolution needed).
         fast: tuple[Any, ...] = (batch, seq_in, seq_out, *sorted(variant.items()))
         plan = self._plans.get(fast)
@@ -651,6 +654,66 @@ def _axes(device: Device, axes: Mapping[str, Iterable[Any]] | None) -> Axes:
             )
         out.append((str(name), vals))
     return tuple(out)
+
+
+#: The plan axis of a profile compiled over a network's sizes (:func:`compile_sized_profile`).
+SIZE_AXIS = "size"
+
+
+def compile_sized_profile(
+    name: str,
+    device: Device,
+    batch_sizes: Iterable[int] = (1,),
+    sizes: Iterable[int] = (),
+    *,
+    axes: Mapping[str, Iterable[Any]] | None = None,
+) -> Profile:
+    """One profile of zoo network ``name`` over several of its sizes (BERT: sequence lengths),
+    so that a request's ``seq_in`` picks its size at run time, as an RNN's lengths do.
+
+    Each ``name@n`` is compiled (:func:`compile_profile`) and the tables are stacked under a
+    leading ``size`` plan axis; ``Profile.plan(batch, seq_in=n)`` selects size ``n``. The
+    profile's network is the base network (its layer table is the same at every size).
+
+    Raises:
+        HardwareConfigError: ``name`` has no size variants, or a size is out of its range.
+    """
+    from npusched.models.zoo import canonical_name, get_network, size_range
+
+    rng = size_range(name)
+    if rng is None:
+        raise HardwareConfigError(f"network {name!r} has no size variants (name@n)")
+    lens = tuple(sorted({int(n) for n in sizes}))
+    if not lens or lens[0] < rng[0] or lens[-1] > rng[1]:
+        raise HardwareConfigError(
+            f"network {name!r}: sizes {list(lens)} outside {rng[0]}..{rng[1]}"
+        )
+    key = canonical_name(name)
+    base = get_network(key)
+    profs = [
+        compile_profile(get_network(f"{key}@{n}"), device, batch_sizes, axes=axes) for n in lens
+    ]
+    if any(len(p.network.layers) != len(base.layers) for p in profs):
+        raise HardwareConfigError(f"network {name!r}: its sizes differ in their layers")
+    p0 = profs[0]
+
+    def stack(field_name: str) -> Any:
+        return np.concatenate([getattr(p, field_name) for p in profs])
+
+    return Profile.from_tables(
+        base,
+        device_name=p0.device_name,
+        batch_sizes=p0.batch_sizes,
+        latency_s=stack("latency_s"),
+        frequency_hz=p0.frequency_hz,
+        memory_bandwidth_bps=p0.memory_bandwidth_bps,
+        cycles=stack("cycles"),
+        tiles=stack("tiles"),
+        bytes_moved=stack("bytes_moved"),
+        checkpoint_bytes=stack("checkpoint_bytes"),
+        energy_j=stack("energy_j"),
+        axes=((SIZE_AXIS, lens), *p0.axes),
+    )
 
 
 #: Largest batch size a profile is compiled for: far beyond any real batch, and small enough

@@ -213,12 +213,25 @@ def load_trace(
         chk.fail(~miss & (vals <= 0), "slo_s", "must be > 0 seconds")
         slo = [None if m else float(v) for v, m in zip(vals.tolist(), miss.tolist(), strict=True)]
 
-    # Sequence lengths only make sense for recurrent networks; fill their defaults.
+    # Sequence lengths only make sense for recurrent networks (and seq_in for a network with
+    # size variants such as BERT: its sequence length); fill the recurrent defaults.
+    from npusched.models.zoo import size_range
+
     recurrent = {name: get_network(name) for name in set(networks)}
+    sized = {name: size_range(name) for name in set(networks)}
     is_cnn = np.array([not recurrent[x].is_recurrent for x in networks], dtype=bool)
     for col, values in (("seq_in", seq_in), ("seq_out", seq_out)):
         has = np.array([v is not None for v in values], dtype=bool)
-        chk.fail(has & is_cnn, col, "sequence length given for a non-recurrent network")
+        ok = np.array(
+            [col == "seq_in" and sized[x] is not None for x in networks], dtype=bool
+        )
+        chk.fail(has & is_cnn & ~ok, col, "sequence length given for a non-recurrent network")
+        if col == "seq_in":
+            out_of = np.zeros(n, dtype=bool)
+            for i, (v, x) in enumerate(zip(values, networks, strict=True)):
+                rng = sized[x]
+                out_of[i] = v is not None and rng is not None and not rng[0] <= v <= rng[1]
+            chk.fail(out_of, col, "outside the network's size range")
     for i, name in enumerate(networks):
         net = recurrent[name]
         if net.is_recurrent and net.seq_len is not None:

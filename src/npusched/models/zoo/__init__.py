@@ -119,6 +119,16 @@ def entry(name: str) -> ZooEntry:
     return _ENTRIES[canonical_name(name).partition("@")[0]]
 
 
+def size_range(name: str) -> tuple[int, int] | None:
+    """The sizes (inclusive) ``name`` can be built at as ``name@n`` (BERT: its sequence length
+    in tokens), or ``None`` if it has no size variants (or already names one)."""
+    key = canonical_name(name)
+    if "@" in key:
+        return None
+    ent = _ENTRIES[key]
+    return ent.variant_range if ent.variant is not None else None
+
+
 def reference(name: str) -> Reference | None:
     """Published figures of ``name`` (``None`` for a ``base@n`` size variant)."""
     return None if "@" in canonical_name(name) else entry(name).reference
