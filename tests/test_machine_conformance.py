@@ -177,7 +177,7 @@ def _alone_to_exit(r: Request, whole_s: float) -> float:
 
 
 def check_machine_invariants(
-    res: object, reqs: list[Request], caps: dict[str, int], merges: bool = False
+    res: object, reqs: list[Request], caps: dict[str, int]
 ) -> None:
     cols = res.columns  # type: ignore[attr-defined]
     ids = cols["id"].tolist()
@@ -227,7 +227,7 @@ def test_invariants_on_random_workloads(
 
     s = sim(pol)
     res = s.run(reqs)
-    check_machine_invariants(res, reqs, caps, merges=kind_of(name) == "batching")
+    check_machine_invariants(res, reqs, caps)
     assert params(pol) == before, "a run mutated the policy's parameters"
     assert reqs == frozen, "a run mutated the requests"
     assert_same_result(res, s.run(reqs))
@@ -262,7 +262,7 @@ def test_busy_mixed_workload(name: str) -> None:
     res = Simulator(
         profiles, MACHINE_POLICIES.create(name), machine=machine, record_timeline=True
     ).run(reqs)
-    check_machine_invariants(res, reqs, caps, merges=not spatial)
+    check_machine_invariants(res, reqs, caps)
     if spatial:  # several jobs shared the array at some instant (a spatial policy co-locates)
         runs = sorted((s.start_s, s.end_s) for s in res.timeline if s.kind == "run")
         assert any(b[0] < a[1] - 1e-12 for a, b in itertools.pairwise(runs))

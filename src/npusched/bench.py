@@ -711,10 +711,21 @@ def prema_scenario(
     *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
 ) -> dict[str, Any]:
     """The ``prema`` entry: P-PREMA-dynamic as ``reproduce prema`` runs it (no reference)."""
+    return _engine_only("prema", prema_setup, requests, seed, report)[0]
+
+
+def _engine_only(
+    name: str,
+    setup: Callable[..., tuple[Any, list[Request]]],
+    requests: int,
+    seed: int,
+    report: Reporter,
+) -> tuple[dict[str, Any], Any]:
+    """A scenario without references: build, time the engine, the entry and the result."""
     report("workload", 0, 0)
-    sim, reqs = prema_setup(requests=requests, seed=seed)
+    sim, reqs = setup(requests=requests, seed=seed)
     res, engine_s, wall_s = _time_engine(sim, reqs, report)
-    return _engine_entry("prema", res, requests, engine_s, wall_s, seed)
+    return _engine_entry(name, res, requests, engine_s, wall_s, seed), res
 
 
 #: Workload-C arrival rate of the ``spatial`` scenario (requests/s): about 45% of the array's
@@ -755,10 +766,7 @@ def spatial_scenario(
     *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
 ) -> dict[str, Any]:
     """The ``spatial`` entry: concurrent jobs with re-allocations (no reference)."""
-    report("workload", 0, 0)
-    sim, reqs = spatial_setup(requests=requests, seed=seed)
-    res, engine_s, wall_s = _time_engine(sim, reqs, report)
-    entry = _engine_entry("spatial", res, requests, engine_s, wall_s, seed)
+    entry, res = _engine_only("spatial", spatial_setup, requests, seed, report)
     entry["reallocations"] = int(res.columns["preemptions"].sum())
     return entry
 

@@ -8,7 +8,7 @@ mutates jobs; it may keep private per-job state (e.g. PREMA's tokens) keyed by j
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from npusched.policies.contract import Decision, JobView, SchedulerView
 from npusched.registry import Registry
@@ -47,11 +47,10 @@ class TemporalPolicy(Protocol):
 POLICIES: Registry[TemporalPolicy] = Registry("policy", entry_point_group="npusched.policies")
 
 
-class TemporalPolicyBase:
-    """Convenience base: no-op hooks; subclasses implement :meth:`select`."""
+class PolicyBase:
+    """No-op hooks shared by both policy kinds (the engine skips hooks left as these)."""
 
     name: str = "base"
-    preemptive: bool = False
     period_s: float | None = None
 
     def validate(self) -> None:
@@ -66,8 +65,15 @@ class TemporalPolicyBase:
     def on_complete(self, job: JobView, now: float) -> None:
         return None
 
-    def on_period(self, view: SchedulerView) -> None:
+    def on_period(self, view: Any) -> None:
         return None
+
+
+class TemporalPolicyBase(PolicyBase):
+    """Convenience base of a temporal policy: no-op hooks; subclasses implement
+    :meth:`select`."""
+
+    preemptive: bool = False
 
     def select(self, view: SchedulerView) -> Decision:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from npusched.errors import NpuschedError, UnknownNameError
+from npusched.policies.base import PolicyBase
 from npusched.policies.contract import JobView, MachineView, Schedule
 from npusched.registry import Registry
 
@@ -67,29 +68,13 @@ class MachinePolicy(Protocol):
     def select(self, view: MachineView) -> Schedule: ...
 
 
-class MachinePolicyBase:
-    """Convenience base of a machine policy: the contract's class attributes and no-op hooks;
+class MachinePolicyBase(PolicyBase):
+    """Convenience base of a machine policy: ``kind = "machine"`` and the no-op hooks;
     subclasses implement :meth:`select` (and ``validate`` / ``reset`` for their state)."""
 
     kind = "machine"
     name: str = "machine-base"
     preemptive: bool = True
-    period_s: float | None = None
-
-    def validate(self) -> None:
-        return None
-
-    def reset(self) -> None:
-        self.validate()
-
-    def on_dispatch(self, job: JobView, now: float) -> None:
-        return None
-
-    def on_complete(self, job: JobView, now: float) -> None:
-        return None
-
-    def on_period(self, view: MachineView) -> None:
-        return None
 
     def select(self, view: MachineView) -> Schedule:  # pragma: no cover - abstract
         raise NotImplementedError

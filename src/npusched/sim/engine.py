@@ -493,9 +493,6 @@ class _Run:
             ARRIVAL: self._h_release,
             TIMER: self._h_timer,
         }
-        self.res0 = self.res[0]
-        if self.temporal:
-            self.handlers[COMPLETE] = self._h_complete_one
         self._prepare(requests)
 
     # --- set-up -----------------------------------------------------------------------------
@@ -923,62 +920,6 @@ class _Run:
         job._epoch = epoch + 1
         self._finish_samples(job, job._rows, job.samples)
         self._release(job)
-        self.completed.append(job)
-        return "completion"
-
-    def _h_complete_one(self, job: Job, epoch: int) -> str:
-        """:meth:`_h_complete` for a one-resource machine under a temporal policy, whose jobs
-        carry one request each (the hot path of PREMA-style runs, written out: the same
-        bookkeeping without the general calls)."""
-        if epoch != job._epoch:
-            return ""
-        now = self.clock.now
-        ss = job._seg_start
-        t0 = job._t0
-        if t0 > ss:  # rare: the segment began with a restore or a switch
-            self._charge_restore(job, ss, t0)
-        tl = self.timeline
-        if tl is not None and now > t0:
-            tl.append(self._seg(job, t0, now, "run"))
-        res = self.res0
-        res.busy += now - ss
-        iso = job.isolated_s
-        a = job._seg_exec0
-        plan = job.plan
-        if a <= 0.0:  # a run from the start executed every step: no look-up
-            self.layer_exec += plan.steps
-            e = plan.total_energy_j
-        else:
-            self.layer_exec += plan.steps_between(a, iso)
-            e = plan.energy_between(a, iso)
-        row = job.row
-        if e:
-            job.energy_j += e
-            res.energy += e
-            self.col_energy[row] += e
-        if self.power is not None and now > t0:
-            self.power.append(PowerPiece(t0, now, plan, a, iso, job.rate, res.name))
-        job._exec = iso
-        job.state = DONE
-        job._epoch = epoch + 1
-        if self.col_first[row] != self.col_first[row]:
-            self.col_first[row] = job.first_start_s
-        self.col_finish[row] = now
-        if job.preemptions:
-            self.col_preempt[row] = job.preemptions
-            self.col_cbytes[row] = job.checkpoint_bytes
-            self.col_wasted[row] = job.wasted_s
-        self.col_cs[row] = job.checkpoint_s
-        self.col_res[row] = res.name
-        self.n_finished += 1
-        if self.dependents:
-            self._release_dependents(job.id, now)
-        res.free += job.units
-        res.jobs.remove(job)
-        job.allocation = None
-        job.units = 0
-        job._res = -1
-        self.running = None
         self.completed.append(job)
         return "completion"
 
@@ -1443,8 +1384,8 @@ class _Run:
         chunk = max(1, -(-n // 100))  # about 100 progress calls
         on_dispatch = policy.on_dispatch
         on_complete = policy.on_complete
-        # Hooks left as the base class's no-ops are not called at all.
-        from npusched.policies.base import TemporalPolicyBase as _Base
+        # Hooks left as the shared base's no-ops are not called at all.
+        from npusched.policies.base import PolicyBase as _Base
 
         call_dispatch = getattr(type(policy), "on_dispatch", None) is not _Base.on_dispatch
         call_complete = getattr(type(policy), "on_complete", None) is not _Base.on_complete

@@ -78,6 +78,15 @@ class _MachineBase(MachinePolicyBase, Component):
         self.invocations_ = 0
         self.preemptions_ = 0
 
+    def _check_slo_and_b_max(self, owner: str) -> None:
+        """``slo_s`` seconds > 0 and ``b_max`` an integer >= 1, else a one-line error."""
+        slo = getattr(self, "slo_s", None)
+        if not (isinstance(slo, int | float) and slo > 0):
+            raise ConfigError(f"{owner}: slo_s={slo!r}; must be seconds > 0")
+        b_max = getattr(self, "b_max", None)
+        if not (isinstance(b_max, int) and b_max >= 1):
+            raise ConfigError(f"{owner}: b_max={b_max!r}; must be an integer >= 1")
+
     @staticmethod
     def _fresh(view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:
         """Waiting jobs that have not started, oldest first."""
@@ -114,10 +123,7 @@ class FluidBPolicy(_MachineBase):
         self.name = name
 
     def validate(self) -> None:
-        if not (isinstance(self.slo_s, int | float) and self.slo_s > 0):
-            raise ConfigError(f"FluidB: slo_s={self.slo_s!r}; must be seconds > 0")
-        if not (isinstance(self.b_max, int) and self.b_max >= 1):
-            raise ConfigError(f"FluidB: b_max={self.b_max!r}; must be an integer >= 1")
+        self._check_slo_and_b_max("FluidB")
 
     def reset(self) -> None:
         super().reset()
@@ -268,10 +274,7 @@ class LazyBatchingPolicy(_MachineBase):
         self.name = name
 
     def validate(self) -> None:
-        if not (isinstance(self.slo_s, int | float) and self.slo_s > 0):
-            raise ConfigError(f"LazyBatching: slo_s={self.slo_s!r}; must be seconds > 0")
-        if not (isinstance(self.b_max, int) and self.b_max >= 1):
-            raise ConfigError(f"LazyBatching: b_max={self.b_max!r}; must be an integer >= 1")
+        self._check_slo_and_b_max("LazyBatching")
 
     def reset(self) -> None:
         super().reset()
