@@ -146,6 +146,19 @@ _FAST_VIEW = (
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
+#: The request fields the engine reads once per run (``_prepare``), in one pass.
+_REQUEST_FIELDS = (
+    "id",
+    "arrival_s",
+    "network",
+    "batch",
+    "priority",
+    "slo_s",
+    "seq_in",
+    "seq_out",
+    "exit",
+    "depends_on",
+)
 _Variant = tuple[tuple[str, Any], ...]
 
 
@@ -314,6 +327,8 @@ class Simulator:
         skip_periods: let a periodic policy that can tell which period ticks change nothing
             (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
             decisions are those of ticking every period (``False``: tick every period).
+        fast_path: run ranked temporal policies (FCFS, HPF) on :mod:`npusched.sim.ranked`'s
+            loop, which gives the general loop's result faster (``False``: the general loop).
 
     The simulator holds no run state: ``run`` may be called repeatedly (each run resets the
     policy) and gives identical results for identical inputs.
@@ -334,6 +349,7 @@ class Simulator:
         power: Any = None,
         power_cap_w: float | None = None,
         skip_periods: bool = True,
+        fast_path: bool = True,
     ) -> None:
         if not callable(getattr(policy, "select", None)):
             raise ConfigError(
@@ -374,6 +390,7 @@ class Simulator:
         self.power = power
         self.power_cap_w = power_cap_w
         self.skip_periods = bool(skip_periods)
+        self.fast_path = bool(fast_path)
 
     def run(
         self,
@@ -499,7 +516,11 @@ class _Run:
     def _prepare(self, requests: Sequence[Request]) -> None:
         profiles = self.sim.profiles
         n = len(requests)
-        ids = np.fromiter((r.id for r in requests), dtype=np.int64, count=n)
+        # One pass over the requests (C-level getter and transpose); numbers become arrays.
+        fields = _REQUEST_FIELDS
+        cols = list(zip(*map(attrgetter(*fields), requests), strict=True)) if n else []
+        col = dict(zip(fields, cols, strict=True)) if n else {f: () for f in fields}
+        ids = np.fromiter(col["id"], dtype=np.int64, count=n)
         by_id = np.argsort(ids, kind="stable")
         sorted_ids = ids[by_id]
         dup_mask = sorted_ids[1:] == sorted_ids[:-1]
@@ -508,18 +529,19 @@ class _Run:
             raise SimulationError(f"request ids must be unique; id {dup} appears twice")
         row_of = np.empty(n, dtype=np.int64)
         row_of[by_id] = np.arange(n)
-        self.by_id = [requests[i] for i in by_id.tolist()]
-        arrivals = np.fromiter((r.arrival_s for r in requests), dtype=np.float64, count=n)
+        arrivals = np.fromiter(col["arrival_s"], dtype=np.float64, count=n)
         bad_mask = ~np.isfinite(arrivals) | (arrivals < 0.0)
         if bad_mask.any():
             bad = int(np.flatnonzero(bad_mask)[0])
             raise SimulationError(
                 f"request {requests[bad].id}: arrival_s={arrivals[bad]!r}; must be finite and >= 0"
             )
+        # What the result's per-request columns need, in id order (see ``_result``).
+        self.static = (col, by_id, ids, arrivals)
         # Dependent requests are held back until their predecessor finishes.
         self.dependents: dict[int, list[int]] = {}
         held = np.zeros(n, dtype=bool)
-        if any(r.depends_on is not None for r in requests):
+        if any(d is not None for d in col["depends_on"]):
             known = set(ids.tolist())
             for i, r in enumerate(requests):
                 d = r.depends_on
@@ -542,36 +564,32 @@ class _Run:
         self.arrivals = [requests[i] for i in order]
         self.arrival_rows: list[int] = row_of[order].tolist()
         self.held: list[bool] = held[order].tolist()
-        self.input_index = order
         self.by_input = list(requests)
 
         # (profile, plan, isolated seconds) per distinct request shape, and per request.
+        shape = list(zip(col["network"], col["batch"], col["seq_in"], col["seq_out"], strict=True))
         plans: dict[tuple[str, int, int | None, int | None], _Plan] = {}
-        iso = [0.0] * n
-        req_plans: list[_Plan] = []
-        append = req_plans.append
-        rows = self.arrival_rows
         variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
         self.variant0: _Variant = tuple(sorted(variant0.items()))
-        for k, r in enumerate(self.arrivals):
-            key = (r.network, r.batch, r.seq_in, r.seq_out)
-            entry = plans.get(key)
-            if entry is None:
-                prof = profiles.get(r.network)
-                if prof is None:
-                    raise UnknownNameError("profile (request network)", r.network, profiles)
-                plan = self._base_plan(prof, r)
-                entry = plans[key] = (prof, plan, plan.total_s)
-            append(entry)
-            ex = r.exit
-            if ex is not None and 0 <= ex < len(entry[1].exits):
-                # A sample that leaves at an exit: its latency alone is up to that exit.
-                iso[rows[k]] = float(entry[1].cum_s[entry[1].exits[ex]])
-            else:
-                iso[rows[k]] = entry[2]
-        self.req_plans = req_plans
+        for key in dict.fromkeys(shape[i] for i in order):  # first-seen (dispatch) order
+            prof = profiles.get(key[0])
+            if prof is None:
+                raise UnknownNameError("profile (request network)", key[0], profiles)
+            plan = self._base_plan(prof, key[1], key[2], key[3])
+            plans[key] = (prof, plan, plan.total_s)
+        get_plan = plans.__getitem__
+        self.req_plans: list[_Plan] = [get_plan(shape[i]) for i in order]
+        iso_in = [get_plan(k)[2] for k in shape]  # input order
+        if any(e is not None for e in col["exit"]):
+            for i, ex in enumerate(col["exit"]):
+                if ex is None:
+                    continue
+                p = get_plan(shape[i])[1]
+                if 0 <= ex < len(p.exits):
+                    # A sample that leaves at an exit: its latency alone is up to that exit.
+                    iso_in[i] = float(p.cum_s[p.exits[ex]])
         nan = math.nan
-        self.col_iso = iso
+        self.col_iso = np.asarray(iso_in, dtype=np.float64)[by_id]
         self.col_est = [nan] * n
         self.col_first = [nan] * n
         self.col_finish = [nan] * n
@@ -580,23 +598,22 @@ class _Run:
         self.col_cs = [0.0] * n
         self.col_wasted = [0.0] * n
         self.col_energy = [0.0] * n
-        self.col_res = [""] * n
-        self.row_by_id = dict(zip(ids.tolist(), row_of.tolist(), strict=True))
+        self.col_res: list[str] | npt.NDArray[Any] = [""] * n
 
-    def _base_plan(self, prof: Profile, r: Request) -> ExecPlan:
+    def _base_plan(
+        self, prof: Profile, batch: int, seq_in: int | None, seq_out: int | None
+    ) -> ExecPlan:
         """The plan a request's isolated latency is measured on: for a temporal policy, the
         variant of the whole resource; otherwise the fastest variant the profile offers (the
         bound every finish time must respect)."""
         if self.temporal:
             res0 = self.res[0]
-            return self._plan_core(
-                prof, r.batch, r.seq_in, r.seq_out, self.variant0, res0.capacity, 0
-            )
+            return self._plan_core(prof, batch, seq_in, seq_out, self.variant0, res0.capacity, 0)
         if not prof.axes:
-            return prof.plan(r.batch, r.seq_in, r.seq_out)
+            return prof.plan(batch, seq_in, seq_out)
         best: ExecPlan | None = None
         for v in prof.variants():
-            p = prof.plan(r.batch, r.seq_in, r.seq_out, **v)
+            p = prof.plan(batch, seq_in, seq_out, **v)
             if best is None or p.total_s < best.total_s:
                 best = p
         assert best is not None
@@ -1351,6 +1368,10 @@ class _Run:
 
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
+        from npusched.sim import ranked
+
+        if ranked.applies(self):  # FCFS / HPF: the same run without per-job objects
+            return ranked.execute_ranked(self)
         sim = self.sim
         policy = self.policy
         policy.reset()
@@ -1592,18 +1613,25 @@ class _Run:
         if self.progress is not None and self.n_finished != self.reported:
             self.progress(self.n_finished)  # a stop by ``until`` between two reports
 
-        reqs = self.by_id
-        arrival = np.fromiter(map(attrgetter("arrival_s"), reqs), dtype=np.float64, count=n)
+        col, by_id, ids, arrival_in = self.static
+        arrival = arrival_in[by_id]
         finish = np.asarray(self.col_finish, dtype=np.float64)
-        iso = np.asarray(self.col_iso, dtype=np.float64)
+        iso = self.col_iso
         cs = np.asarray(self.col_cs, dtype=np.float64)
         latency = finish - arrival
+
+        def ints(name: str) -> npt.NDArray[np.int64]:
+            v = col[name]
+            vals = [-1 if x is None else x for x in v] if any(x is None for x in v) else v
+            return np.fromiter(vals, dtype=np.int64, count=n)[by_id]
+
         network = np.empty(n, dtype=object)
-        network[:] = list(map(attrgetter("network"), reqs))
+        network[:] = col["network"]
         resource = np.empty(n, dtype=object)
         resource[:] = self.col_res
+        slo = col["slo_s"]
         cols: dict[str, npt.NDArray[Any]] = {
-            "id": np.fromiter(map(attrgetter("id"), reqs), dtype=np.int64, count=n),
+            "id": ids[by_id],
             "arrival_s": arrival,
             "first_start_s": np.asarray(self.col_first, dtype=np.float64),
             "finish_s": finish,
@@ -1618,18 +1646,14 @@ class _Run:
             "checkpoint_s": cs,
             "wasted_s": np.asarray(self.col_wasted, dtype=np.float64),
             "energy_j": np.asarray(self.col_energy, dtype=np.float64),
-            "priority": np.fromiter(map(attrgetter("priority"), reqs), dtype=np.int64, count=n),
-            "batch": np.fromiter(map(attrgetter("batch"), reqs), dtype=np.int64, count=n),
+            "priority": ints("priority"),
+            "batch": ints("batch"),
             "slo_s": np.fromiter(
-                (math.nan if r.slo_s is None else r.slo_s for r in reqs), dtype=np.float64, count=n
-            ),
-            "network": network,
-            "seq_in": np.fromiter(
-                (-1 if r.seq_in is None else r.seq_in for r in reqs), dtype=np.int64, count=n
-            ),
-            "seq_out": np.fromiter(
-                (-1 if r.seq_out is None else r.seq_out for r in reqs), dtype=np.int64, count=n
-            ),
+                (math.nan if x is None else x for x in slo), dtype=np.float64, count=n
+            )[by_id],
+            "network": network[by_id],
+            "seq_in": ints("seq_in"),
+            "seq_out": ints("seq_out"),
             "resource": resource,
         }
         done = ~np.isnan(finish)
@@ -1637,8 +1661,10 @@ class _Run:
         makespan = float(finish[done].max() - start) if done.any() else 0.0
         per_res: dict[str, dict[str, float]] = {}
         for res in self.res:
-            idle = res.spec.idle_power_w * max(now - start, 0.0) * (
-                1.0 - res.busy / max(now - start, 1e-300)
+            idle = (
+                res.spec.idle_power_w
+                * max(now - start, 0.0)
+                * (1.0 - res.busy / max(now - start, 1e-300))
             )
             per_res[res.name] = {
                 "busy_s": float(res.busy),

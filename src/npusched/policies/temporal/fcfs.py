@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 from npusched.policies.temporal.mechanism import RankedPolicy, register_variants
 
@@ -23,6 +24,11 @@ class FCFS(RankedPolicy):
     pick_best = operator.itemgetter(0)  # the ready queue is in dispatch order
     rank_key = operator.attrgetter("arrival_s", "id")
     better = staticmethod(operator.lt)  # dispatched earlier
+
+    @staticmethod
+    def queue_key(job: Any) -> int:
+        """Dispatch order alone."""
+        return 0
 
     def __init__(self, preemptive: bool = False, mechanism: str = "checkpoint") -> None:
         self.preemptive = preemptive

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 from functools import partial
+from typing import Any
 
 from npusched.policies.temporal.mechanism import RankedPolicy, register_variants
 
@@ -26,6 +27,11 @@ class HPF(RankedPolicy):
     # ``max`` keeps the first of equal keys and the ready queue is in dispatch order.
     pick_best = partial(max, key=rank_key)
     better = staticmethod(operator.gt)  # strictly higher priority
+
+    @staticmethod
+    def queue_key(job: Any) -> int:
+        """Highest priority first (ties: dispatch order)."""
+        return -int(job.priority)
 
     def __init__(self, preemptive: bool = True, mechanism: str = "checkpoint") -> None:
         self.preemptive = preemptive

@@ -137,6 +137,12 @@ class RankedPolicy(TemporalPolicyBase, Component):
     ``better``, and the non-preemptive one keeps it. ``mechanism`` is a static mechanism
     (``"checkpoint"``, ``"kill"``, ``"drain"``) or ``"dynamic"`` / ``"dynamic-kill"``
     (Algorithm 3, as for every ``P-`` policy).
+
+    A subclass may also define ``queue_key(request)``: a key of fields a request shares with
+    its job (``id``, ``priority``, ``arrival_s``, ``network``) such that ``min(ready,
+    key=(queue_key, dispatch order))`` is ``pick_best(ready)``, with ``rank_key`` reading only
+    such fields too. The engine then keeps the ready queue as a heap and runs the policy on its
+    fast path (``npusched.sim.ranked``), with the same result as calling :meth:`select`.
     """
 
     family: str = ""
@@ -146,6 +152,7 @@ class RankedPolicy(TemporalPolicyBase, Component):
     pick_best: Callable[[Sequence[JobView]], JobView]
     rank_key: Callable[[JobView], Any]
     better: Callable[[Any, Any], bool]
+    queue_key: Callable[[Any], Any] | None = None
 
     @property
     def name(self) -> str:  # type: ignore[override]

@@ -1,0 +1,379 @@
+"""The engine's fast path for ranked temporal policies (FCFS, HPF): one loop, no per-job objects.
+
+A :class:`~npusched.policies.temporal.mechanism.RankedPolicy` decides from a rank fixed at
+dispatch: the ready queue's best job is ``min(ready, key=(queue_key(request), dispatch order))``
+and a preemptive variant displaces the running job when ``better(rank_key(best),
+rank_key(running))``. The general loop (:meth:`npusched.sim.engine._Run.execute`) still builds a
+:class:`~npusched.policies.contract.SchedulerView`, scans the ready list and calls ``select`` at
+every wake; for these policies that is all bookkeeping. :func:`execute_ranked` runs the same
+system with the ready queue as a ``heapq`` of ``(queue_key, order)`` and per-request state in
+flat lists indexed by dispatch order, and gives the same result as the general loop: the same
+wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together, completion before
+stop before save-done before arrival), the same handlers written out (segment closing with
+energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
+Algorithm 3's dynamic choice through
+:func:`~npusched.policies.temporal.mechanism.select_mechanism`), the same float operations in
+the same order, so every column, ``events``, ``busy_s``, energy and ``layer_executions`` are
+equal (``tests/test_ranked_fast_path.py`` checks it on random workloads for every ranked
+policy, mechanism, preemption point and checkpoint cost).
+
+When it applies (:func:`applies`): a temporal policy whose class keeps ``RankedPolicy.select``
+and the no-op hooks, declares ``queue_key``, and has no period; no power policy, no timeline or
+power recording, no ``until``, no dependent requests and no plans with early exits. Anything else
+runs the general loop; ``Simulator(fast_path=False)`` forces it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from heapq import heapify, heappop, heappush
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from npusched.errors import SimulationError
+from npusched.policies.contract import Mechanism
+from npusched.sim.events import TIME_TOL_S
+
+if TYPE_CHECKING:
+    from npusched.sim.engine import SimResult, _Run
+
+__all__ = ["applies", "execute_ranked"]
+
+_CHECKPOINT = Mechanism.CHECKPOINT
+_KILL = Mechanism.KILL
+_DRAIN = Mechanism.DRAIN
+# Machine-event kinds of the one job that holds (or is leaving) the resource.
+_NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
+
+
+class _View:
+    """What Algorithm 3 reads of a job (``select_mechanism``): its id, estimate and progress."""
+
+    __slots__ = ("estimated_s", "executed_s", "id", "isolated_s")
+
+    def __init__(self, id: int, estimated_s: float, executed_s: float, isolated_s: float) -> None:
+        self.id = id
+        self.estimated_s = estimated_s
+        self.executed_s = executed_s
+        self.isolated_s = isolated_s
+
+
+def applies(run: _Run) -> bool:
+    """Whether ``run`` may take :func:`execute_ranked` (see the module docstring)."""
+    from npusched.policies.base import PolicyBase
+    from npusched.policies.temporal.mechanism import RankedPolicy
+
+    sim = run.sim
+    policy = run.policy
+    cls = type(policy)
+    if not (
+        getattr(sim, "fast_path", True)
+        and run.temporal
+        and isinstance(policy, RankedPolicy)
+        and cls.select is RankedPolicy.select
+        and callable(getattr(cls, "queue_key", None))
+        and getattr(policy, "period_s", None) is None
+    ):
+        return False
+    for hook in ("on_dispatch", "on_complete", "on_period"):
+        if getattr(cls, hook, None) is not getattr(PolicyBase, hook):
+            return False
+    if sim.power is not None or run.timeline is not None or run.power is not None:
+        return False
+    if run.until != math.inf or run.dependents:
+        return False
+    return not any(entry[1].exits for entry in {id(e[1]): e for e in run.req_plans}.values())
+
+
+def execute_ranked(run: _Run) -> SimResult:
+    """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
+    sim = run.sim
+    policy = run.policy
+    policy.reset()
+    preemptive = bool(policy.preemptive)
+    mode: str = policy.mode_
+    static_mech: Mechanism | None = policy.mechanism_
+    queue_key: Callable[[Any], Any] = policy.queue_key
+    rank_key: Callable[[Any], Any] = policy.rank_key
+    better: Callable[[Any, Any], bool] = policy.better
+    from npusched.policies.temporal.mechanism import select_mechanism
+
+    arrivals = run.arrivals
+    held = run.held
+    n = len(arrivals)
+    req_plans = run.req_plans
+    rows = run.arrival_rows
+    estimator = sim.estimator
+    res = run.res[0]
+    res_name = res.name
+    units = res.capacity
+    cap = res.capacity
+    ckpt_cost = run.ckpt_cost
+    layer_point = run.layer_point
+    tol = TIME_TOL_S
+    inf = math.inf
+    col_first = run.col_first
+    col_finish = run.col_finish
+    col_energy = run.col_energy
+    clock = run.clock
+    progress = run.progress
+    chunk = max(1, -(-n // 100))
+
+    # Per request, by dispatch order: work done (seconds of its plan), bytes to restore,
+    # preemptions, checkpoint bytes and seconds, work lost to KILL, estimate.
+    exe = [0.0] * n
+    rbytes = [0] * n
+    npre = [0] * n
+    cbytes = [0] * n
+    csec = [0.0] * n
+    wasted = [0.0] * n
+    ready: list[tuple[Any, int]] = []
+
+    # The job holding the resource (``run_k``) or saving its context (``pre_k``), and its
+    # segment: started at ``seg_start``, computing from ``t0`` (after a restore) with ``ex0``
+    # seconds of work done; ``limit`` is where it stops (its plan's end, or a CHECKPOINT's
+    # preemption point). One machine event is pending: ``mkind`` at ``tm``.
+    run_k = -1
+    pre_k = -1
+    seg_start = 0.0
+    t0 = 0.0
+    ex0 = 0.0
+    limit = 0.0
+    plan: Any = None
+    plan_steps = 0
+    plan_energy = 0.0
+    mkind = _NONE
+    tm = inf
+    busy = 0.0
+    res_energy = 0.0
+    layer_exec = 0
+    n_finished = 0
+    reported = run.reported
+
+    ai = 0
+    while ai < n and held[ai]:  # pragma: no cover - no dependents on this path
+        ai += 1
+    # Arrival times with a sentinel, queue keys and estimates, in dispatch order (the
+    # estimator is called once per request in dispatch order, as the general loop does).
+    arr_t = [r.arrival_s for r in arrivals]
+    arr_t.append(inf)
+    next_arr = arr_t[ai]
+    qkey = list(map(queue_key, arrivals))
+    rank = list(map(rank_key, arrivals)) if preemptive else qkey
+    if estimator is None:
+        est_of = [e[2] for e in req_plans]
+    else:
+        est_of = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
+    now = 0.0
+    events = 0
+    last_t = 0.0
+    n_done_before = 0
+
+    def end_segment(k: int, te: float, exec_end: float) -> None:
+        """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1)."""
+        nonlocal busy, res_energy, layer_exec
+        if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
+            if rbytes[k]:
+                csec[k] += te - seg_start
+            exec_end = exe[k]
+        else:
+            if t0 > seg_start and rbytes[k]:
+                csec[k] += t0 - seg_start
+            rbytes[k] = 0
+        busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start
+        a = ex0
+        if exec_end > a:
+            layer_exec += plan.steps_between(a, exec_end)
+            e = plan.energy_between(a, exec_end)
+            if e:
+                res_energy += e
+                col_energy[rows[k]] += e
+        exe[k] = exec_end
+
+    def executed(k: int) -> float:
+        """Work done by the running job ``k`` as of ``now`` (``Job.executed_s``)."""
+        dt = now - t0
+        if dt > 0.0:
+            e = exe[k] + 1.0 * dt
+            return e if e < limit else limit
+        return exe[k]
+
+    # Times of completion events a preemption superseded: the general loop pops them (they
+    # change nothing but may set the clock of a wake), so they are kept here too.
+    stale: list[float] = []
+    while True:
+        t = tm if tm < next_arr else next_arr
+        if stale and stale[0] < t:
+            t = stale[0]
+        if t == inf:
+            break
+        if t > now:
+            now = t
+        horizon = now + tol
+        while stale and stale[0] <= horizon:
+            heappop(stale)
+        woke = False
+        arrived = False
+        completed = False
+        preempted = False
+        while tm <= horizon:
+            if mkind == _COMPLETE:
+                k = run_k
+                row = rows[k]
+                if ex0 <= 0.0 and t0 == seg_start:
+                    # A run from the start, uninterrupted: the whole plan (end_segment's
+                    # arithmetic, with energy_between / steps_between of the whole plan).
+                    busy += (now - seg_start) * units / cap if cap != 1 else now - seg_start
+                    rbytes[k] = 0
+                    layer_exec += plan_steps
+                    if plan_energy:
+                        res_energy += plan_energy
+                        col_energy[row] += plan_energy
+                    exe[k] = limit
+                else:
+                    end_segment(k, now, limit)
+                col_finish[row] = now
+                n_finished += 1
+                run_k = -1
+                mkind = _NONE
+                tm = inf
+                completed = True
+            elif mkind == _STOP:
+                k = pre_k
+                restored = now >= t0
+                end_segment(k, now, limit)
+                npre[k] += 1
+                save_s = 0.0
+                if restored:
+                    nbytes = plan.checkpoint_bytes_at(exe[k])
+                    cbytes[k] += nbytes
+                    rbytes[k] = nbytes
+                    if ckpt_cost:
+                        save_s = nbytes / req_plans[k][0].memory_bandwidth_bps
+                csec[k] += save_s
+                busy += save_s * units / cap
+                mkind = _SAVE_DONE
+                tm = now + save_s
+            else:  # _SAVE_DONE: the victim waits again, keeping its progress
+                k = pre_k
+                pre_k = -1
+                heappush(ready, (qkey[k], k))
+                mkind = _NONE
+                tm = inf
+                preempted = True
+            events += 1
+            woke = True
+        while next_arr <= horizon:
+            heappush(ready, (qkey[ai], ai))
+            events += 1
+            arrived = True
+            ai += 1
+            next_arr = arr_t[ai]
+        if not woke and not arrived:
+            continue  # only superseded completions: the run's clock stays at last_t
+        last_t = now
+        if (
+            completed
+            and progress is not None
+            and (n_finished // chunk != n_done_before // chunk or n_finished == n)
+        ):
+            progress(n_finished)
+            reported = n_finished
+        n_done_before = n_finished
+        if not (completed or preempted or arrived) or pre_k >= 0 or not ready:
+            continue  # only a stop (a preemption in flight), or nothing to decide
+        best = ready[0][1]
+        if run_k >= 0:
+            if not preemptive or not better(rank[best], rank[run_k]):
+                continue
+            k = run_k
+            mech = static_mech
+            if mech is None:
+                mech = select_mechanism(
+                    mode,
+                    cast(Any, _View(arrivals[k].id, est_of[k], executed(k), req_plans[k][2])),
+                    cast(
+                        Any, _View(arrivals[best].id, est_of[best], exe[best], req_plans[best][2])
+                    ),
+                )
+            if mech is _CHECKPOINT:
+                if now < t0:  # still restoring: stop at once, where it already stands
+                    stop = exe[k]
+                    t_stop = now
+                else:
+                    stop = plan.next_preemption_point(executed(k), layer=layer_point, tol_s=tol)
+                    if stop >= limit:  # the next preemption point is the end: it just finishes
+                        continue
+                    t_stop = t0 + (stop - exe[k]) / 1.0
+                    if t_stop < now:
+                        t_stop = now
+                heappush(stale, tm)  # the general loop keeps the old completion event
+                limit = stop
+                run_k = -1
+                pre_k = k
+                mkind = _STOP
+                tm = t_stop
+                continue
+            if mech is _KILL:
+                end_segment(k, now, executed(k))
+                wasted[k] += exe[k]
+                exe[k] = 0.0
+                rbytes[k] = 0
+                npre[k] += 1
+                run_k = -1
+                heappush(stale, tm)  # the general loop keeps the old completion event
+                heappush(ready, (qkey[k], k))
+            elif mech is _DRAIN:
+                continue
+            else:  # pragma: no cover - select_mechanism returns a Mechanism
+                raise SimulationError(
+                    f"policy {policy.name!r} returned mechanism {mech!r}; "
+                    f"allowed: {', '.join(m.value for m in Mechanism)}"
+                )
+        # Start the best waiting job (restoring its checkpoint first, if any).
+        if ready[0][1] == best:
+            heappop(ready)
+        else:  # pragma: no cover - a victim ranked above the job that displaced it
+            ready.remove(next(e for e in ready if e[1] == best))
+            heapify(ready)
+        k = best
+        row = rows[k]
+        if col_first[row] != col_first[row]:  # nan: first start
+            col_first[row] = now
+        prof, plan, iso = req_plans[k]
+        plan_steps = plan.steps if iso > 0.0 else 0
+        plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
+        rb = rbytes[k]
+        t0 = now + rb / prof.memory_bandwidth_bps if rb and ckpt_cost else now
+        seg_start = now
+        ex0 = exe[k]
+        limit = iso
+        run_k = k
+        mkind = _COMPLETE
+        tm = t0 + (iso - ex0) / 1.0
+
+    # Per-request records, by result row (every request finished: ``until`` is not set).
+    by_row = np.asarray(rows, dtype=np.int64)
+    for name, per_k in (
+        ("col_est", est_of),
+        ("col_preempt", npre),
+        ("col_cbytes", cbytes),
+        ("col_cs", csec),
+        ("col_wasted", wasted),
+    ):
+        col = np.empty(n, dtype=np.int64 if name in ("col_preempt", "col_cbytes") else np.float64)
+        col[by_row] = per_k
+        setattr(run, name, col)
+    col_res = np.empty(n, dtype=object)
+    col_res[:] = res_name
+    run.col_res = col_res
+    clock.now = now
+    run.events = events
+    run.layer_exec = layer_exec
+    run.n_finished = n_finished
+    run.reported = reported
+    res.busy = busy
+    res.energy = res_energy
+    return run._result(last_t)

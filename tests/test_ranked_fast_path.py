@@ -1,0 +1,161 @@
+"""The ranked fast path (:mod:`npusched.sim.ranked`) gives exactly the general loop's result."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from npusched.bench import bench_workload, synthetic_profiles
+from npusched.policies.base import POLICIES
+from npusched.policies.temporal import HPF
+from npusched.policies.temporal.predictor import make_estimator
+from npusched.sim import ranked
+from npusched.sim.engine import Simulator, _Run
+from npusched.workloads.request import Request
+from simhelpers import assert_same_result, make_profile
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+RANKED = ("NP-FCFS", "P-FCFS", "NP-HPF", "P-HPF")
+MECHANISMS = ("checkpoint", "kill", "drain", "dynamic", "dynamic-kill")
+
+
+def _both(profiles: dict, reqs: list[Request], name: str, mechanism: str, **kw: object) -> tuple:
+    runs = []
+    for fast in (True, False):
+        sim = Simulator(profiles, POLICIES.create(name, mechanism=mechanism), fast_path=fast, **kw)
+        runs.append(sim.run(reqs))
+    return runs[0], runs[1]
+
+
+def _assert_identical(fast: object, general: object) -> None:
+    assert_same_result(fast, general)
+    for attr in ("energy_j", "end_s", "resources", "policy"):
+        assert getattr(fast, attr) == getattr(general, attr), attr
+
+
+@st.composite
+def energy_workload(draw: st.DrawFn) -> tuple[dict, list[Request]]:
+    """Random profiles with per-layer energy, tiles and checkpoint bytes, and requests on a
+    10 us grid (ties) with priorities 1/3/9."""
+    profiles = {}
+    for i in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 6))
+        lat = draw(st.lists(st.integers(0, 1000), min_size=n, max_size=n))
+        if sum(lat) == 0:
+            lat[0] = 1
+        profiles[f"n{i}"] = make_profile(
+            f"n{i}",
+            [x * 1e-6 for x in lat],
+            tiles=draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)),
+            checkpoint_bytes=draw(st.lists(st.integers(0, 64_000), min_size=n, max_size=n)),
+            energy_j=draw(st.lists(st.floats(0.0, 1e-3), min_size=n, max_size=n)),
+        )
+    names = sorted(profiles)
+    reqs = [
+        Request(
+            id=i,
+            arrival_s=draw(st.integers(0, 300)) * 1e-5,
+            network=draw(st.sampled_from(names)),
+            priority=draw(st.sampled_from([1, 3, 9])),
+        )
+        for i in range(draw(st.integers(1, 14)))
+    ]
+    return profiles, reqs
+
+
+@SETTINGS
+@given(
+    wl=energy_workload(),
+    name=st.sampled_from(RANKED),
+    mechanism=st.sampled_from(MECHANISMS),
+    point=st.sampled_from(["tile", "layer"]),
+    cost=st.booleans(),
+)
+def test_fast_path_equals_general_loop(
+    wl: tuple, name: str, mechanism: str, point: str, cost: bool
+) -> None:
+    profiles, reqs = wl
+    fast, general = _both(
+        profiles, reqs, name, mechanism, preemption_point=point, checkpoint_cost=cost
+    )
+    _assert_identical(fast, general)
+
+
+@pytest.mark.parametrize("name", RANKED)
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_fast_path_equals_general_loop_at_load(name: str, mechanism: str) -> None:
+    """2,000 requests at load 0.9 on the bench's synthetic profiles with a noisy predictor:
+    thousands of preemptions, restores and ties, identical to the last bit."""
+    profiles = synthetic_profiles(random_state=3)
+    reqs = bench_workload(2_000, profiles, random_state=5)
+    fast, general = _both(
+        profiles, reqs, name, mechanism, preemption_point="tile", estimator=make_estimator("prema")
+    )
+    _assert_identical(fast, general)
+    if name.startswith("P-HPF") and mechanism != "drain":
+        assert fast.columns["preemptions"].sum() > 100
+
+
+def test_progress_reports_match() -> None:
+    profiles = synthetic_profiles(random_state=1)
+    reqs = bench_workload(500, profiles, random_state=2)
+    seen: dict[bool, list[int]] = {True: [], False: []}
+    for fast in (True, False):
+        Simulator(profiles, POLICIES.create("P-HPF"), fast_path=fast).run(
+            reqs, progress=seen[fast].append
+        )
+    assert seen[True] == seen[False] and seen[True][-1] == 500
+
+
+def test_applies_only_where_the_result_is_the_same() -> None:
+    profiles = {"a": make_profile("a", [1e-3, 2e-3])}
+    reqs = [Request(id=0, arrival_s=0.0, network="a")]
+
+    def takes(policy: object, **kw: object) -> bool:
+        until = kw.pop("until", None)
+        sim = Simulator(profiles, policy, **kw)  # type: ignore[arg-type]
+        return ranked.applies(_Run(sim, reqs, until, None))  # type: ignore[arg-type]
+
+    assert takes(POLICIES.create("P-HPF"))
+    assert takes(POLICIES.create("NP-FCFS"))
+    assert not takes(POLICIES.create("P-HPF"), fast_path=False)
+    assert not takes(POLICIES.create("P-HPF"), record_timeline=True)
+    assert not takes(POLICIES.create("P-HPF"), until=1.0)
+    assert not takes(POLICIES.create("P-SJF"))  # not a ranked policy
+    assert not takes(POLICIES.create("P-PREMA"))  # periodic, tokens
+
+    class Hooked(HPF):
+        def on_complete(self, job: object, now: float) -> None:
+            pass
+
+    assert not takes(Hooked(preemptive=True))
+    dep = [
+        Request(id=0, arrival_s=0.0, network="a"),
+        Request(id=1, arrival_s=0.0, network="a", depends_on=0),
+    ]
+    sim = Simulator(profiles, POLICIES.create("P-HPF"))
+    assert not ranked.applies(_Run(sim, dep, None, None))
+
+
+def test_fast_path_is_what_runs_by_default() -> None:
+    """P-HPF without a timeline takes the fast path (no ``Job`` objects are created)."""
+    from npusched.sim import job as job_mod
+
+    profiles = synthetic_profiles(random_state=0)
+    reqs = bench_workload(50, profiles, random_state=0)
+    made = []
+    orig = job_mod.Job.__init__
+
+    def spy(self: object, *a: object, **k: object) -> None:
+        made.append(1)
+        orig(self, *a, **k)  # type: ignore[arg-type]
+
+    job_mod.Job.__init__ = spy  # type: ignore[method-assign]
+    try:
+        Simulator(profiles, POLICIES.create("P-HPF")).run(reqs)
+        assert made == []
+        Simulator(profiles, POLICIES.create("P-HPF"), fast_path=False).run(reqs)
+        assert len(made) == 50
+    finally:
+        job_mod.Job.__init__ = orig  # type: ignore[method-assign]
