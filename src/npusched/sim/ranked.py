@@ -182,7 +182,7 @@ def execute_ranked(run: _Run) -> SimResult:
             if t0 > seg_start and rbytes[k]:
                 csec[k] += t0 - seg_start
             rbytes[k] = 0
-        busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start
+        busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start  # as the engine
         a = ex0
         if exec_end > a:
             layer_exec += plan.steps_between(a, exec_end)
@@ -201,93 +201,107 @@ def execute_ranked(run: _Run) -> SimResult:
         return exe[k]
 
     # Times of completion events a preemption superseded: the general loop pops them (they
-    # change nothing but may set the clock of a wake), so they are kept here too.
+    # change nothing but may set the clock of a wake), so they are kept here too; ``ts`` is the
+    # earliest (inf if none).
     stale: list[float] = []
+    ts = inf
+    one_unit = cap == 1
     while True:
         t = tm if tm < next_arr else next_arr
-        if stale and stale[0] < t:
-            t = stale[0]
+        if ts < t:
+            t = ts
         if t == inf:
             break
         if t > now:
             now = t
         horizon = now + tol
-        while stale and stale[0] <= horizon:
-            heappop(stale)
-        woke = False
-        arrived = False
-        completed = False
-        preempted = False
-        while tm <= horizon:
-            if mkind == _COMPLETE:
-                k = run_k
-                row = rows[k]
-                if ex0 <= 0.0 and t0 == seg_start:
-                    # A run from the start, uninterrupted: the whole plan (end_segment's
-                    # arithmetic, with energy_between / steps_between of the whole plan).
-                    busy += (now - seg_start) * units / cap if cap != 1 else now - seg_start
-                    rbytes[k] = 0
-                    layer_exec += plan_steps
-                    if plan_energy:
-                        res_energy += plan_energy
-                        col_energy[row] += plan_energy
-                    exe[k] = limit
-                else:
+        if ts <= horizon:
+            while stale and stale[0] <= horizon:
+                heappop(stale)
+            ts = stale[0] if stale else inf
+        if tm > horizon:
+            # Arrivals only (the common wake, written out), or only superseded completions.
+            if next_arr > horizon:
+                continue  # the run's clock stays at last_t
+            while next_arr <= horizon:
+                heappush(ready, (qkey[ai], ai))
+                events += 1
+                ai += 1
+                next_arr = arr_t[ai]
+            last_t = now
+            if pre_k >= 0:
+                continue  # a preemption in flight: the policy decides when it is saved
+        else:
+            completed = False
+            preempted = False
+            while tm <= horizon:
+                if mkind == _COMPLETE:
+                    k = run_k
+                    row = rows[k]
+                    if ex0 <= 0.0 and t0 == seg_start:
+                        # A run from the start, uninterrupted: the whole plan (end_segment's
+                        # arithmetic, with energy_between / steps_between of the whole plan).
+                        busy += now - seg_start if one_unit else (now - seg_start) * units / cap
+                        rbytes[k] = 0
+                        layer_exec += plan_steps
+                        if plan_energy:
+                            res_energy += plan_energy
+                            col_energy[row] += plan_energy
+                        exe[k] = limit
+                    else:
+                        end_segment(k, now, limit)
+                    col_finish[row] = now
+                    n_finished += 1
+                    run_k = -1
+                    mkind = _NONE
+                    tm = inf
+                    completed = True
+                elif mkind == _STOP:
+                    k = pre_k
+                    restored = now >= t0
                     end_segment(k, now, limit)
-                col_finish[row] = now
-                n_finished += 1
-                run_k = -1
-                mkind = _NONE
-                tm = inf
-                completed = True
-            elif mkind == _STOP:
-                k = pre_k
-                restored = now >= t0
-                end_segment(k, now, limit)
-                npre[k] += 1
-                save_s = 0.0
-                if restored:
-                    nbytes = plan.checkpoint_bytes_at(exe[k])
-                    cbytes[k] += nbytes
-                    rbytes[k] = nbytes
-                    if ckpt_cost:
-                        save_s = nbytes / req_plans[k][0].memory_bandwidth_bps
-                csec[k] += save_s
-                busy += save_s * units / cap
-                mkind = _SAVE_DONE
-                tm = now + save_s
-            else:  # _SAVE_DONE: the victim waits again, keeping its progress
-                k = pre_k
-                pre_k = -1
-                heappush(ready, (qkey[k], k))
-                mkind = _NONE
-                tm = inf
-                preempted = True
-            events += 1
-            woke = True
-        while next_arr <= horizon:
-            heappush(ready, (qkey[ai], ai))
-            events += 1
-            arrived = True
-            ai += 1
-            next_arr = arr_t[ai]
-        if not woke and not arrived:
-            continue  # only superseded completions: the run's clock stays at last_t
-        last_t = now
-        if (
-            completed
-            and progress is not None
-            and (n_finished // chunk != n_done_before // chunk or n_finished == n)
-        ):
-            progress(n_finished)
-            reported = n_finished
-        n_done_before = n_finished
-        if not (completed or preempted or arrived) or pre_k >= 0 or not ready:
-            continue  # only a stop (a preemption in flight), or nothing to decide
-        best = ready[0][1]
-        if run_k >= 0:
-            if not preemptive or not better(rank[best], rank[run_k]):
+                    npre[k] += 1
+                    save_s = 0.0
+                    if restored:
+                        nbytes = plan.checkpoint_bytes_at(exe[k])
+                        cbytes[k] += nbytes
+                        rbytes[k] = nbytes
+                        if ckpt_cost:
+                            save_s = nbytes / req_plans[k][0].memory_bandwidth_bps
+                    csec[k] += save_s
+                    busy += save_s * units / cap
+                    mkind = _SAVE_DONE
+                    tm = now + save_s
+                else:  # _SAVE_DONE: the victim waits again, keeping its progress
+                    k = pre_k
+                    pre_k = -1
+                    heappush(ready, (qkey[k], k))
+                    mkind = _NONE
+                    tm = inf
+                    preempted = True
+                events += 1
+            arrived = next_arr <= horizon
+            while next_arr <= horizon:
+                heappush(ready, (qkey[ai], ai))
+                events += 1
+                ai += 1
+                next_arr = arr_t[ai]
+            last_t = now
+            if completed:
+                if progress is not None and (
+                    n_finished // chunk != n_done_before // chunk or n_finished == n
+                ):
+                    progress(n_finished)
+                    reported = n_finished
+                n_done_before = n_finished
+            elif not (preempted or arrived):
+                continue  # only a stop: the preemption is in flight
+            if pre_k >= 0 or not ready:
                 continue
+        if run_k >= 0 and (not preemptive or not better(rank[ready[0][1]], rank[run_k])):
+            continue  # the running job keeps the resource
+        best = ready[0][1]
+        if run_k >= 0:  # a preemptive policy displaces it
             k = run_k
             mech = static_mech
             if mech is None:
