@@ -34,11 +34,13 @@ class ExecPlan:
     A plan stores only what differs per request shape: ``layer`` (the layer of each step) and
     ``cum_s`` (prefix sums of seconds). Per-step latency, tiles, checkpoint bytes and energy are
     the profile's per-layer rows indexed by ``layer``, so the 1e6 requests of an RNN mix with
-    thousands of distinct sequence lengths cost 16 bytes per step, and every job of one shape
-    shares one plan.
+    thousands of distinct sequence lengths cost 10 bytes per step (an int16 layer index and the
+    prefix sum, stored once for NumPy and for bisection), and every job of one shape shares one
+    plan.
 
     Attributes:
-        layer: index into the per-layer rows of each step (length S, int64).
+        layer: index into the per-layer rows of each step (length S; int64, or int16 / int32
+            for an unrolled recurrent plan).
         cum_s: prefix sums of seconds, length S + 1, ``cum_s[0] = 0``, ``cum_s[-1] = total_s``.
         steps: the number of steps S.
         exits: step boundaries (number of steps done) at which a sample may leave the job
@@ -457,9 +459,19 @@ class Profile:
             self._plans[fast] = plan
             return plan
         r = self.row(batch, **variant)
+        cum_seq: Seq | None = None
         if net.is_recurrent:
-            idx = _ro(net.expand(s_in, s_out), np.int64)
-            cum = np.concatenate(([0.0], np.cumsum(self.latency_s[r, idx])))
+            # One plan per sequence-length pair: thousands of them in an RNN mix, so the step
+            # map takes the smallest integer type and the prefix sums are stored once, as the
+            # ``array('d')`` the look-ups bisect, with ``cum_s`` a read-only NumPy view of it.
+            steps = net.expand(s_in, s_out)
+            idx = _ro(steps, np.int16 if len(net.layers) < 2**15 else np.int32)
+            cum_arr = np.empty(len(steps) + 1)
+            cum_arr[0] = 0.0
+            np.cumsum(self.latency_s[r, steps], out=cum_arr[1:])
+            cum_seq = array("d", cum_arr.tobytes())
+            del cum_arr
+            cum = np.frombuffer(cum_seq, dtype=np.float64)
             cum.flags.writeable = False
             exits: tuple[int, ...] = ()
         else:
@@ -476,6 +488,8 @@ class Profile:
             energy_row=self.energy_j[r],
             exits=exits,
         )
+        if cum_seq is not None:
+            plan._cum = cum_seq
         self._plans[key] = plan
         self._plans[fast] = plan
         return plan

@@ -544,8 +544,9 @@ class _Run:
             raise SimulationError(
                 f"request {requests[bad].id}: arrival_s={arrivals[bad]!r}; must be finite and >= 0"
             )
-        # What the result's per-request columns need, in id order (see ``_result``).
-        self.static = (col, by_id, ids, arrivals)
+        # What the result's per-request columns need (see ``_result``).
+        keep = ("network", "batch", "priority", "slo_s", "seq_in", "seq_out")
+        self.static = ({f: col[f] for f in keep}, by_id, ids, arrivals)
         # Dependent requests are held back until their predecessor finishes.
         self.dependents: dict[int, list[int]] = {}
         held = np.zeros(n, dtype=bool)
@@ -1623,10 +1624,17 @@ class _Run:
             self.progress(self.n_finished)  # a stop by ``until`` between two reports
 
         col, by_id, ids, arrival_in = self.static
+
+        def take(name: str, dtype: type) -> npt.NDArray[Any]:
+            # The run's list becomes an array and is let go (1e6 requests: a peak of one copy).
+            a: npt.NDArray[Any] = np.asarray(getattr(self, name), dtype=dtype)
+            setattr(self, name, [])
+            return a
+
         arrival = arrival_in[by_id]
-        finish = np.asarray(self.col_finish, dtype=np.float64)
+        finish = take("col_finish", np.float64)
         iso = self.col_iso
-        cs = np.asarray(self.col_cs, dtype=np.float64)
+        cs = take("col_cs", np.float64)
         latency = finish - arrival
 
         def ints(name: str) -> npt.NDArray[np.int64]:
@@ -1638,23 +1646,24 @@ class _Run:
         network[:] = col["network"]
         resource = np.empty(n, dtype=object)
         resource[:] = self.col_res
+        self.col_res = []
         slo = col["slo_s"]
         cols: dict[str, npt.NDArray[Any]] = {
             "id": ids[by_id],
             "arrival_s": arrival,
-            "first_start_s": np.asarray(self.col_first, dtype=np.float64),
+            "first_start_s": take("col_first", np.float64),
             "finish_s": finish,
             "isolated_s": iso,
-            "estimated_s": np.asarray(self.col_est, dtype=np.float64),
+            "estimated_s": take("col_est", np.float64),
             "latency_s": latency,
             # Float rounding can leave -1e-19 s where a job never waited: clamp within the
             # engine's time tolerance (larger negatives would be a bug and stay visible).
             "waiting_s": _clamp_tiny_negative(latency - iso - cs),
-            "preemptions": np.asarray(self.col_preempt, dtype=np.int64),
-            "checkpoint_bytes": np.asarray(self.col_cbytes, dtype=np.int64),
+            "preemptions": take("col_preempt", np.int64),
+            "checkpoint_bytes": take("col_cbytes", np.int64),
             "checkpoint_s": cs,
-            "wasted_s": np.asarray(self.col_wasted, dtype=np.float64),
-            "energy_j": np.asarray(self.col_energy, dtype=np.float64),
+            "wasted_s": take("col_wasted", np.float64),
+            "energy_j": take("col_energy", np.float64),
             "priority": ints("priority"),
             "batch": ints("batch"),
             "slo_s": np.fromiter(
