@@ -76,8 +76,9 @@ from __future__ import annotations
 
 import gc
 import math
+from array import array
 from bisect import insort
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
@@ -571,9 +572,9 @@ class _Run:
         self.order_of = np.empty(n, dtype=np.int64)
         self.order_of[order] = np.arange(n)
         self.arrivals = [requests[i] for i in order]
-        self.arrival_rows: list[int] = row_of[order].tolist()
-        self.held: list[bool] = held[order].tolist()
-        self.by_input = list(requests)
+        self.arrival_rows: Sequence[int] = array("q", row_of[order].tobytes())
+        self.held = bytearray(held[order].tobytes())  # 1 byte a request: held back or not
+        self.by_input = requests
 
         # (profile, plan, isolated seconds) per distinct request shape, and per request.
         shape = list(zip(col["network"], col["batch"], col["seq_in"], col["seq_out"], strict=True))
@@ -598,16 +599,19 @@ class _Run:
                 if 0 <= ex < len(p.exits):
                     # A sample that leaves at an exit: its latency alone is up to that exit.
                     iso_in[i] = float(p.cum_s[p.exits[ex]])
-        nan = math.nan
         self.col_iso = np.asarray(iso_in, dtype=np.float64)[by_id]
-        self.col_est = [nan] * n
-        self.col_first = [nan] * n
-        self.col_finish = [nan] * n
-        self.col_preempt = [0] * n
-        self.col_cbytes = [0] * n
-        self.col_cs = [0.0] * n
-        self.col_wasted = [0.0] * n
-        self.col_energy = [0.0] * n
+        # Per-request records by result row, unboxed (``array``: 8 bytes a request, where a
+        # list of floats costs 32; 1e6 requests hold eight of them).
+        nans = np.full(n, math.nan).tobytes()
+        zeros = bytes(8 * n)
+        self.col_est: MutableSequence[float] = array("d", nans)
+        self.col_first: MutableSequence[float] = array("d", nans)
+        self.col_finish: MutableSequence[float] = array("d", nans)
+        self.col_preempt: MutableSequence[int] = array("q", zeros)
+        self.col_cbytes: MutableSequence[int] = array("q", zeros)
+        self.col_cs: MutableSequence[float] = array("d", zeros)
+        self.col_wasted: MutableSequence[float] = array("d", zeros)
+        self.col_energy: MutableSequence[float] = array("d", zeros)
         self.col_res: list[str] | npt.NDArray[Any] = [""] * n
 
     def _base_plan(

@@ -377,7 +377,9 @@ def execute_ranked(run: _Run) -> SimResult:
         ("col_cs", csec),
         ("col_wasted", wasted),
     ):
-        col = np.empty(n, dtype=np.int64 if name in ("col_preempt", "col_cbytes") else np.float64)
+        col: Any = np.empty(
+            n, dtype=np.int64 if name in ("col_preempt", "col_cbytes") else np.float64
+        )
         col[by_row] = per_k
         setattr(run, name, col)
     col_res = np.empty(n, dtype=object)

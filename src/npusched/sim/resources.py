@@ -38,7 +38,11 @@ class Resource:
     def __post_init__(self) -> None:
         if not self.name:
             raise ConfigError("resource name must be a non-empty string")
-        if not isinstance(self.capacity, int) or isinstance(self.capacity, bool) or self.capacity < 1:
+        if (
+            not isinstance(self.capacity, int)
+            or isinstance(self.capacity, bool)
+            or self.capacity < 1
+        ):
             raise ConfigError(
                 f"resource {self.name!r}: capacity={self.capacity!r}; must be an integer >= 1"
             )
