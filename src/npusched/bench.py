@@ -37,8 +37,19 @@ scenario's peak resident set does not carry over to the next.
     without bound, so the bench dispatches its requests uniformly over a window that offers
     load 0.9 (as ``temporal``). No reference: it measures requests/s, events/s and peak RSS.
 
-``concurrent`` (several jobs sharing a 16-unit resource) is added with the engine core's
-resources (issue 9): register a function with :func:`scenario` that returns its entry.
+``spatial``
+    Planaria's Algorithm 1 on Workload-C (no reference).
+
+``concurrent``
+    Two jobs share ``planaria``'s 16-subarray array (:func:`pair_split_policy`: alone a job
+    holds 16 units, with a second admitted each holds 8, re-split at every arrival and
+    completion; a running job's change of share is a re-allocation at its next layer end, free
+    checkpoints), five CNNs at batch 1, Poisson arrivals offering load 0.9 of the array alone.
+    Reference: ``simpy`` (:func:`concurrent_simpy_reference`), a ``Container`` of units and
+    one process per request with one ``timeout`` per layer that re-takes its share at a layer
+    end when it changed; the same finish times (5.8e-13 s at 20,000 requests).
+
+A new scenario is a function registered with :func:`scenario` that returns its entry.
 
 Timing
 ------
@@ -777,6 +788,202 @@ def spatial_scenario(
     """The ``spatial`` entry: concurrent jobs with re-allocations (no reference)."""
     entry, res = _engine_only("spatial", spatial_setup, requests, seed, report)
     entry["reallocations"] = int(res.columns["preemptions"].sum())
+    return entry
+
+
+# --- concurrent: jobs sharing the fission array, re-split at arrivals and completions ----------
+#: The networks of ``concurrent`` (batch 1 on ``planaria``'s 16-subarray array).
+CONCURRENT_NETWORKS = ("resnet-50", "mobilenet-v1", "googlenet", "alexnet", "squeezenet")
+#: At most this many jobs share the array (equal shares: 16 or 8 subarrays each).
+CONCURRENT_JOBS = 2
+
+
+def pair_split_policy() -> Any:
+    """``concurrent``'s machine policy: the :data:`CONCURRENT_JOBS` earliest unfinished jobs
+    (dispatch order; ids are in arrival order) share the array equally, so a job runs alone on
+    16 subarrays, is cut to 8 when a second one is admitted and grows back when that one
+    finishes. Every change of a running job's share is a re-allocation (CHECKPOINT to its next
+    preemption point, then a start on the new units)."""
+    from operator import attrgetter
+
+    from npusched.policies.contract import NOTHING, Allocation, MachineView, Schedule
+    from npusched.policies.machine import MachinePolicyBase
+
+    by_id = attrgetter("id")
+
+    class PairSplit(MachinePolicyBase):
+        name = "pair-split"
+
+        def select(self, view: MachineView) -> Schedule:
+            held = sorted([*view.preempting, *view.running], key=by_id)
+            jobs = sorted([*held, *view.ready[:CONCURRENT_JOBS]], key=by_id)[:CONCURRENT_JOBS]
+            if not jobs:
+                return NOTHING
+            units = view.resources["array"].capacity // len(jobs)
+            return Schedule(assign={j: Allocation("array", units) for j in jobs})
+
+    return PairSplit()
+
+
+def concurrent_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
+    """``concurrent``'s simulator (:func:`pair_split_policy` on ``fission_array(16)``, layer
+    preemption, free checkpoints) and requests (:data:`CONCURRENT_NETWORKS` at batch 1,
+    priority 1, Poisson arrivals offering :data:`BENCH_LOAD` of the array alone)."""
+    from npusched.hardware import compile_profile, get_device
+    from npusched.models import get_network
+    from npusched.sim.engine import Simulator
+    from npusched.sim.resources import fission_array
+
+    dev = get_device("planaria")
+    profiles = {n: compile_profile(get_network(n), dev, (1,)) for n in CONCURRENT_NETWORKS}
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 9]))
+    names = sorted(profiles)
+    net_idx = rng.integers(0, len(names), size=requests)
+    mean_s = float(np.mean([profiles[n].plan(1, subarrays=16).total_s for n in names]))
+    arrival = np.cumsum(rng.exponential(mean_s / BENCH_LOAD, size=requests))
+    reqs = [
+        Request(id=i, arrival_s=a, network=names[k])
+        for i, (a, k) in enumerate(zip(arrival.tolist(), net_idx.tolist(), strict=True))
+    ]
+    sim = Simulator(
+        profiles,
+        pair_split_policy(),
+        machine=fission_array(16),
+        preemption_point="layer",
+        checkpoint_cost=False,
+    )
+    return sim, reqs
+
+
+def concurrent_simpy_reference(
+    requests: Sequence[Request], profiles: Mapping[str, Profile]
+) -> npt.NDArray[np.float64]:
+    """Finish times (rows in request-id order) of ``concurrent`` in SimPy.
+
+    The array is a ``Container`` of 16 units. One process per request waits to be admitted
+    (among the :data:`CONCURRENT_JOBS` earliest unfinished), takes its share, and runs one
+    ``timeout`` per layer on the latencies of its current share; at each layer end it compares
+    its share with what it should hold now and, if they differ, gives its units back and takes
+    the new share (as the engine re-allocates at the next layer boundary with free checkpoints).
+    A job that acquired units re-checks its share before its first layer (the engine decides
+    after the completion that freed them). Like the engine, a job decides after every event of
+    the same instant (within :data:`BOUNDARY_TOL_S`): jobs of one network started together on
+    equal shares reach layer ends exactly when another finishes, so a layer end that coincides
+    with another event waits for it (one ``timeout`` of zero or a few ulps).
+    """
+    import simpy
+
+    env = simpy.Environment()
+    array_units = simpy.Container(env, capacity=16, init=16)
+    order = sorted(range(len(requests)), key=lambda i: (requests[i].arrival_s, requests[i].id))
+    by_id = sorted(range(len(requests)), key=lambda i: requests[i].id)
+    row_of = [0] * len(requests)
+    for row, i in enumerate(by_id):
+        row_of[i] = row
+    lat: dict[tuple[str, int], list[float]] = {}
+    for name, prof in profiles.items():
+        for u in (8, 16):
+            lat[name, u] = prof.plan(1, subarrays=u).latency_s.tolist()
+    finish = np.full(len(requests), np.nan)
+    unfinished: list[int] = []  # dispatch order
+    admitted: dict[int, Any] = {}  # request index -> its admission event
+    timeout = env.timeout
+
+    def share(i: int) -> int:
+        k = len(unfinished) if len(unfinished) < CONCURRENT_JOBS else CONCURRENT_JOBS
+        return 16 // k
+
+    def admit() -> None:
+        for i in unfinished[:CONCURRENT_JOBS]:
+            ev = admitted[i]
+            if not ev.triggered:
+                ev.succeed()
+
+    peek = env.peek
+    tol = BOUNDARY_TOL_S
+
+    def job(i: int) -> Any:
+        r = requests[i]
+        yield admitted[i]
+        u = share(i)
+        while True:  # take a share; re-check it before the first layer
+            yield array_units.get(u)
+            nxt = peek()
+            if nxt - env.now <= tol:  # let this instant's other events (a completion) go first
+                yield timeout(nxt - env.now)
+            d = share(i)
+            if d == u:
+                break
+            array_units.put(u)  # a put is carried out when made; nothing to wait for
+            u = d
+        layers = lat[r.network, u]
+        n = len(layers)
+        step = 0
+        while step < n:
+            yield timeout(layers[step])
+            step += 1
+            if step < n:
+                nxt = peek()
+                if nxt - env.now <= tol:  # decide after this instant's other events
+                    yield timeout(nxt - env.now)
+                d = share(i)
+                while d != u:
+                    array_units.put(u)
+                    u = d
+                    yield array_units.get(u)
+                    d = share(i)
+                layers = lat[r.network, u]
+        array_units.put(u)  # done at once, with the bookkeeping below (one instant)
+        finish[row_of[i]] = env.now
+        unfinished.remove(i)
+        admit()
+
+    def source() -> Any:
+        for i in order:
+            t = requests[i].arrival_s
+            if t > env.now:
+                yield timeout(t - env.now)
+            admitted[i] = env.event()
+            unfinished.append(i)
+            env.process(job(i))
+            admit()
+
+    env.process(source())
+    env.run()
+    return finish
+
+
+@scenario(
+    "concurrent",
+    default_requests=20_000,
+    needs_simpy=True,
+    description="two jobs share a 16-unit fission array, re-split at arrivals and completions",
+    setup=concurrent_setup,
+)
+def concurrent_scenario(
+    *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
+) -> dict[str, Any]:
+    """The ``concurrent`` entry: the engine and (with ``reference``) its SimPy model."""
+    report("workload", 0, 0)
+    sim, reqs = concurrent_setup(requests=requests, seed=seed)
+    res, engine_s, wall_s = _time_engine(sim, reqs, report)
+    entry = _engine_entry("concurrent", res, requests, engine_s, wall_s, seed)
+    entry["reallocations"] = int(res.columns["preemptions"].sum())
+    entry.update(speedup_vs_simpy=None, max_abs_finish_diff_s=None)
+    if not reference:
+        return entry
+    engine_finish = res.columns["finish_s"]
+    profiles = sim.profiles
+    del res, sim
+    report("simpy", 0, 0)
+    c = time.process_time()
+    finish = concurrent_simpy_reference(reqs, profiles)
+    simpy_s = time.process_time() - c
+    entry.update(
+        speedup_vs_simpy=_ratio(simpy_s, engine_s),
+        max_abs_finish_diff_s=float(np.max(np.abs(finish - engine_finish))) if requests else 0.0,
+        reference_s={"simpy": simpy_s},
+    )
     return entry
 
 

@@ -362,12 +362,15 @@ def bench_cmd(
     scenario: Annotated[
         list[str] | None,
         typer.Option(
-            metavar="NAME", help="Scenario to run (repeatable): temporal, prema, spatial. Default: all."
+            metavar="NAME",
+            help="Scenario to run (repeatable): temporal, prema, spatial, concurrent. Default: all.",
         ),
     ] = None,
     requests: Annotated[
         int | None,
-        typer.Option(help="Requests per scenario (default: temporal 100,000, prema 20,000)."),
+        typer.Option(
+            help="Requests per scenario (default: temporal 100,000, prema 20,000, spatial 5,000, concurrent 20,000)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     reference: Annotated[
@@ -426,20 +429,35 @@ def map_cmd(
             tasks.append(Task(n, measured[n]))
         else:
             tasks.append(Task(n, generate_profile(get_network(n), spec, n_groups=groups)))
-    h = haxconn(Workload(spec, tuple(tasks)), goal, space=space, max_transitions=transitions,
-                time_limit_s=time_limit)
+    h = haxconn(
+        Workload(spec, tuple(tasks)),
+        goal,
+        space=space,
+        max_transitions=transitions,
+        time_limit_s=time_limit,
+    )
     accs = spec.accelerators
     rows: list[dict[str, object]] = [
-        {"method": m, "predicted_ms": round(r.predicted.makespan_s * 1e3, 3),
-         "realised_ms": round(r.realised.makespan_s * 1e3, 3),
-         "fps": round(r.realised.fps, 1), "transitions": str(r.schedule.transitions())}
+        {
+            "method": m,
+            "predicted_ms": round(r.predicted.makespan_s * 1e3, 3),
+            "realised_ms": round(r.realised.makespan_s * 1e3, 3),
+            "fps": round(r.realised.fps, 1),
+            "transitions": str(r.schedule.transitions()),
+        }
         for m, r in h.baselines.items()
     ]
-    rows.append({"method": f"HaX-CoNN ({h.source}{', proven' if h.proven else ''})",
-                 "predicted_ms": round((h.predicted_objective if goal == "latency"
-                                        else h.realised.makespan_s) * 1e3, 3),
-                 "realised_ms": round(h.realised.makespan_s * 1e3, 3),
-                 "fps": round(h.realised.fps, 1), "transitions": str(h.schedule.transitions())})
+    rows.append(
+        {
+            "method": f"HaX-CoNN ({h.source}{', proven' if h.proven else ''})",
+            "predicted_ms": round(
+                (h.predicted_objective if goal == "latency" else h.realised.makespan_s) * 1e3, 3
+            ),
+            "realised_ms": round(h.realised.makespan_s * 1e3, 3),
+            "fps": round(h.realised.fps, 1),
+            "transitions": str(h.schedule.transitions()),
+        }
+    )
     render(rows, fmt, title=f"HaX-CoNN on {spec.name}: {' + '.join(networks)} ({goal})")
     if fmt == "table":
         for t, row in zip(tasks, h.schedule.assignment, strict=True):
@@ -523,9 +541,14 @@ def reproduce_haxconn(
     from npusched.report.tables import render
 
     rows = [
-        {"exp": k, "best baseline": v["best_baseline"],
-         "baseline ms": v["best_baseline_latency_ms"], "HaX-CoNN ms": v["haxconn_latency_ms"],
-         "improvement %": v["improvement_pct"], "paper %": v["paper_improvement_pct"]}
+        {
+            "exp": k,
+            "best baseline": v["best_baseline"],
+            "baseline ms": v["best_baseline_latency_ms"],
+            "HaX-CoNN ms": v["haxconn_latency_ms"],
+            "improvement %": v["improvement_pct"],
+            "paper %": v["paper_improvement_pct"],
+        }
         for k, v in summary["experiments"].items()
     ]
     render(rows, "table", title="HaX-CoNN Table 6: ours vs the paper's improvement")
