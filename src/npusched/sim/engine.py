@@ -1628,6 +1628,9 @@ class _Run:
             self.progress(self.n_finished)  # a stop by ``until`` between two reports
 
         col, by_id, ids, arrival_in = self.static
+        # Only the records are needed from here: let the per-request inputs go first.
+        self.req_plans = []
+        self.by_input = []
 
         def take(name: str, dtype: type) -> npt.NDArray[Any]:
             # The run's list becomes an array and is let go (1e6 requests: a peak of one copy).
@@ -1642,16 +1645,16 @@ class _Run:
         latency = finish - arrival
 
         def ints(name: str) -> npt.NDArray[np.int64]:
-            v = col[name]
+            v = col.pop(name)  # let each list go once it is an array
             vals = [-1 if x is None else x for x in v] if v.count(None) else v
             return np.fromiter(vals, dtype=np.int64, count=n)[by_id]
 
         network = np.empty(n, dtype=object)
-        network[:] = col["network"]
+        network[:] = col.pop("network")
         resource = np.empty(n, dtype=object)
         resource[:] = self.col_res
         self.col_res = []
-        slo = col["slo_s"]
+        slo = col.pop("slo_s")
         cols: dict[str, npt.NDArray[Any]] = {
             "id": ids[by_id],
             "arrival_s": arrival,
