@@ -503,6 +503,8 @@ class _Run:
         self.released: list[Job] = []
         self.res_name_of: dict[int, str] = {}
         self.plan_cache: dict[tuple[Any, ...], ExecPlan] = {}
+        # A valid allocation's (resource index, units, variant), by allocation.
+        self.resolved: dict[Allocation, tuple[int, int, _Variant]] = {}
         # Handlers by event kind; each returns the wake reason it contributes ("" for none).
         self.handlers: dict[int, Callable[[Job, int], str]] = {
             COMPLETE: self._h_complete,
@@ -1179,6 +1181,20 @@ class _Run:
             heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
+        try:
+            hit = self.resolved.get(alloc)
+        except TypeError:  # an unhashable axis value: resolved (and checked) every time
+            hit = None
+        if hit is not None:
+            return hit
+        out = self._resolve_new(job, alloc)
+        try:
+            self.resolved[alloc] = out
+        except TypeError:
+            pass
+        return out
+
+    def _resolve_new(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
         if not isinstance(alloc, Allocation):
             raise SimulationError(
                 f"policy {self._pname()!r}: allocation of job {job.id} is "
