@@ -81,7 +81,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from npusched.base import Component
 from npusched.errors import HardwareConfigError
@@ -102,6 +101,8 @@ from npusched.hardware.systolic import (
 from npusched.models.ir import KIND_CODES, LayerKind, Network
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from npusched.hardware.profile import Profile
 
 __all__ = [
@@ -177,6 +178,8 @@ class FissionTable:
         """One row per layer: ``layer``, ``config``, ``cycles``, ``time_us``, ``tiles``,
         ``cycles_per_tile``, and ``time_us[<candidate>]`` for every candidate (NaN where
         it does not apply)."""
+        import pandas as pd
+
         f = self.frequency_hz
         per = np.where(np.isfinite(self.cycles), self.cycles / f * 1e6, np.nan)
         df = pd.DataFrame(

@@ -34,14 +34,17 @@ import itertools
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from npusched._io import atomic_path
 from npusched.errors import ConfigError, UnknownNameError
 from npusched.workloads.generators import assemble
 from npusched.workloads.request import Request
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 REQUIRED = ("arrival_s", "network")
 OPTIONAL = ("batch", "priority", "slo_s", "seq_in", "seq_out", "id")
@@ -82,6 +85,8 @@ def _check_csv_head(path: Path) -> None:
 
 
 def _read(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     if path.is_dir():
         raise ConfigError(f"{path}: is a directory, not a trace file (.csv or .parquet)")
     kind = _kind(path)
@@ -122,6 +127,8 @@ class _Checker:
 
     def number(self, column: str, *, required: bool) -> tuple[np.ndarray, np.ndarray]:
         """(values as float64 with NaN where missing, missing mask)."""
+        import pandas as pd
+
         miss = self.missing(column)
         if required:
             self.fail(miss, column, "missing value")
@@ -156,6 +163,8 @@ def load_trace(
     Returns:
         Requests ordered by arrival, ids dense from 0.
     """
+    import pandas as pd
+
     from npusched.models.zoo import canonical_name, get_network, list_networks
 
     p = Path(path)
@@ -222,9 +231,7 @@ def load_trace(
     is_cnn = np.array([not recurrent[x].is_recurrent for x in networks], dtype=bool)
     for col, values in (("seq_in", seq_in), ("seq_out", seq_out)):
         has = np.array([v is not None for v in values], dtype=bool)
-        ok = np.array(
-            [col == "seq_in" and sized[x] is not None for x in networks], dtype=bool
-        )
+        ok = np.array([col == "seq_in" and sized[x] is not None for x in networks], dtype=bool)
         chk.fail(has & is_cnn & ~ok, col, "sequence length given for a non-recurrent network")
         if col == "seq_in":
             out_of = np.zeros(n, dtype=bool)
@@ -279,6 +286,8 @@ def load_trace(
 
 def requests_frame(requests: Sequence[Request]) -> pd.DataFrame:
     """The trace columns of ``requests`` as a DataFrame (nullable ints, NaN for no SLO)."""
+    import pandas as pd
+
     return pd.DataFrame(
         {
             "id": pd.array([r.id for r in requests], dtype="int64"),

@@ -28,16 +28,19 @@ import math
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from npusched.errors import ConfigError
 from npusched.hardware.profile import Profile
 from npusched.models.rnn_lengths import PROFILE_SEED, PROFILE_SIZE
 from npusched.models.seqlen import geomean_table, length_model_for
 from npusched.workloads.request import Request
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FloatArray = npt.NDArray[np.float64]
 Estimator = Callable[[Request, Profile], float]
@@ -158,6 +161,8 @@ def prediction_errors(
         estimated_s, isolated_s, error`` where ``error = (estimated - isolated) / isolated``
         (signed fraction).
     """
+    import pandas as pd
+
     est = make_estimator(kind)
     rows = []
     for r in requests:
