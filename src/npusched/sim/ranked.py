@@ -144,6 +144,7 @@ def execute_ranked(run: _Run) -> SimResult:
     plan: Any = None
     plan_steps = 0
     plan_energy = 0.0
+    run_row = 0
     mkind = _NONE
     tm = inf
     busy = 0.0
@@ -236,21 +237,18 @@ def execute_ranked(run: _Run) -> SimResult:
             preempted = False
             while tm <= horizon:
                 if mkind == _COMPLETE:
-                    k = run_k
-                    row = rows[k]
                     if ex0 <= 0.0 and t0 == seg_start:
                         # A run from the start, uninterrupted: the whole plan (end_segment's
-                        # arithmetic, with energy_between / steps_between of the whole plan).
+                        # arithmetic, with energy_between / steps_between of the whole plan; a
+                        # finished job's progress and restore bytes are never read again).
                         busy += now - seg_start if one_unit else (now - seg_start) * units / cap
-                        rbytes[k] = 0
                         layer_exec += plan_steps
                         if plan_energy:
                             res_energy += plan_energy
-                            col_energy[row] += plan_energy
-                        exe[k] = limit
+                            col_energy[run_row] += plan_energy
                     else:
-                        end_segment(k, now, limit)
-                    col_finish[row] = now
+                        end_segment(run_k, now, limit)
+                    col_finish[run_row] = now
                     n_finished += 1
                     run_k = -1
                     mkind = _NONE
@@ -353,9 +351,9 @@ def execute_ranked(run: _Run) -> SimResult:
             ready.remove(next(e for e in ready if e[1] == best))
             heapify(ready)
         k = best
-        row = rows[k]
-        if col_first[row] != col_first[row]:  # nan: first start
-            col_first[row] = now
+        run_row = rows[k]
+        if not npre[k]:  # never stopped before: its first start
+            col_first[run_row] = now
         prof, plan, iso = req_plans[k]
         plan_steps = plan.steps if iso > 0.0 else 0
         plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
