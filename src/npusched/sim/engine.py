@@ -1662,7 +1662,10 @@ class _Run:
 
         def ints(name: str) -> npt.NDArray[np.int64]:
             v = col.pop(name)  # let each list go once it is an array
-            vals = [-1 if x is None else x for x in v] if v.count(None) else v
+            nones = v.count(None)
+            if nones == n:
+                return np.full(n, -1, dtype=np.int64)
+            vals = [-1 if x is None else x for x in v] if nones else v
             return np.fromiter(vals, dtype=np.int64, count=n)[by_id]
 
         network = np.empty(n, dtype=object)
@@ -1689,7 +1692,9 @@ class _Run:
             "energy_j": take("col_energy", np.float64),
             "priority": ints("priority"),
             "batch": ints("batch"),
-            "slo_s": np.fromiter(
+            "slo_s": np.full(n, math.nan)
+            if slo.count(None) == n
+            else np.fromiter(
                 [math.nan if x is None else x for x in slo] if slo.count(None) else slo,
                 dtype=np.float64,
                 count=n,
