@@ -74,6 +74,7 @@ moves backwards.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
 from array import array
@@ -1188,10 +1189,8 @@ class _Run:
         if hit is not None:
             return hit
         out = self._resolve_new(job, alloc)
-        try:
+        with contextlib.suppress(TypeError):  # unhashable: not cached
             self.resolved[alloc] = out
-        except TypeError:
-            pass
         return out
 
     def _resolve_new(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
