@@ -96,6 +96,8 @@ from npusched.policies.contract import (
     Schedule,
     SchedulerView,
 )
+from npusched.policies.power.policy import job_cap_w
+from npusched.policies.power.schedule import PowerCapError
 from npusched.sim.events import (
     ARRIVAL,
     BOUNDARY,
@@ -438,12 +440,27 @@ class _Res:
         self.energy = 0.0
 
 
+class _LevelState:
+    """Per resource: the ``(f, V)`` its free units stand at and the jobs that started there
+    (with their ``wasted_s`` then); the voltage of each clock seen (see ``_Run._level_switch``)."""
+
+    __slots__ = ("free_level", "holders", "volt")
+
+    def __init__(self, n_resources: int) -> None:
+        self.free_level: list[tuple[float, float] | None] = [None] * n_resources
+        self.holders: list[list[tuple[Job, float]]] = [[] for _ in range(n_resources)]
+        self.volt: dict[float, float] = {}
+
+
 class _Run:
     """State of one simulation run (the :class:`Simulator` itself stays stateless).
 
     The hot paths (arrival, start, completion) are written for speed: plain attributes, local
     variables, no per-step work; the rarer paths are separate methods.
     """
+
+    #: Clock / voltage levels per resource under a power policy (created on first use).
+    _levels: _LevelState | None = None
 
     def __init__(
         self,
@@ -628,7 +645,11 @@ class _Run:
         cap: float | None = None
         if power is not None:
             assert self.sim.power_cap_w is not None
-            cap = self.sim.power_cap_w * units / self.res[ri].capacity
+            res = self.res[ri]
+            try:
+                cap = job_cap_w(self.sim.power_cap_w, res.spec.idle_power_w, units, res.capacity)
+            except PowerCapError as exc:
+                raise SimulationError(f"resource {res.name!r}: {exc}") from None
         key = (id(prof), batch, seq_in, seq_out, variant, cap)
         plan = self.plan_cache.get(key)
         if plan is not None:
@@ -655,6 +676,74 @@ class _Run:
             ) from None
         self.plan_cache[key] = plan
         return plan
+
+    # --- clock / voltage levels between jobs (power policies) ----------------------------------
+    def _level_switch(self, job: Job, ri: int, res: _Res) -> float:
+        """Seconds ``job``, starting now on ``res`` (index ``ri``), waits for the units' clock and
+        voltage to change to those of the step it starts at, charged like a restore (after it).
+
+        The engine allocates unit *counts*, not unit indices, so levels are tracked per
+        resource: the free units of a resource stand at the ``(f, V)`` of the last step executed
+        by the most recently started job that has since released its units (none yet: the first
+        start is free). Exact for a one-unit resource (every temporal policy: job A's last step,
+        then job B's first); on a fission array an approximation (units freed by an earlier job
+        may stand at another level). The switch draws the units' share of the resource's idle
+        power (``idle_power_w * units / capacity``), added to the job's energy now.
+        """
+        power = self.sim.power
+        st = self._levels
+        if st is None:
+            st = self._levels = _LevelState(len(self.res))
+        held = st.holders[ri]
+        if held:
+            keep: list[tuple[Job, float]] = []
+            for prev, wasted0 in held:
+                if prev is not job and prev._res == ri and prev.state is not DONE:
+                    keep.append((prev, wasted0))  # still holds units here
+                else:
+                    lv = self._exit_level(prev, wasted0)
+                    if lv is not None:
+                        st.free_level[ri] = lv
+            st.holders[ri] = keep
+        held = st.holders[ri]
+        held.append((job, job.wasted_s))
+        plan = job.plan
+        freqs = plan.frequency_hz
+        if freqs is None or plan.steps == 0:
+            return 0.0
+        step = min(plan.position_at(job._exec)[0], plan.steps - 1)
+        nxt = self._level_of(float(freqs[step]))
+        prev_lv = st.free_level[ri]
+        st.free_level[ri] = nxt  # these units now run at the job's level
+        sw = float(power.switch_cost(prev_lv, nxt)) if prev_lv is not None else 0.0
+        if sw > 0.0:
+            e = res.spec.idle_power_w * job.units / res.capacity * sw
+            if e:
+                self._add_energy(job, res, e)
+        return sw
+
+    def _exit_level(self, job: Job, wasted0: float) -> tuple[float, float] | None:
+        """The ``(f, V)`` of the last step ``job`` executed before releasing its units
+        (``wasted0``: its ``wasted_s`` when it started; a KILL zeroes its position and adds the
+        work to ``wasted_s``); ``None`` if its plan has no clock."""
+        plan = job.plan
+        freqs = plan.frequency_hz
+        if freqs is None or plan.steps == 0:
+            return None
+        ex = job._exec if job._exec > 0.0 else job.wasted_s - wasted0
+        cum = plan.cum_s
+        step = int(np.searchsorted(cum, ex - TIME_TOL_S, side="left")) - 1
+        step = min(max(step, 0), plan.steps - 1)
+        return self._level_of(float(freqs[step]))
+
+    def _level_of(self, f: float) -> tuple[float, float]:
+        """``(f, V)``: the power policy's voltage at clock ``f`` (Hz)."""
+        st = self._levels
+        assert st is not None
+        v = st.volt.get(f)
+        if v is None:
+            v = st.volt[f] = float(self.sim.power.level_voltages((f,))[0])
+        return (f, v)
 
     def _switch_plan(self, job: Job, plan: ExecPlan) -> None:
         """Move ``job`` (not computing) to ``plan`` keeping its ``(step, fraction)``."""
@@ -701,6 +790,8 @@ class _Run:
         t0 = now
         if rb and self.ckpt_cost:
             t0 = now + rb / job.profile.memory_bandwidth_bps
+        if self.sim.power is not None:
+            t0 += self._level_switch(job, ri, res)
         job._seg_start = now
         job._t0 = t0
         ex = job._seg_exec0 = job._exec
