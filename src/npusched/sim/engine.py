@@ -309,10 +309,16 @@ class Simulator:
         record_power: keep :class:`PowerPiece` entries (for :func:`power_timeline`).
         switch_s: seconds a job pauses when its plan variant changes on the same units (e.g. a
             frequency switch: 20 us, the DFS paper's interrupt + PLL switch).
-        power: a power policy (``derive(plans, cap_w) -> ExecPlan``) that chooses a frequency
-            per step under ``power_cap_w``; the profiles need a ``frequency_hz`` axis.
-        power_cap_w: the machine's power cap in watts, shared among running jobs in proportion
-            to their units over the resource's capacity.
+        power: a power policy (``derive(plans, cap_w, *, idle_share) -> ExecPlan``, plus
+            ``switch_cost(prev, nxt)`` and ``level_voltages(freqs)``) that chooses a frequency
+            per step under ``power_cap_w``; the profiles need a ``frequency_hz`` axis. The
+            engine charges ``switch_cost`` when a job starts on units left at another clock or
+            voltage (see ``_Run._level_switch``).
+        power_cap_w: the machine's power cap in watts, shared by
+            :func:`npusched.policies.power.job_cap_w`: a job on ``u`` of a resource's ``U``
+            units gets ``cap * u / U``, its plan's power including its units' share of the
+            resource's ``idle_power_w``, so the running jobs plus the idle units never draw
+            more than the cap.
         skip_periods: let a periodic policy that can tell which period ticks change nothing
             (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
             decisions are those of ticking every period (``False``: tick every period).
@@ -666,7 +672,7 @@ class _Run:
                     )
                 base = {k: v for k, v in variant if k != "frequency_hz"}
                 by_f = {f: prof.plan(batch, seq_in, seq_out, **base, frequency_hz=f) for f in freqs}
-                plan = power.derive(by_f, cap)
+                plan = power.derive(by_f, cap, idle_share=units / self.res[ri].capacity)
         except SimulationError:
             raise
         except Exception as exc:

@@ -155,7 +155,12 @@ class PowerPolicyBase(Component):
         return fsw if prev[0] != nxt[0] else 0.0
 
     def derive(
-        self, plans: Mapping[float, ExecPlan], cap_w: float, *, step_groups: Any = None
+        self,
+        plans: Mapping[float, ExecPlan],
+        cap_w: float,
+        *,
+        step_groups: Any = None,
+        idle_share: float = 1.0,
     ) -> ExecPlan:
         """The engine's hook (:class:`npusched.sim.engine.Simulator` ``power=``): one job's plan
         under ``cap_w`` from its plans at every clock level.
@@ -163,8 +168,9 @@ class PowerPolicyBase(Component):
         Every step runs at the highest level whose power (the plan's ``power_w``) is within
         ``cap_w`` (the engine passes the job's share of the machine's cap). A change of clock or
         voltage from the previous step is folded into the step: its time (:meth:`switch_cost`)
-        is added to the step's latency and ``idle_power_w`` times it to its energy. The first
-        step is free (the engine does not tell which job ran before). The plans must have been
+        is added to the step's latency and ``idle_power_w * idle_share`` times it to its
+        energy. The first step is free here: the engine charges the switch into it when the job
+        starts (from the level the job's units were left at). The plans must have been
         compiled at the policy's voltages (``AB9()`` for DFS, ``AB9(voltage_v="dvfs")`` for
         DVFS).
 
@@ -179,6 +185,8 @@ class PowerPolicyBase(Component):
             plans: ``{frequency_hz: ExecPlan}`` of one job, all with the same steps.
             cap_w: the job's power cap (W).
             step_groups: group index per step, or ``None`` (every step decides alone).
+            idle_share: the fraction of ``idle_power_w`` the job's units draw during a switch
+                (the engine passes ``units / capacity``: 1 for a job holding a whole chip).
 
         Returns:
             An :class:`~npusched.hardware.profile.ExecPlan` with per-step ``frequency_hz``.
@@ -211,7 +219,7 @@ class PowerPolicyBase(Component):
         f = np.asarray(freqs, dtype=np.float64)[levels]
         v = np.asarray(self.level_voltages(freqs), dtype=np.float64)[levels]
         sw, _, _ = switch_costs(f, v, freq_switch_s=fsw, volt_switch_s=vsw, cyclic=False)
-        idle = float(self.idle_power_w)
+        idle = float(self.idle_power_w) * float(idle_share)
         return ExecPlan.from_steps(
             np.stack([p.latency_s for p in ps])[levels, cols] + sw,
             tiles=np.stack([p.tiles for p in ps])[levels, cols],
@@ -355,10 +363,14 @@ class GroupedSteps(Component):
     def cap_w(self) -> float:
         return float(self.policy.cap_w)
 
-    def derive(self, plans: Mapping[float, ExecPlan], cap_w: float) -> ExecPlan:
+    def derive(
+        self, plans: Mapping[float, ExecPlan], cap_w: float, *, idle_share: float = 1.0
+    ) -> ExecPlan:
         """One job's plan under ``cap_w`` with one level per group (see
         :meth:`PowerPolicyBase.derive`)."""
-        return self.policy.derive(plans, cap_w, step_groups=self.step_groups)
+        return self.policy.derive(
+            plans, cap_w, step_groups=self.step_groups, idle_share=idle_share
+        )
 
     def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
         """The wrapped policy's voltage (V) at each clock level (Hz)."""
