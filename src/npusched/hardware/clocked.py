@@ -68,9 +68,7 @@ __all__ = ["IDLE_TO_PEAK_DYNAMIC", "Clocked"]
 
 #: The AB9's idle power over its full-array dynamic power at 1 GHz, 1.00 V: (18 + 6) / 21
 #: (:class:`~npusched.hardware.power.AB9` defaults; see that module for how they were chosen).
-IDLE_TO_PEAK_DYNAMIC = (
-    AB9().idle_power_w / AB9().peak_dynamic_power_w  # type: ignore[operator]
-)
+IDLE_TO_PEAK_DYNAMIC = AB9().idle_power_w / AB9().peak_dynamic_power_w
 
 _BASES = ("planaria", "prema-npu")
 

@@ -368,9 +368,7 @@ class GroupedSteps(Component):
     ) -> ExecPlan:
         """One job's plan under ``cap_w`` with one level per group (see
         :meth:`PowerPolicyBase.derive`)."""
-        return self.policy.derive(
-            plans, cap_w, step_groups=self.step_groups, idle_share=idle_share
-        )
+        return self.policy.derive(plans, cap_w, step_groups=self.step_groups, idle_share=idle_share)
 
     def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
         """The wrapped policy's voltage (V) at each clock level (Hz)."""
