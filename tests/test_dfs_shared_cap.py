@@ -360,3 +360,63 @@ def test_cli_run_planaria_dfs(tmp_path: object, capsys: pytest.CaptureFixture[st
     r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(Path(str(tmp_path)) / "o")])
     assert r.exit_code == 0, r.output
     assert "peak_power_w" in r.output
+
+
+# --- 4. npusched compare with the DFS-capped systems -------------------------------------------
+def test_compare_with_capped_systems(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from npusched.experiments.compare import SYSTEMS, compare
+    from npusched.experiments.reproduce.planaria import (
+        MultiTenantSetup,
+        prema_simulate,
+        reference_rate,
+        workload_instance,
+    )
+    from npusched.metrics import antt
+
+    out = Path(str(tmp_path)) / "cmp"
+    means = compare(
+        out, scenario="B", loads=(0.5,), instances=1, n_requests=30, cap_w=30.0,
+        levels_hz=LEVELS,
+    )  # fmt: skip
+    assert list(means["system"]) == list(SYSTEMS)
+    m = means.set_index("system")
+    # the cap binds: the uncapped arrays peak above it, the capped ones never do
+    assert m.loc["PREMA", "peak_power_w"] > 30.0 and m.loc["Planaria", "peak_power_w"] > 30.0
+    assert m.loc["PREMA+DFS", "peak_power_w"] <= 30.0 + 1e-9
+    assert m.loc["Planaria+DFS", "peak_power_w"] <= 30.0 + 1e-9
+    # ... and costs latency
+    assert m.loc["PREMA+DFS", "antt"] >= m.loc["PREMA", "antt"] - 1e-12
+    assert m.loc["Planaria+DFS", "antt"] >= m.loc["Planaria", "antt"] - 1e-12
+    assert (m["avg_power_w"] <= m["peak_power_w"]).all() and (m["energy_j"] > 0).all()
+    # the uncapped PREMA is the reproduction's PREMA (same requests, same timings)
+    setup = MultiTenantSetup(n_requests=30, instances=1, seed=0)
+    reqs = workload_instance(setup, "B", "S", reference_rate("B", 0.5), 0)
+    from npusched.workloads.planaria import WORKLOADS
+
+    ref = prema_simulate(WORKLOADS["B"])(reqs)
+    assert m.loc["PREMA", "antt"] == pytest.approx(antt(ref), rel=1e-12)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cap_w"] == 30.0 and len(summary["means"]) == 5
+    report = (out / "report.md").read_text()
+    assert "PREMA+DFS (30 W) against PREMA" in report and "Why: uncapped" in report
+    df = pd.read_csv(out / "compare.csv")
+    assert {"peak_power_w", "avg_power_w", "energy_j"} <= set(df.columns)
+
+
+def test_compare_rejects_a_cap_below_the_lowest_clock(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from npusched.errors import ConfigError
+    from npusched.experiments.compare import compare
+
+    with pytest.raises(ConfigError, match="--cap 14"):
+        compare(Path(str(tmp_path)), scenario="B", loads=(0.5,), instances=1, n_requests=5,
+                cap_w=14.0, levels_hz=LEVELS)  # fmt: skip
+    with pytest.raises(ConfigError, match="--clock-levels"):
+        compare(Path(str(tmp_path)), scenario="B", loads=(0.5,), instances=1, n_requests=5,
+                levels_hz=(5e8,))  # fmt: skip

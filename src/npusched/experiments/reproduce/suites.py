@@ -26,7 +26,11 @@ from typing import Any
 from npusched.errors import ConfigError, NpuschedError
 from npusched.registry import Registry
 
-__all__ = ["SUITES", "packaged_experiments", "reproduce_all"]
+__all__ = ["QUICK_CLOCK_LEVELS_HZ", "SUITES", "packaged_experiments", "reproduce_all"]
+
+#: ``compare``'s DFS clock levels in quick mode (Hz): every third of Table 5's 100-700 MHz
+#: (the fission array's profile has one variant per subarray count and level).
+QUICK_CLOCK_LEVELS_HZ = (700e6, 500e6, 350e6, 250e6, 175e6, 100e6)
 
 Suite = Callable[..., dict[str, Any]]
 
@@ -126,7 +130,11 @@ def reproduce_all(
 
         t0 = time.perf_counter()
         echo(f"compare -> {root / 'compare'}")
-        kw: dict[str, Any] = {"instances": 1, "n_requests": 100} if quick else {}
+        kw: dict[str, Any] = (
+            {"instances": 1, "n_requests": 100, "levels_hz": QUICK_CLOCK_LEVELS_HZ}
+            if quick
+            else {}
+        )
         run_compare(root / "compare", **kw)
         echo(f"  done in {time.perf_counter() - t0:.0f} s")
     html, md = write_report(root)
