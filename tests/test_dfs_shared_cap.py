@@ -420,3 +420,25 @@ def test_compare_rejects_a_cap_below_the_lowest_clock(tmp_path: object) -> None:
     with pytest.raises(ConfigError, match="--clock-levels"):
         compare(Path(str(tmp_path)), scenario="B", loads=(0.5,), instances=1, n_requests=5,
                 levels_hz=(5e8,))  # fmt: skip
+
+
+def test_a_quantum_shorter_than_the_voltage_switch_is_reported_not_run_forever() -> None:
+    """P-RRB's 0.25 ms quantum against DVFS's 2.15 ms voltage change: every slice ends before
+    its job computes; the engine raises instead of looping; a 2.5 ms quantum runs."""
+    import npusched.policies.temporal  # noqa: F401
+
+    dev = AB9(stc_efficiency=EFF, voltage_v="dvfs")
+    cap = 30.0
+    profs = {n: compile_profile(get_network(n), dev) for n in ("squeezenet", "resnet-18")}
+    reqs = [Request(i, 0.0, ("squeezenet", "resnet-18", "squeezenet")[i]) for i in range(3)]
+
+    def run(**kw: float) -> object:
+        return Simulator(
+            profs, POLICIES.create("P-RRB", **kw),
+            machine=Machine((Resource("npu", idle_power_w=dev.idle_power_w),)),
+            power=DVFS(cap_w=cap, idle_power_w=dev.idle_power_w), power_cap_w=cap,
+        ).run(reqs)  # fmt: skip
+
+    with pytest.raises(SimulationError, match="livelock"):
+        run()
+    assert run(quantum_s=2.5e-3).n_finished == 3  # type: ignore[attr-defined]

@@ -447,15 +447,25 @@ class _Res:
 
 
 class _LevelState:
-    """Per resource: the ``(f, V)`` its free units stand at and the jobs that started there
-    (with their ``wasted_s`` then); the voltage of each clock seen (see ``_Run._level_switch``)."""
+    """Per resource: the ``(f, V)`` its free units stand at, the jobs that started there (each
+    with its ``wasted_s``, position and the units' level when it started) and how many starts in
+    a row were stopped before computing anything; the voltage of each clock seen (see
+    ``_Run._level_switch``)."""
 
-    __slots__ = ("free_level", "holders", "volt")
+    __slots__ = ("aborted", "free_level", "holders", "volt")
 
     def __init__(self, n_resources: int) -> None:
         self.free_level: list[tuple[float, float] | None] = [None] * n_resources
-        self.holders: list[list[tuple[Job, float]]] = [[] for _ in range(n_resources)]
+        self.holders: list[list[tuple[Job, float, float, tuple[float, float] | None]]] = [
+            [] for _ in range(n_resources)
+        ]
+        self.aborted = [0] * n_resources
         self.volt: dict[float, float] = {}
+
+
+#: Starts in a row on one resource stopped during their clock/voltage switch before the engine
+#: reports a livelock (a policy that preempts every job before its switch completes).
+_MAX_ABORTED_SWITCHES = 10_000
 
 
 class _Run:
@@ -693,8 +703,15 @@ class _Run:
         by the most recently started job that has since released its units (none yet: the first
         start is free). Exact for a one-unit resource (every temporal policy: job A's last step,
         then job B's first); on a fission array an approximation (units freed by an earlier job
-        may stand at another level). The switch draws the units' share of the resource's idle
-        power (``idle_power_w * units / capacity``), added to the job's energy now.
+        may stand at another level). A job stopped before it computed anything (preempted
+        during its switch or restore) leaves the units at the level they had before it started
+        (its switch did not take effect); a policy that does that to every job (a period or
+        quantum shorter than the switch, e.g. a 0.25 ms round-robin quantum against DVFS's
+        2.15 ms voltage change) raises :class:`~npusched.errors.SimulationError` after
+        ``_MAX_ABORTED_SWITCHES`` starts in a row instead of running forever. The switch draws
+        the units' share of the resource's idle power (``idle_power_w * units / capacity``),
+        added to the job's energy now. With a checkpoint to restore, the switch follows the
+        restore and both count as the job's ``checkpoint_s`` (one ``restore`` segment).
         """
         power = self.sim.power
         st = self._levels
@@ -702,24 +719,36 @@ class _Run:
             st = self._levels = _LevelState(len(self.res))
         held = st.holders[ri]
         if held:
-            keep: list[tuple[Job, float]] = []
-            for prev, wasted0 in held:
+            keep: list[tuple[Job, float, float, tuple[float, float] | None]] = []
+            for entry in held:
+                prev, wasted0, exec0, before = entry
                 if prev is not job and prev._res == ri and prev.state is not DONE:
-                    keep.append((prev, wasted0))  # still holds units here
+                    keep.append(entry)  # still holds units here
+                elif prev.state is not DONE and prev._exec == exec0 and prev.wasted_s == wasted0:
+                    # stopped before it computed anything: its switch did not take effect
+                    st.free_level[ri] = before
+                    st.aborted[ri] += 1
                 else:
                     lv = self._exit_level(prev, wasted0)
                     if lv is not None:
                         st.free_level[ri] = lv
+                    st.aborted[ri] = 0
             st.holders[ri] = keep
-        held = st.holders[ri]
-        held.append((job, job.wasted_s))
+        if st.aborted[ri] > _MAX_ABORTED_SWITCHES:
+            raise SimulationError(
+                f"policy {self._pname()!r} stopped {st.aborted[ri]} jobs in a row on "
+                f"{res.name!r} before their clock/voltage switch completed (a livelock: its "
+                "period or quantum is shorter than the power policy's switch time)"
+            )
         plan = job.plan
         freqs = plan.frequency_hz
         if freqs is None or plan.steps == 0:
+            st.holders[ri].append((job, job.wasted_s, job._exec, st.free_level[ri]))
             return 0.0
         step = min(plan.position_at(job._exec)[0], plan.steps - 1)
         nxt = self._level_of(float(freqs[step]))
         prev_lv = st.free_level[ri]
+        st.holders[ri].append((job, job.wasted_s, job._exec, prev_lv))
         st.free_level[ri] = nxt  # these units now run at the job's level
         sw = float(power.switch_cost(prev_lv, nxt)) if prev_lv is not None else 0.0
         if sw > 0.0:
