@@ -132,9 +132,7 @@ def reproduce_all(
         t0 = time.perf_counter()
         echo(f"compare -> {root / 'compare'}")
         kw: dict[str, Any] = (
-            {"instances": 1, "n_requests": 100, "levels_hz": QUICK_CLOCK_LEVELS_HZ}
-            if quick
-            else {}
+            {"instances": 1, "n_requests": 100, "levels_hz": QUICK_CLOCK_LEVELS_HZ} if quick else {}
         )
         run_compare(root / "compare", **kw)
         echo(f"  done in {time.perf_counter() - t0:.0f} s")
