@@ -41,9 +41,12 @@ def params(policy: object) -> dict:
 def _sim(name: str, power: str, cap: float) -> Simulator:
     dev = DEVICES[power]
     pol_cls = DFS if power == "DFS" else DVFS
+    # DVFS changes voltage in 2.15 ms: a round-robin quantum shorter than that would stop every
+    # job before it computes (the engine reports the livelock, see test_dfs_shared_cap)
+    kw = {"quantum_s": 2.5e-3} if name == "P-RRB" and power == "DVFS" else {}
     return Simulator(
         PROFILES[power],
-        POLICIES.create(name),
+        POLICIES.create(name, **kw),
         machine=Machine((Resource("npu", idle_power_w=dev.idle_power_w),)),
         power=pol_cls(cap_w=cap, idle_power_w=dev.idle_power_w),
         power_cap_w=cap,

@@ -176,8 +176,9 @@ def _job(name: str, pol: str, *, fuse: bool, cap_w: float = 33.0, eff: float = 0
 @pytest.mark.parametrize("pol", ["DFS", "DVFS"])
 @pytest.mark.parametrize("name", ["squeezenet", "resnet-50", "yolov3"])
 def test_engine_frame_equals_the_schedule(name: str, pol: str, fuse: bool) -> None:
-    """The engine (Simulator with the power hook, plus the wrap-around switch it does not
-    charge) gives the per-step schedule's frame exactly; only the 5 ms window differs (the
+    """The engine (Simulator with the power hook; it charges the wrap-around switch between
+    two frames itself) gives the per-step schedule's frame exactly, as engine_frame did when it
+    added that switch by hand (the frame results are unchanged); only the 5 ms window differs (the
     engine folds a switch into the step after it; a fused step's schedule power is its peak
     layer's for the whole step, the engine's timeline has each layer's own)."""
     job = _job(name, pol, fuse=fuse)

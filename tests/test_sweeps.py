@@ -443,8 +443,9 @@ def test_compare_end_to_end(tmp_path: Path) -> None:
     args = ["compare", "--out", str(out), "--scenario", "B", "--instances", "1"]
     assert main([*args, "--requests", "20", "--load", "0.5"]) == 0
     df = pd.read_csv(out / "compare.csv")
-    assert list(df["system"]) == ["NP-FCFS", "PREMA", "Planaria"]
+    assert list(df["system"]) == ["NP-FCFS", "PREMA", "Planaria", "PREMA+DFS", "Planaria+DFS"]
     assert (df["antt"] >= 1.0).all() and (df["energy_j"] > 0).all()
+    assert (df[df["system"].str.endswith("+DFS")]["peak_power_w"] <= 30.0 + 1e-9).all()
     assert (out / "compare.png").read_bytes()[:4] == b"\x89PNG"
     write_report(tmp_path)
     assert "Compare: NP-FCFS, PREMA, Planaria" in (tmp_path / "index.md").read_text()

@@ -715,7 +715,8 @@ def reproduce_all_cmd(
     compare: Annotated[
         bool,
         typer.Option(
-            "--compare/--no-compare", help="Also run npusched compare (NP-FCFS/PREMA/Planaria)."
+            "--compare/--no-compare",
+            help="Also run npusched compare (NP-FCFS/PREMA/Planaria, capped and not).",
         ),
     ] = True,
 ) -> None:
@@ -742,9 +743,21 @@ def compare_cmd(
     instances: Annotated[int, typer.Option(help="Workload instances per load.")] = 3,
     requests: Annotated[int, typer.Option(help="Requests per instance.")] = 200,
     seed: Annotated[int, typer.Option(help="Base seed (>= 0).")] = 0,
+    cap: Annotated[
+        float, typer.Option("--cap", help="Power cap of PREMA+DFS and Planaria+DFS in W (30).")
+    ] = 30.0,
+    clock_levels: Annotated[
+        list[float] | None,
+        typer.Option(
+            "--clock-levels",
+            help="DFS clock levels in MHz (repeatable; must include 700; default Table 5's "
+            "100-700 MHz).",
+        ),
+    ] = None,
 ) -> None:
-    """NP-FCFS, PREMA and Planaria on the same workload and the same 128x128 MACs: ANTT, STP,
-    fairness, SLA rate, p99 and energy side by side."""
+    """NP-FCFS, PREMA, Planaria, and PREMA and Planaria under a DFS power cap, on the same
+    workload and the same 128x128 MACs: ANTT, STP, fairness, SLA rate, p99, energy, peak and
+    average power side by side."""
     from npusched.experiments.compare import compare
     from npusched.report.tables import render
 
@@ -756,6 +769,8 @@ def compare_cmd(
         instances=instances,
         n_requests=requests,
         seed=seed,
+        cap_w=cap,
+        levels_hz=None if not clock_levels else tuple(x * 1e6 for x in clock_levels),
     )
     rows = [{str(k): v for k, v in r.items()} for r in means.to_dict(orient="records")]
     render(rows, "table", title="compare (means over instances)")

@@ -7,7 +7,9 @@
   ``null`` for undefined values. Written last: its presence marks a complete result. Besides
   the latency metrics it has the machine's ``energy_j`` (joules: execution energy plus each
   resource's idle power while idle, ``SimResult.energy_j``), ``peak_power_w`` (the highest
-  summed power of the jobs running at once, from ``SimResult.power_timeline()``) and
+  summed power of the jobs running at once, from ``SimResult.power_timeline()``; under a power
+  policy on a multi-unit resource with idle power, e.g. ``planaria-dfs``, the highest total of
+  the machine, idle units included, :func:`npusched.metrics.power.machine_power_timeline`) and
   ``avg_power_w`` (``energy_j`` over the run, from the first arrival to the end).
 * with ``--timeline`` (``timeline=True``): ``timeline.json`` (Chrome trace / Perfetto JSON),
   ``timeline.png`` (Gantt chart) and ``latency_cdf.png`` (:mod:`npusched.report.timeline`),
@@ -293,14 +295,19 @@ def _isolated_fn(profiles: Mapping[str, Profile], machine: Any) -> Callable[[Req
     return isolated
 
 
-def power_summary(result: SimResult) -> dict[str, float]:
+def power_summary(result: SimResult, machine: Any = None) -> dict[str, float]:
     """``energy_j``, ``peak_power_w`` and ``avg_power_w`` of a run (see the module docstring;
-    ``peak_power_w`` needs ``record_power=True``, else it is nan)."""
+    ``peak_power_w`` needs ``record_power=True``, else it is nan; with ``machine`` and a
+    recorded timeline it is the machine's total, idle units included)."""
     cols = result.columns
     start = float(np.min(cols["arrival_s"])) if len(cols["arrival_s"]) else 0.0
     span = result.end_s - start
     peak = math.nan
-    if result.power is not None:
+    if result.power is not None and machine is not None and result.timeline is not None:
+        from npusched.metrics.power import peak_machine_power_w
+
+        peak = peak_machine_power_w(result, machine)
+    elif result.power is not None:
         _, watts = result.power_timeline()
         peak = float(watts.max()) if watts.size else 0.0
     return {
@@ -374,6 +381,9 @@ def run_config(
     mult = _slo_multiplier(cfg)
     if mult is not None:
         requests = apply_slo(requests, _isolated_fn(profiles, machine), mult)
+    shared_cap = power is not None and any(
+        r.capacity > 1 and r.idle_power_w > 0 for r in machine.resources
+    )
     sim = Simulator(
         profiles,
         policy,
@@ -381,7 +391,9 @@ def run_config(
         preemption_point=cfg.sim.preemption_point,
         checkpoint_cost=cfg.sim.checkpoint_cost,
         estimator=resolve_estimator(cfg.sim.predictor),
-        record_timeline=timeline,
+        # the machine's power needs the units computing over time (dropped after the summary
+        # unless the timeline was asked for)
+        record_timeline=timeline or shared_cap,
         record_power=True,
         power=power,
         power_cap_w=None if power is None else float(power.cap_w),
@@ -401,7 +413,9 @@ def run_config(
     summary["n_requests"] = float(len(records))
     summary["n_finished"] = float(len(finished))
     summary["n_unfinished"] = float(len(records) - len(finished))
-    summary.update(power_summary(result))
+    summary.update(power_summary(result, machine if shared_cap else None))
+    if shared_cap and not timeline:
+        result.timeline = None
     return RunOutput(cfg, list(requests), records, summary, result)
 
 

@@ -13,7 +13,14 @@ def get_device(name: str, /, **params: object) -> Device:
 
 
 # Built-in devices register on import.
-from npusched.hardware import fission, gemm_npu, power, soc, systolic  # noqa: E402,F401
+from npusched.hardware import (  # noqa: E402,F401
+    clocked,
+    fission,
+    gemm_npu,
+    power,
+    soc,
+    systolic,
+)
 
 __all__ = [
     "DEVICES",

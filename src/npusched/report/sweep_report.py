@@ -79,13 +79,22 @@ def _compare_section(d: Path, base: Path, files: Path) -> _Section:
     """``npusched compare``'s output: its means table and its normalised bars."""
     data = json.loads((d / "summary.json").read_text(encoding="utf-8"))
     rel = d.relative_to(base) if d.is_relative_to(base) else d
-    sec = _Section(f"Compare: NP-FCFS, PREMA, Planaria (`{rel}`)")
+    sec = _Section(f"Compare: NP-FCFS, PREMA, Planaria, capped and not (`{rel}`)")
     sec.paragraphs.append(
         f"Planaria workload {data.get('scenario')} at QoS {data.get('qos')}, "
         f"{data.get('instances')} instances of {data.get('n_requests')} requests per load, the "
         "same requests for every system on the same 128x128 MACs; means over instances. "
         f"What it shows: `{rel / 'report.md'}`."
     )
+    if data.get("cap_w") is not None:
+        sec.paragraphs.append(
+            f"PREMA+DFS and Planaria+DFS run under a {float(data['cap_w']):g} W power cap: "
+            "layer-wise DFS picks, before every layer, the highest clock (100-700 MHz) whose "
+            "power fits the job's share of the cap (a Planaria job on n subarrays: n/16 of it, "
+            "the chip's idle power counted once). Energy, peak and average power are the "
+            "chip's (jobs computing plus idle units) for every system, so the capped rows show "
+            "what the cap costs in latency, ANTT and SLA rate, and that the peak stays under it."
+        )
     means = pd.DataFrame(data.get("means", []))
     head = [c for c in ("load", "system") if c in means.columns]
     means = means[head + [c for c in means.columns if c not in head]]

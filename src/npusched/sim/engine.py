@@ -99,6 +99,8 @@ from npusched.policies.contract import (
     Schedule,
     SchedulerView,
 )
+from npusched.policies.power.policy import job_cap_w
+from npusched.policies.power.schedule import PowerCapError
 from npusched.sim.events import (
     ARRIVAL,
     BOUNDARY,
@@ -323,10 +325,16 @@ class Simulator:
         record_power: keep :class:`PowerPiece` entries (for :func:`power_timeline`).
         switch_s: seconds a job pauses when its plan variant changes on the same units (e.g. a
             frequency switch: 20 us, the DFS paper's interrupt + PLL switch).
-        power: a power policy (``derive(plans, cap_w) -> ExecPlan``) that chooses a frequency
-            per step under ``power_cap_w``; the profiles need a ``frequency_hz`` axis.
-        power_cap_w: the machine's power cap in watts, shared among running jobs in proportion
-            to their units over the resource's capacity.
+        power: a power policy (``derive(plans, cap_w, *, idle_share) -> ExecPlan``, plus
+            ``switch_cost(prev, nxt)`` and ``level_voltages(freqs)``) that chooses a frequency
+            per step under ``power_cap_w``; the profiles need a ``frequency_hz`` axis. The
+            engine charges ``switch_cost`` when a job starts on units left at another clock or
+            voltage (see ``_Run._level_switch``).
+        power_cap_w: the machine's power cap in watts, shared by
+            :func:`npusched.policies.power.job_cap_w`: a job on ``u`` of a resource's ``U``
+            units gets ``cap * u / U``, its plan's power including its units' share of the
+            resource's ``idle_power_w``, so the running jobs plus the idle units never draw
+            more than the cap.
         skip_periods: let a periodic policy that can tell which period ticks change nothing
             (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
             decisions are those of ticking every period (``False``: tick every period).
@@ -458,12 +466,37 @@ class _Res:
         self.energy = 0.0
 
 
+class _LevelState:
+    """Per resource: the ``(f, V)`` its free units stand at, the jobs that started there (each
+    with its ``wasted_s``, position and the units' level when it started) and how many starts in
+    a row were stopped before computing anything; the voltage of each clock seen (see
+    ``_Run._level_switch``)."""
+
+    __slots__ = ("aborted", "free_level", "holders", "volt")
+
+    def __init__(self, n_resources: int) -> None:
+        self.free_level: list[tuple[float, float] | None] = [None] * n_resources
+        self.holders: list[list[tuple[Job, float, float, tuple[float, float] | None]]] = [
+            [] for _ in range(n_resources)
+        ]
+        self.aborted = [0] * n_resources
+        self.volt: dict[float, float] = {}
+
+
+#: Starts in a row on one resource stopped during their clock/voltage switch before the engine
+#: reports a livelock (a policy that preempts every job before its switch completes).
+_MAX_ABORTED_SWITCHES = 10_000
+
+
 class _Run:
     """State of one simulation run (the :class:`Simulator` itself stays stateless).
 
     The hot paths (arrival, start, completion) are written for speed: plain attributes, local
     variables, no per-step work; the rarer paths are separate methods.
     """
+
+    #: Clock / voltage levels per resource under a power policy (created on first use).
+    _levels: _LevelState | None = None
 
     def __init__(
         self,
@@ -662,7 +695,11 @@ class _Run:
         cap: float | None = None
         if power is not None:
             assert self.sim.power_cap_w is not None
-            cap = self.sim.power_cap_w * units / self.res[ri].capacity
+            res = self.res[ri]
+            try:
+                cap = job_cap_w(self.sim.power_cap_w, res.spec.idle_power_w, units, res.capacity)
+            except PowerCapError as exc:
+                raise SimulationError(f"resource {res.name!r}: {exc}") from None
         key = (id(prof), batch, seq_in, seq_out, variant, cap)
         plan = self.plan_cache.get(key)
         if plan is not None:
@@ -679,7 +716,7 @@ class _Run:
                     )
                 base = {k: v for k, v in variant if k != "frequency_hz"}
                 by_f = {f: prof.plan(batch, seq_in, seq_out, **base, frequency_hz=f) for f in freqs}
-                plan = power.derive(by_f, cap)
+                plan = power.derive(by_f, cap, idle_share=units / self.res[ri].capacity)
         except SimulationError:
             raise
         except Exception as exc:
@@ -689,6 +726,93 @@ class _Run:
             ) from None
         self.plan_cache[key] = plan
         return plan
+
+    # --- clock / voltage levels between jobs (power policies) ----------------------------------
+    def _level_switch(self, job: Job, ri: int, res: _Res) -> float:
+        """Seconds ``job``, starting now on ``res`` (index ``ri``), waits for the units' clock and
+        voltage to change to those of the step it starts at, charged like a restore (after it).
+
+        The engine allocates unit *counts*, not unit indices, so levels are tracked per
+        resource: the free units of a resource stand at the ``(f, V)`` of the last step executed
+        by the most recently started job that has since released its units (none yet: the first
+        start is free). Exact for a one-unit resource (every temporal policy: job A's last step,
+        then job B's first); on a fission array an approximation (units freed by an earlier job
+        may stand at another level). A job stopped before it computed anything (preempted
+        during its switch or restore) leaves the units at the level they had before it started
+        (its switch did not take effect); a policy that does that to every job (a period or
+        quantum shorter than the switch, e.g. a 0.25 ms round-robin quantum against DVFS's
+        2.15 ms voltage change) raises :class:`~npusched.errors.SimulationError` after
+        ``_MAX_ABORTED_SWITCHES`` starts in a row instead of running forever. The switch draws
+        the units' share of the resource's idle power (``idle_power_w * units / capacity``),
+        added to the job's energy now. With a checkpoint to restore, the switch follows the
+        restore and both count as the job's ``checkpoint_s`` (one ``restore`` segment).
+        """
+        power = self.sim.power
+        st = self._levels
+        if st is None:
+            st = self._levels = _LevelState(len(self.res))
+        held = st.holders[ri]
+        if held:
+            keep: list[tuple[Job, float, float, tuple[float, float] | None]] = []
+            for entry in held:
+                prev, wasted0, exec0, before = entry
+                if prev is not job and prev._res == ri and prev.state is not DONE:
+                    keep.append(entry)  # still holds units here
+                elif prev.state is not DONE and prev._exec == exec0 and prev.wasted_s == wasted0:
+                    # stopped before it computed anything: its switch did not take effect
+                    st.free_level[ri] = before
+                    st.aborted[ri] += 1
+                else:
+                    lv = self._exit_level(prev, wasted0)
+                    if lv is not None:
+                        st.free_level[ri] = lv
+                    st.aborted[ri] = 0
+            st.holders[ri] = keep
+        if st.aborted[ri] > _MAX_ABORTED_SWITCHES:
+            raise SimulationError(
+                f"policy {self._pname()!r} stopped {st.aborted[ri]} jobs in a row on "
+                f"{res.name!r} before their clock/voltage switch completed (a livelock: its "
+                "period or quantum is shorter than the power policy's switch time)"
+            )
+        plan = job.plan
+        freqs = plan.frequency_hz
+        if freqs is None or plan.steps == 0:
+            st.holders[ri].append((job, job.wasted_s, job._exec, st.free_level[ri]))
+            return 0.0
+        step = min(plan.position_at(job._exec)[0], plan.steps - 1)
+        nxt = self._level_of(float(freqs[step]))
+        prev_lv = st.free_level[ri]
+        st.holders[ri].append((job, job.wasted_s, job._exec, prev_lv))
+        st.free_level[ri] = nxt  # these units now run at the job's level
+        sw = float(power.switch_cost(prev_lv, nxt)) if prev_lv is not None else 0.0
+        if sw > 0.0:
+            e = res.spec.idle_power_w * job.units / res.capacity * sw
+            if e:
+                self._add_energy(job, res, e)
+        return sw
+
+    def _exit_level(self, job: Job, wasted0: float) -> tuple[float, float] | None:
+        """The ``(f, V)`` of the last step ``job`` executed before releasing its units
+        (``wasted0``: its ``wasted_s`` when it started; a KILL zeroes its position and adds the
+        work to ``wasted_s``); ``None`` if its plan has no clock."""
+        plan = job.plan
+        freqs = plan.frequency_hz
+        if freqs is None or plan.steps == 0:
+            return None
+        ex = job._exec if job._exec > 0.0 else job.wasted_s - wasted0
+        cum = plan.cum_s
+        step = int(np.searchsorted(cum, ex - TIME_TOL_S, side="left")) - 1
+        step = min(max(step, 0), plan.steps - 1)
+        return self._level_of(float(freqs[step]))
+
+    def _level_of(self, f: float) -> tuple[float, float]:
+        """``(f, V)``: the power policy's voltage at clock ``f`` (Hz)."""
+        st = self._levels
+        assert st is not None
+        v = st.volt.get(f)
+        if v is None:
+            v = st.volt[f] = float(self.sim.power.level_voltages((f,))[0])
+        return (f, v)
 
     def _switch_plan(self, job: Job, plan: ExecPlan) -> None:
         """Move ``job`` (not computing) to ``plan`` keeping its ``(step, fraction)``."""
@@ -735,6 +859,8 @@ class _Run:
         t0 = now
         if rb and self.ckpt_cost:
             t0 = now + rb / job.profile.memory_bandwidth_bps
+        if self.sim.power is not None:
+            t0 += self._level_switch(job, ri, res)
         job._seg_start = now
         job._t0 = t0
         ex = job._seg_exec0 = job._exec

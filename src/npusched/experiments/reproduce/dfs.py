@@ -215,22 +215,25 @@ def schedule_frame(job: FrameJob) -> FrameResult:
 
 
 def engine_frame(job: FrameJob, *, frames: int = 1) -> FrameResult:
-    """Run ``frames`` back-to-back frames of ``job`` through the engine and return one frame.
+    """Run ``frames + 1`` back-to-back frames of ``job`` through the engine and return one
+    steady-state frame.
 
     A :class:`~npusched.sim.engine.Simulator` (NP-FCFS, one NPU with the AB9's idle power,
     the policy as its ``power`` hook under ``power_cap_w = cap_w``, power recorded) runs
-    ``frames`` requests of the network dispatched at 0. Frame time and energy are the run's
-    makespan and ``energy_j`` over ``frames``, plus the switch from the last step's (f, V)
-    back to the first step's (the engine charges switches inside a job only; the policy's
-    ``switch_cost``, drawing the idle power). The clock and voltage per step, the switch
-    counts and the peak power are read off the derived plan the engine ran
-    (``SimResult.power``) and its power timeline.
+    ``frames + 1`` requests of the network dispatched at 0. The engine charges the switch from
+    one frame's last step (f, V) to the next frame's first (the policy's ``switch_cost``,
+    drawing the idle power) when the next request starts, so every frame but the first (which
+    starts free) is a steady-state frame: frame time and energy are the mean over requests
+    ``1..frames`` of finish-to-finish time and of the request's ``energy_j``. The clock and
+    voltage per step, the switch counts and the peak power are read off the derived plan the
+    engine ran (``SimResult.power``) and its power timeline.
 
-    The engine folds a switch into the step after it, so its power timeline shows that step at
-    its average over switch and step; the 5 ms window peak (:func:`windowed_peak_power` over
-    one frame's timeline and the wrap-around switch) can therefore differ from the
-    schedule's by a fraction of a watt, and ``peak_power_w`` is the highest step power of the
-    derived plan without its folded switch (the power the PMIC sees while the step computes).
+    The engine folds a switch inside a job into the step after it, so its power timeline shows
+    that step at its average over switch and step; the 5 ms window peak
+    (:func:`windowed_peak_power` over the first frame's timeline and the wrap-around switch)
+    can therefore differ from the schedule's by a fraction of a watt, and ``peak_power_w`` is
+    the highest step power of the derived plan without its folded switch (the power the PMIC
+    sees while the step computes).
     """
     from npusched.base import clone
     from npusched.hardware import compile_profile
@@ -256,7 +259,7 @@ def engine_frame(job: FrameJob, *, frames: int = 1) -> FrameResult:
         power_cap_w=float(pol.cap_w),
         record_power=True,
     )
-    res = sim.run([Request(id=i, arrival_s=0.0, network=net.name) for i in range(frames)])
+    res = sim.run([Request(id=i, arrival_s=0.0, network=net.name) for i in range(frames + 1)])
     assert res.power is not None and res.power
     plan = res.power[0].plan
     assert plan.frequency_hz is not None
@@ -265,23 +268,25 @@ def engine_frame(job: FrameJob, *, frames: int = 1) -> FrameResult:
     f = np.asarray(plan.frequency_hz, dtype=np.float64)
     v = np.asarray([volt_of[float(x)] for x in f], dtype=np.float64)
     _, fsw, vsw = pol._validated()
-    sw, freq_sw, volt_sw = switch_costs(f, v, freq_switch_s=fsw, volt_switch_s=vsw, cyclic=True)
-    wrap = float(sw[0])  # the one switch the engine does not charge
-    frame_time = res.makespan_s / frames + wrap
-    energy = res.energy_j / frames + wrap * idle
+    _, freq_sw, volt_sw = switch_costs(f, v, freq_switch_s=fsw, volt_switch_s=vsw, cyclic=True)
+    finish = np.sort(res.columns["finish_s"])
+    first = float(finish[0])  # the first frame, started free
+    frame_time = float(finish[-1] - finish[0]) / frames
+    wrap = frame_time - first  # the switch the engine charged before each later frame
+    energy = float(np.mean(res.columns["energy_j"][1:]))
     # step power while computing: the plain plan at each step's clock (no folded switch)
     by_f = {x: prof.plan(1, frequency_hz=x) for x in freqs}
     steps = np.arange(plan.steps)
     plain_lat = np.asarray([by_f[float(x)].latency_s[i] for i, x in zip(steps, f, strict=True)])
     plain_pow = np.asarray([by_f[float(x)].power_w[i] for i, x in zip(steps, f, strict=True)])
     times, watts = res.power_timeline()
-    one = times <= res.makespan_s / frames + 1e-15
+    one = times <= first + 1e-15
     t1, w1 = times[one], watts[one]
-    durations = np.diff(np.append(t1, res.makespan_s / frames))
+    durations = np.diff(np.append(t1, first))
     return FrameResult(
         frame_time_s=frame_time,
         fps=1.0 / frame_time,
-        peak_power_w=float(max(plain_pow.max(), idle if wrap > 0 else 0.0)),
+        peak_power_w=float(max(plain_pow.max(), idle if wrap > 1e-15 else 0.0)),
         avg_power_w=energy / frame_time,
         energy_per_frame_j=energy,
         voltage_switches_per_frame=int(volt_sw.sum()),
@@ -289,7 +294,7 @@ def engine_frame(job: FrameJob, *, frames: int = 1) -> FrameResult:
         switch_time_s=float(frame_time - plain_lat.sum()),
         layers=len(np.unique(job.step_groups)) if job.step_groups is not None else plan.steps,
         peak_power_5ms_w=windowed_peak_power(
-            np.append(durations, wrap), np.append(w1, idle), PMIC_WINDOW_S
+            np.append(durations, max(wrap, 0.0)), np.append(w1, idle), PMIC_WINDOW_S
         ),
     )
 

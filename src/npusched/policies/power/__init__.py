@@ -3,7 +3,7 @@
 * :mod:`~npusched.policies.power.schedule` - the decision logic as pure functions over
   per-(level, step) power/latency tables.
 * :mod:`~npusched.policies.power.policy` - ``DFS`` / ``DVFS`` components, the
-  :data:`POWER_POLICIES` registry and :func:`split_cap` for jobs sharing a cap.
+  :data:`POWER_POLICIES` registry and :func:`split_cap` / :func:`job_cap_w` for jobs sharing a cap.
 """
 
 from npusched.policies.power.policy import (
@@ -14,6 +14,7 @@ from npusched.policies.power.policy import (
     PowerPolicy,
     PowerPolicyBase,
     get_power_policy,
+    job_cap_w,
     power_policy_from_config,
     shared_cap_levels,
     split_cap,
@@ -37,6 +38,7 @@ __all__ = [
     "StepSchedule",
     "get_power_policy",
     "highest_feasible_levels",
+    "job_cap_w",
     "power_policy_from_config",
     "schedule_steps",
     "shared_cap_levels",

@@ -14,13 +14,21 @@ Sharing a cap among concurrent jobs (Planaria's spatial co-location)
 The idle power (static + constant, Eq. 1 and 4) is drawn once by the chip, whatever runs. The
 rest of the cap, the dynamic budget ``cap - idle``, is split among the running jobs **in
 proportion to the compute units each holds** (:func:`split_cap`): a job on ``u`` of ``U`` units
-may draw ``(cap - idle) * u / U`` of dynamic power, so its per-job cap is ``idle + that share``
-when its tables are those of a whole chip scaled to ``u`` units. Units are proportional to the
-PEs a job occupies, and dynamic power is proportional to the PEs switching (Eq. 3's ``N_op``), so
-equal shares per unit give every job the same clock when they run the same layer kind, and the
-summed power never exceeds the cap (the shares sum to the dynamic budget). Unallocated units'
-share is left unused (a conservative choice: reallocating it would require re-timing the
-running jobs whenever one finishes).
+may draw ``(cap - idle) * u / U`` of dynamic power. Units are proportional to the PEs a job
+occupies, and dynamic power is proportional to the PEs switching (Eq. 3's ``N_op``), so equal
+shares per unit give every job the same clock when they run the same layer kind.
+
+**The rule the engine applies** (:func:`job_cap_w`, the one function both use). A plan's power
+(:attr:`~npusched.hardware.profile.ExecPlan.power_w`) is the power of the job's own units: their
+dynamic power plus their share ``idle * u / U`` of the resource's idle power (the AB9 on one
+unit: the whole chip's 24 W idle; ``planaria-dfs``: ``idle * n / 16``). A job's cap is then its
+idle share plus its dynamic share, ``idle * u / U + (cap - idle) * u / U = cap * u / U``. At any
+instant the machine draws the plans' powers of the jobs computing plus the idle power of every
+unit not computing (unallocated, or held by a job restoring, saving or switching), ``idle *
+(U - held) / U``, so the total is at most ``cap * held / U + idle * (U - held) / U <= cap``
+whenever ``idle <= cap`` (checked: :class:`PowerCapError` otherwise). Unallocated units' share
+of the dynamic budget is left unused (a conservative choice: handing it to the running jobs
+would require re-timing them whenever one finishes or starts).
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ __all__ = [
     "PowerPolicy",
     "PowerPolicyBase",
     "get_power_policy",
+    "job_cap_w",
     "power_policy_from_config",
     "shared_cap_levels",
     "split_cap",
@@ -146,7 +155,12 @@ class PowerPolicyBase(Component):
         return fsw if prev[0] != nxt[0] else 0.0
 
     def derive(
-        self, plans: Mapping[float, ExecPlan], cap_w: float, *, step_groups: Any = None
+        self,
+        plans: Mapping[float, ExecPlan],
+        cap_w: float,
+        *,
+        step_groups: Any = None,
+        idle_share: float = 1.0,
     ) -> ExecPlan:
         """The engine's hook (:class:`npusched.sim.engine.Simulator` ``power=``): one job's plan
         under ``cap_w`` from its plans at every clock level.
@@ -154,8 +168,9 @@ class PowerPolicyBase(Component):
         Every step runs at the highest level whose power (the plan's ``power_w``) is within
         ``cap_w`` (the engine passes the job's share of the machine's cap). A change of clock or
         voltage from the previous step is folded into the step: its time (:meth:`switch_cost`)
-        is added to the step's latency and ``idle_power_w`` times it to its energy. The first
-        step is free (the engine does not tell which job ran before). The plans must have been
+        is added to the step's latency and ``idle_power_w * idle_share`` times it to its
+        energy. The first step is free here: the engine charges the switch into it when the job
+        starts (from the level the job's units were left at). The plans must have been
         compiled at the policy's voltages (``AB9()`` for DFS, ``AB9(voltage_v="dvfs")`` for
         DVFS).
 
@@ -170,6 +185,8 @@ class PowerPolicyBase(Component):
             plans: ``{frequency_hz: ExecPlan}`` of one job, all with the same steps.
             cap_w: the job's power cap (W).
             step_groups: group index per step, or ``None`` (every step decides alone).
+            idle_share: the fraction of ``idle_power_w`` the job's units draw during a switch
+                (the engine passes ``units / capacity``: 1 for a job holding a whole chip).
 
         Returns:
             An :class:`~npusched.hardware.profile.ExecPlan` with per-step ``frequency_hz``.
@@ -202,7 +219,7 @@ class PowerPolicyBase(Component):
         f = np.asarray(freqs, dtype=np.float64)[levels]
         v = np.asarray(self.level_voltages(freqs), dtype=np.float64)[levels]
         sw, _, _ = switch_costs(f, v, freq_switch_s=fsw, volt_switch_s=vsw, cyclic=False)
-        idle = float(self.idle_power_w)
+        idle = float(self.idle_power_w) * float(idle_share)
         return ExecPlan.from_steps(
             np.stack([p.latency_s for p in ps])[levels, cols] + sw,
             tiles=np.stack([p.tiles for p in ps])[levels, cols],
@@ -346,10 +363,20 @@ class GroupedSteps(Component):
     def cap_w(self) -> float:
         return float(self.policy.cap_w)
 
-    def derive(self, plans: Mapping[float, ExecPlan], cap_w: float) -> ExecPlan:
+    def derive(
+        self, plans: Mapping[float, ExecPlan], cap_w: float, *, idle_share: float = 1.0
+    ) -> ExecPlan:
         """One job's plan under ``cap_w`` with one level per group (see
         :meth:`PowerPolicyBase.derive`)."""
-        return self.policy.derive(plans, cap_w, step_groups=self.step_groups)
+        return self.policy.derive(plans, cap_w, step_groups=self.step_groups, idle_share=idle_share)
+
+    def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
+        """The wrapped policy's voltage (V) at each clock level (Hz)."""
+        return self.policy.level_voltages(frequencies_hz)
+
+    def switch_cost(self, prev: tuple[float, float] | None, nxt: tuple[float, float]) -> float:
+        """The wrapped policy's switch time in seconds (:meth:`PowerPolicyBase.switch_cost`)."""
+        return self.policy.switch_cost(prev, nxt)
 
 
 POWER_POLICIES: Registry[PowerPolicyBase] = Registry(
@@ -475,3 +502,18 @@ def shared_cap_levels(
             )
         out[job] = int(ok[-1])
     return out
+
+
+def job_cap_w(cap_w: float, idle_power_w: float, units: int, capacity: int) -> float:
+    """The power cap (W) of one job holding ``units`` of a resource of ``capacity`` units whose
+    idle power is ``idle_power_w``, when the machine's cap is ``cap_w`` (the rule of the module
+    docstring: the job's idle share plus its :func:`split_cap` share of the dynamic budget,
+    ``cap_w * units / capacity``). The engine compares it with the plan's power, which includes
+    the job's idle share.
+
+    Raises:
+        PowerCapError: if the cap is below the idle power, or ``units`` is not in
+            ``0..capacity``.
+    """
+    dyn = split_cap(cap_w, idle_power_w, {0: units}, capacity)[0]
+    return float(dyn + idle_power_w * units / capacity)
