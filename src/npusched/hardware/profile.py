@@ -57,6 +57,7 @@ class ExecPlan:
         "_ckpt_row",
         "_cum",
         "_cum_energy",
+        "_e_end",
         "_energy_row",
         "_lat_row",
         "_tile_s_row",
@@ -91,6 +92,7 @@ class ExecPlan:
         self._tile_s_row: list[float] | None = None
         self._cum: Seq | None = None
         self._cum_energy: Seq | None = None
+        self._e_end: float | None = None
         self.steps = len(layer)
         self.total_s = float(cum_s[-1])
         self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
@@ -238,7 +240,10 @@ class ExecPlan:
     def total_energy_j_cumsum(self) -> float:
         """Joules of every step as the sequential prefix sum ends (``energy_between``'s end
         point; ``total_energy_j`` is NumPy's pairwise sum and may differ in the last bit)."""
-        return float(np.cumsum(self.energy_j)[-1]) if self.steps else 0.0
+        e = self._e_end
+        if e is None:
+            e = self._e_end = float(np.cumsum(self.energy_j)[-1]) if self.steps else 0.0
+        return e
 
     def steps_between(self, a: float, b: float) -> int:
         """Steps executed (whole or in part) over the work interval ``[a, b)``, ``b > a``

@@ -79,7 +79,7 @@ import gc
 import math
 from array import array
 from bisect import insort
-from collections.abc import Callable, Mapping, MutableSequence, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
@@ -612,19 +612,21 @@ class _Run:
         self.held = bytearray(held[order].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
 
-        # (profile, plan, isolated seconds) per distinct request shape, and per request.
-        shape = list(zip(col["network"], col["batch"], col["seq_in"], col["seq_out"], strict=True))
+        # (profile, plan, isolated seconds) per distinct request shape, and per request (the
+        # shape tuples are made one at a time: a list of 1e6 of them would cost 70 MB).
+        def shapes() -> Iterator[tuple[str, int, int | None, int | None]]:
+            return zip(col["network"], col["batch"], col["seq_in"], col["seq_out"], strict=True)
+
         plans: dict[tuple[str, int, int | None, int | None], _Plan] = {}
         variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
         self.variant0: _Variant = tuple(sorted(variant0.items()))
-        for key in dict.fromkeys(shape):
+        for key in dict.fromkeys(shapes()):
             prof = profiles.get(key[0])
             if prof is None:
                 raise UnknownNameError("profile (request network)", key[0], profiles)
             plan = self._base_plan(prof, key[1], key[2], key[3])
             plans[key] = (prof, plan, plan.total_s)
-        get_plan = plans.__getitem__
-        plan_in = list(map(get_plan, shape))  # input order
+        plan_in = list(map(plans.__getitem__, shapes()))  # input order
         self.req_plans: list[_Plan] = [plan_in[i] for i in order]
         iso_in = [p[2] for p in plan_in]
         if col["exit"].count(None) != n:
