@@ -8,8 +8,12 @@ An experiment file (TOML or YAML) declares a grid of run configs:
   without ``seed``: every point starts from it;
 * ``[grid]``: dotted field path -> list of values, e.g. ``"workload.rate_per_s" = [100, 200]``
   or ``policy = [{name = "NP-FCFS"}, {name = "P-PREMA"}]``. A value replaces the field at that
-  path (a table replaces the whole table). The grid is the cartesian product of its axes, in
-  file order; every combination runs once per seed;
+  path (a table replaces the whole table). A *named axis* (a key that is not a field path, e.g.
+  ``system``) changes several fields together: each of its values is a table with a ``label``
+  (its name in the results and in ``--filter``) and field paths -> values, e.g.
+  ``system = [{label = "Planaria", hardware = {device = "planaria"}, policy = {name =
+  "Planaria"}}, ...]``. The grid is the cartesian product of its axes, in file order; every
+  combination runs once per seed;
 * ``[report]`` (optional): ``x`` (the axis plotted on the x axis; default the first grid axis
   whose values are all numbers), ``metrics`` (summary keys to tabulate and plot) and
   ``baseline`` (the series label that normalised bars divide by; default the first series).
@@ -139,6 +143,11 @@ def _axis_label(axis: Sequence[Any], v: Any) -> Any:
     return value_label(v)
 
 
+def _named_label(axis: Sequence[Mapping[str, Any]], v: Mapping[str, Any]) -> Any:
+    """The label of a named axis' value (numbers stay numbers, as :func:`_axis_label`)."""
+    return _axis_label([w["label"] for w in axis], v["label"])
+
+
 def _short(v: Any) -> str:
     if isinstance(v, list | tuple):
         return "[" + ",".join(_short(w) for w in v) + "]"
@@ -191,12 +200,30 @@ class Experiment:
         }
 
 
-def _set_path(data: dict[str, Any], path: str, value: Any, source: str) -> None:
+def _is_path(key: str) -> bool:
+    parts = key.split(".")
+    return parts[0] in GRID_ROOTS and all(parts)
+
+
+def _is_named_axis(key: str, values: Sequence[Any]) -> bool:
+    """A named axis: a plain name (not a field path) whose values are tables with a label."""
+    return (
+        key.isidentifier()
+        and key not in GRID_ROOTS
+        and all(isinstance(v, Mapping) and "label" in v for v in values)
+    )
+
+
+def _set_path(
+    data: dict[str, Any], path: str, value: Any, source: str, axis: str | None = None
+) -> None:
     parts = path.split(".")
-    if parts[0] not in GRID_ROOTS or any(not p for p in parts):
+    where = f"grid.{path}" if axis is None else f"grid.{axis}: {path}"
+    if not _is_path(path):
         raise ConfigError(
-            f"{source}: grid.{path}: unknown field path; allowed: a dotted path starting with "
-            f"{', '.join(GRID_ROOTS)} (e.g. workload.rate_per_s)"
+            f"{source}: {where}: unknown field path; allowed: a dotted path starting with "
+            f"{', '.join(GRID_ROOTS)} (e.g. workload.rate_per_s), or a named axis whose values "
+            "are tables with a label"
         )
     node = data
     for p in parts[:-1]:
@@ -204,7 +231,7 @@ def _set_path(data: dict[str, Any], path: str, value: Any, source: str) -> None:
         if nxt is None:
             nxt = node[p] = {}
         if not isinstance(nxt, dict):
-            raise ConfigError(f"{source}: grid.{path}: {p} is not a table in the base config")
+            raise ConfigError(f"{source}: {where}: {p} is not a table in the base config")
         node = nxt
     node[parts[-1]] = copy.deepcopy(value)
 
@@ -228,15 +255,32 @@ def expand(spec: ExperimentFile, source: str = "<experiment>") -> list[Point]:
     if bad is not None:
         raise ConfigError(f"{source}: grid.{bad}: set seeds at the top level (seeds = [0, 1])")
     keys = list(spec.grid)
+    named = {k for k in keys if _is_named_axis(k, spec.grid[k])}
+    for k in named:
+        labels = [str(v["label"]) for v in spec.grid[k]]
+        dup = next((x for x in labels if labels.count(x) > 1), None)
+        if dup is not None:
+            raise ConfigError(f"{source}: grid.{k}: label {dup!r} appears twice")
     seeds = spec.seed_list()
     points: list[Point] = []
     for combo, values in enumerate(itertools.product(*(spec.grid[k] for k in keys))):
         data = copy.deepcopy(spec.base)
         for k, v in zip(keys, values, strict=True):
-            _set_path(data, k, v, source)
-        where = ", ".join(f"{k}={_short(v)}" for k, v in zip(keys, values, strict=True))
+            if k in named:
+                for path, w in v.items():
+                    if path != "label":
+                        _set_path(data, path, w, source, axis=k)
+            else:
+                _set_path(data, k, v, source)
+        where = ", ".join(
+            f"{k}={v['label'] if k in named else _short(v)}"
+            for k, v in zip(keys, values, strict=True)
+        )
         cfg = parse_config({**data, "seed": 0}, source=f"{source} [point {where or 'base'}]")
-        params = {k: _axis_label(spec.grid[k], v) for k, v in zip(keys, values, strict=True)}
+        params = {
+            k: _named_label(spec.grid[k], v) if k in named else _axis_label(spec.grid[k], v)
+            for k, v in zip(keys, values, strict=True)
+        }
         canon = _canonical(cfg)
         for seed in seeds:
             full = {**canon, "seed": seed}
@@ -299,9 +343,18 @@ _TAGS = {"list[int]", "SeedRange", "function-after", "constrained-int", "int"}
 
 
 def load_experiment(path: str | os.PathLike[str]) -> Experiment:
-    """Read, validate and expand an experiment file (TOML or YAML)."""
+    """Read, validate and expand an experiment file (TOML or YAML). A ``reproduce`` suite file
+    (a top-level ``suite`` key) whose runs form a grid is converted with
+    :func:`npusched.experiments.suite_files.suite_sweep_data` (its full parameters)."""
     p = Path(path)
-    return parse_experiment(read_config_data(p), source=str(p), base_dir=p.parent)
+    data = read_config_data(p)
+    if "suite" in data:
+        from npusched.experiments.suite_files import parse_suite, suite_sweep_data
+
+        suite = parse_suite(data, str(p))
+        data = suite_sweep_data(suite)
+        return parse_experiment(data, source=f"{p} (as a sweep)", base_dir=p.parent)
+    return parse_experiment(data, source=str(p), base_dir=p.parent)
 
 
 # --- selecting part of a grid ---------------------------------------------------------------
