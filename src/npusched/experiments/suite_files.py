@@ -605,6 +605,8 @@ def _format(
     err = max(same, key=lambda e: len(_clean_loc(e["loc"])))
     loc = _clean_loc(err["loc"])
     where = prefix(_dotted(loc))
+    if where.startswith("--"):  # a command-line option: the file is not at fault
+        source = "reproduce"
     kind = err["type"]
     ctx = err.get("ctx") or {}
     if kind == "extra_forbidden":

@@ -8,8 +8,8 @@ An experiment file (TOML or YAML) declares a grid of run configs:
   without ``seed``: every point starts from it;
 * ``[grid]``: dotted field path -> list of values, e.g. ``"workload.rate_per_s" = [100, 200]``
   or ``policy = [{name = "NP-FCFS"}, {name = "P-PREMA"}]``. A value replaces the field at that
-  path (a table replaces the whole table). A *named axis* (a key that is not a field path, e.g.
-  ``system``) changes several fields together: each of its values is a table with a ``label``
+  path (a table replaces the whole table). A *named axis* (e.g. ``system``) changes several
+  fields together: each of its values is a table with a ``label``
   (its name in the results and in ``--filter``) and field paths -> values, e.g.
   ``system = [{label = "Planaria", hardware = {device = "planaria"}, policy = {name =
   "Planaria"}}, ...]``. The grid is the cartesian product of its axes, in file order; every
@@ -206,12 +206,9 @@ def _is_path(key: str) -> bool:
 
 
 def _is_named_axis(key: str, values: Sequence[Any]) -> bool:
-    """A named axis: a plain name (not a field path) whose values are tables with a label."""
-    return (
-        key.isidentifier()
-        and key not in GRID_ROOTS
-        and all(isinstance(v, Mapping) and "label" in v for v in values)
-    )
+    """A named axis: a plain name whose values are tables with a ``label`` (no run-config table
+    has a ``label`` field, so ``policy = [{label = ..., policy = {...}, ...}]`` is one too)."""
+    return key.isidentifier() and all(isinstance(v, Mapping) and "label" in v for v in values)
 
 
 def _set_path(
