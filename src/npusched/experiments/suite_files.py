@@ -615,17 +615,19 @@ def _format(
         return f"{source}: {where}: unknown key{tail}"
     if kind == "missing":
         return f"{source}: {where}: missing required key"
+    lits = [e for e in same if e["type"] == "literal_error"]
+    if lits and len(lits) < len(same):
+        # a union with a literal branch ("all", "calibrate"): name both kinds of value
+        other = next(e for e in same if e["type"] != "literal_error")
+        lit_ctx = lits[0].get("ctx") or {}
+        expected = str(lit_ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+        msg = str(other["msg"])
+        return (
+            f"{source}: {prefix(_dotted(_clean_loc(other['loc'])))}: "
+            f"{msg[:1].lower() + msg[1:]}, or {expected} (got {other.get('input')!r})"
+        )
     if kind == "literal_error":
-        # a union with a literal branch ("all", "calibrate") names both kinds of value
-        lits = [e for e in same if e["type"] == "literal_error"]
         expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
-        if len(same) > len(lits):
-            other = next(e for e in same if e["type"] != "literal_error")
-            msg = str(other["msg"])
-            return (
-                f"{source}: {where}: {msg[:1].lower() + msg[1:]} or {expected} "
-                f"(got {err.get('input')!r})"
-            )
         return f"{source}: {where}: invalid value {err.get('input')!r}; allowed: {expected}"
     if kind == "value_error":
         inner = ctx.get("error")
