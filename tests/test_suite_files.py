@@ -311,3 +311,88 @@ def test_not_every_suite_is_a_grid(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a grid of simulation runs; allowed: prema"):
         load_experiment(packaged_suite("dfs"))
     assert main(["suites", "sweep-file", "haxconn", "--out", str(tmp_path / "h.yaml")]) == 2
+
+
+def test_fluid_suite_as_a_sweep(tmp_path: Path) -> None:
+    yaml_path = tmp_path / "fluid_sweep.yaml"
+    assert main(["suites", "sweep-file", "fluid", "--quick", "--out", str(yaml_path)]) == 0
+    exp = load_experiment(yaml_path)
+    assert exp.axes == ["setup", "policy", "workload.rate_per_s"]
+    assert len(exp.spec.grid_list()) == 2 * 9 and len(exp.points) == 2 * 9 * 5  # 1 seed (quick)
+    p = next(
+        p
+        for p in exp.points
+        if p.params == {"setup": "inception-v3/zcu104", "policy": "R-AdaptB-M",
+                        "workload.rate_per_s": 40.0}
+    )
+    cfg = p.config
+    assert cfg["policy"]["name"] == "AdaptB" and cfg["policy"]["params"]["slo_s"] == 0.2
+    assert cfg["policy"]["params"]["timeout"] == "M"
+    assert cfg["hardware"]["params"]["strategy"] == "r"
+    assert cfg["hardware"]["params"]["stackable"] is False
+    assert (cfg["hardware"]["params"]["tr"], cfg["hardware"]["params"]["tp"]) == (6832, 10)
+    assert cfg["workload"]["n_requests"] == 200 and cfg["workload"]["qos"] == {"inception-v3": 0.2}
+    assert cfg["exits"]["inception-v3"]["n_exits"] == 4
+    out = tmp_path / "sweep"
+    cmd = ["sweep", str(yaml_path), "--out", str(out), "--backend", "inprocess", "-q",
+           "--filter", "workload.rate_per_s=5", "--filter", "policy=FluidB",
+           "--filter", "policy=LazyBatching"]
+    assert main(cmd) == 0
+    df = pd.read_parquet(out / "results.parquet")
+    assert len(df) == 2 and set(df["policy"]) == {"FluidB", "LazyBatching"}
+    assert (df["n_unfinished"] == 0).all()
+
+
+# --- the sweep-format extensions the suites use ----------------------------------------------
+def _exp(grid: object, **extra: object) -> dict[str, object]:
+    return {
+        "base": {"workload": {"kind": "poisson", "models": ["alexnet"], "rate_per_s": 10.0,
+                              "n_requests": 5}},
+        **({"grid": grid} if grid is not None else {}),
+        **extra,
+    }
+
+
+def test_named_axis_sets_fields_together() -> None:
+    exp = parse_experiment(
+        _exp(
+            {
+                "policy": [
+                    {"label": "fcfs", "policy": {"name": "NP-FCFS"}},
+                    {"label": "hpf-oracle", "policy": {"name": "P-HPF"},
+                     "sim.predictor": "oracle", "sim.preemption_point": "layer"},
+                ],
+                "workload.rate_per_s": [10, 20.5],
+            }
+        )
+    )
+    assert exp.axes == ["policy", "workload.rate_per_s"] and len(exp.points) == 4
+    p = exp.points[2]
+    assert p.params == {"policy": "hpf-oracle", "workload.rate_per_s": 10.0}
+    assert p.config["sim"]["predictor"] == "oracle" and p.config["policy"]["name"] == "P-HPF"
+    assert p.config["sim"]["preemption_point"] == "layer"
+    # the other value of the axis leaves those fields at the base's (the defaults)
+    assert exp.points[0].config["sim"]["preemption_point"] == "tile"
+
+
+def test_named_axis_and_grids_errors() -> None:
+    with pytest.raises(ConfigError, match=r"grid\.system: label 'a' appears twice"):
+        parse_experiment(_exp({"system": [{"label": "a"}, {"label": "a"}]}), "e.toml")
+    with pytest.raises(ConfigError, match=r"grid\.system: sim\.predictr: unknown field|predictr"):
+        parse_experiment(
+            _exp({"system": [{"label": "a", "sim": {"predictr": "oracle"}}]}), "e.toml"
+        )
+    with pytest.raises(ConfigError, match=r"grid\.polcy: unknown field path"):
+        parse_experiment(_exp({"polcy": [{"name": "NP-FCFS"}]}), "e.toml")
+    with pytest.raises(ConfigError, match="give grid or grids, not both"):
+        parse_experiment(_exp({"workload.rate_per_s": [1.0]}, grids=[{"seed_x": [1]}]), "e.toml")
+    with pytest.raises(ConfigError, match=r"grids\[1\] has axes \['policy'\]"):
+        parse_experiment(
+            _exp(None, grids=[{"workload.rate_per_s": [1.0]}, {"policy": [{"name": "NP-FCFS"}]}]),
+            "e.toml",
+        )
+    exp = parse_experiment(
+        _exp(None, grids=[{"workload.rate_per_s": [1.0, 2.0]}, {"workload.rate_per_s": [3.0]}])
+    )
+    assert [p.params["workload.rate_per_s"] for p in exp.points] == [1.0, 2.0, 3.0]
+    assert [p.combo for p in exp.points] == [0, 1, 2]

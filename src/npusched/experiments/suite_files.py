@@ -735,7 +735,7 @@ def export_suite(name: str, dest: str | os.PathLike[str]) -> Path:
 
 # --- suites as sweeps -------------------------------------------------------------------------
 #: Suites whose runs form a grid the sweep format expresses.
-SWEEPABLE = ("prema", "planaria")
+SWEEPABLE = ("prema", "planaria", "fluid")
 
 
 def suite_sweep_data(suite: Suite) -> dict[str, Any]:
@@ -747,11 +747,19 @@ def suite_sweep_data(suite: Suite) -> dict[str, Any]:
     * Planaria: ``system`` (P-PREMA with the PREMA predictor on the 128x128 array; Planaria on
       the 16-subarray fission array) x ``workload`` (Table I scenario / QoS level at the fixed
       rate of Fig. 13-15, ``setup.load`` on the monolithic array) x ``setup.instances`` seeds.
+    * Fluid Batching: Fig. 7/8's serving grid, one grid per (serving setup, policy) since the
+      SLO couples the policy's parameters to the setup (``grids``): ``setup`` x ``policy`` x
+      ``workload.rate_per_s`` x ``seeds`` seeds, ``n_samples`` requests each, on Table I's
+      design for the (model, board) with the NPU batching each policy runs on and the model's
+      4 exits at the paper's rates (``designs = "table1"`` only; Fig. 9 and Table II are not in
+      it).
     """
     if isinstance(suite, PremaSuite):
         return _prema_sweep(suite)
     if isinstance(suite, PlanariaSuite):
         return _planaria_sweep(suite)
+    if isinstance(suite, FluidSuite):
+        return _fluid_sweep(suite)
     raise ConfigError(
         f"suite {suite.suite!r} is not a grid of simulation runs; allowed: {', '.join(SWEEPABLE)}"
     )
@@ -848,6 +856,99 @@ def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
         "report": {
             "metrics": ["slo_attainment", "fairness", "antt", "p99_latency_s", "energy_j"],
             "baseline": "PREMA",
+        },
+    }
+
+
+def _fluid_policy(name: str, slo_s: float, b_max: int) -> dict[str, Any]:
+    """A Fig. 7-9 policy name as a named-axis value: the policy and the NPU batching it runs
+    on (:func:`npusched.experiments.reproduce.fluid_serving.policy_for`)."""
+    if name == "SERIAL":
+        pol: dict[str, Any] = {"name": "SERIAL"}
+        strategy, stackable = "serial", False
+    elif name == "FluidB":
+        pol = {"name": "FluidB", "params": {"slo_s": slo_s, "b_max": b_max}}
+        strategy, stackable = "fluid", True
+    elif name == "LazyBatching":
+        pol = {"name": "LazyBatching", "params": {"slo_s": slo_s, "b_max": b_max}}
+        strategy, stackable = "r", False
+    else:
+        kind, _, size = name.split("-")
+        params = {"slo_s": slo_s, "timeout": size, "b_max": b_max, "name": name}
+        pol = {"name": "AdaptB", "params": params}
+        strategy, stackable = kind.lower(), False
+    return {
+        "label": name,
+        "policy": pol,
+        "hardware.params.strategy": strategy,
+        "hardware.params.stackable": stackable,
+    }
+
+
+def _fluid_sweep(s: FluidSuite) -> dict[str, Any]:
+    from npusched.experiments.reproduce.fluid_serving import POLICY_NAMES
+    from npusched.hardware.gemm_dse import PAPER_TABLE1
+    from npusched.hardware.gemm_npu import BOARDS
+
+    if s.designs != "table1":
+        raise ConfigError(
+            f"fluid suite as a sweep: designs = {s.designs!r} (a DSE per policy) is not a fixed "
+            "device; allowed: table1"
+        )
+    grids = []
+    for st in s.serving_setups:
+        if (st.model, st.board) not in PAPER_TABLE1:
+            raise ConfigError(
+                f"fluid suite as a sweep: serving setup {st.model}/{st.board} has no Table I "
+                f"design; allowed: {', '.join(f'{m}/{b}' for m, b in PAPER_TABLE1)}"
+            )
+        d, b = PAPER_TABLE1[(st.model, st.board)], BOARDS[st.board]
+        setup = {
+            "label": f"{st.model}/{st.board}",
+            "hardware": {
+                "device": "gemm-npu",
+                "params": {
+                    "tr": d.tr,
+                    "tp": d.tp,
+                    "tc": d.tc,
+                    "frequency_hz": b.frequency_hz,
+                    "memory_bandwidth_bps": b.bandwidth_bps,
+                },
+            },
+            "workload.models": [st.model],
+            "workload.qos": {st.model: st.slo_s},
+            "exits": {st.model: {"n_exits": 4}},
+        }
+        for name in POLICY_NAMES:
+            grids.append(
+                {
+                    "setup": [setup],
+                    "policy": [_fluid_policy(name, float(st.slo_s), s.b_max)],
+                    "workload.rate_per_s": list(st.rates),
+                }
+            )
+    first = s.serving_setups[0]
+    return {
+        "name": "fluid-suite",
+        "description": (
+            "Fluid Batching Fig. 7/8 as a sweep: SERIAL, FC-/R-AdaptB, LazyBatching and FluidB "
+            f"on Table I's designs, {s.n_samples} samples per point, {s.seeds} seeds."
+        ),
+        "seeds": {"start": 0, "count": s.seeds},
+        "base": {
+            "workload": {
+                "kind": "poisson",
+                "models": [first.model],
+                "rate_per_s": float(first.rates[0]),
+                "n_requests": s.n_samples,
+            },
+            "sim": {"preemption_point": "layer"},
+        },
+        "grids": grids,
+        "report": {
+            "x": "workload.rate_per_s",
+            "metrics": ["mean_latency_s", "p99_latency_s", "slo_attainment", "throughput_rps"],
+            "baseline": "LazyBatching",
         },
     }
 

@@ -14,6 +14,9 @@ An experiment file (TOML or YAML) declares a grid of run configs:
   ``system = [{label = "Planaria", hardware = {device = "planaria"}, policy = {name =
   "Planaria"}}, ...]``. The grid is the cartesian product of its axes, in file order; every
   combination runs once per seed;
+* ``grids`` (instead of ``[grid]``): a list of such grids, each expanded the same way and their
+  points run one after the other, for axes that are coupled (a serving setup's rates and SLO,
+  say, differ from another's). Every grid names the same axes in the same order;
 * ``[report]`` (optional): ``x`` (the axis plotted on the x axis; default the first grid axis
   whose values are all numbers), ``metrics`` (summary keys to tabulate and plot) and
   ``baseline`` (the series label that normalised bars divide by; default the first series).
@@ -39,7 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from npusched.errors import ConfigError
 from npusched.experiments.config import (
@@ -63,7 +73,9 @@ __all__ = [
 ]
 
 #: Top-level run-config fields a grid path may start with.
-GRID_ROOTS = ("name", "hardware", "workload", "policy", "sim", "metrics")
+GRID_ROOTS = (
+    "name", "hardware", "workload", "policy", "sim", "metrics", "machine", "power", "exits"
+)
 
 _Seed = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, strict=True)]
 _Count = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, strict=True)]
@@ -108,7 +120,29 @@ class ExperimentFile(_Strict):
     seeds: Annotated[list[_Seed], Field(min_length=1)] | SeedRange = [0]
     base: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
+    grids: (
+        Annotated[list[dict[str, Annotated[list[Any], Field(min_length=1)]]], Field(min_length=1)]
+        | None
+    ) = None
     report: ReportHints = Field(default_factory=ReportHints)
+
+    @model_validator(mode="after")
+    def _one_grid(self) -> ExperimentFile:
+        if self.grids is not None:
+            if self.grid:
+                raise ValueError("give grid or grids, not both")
+            keys = list(self.grids[0])
+            bad = next((i for i, g in enumerate(self.grids) if list(g) != keys), None)
+            if bad is not None:
+                raise ValueError(
+                    f"grids[{bad}] has axes {list(self.grids[bad])}; every grid needs the axes "
+                    f"of grids[0], in its order: {keys}"
+                )
+        return self
+
+    def grid_list(self) -> list[dict[str, list[Any]]]:
+        """The grids (``[grid]`` alone, or ``grids``)."""
+        return list(self.grids) if self.grids is not None else [self.grid]
 
     def seed_list(self) -> list[int]:
         """The seeds, in order."""
@@ -248,19 +282,34 @@ def expand(spec: ExperimentFile, source: str = "<experiment>") -> list[Point]:
     """Every point of ``spec``: each grid combination (validated as a run config) x each seed."""
     if "seed" in spec.base:
         raise ConfigError(f"{source}: base.seed: set seeds at the top level (seeds = [0, 1])")
-    bad = next((k for k in spec.grid if k == "seed" or k.startswith("seed.")), None)
+    seeds = spec.seed_list()
+    points: list[Point] = []
+    combo = 0
+    for grid in spec.grid_list():
+        combo = _expand_grid(spec, grid, seeds, source, points, combo)
+    return points
+
+
+def _expand_grid(
+    spec: ExperimentFile,
+    grid: Mapping[str, Sequence[Any]],
+    seeds: Sequence[int],
+    source: str,
+    points: list[Point],
+    combo: int,
+) -> int:
+    """Append the points of one grid to ``points``; returns the next combination index."""
+    bad = next((k for k in grid if k == "seed" or k.startswith("seed.")), None)
     if bad is not None:
         raise ConfigError(f"{source}: grid.{bad}: set seeds at the top level (seeds = [0, 1])")
-    keys = list(spec.grid)
-    named = {k for k in keys if _is_named_axis(k, spec.grid[k])}
+    keys = list(grid)
+    named = {k for k in keys if _is_named_axis(k, grid[k])}
     for k in named:
-        labels = [str(v["label"]) for v in spec.grid[k]]
+        labels = [str(v["label"]) for v in grid[k]]
         dup = next((x for x in labels if labels.count(x) > 1), None)
         if dup is not None:
             raise ConfigError(f"{source}: grid.{k}: label {dup!r} appears twice")
-    seeds = spec.seed_list()
-    points: list[Point] = []
-    for combo, values in enumerate(itertools.product(*(spec.grid[k] for k in keys))):
+    for values in itertools.product(*(grid[k] for k in keys)):
         data = copy.deepcopy(spec.base)
         for k, v in zip(keys, values, strict=True):
             if k in named:
@@ -275,14 +324,15 @@ def expand(spec: ExperimentFile, source: str = "<experiment>") -> list[Point]:
         )
         cfg = parse_config({**data, "seed": 0}, source=f"{source} [point {where or 'base'}]")
         params = {
-            k: _named_label(spec.grid[k], v) if k in named else _axis_label(spec.grid[k], v)
+            k: _named_label(grid[k], v) if k in named else _axis_label(grid[k], v)
             for k, v in zip(keys, values, strict=True)
         }
         canon = _canonical(cfg)
         for seed in seeds:
             full = {**canon, "seed": seed}
             points.append(Point(len(points), combo, seed, params, full, point_id(full)))
-    return points
+        combo += 1
+    return combo
 
 
 def parse_experiment(
@@ -297,7 +347,7 @@ def parse_experiment(
         raise ConfigError(_format_experiment_error(source, e)) from None
     points = expand(spec, source)
     name = spec.name or Path(source).stem
-    exp = Experiment(source, spec, name, points, Path(base_dir), list(spec.grid))
+    exp = Experiment(source, spec, name, points, Path(base_dir), list(spec.grid_list()[0]))
     _check_report(exp)
     return exp
 
