@@ -12,7 +12,9 @@ Reported per run: wall seconds (including worker start-up and writing every poin
 consolidated table), points/s, the speed-up ``rate(n) / rate(1 worker)`` and the scaling
 efficiency ``rate(n) / (n * rate(1 worker))`` of the same backend, the efficiency against the
 in-process reference ``rate(n) / (n * rate(inprocess))`` (which also charges the pool's
-overhead), and the 1-minute load average before and after the run (other work on the machine
+overhead), the CPU seconds the run used (this process and the pool's workers) and the cores it
+had on average (``cpu_s / wall_s``: 2.0 for two busy workers that never wait for a core), and
+the 1-minute load average before and after the run (other work on the machine
 takes cores from the workers: read the efficiency with it). ``--repeat R`` runs the whole series
 R times and ends with the range (min-max) of each figure per backend and worker count.
 Run ``python benchmarks/bench_sweep.py [--points 200] [--repeat 3] [--dask] [--json]``.
@@ -62,6 +64,7 @@ def bench_sweep(
         base: dict[str, float] = {}
         for backend, n in runs:
             load_before = os.getloadavg()[0]
+            cpu0 = _cpu_s()
             t0 = time.perf_counter()
             res = run_sweep(
                 exp,
@@ -72,6 +75,7 @@ def bench_sweep(
                 progress=False,
             )
             wall = time.perf_counter() - t0
+            cpu = _cpu_s() - cpu0
             load_after = os.getloadavg()[0]
             rate = res.ran / wall
             base.setdefault(backend, rate)
@@ -85,6 +89,8 @@ def bench_sweep(
                     "speedup": round(rate / base[backend], 2),
                     "efficiency": round(rate / (n * base[backend]), 2),
                     "efficiency_vs_inprocess": round(rate / (n * base["inprocess"]), 2),
+                    "cpu_s": round(cpu, 2),
+                    "cores_used": round(cpu / wall, 2),
                     "load_before": round(load_before, 2),
                     "load_after": round(load_after, 2),
                 }
@@ -92,9 +98,26 @@ def bench_sweep(
     return rows
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and its finished, waited-for children (the pool's workers
+    once it has shut down; a Dask cluster's processes are not counted)."""
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def ranges(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (backend, workers): ``"min-max"`` of points/s, speed-up, efficiencies and load."""
-    keys = ("points_per_s", "speedup", "efficiency", "efficiency_vs_inprocess", "load_before")
+    keys = (
+        "points_per_s",
+        "speedup",
+        "efficiency",
+        "efficiency_vs_inprocess",
+        "cores_used",
+        "load_before",
+    )
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["backend"], r["workers"]), []).append(r)
