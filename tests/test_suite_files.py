@@ -396,3 +396,24 @@ def test_named_axis_and_grids_errors() -> None:
     )
     assert [p.params["workload.rate_per_s"] for p in exp.points] == [1.0, 2.0, 3.0]
     assert [p.combo for p in exp.points] == [0, 1, 2]
+
+
+def test_readme_worked_example_prema(tmp_path: Path) -> None:
+    """docs/readme/suites2.md's example: a lighter load, two policies, the oracle predictor."""
+    path = export_suite("prema", tmp_path / "light.toml")
+    text = path.read_text().replace("\nload = 1.5 ", "\nload = 0.8 ")
+    text = text.replace("batch_sizes = [1, 4, 16]", "batch_sizes = [1, 4]")
+    text = text.replace("paper_range = true", "paper_range = false")
+    text = re.sub(r"(?ms)^policies = \[.*?^\]", "policies = [\n"
+                  '    { label = "NP-FCFS", policy = "NP-FCFS" },\n'
+                  '    { label = "P-PREMA-oracle", policy = "P-PREMA", mechanism = "dynamic", '
+                  'predictor = "oracle" },\n]', text)
+    text = re.sub(r"(?ms)^paper_range_policies = \[.*?^\]", "paper_range_policies = []", text)
+    path.write_text(text)
+    out = tmp_path / "light"
+    argv = ["reproduce", "prema", "--config", str(path), "--quick", "--out", str(out), "--no-plots"]
+    assert main(argv) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["setup"]["load"] == 0.8 and s["setup"]["batch_sizes"] == [1, 4]
+    assert set(s["policies"]) == {"NP-FCFS", "P-PREMA-oracle"} and s["runs"] == 3
+    assert s["paper_job_range"] is None and not (out / "paper-range").exists()
