@@ -932,7 +932,7 @@ def suites_sweep_file(
     out: Annotated[Path, typer.Option("--out", "-o", help="The experiment file (.yaml).")],
     quick: Annotated[bool, typer.Option(help="With the suite's [quick] parameters.")] = False,
 ) -> None:
-    """Write a grid suite (prema, planaria) as an experiment file for `npusched sweep`."""
+    """Write a grid suite (prema, planaria, fluid) as an experiment file for `npusched sweep`."""
     from npusched.experiments.suite_files import SUITE_MODELS, load_suite, write_sweep_file
 
     if suite in SUITE_MODELS:
