@@ -109,7 +109,7 @@ BAD = [
         "prema",
         r'^    "NP-FCFS", "NP-SJF"',
         '    "NP-FCFS", "NP-SJX"',
-        r"paper_range_policies: 'NP-SJX' is not a label of policies; allowed: NP-FCFS",
+        r"toml: paper_range_policies: 'NP-SJX' is not a label of policies; allowed: NP-FCFS",
     ),
     ("planaria", r'^scenarios = \["A"', 'scenarios = ["D"', r"scenarios\[0\]: .*allowed: A, B, C"),
     ("planaria", r"^instances = 4", "instances = 4.5", r"quick\.setup\.instances"),

@@ -632,6 +632,10 @@ def _format(
     if kind == "value_error":
         inner = ctx.get("error")
         text = str(inner) if inner is not None else str(err["msg"])
+        field, sep, rest = text.partition(": ")
+        if not loc and sep and field in model.model_fields:
+            # a check across fields names the field it is about first
+            where, text = prefix(field), rest
         return f"{source}: {where}: {text}".replace("\n", " ")
     msg = str(err["msg"])
     return f"{source}: {where}: {msg[:1].lower() + msg[1:]} (got {err.get('input')!r})".replace(
