@@ -40,7 +40,8 @@ def test_packaged_files_hold_the_python_api_defaults() -> None:
     from npusched.experiments.reproduce import dfs, fluid, haxconn, planaria, prema
 
     p, pq = load_suite("prema"), load_suite("prema", quick=True)
-    assert p.setup() == prema.PremaSetup() and p.specs() == prema.policy_specs()
+    assert p.setup() == prema.PremaSetup() and len(p.specs()) == 34
+    assert "P-RRB-kill" not in {s.label for s in p.specs()}  # livelocks (see prema.toml)
     assert (p.runs, pq.runs) == (prema.DEFAULT_RUNS, prema.QUICK_RUNS)
     assert tuple(p.paper_range_policies) == prema.RANGE_LABELS
     assert tuple(x / 1000.0 for x in p.paper_range_ms) == prema.PAPER_JOB_RANGE_S

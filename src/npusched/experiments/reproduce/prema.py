@@ -211,27 +211,14 @@ class PolicySpec:
 
 
 def policy_specs() -> list[PolicySpec]:
-    """Every policy configuration of the study, in report order."""
-    specs = [PolicySpec(f"NP-{f}", f"NP-{f}") for f in ("FCFS", *FAMILIES)]
-    for f in FAMILIES:
-        reg = f"P-{f}"
-        for mode in ("checkpoint", "dynamic", "kill", "dynamic-kill"):
-            if f == "RRB" and mode == "kill":
-                continue  # time slicing with static KILL livelocks (see the module doc)
-            label = reg if mode == "checkpoint" else f"{reg}-{mode}"
-            specs.append(PolicySpec(label, reg, mode))
-    specs += [
-        PolicySpec("NP-SJF-oracle", "NP-SJF", estimator="oracle"),
-        PolicySpec("NP-PREMA-oracle", "NP-PREMA", estimator="oracle"),
-        PolicySpec("P-SJF-dynamic-oracle", "P-SJF", "dynamic", estimator="oracle"),
-        PolicySpec("P-PREMA-dynamic-oracle", "P-PREMA", "dynamic", estimator="oracle"),
-        # the other reading of Algorithm 2 line 7 (the default is "cumulative")
-        PolicySpec("NP-PREMA-linear", "NP-PREMA", tokens="linear"),
-        PolicySpec("P-PREMA-linear", "P-PREMA", "checkpoint", tokens="linear"),
-        PolicySpec("P-PREMA-dynamic-linear", "P-PREMA", "dynamic", tokens="linear"),
-        PolicySpec("P-PREMA-kill-linear", "P-PREMA", "kill", tokens="linear"),
-        PolicySpec("P-PREMA-dynamic-kill-linear", "P-PREMA", "dynamic-kill", tokens="linear"),
-    ]
+    """Every policy configuration of the study, in report order: the ``policies`` of the
+    packaged suite file (``npusched/data/experiments/suites/prema.toml``, where each entry and
+    the missing ``P-RRB-kill`` are explained)."""
+    from npusched.experiments.suite_files import PremaSuite, load_suite
+
+    suite = load_suite("prema")
+    assert isinstance(suite, PremaSuite)
+    specs: list[PolicySpec] = suite.specs()
     return specs
 
 
