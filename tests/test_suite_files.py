@@ -284,25 +284,29 @@ def test_prema_suite_as_a_sweep_file(tmp_path: Path) -> None:
     yaml_path = tmp_path / "prema_sweep.yaml"
     assert main(["suites", "sweep-file", str(path), "--quick", "--out", str(yaml_path)]) == 0
     exp = load_experiment(yaml_path)
-    assert exp.axes == ["policy", "batch"] and exp.spec.seed_list() == [0, 1, 2]
-    assert len(exp.points) == 2 * 2 * 3
+    assert exp.axes == ["policy", "load", "batch"] and exp.spec.seed_list() == [0, 1, 2]
+    assert len(exp.points) == 2 * 3 * 2 * 3  # policies x quick sweep_loads x batches x seeds
     suite = load_suite("prema", path, quick=True)
     from npusched.experiments.reproduce.prema import _Context
 
     ctx = _Context(suite.setup())
     p = next(
-        p for p in exp.points if p.params == {"policy": "P-PREMA-dynamic-oracle", "batch": 4}
+        p
+        for p in exp.points
+        if p.params == {"policy": "P-PREMA-dynamic-oracle", "load": 1.5, "batch": 4}
     )
     assert p.config["policy"] == {"name": "P-PREMA", "params": {"mechanism": "dynamic"}}
     assert p.config["sim"]["predictor"] == "oracle"
     assert p.config["workload"]["batch_sizes"] == [4]
-    assert p.config["workload"]["window_s"] == ctx.window(4)
+    assert p.config["workload"]["window_s"] == ctx.window(4)  # the suite's load is 1.5
+    low = next(q for q in exp.points if q.params["load"] == 1.0 and q.params["batch"] == 4)
+    assert low.config["workload"]["window_s"] == pytest.approx(1.5 * ctx.window(4))
     # the same grid as the data the converter returns, expanded by the sweep's own code
     again = parse_experiment(suite_sweep_data(suite), "x")
     assert [q.point_id for q in again.points] == [q.point_id for q in exp.points]
     out = tmp_path / "sweep"
     cmd = ["sweep", str(yaml_path), "--out", str(out), "--backend", "inprocess", "-q"]
-    assert main([*cmd, "--filter", "seed=0"]) == 0
+    assert main([*cmd, "--filter", "seed=0", "--filter", "load=1.5"]) == 0
     df = pd.read_parquet(out / "results.parquet")
     assert len(df) == 4 and set(df["policy"]) == {"NP-FCFS", "P-PREMA-dynamic-oracle"}
     assert set(df["batch"]) == {1, 4}

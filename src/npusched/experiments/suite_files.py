@@ -142,6 +142,8 @@ class PremaSuite(_Strict):
             ``paper_range_ms`` (into ``OUT/paper-range``).
         paper_range_ms: ``[lo, hi]`` milliseconds of isolated latency (the paper's 0.5-45).
         paper_range_policies: labels (of ``policies``) of the paper-range study.
+        sweep_loads: the loads of the suite as a sweep (:func:`suite_sweep_data`; the
+            reproduction itself runs at ``load``).
     """
 
     suite: Literal["prema"]
@@ -159,6 +161,9 @@ class PremaSuite(_Strict):
     paper_range: Switch
     paper_range_ms: tuple[PositiveFloat, PositiveFloat]
     paper_range_policies: list[str]
+    sweep_loads: Annotated[
+        list[Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]], Field(min_length=1)
+    ]
 
     @field_validator("networks")
     @classmethod
@@ -746,8 +751,9 @@ def suite_sweep_data(suite: Suite) -> dict[str, Any]:
     """The experiment-file mapping (:mod:`npusched.experiments.sweep`) of a grid suite.
 
     * PREMA: ``policy`` (each configuration's policy, mechanism, token rule and predictor) x
-      ``batch`` (its batch size and the dispatch window the suite's ``load`` gives it) x
-      ``runs`` seeds from ``seed``; the mechanism study and the paper-range study are not in it.
+      ``load`` (``sweep_loads``) x ``batch`` (its batch size and the dispatch window the load
+      gives it, one grid per load and batch size since the window couples them) x ``runs``
+      seeds from ``seed``; the mechanism study and the paper-range study are not in it.
     * Planaria: ``system`` (P-PREMA with the PREMA predictor on the 128x128 array; Planaria on
       the 16-subarray fission array) x ``workload`` (Table I scenario / QoS level at the fixed
       rate of Fig. 13-15, ``setup.load`` on the monolithic array) x ``setup.instances`` seeds.
@@ -785,11 +791,29 @@ def _prema_sweep(s: PremaSuite) -> dict[str, Any]:
             {"label": p.label, "policy": {"name": p.policy, "params": params},
              "sim.predictor": p.predictor}
         )
+    # the reproduction's dispatch window (_Context.window), at each load of the sweep
+    mean_iso = {b: ctx.mean_isolated(b) for b in batches}
+    grids = [
+        {
+            "policy": policies,
+            "load": [{"label": float(load)}],
+            "batch": [
+                {
+                    "label": b,
+                    "workload.batch_sizes": [b],
+                    "workload.window_s": s.n_tasks * mean_iso[b] / float(load),
+                }
+            ],
+        }
+        for load in s.sweep_loads
+        for b in batches
+    ]
     return {
         "name": "prema-suite",
         "description": (
-            f"PREMA suite as a sweep: {len(s.policies)} policies x batch sizes "
-            f"{batches} x {s.runs} seeds, {s.n_tasks} tasks at load {s.load:g}."
+            f"PREMA suite as a sweep: {len(s.policies)} policies x loads "
+            f"{[float(x) for x in s.sweep_loads]} x batch sizes {batches} x {s.runs} seeds, "
+            f"{s.n_tasks} tasks per workload."
         ),
         "seeds": {"start": s.seed, "count": s.runs},
         "base": {
@@ -803,15 +827,9 @@ def _prema_sweep(s: PremaSuite) -> dict[str, Any]:
             },
             "sim": {"preemption_point": s.preemption_point},
         },
-        "grid": {
-            "policy": policies,
-            "batch": [
-                {"label": b, "workload.batch_sizes": [b], "workload.window_s": ctx.window(b)}
-                for b in batches
-            ],
-        },
+        "grids": grids,
         "report": {
-            "x": "batch",
+            "x": "load",
             "metrics": ["antt", "stp", "fairness", "sla_violation_rate_n4",
                         "p95_high_priority_norm"],
             "baseline": "NP-FCFS",
