@@ -120,6 +120,8 @@ BAD = [
     ("fluid", r'^designs = "table1"', 'designs = "best"', r"designs: .*allowed: table1, dse"),
     ("fluid", r'\["resnet-50", "zc706"\], \["resnet-50"', '["resnet-50", "zc999"], ["resnet-50"',
      r"pairs\[0\]\[1\]: unknown board 'zc999'; allowed: zc706, zcu104"),
+    ("fluid", r'\{ model = "resnet-50", board = "zc706", slo_s', '{ model = "vgg-16", board = "zc706", slo_s',
+     r"serving_setups\[0\]\.model: 'vgg-16' has no exit rates .*allowed: resnet-50, inception-v3"),
     ("haxconn", r'^parts = \["table6"', 'parts = ["table9"', r"parts\[0\]: .*allowed: table6"),
     ("haxconn", r'^experiments = "all"', "experiments = [11]", r"experiments.*10"),
     ("haxconn", r'^suite = "haxconn"', 'suite = "haxcon"', r"suite: unknown suite 'haxcon'"),

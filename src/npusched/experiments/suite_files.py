@@ -375,10 +375,27 @@ def _board(v: str) -> str:
 Board = Annotated[str, BeforeValidator(_board)]
 
 
+def _serving_model(v: str) -> str:
+    """A model the serving experiments can run: one with the paper's exit rates (its 4 exits)
+    and a Table I design."""
+    from npusched.hardware.gemm_dse import PAPER_TABLE1
+    from npusched.models.exits import PAPER_EXIT_RATES
+
+    name = _network_names([v])[0]
+    allowed = [m for m in dict.fromkeys(m for m, _ in PAPER_TABLE1) if m in PAPER_EXIT_RATES]
+    if name not in allowed:
+        raise ValueError(f"{v!r} has no exit rates and Table I design; allowed: "
+                         + ", ".join(allowed))
+    return name
+
+
+ServingModel = Annotated[str, BeforeValidator(_serving_model)]
+
+
 class FluidServingEntry(_Strict):
     """One Fig. 7/8 experiment: model, board, p99 SLO (seconds), Poisson rates (samples/s)."""
 
-    model: str
+    model: ServingModel
     board: Board
     slo_s: PositiveFloat
     rates: Annotated[list[PositiveFloat], Field(min_length=1)]
@@ -387,7 +404,7 @@ class FluidServingEntry(_Strict):
 class FluidFig9Entry(_Strict):
     """One Fig. 9 panel: model, board, arrival rate (samples/s), the SLOs swept (seconds)."""
 
-    model: str
+    model: ServingModel
     board: Board
     rate: PositiveFloat
     slos: Annotated[list[PositiveFloat], Field(min_length=1)]
