@@ -13,8 +13,10 @@ consolidated table), points/s, the speed-up ``rate(n) / rate(1 worker)`` and the
 efficiency ``rate(n) / (n * rate(1 worker))`` of the same backend, the efficiency against the
 in-process reference ``rate(n) / (n * rate(inprocess))`` (which also charges the pool's
 overhead), the CPU seconds the run used (this process and the pool's workers) and the cores it
-had on average (``cpu_s / wall_s``: 2.0 for two busy workers that never wait for a core), and
-the 1-minute load average before and after the run (other work on the machine
+had on average (``cpu_s / wall_s``: 2.0 for two busy workers that never wait for a core),
+points per CPU second and its ratio to the in-process loop's (the pool's own cost per point:
+start-up, pickling, the driver; unlike the wall-clock figures it does not depend on how many
+cores other work leaves the workers), and the 1-minute load average before and after the run (other work on the machine
 takes cores from the workers: read the efficiency with it). ``--repeat R`` runs the whole series
 R times and ends with the range (min-max) of each figure per backend and worker count.
 Run ``python benchmarks/bench_sweep.py [--points 200] [--repeat 3] [--dask] [--json]``.
@@ -62,6 +64,7 @@ def bench_sweep(
         exp_path.write_text(text)
         exp = load_experiment(exp_path)
         base: dict[str, float] = {}
+        base_cpu: dict[str, float] = {}
         for backend, n in runs:
             load_before = os.getloadavg()[0]
             cpu0 = _cpu_s()
@@ -91,6 +94,10 @@ def bench_sweep(
                     "efficiency_vs_inprocess": round(rate / (n * base["inprocess"]), 2),
                     "cpu_s": round(cpu, 2),
                     "cores_used": round(cpu / wall, 2),
+                    "points_per_cpu_s": round(res.ran / cpu, 2),
+                    "cpu_efficiency_vs_inprocess": round(
+                        (res.ran / cpu) / base_cpu.setdefault("inprocess", res.ran / cpu), 2
+                    ),
                     "load_before": round(load_before, 2),
                     "load_after": round(load_after, 2),
                 }
@@ -116,6 +123,8 @@ def ranges(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         "efficiency",
         "efficiency_vs_inprocess",
         "cores_used",
+        "points_per_cpu_s",
+        "cpu_efficiency_vs_inprocess",
         "load_before",
     )
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
