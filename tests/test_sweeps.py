@@ -109,7 +109,7 @@ def test_packaged_experiment_loads() -> None:
     [
         (
             "seedz = [1]\n[base.workload]\nkind='prema'\nmodels=['alexnet']\nwindow_s=0.1\n",
-            "seedz: unknown key; allowed: name, description, seeds, base, grid, report",
+            "seedz: unknown key; allowed: name, description, seeds, base, grid, grids, report",
         ),
         (
             "[base.workload]\nkind='prema'\nmodels=['alexnet']\nwindow_s=0.1\n[grid]\n'wrkld.x'=[1]\n",

@@ -32,6 +32,11 @@ reproduce_app = typer.Typer(
 )
 app.add_typer(models_app, name="models")
 app.add_typer(reproduce_app, name="reproduce")
+suites_app = typer.Typer(
+    help="The reproduce suites' experiment files: list, export for editing, convert to sweeps.",
+    no_args_is_help=True,
+)
+app.add_typer(suites_app, name="suites")
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
 
@@ -470,6 +475,39 @@ def map_cmd(
 
 
 # --- reproduce ---------------------------------------------------------------------------------
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", help="An edited suite file (default: the packaged one; see --export)."
+    ),
+]
+ExportOpt = Annotated[
+    Path | None,
+    typer.Option("--export", help="Write the packaged suite file here for editing, and exit."),
+]
+
+
+def _run_suite(
+    name: str,
+    out: Path,
+    quick: bool,
+    config: Path | None,
+    export: Path | None,
+    **options: tuple[str, Any],
+) -> dict[str, Any] | None:
+    """Export the packaged suite file (``--export``; returns ``None``) or run the suite with its
+    packaged or ``--config`` parameters and the command-line ``options`` given (field ->
+    ``(option, value)``, ``None`` values left to the file)."""
+    from npusched.experiments.suite_files import export_suite, run_suite
+
+    if export is not None:
+        path = export_suite(name, export)
+        typer.echo(f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})")
+        return None
+    given = {k: v for k, v in options.items() if v[1] is not None}
+    return run_suite(name, out, config=config, quick=quick, progress=True, overrides=given)
+
+
 @reproduce_app.command("prema")
 def reproduce_prema(
     out: Annotated[
@@ -477,37 +515,45 @@ def reproduce_prema(
         typer.Option("--out", "-o", help="Output directory; a rerun resumes the finished points."),
     ] = Path("out/prema"),
     quick: Annotated[bool, typer.Option(help="Fewer runs (under a minute).")] = False,
-    runs: Annotated[int | None, typer.Option(help="Workloads per point (default 25).")] = None,
-    seed: Annotated[int, typer.Option(help="Base seed of every workload (>= 0).")] = 0,
+    runs: Annotated[
+        int | None, typer.Option(help="Workloads per point (default: the suite file's, 25).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Base seed of every workload (>= 0; default 0).")
+    ] = None,
     load: Annotated[
         float | None,
         typer.Option(help="Offered load while tasks arrive (default 1.5; sets the window)."),
     ] = None,
     paper_range: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--paper-range/--no-paper-range",
             help="Also run the headline policies with tasks limited to the paper's 0.5-45 ms.",
         ),
-    ] = True,
+    ] = None,
     plots: Annotated[
-        bool,
+        bool | None,
         typer.Option("--plots/--no-plots", help="Draw the PNG figures (CSVs and reports always)."),
-    ] = True,
+    ] = None,
+    config: ConfigOpt = None,
+    export: ExportOpt = None,
 ) -> None:
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
-    from npusched.experiments.reproduce.prema import reproduce
-
-    summary = reproduce(
+    summary = _run_suite(
+        "prema",
         out,
-        quick=quick,
-        runs=runs,
-        seed=seed,
-        load=load,
-        progress=True,
-        paper_range=paper_range,
-        plots=plots,
+        quick,
+        config,
+        export,
+        runs=("--runs", runs),
+        seed=("--seed", seed),
+        load=("--load", load),
+        paper_range=("--paper-range", paper_range),
+        plots=("--plots", plots),
     )
+    if summary is None:
+        return
     from npusched.report.tables import render
 
     rows = [
@@ -533,11 +579,21 @@ def reproduce_haxconn(
     experiment: Annotated[
         list[int] | None, typer.Option(help="Table 6 experiment numbers (repeatable).")
     ] = None,
+    config: ConfigOpt = None,
+    export: ExportOpt = None,
 ) -> None:
     """HaX-CoNN (PPoPP'24) Sec. 5: Table 6, Table 8, Fig. 5, Fig. 7 and a CP-SAT vs Z3 benchmark."""
-    from npusched.experiments.reproduce.haxconn import PARTS, reproduce
-
-    summary = reproduce(out, quick=quick, parts=tuple(only or PARTS), experiments=experiment)
+    summary = _run_suite(
+        "haxconn",
+        out,
+        quick,
+        config,
+        export,
+        parts=("--only", only or None),
+        experiments=("--experiment", experiment or None),
+    )
+    if summary is None:
+        return
     from npusched.report.tables import render
 
     rows = [
@@ -561,21 +617,36 @@ def reproduce_dfs(
     quick: Annotated[
         bool, typer.Option(help="Three networks (VGG-16, ResNet-18, SqueezeNet) instead of eight.")
     ] = False,
-    cap_w: Annotated[float, typer.Option(help="Power limit in watts (> 0).")] = 33.0,
+    cap_w: Annotated[
+        float | None, typer.Option(help="Power limit in watts (> 0; default 33).")
+    ] = None,
     efficiency: Annotated[
         float | None,
         typer.Option(help="AB9 STC efficiency in (0, 1] (default: calibrated to 1.99 ms/layer)."),
     ] = None,
     fuse: Annotated[
-        bool,
-        typer.Option(help="Fuse vector layers into the GEMM step before them (else per operator)."),
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--fuse/--no-fuse",
+            help="Fuse vector layers into the GEMM step before them (else per operator).",
+        ),
+    ] = None,
+    config: ConfigOpt = None,
+    export: ExportOpt = None,
 ) -> None:
     """Layer-wise DFS vs DVFS under a power limit (ETRI J. 2022): Fig. 4-6, Table 6."""
-    from npusched.experiments.reproduce.dfs import reproduce
-
-    summary = reproduce(out, quick=quick, cap_w=cap_w, efficiency=efficiency, fuse=fuse)
-    _print_headline(summary, "DFS vs DVFS: our numbers vs the paper's", out)
+    summary = _run_suite(
+        "dfs",
+        out,
+        quick,
+        config,
+        export,
+        cap_w=("--cap-w", cap_w),
+        efficiency=("--efficiency", efficiency),
+        fuse=("--fuse", fuse),
+    )
+    if summary is not None:
+        _print_headline(summary, "DFS vs DVFS: our numbers vs the paper's", out)
 
 
 @reproduce_app.command("planaria")
@@ -585,19 +656,22 @@ def reproduce_planaria(
     ),
     quick: Annotated[bool, typer.Option(help="Fewer workload instances.")] = False,
     multi_tenant: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--multi-tenant/--no-multi-tenant",
             help="Also run Fig. 12-15 (throughput at SLA, SLA rate, fairness, energy; slow).",
         ),
-    ] = False,
+    ] = None,
+    config: ConfigOpt = None,
+    export: ExportOpt = None,
 ) -> None:
     """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with
     --multi-tenant, Fig. 12-15 against PREMA."""
-    from npusched.experiments.reproduce.planaria import reproduce
-
-    summary = reproduce(out, quick=quick, progress=True, multi_tenant=multi_tenant)
-    _print_headline(summary, "Planaria: our numbers vs the paper's", out)
+    summary = _run_suite(
+        "planaria", out, quick, config, export, multi_tenant=("--multi-tenant", multi_tenant)
+    )
+    if summary is not None:
+        _print_headline(summary, "Planaria: our numbers vs the paper's", out)
 
 
 # --- sweep, report, trace -----------------------------------------------------------------------
@@ -719,12 +793,24 @@ def reproduce_all_cmd(
             help="Also run npusched compare (NP-FCFS/PREMA/Planaria, capped and not).",
         ),
     ] = True,
+    config: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--config", help="An edited suite file replacing its suite's packaged one (repeatable)."
+        ),
+    ] = None,
 ) -> None:
     """Every reproduction suite and packaged sweep, then one report (index.html, index.md)."""
     from npusched.experiments.reproduce.suites import reproduce_all
 
     html, md = reproduce_all(
-        out, quick=quick, only=only, sweeps=sweeps, compare=compare, echo=typer.echo
+        out,
+        quick=quick,
+        only=only,
+        sweeps=sweeps,
+        compare=compare,
+        echo=typer.echo,
+        configs=config or (),
     )
     typer.echo(f"report: {html} and {md}")
 
@@ -797,17 +883,30 @@ def reproduce_fluid(
         typer.Option(help="Two (model, board) pairs, coarser DSE, 1 seed x 200 samples (~1 min)."),
     ] = False,
     serving: Annotated[
-        bool, typer.Option(help="Run the serving experiments (Fig. 7-9, Table II).")
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--serving/--no-serving", help="Run the serving experiments (Fig. 7-9, Table II)."
+        ),
+    ] = None,
     designs: Annotated[
-        str,
+        str | None,
         typer.Option(help="NPU per serving policy: table1 (Table I's) or dse (its own DSE)."),
-    ] = "table1",
+    ] = None,
+    config: ConfigOpt = None,
+    export: ExportOpt = None,
 ) -> None:
     """Fluid Batching (Kouris et al.): DSE vs Table I, Fig. 10, Fig. 7-9, Table II."""
-    from npusched.experiments.reproduce.fluid import reproduce
-
-    summary = reproduce(out, quick=quick, progress=True, serving=serving, designs=designs)
+    summary = _run_suite(
+        "fluid",
+        out,
+        quick,
+        config,
+        export,
+        serving=("--serving", serving),
+        designs=("--designs", designs),
+    )
+    if summary is None:
+        return
     from npusched.report.tables import render
 
     rows = [
@@ -830,6 +929,56 @@ def reproduce_fluid(
             title="Table II: average-latency gain of FluidB over LazyBatching",
         )
     typer.echo(f"report: {Path(out) / 'report.md'} (CSVs and plots in {out})")
+
+
+# --- suites ------------------------------------------------------------------------------------
+@suites_app.command("list")
+def suites_list() -> None:
+    """The suites, their packaged files and whether `npusched sweep` can run them."""
+    from npusched.experiments.suite_files import SUITE_MODELS, SWEEPABLE, load_suite, packaged_suite
+    from npusched.report.tables import render
+
+    rows = [
+        {
+            "suite": n,
+            "sweep": "yes" if n in SWEEPABLE else "no",
+            "description": load_suite(n).description,
+            "file": str(packaged_suite(n)),
+        }
+        for n in SUITE_MODELS
+    ]
+    render(rows, "table", title="reproduce suites")
+
+
+@suites_app.command("export")
+def suites_export(
+    name: str,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="File or directory (default: NAME.toml).")
+    ] = None,
+) -> None:
+    """Write a suite's packaged file for editing (run it with `reproduce NAME --config`)."""
+    from npusched.experiments.suite_files import export_suite
+
+    path = export_suite(name, out if out is not None else Path(f"{name}.toml"))
+    typer.echo(f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})")
+
+
+@suites_app.command("sweep-file")
+def suites_sweep_file(
+    suite: Annotated[str, typer.Argument(help="A suite name (its packaged file) or a suite file.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The experiment file (.yaml).")],
+    quick: Annotated[bool, typer.Option(help="With the suite's [quick] parameters.")] = False,
+) -> None:
+    """Write a grid suite (prema, planaria, fluid) as an experiment file for `npusched sweep`."""
+    from npusched.experiments.suite_files import SUITE_MODELS, load_suite, write_sweep_file
+
+    if suite in SUITE_MODELS:
+        params = load_suite(suite, quick=quick)
+    else:
+        params = load_suite(path=suite, quick=quick)
+    path = write_sweep_file(params, out)
+    typer.echo(f"{params.suite} suite as a sweep: {path} (run: npusched sweep {path} --out DIR)")
 
 
 def main(argv: list[str] | None = None) -> int:

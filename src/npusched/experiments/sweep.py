@@ -8,8 +8,15 @@ An experiment file (TOML or YAML) declares a grid of run configs:
   without ``seed``: every point starts from it;
 * ``[grid]``: dotted field path -> list of values, e.g. ``"workload.rate_per_s" = [100, 200]``
   or ``policy = [{name = "NP-FCFS"}, {name = "P-PREMA"}]``. A value replaces the field at that
-  path (a table replaces the whole table). The grid is the cartesian product of its axes, in
-  file order; every combination runs once per seed;
+  path (a table replaces the whole table). A *named axis* (e.g. ``system``) changes several
+  fields together: each of its values is a table with a ``label``
+  (its name in the results and in ``--filter``) and field paths -> values, e.g.
+  ``system = [{label = "Planaria", hardware = {device = "planaria"}, policy = {name =
+  "Planaria"}}, ...]``. The grid is the cartesian product of its axes, in file order; every
+  combination runs once per seed;
+* ``grids`` (instead of ``[grid]``): a list of such grids, each expanded the same way and their
+  points run one after the other, for axes that are coupled (a serving setup's rates and SLO,
+  say, differ from another's). Every grid names the same axes in the same order;
 * ``[report]`` (optional): ``x`` (the axis plotted on the x axis; default the first grid axis
   whose values are all numbers), ``metrics`` (summary keys to tabulate and plot) and
   ``baseline`` (the series label that normalised bars divide by; default the first series).
@@ -35,7 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from npusched.errors import ConfigError
 from npusched.experiments.config import (
@@ -59,7 +73,9 @@ __all__ = [
 ]
 
 #: Top-level run-config fields a grid path may start with.
-GRID_ROOTS = ("name", "hardware", "workload", "policy", "sim", "metrics")
+GRID_ROOTS = (
+    "name", "hardware", "workload", "policy", "sim", "metrics", "machine", "power", "exits"
+)
 
 _Seed = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, strict=True)]
 _Count = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, strict=True)]
@@ -104,7 +120,29 @@ class ExperimentFile(_Strict):
     seeds: Annotated[list[_Seed], Field(min_length=1)] | SeedRange = [0]
     base: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
+    grids: (
+        Annotated[list[dict[str, Annotated[list[Any], Field(min_length=1)]]], Field(min_length=1)]
+        | None
+    ) = None
     report: ReportHints = Field(default_factory=ReportHints)
+
+    @model_validator(mode="after")
+    def _one_grid(self) -> ExperimentFile:
+        if self.grids is not None:
+            if self.grid:
+                raise ValueError("give grid or grids, not both")
+            keys = list(self.grids[0])
+            bad = next((i for i, g in enumerate(self.grids) if list(g) != keys), None)
+            if bad is not None:
+                raise ValueError(
+                    f"grids[{bad}] has axes {list(self.grids[bad])}; every grid needs the axes "
+                    f"of grids[0], in its order: {keys}"
+                )
+        return self
+
+    def grid_list(self) -> list[dict[str, list[Any]]]:
+        """The grids (``[grid]`` alone, or ``grids``)."""
+        return list(self.grids) if self.grids is not None else [self.grid]
 
     def seed_list(self) -> list[int]:
         """The seeds, in order."""
@@ -137,6 +175,11 @@ def _axis_label(axis: Sequence[Any], v: Any) -> Any:
     if len(nums) == len(axis) and any(isinstance(w, float) for w in nums):
         return float(v)
     return value_label(v)
+
+
+def _named_label(axis: Sequence[Mapping[str, Any]], v: Mapping[str, Any]) -> Any:
+    """The label of a named axis' value (numbers stay numbers, as :func:`_axis_label`)."""
+    return _axis_label([w["label"] for w in axis], v["label"])
 
 
 def _short(v: Any) -> str:
@@ -191,12 +234,27 @@ class Experiment:
         }
 
 
-def _set_path(data: dict[str, Any], path: str, value: Any, source: str) -> None:
+def _is_path(key: str) -> bool:
+    parts = key.split(".")
+    return parts[0] in GRID_ROOTS and all(parts)
+
+
+def _is_named_axis(key: str, values: Sequence[Any]) -> bool:
+    """A named axis: a plain name whose values are tables with a ``label`` (no run-config table
+    has a ``label`` field, so ``policy = [{label = ..., policy = {...}, ...}]`` is one too)."""
+    return key.isidentifier() and all(isinstance(v, Mapping) and "label" in v for v in values)
+
+
+def _set_path(
+    data: dict[str, Any], path: str, value: Any, source: str, axis: str | None = None
+) -> None:
     parts = path.split(".")
-    if parts[0] not in GRID_ROOTS or any(not p for p in parts):
+    where = f"grid.{path}" if axis is None else f"grid.{axis}: {path}"
+    if not _is_path(path):
         raise ConfigError(
-            f"{source}: grid.{path}: unknown field path; allowed: a dotted path starting with "
-            f"{', '.join(GRID_ROOTS)} (e.g. workload.rate_per_s)"
+            f"{source}: {where}: unknown field path; allowed: a dotted path starting with "
+            f"{', '.join(GRID_ROOTS)} (e.g. workload.rate_per_s), or a named axis whose values "
+            "are tables with a label"
         )
     node = data
     for p in parts[:-1]:
@@ -204,7 +262,7 @@ def _set_path(data: dict[str, Any], path: str, value: Any, source: str) -> None:
         if nxt is None:
             nxt = node[p] = {}
         if not isinstance(nxt, dict):
-            raise ConfigError(f"{source}: grid.{path}: {p} is not a table in the base config")
+            raise ConfigError(f"{source}: {where}: {p} is not a table in the base config")
         node = nxt
     node[parts[-1]] = copy.deepcopy(value)
 
@@ -224,24 +282,57 @@ def expand(spec: ExperimentFile, source: str = "<experiment>") -> list[Point]:
     """Every point of ``spec``: each grid combination (validated as a run config) x each seed."""
     if "seed" in spec.base:
         raise ConfigError(f"{source}: base.seed: set seeds at the top level (seeds = [0, 1])")
-    bad = next((k for k in spec.grid if k == "seed" or k.startswith("seed.")), None)
-    if bad is not None:
-        raise ConfigError(f"{source}: grid.{bad}: set seeds at the top level (seeds = [0, 1])")
-    keys = list(spec.grid)
     seeds = spec.seed_list()
     points: list[Point] = []
-    for combo, values in enumerate(itertools.product(*(spec.grid[k] for k in keys))):
+    combo = 0
+    for grid in spec.grid_list():
+        combo = _expand_grid(spec, grid, seeds, source, points, combo)
+    return points
+
+
+def _expand_grid(
+    spec: ExperimentFile,
+    grid: Mapping[str, Sequence[Any]],
+    seeds: Sequence[int],
+    source: str,
+    points: list[Point],
+    combo: int,
+) -> int:
+    """Append the points of one grid to ``points``; returns the next combination index."""
+    bad = next((k for k in grid if k == "seed" or k.startswith("seed.")), None)
+    if bad is not None:
+        raise ConfigError(f"{source}: grid.{bad}: set seeds at the top level (seeds = [0, 1])")
+    keys = list(grid)
+    named = {k for k in keys if _is_named_axis(k, grid[k])}
+    for k in named:
+        labels = [str(v["label"]) for v in grid[k]]
+        dup = next((x for x in labels if labels.count(x) > 1), None)
+        if dup is not None:
+            raise ConfigError(f"{source}: grid.{k}: label {dup!r} appears twice")
+    for values in itertools.product(*(grid[k] for k in keys)):
         data = copy.deepcopy(spec.base)
         for k, v in zip(keys, values, strict=True):
-            _set_path(data, k, v, source)
-        where = ", ".join(f"{k}={_short(v)}" for k, v in zip(keys, values, strict=True))
+            if k in named:
+                for path, w in v.items():
+                    if path != "label":
+                        _set_path(data, path, w, source, axis=k)
+            else:
+                _set_path(data, k, v, source)
+        where = ", ".join(
+            f"{k}={v['label'] if k in named else _short(v)}"
+            for k, v in zip(keys, values, strict=True)
+        )
         cfg = parse_config({**data, "seed": 0}, source=f"{source} [point {where or 'base'}]")
-        params = {k: _axis_label(spec.grid[k], v) for k, v in zip(keys, values, strict=True)}
+        params = {
+            k: _named_label(grid[k], v) if k in named else _axis_label(grid[k], v)
+            for k, v in zip(keys, values, strict=True)
+        }
         canon = _canonical(cfg)
         for seed in seeds:
             full = {**canon, "seed": seed}
             points.append(Point(len(points), combo, seed, params, full, point_id(full)))
-    return points
+        combo += 1
+    return combo
 
 
 def parse_experiment(
@@ -256,7 +347,7 @@ def parse_experiment(
         raise ConfigError(_format_experiment_error(source, e)) from None
     points = expand(spec, source)
     name = spec.name or Path(source).stem
-    exp = Experiment(source, spec, name, points, Path(base_dir), list(spec.grid))
+    exp = Experiment(source, spec, name, points, Path(base_dir), list(spec.grid_list()[0]))
     _check_report(exp)
     return exp
 
@@ -299,9 +390,18 @@ _TAGS = {"list[int]", "SeedRange", "function-after", "constrained-int", "int"}
 
 
 def load_experiment(path: str | os.PathLike[str]) -> Experiment:
-    """Read, validate and expand an experiment file (TOML or YAML)."""
+    """Read, validate and expand an experiment file (TOML or YAML). A ``reproduce`` suite file
+    (a top-level ``suite`` key) whose runs form a grid is converted with
+    :func:`npusched.experiments.suite_files.suite_sweep_data` (its full parameters)."""
     p = Path(path)
-    return parse_experiment(read_config_data(p), source=str(p), base_dir=p.parent)
+    data = read_config_data(p)
+    if "suite" in data:
+        from npusched.experiments.suite_files import parse_suite, suite_sweep_data
+
+        suite = parse_suite(data, str(p))
+        data = suite_sweep_data(suite)
+        return parse_experiment(data, source=f"{p} (as a sweep)", base_dir=p.parent)
+    return parse_experiment(data, source=str(p), base_dir=p.parent)
 
 
 # --- selecting part of a grid ---------------------------------------------------------------

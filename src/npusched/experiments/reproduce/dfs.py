@@ -474,6 +474,11 @@ def reproduce(
     runner: FrameRunner = engine_frame,
     plots: bool = True,
     fuse: bool = True,
+    networks: Sequence[str] | None = None,
+    calibration_networks: Sequence[str] = NETWORKS,
+    sensitivity_grid: bool | None = None,
+    sensitivity_idle_w: Sequence[float] = SENSITIVITY_IDLE_W,
+    sensitivity_dynamic_w: Sequence[float] = SENSITIVITY_DYNAMIC_W,
 ) -> dict[str, Any]:
     """Run the Sec. 4 evaluation and write tables, plots, ``summary.json`` and ``report.md``.
 
@@ -489,6 +494,13 @@ def reproduce(
         plots: write the PNG figures.
         fuse: decide per GEMM step with vector layers fused into it (default, as the paper's
             layer counts read) or per zoo operator (``False``).
+        networks: the networks evaluated (default :data:`NETWORKS`; quick
+            :data:`QUICK_NETWORKS`).
+        calibration_networks: the networks the STC efficiency is calibrated over (default all
+            eight, whatever ``networks`` is).
+        sensitivity_grid: also run the power-model sensitivity grid (default: unless ``quick``).
+        sensitivity_idle_w, sensitivity_dynamic_w: that grid's idle and full-array dynamic
+            powers (W).
 
     Returns:
         The summary written to ``summary.json``.
@@ -497,9 +509,13 @@ def reproduce(
         raise ConfigError(f"reproduce dfs: cap_w must be a number of watts > 0, got {cap_w!r}")
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    eff = calibrate_efficiency(cap_w=cap_w, fuse=fuse) if efficiency is None else float(efficiency)
+    eff = (
+        calibrate_efficiency(calibration_networks, cap_w=cap_w, fuse=fuse)
+        if efficiency is None
+        else float(efficiency)
+    )
     device = AB9(stc_efficiency=eff)
-    names = QUICK_NETWORKS if quick else NETWORKS
+    names = tuple(networks) if networks is not None else (QUICK_NETWORKS if quick else NETWORKS)
 
     per_net: dict[str, dict[str, dict[str, Any]]] = {}
     rows: list[dict[str, Any]] = []
@@ -621,8 +637,10 @@ def reproduce(
     }
     summary["fuse_vector_layers"] = fuse
     summary["frame_runner"] = getattr(runner, "__name__", type(runner).__name__)
-    if not quick:
-        sens = sensitivity(names, cap_w=cap_w, fuse=fuse)
+    if (not quick) if sensitivity_grid is None else sensitivity_grid:
+        sens = sensitivity(
+            names, cap_w=cap_w, fuse=fuse, idle_w=sensitivity_idle_w, dynamic_w=sensitivity_dynamic_w
+        )
         summary["sensitivity"] = sens
         atomic_write_text(outdir / "sensitivity.csv", _csv(sens))
     atomic_write_text(outdir / "summary.json", json.dumps(summary, indent=2) + "\n")

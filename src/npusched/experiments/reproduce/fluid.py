@@ -23,6 +23,7 @@ run), ``fig7_8_<model>.png``, ``fig9_<model>.png``, ``summary.json`` and ``repor
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,11 @@ def reproduce(
     seeds: int | None = None,
     n_samples: int | None = None,
     designs: str = "table1",
+    pairs: Sequence[tuple[str, str]] | None = None,
+    min_dsp_fraction: float | None = None,
+    tp_max: int | None = None,
+    serving_setups: Sequence[ServingSetup] = SERVING_SETUPS,
+    fig9_setups: Sequence[tuple[str, str, float, Sequence[float]]] | None = None,
 ) -> dict[str, Any]:
     """Run the evaluation and write the outputs to ``out``.
 
@@ -176,14 +182,25 @@ def reproduce(
         n_samples: samples per serving point (default 1500; quick 200).
         designs: NPU design per serving policy: ``"table1"`` (Table I's for every policy) or
             ``"dse"`` (each its own from our DSE, the paper's baseline method).
+        pairs: the (model, board) pairs of the DSE and Fig. 10 (default Table I's; quick: those
+            of ``serving_setups``).
+        min_dsp_fraction, tp_max: the DSE's search bounds (default 0.9 and 64; quick 0.98 and
+            32).
+        serving_setups: Fig. 7/8's (model, board, SLO, rates) (default :data:`SERVING_SETUPS`).
+        fig9_setups: Fig. 9's (model, board, rate, SLOs) (default :data:`FIG9_SETUPS`; quick:
+            every other SLO).
 
     Returns:
         The summary written to ``summary.json``.
     """
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    pairs = [(s.model, s.board) for s in SERVING_SETUPS] if quick else list(PAPER_TABLE1.keys())
-    min_dsp, tp_max = (0.98, 32) if quick else (0.9, 64)
+    if pairs is None:
+        pairs = [(s.model, s.board) for s in serving_setups] if quick else list(PAPER_TABLE1)
+    min_dsp = min_dsp_fraction if min_dsp_fraction is not None else (0.98 if quick else 0.9)
+    tp_max = tp_max if tp_max is not None else (32 if quick else 64)
+    if fig9_setups is None:
+        fig9_setups = [(m, b, r, slos[::2] if quick else slos) for m, b, r, slos in FIG9_SETUPS]
     fig_rows: list[dict[str, Any]] = []
     dse_rows: list[dict[str, Any]] = []
     total = len(pairs) * len(FIG10_CONFIGS)
@@ -259,15 +276,15 @@ def reproduce(
         n = n_samples if n_samples is not None else (200 if quick else 1500)
         main_pts = [
             (s.model, s.board, pol, float(rate), s.slo_s, seed)
-            for s in SERVING_SETUPS
+            for s in serving_setups
             for rate in s.rates
             for pol in POLICY_NAMES
             for seed in range(n_seeds)
         ]
         fig9_pts = [
             (model, board, pol, rate, slo, seed)
-            for model, board, rate, slos in FIG9_SETUPS
-            for slo in (slos[::2] if quick else slos)
+            for model, board, rate, slos in fig9_setups
+            for slo in slos
             for pol in POLICY_NAMES
             for seed in range(n_seeds)
         ]

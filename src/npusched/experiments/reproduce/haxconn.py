@@ -131,7 +131,7 @@ def _groups(e: Experiment) -> int:
 
 
 def _table6(
-    quick: bool, experiments: Sequence[int] | None = None
+    free_time_limit_s: float, experiments: Sequence[int] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[Workload, HaxconnResult]]]:
     rows, pvr = [], []
     kept: dict[int, tuple[Workload, HaxconnResult]] = {}
@@ -143,7 +143,7 @@ def _table6(
         t0 = time.perf_counter()
         h = haxconn(w, "latency", max_transitions=1, enumerate_limit=20_000)
         restricted_s = time.perf_counter() - t0
-        free = haxconn(w, "latency", space="free", time_limit_s=0.3 if quick else 1.0,
+        free = haxconn(w, "latency", space="free", time_limit_s=free_time_limit_s,
                        baselines=h.baselines, enumerate_limit=20_000)
         kept[e.exp] = (w, h)
         bname, bres = _best_baseline(h.baselines)
@@ -176,8 +176,7 @@ def _table6(
     return rows, pvr, kept
 
 
-def _table8(quick: bool) -> list[dict[str, Any]]:
-    nets = TABLE8_NETS[:4] if quick else TABLE8_NETS
+def _table8(nets: Sequence[str]) -> list[dict[str, Any]]:
     t5 = table5_times()
     rows = []
     for i, a in enumerate(nets):
@@ -196,9 +195,9 @@ def _table8(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def _fig5() -> list[dict[str, Any]]:
+def _fig5(nets: Sequence[str] = FIG5_NETS) -> list[dict[str, Any]]:
     rows = []
-    for n in FIG5_NETS:
+    for n in nets:
         w = _workload("orin", (n, n), 10)
         h = haxconn(w, "latency", max_transitions=1, enumerate_limit=20_000)
         row: dict[str, Any] = {"dnn": n}
@@ -211,13 +210,13 @@ def _fig5() -> list[dict[str, Any]]:
     return rows
 
 
-def _fig7(quick: bool) -> list[dict[str, Any]]:
+def _fig7(exps: Sequence[int], time_limit_s: float) -> list[dict[str, Any]]:
     rows = []
     by_exp = {e.exp: e for e in TABLE6}
-    for k, exp in enumerate(FIG7_EXPS):
+    for k, exp in enumerate(exps):
         e = by_exp[exp]
         w = _workload(e.soc, e.nets, _groups(e), dict(e.after))
-        trace = dynamic_haxconn(w, "latency", time_limit_s=0.6 if quick else 2.0)
+        trace = dynamic_haxconn(w, "latency", time_limit_s=time_limit_s)
         oracle = haxconn(w, "latency", max_transitions=1, enumerate_limit=20_000)
         oracle_ms = min(oracle.realised.makespan_s, trace[-1][1])
         for mark in (0.0, *FIG7_MARKS_S):
@@ -228,12 +227,11 @@ def _fig7(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def _solver_bench(quick: bool) -> list[dict[str, Any]]:
+def _solver_bench(
+    sizes: Sequence[int], limit: float, repeats: int, z3_max_groups: int
+) -> list[dict[str, Any]]:
     from npusched.policies.mapping.z3model import solve_z3
 
-    sizes = (10, 20) if quick else (10, 20, 40, 80)
-    limit = 1.0 if quick else 5.0
-    repeats = 1 if quick else 3
     rows = []
     for n_dnn, nets in ((2, ("googlenet", "resnet-101")), (3, ("googlenet", "resnet-101", "resnet-50"))):
         for g in sizes:
@@ -258,7 +256,7 @@ def _solver_bench(quick: bool) -> list[dict[str, Any]]:
                     "best_heuristic_ms": _ms(heur),
                 })
                 for solver in ("cp-sat", "z3"):
-                    if solver == "z3" and g > (20 if quick else 40):
+                    if solver == "z3" and g > z3_max_groups:
                         continue  # encoding alone exceeds the limit
                     times, gaps, objs, statuses = [], [], [], []
                     for rep in range(repeats):
@@ -339,13 +337,27 @@ def reproduce(
     quick: bool = False,
     parts: Sequence[str] = PARTS,
     experiments: Sequence[int] | None = None,
+    table6_free_time_limit_s: float | None = None,
+    table8_networks: Sequence[str] | None = None,
+    fig5_networks: Sequence[str] = FIG5_NETS,
+    fig7_experiments: Sequence[int] = FIG7_EXPS,
+    fig7_time_limit_s: float | None = None,
+    solver_groups: Sequence[int] | None = None,
+    solver_time_limit_s: float | None = None,
+    solver_repeats: int | None = None,
+    z3_max_groups: int | None = None,
 ) -> dict[str, Any]:
     """Run the suite into ``out`` (created) and return ``summary.json``'s content.
 
     ``quick``: shorter solver limits, Table 8 over four DNNs, the solver benchmark at 10 and 20
     groups once. ``parts`` selects outputs (:data:`PARTS`; the solver benchmark needs z3);
     ``experiments`` restricts Table 6 to those numbers (Table 6 and the Gantt chart of the first
-    one always run).
+    one always run). The other keywords override what ``quick`` sets (seconds for the time
+    limits): the free-space CP-SAT limit of Table 6 (1.0; quick 0.3), Table 8's DNNs
+    (:data:`TABLE8_NETS`; quick the first four), Fig. 5's DNNs, Fig. 7's experiments and
+    D-HaX-CoNN limit (2.0; quick 0.6), and the solver benchmark's layer-group counts
+    (10, 20, 40, 80; quick 10, 20), per-solve limit (5.0; quick 1.0), repeats (3; quick 1)
+    and the largest group count Z3 is run at (40; quick 20).
     """
     bad = [p for p in parts if p not in PARTS]
     if bad:
@@ -356,7 +368,8 @@ def reproduce(
     if outdir.exists() and not outdir.is_dir():
         raise ConfigError(f"--out {out}: not a directory")
     outdir.mkdir(parents=True, exist_ok=True)
-    t6, pvr, kept = _table6(quick, experiments)
+    t6_limit = table6_free_time_limit_s
+    t6, pvr, kept = _table6(t6_limit if t6_limit is not None else (0.3 if quick else 1.0), experiments)
     _csv(outdir / "table6.csv", t6)
     atomic_write_text(outdir / "table6.md", _md(t6))
     _csv(outdir / "predicted_vs_realised.csv", pvr)
@@ -366,25 +379,41 @@ def reproduce(
           f"Exp. {first} ({w1.soc.name}, {' + '.join(t.name for t in w1.tasks)}): HaX-CoNN")
     t8: list[dict[str, Any]] = []
     if "table8" in parts:
-        t8 = _table8(quick)
+        t8 = _table8(
+            table8_networks
+            if table8_networks is not None
+            else (TABLE8_NETS[:4] if quick else TABLE8_NETS)
+        )
         _csv(outdir / "table8.csv", t8)
         atomic_write_text(outdir / "table8.md", _md(t8))
     f5: list[dict[str, Any]] = []
     if "fig5" in parts:
-        f5 = _fig5()
+        f5 = _fig5(fig5_networks)
         _csv(outdir / "fig5.csv", f5)
         grouped_bars(outdir / "fig5.png", [r["dnn"] for r in f5],
                      {m: [r[f"{m} FPS"] for r in f5] for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")},
                      ylabel="FPS (2 instances, Orin)", title="Fig. 5: Scenario 1")
     f7: list[dict[str, Any]] = []
     if "fig7" in parts:
-        f7 = _fig7(quick)
+        f7 = _fig7(
+            fig7_experiments,
+            fig7_time_limit_s if fig7_time_limit_s is not None else (0.6 if quick else 2.0),
+        )
         _csv(outdir / "fig7.csv", f7)
         lines(outdir / "fig7.png", [r["t_s"] for r in f7],
               {"D-HaX-CoNN": [r["latency_ms"] for r in f7], "oracle": [r["oracle_ms"] for r in f7]},
               xlabel="time (s); the DNN set changes every 10 s", ylabel="latency per frame (ms)",
               title="Fig. 7: D-HaX-CoNN")
-    solver = _solver_bench(quick) if "solver" in parts else []
+    solver = (
+        _solver_bench(
+            solver_groups if solver_groups is not None else ((10, 20) if quick else (10, 20, 40, 80)),
+            solver_time_limit_s if solver_time_limit_s is not None else (1.0 if quick else 5.0),
+            solver_repeats if solver_repeats is not None else (1 if quick else 3),
+            z3_max_groups if z3_max_groups is not None else (20 if quick else 40),
+        )
+        if "solver" in parts
+        else []
+    )
     if solver:
         _csv(outdir / "solver.csv", solver)
         atomic_write_text(outdir / "solver.md", _md(solver))

@@ -211,27 +211,14 @@ class PolicySpec:
 
 
 def policy_specs() -> list[PolicySpec]:
-    """Every policy configuration of the study, in report order."""
-    specs = [PolicySpec(f"NP-{f}", f"NP-{f}") for f in ("FCFS", *FAMILIES)]
-    for f in FAMILIES:
-        reg = f"P-{f}"
-        for mode in ("checkpoint", "dynamic", "kill", "dynamic-kill"):
-            if f == "RRB" and mode == "kill":
-                continue  # time slicing with static KILL livelocks (see the module doc)
-            label = reg if mode == "checkpoint" else f"{reg}-{mode}"
-            specs.append(PolicySpec(label, reg, mode))
-    specs += [
-        PolicySpec("NP-SJF-oracle", "NP-SJF", estimator="oracle"),
-        PolicySpec("NP-PREMA-oracle", "NP-PREMA", estimator="oracle"),
-        PolicySpec("P-SJF-dynamic-oracle", "P-SJF", "dynamic", estimator="oracle"),
-        PolicySpec("P-PREMA-dynamic-oracle", "P-PREMA", "dynamic", estimator="oracle"),
-        # the other reading of Algorithm 2 line 7 (the default is "cumulative")
-        PolicySpec("NP-PREMA-linear", "NP-PREMA", tokens="linear"),
-        PolicySpec("P-PREMA-linear", "P-PREMA", "checkpoint", tokens="linear"),
-        PolicySpec("P-PREMA-dynamic-linear", "P-PREMA", "dynamic", tokens="linear"),
-        PolicySpec("P-PREMA-kill-linear", "P-PREMA", "kill", tokens="linear"),
-        PolicySpec("P-PREMA-dynamic-kill-linear", "P-PREMA", "dynamic-kill", tokens="linear"),
-    ]
+    """Every policy configuration of the study, in report order: the ``policies`` of the
+    packaged suite file (``npusched/data/experiments/suites/prema.toml``, where each entry and
+    the missing ``P-RRB-kill`` are explained)."""
+    from npusched.experiments.suite_files import PremaSuite, load_suite
+
+    suite = load_suite("prema")
+    assert isinstance(suite, PremaSuite)
+    specs: list[PolicySpec] = suite.specs()
     return specs
 
 
@@ -597,6 +584,8 @@ class _Results:
     setup: PremaSetup
     #: Dispatch window (seconds) per batch size.
     windows_s: dict[int, float] = field(default_factory=dict)
+    #: The policy labels of the study, in report order.
+    labels: tuple[str, ...] = ()
 
 
 def reproduce(
@@ -611,6 +600,8 @@ def reproduce(
     plots: bool = True,
     load: float | None = None,
     paper_range: bool = True,
+    paper_range_s: tuple[float, float] = PAPER_JOB_RANGE_S,
+    range_labels: Sequence[str] = RANGE_LABELS,
 ) -> dict[str, Any]:
     """Run (or resume) the PREMA reproduction into ``out`` and write its tables and plots.
 
@@ -629,6 +620,8 @@ def reproduce(
         paper_range: also run the headline policies (:data:`RANGE_LABELS`) with tasks limited
             to the paper's 0.5-45 ms (:data:`PAPER_JOB_RANGE_S`) into ``out/paper-range`` and
             report their figures beside the main ones (only if ``setup`` has no range itself).
+        paper_range_s: ``(lo, hi)`` seconds of that study (default the paper's 0.5-45 ms).
+        range_labels: the policy labels of that study (default :data:`RANGE_LABELS`).
 
     Returns:
         The ``summary.json`` content.
@@ -649,8 +642,8 @@ def reproduce(
     res = _run_study(out, setup, specs, n_runs, progress, "reproduce prema")
     ranged = None
     if paper_range and setup.job_range_s is None:
-        rsetup = replace(setup, job_range_s=PAPER_JOB_RANGE_S)
-        rspecs = [sp for sp in specs if sp.label in RANGE_LABELS]
+        rsetup = replace(setup, job_range_s=(paper_range_s[0], paper_range_s[1]))
+        rspecs = [sp for sp in specs if sp.label in set(range_labels)]
         rout = _check_out(out / RANGE_DIR)
         ranged = _run_study(rout, rsetup, rspecs, n_runs, progress, "paper job range")
     return write_outputs(out, res, specs, plots=plots, ranged=ranged)
@@ -736,6 +729,7 @@ def _run_study(
 
     res = _load_results(out, setup, n_runs, chash, [s.label for s in specs])
     res.windows_s = {int(b): ctx.window(b) for b in batches}
+    res.labels = tuple(s.label for s in specs)
     return res
 
 
@@ -1349,7 +1343,7 @@ def _job_span_ms(res: _Results) -> list[float]:
 
 def _range_summary(ranged: _Results, specs: Sequence[PolicySpec]) -> dict[str, Any]:
     """The paper-job-range study's headline: setup, windows, policies, mechanisms."""
-    labels = [s.label for s in specs if s.label in RANGE_LABELS]
+    labels = [s.label for s in specs if s.label in ranged.labels]
     table = _policy_table(ranged, labels)
     t = table.set_index("policy") if not table.empty else table
     present = [lb for lb in labels if not table.empty and lb in t.index]

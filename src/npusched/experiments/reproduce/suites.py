@@ -2,11 +2,13 @@
 report (:mod:`npusched.report.sweep_report`).
 
 Suites are registered in :data:`SUITES` (name -> ``run(out, *, quick, progress) -> summary``);
-a new paper's suite joins ``reproduce all`` by registering itself here (as HaX-CoNN's does)::
+the built-in ones run with the parameters of their packaged experiment file
+(:mod:`npusched.experiments.suite_files`). A new paper's suite joins ``reproduce all`` by
+registering itself here::
 
-    @SUITES.register("haxconn")
-    def _haxconn(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        return haxconn.reproduce(out, quick=quick, progress=progress)
+    @SUITES.register("mypaper")
+    def _mypaper(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+        return mypaper.reproduce(out, quick=quick, progress=progress)
 
 Layout of ``OUT``: ``OUT/<suite>/`` per suite (its own ``summary.json`` with a ``headline``
 and ``report.md``), ``OUT/sweeps/<experiment>/`` per packaged experiment file
@@ -39,39 +41,22 @@ Suite = Callable[..., dict[str, Any]]
 SUITES: Registry[dict[str, Any]] = Registry("reproduction suite")
 
 
-@SUITES.register("prema")
-def _prema(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from npusched.experiments.reproduce.prema import reproduce
+def _from_file(name: str) -> Callable[..., dict[str, Any]]:
+    def run(
+        out: Path, *, quick: bool, progress: bool, config: str | Path | None = None
+    ) -> dict[str, Any]:
+        from npusched.experiments.suite_files import run_suite
 
-    return reproduce(out, quick=quick, progress=progress)
+        return run_suite(name, out, config=config, quick=quick, progress=progress)
 
-
-@SUITES.register("planaria")
-def _planaria(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from npusched.experiments.reproduce.planaria import reproduce
-
-    return reproduce(out, quick=quick, progress=progress)
+    run.__doc__ = f"The {name!r} suite with its packaged parameters (or the file ``config``)."
+    return run
 
 
-@SUITES.register("dfs")
-def _dfs(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from npusched.experiments.reproduce.dfs import reproduce
-
-    return reproduce(out, quick=quick)
-
-
-@SUITES.register("fluid")
-def _fluid(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from npusched.experiments.reproduce.fluid import reproduce
-
-    return reproduce(out, quick=quick, progress=progress)
-
-
-@SUITES.register("haxconn")
-def _haxconn(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from npusched.experiments.reproduce.haxconn import reproduce
-
-    return reproduce(out, quick=quick)
+# Each suite runs with the parameters of its packaged experiment file
+# (npusched/data/experiments/suites/<name>.toml; see npusched.experiments.suite_files).
+for _name in ("prema", "planaria", "dfs", "fluid", "haxconn"):
+    SUITES.register(_name, _from_file(_name))
 
 
 def packaged_experiments() -> list[Path]:
@@ -91,9 +76,13 @@ def reproduce_all(
     compare: bool = True,
     progress: bool = True,
     echo: Callable[[str], None] = print,
+    configs: Sequence[str | Path] = (),
 ) -> tuple[Path, Path]:
     """Run the suites (all, or ``only``), the packaged sweeps, ``npusched compare`` (into
     ``OUT/compare``; one instance of 100 requests per load with ``quick``), then the report.
+
+    ``configs`` are edited suite files (``npusched reproduce all --config FILE``); each one's
+    ``suite`` key names the suite it replaces the packaged parameters of.
 
     A failing suite does not stop the others; after the report is written the failures raise
     one :class:`ConfigError` naming them.
@@ -109,12 +98,22 @@ def reproduce_all(
     names = list(only) if only else SUITES.names()
     for n in names:
         SUITES.get(n)  # unknown names fail before anything runs
+    by_suite: dict[str, Path] = {}
+    for c in configs:  # bad files fail before anything runs
+        from npusched.experiments.suite_files import load_suite
+
+        kind = load_suite(path=c).suite
+        if kind in by_suite:
+            raise ConfigError(f"{c}: a second file for suite {kind!r} (first: {by_suite[kind]})")
+        by_suite[kind] = Path(c)
+        load_suite(kind, c, quick=quick)
     failed: list[str] = []
     for n in names:
         t0 = time.perf_counter()
         echo(f"reproduce {n}{' (quick)' if quick else ''} -> {root / n}")
         try:
-            SUITES.get(n)(root / n, quick=quick, progress=progress)
+            extra = {"config": by_suite[n]} if n in by_suite else {}
+            SUITES.get(n)(root / n, quick=quick, progress=progress, **extra)
         except NpuschedError as e:
             failed.append(f"{n}: {e}")
             continue
