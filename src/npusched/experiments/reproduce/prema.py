@@ -56,16 +56,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError, SimulationError
 from npusched.hardware.profile import Profile
 from npusched.report.progress import progress_bar
 from npusched.workloads.request import Request
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "PAPER",
@@ -275,6 +277,7 @@ class _Store:
 
     def load(self) -> pd.DataFrame:
         """The complete rows (see :meth:`lines`) as a frame with the store's columns."""
+        import pandas as pd
         good = self.lines()
         if not good:
             return pd.DataFrame(columns=self.columns)
@@ -789,6 +792,7 @@ def _gain(metric: str, value: Any, reference: Any) -> Any:
 def _policy_table(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Per label: mean ANTT/STP/fairness/SLA over all (batch, run) points and the improvements
     over NP-FCFS (ratio of means and geometric mean of per-workload ratios)."""
+    import pandas as pd
     main = res.main
     cols = ["antt", "stp", "fairness", *(f"sla_n{n}" for n in SLA_NS)]
     means = main.groupby("label")[cols].mean()
@@ -816,6 +820,7 @@ def _policy_table(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
 
 def _per_batch(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Improvements over NP-FCFS per batch size (ratio of means within a batch size)."""
+    import pandas as pd
     main = res.main
     means = main.groupby(["label", "batch"])[["antt", "stp", "fairness"]].mean()
     rows = []
@@ -840,6 +845,7 @@ def _gmean(x: pd.Series) -> float:
 
 def _p95_high(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Fig. 14: p95 NTT of high-priority tasks per network, smallest batch size (1)."""
+    import pandas as pd
     rec = res.records
     b0 = min(res.setup.batch_sizes)
     rec = rec[(rec["batch"] == b0) & (rec["priority"] == 9)]
@@ -865,6 +871,8 @@ def _p95_high(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
 
 def _predictor_table(res: _Results) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Predictor error per network over the distinct requests of the main workloads."""
+    import pandas as pd
+
     from npusched.policies.temporal.predictor import mape
 
     def mape_or_nan(x: pd.DataFrame) -> float:
@@ -902,6 +910,7 @@ def _predictor_table(res: _Results) -> tuple[pd.DataFrame, dict[str, Any]]:
 
 def _oracle_table(table: pd.DataFrame) -> pd.DataFrame:
     """Sec. VI-D: predictor-driven policies as a fraction of their oracle twins."""
+    import pandas as pd
     t = table.set_index("policy")
     rows = []
     for oracle in [p for p in t.index if p.endswith("-oracle")]:
@@ -1017,6 +1026,8 @@ def write_outputs(
 ) -> dict[str, Any]:
     """Tables (CSV), plots (PNG, if ``plots``), ``summary.json``, ``report.md`` and
     ``fidelity.md``; ``ranged`` is the paper-job-range study, summarised beside the main one."""
+    import pandas as pd
+
     from npusched.report import plots as png
 
     draw = png if plots else _NoPlots()
@@ -1270,6 +1281,7 @@ def _policies_summary(
     t: pd.DataFrame, present: Sequence[str], fig14: pd.DataFrame
 ) -> dict[str, Any]:
     """``summary.json``'s ``policies``: per label, the means and improvements over NP-FCFS."""
+    import pandas as pd
     f14i = fig14.set_index("policy") if not fig14.empty else pd.DataFrame()
     policies: dict[str, Any] = {}
     for lb in present:
@@ -1300,6 +1312,7 @@ def _checkpoint_vs_kill(
     ANTT ``kill / checkpoint - 1``, STP and fairness ``checkpoint / kill - 1`` (the paper: 87% /
     24% / 77%). Each pair's row also has what explains the gap: preemptions per workload and
     the KILL run's re-executed (wasted) work as a share of its makespan."""
+    import pandas as pd
     main = res.main
     per: list[dict[str, Any]] = []
     for f in families:
@@ -1343,6 +1356,7 @@ def _job_span_ms(res: _Results) -> list[float]:
 
 def _range_summary(ranged: _Results, specs: Sequence[PolicySpec]) -> dict[str, Any]:
     """The paper-job-range study's headline: setup, windows, policies, mechanisms."""
+    import pandas as pd
     labels = [s.label for s in specs if s.label in ranged.labels]
     table = _policy_table(ranged, labels)
     t = table.set_index("policy") if not table.empty else table
@@ -1576,6 +1590,7 @@ def _headline(
     mech: Mapping[str, Any],
     oracle: pd.DataFrame,
 ) -> dict[str, Any]:
+    import pandas as pd
     g = partial(_metric, policies)
     orc = oracle.set_index("policy") if not oracle.empty else pd.DataFrame()
     ours: dict[str, float] = {
@@ -1740,6 +1755,7 @@ def _orderings(
 
 def _differences(res: _Results, summary: Mapping[str, Any]) -> list[str]:
     """Why our numbers differ from the paper's, for the causes that do not depend on a run."""
+    import pandas as pd
     rec = res.records
     iso = rec[rec["label"] == "NP-FCFS"].groupby("network")["isolated_s"].agg(["min", "max"])
     span = (
@@ -1855,6 +1871,7 @@ def _exceptions(labels: Sequence[str]) -> str:
 
 def _ckvk_md(summary: Mapping[str, Any]) -> list[str]:
     """Report section: Fig. 15's CHECKPOINT-vs-KILL comparison per policy pair."""
+    import pandas as pd
     ck = summary.get("checkpoint_vs_kill") or {}
     if not ck:
         return []
