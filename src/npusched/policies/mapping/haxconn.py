@@ -3,14 +3,17 @@
 :func:`haxconn` returns the best schedule for a goal in one of two search spaces:
 
 * ``"restricted"`` (the paper's artifact): at most ``max_transitions`` accelerator changes per
-  DNN. When the space holds at most ``enumerate_limit`` schedules it is searched exhaustively
-  with the exact executor (every transition point, every DNN priority where the dispatch has
-  a choice), which *proves* the optimum under the model; a larger space goes to CP-SAT with the
-  same constraint, seeded with the best expressible baseline.
+  DNN. When the space holds at most ``enumerate_limit`` schedules it is searched completely by
+  :func:`~npusched.policies.mapping.exhaustive.exhaustive_search` (every transition-point
+  combination x every DNN priority order, executed in NumPy batches, pruned by contention-free
+  lower bounds, seeded with the best baseline of the space), which *proves* the optimum under
+  the model; a larger space goes to CP-SAT with the same constraint, seeded the same way.
 * ``"free"``: any group on any accelerator. CP-SAT is seeded (``AddHint``) with the best
   heuristic - the best of the baselines, the restricted optimum and a contention-aware hill
-  climb from it - and runs to ``time_limit_s``; the result is never worse than that hint and
-  the reported gap is CP-SAT's relative distance to its proven bound.
+  climb from it - and runs for what is left of ``time_limit_s``; the result is the best of the
+  hint and CP-SAT's incumbent, so never worse than the hint. The reported gap is the returned
+  schedule's relative distance to the best proven lower bound: CP-SAT's bound (on its
+  tick-rounded model) or :func:`free_lower_bound` (contention-free), whichever is higher.
 
 Every candidate is judged by its realised execution (:func:`~npusched.policies.mapping.execute.execute`).
 """
@@ -22,13 +25,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from npusched.errors import ConfigError
 from npusched.policies.mapping.baselines import BASELINES, MethodResult, local_search, run_method
 from npusched.policies.mapping.brute import assignments, brute_force
 from npusched.policies.mapping.cpsat import solve_cpsat
 from npusched.policies.mapping.execute import ExecutionResult, Schedule, Workload, execute
+from npusched.policies.mapping.exhaustive import exhaustive_search
 
-__all__ = ["HaxconnResult", "dynamic_haxconn", "haxconn", "space_size"]
+__all__ = ["HaxconnResult", "dynamic_haxconn", "free_lower_bound", "haxconn", "space_size"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,8 @@ class HaxconnResult:
             throughput), or the exact executor's for exhaustive search.
         source: ``"exhaustive"``, ``"cp-sat"`` or ``"hint:<method>"``.
         proven: optimality proven in the search space.
-        gap: relative optimality gap (0 when proven; CP-SAT's bound otherwise).
+        gap: relative optimality gap of ``realised`` (0 when proven; otherwise to the best
+            proven lower bound, see the module docstring).
         solve_s: wall-clock seconds of the whole search.
         baselines: every baseline's :class:`MethodResult`.
     """
@@ -70,6 +77,31 @@ def _objective_to_model(goal: str, res: ExecutionResult) -> float:
     return v if goal == "latency" else -v
 
 
+def free_lower_bound(workload: Workload, goal: str) -> float:
+    """A lower bound on the objective (to minimise) over *every* schedule, contention-free:
+    each DNN's cheapest chain (a shortest path over its groups' accelerators with transition
+    costs, after its producers' bounds) and, for latency, the total of every group's fastest
+    time shared evenly by the accelerators. Seconds (latency) or minus frames per second."""
+    tasks = workload.tasks
+    fin: list[float] = []
+    for t in tasks:
+        p = t.profile
+        cost = p.time_s[0].copy()  # cheapest chain ending on each accelerator
+        if t.after:
+            first = max(fin[d] for d in t.after)
+            cost = cost + max(first - t.release_s, 0.0)
+        for g in range(1, p.n_groups):
+            tr = p.out_s[g - 1][:, None] + p.in_s[g][None, :]
+            np.fill_diagonal(tr, 0.0)
+            cost = np.min(cost[:, None] + tr, axis=0) + p.time_s[g]
+        fin.append(t.release_s + float(cost.min()))
+    lat = np.array(fin) - np.array([t.release_s for t in tasks])
+    if goal == "throughput":
+        return -float(np.sum(1.0 / lat))
+    work = sum(float(t.profile.time_s.min(axis=1).sum()) for t in tasks)
+    return max(float(lat.max()), work / workload.n_accelerators)
+
+
 def haxconn(
     workload: Workload,
     goal: str = "latency",
@@ -77,7 +109,7 @@ def haxconn(
     space: str = "restricted",
     max_transitions: int = 1,
     time_limit_s: float = 1.0,
-    enumerate_limit: int = 5_000,
+    enumerate_limit: int = 2_000_000,
     baselines: dict[str, MethodResult] | None = None,
     workers: int = 1,
 ) -> HaxconnResult:
@@ -87,8 +119,10 @@ def haxconn(
         goal: ``"latency"`` (Eq. 11) or ``"throughput"`` (Eq. 10).
         space: ``"restricted"`` or ``"free"``.
         max_transitions: T, transitions per DNN in the restricted space.
-        time_limit_s: CP-SAT's wall-clock limit in seconds.
-        enumerate_limit: largest restricted space searched exhaustively.
+        time_limit_s: the whole search's wall-clock budget in seconds (CP-SAT gets what the
+            baselines, the exhaustive search and the hill climb left, at least 0.05 s).
+        enumerate_limit: largest restricted space (row combinations x priority orders)
+            searched exhaustively (:func:`~npusched.policies.mapping.exhaustive.exhaustive_search`).
         baselines: precomputed :func:`run_method` results (computed if None).
     """
     if space not in ("restricted", "free"):
@@ -99,27 +133,34 @@ def haxconn(
     }
     limit = max_transitions if space == "restricted" else None
 
-    def fits(s: Schedule) -> bool:
-        return limit is None or max(s.transitions()) <= limit
+    def fits(s: Schedule, lim: int | None) -> bool:
+        return lim is None or max(s.transitions()) <= lim
 
-    cands = [(r.realised.objective(goal), f"hint:{m}", r.schedule, r.realised)
-             for m, r in base.items() if fits(r.schedule)]
-    best_val, best_src, best_s, best_r = min(cands, key=lambda c: c[0])
+    def best_of(lim: int | None) -> tuple[float, str, Schedule, ExecutionResult]:
+        cands = [(r.realised.objective(goal), f"hint:{m}", r.schedule, r.realised)
+                 for m, r in base.items() if fits(r.schedule, lim)]
+        return min(cands, key=lambda c: c[0])
+
+    best_val, best_src, best_s, best_r = best_of(limit)
     proven, gap, predicted = False, math.inf, _objective_to_model(goal, best_r)
 
-    size = space_size(workload, max_transitions)
-    if size <= enumerate_limit:
-        s, r, _ = brute_force(workload, goal, max_transitions=max_transitions,
-                              max_evaluations=enumerate_limit)
-        if r.objective(goal) <= best_val + 1e-15:
+    if space_size(workload, max_transitions) <= enumerate_limit:
+        # the restricted optimum, proven by bounded exhaustive search (seeded with the best
+        # heuristic of the restricted space); in the free space it seeds the hill climb
+        rv, _, rs, rr = best_of(max_transitions)
+        s, r, _ = exhaustive_search(workload, goal, max_transitions=max_transitions,
+                                    seed=(rs, rr), max_combinations=enumerate_limit)
+        if r.objective(goal) < best_val - 1e-15:
             best_val, best_src, best_s, best_r = r.objective(goal), "exhaustive", s, r
             predicted = _objective_to_model(goal, r)
         if space == "restricted":
             proven, gap = True, 0.0
+            if best_src.startswith("hint:"):
+                best_src = "exhaustive"  # searched, and nothing beats the seed
     if space == "free" or not proven:
         hint = best_s
         if space == "free":
-            hint = local_search(workload, best_s, goal)
+            hint = local_search(workload, best_s, goal, max_evaluations=2_000)
             hr = execute(workload, hint)
             if hr.objective(goal) < best_val - 1e-15:
                 best_val, best_src, best_s, best_r = hr.objective(goal), "hint:local-search", hint, hr
@@ -127,14 +168,18 @@ def haxconn(
         remaining = max(0.05, time_limit_s - (time.perf_counter() - t0))
         out = solve_cpsat(workload, goal, max_transitions=limit, time_limit_s=remaining,
                           hint=best_s, hint_result=best_r, workers=workers)
+        bound = free_lower_bound(workload, goal) if space == "free" else -math.inf
         if out.schedule is not None:
             r = execute(workload, out.schedule)
-            gap = out.gap
             if r.objective(goal) < best_val - 1e-15:
                 best_val, best_src, best_s, best_r = r.objective(goal), "cp-sat", r.schedule, r
                 predicted = out.objective_s
             if out.status == "OPTIMAL" and space == "free":
                 proven = True
+        if np.isfinite(out.bound_s):
+            # CP-SAT's bound is on its tick-rounded model (to within a tick per group)
+            bound = max(bound, out.bound_s if goal == "latency" else -out.bound_s)
+        gap = 0.0 if proven else max(0.0, (best_val - bound) / abs(best_val))
     return HaxconnResult(
         schedule=best_r.schedule,
         realised=best_r,
