@@ -29,12 +29,20 @@ import numpy as np
 
 from npusched.errors import ConfigError
 from npusched.policies.mapping.baselines import BASELINES, MethodResult, local_search, run_method
-from npusched.policies.mapping.brute import assignments, brute_force
+from npusched.policies.mapping.brute import assignments
 from npusched.policies.mapping.cpsat import solve_cpsat
 from npusched.policies.mapping.execute import ExecutionResult, Schedule, Workload, execute
 from npusched.policies.mapping.exhaustive import exhaustive_search
 
-__all__ = ["HaxconnResult", "dynamic_haxconn", "free_lower_bound", "haxconn", "space_size"]
+__all__ = [
+    "EVAL_COST_S",
+    "HaxconnResult",
+    "Improvement",
+    "dynamic_haxconn",
+    "free_lower_bound",
+    "haxconn",
+    "space_size",
+]
 
 
 @dataclass(frozen=True)
@@ -192,42 +200,83 @@ def haxconn(
     )
 
 
+#: Seconds charged per schedule the batched exhaustive search executes, in D-HaX-CoNN's
+#: deterministic clock: the measured cost of :func:`execute_batch` on two to three DNNs of ten
+#: groups on this project's development machine (12-40 us a schedule in batches of 256-4,096;
+#: see docs/readme/hax2.md), so swap times do not depend on the load of the machine a rerun uses.
+EVAL_COST_S = 30e-6
+
+
+@dataclass(frozen=True)
+class Improvement:
+    """One schedule swap of D-HaX-CoNN.
+
+    Attributes:
+        time_s: seconds after the DNN set changed at which the schedule is available (on the
+            deterministic clock, see :func:`dynamic_haxconn`).
+        schedule: the schedule (assignment and per-accelerator order).
+        objective: its realised objective (seconds for latency).
+        source: ``"naive:<method>"``, ``"exhaustive"`` or ``"cp-sat"``.
+    """
+
+    time_s: float
+    schedule: Schedule
+    objective: float
+    source: str
+
+
 def dynamic_haxconn(
     workload: Workload,
     goal: str = "latency",
     *,
     time_limit_s: float = 2.0,
     max_transitions: int = 1,
-    enumerate_limit: int = 20_000,
+    enumerate_limit: int = 2_000_000,
+    eval_cost_s: float = EVAL_COST_S,
+    chunk: int = 256,
     on_update: Callable[[float, Schedule, ExecutionResult], None] | None = None,
-) -> list[tuple[float, float]]:
+) -> list[Improvement]:
     """D-HaX-CoNN (Sec. 5.3): start from the best naive schedule (GPU-only or GPU & DSA) and
-    swap in every improving schedule as the search finds it while the workload runs: first
-    the exhaustive search of the restricted space (in enumeration order, if it fits
-    ``enumerate_limit``), then CP-SAT on the free space seeded with the best so far, whose
-    solution callback reports its incumbents; stops after ``time_limit_s`` of CP-SAT.
+    swap in every improving schedule as the search finds it while the workload runs: first the
+    bounded exhaustive search of the restricted space (in bound order, ``chunk`` schedules at a
+    time), then CP-SAT on the free space seeded with the best so far (one worker, seed 0), whose
+    solution callback reports its incumbents, for ``time_limit_s`` of deterministic time.
 
-    Returns ``(seconds since the change, realised objective of the schedule in force)`` at the
-    start and at every swap; ``on_update`` is called at each swap.
+    **Deterministic clock** (so reruns are byte-identical): a swap's time is the search's work
+    converted to seconds, not this machine's wall clock - ``eval_cost_s`` per schedule the
+    exhaustive search executed (:data:`EVAL_COST_S`, measured), plus CP-SAT's deterministic time
+    (its own work counter, calibrated by OR-Tools to roughly seconds) after it.
+
+    Returns:
+        The swaps in time order, the first being the naive start at 0 s; every later one is
+        strictly better. ``on_update`` is called at every swap after the first.
     """
     naive = [run_method(workload, m, goal) for m in ("GPU-only", "GPU & DSA")]
     start = min(naive, key=lambda r: r.realised.objective(goal))
+    swaps = [Improvement(0.0, start.realised.schedule, start.realised.objective(goal),
+                         f"naive:{start.method}")]
     best: list[tuple[Schedule, ExecutionResult]] = [(start.schedule, start.realised)]
-    trace = [(0.0, start.realised.objective(goal))]
-    t0 = time.perf_counter()
+    offset = [0.0]
 
-    def offer(s: Schedule, r: ExecutionResult) -> None:
+    def offer(t: float, s: Schedule, r: ExecutionResult, source: str) -> None:
         v = r.objective(goal)
-        if v < trace[-1][1] - 1e-15:
+        if v < swaps[-1].objective - 1e-15:
             best[0] = (s, r)
-            trace.append((time.perf_counter() - t0, v))
+            swaps.append(Improvement(t, r.schedule, v, source))
             if on_update is not None:
-                on_update(trace[-1][0], s, r)
+                on_update(t, r.schedule, r)
 
     if space_size(workload, max_transitions) <= enumerate_limit:
-        brute_force(workload, goal, max_transitions=max_transitions,
-                    max_evaluations=enumerate_limit, on_improve=offer)
+        seed = start if max(start.schedule.transitions()) <= max_transitions else None
+        _, _, stats = exhaustive_search(
+            workload, goal, max_transitions=max_transitions,
+            seed=(seed.schedule, seed.realised) if seed is not None else None,
+            max_combinations=enumerate_limit, chunk=chunk,
+            on_improve=lambda s, r, k: offer(k * eval_cost_s, s, r, "exhaustive"),
+        )
+        offset[0] = stats.evaluated * eval_cost_s
     sched, res = best[0]
     solve_cpsat(workload, goal, time_limit_s=time_limit_s, hint=sched, hint_result=res,
-                on_solution=lambda s, _t, _o: offer(s, execute(workload, s)))
-    return trace
+                clock="deterministic",
+                on_solution=lambda s, t, _o: offer(offset[0] + t, s, execute(workload, s), "cp-sat"))
+    return swaps
