@@ -35,6 +35,7 @@ from npusched.policies.mapping.execute import ExecutionResult, Schedule, Workloa
 from npusched.policies.mapping.exhaustive import exhaustive_search
 
 __all__ = [
+    "DET_TIME_S",
     "EVAL_COST_S",
     "HaxconnResult",
     "Improvement",
@@ -206,6 +207,11 @@ def haxconn(
 #: see docs/readme/hax2.md), so swap times do not depend on the load of the machine a rerun uses.
 EVAL_COST_S = 30e-6
 
+#: Seconds per unit of CP-SAT's deterministic time in D-HaX-CoNN's clock. Measured for these
+#: models with one worker: 3.9-6.1 wall seconds per unit at a load of ~4 on the 2-core
+#: development machine (so ~2-3 s on an idle core); we take 3 s.
+DET_TIME_S = 3.0
+
 
 @dataclass(frozen=True)
 class Improvement:
@@ -229,10 +235,11 @@ def dynamic_haxconn(
     workload: Workload,
     goal: str = "latency",
     *,
-    time_limit_s: float = 2.0,
+    time_limit_s: float = 1.5,
     max_transitions: int = 1,
     enumerate_limit: int = 2_000_000,
     eval_cost_s: float = EVAL_COST_S,
+    det_time_s: float = DET_TIME_S,
     chunk: int = 256,
     on_update: Callable[[float, Schedule, ExecutionResult], None] | None = None,
 ) -> list[Improvement]:
@@ -276,7 +283,12 @@ def dynamic_haxconn(
         )
         offset[0] = stats.evaluated * eval_cost_s
     sched, res = best[0]
-    solve_cpsat(workload, goal, time_limit_s=time_limit_s, hint=sched, hint_result=res,
-                clock="deterministic",
-                on_solution=lambda s, t, _o: offer(offset[0] + t, s, execute(workload, s), "cp-sat"))
+    budget = (time_limit_s - offset[0]) / det_time_s
+    if budget > 0:
+        solve_cpsat(
+            workload, goal, time_limit_s=budget, hint=sched, hint_result=res,
+            clock="deterministic",
+            on_solution=lambda s, t, _o: offer(offset[0] + t * det_time_s, s,
+                                               execute(workload, s), "cp-sat"),
+        )
     return swaps
