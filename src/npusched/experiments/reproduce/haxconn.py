@@ -386,7 +386,8 @@ def _improvement(w: Workload, methods: Sequence[str] | None = None,
                  extra: dict[str, MethodResult] | None = None) -> tuple[float, str, float]:
     """HaX-CoNN's restricted optimum vs the best of ``methods`` (default all baselines) plus
     ``extra``: ``(improvement %, best method, HaX-CoNN ms)``."""
-    return _improvement_h(w, methods, extra)[:3]  # type: ignore[return-value]
+    pct, name, ms, _ = _improvement_h(w, methods, extra)
+    return pct, name, ms
 
 
 def _improvement_h(w: Workload, methods: Sequence[str] | None = None,

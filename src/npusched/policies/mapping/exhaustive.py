@@ -175,10 +175,10 @@ def exhaustive_search(
     data = BatchData(workload)
     gmax = int(data.n_groups.max())
     padded = []
-    for r in rows:
-        p = np.zeros((len(r), gmax), dtype=np.int64)
-        p[:, : r.shape[1]] = r
-        padded.append(p)
+    for row_set in rows:
+        pad = np.zeros((len(row_set), gmax), dtype=np.int64)
+        pad[:, : row_set.shape[1]] = row_set
+        padded.append(pad)
     n_perm = len(perms)
     per_chunk = max(1, chunk // n_perm)
     evaluated = 0

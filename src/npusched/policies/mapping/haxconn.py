@@ -156,7 +156,7 @@ def haxconn(
     if space_size(workload, max_transitions) <= enumerate_limit:
         # the restricted optimum, proven by bounded exhaustive search (seeded with the best
         # heuristic of the restricted space); in the free space it seeds the hill climb
-        rv, _, rs, rr = best_of(max_transitions)
+        _, _, rs, rr = best_of(max_transitions)
         s, r, _ = exhaustive_search(workload, goal, max_transitions=max_transitions,
                                     seed=(rs, rr), max_combinations=enumerate_limit)
         if r.objective(goal) < best_val - 1e-15:

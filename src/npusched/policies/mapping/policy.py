@@ -31,6 +31,7 @@ jobs' networks are CNNs (one plan step per layer).
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -119,7 +120,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         self.ready_at_: dict[int, float] = {}
         self.used_fixed_ = False
         swaps = tuple(self.swaps) if self.swaps is not None else ()
-        if any(b.time_s < a.time_s for a, b in zip(swaps, swaps[1:], strict=False)):
+        if any(b.time_s < a.time_s for a, b in itertools.pairwise(swaps)):
             raise ConfigError("haxconn policy: swaps must be in time order")
         self.pending_: deque[Swap] = deque(swaps)
         self.current_: Swap | None = None
@@ -209,8 +210,8 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 key = job.id
                 if key not in self.ready_at_:
                     r = 0.0
-                    for d in plan.deps:
-                        end, last, prof = self.ended_[d]
+                    for dep in plan.deps:
+                        end, last, prof = self.ended_[dep]
                         tr = 0.0 if last == a else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
                         r = max(r, end + tr)
                     self.ready_at_[key] = r
@@ -246,8 +247,8 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 demand.append(float(plan.profile.mem_bps[g, plan.row[g]]) / self.spec_.memory_bandwidth_bps)
             tot = sum(demand)
             for j, d in zip(running, demand, strict=True):
-                s = self.model_.slowdown_one(d, tot - d) if len(running) > 1 else 1.0
-                rates[j] = 1.0 / s
+                slow = self.model_.slowdown_one(d, tot - d) if len(running) > 1 else 1.0
+                rates[j] = 1.0 / slow
         if assign:
             timers.append(now)  # re-time rates once the new jobs run
         return Schedule(assign=assign, until_step=until, timers=timers, rates=rates)
