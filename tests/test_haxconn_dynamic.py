@@ -100,6 +100,11 @@ def test_engine_dynamic_fig7_rows() -> None:
     assert {s["phase"] for s in swaps} == {0, 1}
     again, _ = engine_dynamic([by[2], by[1]], phase_s=0.2, cpsat_s=0.02, groups=GROUPS)
     assert again == rows
+    marks, mswaps = engine_dynamic([by[2], by[1]], phase_s=0.2, cpsat_s=0.02, groups=GROUPS,
+                                   update_at=(0.025, 0.1))
+    assert {s["since_change_s"] for s in mswaps} <= {0.0, 0.025, 0.1}
+    assert all(s["found_s"] <= s["since_change_s"] + 1e-12 for s in mswaps)
+    assert marks[-1]["latency_ms"] == rows[-1]["latency_ms"]  # both end at the same schedule
     with pytest.raises(ConfigError, match="one"):
         engine_dynamic([by[1], by[6]], phase_s=0.2, cpsat_s=0.0, groups=GROUPS)
 

@@ -174,9 +174,12 @@ def haxconn(
             if hr.objective(goal) < best_val - 1e-15:
                 best_val, best_src, best_s, best_r = hr.objective(goal), "hint:local-search", hint, hr
                 predicted = _objective_to_model(goal, hr)
-        remaining = max(0.05, time_limit_s - (time.perf_counter() - t0))
+        # CP-SAT gets what is left of the budget, model building included, less a margin for
+        # executing its answer; at least 50 ms so a tight budget still tries
+        remaining = max(0.05, time_limit_s - (time.perf_counter() - t0) - 0.03)
         out = solve_cpsat(workload, goal, max_transitions=limit, time_limit_s=remaining,
-                          hint=best_s, hint_result=best_r, workers=workers)
+                          hint=best_s, hint_result=best_r, workers=workers,
+                          limit_includes_build=True)
         bound = free_lower_bound(workload, goal) if space == "free" else -math.inf
         if out.schedule is not None:
             r = execute(workload, out.schedule)
