@@ -191,3 +191,24 @@ def test_table2_profile_batch() -> None:
     asg[0, 1] = 1
     assert np.array_equal(execute_batch(data, asg)[0],
                           execute(w, Schedule.of(asg[0])).finish_s)
+
+
+def test_batch_contested_flag_equals_execute() -> None:
+    rng = np.random.default_rng(3)
+    for w in (W2, W3, WR):
+        n = len(w.tasks)
+        g = max(t.profile.n_groups for t in w.tasks)
+        asg = rng.integers(0, 2, size=(32, n, g))
+        flags = np.zeros(32, dtype=bool)
+        execute_batch(w, asg, contested_out=flags)
+        ref = [execute(w, Schedule.of([asg[b, k, : t.profile.n_groups]
+                                       for k, t in enumerate(w.tasks)])).contested
+               for b in range(32)]
+        assert flags.tolist() == ref
+
+
+def test_exhaustive_time_limit_gives_a_bound() -> None:
+    _, ref, _ = exhaustive_search(W3, max_transitions=2)
+    _, r, stats = exhaustive_search(W3, max_transitions=2, time_limit_s=0.0, chunk=8)
+    assert not stats.proven
+    assert stats.bound <= ref.objective("latency") <= r.objective("latency")

@@ -23,6 +23,7 @@ misprediction the paper reports (up to 75% for contention-unaware methods, Sec. 
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -166,10 +167,11 @@ def local_search(
     contention: bool = True,
     transitions: bool = True,
     max_evaluations: int = 400,
+    time_limit_s: float | None = None,
 ) -> Schedule:
     """First-improvement hill climb over single-group accelerator moves, judged by
-    :func:`execute` with the given cost-model switches; stops at a local optimum or after
-    ``max_evaluations`` executions.
+    :func:`execute` with the given cost-model switches; stops at a local optimum, after
+    ``max_evaluations`` executions or (if given) after about ``time_limit_s`` wall-clock seconds.
 
     The neighbours of the current schedule (task, group, accelerator, in that order) are
     executed together by :func:`~npusched.policies.mapping.batch.execute_batch` and the first
@@ -182,7 +184,10 @@ def local_search(
     best = Schedule(start.assignment)
     best_val = execute(workload, best, contention=contention, transitions=transitions).objective(goal)
     evals = 1
+    t0 = time.perf_counter()
     while evals < max_evaluations:
+        if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
+            break
         cur = np.zeros((len(best.assignment), gmax), dtype=np.int64)
         for n, row in enumerate(best.assignment):
             cur[n, : len(row)] = row

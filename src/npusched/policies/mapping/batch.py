@@ -73,6 +73,7 @@ def execute_batch(
     *,
     contention: bool = True,
     transitions: bool = True,
+    contested_out: npt.NDArray[np.bool_] | None = None,
 ) -> FloatArray:
     """Finish time (seconds) of every task under each of ``B`` schedules.
 
@@ -83,6 +84,9 @@ def execute_batch(
         priority: ``(B, N)`` task orders, first = highest priority (``Schedule.priority``);
             None = task index order.
         contention, transitions: as :func:`~npusched.policies.mapping.execute.execute`.
+        contested_out: optional ``(B,)`` bool array, set to ``ExecutionResult.contested`` of
+            each schedule (the dispatch once chose among several ready tasks, so another
+            priority order could give another result).
 
     Returns:
         ``(B, N)`` finish times, bitwise equal to ``execute(...).finish_s`` of each schedule.
@@ -115,6 +119,10 @@ def execute_batch(
         np.put_along_axis(rank, pr, np.broadcast_to(np.arange(n_tasks), pr.shape), axis=1)
 
     rows = np.arange(bsz)
+    if contested_out is not None:
+        if contested_out.shape != (bsz,):
+            raise ConfigError(f"contested_out shape {contested_out.shape}; expected ({bsz},)")
+        contested_out[:] = False
     eps = 1e-15
     big_rank = n_tasks + 1
     ready = np.full((bsz, n_tasks), np.inf)
@@ -141,6 +149,8 @@ def execute_batch(
         nacc = np.take_along_axis(asg, np.minimum(nxt, gmax - 1)[:, :, None], axis=2)[:, :, 0]
         for a in range(n_acc):
             cand = left & (nacc == a) & (ready <= (now + eps)[:, None]) & (run_task[:, a] < 0)[:, None]
+            if contested_out is not None:
+                contested_out |= cand.sum(axis=1) > 1
             key = np.where(cand, rank, big_rank)
             choice = np.argmin(key, axis=1)
             go = cand[rows, choice]

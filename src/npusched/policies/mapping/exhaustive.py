@@ -14,8 +14,9 @@ executed exactly under the contention model - in three steps:
    plus the hand-over transition) plus its chain, and no accelerator before the sum of the busy
    time assigned to it. Latency: ``max`` of those; throughput: ``-sum_n 1 / T_n^lb``.
 3. **Branch and bound**: combinations in increasing bound order, in chunks, each chunk's
-   schedules (x every priority order) executed at once by
-   :func:`~npusched.policies.mapping.batch.execute_batch`; the search stops at the first
+   schedules executed at once by :func:`~npusched.policies.mapping.batch.execute_batch` in
+   task-index priority, and in every other priority order only where the dispatch had a choice
+   (elsewhere every order gives the same run, the brute force's rule); the search stops at the first
    combination whose bound is not below the incumbent (seeded with the best heuristic). Every
    skipped combination has a bound >= the incumbent, so the incumbent is the optimum of the
    space under the exact model: the same value as :func:`~npusched.policies.mapping.brute.brute_force`.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,6 +57,8 @@ class SearchStats:
         schedules: combinations x priority orders (the space's size).
         evaluated: schedules executed.
         proven: the whole space was covered (evaluated or pruned by its bound).
+        bound: a proven lower bound on the space's optimum (the optimum when ``proven``;
+            otherwise the smallest bound of the combinations not searched).
         improvements: ``(schedules evaluated so far, objective)`` at every improvement, the
             first being the seed (0 evaluations).
     """
@@ -63,6 +67,7 @@ class SearchStats:
     schedules: int
     evaluated: int
     proven: bool
+    bound: float
     improvements: tuple[tuple[int, float], ...]
 
 
@@ -126,7 +131,8 @@ def exhaustive_search(
     max_transitions: int | None = 1,
     seed: tuple[Schedule, ExecutionResult] | None = None,
     max_combinations: int = 2_000_000,
-    chunk: int = 4_096,
+    chunk: int = 2_048,
+    time_limit_s: float | None = None,
     on_improve: Callable[[Schedule, ExecutionResult, int], None] | None = None,
 ) -> tuple[Schedule, ExecutionResult, SearchStats]:
     """The optimum of the restricted space (see the module docstring).
@@ -137,7 +143,11 @@ def exhaustive_search(
         seed: a schedule *of this space* and its execution to start from (the best heuristic);
             the search then only evaluates combinations whose bound is below it.
         max_combinations: refuse larger spaces (their bounds alone need memory).
-        chunk: schedules executed per batch (combinations x priority orders).
+        chunk: combinations executed per batch.
+        time_limit_s: stop after about this many wall-clock seconds, once there is an incumbent
+            (the seed, or the first chunk's best; then ``stats.proven`` is
+            False and ``stats.bound`` bounds the rest); None = search to the proof, the default,
+            so results never depend on the machine's speed.
         on_improve: called with ``(schedule, execution, schedules evaluated so far)`` at every
             improvement found (D-HaX-CoNN's anytime use).
 
@@ -180,26 +190,40 @@ def exhaustive_search(
         pad[:, : row_set.shape[1]] = row_set
         padded.append(pad)
     n_perm = len(perms)
-    per_chunk = max(1, chunk // n_perm)
     evaluated = 0
     pos = 0
     tol = 1e-15
+    proven = True
+    deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
     while pos < n_combo:
         if lb[pos] >= best_val - tol:
             break  # every remaining combination is bounded at or above the incumbent
-        stop = min(n_combo, pos + per_chunk)
+        if deadline is not None and best is not None and time.perf_counter() > deadline:
+            proven = False
+            break
+        stop = min(n_combo, pos + chunk)
         stop = pos + int(np.searchsorted(lb[pos:stop], best_val - tol, side="left"))
         cs = combos[pos:stop]
         asg = np.stack([padded[n][cs[:, n]] for n in range(n_tasks)], axis=1)  # (C, N, G)
-        asg = np.repeat(asg, n_perm, axis=0)
-        pri = np.tile(perms, (len(cs), 1))
-        val = objective_batch(data, execute_batch(data, asg, pri), goal)
-        evaluated += len(val)
-        i = int(np.argmin(val))  # first minimum: enumeration order breaks ties
-        if val[i] < best_val - tol:
+        # every combination in task-index priority first; the other priority orders only where
+        # the dispatch had a choice (elsewhere every order gives the same run, as brute_force)
+        contested = np.zeros(len(cs), dtype=bool)
+        val = np.full((len(cs), n_perm), np.inf)
+        val[:, 0] = objective_batch(data, execute_batch(data, asg, contested_out=contested), goal)
+        evaluated += len(cs)
+        idx = np.flatnonzero(contested)
+        if n_perm > 1 and idx.size:
+            asg2 = np.repeat(asg[idx], n_perm - 1, axis=0)
+            pri2 = np.tile(perms[1:], (idx.size, 1))
+            v2 = objective_batch(data, execute_batch(data, asg2, pri2), goal)
+            val[idx, 1:] = v2.reshape(idx.size, n_perm - 1)
+            evaluated += len(v2)
+        flat = int(np.argmin(val))  # first minimum in (combination, priority) order
+        c, j = divmod(flat, n_perm)
+        if val[c, j] < best_val - tol:
             sched = Schedule(
-                tuple(tuple(int(a) for a in asg[i, n, : data.n_groups[n]]) for n in range(n_tasks)),
-                priority=tuple(int(p) for p in pri[i]),
+                tuple(tuple(int(a) for a in asg[c, n, : data.n_groups[n]]) for n in range(n_tasks)),
+                priority=tuple(int(p) for p in perms[j]),
             )
             res = execute(workload, sched)
             best_val, best = res.objective(goal), (res.schedule, res)
@@ -212,7 +236,8 @@ def exhaustive_search(
         combinations=n_combo,
         schedules=n_combo * n_perm,
         evaluated=evaluated,
-        proven=True,
+        proven=proven,
+        bound=best_val if proven else min(best_val, float(lb[pos])),
         improvements=tuple(improvements),
     )
     return best[0], best[1], stats

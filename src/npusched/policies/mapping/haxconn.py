@@ -157,8 +157,14 @@ def haxconn(
         # the restricted optimum, proven by bounded exhaustive search (seeded with the best
         # heuristic of the restricted space); in the free space it seeds the hill climb
         _, _, rs, rr = best_of(max_transitions)
-        s, r, _ = exhaustive_search(workload, goal, max_transitions=max_transitions,
-                                    seed=(rs, rr), max_combinations=enumerate_limit)
+        # restricted: searched to the proof (results never depend on the machine's speed);
+        # free: a seed for what follows, so it gets half the budget
+        s, r, _ = exhaustive_search(
+            workload, goal, max_transitions=max_transitions, seed=(rs, rr),
+            max_combinations=enumerate_limit,
+            time_limit_s=None if space == "restricted" else 0.5 * time_limit_s,
+            chunk=2_048 if space == "restricted" else 512,
+        )
         if r.objective(goal) < best_val - 1e-15:
             best_val, best_src, best_s, best_r = r.objective(goal), "exhaustive", s, r
             predicted = _objective_to_model(goal, r)
@@ -169,7 +175,8 @@ def haxconn(
     if space == "free" or not proven:
         hint = best_s
         if space == "free":
-            hint = local_search(workload, best_s, goal, max_evaluations=2_000)
+            hint = local_search(workload, best_s, goal, max_evaluations=2_000,
+                                time_limit_s=max(0.0, 0.75 * time_limit_s - (time.perf_counter() - t0)))
             hr = execute(workload, hint)
             if hr.objective(goal) < best_val - 1e-15:
                 best_val, best_src, best_s, best_r = hr.objective(goal), "hint:local-search", hint, hr
@@ -248,7 +255,7 @@ def dynamic_haxconn(
 ) -> list[Improvement]:
     """D-HaX-CoNN (Sec. 5.3): start from the best naive schedule (GPU-only or GPU & DSA) and
     swap in every improving schedule as the search finds it while the workload runs: first the
-    bounded exhaustive search of the restricted space (in bound order, ``chunk`` schedules at a
+    bounded exhaustive search of the restricted space (in bound order, ``chunk`` combinations at a
     time), then CP-SAT on the free space seeded with the best so far (one worker, seed 0), whose
     solution callback reports its incumbents, for ``time_limit_s`` of deterministic time.
 
