@@ -9,8 +9,9 @@
   lower bounds, seeded with the best baseline of the space), which *proves* the optimum under
   the model; a larger space goes to CP-SAT with the same constraint, seeded the same way.
 * ``"free"``: any group on any accelerator. CP-SAT is seeded (``AddHint``) with the best
-  heuristic - the best of the baselines, the restricted optimum and a contention-aware hill
-  climb from it - and runs for what is left of ``time_limit_s``; the result is the best of the
+  heuristic - the best of the baselines, the restricted search's best (given up to half of
+  ``time_limit_s``) and a contention-aware hill climb from it (up to three quarters) - and runs
+  for what is left of ``time_limit_s``, model building included; the result is the best of the
   hint and CP-SAT's incumbent, so never worse than the hint. The reported gap is the returned
   schedule's relative distance to the best proven lower bound: CP-SAT's bound (on its
   tick-rounded model) or :func:`free_lower_bound` (contention-free), whichever is higher.
