@@ -124,7 +124,11 @@ def test_scenario1_identical_instances_table2() -> None:
 
 def test_dynamic_haxconn_improves_monotonically() -> None:
     w = workload("orin", ("googlenet", "resnet-50"), 3)
-    trace = dynamic_haxconn(w, "latency", time_limit_s=2.0)
-    vals = [v for _, v in trace]
-    assert vals == sorted(vals, reverse=True)
-    assert trace[0][0] == 0.0
+    trace = dynamic_haxconn(w, "latency", time_limit_s=0.5)
+    vals = [s.objective for s in trace]
+    assert vals == sorted(vals, reverse=True) and len(set(vals)) == len(vals)
+    assert trace[0].time_s == 0.0 and trace[0].source.startswith("naive:")
+    times = [s.time_s for s in trace]
+    assert times == sorted(times)
+    for s in trace:
+        assert execute(w, s.schedule).objective("latency") == s.objective

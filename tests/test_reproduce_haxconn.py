@@ -21,8 +21,11 @@ def test_reproduce_subset(tmp_path: Path) -> None:
     s = reproduce(tmp_path, quick=True, parts=("table6",), experiments=(6,))
     exp = s["experiments"]["6"]
     for key in ("best_baseline", "best_baseline_latency_ms", "haxconn_latency_ms",
-                "improvement_pct", "solver_s", "transitions"):
+                "improvement_pct", "solver_s", "proven", "transitions"):
         assert key in exp
+    assert exp["proven"] is True
+    (row,) = s["solver_table6"]
+    assert row["restricted proven"] and row["free <= heuristic"] and row["free gap"] >= 0
     assert exp["haxconn_latency_ms"] <= exp["best_baseline_latency_ms"] + 1e-9
     assert exp["improvement_pct"] >= 0
     for f in ("table6.csv", "table6.md", "predicted_vs_realised.csv", "gantt_exp6.png",
@@ -34,7 +37,7 @@ def test_reproduce_subset(tmp_path: Path) -> None:
 def test_cli_bad_part_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     rc = main(["reproduce", "haxconn", "--quick", "--only", "table9", "--out", str(tmp_path)])
     err = capsys.readouterr().err
-    assert rc == 2 and "allowed: table6, table8, fig5, fig7, solver" in err
+    assert rc == 2 and "allowed: table6, table8, fig5, fig7, solver, gap" in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -43,7 +46,10 @@ def test_cli_quick_all(tmp_path: Path) -> None:
     assert main(["reproduce", "haxconn", "--quick", "--out", str(tmp_path)]) == 0
     s = json.loads((tmp_path / "summary.json").read_text())
     assert len(s["experiments"]) == 10 and s["solver"]
-    for f in ("table8.csv", "fig5.png", "fig7.png", "solver.md"):
+    assert all(v["proven"] for v in s["experiments"].values())
+    assert len(s["table6_gap"]) == 2
+    for f in ("table8.csv", "fig5.png", "fig7.png", "fig7_swaps.csv", "solver.md",
+              "solver_table6.csv", "table6_gap.csv"):
         assert (tmp_path / f).exists()
 
 

@@ -574,7 +574,7 @@ def reproduce_haxconn(
     quick: Annotated[bool, typer.Option(help="Short solver limits, fewer pairs.")] = False,
     only: Annotated[
         list[str] | None,
-        typer.Option(help="Parts to run (repeatable): table6, table8, fig5, fig7, solver."),
+        typer.Option(help="Parts to run (repeatable): table6, table8, fig5, fig7, solver, gap."),
     ] = None,
     experiment: Annotated[
         list[int] | None, typer.Option(help="Table 6 experiment numbers (repeatable).")
@@ -604,6 +604,8 @@ def reproduce_haxconn(
             "HaX-CoNN ms": v["haxconn_latency_ms"],
             "improvement %": v["improvement_pct"],
             "paper %": v["paper_improvement_pct"],
+            "solver s": v["solver_s"],
+            "proven": v["proven"],
         }
         for k, v in summary["experiments"].items()
     ]

@@ -484,13 +484,16 @@ class HaxconnSuite(_Strict):
     :mod:`npusched.experiments.reproduce.haxconn`). Not a grid of runs: solver experiments.
 
     Attributes:
-        parts: outputs to produce (``table6``, ``table8``, ``fig5``, ``fig7``, ``solver``).
+        parts: outputs to produce (``table6``, ``table8``, ``fig5``, ``fig7``, ``solver``,
+            ``gap``: the measured causes of the gap to the paper's Table 6).
         experiments: Table 6 experiment numbers (1-10), or ``"all"``.
         table6_free_time_limit_s: CP-SAT limit of Table 6's free-space search, seconds.
         table8_networks: Table 8's DNNs (every pair of them runs).
         fig5_networks: Fig. 5's DNNs (two instances of each).
         fig7_experiments: Table 6 experiments D-HaX-CoNN switches between (Fig. 7).
-        fig7_time_limit_s: D-HaX-CoNN's search limit per change, seconds.
+        fig7_time_limit_s: D-HaX-CoNN's CP-SAT budget per change, seconds of its
+            deterministic clock (see ``engine_dynamic``).
+        fig7_phase_s: how long each DNN set of Fig. 7 runs before the next change, seconds.
         solver_groups: layer groups per DNN of the solver benchmark.
         solver_time_limit_s: limit per solve, seconds.
         solver_repeats: solves per point (the median is reported).
@@ -500,7 +503,7 @@ class HaxconnSuite(_Strict):
     suite: Literal["haxconn"]
     description: str = ""
     parts: Annotated[
-        list[Literal["table6", "table8", "fig5", "fig7", "solver"]], Field(min_length=1)
+        list[Literal["table6", "table8", "fig5", "fig7", "solver", "gap"]], Field(min_length=1)
     ]
     experiments: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal[
         "all"
@@ -510,6 +513,7 @@ class HaxconnSuite(_Strict):
     fig5_networks: Names
     fig7_experiments: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)]
     fig7_time_limit_s: PositiveFloat
+    fig7_phase_s: PositiveFloat = 10.0
     solver_groups: Annotated[list[PositiveInt], Field(min_length=1)]
     solver_time_limit_s: PositiveFloat
     solver_repeats: PositiveInt
@@ -534,6 +538,7 @@ class HaxconnSuite(_Strict):
             fig5_networks=tuple(self.fig5_networks),
             fig7_experiments=tuple(self.fig7_experiments),
             fig7_time_limit_s=float(self.fig7_time_limit_s),
+            fig7_phase_s=float(self.fig7_phase_s),
             solver_groups=tuple(self.solver_groups),
             solver_time_limit_s=float(self.solver_time_limit_s),
             solver_repeats=self.solver_repeats,

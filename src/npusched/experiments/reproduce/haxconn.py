@@ -3,8 +3,8 @@
 Methodology (with the choices the paper leaves open):
 
 * **Profiles**: :func:`npusched.hardware.soc.generate_profile` (roofline per accelerator,
-  calibrated to Table 5; Snapdragon calibrated on Table 6 exp. 9), ``groups`` layer groups per
-  DNN (10; 6 for the three-DNN experiments; 5 per iteration in Table 8). The paper's DNNs map to
+  calibrated to Table 5; Snapdragon calibrated on Table 6 exp. 9), 10 layer groups per DNN
+  (Table 2's count; 5 per iteration in Table 8). The paper's DNNs map to
   zoo networks as in ``npusched/data/haxconn/table5_standalone.csv`` (Alexnet/CaffeNet ->
   ``alexnet``, Inception -> ``inception-v4``, FC_ResN18 -> ``fcn-resnet18``).
 * **Rounds and metrics**: every experiment is one *round*: the DNN set processes one frame
@@ -14,36 +14,39 @@ Methodology (with the choices the paper leaves open):
   Latency = the round's makespan, FPS = frames per round / makespan (Table 6's FPS column is
   1000 / latency in every row). Maximising that FPS is minimising the makespan, so every
   experiment solves Eq. 11; Eq. 10 is available in the API.
-* **HaX-CoNN**: the restricted space with one transition per DNN (Table 6's setting), searched
-  exhaustively under the exact model (see :mod:`npusched.policies.mapping.haxconn`), and the
-  free space with CP-SAT seeded by the best heuristic (one second).
+* **HaX-CoNN**: the restricted space with one transition per DNN (Table 6's setting), proven
+  optimal by the bounded exhaustive search (:mod:`npusched.policies.mapping.exhaustive`;
+  ``solver s`` is the whole search, baselines included), and the free space with CP-SAT seeded
+  by the best heuristic (one second; ``free gap`` to the best proven lower bound).
 * **Table 8**: every pair (with itself too) of the ten Table 5 DNNs on Orin; the faster DNN runs
   ``round(t_slow / t_fast)`` iterations (GPU times, Sec. 5.4); the cell is HaX-CoNN's FPS over
   the best baseline's and the best baseline's name; "x" when HaX-CoNN's best is GPU-only.
 * **Fig. 5**: two instances of each of five DNNs on Orin (the paper names GoogLeNet; the other
   four are our pick from Table 5).
-* **Fig. 7**: D-HaX-CoNN (:func:`~npusched.policies.mapping.haxconn.dynamic_haxconn`) over the
-  DNN sets of experiments 2, 5 and 1 in turn, 10 s each; the schedule in force at 25 ms,
-  100 ms, 250 ms, 500 ms and 1.5 s after each change is the best one found by then (wall
-  clock of this machine's search: restricted enumeration, then CP-SAT's callback on the free
-  space); the oracle is the best schedule HaX-CoNN finds with no time limit.
+* **Fig. 7**: D-HaX-CoNN in one engine run (:func:`engine_dynamic`): the DNN sets of
+  experiments 2, 5 and 1 in turn, 10 s each, frames at a fixed rate; the schedule swaps come
+  from :func:`~npusched.policies.mapping.haxconn.dynamic_haxconn` on a deterministic clock and
+  are installed by engine timers; the realised latency at 25 ms, 100 ms, 250 ms, 500 ms and
+  1.5 s after each change is the engine's; the oracle is the restricted optimum.
+* **Gap**: :func:`gap_analysis` measures why our Table 6 gains are smaller than the paper's.
 * **Solver benchmark**: CP-SAT vs Z3 on 2 and 3 DNNs x 10/20/40/80 groups, restricted (T = 1)
   and free, same instances, cold (no hint); time to proven optimum or the gap at the limit;
-  median of repeats; plus HaX-CoNN's pipeline (exhaustive restricted search where it fits
-  2,000 schedules, else CP-SAT seeded with the best heuristic) with a 1 s budget.
+  median of repeats; plus HaX-CoNN's pipeline (bounded exhaustive restricted search where the
+  space fits 2,000,000 schedules, else CP-SAT seeded with the best heuristic) with a 1 s budget.
 
-Outputs: ``table6.csv/.md``, ``table8.csv/.md``, ``fig5.csv/.png``, ``fig7.csv/.png``,
-``solver.csv/.md``, ``gantt_exp<N>.png`` (the first experiment run), ``predicted_vs_realised.csv``, ``summary.json``,
+Outputs: ``table6.csv/.md``, ``solver_table6.csv``, ``table6_gap.csv``, ``table8.csv/.md``,
+``fig5.csv/.png``, ``fig7.csv/.png``, ``fig7_swaps.csv``, ``solver.csv/.md``, ``gantt_exp<N>.png`` (the first experiment run), ``predicted_vs_realised.csv``, ``summary.json``,
 ``report.md``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +54,7 @@ import numpy as np
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
-from npusched.hardware.soc import generate_profile, get_soc, table5_times
+from npusched.hardware.soc import GroupProfile, generate_profile, get_soc, table5_times
 from npusched.models.zoo import get_network
 from npusched.policies.mapping.baselines import BASELINES, MethodResult, run_method
 from npusched.policies.mapping.cpsat import solve_cpsat
@@ -125,15 +128,16 @@ def _ms(x: float) -> float:
 
 
 def _groups(e: Experiment) -> int:
-    """Layer groups per DNN: 10 (Table 2's count) for two DNNs, 5 for three (exhaustive search
-    of the restricted space stays near a second)."""
-    return 5 if len(e.nets) > 2 else 10
+    """Layer groups per DNN: 10 (Table 2's count) for every experiment; the bounded exhaustive
+    search proves the restricted optimum of three DNNs x 10 groups in well under a second."""
+    return 10
 
 
 def _table6(
     free_time_limit_s: float, experiments: Sequence[int] | None = None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[Workload, HaxconnResult]]]:
-    rows, pvr = [], []
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[Workload, HaxconnResult]],
+           list[dict[str, Any]]]:
+    rows, pvr, solver = [], [], []
     kept: dict[int, tuple[Workload, HaxconnResult]] = {}
     for e in TABLE6:
         if experiments is not None and e.exp not in experiments:
@@ -141,10 +145,10 @@ def _table6(
         groups = _groups(e)
         w = _workload(e.soc, e.nets, groups, dict(e.after))
         t0 = time.perf_counter()
-        h = haxconn(w, "latency", max_transitions=1, enumerate_limit=20_000)
-        restricted_s = time.perf_counter() - t0
+        h = haxconn(w, "latency", max_transitions=1)
+        restricted_s = time.perf_counter() - t0  # baselines + bounded exhaustive search
         free = haxconn(w, "latency", space="free", time_limit_s=free_time_limit_s,
-                       baselines=h.baselines, enumerate_limit=20_000)
+                       baselines=h.baselines)
         kept[e.exp] = (w, h)
         bname, bres = _best_baseline(h.baselines)
         base_ms = bres.realised.makespan_s
@@ -161,10 +165,21 @@ def _table6(
             "free ms": _ms(free.realised.makespan_s),
             "free source": free.source,
             "solver s": round(restricted_s, 3),
+            "proven": h.proven,
             "paper HaX-CoNN ms": e.paper_ms[4],
             "paper improvement %": e.paper_improvement_pct,
         })
         rows.append(row)
+        heur = min(r.realised.makespan_s for r in h.baselines.values())
+        solver.append({
+            "exp": e.exp, "dnns": len(e.nets), "groups": groups,
+            "restricted s": round(restricted_s, 3), "restricted proven": h.proven,
+            "restricted ms": _ms(h.realised.makespan_s),
+            "free s": round(free.solve_s, 3), "free proven": free.proven,
+            "free gap": round(free.gap, 4), "free ms": _ms(free.realised.makespan_s),
+            "best heuristic ms": _ms(heur),
+            "free <= heuristic": bool(free.realised.makespan_s <= heur),
+        })
         for m, r in h.baselines.items():
             pvr.append({"exp": e.exp, "method": m, "predicted ms": _ms(r.predicted.makespan_s),
                         "realised ms": _ms(r.realised.makespan_s),
@@ -173,7 +188,7 @@ def _table6(
                     "realised ms": _ms(h.realised.makespan_s),
                     "misprediction %": round(100 * abs(h.predicted_objective - h.realised.makespan_s)
                                              / h.realised.makespan_s, 1)})
-    return rows, pvr, kept
+    return rows, pvr, kept, solver
 
 
 def _table8(nets: Sequence[str]) -> list[dict[str, Any]]:
@@ -184,7 +199,7 @@ def _table8(nets: Sequence[str]) -> list[dict[str, Any]]:
             ta, tb = t5[a]["orin_gpu"], t5[b]["orin_gpu"]
             reps = (1, max(1, round(ta / tb))) if ta >= tb else (max(1, round(tb / ta)), 1)
             w = _workload("orin", (a, b), 5, repeats=reps)
-            h = haxconn(w, "latency", max_transitions=1, enumerate_limit=20_000)
+            h = haxconn(w, "latency", max_transitions=1)
             bname, bres = _best_baseline(h.baselines)
             ratio = bres.realised.makespan_s / h.realised.makespan_s
             gpu_only = h.schedule.assignment == h.baselines["GPU-only"].schedule.assignment
@@ -199,7 +214,7 @@ def _fig5(nets: Sequence[str] = FIG5_NETS) -> list[dict[str, Any]]:
     rows = []
     for n in nets:
         w = _workload("orin", (n, n), 10)
-        h = haxconn(w, "latency", max_transitions=1, enumerate_limit=20_000)
+        h = haxconn(w, "latency", max_transitions=1)
         row: dict[str, Any] = {"dnn": n}
         for m in ("GPU-only", "GPU & DSA", "Mensa"):
             row[f"{m} FPS"] = round(2 / h.baselines[m].realised.makespan_s, 1)
@@ -210,21 +225,116 @@ def _fig5(nets: Sequence[str] = FIG5_NETS) -> list[dict[str, Any]]:
     return rows
 
 
-def _fig7(exps: Sequence[int], time_limit_s: float) -> list[dict[str, Any]]:
-    rows = []
-    by_exp = {e.exp: e for e in TABLE6}
-    for k, exp in enumerate(exps):
-        e = by_exp[exp]
-        w = _workload(e.soc, e.nets, _groups(e), dict(e.after))
-        trace = dynamic_haxconn(w, "latency", time_limit_s=time_limit_s)
-        oracle = haxconn(w, "latency", max_transitions=1, enumerate_limit=20_000)
-        oracle_ms = min(oracle.realised.makespan_s, trace[-1][1])
+def engine_dynamic(
+    phases: Sequence[Experiment],
+    *,
+    phase_s: float = 10.0,
+    cpsat_s: float = 1.5,
+    groups: int = 10,
+    update_at: Sequence[float] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """D-HaX-CoNN inside an engine run (Fig. 7): the DNN set changes every ``phase_s`` seconds.
+
+    Per phase, :func:`~npusched.policies.mapping.haxconn.dynamic_haxconn` yields the schedule
+    swaps with their times on its deterministic clock (bounded exhaustive search, then CP-SAT
+    up to ``cpsat_s`` seconds of its clock); they become :class:`~npusched.policies.mapping.policy.Swap`
+    s at ``phase start + time`` of one :class:`~npusched.policies.mapping.policy.HaxconnPolicy`
+    run on the engine, which installs each with an engine timer. Frames (one request per DNN of
+    the set, arriving together) come at a fixed rate per phase: one per ``ceil(naive latency in
+    ms) + 1`` ms, so a frame never waits for the previous one and its latency (last finish minus
+    arrival, from the engine's records) is the realised latency of the schedule in force when it
+    arrived. All phases must be on one SoC.
+
+    ``update_at`` (seconds after a change; e.g. :data:`FIG7_MARKS_S`) is the paper's reading of
+    Sec. 5.3 ("we update the schedules at 25ms, 100ms, 250ms, 500ms, and 1.5s after starting
+    Z3"): a schedule found between two update instants takes effect at the next one (none after
+    the last). None (default): every improvement takes effect when the search finds it.
+
+    Returns:
+        ``(rows, swaps)``: per phase and mark (0 s, :data:`FIG7_MARKS_S`), the realised latency
+        of the first frame arriving at or after ``change + mark``, the latency of the swap in
+        force by the executor, the oracle (HaX-CoNN's restricted optimum); and every swap.
+    """
+    from npusched.hardware import compile_profile
+    from npusched.hardware.soc import SocDevice
+    from npusched.policies.mapping.policy import HaxconnPolicy, Swap
+    from npusched.sim.engine import Simulator
+    from npusched.sim.resources import soc as soc_machine
+    from npusched.workloads.request import Request
+
+    socs = {e.soc for e in phases}
+    if len(socs) != 1:
+        raise ConfigError(f"engine_dynamic: phases on several SoCs {sorted(socs)}; allowed: one")
+    soc = socs.pop()
+    swaps: list[Swap] = []
+    swap_rows: list[dict[str, Any]] = []
+    requests: list[Request] = []
+    frames: list[tuple[int, float, list[int]]] = []  # (phase, arrival, request ids)
+    oracle_ms: list[float] = []
+    for k, e in enumerate(phases):
+        t0 = k * phase_s
+        w = _workload(e.soc, e.nets, groups, dict(e.after))
+        found = dynamic_haxconn(w, "latency", time_limit_s=cpsat_s)
+        oracle = haxconn(w, "latency", max_transitions=1)
+        oracle_ms.append(_ms(min(oracle.realised.makespan_s, found[-1].objective)))
+        after = tuple(t.after for t in w.tasks)
+        for i, imp in enumerate(found):
+            at = imp.time_s
+            if update_at is not None and i > 0:
+                later = [u for u in sorted(update_at) if u >= imp.time_s - 1e-12]
+                if not later:
+                    continue
+                at = later[0]
+                if i + 1 < len(found) and found[i + 1].time_s <= at + 1e-12:
+                    continue  # a better one is found before this one would take effect
+            swaps.append(Swap(t0 + at, imp.schedule, after))
+            swap_rows.append({"phase": k, "exp": e.exp, "found_s": round(imp.time_s, 6),
+                              "since_change_s": round(at, 6),
+                              "latency_ms": _ms(imp.objective), "source": imp.source})
+        period = (math.ceil(found[0].objective * 1e3) + 1.0) * 1e-3
+        for f in range(int(phase_s / period)):
+            arr = t0 + f * period
+            ids = list(range(len(requests), len(requests) + len(e.nets)))
+            requests += [Request(i, arr, n) for i, n in zip(ids, e.nets, strict=True)]
+            frames.append((k, arr, ids))
+    dev = SocDevice(soc=soc)
+    nets = sorted({n for e in phases for n in e.nets})
+    profiles = {n: compile_profile(get_network(n), dev, (1,)) for n in nets}
+    policy = HaxconnPolicy(soc=soc, n_groups=groups, swaps=tuple(swaps))
+    sim = Simulator(profiles, policy, machine=soc_machine(get_soc(soc).accelerators),
+                    checkpoint_cost=False)
+    res = sim.run(requests)
+    finish = res.columns["finish_s"]
+    rows: list[dict[str, Any]] = []
+    for k, e in enumerate(phases):
+        mine = [(arr, ids) for p, arr, ids in frames if p == k]
         for mark in (0.0, *FIG7_MARKS_S):
-            cur = [v for t, v in trace if t <= mark]
-            rows.append({"phase": k, "exp": exp, "t_s": 10 * k + mark,
-                         "since_change_s": mark, "latency_ms": _ms(cur[-1]),
-                         "oracle_ms": _ms(oracle_ms)})
-    return rows
+            t = k * phase_s + mark
+            arr, ids = next(((a, i) for a, i in mine if a >= t - 1e-12), mine[-1])
+            in_force = [r for r in swap_rows if r["phase"] == k and r["since_change_s"] <= arr - k * phase_s + 1e-12]
+            rows.append({"phase": k, "exp": e.exp, "t_s": round(t, 4), "since_change_s": mark,
+                         "frame_arrival_s": round(float(arr), 6),
+                         "latency_ms": _ms(float(np.max(finish[ids])) - float(arr)),
+                         "schedule_ms": in_force[-1]["latency_ms"],
+                         "oracle_ms": oracle_ms[k]})
+    return rows, swap_rows
+
+
+def _fig7(
+    exps: Sequence[int], cpsat_s: float, phase_s: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Fig. 7 both ways: swaps when found (``mode`` = ``found``) and at the paper's update
+    instants (``marks``); ``cpsat_s`` is the search's CP-SAT budget per change on its
+    deterministic clock, ``phase_s`` how long each DNN set runs."""
+    by_exp = {e.exp: e for e in TABLE6}
+    phases = [by_exp[x] for x in exps]
+    kw: dict[str, Any] = {"phase_s": phase_s, "cpsat_s": cpsat_s}
+    rows, swaps = [], []
+    for mode, at in (("found", None), ("marks", FIG7_MARKS_S)):
+        r, s = engine_dynamic(phases, update_at=at, **kw)
+        rows += [{"mode": mode, **x} for x in r]
+        swaps += [{"mode": mode, **x} for x in s]
+    return rows, swaps
 
 
 def _solver_bench(
@@ -240,16 +350,17 @@ def _solver_bench(
             heur = min(r.realised.makespan_s for r in base.values())
             for space, T in (("restricted", 1), ("free", None)):
                 # HaX-CoNN's pipeline: CP-SAT seeded with the best heuristic, 1 s in total
-                hx_t, hx_ms, hx_gap = [], [], []
+                hx_t, hx_ms, hx_gap, hx_proven = [], [], [], []
                 for _ in range(repeats):
                     h = haxconn(w, "latency", space=space, max_transitions=1, time_limit_s=1.0,
-                                baselines=base, enumerate_limit=2_000)
+                                baselines=base)
                     hx_t.append(h.solve_s)
                     hx_ms.append(h.realised.makespan_s)
                     hx_gap.append(h.gap)
+                    hx_proven.append(h.proven)
                 rows.append({
                     "dnns": n_dnn, "groups": g, "space": space, "solver": "cp-sat+hint (haxconn)",
-                    "status": "OPTIMAL" if all(x == 0 for x in hx_gap) else "FEASIBLE",
+                    "status": "OPTIMAL" if all(hx_proven) else "FEASIBLE",
                     "median_s": round(statistics.median(hx_t), 3),
                     "median_gap": round(statistics.median(hx_gap), 4) if all(np.isfinite(hx_gap)) else "inf",
                     "realised_ms": _ms(statistics.median(hx_ms)),
@@ -278,6 +389,107 @@ def _solver_bench(
                         "realised_ms": _ms(float(np.nanmedian(objs))) if not all(np.isnan(objs)) else "none",
                         "best_heuristic_ms": _ms(heur),
                     })
+    return rows
+
+
+def spread_ratios(profile: GroupProfile, k: float) -> GroupProfile:
+    """``profile`` with the per-group time ratio of every non-GPU accelerator to the GPU spread
+    ``k`` times as far from its (log) mean, each accelerator's whole-network time unchanged:
+    ``log r'_g = mean + k (log r_g - mean)``, then rescaled. ``k = 1`` is the identity; the
+    requested throughput keeps its bytes (``mem * t / t'``)."""
+    t = np.array(profile.time_s, dtype=np.float64)
+    mem = np.array(profile.mem_bps, dtype=np.float64)
+    for a in range(1, t.shape[1]):
+        lr = np.log(t[:, a] / t[:, 0])
+        new = t[:, 0] * np.exp(lr.mean() + k * (lr - lr.mean()))
+        new *= t[:, a].sum() / new.sum()
+        mem[:, a] = mem[:, a] * t[:, a] / new
+        t[:, a] = new
+    return replace(profile, time_s=t, mem_bps=mem, source=f"{profile.source} (ratio spread x{k:g})")
+
+
+def _improvement(w: Workload, methods: Sequence[str] | None = None,
+                 extra: dict[str, MethodResult] | None = None) -> tuple[float, str, float]:
+    """HaX-CoNN's restricted optimum vs the best of ``methods`` (default all baselines) plus
+    ``extra``: ``(improvement %, best method, HaX-CoNN ms)``."""
+    pct, name, ms, _ = _improvement_h(w, methods, extra)
+    return pct, name, ms
+
+
+def _improvement_h(w: Workload, methods: Sequence[str] | None = None,
+                   extra: dict[str, MethodResult] | None = None) -> tuple[float, str, float, HaxconnResult]:
+    h = haxconn(w, "latency", max_transitions=1)
+    pool = {m: r for m, r in h.baselines.items() if methods is None or m in methods}
+    pool.update(extra or {})
+    name = min(pool, key=lambda m: pool[m].realised.makespan_s)
+    base = pool[name].realised.makespan_s
+    return round(100 * (base - h.realised.makespan_s) / base, 1), name, _ms(h.realised.makespan_s), h
+
+
+def gap_analysis(experiments: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """Measurements behind the Table 6 gap (ours vs the paper's improvement), per experiment:
+
+    * ``ours``: improvement over the best of our five baselines (the Table 6 column);
+    * ``paper baselines``: over the paper's four columns only (GPU-only, GPU & DSA, Herald, H2H;
+      no Mensa) with H2H as list scheduling without our remapping hill climb - the paper's
+      reading of H2H as a one-shot mapper (an option where the text is ambiguous);
+    * ``naive only``: over GPU-only and GPU & DSA;
+    * ``no contention``: the same DNNs with a zero-slowdown contention model (how much of the
+      gain needs contention at all);
+    * ``spread x2`` / ``x3``: every DNN's per-group DLA/GPU time ratios spread 2x / 3x from their
+      mean (:func:`spread_ratios`), whole-network times unchanged;
+    * ``paper/ours <method>``: the paper's latency of a method over ours (our GPU-only is the sum
+      of Table 5's standalone GPU times plus nothing else);
+    * ``T=2``: two transitions per DNN instead of one (two-DNN experiments);
+    * ``table2 googlenet``: GoogLeNet's generated profile replaced by Table 2's measured one
+      (Xavier experiments with GoogLeNet only).
+    """
+    from npusched.hardware.contention import PccsContention
+    from npusched.hardware.soc import table2_profile
+    from npusched.policies.mapping.baselines import _list_schedule
+
+    rows = []
+    for e in TABLE6:
+        if experiments is not None and e.exp not in experiments:
+            continue
+        w = _workload(e.soc, e.nets, _groups(e), dict(e.after))
+        ours, best, hx_ms, h = _improvement_h(w)
+        h2h_list = _list_schedule(w, transitions=True)
+        extra = {"H2H (list)": MethodResult("H2H (list)", h2h_list,
+                                            execute(w, h2h_list, contention=False),
+                                            execute(w, h2h_list))}
+        paper, pbest, _ = _improvement(w, ("GPU-only", "GPU & DSA", "Herald"), extra)
+        naive, _, _ = _improvement(w, ("GPU-only", "GPU & DSA"))
+        free = Workload(w.soc, w.tasks, PccsContention(minor_slope=0.0, linear_slope=0.0,
+                                                       saturated_slope=0.0))
+        nocont, _, _ = _improvement(free)
+        row: dict[str, Any] = {
+            "exp": e.exp, "paper %": e.paper_improvement_pct, "ours %": ours, "best baseline": best,
+            "HaX-CoNN ms": hx_ms, "paper baselines %": paper, "paper best": pbest,
+            "naive only %": naive, "no contention %": nocont,
+            # the paper's own baselines against ours (same DNNs, Table 5-calibrated times)
+            "paper/ours GPU-only": round(e.paper_ms[0] / (h.baselines["GPU-only"].realised.makespan_s * 1e3), 2),
+            "paper/ours GPU&DSA": round(e.paper_ms[1] / (h.baselines["GPU & DSA"].realised.makespan_s * 1e3), 2),
+            "paper/ours HaX-CoNN": round(e.paper_ms[4] / (h.realised.makespan_s * 1e3), 2),
+        }
+        for k in (2.0, 3.0):
+            wk = Workload(w.soc, tuple(replace(t, profile=spread_ratios(t.profile, k))
+                                       for t in w.tasks), w.contention)
+            row[f"spread x{k:g} %"] = _improvement(wk)[0]
+        if len(e.nets) == 2:  # two transitions per DNN (3 DNNs: 4.7M schedules, not proven)
+            h2 = haxconn(w, "latency", max_transitions=2, baselines=h.baselines)
+            b2 = min(r.realised.makespan_s for r in h.baselines.values())
+            row["T=2 %"] = round(100 * (b2 - h2.realised.makespan_s) / b2, 1)
+        else:
+            row["T=2 %"] = "-"
+        if e.soc == "xavier" and "googlenet" in e.nets:
+            t2 = table2_profile()
+            wt = Workload(w.soc, tuple(replace(t, profile=t2) if t.name == "googlenet" else t
+                                       for t in w.tasks), w.contention)
+            row["table2 googlenet %"] = _improvement(wt)[0]
+        else:
+            row["table2 googlenet %"] = "-"
+        rows.append(row)
     return rows
 
 
@@ -328,7 +540,75 @@ def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write_text(path, buf.getvalue())
 
 
-PARTS = ("table6", "table8", "fig5", "fig7", "solver")
+GAP_TEXT = """Columns (see `gap_analysis`): `ours %` is the Table 6 improvement over the best of our
+five baselines; `paper baselines %` over the paper's four columns with H2H as one-shot list
+scheduling (no remapping hill climb: the paper's reading where our H2H is stronger); `naive only
+%` over GPU-only and GPU & DSA; `no contention %` with a zero-slowdown model; `spread x2/x3 %`
+with every DNN's per-group DLA/GPU time ratios spread 2x/3x from their mean; `table2 googlenet %`
+with Table 2's measured GoogLeNet profile in place of the generated one; `T=2 %` with two
+transitions per DNN (two-DNN experiments); `paper/ours <method>`
+is the paper's latency of that method over ours.
+"""
+
+
+def gap_reading(rows: Sequence[dict[str, Any]]) -> str:
+    """The measured reading of :func:`gap_analysis`'s rows, as Markdown sentences."""
+    if not rows:
+        return ""
+    h2h = [r for r in rows if r["best baseline"] == "H2H"]
+    dsa = [r for r in rows if r["best baseline"] != "H2H"]
+    out = []
+    if h2h:
+        gain = np.mean([r["paper baselines %"] - r["ours %"] for r in h2h])
+        gap = np.mean([r["paper %"] - r["ours %"] for r in h2h])
+        out.append(
+            f"- Best baseline H2H (exp. {', '.join(str(r['exp']) for r in h2h)}): against the paper's "
+            f"baseline set (one-shot H2H) our gain rises by {gain:.1f} points on average, "
+            f"{100 * gain / gap:.0f}% of the {gap:.1f}-point gap to the paper."
+        )
+    if dsa:
+        slow = [r for r in dsa if r["paper/ours GPU&DSA"] > 1.1 or r["paper/ours GPU-only"] > 1.1]
+        out.append(
+            f"- Best baseline GPU & DSA or another naive one (exp. {', '.join(str(r['exp']) for r in dsa)}): "
+            f"mean gain {np.mean([r['ours %'] for r in dsa]):.1f}% (paper "
+            f"{np.mean([r['paper %'] for r in dsa]):.1f}%). In {len(slow)} of them "
+            f"({', '.join(str(r['exp']) for r in slow) or '-'}) the paper's own GPU-only or GPU & DSA "
+            "latency is over 1.1x ours, which Table 5's standalone times (our calibration) and our "
+            "contention model give: the paper's baselines carry costs of running two DNNs on the "
+            "board that our model does not have, and its gains are measured against them."
+        )
+    nc = np.mean([r["no contention %"] - r["ours %"] for r in rows])
+    sp = np.mean([r["spread x2 %"] - r["ours %"] for r in rows])
+    out.append(
+        f"- Without contention the gain changes by {nc:+.1f} points on average; doubling the "
+        f"per-group DLA/GPU ratio spread changes it by {sp:+.1f} points, so neither contention "
+        "nor the roofline's flat ratios explains the gap."
+    )
+    t2r = [r for r in rows if r["T=2 %"] != "-"]
+    if t2r:
+        d = np.mean([r["T=2 %"] - r["ours %"] for r in t2r])
+        out.append(f"- Two transitions per DNN instead of one: {d:+.1f} points on average "
+                   f"(two-DNN experiments, each still proven optimal).")
+    t2 = [r for r in rows if r["table2 googlenet %"] != "-"]
+    if t2:
+        out.append(
+            "- Table 2's measured GoogLeNet profile instead of the generated one: "
+            + ", ".join(f"exp. {r['exp']} {r['ours %']}% -> {r['table2 googlenet %']}%" for r in t2)
+            + "."
+        )
+    return "\n".join(out) + "\n"
+
+FIG7_TEXT = """Each phase's swaps come from `dynamic_haxconn` on a deterministic clock (30 us per
+schedule the bounded exhaustive search executes, then 3 s per unit of CP-SAT's deterministic
+time, both measured on the development machine), installed
+by engine timers in one `HaxconnPolicy` run: `mode = found` swaps each improvement in when the
+search finds it; `mode = marks` only at 25 ms, 100 ms, 250 ms, 500 ms and 1.5 s after the
+change (the paper's reading of Sec. 5.3). `latency_ms` is the engine's realised latency of
+the first frame arriving at or after the mark, `schedule_ms` the executor's latency of the
+schedule in force (they agree), `oracle_ms` the restricted optimum.
+"""
+
+PARTS = ("table6", "table8", "fig5", "fig7", "solver", "gap")
 
 
 def reproduce(
@@ -342,6 +622,7 @@ def reproduce(
     fig5_networks: Sequence[str] = FIG5_NETS,
     fig7_experiments: Sequence[int] = FIG7_EXPS,
     fig7_time_limit_s: float | None = None,
+    fig7_phase_s: float | None = None,
     solver_groups: Sequence[int] | None = None,
     solver_time_limit_s: float | None = None,
     solver_repeats: int | None = None,
@@ -354,10 +635,10 @@ def reproduce(
     ``experiments`` restricts Table 6 to those numbers (Table 6 and the Gantt chart of the first
     one always run). The other keywords override what ``quick`` sets (seconds for the time
     limits): the free-space CP-SAT limit of Table 6 (1.0; quick 0.3), Table 8's DNNs
-    (:data:`TABLE8_NETS`; quick the first four), Fig. 5's DNNs, Fig. 7's experiments and
-    D-HaX-CoNN limit (2.0; quick 0.6), and the solver benchmark's layer-group counts
-    (10, 20, 40, 80; quick 10, 20), per-solve limit (5.0; quick 1.0), repeats (3; quick 1)
-    and the largest group count Z3 is run at (40; quick 20).
+    (:data:`TABLE8_NETS`; quick the first four), Fig. 5's DNNs, Fig. 7's experiments, its
+    D-HaX-CoNN CP-SAT budget per change (1.5; quick 0.3) and phase length (10; quick 2), and the
+    solver benchmark's layer-group counts (10, 20, 40, 80; quick 10, 20), per-solve limit (5.0;
+    quick 1.0), repeats (3; quick 1) and the largest group count Z3 is run at (40; quick 20).
     """
     bad = [p for p in parts if p not in PARTS]
     if bad:
@@ -369,8 +650,11 @@ def reproduce(
         raise ConfigError(f"--out {out}: not a directory")
     outdir.mkdir(parents=True, exist_ok=True)
     t6_limit = table6_free_time_limit_s
-    t6, pvr, kept = _table6(t6_limit if t6_limit is not None else (0.3 if quick else 1.0), experiments)
+    t6, pvr, kept, s6 = _table6(
+        t6_limit if t6_limit is not None else (0.3 if quick else 1.0), experiments
+    )
     _csv(outdir / "table6.csv", t6)
+    _csv(outdir / "solver_table6.csv", s6)
     atomic_write_text(outdir / "table6.md", _md(t6))
     _csv(outdir / "predicted_vs_realised.csv", pvr)
     first = min(kept)
@@ -394,16 +678,27 @@ def reproduce(
                      {m: [r[f"{m} FPS"] for r in f5] for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")},
                      ylabel="FPS (2 instances, Orin)", title="Fig. 5: Scenario 1")
     f7: list[dict[str, Any]] = []
+    f7_swaps: list[dict[str, Any]] = []
     if "fig7" in parts:
-        f7 = _fig7(
+        f7, f7_swaps = _fig7(
             fig7_experiments,
-            fig7_time_limit_s if fig7_time_limit_s is not None else (0.6 if quick else 2.0),
+            fig7_time_limit_s if fig7_time_limit_s is not None else (0.3 if quick else 1.5),
+            fig7_phase_s if fig7_phase_s is not None else (2.0 if quick else 10.0),
         )
         _csv(outdir / "fig7.csv", f7)
-        lines(outdir / "fig7.png", [r["t_s"] for r in f7],
-              {"D-HaX-CoNN": [r["latency_ms"] for r in f7], "oracle": [r["oracle_ms"] for r in f7]},
+        _csv(outdir / "fig7_swaps.csv", f7_swaps)
+        found = [r for r in f7 if r["mode"] == "found"]
+        marks = [r for r in f7 if r["mode"] == "marks"]
+        lines(outdir / "fig7.png", [r["t_s"] for r in found],
+              {"D-HaX-CoNN (swap when found)": [r["latency_ms"] for r in found],
+               "D-HaX-CoNN (swap at the paper's marks)": [r["latency_ms"] for r in marks],
+               "oracle": [r["oracle_ms"] for r in found]},
               xlabel="time (s); the DNN set changes every 10 s", ylabel="latency per frame (ms)",
               title="Fig. 7: D-HaX-CoNN")
+    gap: list[dict[str, Any]] = []
+    if "gap" in parts:
+        gap = gap_analysis((1, 5) if quick else experiments)
+        _csv(outdir / "table6_gap.csv", gap)
     solver = (
         _solver_bench(
             solver_groups if solver_groups is not None else ((10, 20) if quick else (10, 20, 40, 80)),
@@ -426,6 +721,7 @@ def reproduce(
                 "haxconn_latency_ms": r["HaX-CoNN ms"],
                 "improvement_pct": r["improvement %"],
                 "solver_s": r["solver s"],
+                "proven": r["proven"],
                 "transitions": r["TR"],
                 "paper_improvement_pct": r["paper improvement %"],
             }
@@ -434,6 +730,8 @@ def reproduce(
         "table8": {"pairs": len(t8), "improved": improved, "gpu_only_or_equal": len(t8) - improved},
         "fig5": {r["dnn"]: r["improvement %"] for r in f5},
         "solver": solver,
+        "solver_table6": s6,
+        "table6_gap": gap,
         "quick": quick,
     }
     if t6:  # ours beside the paper's, in the shape every suite's headline has
@@ -448,10 +746,15 @@ def reproduce(
     report = [
         "# HaX-CoNN reproduced\n",
         "## Table 6 (latency in ms, realised under the contention model)\n", _md(t6),
+        "## Solver per Table 6 experiment (restricted: proven optimum; free: 1 s anytime)\n",
+        _md(s6),
+        "## Why our Table 6 gains are smaller than the paper's (measured)\n",
+        GAP_TEXT, _md(gap), gap_reading(gap),
         "## Predicted vs realised\n", _md(pvr),
         "## Table 8 (Orin, all pairs)\n", _md(t8),
         "## Fig. 5 (Scenario 1)\n", _md(f5),
-        "## Fig. 7 (D-HaX-CoNN)\n", _md(f7),
+        "## Fig. 7 (D-HaX-CoNN in an engine run)\n", FIG7_TEXT, _md(f7),
+        "### Swaps (deterministic clock)\n", _md(f7_swaps),
     ]
     if solver:
         report += ["## Solver benchmark (CP-SAT vs Z3)\n", _md(solver)]

@@ -23,6 +23,7 @@ misprediction the paper reports (up to 75% for contention-unaware methods, Sec. 
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -166,34 +167,50 @@ def local_search(
     contention: bool = True,
     transitions: bool = True,
     max_evaluations: int = 400,
+    time_limit_s: float | None = None,
 ) -> Schedule:
     """First-improvement hill climb over single-group accelerator moves, judged by
-    :func:`execute` with the given cost-model switches; stops at a local optimum or after
-    ``max_evaluations`` executions."""
-    best = start
+    :func:`execute` with the given cost-model switches; stops at a local optimum, after
+    ``max_evaluations`` executions or (if given) after about ``time_limit_s`` wall-clock seconds.
+
+    The neighbours of the current schedule (task, group, accelerator, in that order) are
+    executed together by :func:`~npusched.policies.mapping.batch.execute_batch` and the first
+    improving one taken: the same moves and evaluation count as scanning them one by one."""
+    from npusched.policies.mapping.batch import BatchData, execute_batch, objective_batch
+
+    data = BatchData(workload)
+    gmax = int(data.n_groups.max())
+    n_acc = workload.n_accelerators
+    best = Schedule(start.assignment)
     best_val = execute(workload, best, contention=contention, transitions=transitions).objective(goal)
     evals = 1
-    improved = True
-    while improved and evals < max_evaluations:
-        improved = False
+    t0 = time.perf_counter()
+    while evals < max_evaluations:
+        if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
+            break
+        cur = np.zeros((len(best.assignment), gmax), dtype=np.int64)
         for n, row in enumerate(best.assignment):
-            for g in range(len(row)):
-                for a in range(workload.n_accelerators):
-                    if a == row[g] or evals >= max_evaluations:
-                        continue
-                    new_row = (*row[:g], a, *row[g + 1:])
-                    cand = Schedule((*best.assignment[:n], new_row, *best.assignment[n + 1:]))
-                    val = execute(
-                        workload, cand, contention=contention, transitions=transitions
-                    ).objective(goal)
-                    evals += 1
-                    if val < best_val - 1e-12:
-                        best, best_val, improved = cand, val, True
-                        break
-                if improved:
-                    break
-            if improved:
-                break
+            cur[n, : len(row)] = row
+        moves = [(n, g, a) for n, row in enumerate(best.assignment) for g in range(len(row))
+                 for a in range(n_acc) if a != row[g]]
+        moves = moves[: max_evaluations - evals]
+        if not moves:
+            break
+        mv = np.array(moves, dtype=np.int64)
+        asg = np.repeat(cur[None], len(mv), axis=0)
+        asg[np.arange(len(mv)), mv[:, 0], mv[:, 1]] = mv[:, 2]
+        val = objective_batch(
+            data, execute_batch(data, asg, contention=contention, transitions=transitions), goal
+        )
+        better = np.flatnonzero(val < best_val - 1e-12)
+        if better.size == 0:
+            break
+        i = int(better[0])
+        evals += i + 1
+        n, g, a = moves[i]
+        row = best.assignment[n]
+        best = Schedule((*best.assignment[:n], (*row[:g], a, *row[g + 1:]), *best.assignment[n + 1:]))
+        best_val = float(val[i])
     return Schedule(best.assignment)
 
 

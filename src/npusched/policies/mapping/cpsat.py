@@ -36,7 +36,8 @@ class SolveOutcome:
             frames per second (``throughput``: sum of 1/T_n).
         bound_s: the proven bound in the same unit.
         solve_s: wall-clock seconds spent in the solver.
-        incumbents: ``(seconds since start, objective)`` of every improving solution.
+        incumbents: ``(seconds since start, objective)`` of every improving solution (seconds
+            of the solve's ``clock``).
     """
 
     schedule: Schedule | None
@@ -264,14 +265,21 @@ class _Model:
 
 class _Recorder(cp_model.CpSolverSolutionCallback):
     def __init__(
-        self, mdl: _Model, t0: float, on_solution: Callable[[Schedule, float, float], None] | None
+        self,
+        mdl: _Model,
+        t0: float,
+        on_solution: Callable[[Schedule, float, float], None] | None,
+        clock: str = "wall",
     ) -> None:
         super().__init__()
-        self.mdl, self.t0, self.on_solution = mdl, t0, on_solution
+        self.mdl, self.t0, self.on_solution, self.clock = mdl, t0, on_solution, clock
         self.seen: list[tuple[float, float]] = []
 
     def on_solution_callback(self) -> None:
-        elapsed = time.perf_counter() - self.t0
+        if self.clock == "deterministic":
+            elapsed = float(self.deterministic_time)
+        else:
+            elapsed = time.perf_counter() - self.t0
         obj = self.mdl.to_seconds(self.objective_value)
         self.seen.append((elapsed, obj))
         if self.on_solution is not None:
@@ -292,6 +300,8 @@ def solve_cpsat(
     contention: bool = True,
     horizon_ticks: int = 2_000,
     exact: bool = True,
+    clock: str = "wall",
+    limit_includes_build: bool = False,
 ) -> SolveOutcome:
     """Solve the HaX-CoNN model of ``workload`` with CP-SAT.
 
@@ -309,19 +319,35 @@ def solve_cpsat(
             only the lower bound (``>=``), a relaxation in which any schedule is feasible at
             once (extra time may be over-stated off the critical path, never under-stated), so
             CP-SAT finds incumbents far sooner; the objective then bounds the model's from above.
+        clock: ``"wall"`` - ``time_limit_s`` and the incumbents' times are wall-clock seconds;
+            ``"deterministic"`` - both are CP-SAT's deterministic time (its work counter;
+            3-6 wall seconds per unit for these models on a loaded 2-core machine), so with one worker and a fixed seed a rerun finds the
+            same incumbents at the same times (D-HaX-CoNN's reproducible swaps).
+        limit_includes_build: a wall-clock ``time_limit_s`` also covers building the model (the
+            solve gets what is left, at least 10 ms): a caller's whole budget.
     """
+    if clock not in ("wall", "deterministic"):
+        raise ConfigError(f"clock={clock!r}; allowed: wall, deterministic")
+    t_build = time.perf_counter()
     inst = to_int_instance(workload, contention=contention, horizon_ticks=horizon_ticks)
     mdl = _Model(inst, goal, max_transitions, exact)
     if hint is not None:
         mdl.hint(hint, hint_result)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    if clock == "deterministic":
+        solver.parameters.max_deterministic_time = float(time_limit_s)
+        solver.parameters.max_time_in_seconds = max(60.0, 20.0 * float(time_limit_s))  # safety
+    elif limit_includes_build:
+        left = float(time_limit_s) - (time.perf_counter() - t_build)
+        solver.parameters.max_time_in_seconds = max(0.01, left)
+    else:
+        solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_search_workers = int(workers)
     solver.parameters.random_seed = int(random_seed)
     if workers == 1:  # one worker: follow the model's decision strategy (see _Model)
         solver.parameters.search_branching = cp_model.FIXED_SEARCH
     t0 = time.perf_counter()
-    rec = _Recorder(mdl, t0, on_solution)
+    rec = _Recorder(mdl, t0, on_solution, clock)
     status = solver.solve(mdl.model, rec)
     elapsed = time.perf_counter() - t0
     name = solver.status_name(status)

@@ -15,6 +15,15 @@ the engine with plain decisions:
   any start re-times the jobs that just started, so the engine's execution equals
   :func:`~npusched.policies.mapping.execute.execute` for the same schedule.
 
+**Schedule swaps** (D-HaX-CoNN in an engine run): with ``swaps``, every batch of jobs that
+arrives together is one *frame* of a DNN set and runs the schedule in force when it arrives;
+the policy asks the engine for a timer at every swap time and, when it fires, installs that
+swap's schedule for the frames that arrive from then on (a frame already running keeps its
+schedule, as a swap between inferences does on the board). A swap's ``after`` gives the DNN
+dependencies inside a frame (Scenario 4): a consumer's first group waits until its producers
+ended plus the hand-over transition (a timer), as in
+:func:`~npusched.policies.mapping.execute.execute`.
+
 Profiles must come from :class:`~npusched.hardware.soc.SocDevice` (axis ``accelerator``) and the
 jobs' networks are CNNs (one plan step per layer).
 """
@@ -22,6 +31,7 @@ jobs' networks are CNNs (one plan step per layer).
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +47,7 @@ from npusched.policies.mapping.execute import Schedule as GroupSchedule
 from npusched.policies.mapping.execute import Task, Workload
 from npusched.policies.mapping.haxconn import haxconn
 
-__all__ = ["HaxconnPolicy"]
+__all__ = ["HaxconnPolicy", "Swap"]
 
 
 @dataclass
@@ -45,6 +55,22 @@ class _Plan:
     profile: GroupProfile
     row: tuple[int, ...]
     starts: list[int]  # first layer of each group
+    deps: tuple[int, ...] = ()  # job ids of producers in the same frame
+
+
+@dataclass(frozen=True)
+class Swap:
+    """A schedule that takes effect at a simulated time.
+
+    Attributes:
+        time_s: seconds (simulated) from which arriving frames use ``schedule``.
+        schedule: a group schedule for one frame's DNNs, in the frame's request order.
+        after: per DNN of the frame, the indices of DNNs whose output it consumes.
+    """
+
+    time_s: float
+    schedule: GroupSchedule
+    after: tuple[tuple[int, ...], ...] = ()
 
 
 class HaxconnPolicy(MachinePolicyBase, Component):
@@ -58,6 +84,8 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         schedule: a fixed group schedule (``assignment`` + ``order``) for the first batch of
             jobs, in ready-queue order, instead of solving (conformance tests, replays).
         contention: apply the contention model's rates.
+        swaps: schedule swaps in time order (see the module docstring); the first must be at
+            or before the first arrival. Takes precedence over ``schedule``.
     """
 
     name = "haxconn"
@@ -72,6 +100,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         max_transitions: int = 1,
         schedule: GroupSchedule | None = None,
         contention: bool = True,
+        swaps: tuple[Swap, ...] | None = None,
     ) -> None:
         self.soc = soc
         self.n_groups = n_groups
@@ -79,25 +108,53 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         self.max_transitions = max_transitions
         self.schedule = schedule
         self.contention = contention
+        self.swaps = swaps
 
     # --- hooks ---------------------------------------------------------------------------
     def reset(self) -> None:
         self.spec_ = get_soc(self.soc)
         self.model_ = PccsContention()
         self.plans_: dict[int, _Plan] = {}
+        self.profiles_: dict[str, GroupProfile] = {}
         self.queues_: list[deque[tuple[int, int]]] = [deque() for _ in self.spec_.accelerators]
         self.ready_at_: dict[int, float] = {}
         self.used_fixed_ = False
+        swaps = tuple(self.swaps) if self.swaps is not None else ()
+        if any(b.time_s < a.time_s for a, b in itertools.pairwise(swaps)):
+            raise ConfigError("haxconn policy: swaps must be in time order")
+        self.pending_: deque[Swap] = deque(swaps)
+        self.current_: Swap | None = None
+        self.timers_sent_ = False
+        self.ended_: dict[int, tuple[float, int, GroupProfile]] = {}  # id -> (end, acc, profile)
 
     def on_complete(self, job: Any, now: float) -> None:
-        self.plans_.pop(job.id, None)
+        plan = self.plans_.pop(job.id, None)
+        if plan is not None and self.swaps is not None:
+            self.ended_[job.id] = (now, plan.row[-1], plan.profile)
 
     # --- planning --------------------------------------------------------------------------
     def _plan(self, jobs: list[JobView]) -> None:
-        profiles = [generate_profile(get_network(j.network), self.spec_, n_groups=self.n_groups)
-                    for j in jobs]
+        for j in jobs:  # one profile per network for the whole run (frames repeat networks)
+            if j.network not in self.profiles_:
+                self.profiles_[j.network] = generate_profile(
+                    get_network(j.network), self.spec_, n_groups=self.n_groups
+                )
+        profiles = [self.profiles_[j.network] for j in jobs]
         w = Workload(self.spec_, tuple(Task(j.network, p) for j, p in zip(jobs, profiles, strict=True)))
-        if self.schedule is not None and not self.used_fixed_:
+        after: tuple[tuple[int, ...], ...] = ()
+        if self.swaps is not None:
+            if self.current_ is None:
+                raise ConfigError("haxconn policy: a frame arrived before the first swap")
+            sched = self.current_.schedule
+            after = self.current_.after
+            if len(sched.assignment) != len(jobs) or any(
+                len(r) != p.n_groups for r, p in zip(sched.assignment, profiles, strict=True)
+            ):
+                raise ConfigError(
+                    f"haxconn policy: frame of {len(jobs)} jobs does not fit the swap at "
+                    f"{self.current_.time_s} s ({len(sched.assignment)} DNNs)"
+                )
+        elif self.schedule is not None and not self.used_fixed_:
             sched = self.schedule
             self.used_fixed_ = True
         else:
@@ -107,8 +164,9 @@ class HaxconnPolicy(MachinePolicyBase, Component):
 
             sched = execute(w, sched).schedule
         assert sched.order is not None
-        for j, p, row in zip(jobs, profiles, sched.assignment, strict=True):
-            self.plans_[j.id] = _Plan(p, row, [s for s, _ in p.bounds])
+        for n, (j, p, row) in enumerate(zip(jobs, profiles, sched.assignment, strict=True)):
+            deps = tuple(jobs[d].id for d in after[n]) if after else ()
+            self.plans_[j.id] = _Plan(p, row, [s for s, _ in p.bounds], deps)
         for a, q in enumerate(sched.order):
             self.queues_[a].extend((jobs[n].id, g) for n, g in q)
 
@@ -119,6 +177,13 @@ class HaxconnPolicy(MachinePolicyBase, Component):
 
     # --- decisions ---------------------------------------------------------------------------
     def select(self, view: MachineView) -> Schedule:
+        timers: list[float] = []
+        if self.swaps is not None:
+            if not self.timers_sent_:  # one engine timer per swap
+                timers.extend(s.time_s for s in self.pending_ if s.time_s > view.now)
+                self.timers_sent_ = True
+            while self.pending_ and self.pending_[0].time_s <= view.now:
+                self.current_ = self.pending_.popleft()
         new = [j for j in view.ready if j.id not in self.plans_]
         if new:
             self._plan(new)
@@ -133,14 +198,29 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 )
         assign: dict[JobView, Allocation] = {}
         until: dict[JobView, int] = {}
-        timers: list[float] = []
         for job in view.ready:
             plan = self.plans_[job.id]
             g = self._group(job)
             a = plan.row[g]
             if not self.queues_[a] or self.queues_[a][0] != (job.id, g):
                 continue
-            if g > 0 and plan.row[g - 1] != a:  # transition (Eq. 2): wait out + in
+            if g == 0 and plan.deps:  # a consumer (Scenario 4): producers, then the hand-over
+                if any(d not in self.ended_ for d in plan.deps):
+                    continue
+                key = job.id
+                if key not in self.ready_at_:
+                    r = 0.0
+                    for dep in plan.deps:
+                        end, last, prof = self.ended_[dep]
+                        tr = 0.0 if last == a else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
+                        r = max(r, end + tr)
+                    self.ready_at_[key] = r
+                    if r > now + 1e-12:
+                        timers.append(r)
+                        continue
+                if self.ready_at_[key] > now + 1e-12:
+                    continue
+            elif g > 0 and plan.row[g - 1] != a:  # transition (Eq. 2): wait out + in
                 key = job.id
                 if key not in self.ready_at_:
                     tr = float(plan.profile.out_s[g - 1, plan.row[g - 1]] + plan.profile.in_s[g, a])
@@ -167,8 +247,8 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 demand.append(float(plan.profile.mem_bps[g, plan.row[g]]) / self.spec_.memory_bandwidth_bps)
             tot = sum(demand)
             for j, d in zip(running, demand, strict=True):
-                s = self.model_.slowdown_one(d, tot - d) if len(running) > 1 else 1.0
-                rates[j] = 1.0 / s
+                slow = self.model_.slowdown_one(d, tot - d) if len(running) > 1 else 1.0
+                rates[j] = 1.0 / slow
         if assign:
             timers.append(now)  # re-time rates once the new jobs run
         return Schedule(assign=assign, until_step=until, timers=timers, rates=rates)
