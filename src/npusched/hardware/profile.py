@@ -352,6 +352,10 @@ class Profile:
     energy_j: FloatArray
     axes: Axes = ()
     _plans: dict[tuple[Any, ...], ExecPlan] = field(default_factory=dict, repr=False)
+    #: Per row: seconds of one tile of each layer, shared by every plan of the row (made once,
+    #: with the row's first plan: thousands of RNN plans would otherwise each make their own
+    #: during a run, and those long-lived lists pin the allocator's memory among freed jobs).
+    _tile_rows: dict[int, list[float]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_tables(
@@ -501,6 +505,13 @@ class Profile:
             cum = self.cum_s[r]
             n = len(net.layers)
             exits = tuple(sorted({ex.after + 1 for ex in net.exits if ex.after + 1 < n}))
+        tile_s = self._tile_rows.get(r)
+        if tile_s is None:
+            lat_r = self.latency_s[r].tolist()
+            tiles_r = self.tiles[r].tolist()
+            tile_s = self._tile_rows[r] = [
+                x / max(t, 1) for x, t in zip(lat_r, tiles_r, strict=True)
+            ]
         plan = ExecPlan(
             idx,
             cum,
@@ -510,6 +521,7 @@ class Profile:
             energy_row=self.energy_j[r],
             exits=exits,
         )
+        plan._tile_s_row = tile_s
         if cum_seq is not None:
             plan._cum = cum_seq
         self._plans[key] = plan
