@@ -261,3 +261,11 @@ def test_concurrent_entry_in_process() -> None:
     assert entry["name"] == "concurrent" and entry["requests"] == 300
     assert entry["speedup_vs_simpy"] > 0 and entry["max_abs_finish_diff_s"] < 1e-9
     assert entry["reallocations"] > 0
+
+
+def test_repeat_keeps_the_fastest_run_and_checks_its_value() -> None:
+    entry = bench.run_scenario("temporal", requests=300, isolate=False, repeat=2)
+    assert entry["repeat"] == 2 and entry["max_abs_finish_diff_s"] < 1e-9
+    assert entry["requests_per_s"] == pytest.approx(300 / entry["engine_s"])
+    with pytest.raises(ConfigError, match="--repeat"):
+        bench.run_scenario("temporal", requests=300, isolate=False, repeat=0)

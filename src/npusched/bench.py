@@ -620,11 +620,14 @@ def temporal_scenario(
     reference: bool = True,
     report: Reporter = _no_report,
     profiles: Mapping[str, Profile] | None = None,
+    repeat: int = 1,
 ) -> dict[str, Any]:
     """The ``temporal`` entry: the engine and (with ``reference``) the three references.
 
     ``profiles`` replaces the ``prema-npu`` profiles of :data:`BENCH_NETWORKS` (tests pass
-    :func:`synthetic_profiles`).
+    :func:`synthetic_profiles`). With ``repeat`` > 1 the engine and each reference run that
+    many times, interleaved (engine, bare loop, SimPy skip, SimPy per round), and each keeps
+    its fastest time (as ``timeit`` does): the VM's speed drifts between runs.
     """
     report("workload", 0, 0)
     profs = bench_profiles() if profiles is None else profiles
@@ -645,21 +648,36 @@ def temporal_scenario(
     diffs: dict[str, float] = {}
     setup_s: dict[str, float] = {}
     bare_events = 0
-    for ref in ("bare_loop", "simpy_skip", "simpy"):
-        report(ref, 0, 0)
-        # Timed from the same requests and profiles as the engine (whose run includes its
-        # own set-up and result columns): the references' set-up is part of their time.
-        c = time.process_time()
-        shapes = _Shapes(reqs, profs)
-        setup_s[ref] = time.process_time() - c
-        if ref == "bare_loop":
-            finish, bare_events = bare_loop_reference(shapes)
-        elif ref == "simpy_skip":
-            finish = simpy_skip_reference(shapes)
-        else:
-            finish = simpy_reference(shapes)
-        seconds[ref] = time.process_time() - c
-        diffs[ref] = float(np.max(np.abs(finish - engine_finish))) if requests else 0.0
+    for rnd in range(repeat):
+        if rnd:  # the engine again (its first run gave the entry, the records and the RSS)
+            sim2, _ = temporal_setup(requests=requests, seed=seed, profiles=profs)
+            c = time.process_time()
+            sim2.run(reqs)
+            engine_s = min(engine_s, time.process_time() - c)
+            del sim2
+        for ref in ("bare_loop", "simpy_skip", "simpy"):
+            report(ref, rnd, repeat)
+            # Timed from the same requests and profiles as the engine (whose run includes its
+            # own set-up and result columns): the references' set-up is part of their time.
+            c = time.process_time()
+            shapes = _Shapes(reqs, profs)
+            t_setup = time.process_time() - c
+            if ref == "bare_loop":
+                finish, bare_events = bare_loop_reference(shapes)
+            elif ref == "simpy_skip":
+                finish = simpy_skip_reference(shapes)
+            else:
+                finish = simpy_reference(shapes)
+            t = time.process_time() - c
+            if ref not in seconds or t < seconds[ref]:
+                seconds[ref], setup_s[ref] = t, t_setup
+            diffs[ref] = float(np.max(np.abs(finish - engine_finish))) if requests else 0.0
+    entry.update(
+        engine_s=engine_s,
+        requests_per_s=_ratio(requests, engine_s),
+        events_per_s=_ratio(entry["events"], engine_s),
+        repeat=repeat,
+    )
     entry.update(
         speedup_vs_simpy=_ratio(seconds["simpy"], engine_s),
         speedup_vs_simpy_skip=_ratio(seconds["simpy_skip"], engine_s),
@@ -728,10 +746,15 @@ def prema_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
     setup=prema_setup,
 )
 def prema_scenario(
-    *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
+    *,
+    requests: int,
+    seed: int,
+    reference: bool = True,
+    report: Reporter = _no_report,
+    repeat: int = 1,
 ) -> dict[str, Any]:
     """The ``prema`` entry: P-PREMA-dynamic as ``reproduce prema`` runs it (no reference)."""
-    return _engine_only("prema", prema_setup, requests, seed, report)[0]
+    return _engine_only("prema", prema_setup, requests, seed, report, repeat)[0]
 
 
 def _engine_only(
@@ -740,12 +763,26 @@ def _engine_only(
     requests: int,
     seed: int,
     report: Reporter,
+    repeat: int = 1,
 ) -> tuple[dict[str, Any], Any]:
-    """A scenario without references: build, time the engine, the entry and the result."""
+    """A scenario without references: build, time the engine (the fastest of ``repeat``
+    runs; the first gives the records and the peak RSS), the entry and the result."""
     report("workload", 0, 0)
     sim, reqs = setup(requests=requests, seed=seed)
     res, engine_s, wall_s = _time_engine(sim, reqs, report)
-    return _engine_entry(name, res, requests, engine_s, wall_s, seed), res
+    entry = _engine_entry(name, res, requests, engine_s, wall_s, seed)
+    for _ in range(repeat - 1):
+        sim2, _r = setup(requests=requests, seed=seed)
+        c = time.process_time()
+        sim2.run(reqs)
+        engine_s = min(engine_s, time.process_time() - c)
+    entry.update(
+        engine_s=engine_s,
+        requests_per_s=_ratio(requests, engine_s),
+        events_per_s=_ratio(entry["events"], engine_s),
+        repeat=repeat,
+    )
+    return entry, res
 
 
 #: Workload-C arrival rate of the ``spatial`` scenario (requests/s): about 45% of the array's
@@ -783,10 +820,15 @@ def spatial_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
     setup=spatial_setup,
 )
 def spatial_scenario(
-    *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
+    *,
+    requests: int,
+    seed: int,
+    reference: bool = True,
+    report: Reporter = _no_report,
+    repeat: int = 1,
 ) -> dict[str, Any]:
     """The ``spatial`` entry: concurrent jobs with re-allocations (no reference)."""
-    entry, res = _engine_only("spatial", spatial_setup, requests, seed, report)
+    entry, res = _engine_only("spatial", spatial_setup, requests, seed, report, repeat)
     entry["reallocations"] = int(res.columns["preemptions"].sum())
     return entry
 
@@ -961,9 +1003,15 @@ def concurrent_simpy_reference(
     setup=concurrent_setup,
 )
 def concurrent_scenario(
-    *, requests: int, seed: int, reference: bool = True, report: Reporter = _no_report
+    *,
+    requests: int,
+    seed: int,
+    reference: bool = True,
+    report: Reporter = _no_report,
+    repeat: int = 1,
 ) -> dict[str, Any]:
-    """The ``concurrent`` entry: the engine and (with ``reference``) its SimPy model."""
+    """The ``concurrent`` entry: the engine and (with ``reference``) its SimPy model, each
+    the fastest of ``repeat`` interleaved runs."""
     report("workload", 0, 0)
     sim, reqs = concurrent_setup(requests=requests, seed=seed)
     res, engine_s, wall_s = _time_engine(sim, reqs, report)
@@ -975,11 +1023,23 @@ def concurrent_scenario(
     engine_finish = res.columns["finish_s"]
     profiles = sim.profiles
     del res, sim
-    report("simpy", 0, 0)
-    c = time.process_time()
-    finish = concurrent_simpy_reference(reqs, profiles)
-    simpy_s = time.process_time() - c
+    simpy_s = math.inf
+    for rnd in range(repeat):
+        if rnd:
+            sim2, _ = concurrent_setup(requests=requests, seed=seed)
+            c = time.process_time()
+            sim2.run(reqs)
+            engine_s = min(engine_s, time.process_time() - c)
+            del sim2
+        report("simpy", rnd, repeat)
+        c = time.process_time()
+        finish = concurrent_simpy_reference(reqs, profiles)
+        simpy_s = min(simpy_s, time.process_time() - c)
     entry.update(
+        engine_s=engine_s,
+        requests_per_s=_ratio(requests, engine_s),
+        events_per_s=_ratio(entry["events"], engine_s),
+        repeat=repeat,
         speedup_vs_simpy=_ratio(simpy_s, engine_s),
         max_abs_finish_diff_s=float(np.max(np.abs(finish - engine_finish))) if requests else 0.0,
         reference_s={"simpy": simpy_s},
@@ -1008,6 +1068,7 @@ def run_scenario(
     reference: bool = True,
     isolate: bool = True,
     report: Reporter = _no_report,
+    repeat: int = 1,
 ) -> dict[str, Any]:
     """One scenario's entry (see :func:`run_bench`).
 
@@ -1018,16 +1079,23 @@ def run_scenario(
         reference: also run the scenario's references.
         isolate: run it in a fresh Python process (``sys.executable``), so its peak RSS is its own.
         report: progress callback ``(stage, done, total)``.
+        repeat: time the engine and each reference this many times, interleaved, and keep
+            each one's fastest run.
     """
     sc = SCENARIOS.get(name)()
     name = next(k for k in SCENARIOS.names() if k.lower() == name.lower())
     n = sc.default_requests if requests is None else _check_int(requests, "--requests", 1)
     _check_int(seed, "--seed", 0)
+    _check_int(repeat, "--repeat", 1)
     if reference and sc.needs_simpy:
         require_simpy()
     if not isolate:
-        return _with_targets(sc.run(requests=n, seed=seed, reference=reference, report=report))
-    args = json.dumps({"name": name, "requests": n, "seed": seed, "reference": reference})
+        return _with_targets(
+            sc.run(requests=n, seed=seed, reference=reference, report=report, repeat=repeat)
+        )
+    args = json.dumps(
+        {"name": name, "requests": n, "seed": seed, "reference": reference, "repeat": repeat}
+    )
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -1068,7 +1136,11 @@ def _worker(args_json: str) -> None:
 
     try:
         entry = SCENARIOS.get(args["name"])().run(
-            requests=args["requests"], seed=args["seed"], reference=args["reference"], report=report
+            requests=args["requests"],
+            seed=args["seed"],
+            reference=args["reference"],
+            report=report,
+            repeat=args["repeat"],
         )
     except NpuschedError as e:
         out.write(json.dumps({"error": str(e)}) + "\n")
@@ -1085,6 +1157,7 @@ def run_bench(
     reference: bool = True,
     isolate: bool = True,
     report: Reporter = _no_report,
+    repeat: int = 1,
 ) -> dict[str, Any]:
     """Run bench scenarios; the object ``npusched bench --json`` prints.
 
@@ -1096,6 +1169,8 @@ def run_bench(
         isolate: each scenario in a fresh process (see :func:`run_scenario`).
         report: progress callback ``(stage, done, total)``; the stage is prefixed
             ``"<scenario>: "``.
+        repeat: per scenario, time the engine and each reference this many times, interleaved,
+            and keep each one's fastest run (``timeit``'s rule; the VM's speed drifts).
 
     Returns:
         ``{"scenarios": [entry, ...], "timing": ...}``. Each entry has ``name``, ``requests``,
@@ -1117,6 +1192,7 @@ def run_bench(
     if requests is not None:
         _check_int(requests, "--requests", 1)
     _check_int(seed, "--seed", 0)
+    _check_int(repeat, "--repeat", 1)
     names = list(SCENARIOS.names()) if not scenarios else list(scenarios)
     for nm in names:  # every check before the first scenario starts
         sc = SCENARIOS.get(nm)()
@@ -1130,7 +1206,13 @@ def run_bench(
 
         entries.append(
             run_scenario(
-                nm, requests=requests, seed=seed, reference=reference, isolate=isolate, report=rep
+                nm,
+                requests=requests,
+                seed=seed,
+                reference=reference,
+                isolate=isolate,
+                report=rep,
+                repeat=repeat,
             )
         )
     return {

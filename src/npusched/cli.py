@@ -383,12 +383,21 @@ def bench_cmd(
         typer.Option("--reference/--no-reference", help="Also run the reference models."),
     ] = True,
     seed: Annotated[int, typer.Option(help="Workload seed (>= 0).")] = 0,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            help="Time the engine and each reference this many times, interleaved, and keep "
+            "each one's fastest run (>= 1)."
+        ),
+    ] = 1,
 ) -> None:
     """Engine speed against SimPy and a bare event loop on the same system, and the targets."""
     from npusched.bench import bench_rows, run_bench
 
     if as_json:
-        result = run_bench(scenario, requests=requests, seed=seed, reference=reference)
+        result = run_bench(
+            scenario, requests=requests, seed=seed, reference=reference, repeat=repeat
+        )
         typer.echo(json.dumps(result, indent=2))
         return
     from npusched.bench import rich_reporter
@@ -396,7 +405,12 @@ def bench_cmd(
 
     with rich_reporter() as report:
         result = run_bench(
-            scenario, requests=requests, seed=seed, reference=reference, report=report
+            scenario,
+            requests=requests,
+            seed=seed,
+            reference=reference,
+            report=report,
+            repeat=repeat,
         )
     render(bench_rows(result), "table", title="bench (targets: issue 9)")
 
