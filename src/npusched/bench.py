@@ -567,6 +567,13 @@ def _time_engine(
     return res, time.process_time() - c, time.perf_counter() - w
 
 
+def _cpu_seconds(sim: Any, requests: Sequence[Request]) -> float:
+    """CPU seconds of one more engine run (``--repeat``; its result is not kept)."""
+    c = time.process_time()
+    sim.run(requests)
+    return time.process_time() - c
+
+
 def _engine_entry(
     name: str, res: Any, n: int, engine_s: float, wall_s: float, seed: int
 ) -> dict[str, Any]:
@@ -650,11 +657,8 @@ def temporal_scenario(
     bare_events = 0
     for rnd in range(repeat):
         if rnd:  # the engine again (its first run gave the entry, the records and the RSS)
-            sim2, _ = temporal_setup(requests=requests, seed=seed, profiles=profs)
-            c = time.process_time()
-            sim2.run(reqs)
-            engine_s = min(engine_s, time.process_time() - c)
-            del sim2
+            sim2 = temporal_setup(requests=requests, seed=seed, profiles=profs)[0]
+            engine_s = min(engine_s, _cpu_seconds(sim2, reqs))
         for ref in ("bare_loop", "simpy_skip", "simpy"):
             report(ref, rnd, repeat)
             # Timed from the same requests and profiles as the engine (whose run includes its
@@ -772,10 +776,7 @@ def _engine_only(
     res, engine_s, wall_s = _time_engine(sim, reqs, report)
     entry = _engine_entry(name, res, requests, engine_s, wall_s, seed)
     for _ in range(repeat - 1):
-        sim2, _r = setup(requests=requests, seed=seed)
-        c = time.process_time()
-        sim2.run(reqs)
-        engine_s = min(engine_s, time.process_time() - c)
+        engine_s = min(engine_s, _cpu_seconds(setup(requests=requests, seed=seed)[0], reqs))
     entry.update(
         engine_s=engine_s,
         requests_per_s=_ratio(requests, engine_s),
@@ -1026,11 +1027,8 @@ def concurrent_scenario(
     simpy_s = math.inf
     for rnd in range(repeat):
         if rnd:
-            sim2, _ = concurrent_setup(requests=requests, seed=seed)
-            c = time.process_time()
-            sim2.run(reqs)
-            engine_s = min(engine_s, time.process_time() - c)
-            del sim2
+            sim2 = concurrent_setup(requests=requests, seed=seed)[0]
+            engine_s = min(engine_s, _cpu_seconds(sim2, reqs))
         report("simpy", rnd, repeat)
         c = time.process_time()
         finish = concurrent_simpy_reference(reqs, profiles)
