@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from npusched.bench import bench_workload, synthetic_profiles
 from npusched.policies.base import POLICIES
 from npusched.policies.temporal import HPF
+from npusched.policies.temporal.mechanism import RankedPolicy
 from npusched.policies.temporal.predictor import make_estimator
 from npusched.sim import ranked
 from npusched.sim.engine import Simulator, _Run
@@ -16,7 +17,12 @@ from npusched.workloads.request import Request
 from simhelpers import assert_same_result, make_profile
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-RANKED = ("NP-FCFS", "P-FCFS", "NP-HPF", "P-HPF")
+#: Every registered policy that can take the fast path (a RankedPolicy with a queue_key).
+RANKED = tuple(
+    name
+    for name in POLICIES.names()
+    if isinstance(p := POLICIES.create(name), RankedPolicy) and p.queue_key is not None
+)
 MECHANISMS = ("checkpoint", "kill", "drain", "dynamic", "dynamic-kill")
 
 
@@ -106,6 +112,10 @@ def test_progress_reports_match() -> None:
             reqs, progress=seen[fast].append
         )
     assert seen[True] == seen[False] and seen[True][-1] == 500
+
+
+def test_the_ranked_policies_are_found() -> None:
+    assert {"NP-FCFS", "P-FCFS", "NP-HPF", "P-HPF"} <= set(RANKED)
 
 
 def test_applies_only_where_the_result_is_the_same() -> None:
