@@ -350,6 +350,24 @@ def test_report_html_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert True
 
 
+def test_report_splits_many_series_over_figures(tmp_path: Path) -> None:
+    """Two series with ``series_per_plot = 1``: two figures of each kind; the second bar chart
+    repeats the baseline beside its series; the table keeps both."""
+    text = SMALL.format(n=8).replace(
+        'baseline = "NP-FCFS"', 'baseline = "NP-FCFS"\nseries_per_plot = 1'
+    )
+    exp = load_experiment(_exp_file(tmp_path, text))
+    root = tmp_path / "results"
+    run_sweep(exp, root / "small", backend="inprocess", progress=False)
+    write_report(root)
+    md = (root / "index.md").read_text()
+    for kind in ("curves", "cdf", "bars"):
+        for part in (1, 2):
+            f = root / "report_files" / f"small_{kind}_{part}.png"
+            assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"small_{kind}_{part}.png" in md
+    assert "(2/2)" in md and "P-PREMA" in md and "NP-FCFS" in md
+
+
 def test_report_of_an_empty_dir_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no sweep"):
         write_report(tmp_path)

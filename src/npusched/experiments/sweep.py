@@ -19,7 +19,9 @@ An experiment file (TOML or YAML) declares a grid of run configs:
   say, differ from another's). Every grid names the same axes in the same order;
 * ``[report]`` (optional): ``x`` (the axis plotted on the x axis; default the first grid axis
   whose values are all numbers), ``metrics`` (summary keys to tabulate and plot) and
-  ``baseline`` (the series label that normalised bars divide by; default the first series).
+  ``baseline`` (the series label that normalised bars divide by; default the first series) and
+  ``series_per_plot`` (at most this many series in a figure, default 12; more are split over
+  several figures).
 
 Every combination is validated as a full run config when the file is loaded, so a typo in any
 point fails before anything runs, with one line naming the file, the grid point and the field.
@@ -99,6 +101,8 @@ class ReportHints(_Strict):
         x: the grid axis on the x axis of the metric curves (a numeric axis).
         metrics: summary keys to tabulate and plot.
         baseline: series label the normalised bars divide by.
+        series_per_plot: at most this many series in one figure; more are split over several
+            figures (the table keeps them all; each bar chart repeats the baseline).
     """
 
     x: str | None = None
@@ -110,6 +114,7 @@ class ReportHints(_Strict):
         "sla_violation_rate_n10",
     ]
     baseline: str | None = None
+    series_per_plot: Annotated[int, Field(ge=1)] = 12
 
 
 class ExperimentFile(_Strict):

@@ -149,38 +149,47 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
         table.insert(0, "seeds", g.size())
         sec.tables.append(("Mean ± standard deviation over seeds", table.reset_index()))
     slug = _slug(name)
-    if x and metrics:
-        sec.images.append(
-            ("Metrics against " + x, _curves(df, x, series, metrics, files / f"{slug}_curves.png"))
-        )
-    if "latencies_s" in df.columns:
-        sub = df if x is None else df[df[x] == df[x].max()]
-        where = "all points" if x is None else f"{x} = {df[x].max()}"
-        sec.images.append(
-            (
-                f"Latency CDF ({where}, pooled over seeds)",
-                _cdf(sub, series, files / f"{slug}_cdf.png"),
+    # Many series (a suite's grid has a hundred) are split over several figures.
+    per = max(1, int(hints.get("series_per_plot") or 12))
+    chunks = [series[i : i + per] for i in range(0, len(series), per)]
+    baseline = hints.get("baseline")
+    if baseline not in series:
+        baseline = next((s for s in series if baseline is not None and baseline in s), series[0])
+    means = df.groupby("series", sort=False)[metrics].mean() if metrics else None
+    for ci, chunk in enumerate(chunks):
+        part = "" if len(chunks) == 1 else f" ({ci + 1}/{len(chunks)})"
+        tag = "" if len(chunks) == 1 else f"_{ci + 1}"
+        if x and metrics:
+            sec.images.append(
+                (
+                    f"Metrics against {x}{part}",
+                    _curves(df, x, chunk, metrics, files / f"{slug}_curves{tag}.png"),
+                )
             )
-        )
-    if metrics and len(series) > 1:
-        baseline = hints.get("baseline")
-        if baseline not in series:
-            baseline = next(
-                (s for s in series if baseline is not None and baseline in s), series[0]
+        if "latencies_s" in df.columns:
+            sub = df if x is None else df[df[x] == df[x].max()]
+            where = "all points" if x is None else f"{x} = {df[x].max()}"
+            sec.images.append(
+                (
+                    f"Latency CDF ({where}, pooled over seeds){part}",
+                    _cdf(sub, chunk, files / f"{slug}_cdf{tag}.png"),
+                )
             )
-        means = df.groupby("series", sort=False)[metrics].mean()
-        norm = {
-            s: [float(means.loc[s, m] / means.loc[baseline, m]) for m in metrics] for s in series
-        }
-        path = grouped_bars(
-            files / f"{slug}_bars.png",
-            [textwrap.fill(m.replace("_", " "), 14) for m in metrics],  # labels must not collide
-            norm,
-            ylabel=f"normalised to {baseline}",
-            title=f"{name}: mean over all points, normalised to {baseline}",
-            reference=1.0,
-        )
-        sec.images.append((f"Normalised to {baseline}", path))
+        if means is not None and len(series) > 1:
+            shown = chunk if baseline in chunk else [baseline, *chunk]
+            norm = {
+                s: [float(means.loc[s, m] / means.loc[baseline, m]) for m in metrics]
+                for s in shown
+            }
+            path = grouped_bars(
+                files / f"{slug}_bars{tag}.png",
+                [textwrap.fill(m.replace("_", " "), 14) for m in metrics],  # labels must differ
+                norm,
+                ylabel=f"normalised to {baseline}",
+                title=f"{name}: mean over all points, normalised to {baseline}{part}",
+                reference=1.0,
+            )
+            sec.images.append((f"Normalised to {baseline}{part}", path))
     return sec
 
 
