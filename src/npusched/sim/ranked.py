@@ -84,7 +84,7 @@ def applies(run: _Run) -> bool:
         return False
     if run.until != math.inf or run.dependents:
         return False
-    return not any(entry[1].exits for entry in {id(e[1]): e for e in run.req_plans}.values())
+    return not any(plan.exits for plan in {entry[1] for entry in run.req_plans})
 
 
 def execute_ranked(run: _Run) -> SimResult:
