@@ -347,7 +347,6 @@ def test_report_html_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[
         f = root / "report_files" / name
         assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"report_files/{name}" in md
-    assert True
 
 
 def test_report_splits_many_series_over_figures(tmp_path: Path) -> None:

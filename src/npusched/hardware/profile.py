@@ -57,7 +57,6 @@ class ExecPlan:
         "_ckpt_row",
         "_cum",
         "_cum_energy",
-        "_e_end",
         "_energy_row",
         "_lat_row",
         "_tile_s_row",
@@ -92,7 +91,6 @@ class ExecPlan:
         self._tile_s_row: list[float] | None = None
         self._cum: Seq | None = None
         self._cum_energy: Seq | None = None
-        self._e_end: float | None = None
         self.steps = len(layer)
         self.total_s = float(cum_s[-1])
         self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
@@ -205,45 +203,34 @@ class ExecPlan:
             return 0.0
         if a <= 0.0 and b >= self.total_s:
             return self.total_energy_j
-        ce = self._cum_energy
-        if ce is None and self.layer.dtype == np.int64:
-            # Plans shared by many jobs (a CNN's layers) keep the prefix sums of energy; an
-            # unrolled recurrent plan (one per length pair) sums its steps on demand instead.
-            arr = np.zeros(self.steps + 1)
-            np.cumsum(self.energy_j, out=arr[1:])
-            ce = self._cum_energy = array("d", arr.tobytes())
         cum = self._cum_list()
-        return self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce)
+        ce: Any = self._cum_energy
+        if ce is None:
+            if self.layer.dtype == np.int64:
+                # Plans shared by many jobs (a CNN's layers) keep the prefix sums of energy.
+                arr = np.zeros(self.steps + 1)
+                np.cumsum(self.energy_j, out=arr[1:])
+                ce = self._cum_energy = array("d", arr.tobytes())
+            else:
+                # An unrolled recurrent plan (one per length pair) sums its steps on demand, up
+                # to the step holding ``b`` (the same sequential sums as stored ones).
+                last = min(bisect_right(cum, b) - 1, self.steps - 1)
+                ce = np.zeros(last + 2)
+                np.cumsum(self._energy_row[self.layer[: last + 1]], out=ce[1:])
+        return float(self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce))
 
-    def _prefix_energy(self, i: int) -> tuple[float, float]:
-        """``(joules of steps [0, i), joules of steps [0, i + 1))`` as the prefix sums of
-        energy hold them (the same sequential sums), without storing them."""
-        c = np.cumsum(self._energy_row[self.layer[: i + 1]])
-        return (float(c[i - 1]) if i else 0.0), float(c[i])
-
-    def _energy_at(self, x: float, cum: Seq, ce: Seq | None) -> float:
-        """Cumulative joules after ``x`` seconds of work (linear within a step)."""
+    def _energy_at(self, x: float, cum: Seq, ce: Seq) -> float:
+        """Cumulative joules after ``x`` seconds of work (linear within a step); ``ce`` holds
+        the prefix sums of energy at least up to the step holding ``x``."""
         i = bisect_right(cum, x) - 1
         if i >= self.steps:
-            return ce[-1] if ce is not None else self.total_energy_j_cumsum()
+            return ce[-1]
         if i < 0:
             return 0.0
         lat = cum[i + 1] - cum[i]
-        if ce is None:
-            e0, e1 = self._prefix_energy(i)
-        else:
-            e0, e1 = ce[i], ce[i + 1]
         if lat <= 0.0:
-            return e0
-        return e0 + (x - cum[i]) / lat * (e1 - e0)
-
-    def total_energy_j_cumsum(self) -> float:
-        """Joules of every step as the sequential prefix sum ends (``energy_between``'s end
-        point; ``total_energy_j`` is NumPy's pairwise sum and may differ in the last bit)."""
-        e = self._e_end
-        if e is None:
-            e = self._e_end = float(np.cumsum(self.energy_j)[-1]) if self.steps else 0.0
-        return e
+            return ce[i]
+        return ce[i] + (x - cum[i]) / lat * (ce[i + 1] - ce[i])
 
     def steps_between(self, a: float, b: float) -> int:
         """Steps executed (whole or in part) over the work interval ``[a, b)``, ``b > a``

@@ -151,7 +151,7 @@ _FAST_VIEW = (
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
-#: The request fields the engine reads once per run (``_prepare``), in one pass.
+#: The request fields the engine reads once per run (``_prepare``), each in one C-level pass.
 _REQUEST_FIELDS = (
     "id",
     "arrival_s",
@@ -549,7 +549,7 @@ class _Run:
             TIMER: self._h_timer,
         }
         # Set-up allocates a few objects per request and no reference cycles: the cyclic
-        # garbage collector would only rescan them (a third of the set-up's time at 1e5).
+        # garbage collector would only rescan them.
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
@@ -562,8 +562,6 @@ class _Run:
     def _prepare(self, requests: Sequence[Request]) -> None:
         profiles = self.sim.profiles
         n = len(requests)
-        # Each field in one C-level pass (a transposing ``zip(*...)`` makes 100k short-lived
-        # tuples and is several times slower under the garbage collector).
         col = {f: list(map(attrgetter(f), requests)) for f in _REQUEST_FIELDS}
         ids = np.fromiter(col["id"], dtype=np.int64, count=n)
         by_id = np.argsort(ids, kind="stable")
@@ -802,9 +800,7 @@ class _Run:
         if freqs is None or plan.steps == 0:
             return None
         ex = job._exec if job._exec > 0.0 else job.wasted_s - wasted0
-        cum = plan.cum_s
-        step = int(np.searchsorted(cum, ex - TIME_TOL_S, side="left")) - 1
-        step = min(max(step, 0), plan.steps - 1)
+        step = min(max(plan.step_at(ex - TIME_TOL_S), 0), plan.steps - 1)
         return self._level_of(float(freqs[step]))
 
     def _level_of(self, f: float) -> tuple[float, float]:
@@ -1787,20 +1783,20 @@ class _Run:
         cs = take("col_cs", np.float64)
         latency = finish - arrival
 
-        def ints(name: str) -> npt.NDArray[np.int64]:
+        def column(name: str, dtype: type, unset: float) -> npt.NDArray[Any]:
+            """Request field ``name`` by result row, ``unset`` where it is None."""
             v = col.pop(name)  # let each list go once it is an array
             nones = v.count(None)
             if nones == n:
-                return np.full(n, -1, dtype=np.int64)
-            vals = [-1 if x is None else x for x in v] if nones else v
-            return np.fromiter(vals, dtype=np.int64, count=n)[by_id]
+                return np.full(n, unset, dtype=dtype)
+            vals = [unset if x is None else x for x in v] if nones else v
+            return np.fromiter(vals, dtype=dtype, count=n)[by_id]
 
         network = np.empty(n, dtype=object)
         network[:] = col.pop("network")
         resource = np.empty(n, dtype=object)
         resource[:] = self.col_res
         self.col_res = []
-        slo = col.pop("slo_s")
         cols: dict[str, npt.NDArray[Any]] = {
             "id": ids[by_id],
             "arrival_s": arrival,
@@ -1817,18 +1813,12 @@ class _Run:
             "checkpoint_s": cs,
             "wasted_s": take("col_wasted", np.float64),
             "energy_j": take("col_energy", np.float64),
-            "priority": ints("priority"),
-            "batch": ints("batch"),
-            "slo_s": np.full(n, math.nan)
-            if slo.count(None) == n
-            else np.fromiter(
-                [math.nan if x is None else x for x in slo] if slo.count(None) else slo,
-                dtype=np.float64,
-                count=n,
-            )[by_id],
+            "priority": column("priority", np.int64, -1),
+            "batch": column("batch", np.int64, -1),
+            "slo_s": column("slo_s", np.float64, math.nan),
             "network": network[by_id],
-            "seq_in": ints("seq_in"),
-            "seq_out": ints("seq_out"),
+            "seq_in": column("seq_in", np.int64, -1),
+            "seq_out": column("seq_out", np.int64, -1),
             "resource": resource,
         }
         done = ~np.isnan(finish)

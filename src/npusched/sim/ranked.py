@@ -49,15 +49,13 @@ _NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
 
 
 class _View:
-    """What Algorithm 3 reads of a job (``select_mechanism``): its id, estimate and progress."""
+    """What Algorithm 3 reads of a job (``select_mechanism``): its estimate and progress."""
 
-    __slots__ = ("estimated_s", "executed_s", "id", "isolated_s")
+    __slots__ = ("estimated_s", "executed_s")
 
-    def __init__(self, id: int, estimated_s: float, executed_s: float, isolated_s: float) -> None:
-        self.id = id
+    def __init__(self, estimated_s: float, executed_s: float) -> None:
         self.estimated_s = estimated_s
         self.executed_s = executed_s
-        self.isolated_s = isolated_s
 
 
 def applies(run: _Run) -> bool:
@@ -197,7 +195,7 @@ def execute_ranked(run: _Run) -> SimResult:
         """Work done by the running job ``k`` as of ``now`` (``Job.executed_s``)."""
         dt = now - t0
         if dt > 0.0:
-            e = exe[k] + 1.0 * dt
+            e = exe[k] + dt  # rate 1: the general loop's ``exec + rate * dt``, exactly
             return e if e < limit else limit
         return exe[k]
 
@@ -305,10 +303,8 @@ def execute_ranked(run: _Run) -> SimResult:
             if mech is None:
                 mech = select_mechanism(
                     mode,
-                    cast(Any, _View(arrivals[k].id, est_of[k], executed(k), req_plans[k][2])),
-                    cast(
-                        Any, _View(arrivals[best].id, est_of[best], exe[best], req_plans[best][2])
-                    ),
+                    cast(Any, _View(est_of[k], executed(k))),
+                    cast(Any, _View(est_of[best], exe[best])),
                 )
             if mech is _CHECKPOINT:
                 if now < t0:  # still restoring: stop at once, where it already stands
@@ -318,7 +314,7 @@ def execute_ranked(run: _Run) -> SimResult:
                     stop = plan.next_preemption_point(executed(k), layer=layer_point, tol_s=tol)
                     if stop >= limit:  # the next preemption point is the end: it just finishes
                         continue
-                    t_stop = t0 + (stop - exe[k]) / 1.0
+                    t_stop = t0 + (stop - exe[k])  # rate 1, as the general loop's ``/ rate``
                     if t_stop < now:
                         t_stop = now
                 heappush(stale, tm)  # the general loop keeps the old completion event
@@ -364,7 +360,7 @@ def execute_ranked(run: _Run) -> SimResult:
         limit = iso
         run_k = k
         mkind = _COMPLETE
-        tm = t0 + (iso - ex0) / 1.0
+        tm = t0 + (iso - ex0)
 
     # Per-request records, by result row (every request finished: ``until`` is not set).
     by_row = np.asarray(rows, dtype=np.int64)
