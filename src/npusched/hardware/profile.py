@@ -212,11 +212,7 @@ class ExecPlan:
                 np.cumsum(self.energy_j, out=arr[1:])
                 ce = self._cum_energy = array("d", arr.tobytes())
             else:
-                # An unrolled recurrent plan (one per length pair) sums its steps on demand, up
-                # to the step holding ``b`` (the same sequential sums as stored ones).
-                last = min(bisect_right(cum, b) - 1, self.steps - 1)
-                ce = np.zeros(last + 2)
-                np.cumsum(self._energy_row[self.layer[: last + 1]], out=ce[1:])
+                ce = _recurrent_energy_prefix(self)
         return float(self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce))
 
     def _energy_at(self, x: float, cum: Seq, ce: Seq) -> float:
@@ -308,6 +304,33 @@ class ExecPlan:
 
     def __repr__(self) -> str:
         return f"ExecPlan(steps={self.steps}, total_s={self.total_s:.6g})"
+
+
+#: Steps of unrolled recurrent plans whose prefix sums of energy are kept (8 bytes a step, so
+#: 32 MiB): every recurrent shape of a small mix stays cached, while an RNN mix of a million
+#: requests (thousands of length pairs, about 9 M steps) keeps the recently used ones.
+RECURRENT_ENERGY_CACHE_STEPS = 4_000_000
+_recurrent_energy: OrderedDict[ExecPlan, Seq] = OrderedDict()
+_recurrent_energy_steps = [0]
+
+
+def _recurrent_energy_prefix(plan: ExecPlan) -> Seq:
+    """The prefix sums of energy of an unrolled recurrent plan, from a least-recently-used cache
+    bounded by :data:`RECURRENT_ENERGY_CACHE_STEPS` (a plan per length pair would otherwise keep
+    its own for the whole run; the values do not depend on whether they were cached)."""
+    ce = _recurrent_energy.get(plan)
+    if ce is not None:
+        _recurrent_energy.move_to_end(plan)
+        return ce
+    arr = np.zeros(plan.steps + 1)
+    np.cumsum(plan.energy_j, out=arr[1:])
+    ce = array("d", arr.tobytes())
+    _recurrent_energy[plan] = ce
+    _recurrent_energy_steps[0] += plan.steps
+    while _recurrent_energy_steps[0] > RECURRENT_ENERGY_CACHE_STEPS and len(_recurrent_energy) > 1:
+        old, _ = _recurrent_energy.popitem(last=False)
+        _recurrent_energy_steps[0] -= old.steps
+    return ce
 
 
 Axes = tuple[tuple[str, tuple[Any, ...]], ...]
