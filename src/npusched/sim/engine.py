@@ -1521,10 +1521,12 @@ class _Run:
 
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
-        from npusched.sim import ranked
+        from npusched.sim import ranked, tokens
 
         if ranked.applies(self):  # FCFS / HPF: the same run without per-job objects
             return ranked.execute_ranked(self)
+        if tokens.applies(self):  # PREMA / TOKEN: likewise
+            return tokens.execute_tokens(self)
         sim = self.sim
         policy = self.policy
         policy.reset()

@@ -39,7 +39,7 @@ from npusched.sim.events import TIME_TOL_S
 if TYPE_CHECKING:
     from npusched.sim.engine import SimResult, _Run
 
-__all__ = ["applies", "execute_ranked"]
+__all__ = ["applies", "execute_ranked", "write_records"]
 
 _CHECKPOINT = Mechanism.CHECKPOINT
 _KILL = Mechanism.KILL
@@ -105,7 +105,6 @@ def execute_ranked(run: _Run) -> SimResult:
     rows = run.arrival_rows
     estimator = sim.estimator
     res = run.res[0]
-    res_name = res.name
     units = res.capacity
     cap = res.capacity
     ckpt_cost = run.ckpt_cost
@@ -362,10 +361,31 @@ def execute_ranked(run: _Run) -> SimResult:
         mkind = _COMPLETE
         tm = t0 + (iso - ex0)
 
-    # Per-request records, by result row (every request finished: ``until`` is not set).
-    by_row = np.asarray(rows, dtype=np.int64)
+    write_records(run, est_of, npre, cbytes, csec, wasted)
+    clock.now = now
+    run.events = events
+    run.layer_exec = layer_exec
+    run.n_finished = n_finished
+    run.reported = reported
+    res.busy = busy
+    res.energy = res_energy
+    return run._result(last_t)
+
+
+def write_records(
+    run: _Run,
+    est: list[float],
+    npre: list[int],
+    cbytes: list[int],
+    csec: list[float],
+    wasted: list[float],
+) -> None:
+    """Store a fast path's per-request lists (by dispatch order) as ``run``'s result columns
+    (by result row; every request finished: ``until`` is not set)."""
+    n = len(est)
+    by_row = np.asarray(run.arrival_rows, dtype=np.int64)
     for name, per_k in (
-        ("col_est", est_of),
+        ("col_est", est),
         ("col_preempt", npre),
         ("col_cbytes", cbytes),
         ("col_cs", csec),
@@ -377,13 +397,5 @@ def execute_ranked(run: _Run) -> SimResult:
         col[by_row] = per_k
         setattr(run, name, col)
     col_res = np.empty(n, dtype=object)
-    col_res[:] = res_name
+    col_res[:] = run.res[0].name
     run.col_res = col_res
-    clock.now = now
-    run.events = events
-    run.layer_exec = layer_exec
-    run.n_finished = n_finished
-    run.reported = reported
-    res.busy = busy
-    res.energy = res_energy
-    return run._result(last_t)

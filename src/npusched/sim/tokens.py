@@ -1,0 +1,586 @@
+"""The engine's fast path for token schedulers (PREMA, TOKEN): one loop, no per-job objects.
+
+PREMA's Algorithm 2 (:class:`~npusched.policies.temporal.prema.TokenScheduler`) reads, at every
+wake, each ready job's tokens, waiting time, estimate and progress. On the general loop
+(:meth:`npusched.sim.engine._Run.execute`) that is a :class:`~npusched.policies.contract.
+SchedulerView` and property reads on :class:`~npusched.sim.job.Job` objects at every period
+boundary the engine catches up, at every tick, in ``select`` and in ``quiet_periods``: about
+70 us per event on PREMA's mix. :func:`execute_tokens` runs the same system with per-request
+state in flat lists indexed by dispatch order (tokens as the gain list, waiting time as
+``waited + (now - since)``) and Algorithm 2, the period catch-up (``on_periods``), the tick
+(``on_period``) and the next tick that can change a decision (``quiet_periods``) written out over
+them, with the same float operations in the same order; the step count to a token level is the
+policy's own :meth:`~npusched.policies.temporal.prema.TokenScheduler._periods_to_gain`.
+
+The result is the general loop's with ``skip_periods=True`` to the last bit: the same wakes (the
+same catch-up of skipped boundaries, the same stale ticks and superseded completions waking the
+loop, events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the event
+queue's order), the same machine handlers as :mod:`npusched.sim.ranked` (segment closing with
+energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
+Algorithm 3 through :func:`~npusched.policies.temporal.mechanism.select_mechanism`), so every
+column, ``events``, ``busy_s``, energy and ``layer_executions`` are equal
+(``tests/test_token_fast_path.py`` checks it for every token policy, token rule, threshold,
+``include_running`` and mechanism on random workloads).
+
+When it applies (:func:`applies`): a temporal policy that is a ``TokenScheduler`` whose class
+keeps every Algorithm 2 method of the base and chooses as PREMA (shortest estimated remaining)
+or TOKEN (first come) do; ``Simulator(skip_periods=True)``; no power policy, no timeline or power
+recording, no ``until``, no dependent requests and no plans with early exits. Anything else runs
+the general loop; ``Simulator(fast_path=False)`` forces it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from heapq import heappop, heappush
+from typing import TYPE_CHECKING, Any, cast
+
+from npusched.errors import SimulationError
+from npusched.policies.contract import Mechanism
+from npusched.sim.events import TIME_TOL_S
+from npusched.sim.ranked import _View, write_records
+
+if TYPE_CHECKING:
+    from npusched.sim.engine import SimResult, _Run
+
+__all__ = ["applies", "execute_tokens"]
+
+_CHECKPOINT = Mechanism.CHECKPOINT
+_KILL = Mechanism.KILL
+_DRAIN = Mechanism.DRAIN
+_NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
+#: The Algorithm 2 methods this path writes out: a subclass overriding any runs the general loop.
+_ALGORITHM_2 = (
+    "select",
+    "pick",
+    "queue",
+    "candidates",
+    "threshold_of",
+    "tokens_of",
+    "slowdown",
+    "_slowdown_at",
+    "on_period",
+    "on_periods",
+    "quiet_periods",
+    "_periods_to_gain",
+    "on_complete",
+)
+
+
+def applies(run: _Run) -> bool:
+    """Whether ``run`` may take :func:`execute_tokens` (see the module docstring)."""
+    from npusched.policies.base import PolicyBase
+    from npusched.policies.temporal.prema import NPPrema, TokenScheduler
+    from npusched.policies.temporal.token import NPToken
+
+    sim = run.sim
+    policy = run.policy
+    cls = type(policy)
+    if not (
+        getattr(sim, "fast_path", True)
+        and sim.skip_periods
+        and run.temporal
+        and isinstance(policy, TokenScheduler)
+        and cls.choose in (NPPrema.choose, NPToken.choose)
+        and getattr(cls, "on_dispatch", None) is PolicyBase.on_dispatch
+    ):
+        return False
+    if any(getattr(cls, m) is not getattr(TokenScheduler, m) for m in _ALGORITHM_2):
+        return False
+    if sim.power is not None or run.timeline is not None or run.power is not None:
+        return False
+    if run.until != math.inf or run.dependents:
+        return False
+    return not any(plan.exits for plan in {entry[1] for entry in run.req_plans})
+
+
+def execute_tokens(run: _Run) -> SimResult:
+    """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
+    from npusched.policies.temporal.mechanism import select_mechanism
+    from npusched.policies.temporal.prema import NPPrema
+    from npusched.sim.engine import _MAX_IDLE_TICKS, _QUIET_MAX
+
+    sim = run.sim
+    policy = run.policy
+    policy.reset()  # validates the parameters, as the general loop's reset does
+    pol: Any = policy
+    preemptive = bool(pol.preemptive)
+    mode: str = getattr(pol, "mechanism", "checkpoint")
+    static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
+    period = float(pol.period_s)
+    p = float(pol.period_s or 0.25e-3)  # the policy's own ``p`` (``period_s or PERIOD_S``)
+    levels: tuple[float, ...] = tuple(pol.token_levels)
+    top_level = levels[-1]
+    cumulative = pol.tokens == "cumulative"
+    strict = pol.threshold == ">"
+    incl_run = bool(pol.include_running)
+    sjf = type(policy).choose is NPPrema.choose
+    to_gain: Callable[..., int] = pol._periods_to_gain
+    never = 1 << 40  # ``quiet_periods``' "never"
+
+    arrivals = run.arrivals
+    n = len(arrivals)
+    req_plans = run.req_plans
+    rows = run.arrival_rows
+    estimator = sim.estimator
+    res = run.res[0]
+    units = res.capacity
+    cap = res.capacity
+    one_unit = cap == 1
+    ckpt_cost = run.ckpt_cost
+    layer_point = run.layer_point
+    tol = TIME_TOL_S
+    inf = math.inf
+    col_first = run.col_first
+    col_finish = run.col_finish
+    col_energy = run.col_energy
+    progress = run.progress
+    chunk = max(1, -(-n // 100))
+
+    # Per request, by dispatch order: what it is (priority, arrival, id, estimate), its tokens
+    # (the gain of TokenScheduler.gain_), its ready-queue time (``waited`` up to ``since``), work
+    # done, bytes to restore, preemptions, checkpoint bytes and seconds, work lost to KILL.
+    prio = [r.priority for r in arrivals]
+    arr_s = [r.arrival_s for r in arrivals]
+    rid = [r.id for r in arrivals]
+    if estimator is None:
+        est = [e[2] for e in req_plans]
+    else:
+        est = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
+    gain = [0.0] * n
+    fprio = [float(x) for x in prio]
+    tok = fprio.copy()
+    waited = [0.0] * n
+    since = [0.0] * n
+    exe = [0.0] * n
+    rbytes = [0] * n
+    npre = [0] * n
+    cbytes = [0] * n
+    csec = [0.0] * n
+    wasted = [0.0] * n
+    ready: list[int] = []
+    arr_t = [*arr_s, inf]
+
+    # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
+    # as in npusched.sim.ranked; one machine event ``mkind`` at ``tm``; completion events a
+    # preemption superseded (``stale``, earliest ``ts``): they change nothing but wake the loop.
+    run_k = -1
+    pre_k = -1
+    seg_start = 0.0
+    t0 = 0.0
+    ex0 = 0.0
+    limit = 0.0
+    plan: Any = None
+    plan_steps = 0
+    plan_energy = 0.0
+    run_row = 0
+    mkind = _NONE
+    tm = inf
+    stale: list[float] = []
+    ts = inf
+    busy = 0.0
+    res_energy = 0.0
+    layer_exec = 0
+    n_finished = 0
+    reported = run.reported
+    # Period ticks: ``live`` holds the times of those of the current epoch (a heap); re-planning
+    # moves them to ``stale`` (a tick of an older epoch only wakes the loop, as a superseded
+    # completion does). ``sched_k`` is the scheduled boundary's index, ``skip_k0`` the first
+    # skipped one (None: none skipped).
+    live: list[float] = []
+    sched_k = -1
+    tick_pending = False
+    skip_k0: int | None = None
+    idle_periods = 0
+
+    def end_segment(k: int, te: float, exec_end: float) -> None:
+        """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1)."""
+        nonlocal busy, res_energy, layer_exec
+        if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
+            if rbytes[k]:
+                csec[k] += te - seg_start
+            exec_end = exe[k]
+        else:
+            if t0 > seg_start and rbytes[k]:
+                csec[k] += t0 - seg_start
+            rbytes[k] = 0
+        busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start
+        a = ex0
+        if exec_end > a:
+            layer_exec += plan.steps_between(a, exec_end)
+            e = plan.energy_between(a, exec_end)
+            if e:
+                res_energy += e
+                col_energy[rows[k]] += e
+        exe[k] = exec_end
+
+    def executed(k: int, now: float) -> float:
+        """Work done by the running job ``k`` as of ``now`` (``Job.executed_s``)."""
+        dt = now - t0
+        if dt > 0.0:
+            e = exe[k] + dt
+            return e if e < limit else limit
+        return exe[k]
+
+    def set_gain(k: int, g: float) -> None:
+        """Store job ``k``'s gain and its tokens (``TokenScheduler.tokens_of``)."""
+        gain[k] = g
+        tok[k] = prio[k] * (1.0 + g) if g > 0.0 else fprio[k]
+
+    def level_below(x: float) -> float:
+        """``round_down_to_level``: the largest level ``<= x`` (``x`` if none)."""
+        thr = x
+        for lv in levels:
+            if lv <= x:
+                thr = lv
+            else:
+                break
+        return thr
+
+    def slowdown(w: float, e: float) -> float:
+        """``TokenScheduler.slowdown`` of a job that waited ``w`` seconds, estimate ``e``."""
+        return 0.0 if w <= 0.0 else (w / e if e > 0 else inf)
+
+    def on_periods(now: float, first_s: float, count: int) -> None:
+        """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once."""
+        if not cumulative:
+            last = first_s + (count - 1) * p
+            for k in ready:
+                set_gain(k, slowdown(waited[k] + (now - since[k]) - (now - last), est[k]))
+            if run_k >= 0:
+                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
+            return
+        span = count * (now - first_s) - p * count * (count - 1) / 2.0
+        for k in ready:
+            total = count * (waited[k] + (now - since[k])) - span
+            if total > 0.0:
+                e = est[k]
+                g = gain[k] = gain[k] + (total / e if e > 0 else inf)
+                tok[k] = prio[k] * (1.0 + g) if g > 0.0 else fprio[k]
+        if run_k >= 0 and incl_run:
+            w = waited[run_k]
+            if w > 0.0:
+                e = est[run_k]
+                set_gain(run_k, gain[run_k] + count * (w / e if e > 0 else inf))
+
+    def on_period(now: float) -> None:
+        """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""
+        if not cumulative:
+            for k in ready:
+                set_gain(k, slowdown(waited[k] + (now - since[k]), est[k]))
+            if run_k >= 0:
+                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
+            return
+        for k in ready:
+            set_gain(k, gain[k] + slowdown(waited[k] + (now - since[k]), est[k]))
+        if run_k >= 0 and incl_run:
+            set_gain(run_k, gain[run_k] + slowdown(waited[run_k], est[run_k]))
+
+    def pick(now: float) -> int:
+        """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none."""
+        jobs = [*ready, run_k] if run_k >= 0 and incl_run else ready
+        if not jobs:
+            return -1
+        mx = max([tok[k] for k in jobs])
+        thr = top_level if mx >= top_level else level_below(mx)
+        eps = 1e-12 * max(thr, 1.0)
+        cands: list[int] = []
+        if strict:
+            cut = thr + eps
+            cands = [k for k in jobs if tok[k] > cut]
+        if not cands:
+            cut = thr - eps
+            cands = [k for k in jobs if tok[k] >= cut]
+        best = cands[0]
+        if len(cands) == 1:
+            return best
+        if sjf:  # shortest_remaining: (remaining, not running, arrival, id)
+            brem = est[best] - (executed(best, now) if best == run_k else exe[best])
+            if brem < 0.0:
+                brem = 0.0
+            for k in cands[1:]:
+                rem = est[k] - (executed(k, now) if k == run_k else exe[k])
+                if rem < 0.0:
+                    rem = 0.0
+                if rem < brem or (
+                    rem == brem
+                    and (0 if k == run_k else 1, arr_s[k], rid[k])
+                    < (0 if best == run_k else 1, arr_s[best], rid[best])
+                ):
+                    best, brem = k, rem
+            return best
+        bkey = (arr_s[best], 0 if best == run_k else 1, rid[best])  # first_come
+        for k in cands[1:]:
+            key = (arr_s[k], 0 if k == run_k else 1, rid[k])
+            if key < bkey:
+                best, bkey = k, key
+        return best
+
+    def quiet_periods(now: float, first_s: float) -> int:
+        """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision."""
+        if run_k >= 0 and not preemptive:
+            return never
+        if run_k < 0 or strict:
+            return 0
+        jobs = [*ready, run_k] if incl_run else ready
+        mx = max([tok[k] for k in jobs])
+        if mx >= top_level:
+            # Threshold at the top level: only a job below it reaching it can matter.
+            below = [k for k in jobs if tok[k] * (1.0 + 1e-12) < top_level]
+            if not below:
+                return never - 1
+            thr: float = top_level
+        else:
+            below = jobs
+            thr = level_below(mx)
+        best = never
+        ahead = first_s - now
+        for k in below:
+            top = tok[k] * (1.0 + 1e-12)
+            if top >= top_level:
+                continue  # no level above its tokens
+            for lv in levels:
+                if lv <= top or lv < thr:
+                    continue
+                need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
+                if k != run_k:
+                    w = waited[k] + (now - since[k]) + ahead
+                    kk = to_gain(gain[k], need, w, p, est[k], True, cumulative)
+                else:
+                    kk = to_gain(gain[k], need, waited[k], p, est[k], False, cumulative)
+                if kk < best:
+                    best = kk
+                break  # the next level up is reached first
+        return max(best - 1, 0)
+
+    ai = 0
+    next_arr = arr_t[0]
+    now = 0.0
+    events = 0
+    last_t = 0.0
+    n_done_before = 0
+    while True:
+        t = tm if tm < next_arr else next_arr
+        if ts < t:
+            t = ts
+        if live and live[0] < t:
+            t = live[0]
+        if t == inf:
+            break
+        if t > now:
+            if skip_k0 is not None:
+                # ``_Run._catch_up_periods``: credit the boundaries skipped before ``t``; one
+                # at ``t`` itself becomes a real tick of this wake.
+                k0 = skip_k0
+                last = min(sched_k - 1, math.floor((t - tol) / period))
+                while last >= k0 and last * period >= t - tol:
+                    last -= 1
+                while last + 1 < sched_k and (last + 1) * period < t - tol:
+                    last += 1
+                count = last - k0 + 1
+                if count > 0:
+                    on_periods(t, k0 * period, count)
+                nxt = last + 1
+                if nxt < sched_k and nxt * period <= t + tol:
+                    b = nxt * period
+                    heappush(live, b)
+                    if b < t:
+                        t = b
+                    nxt += 1
+                skip_k0 = nxt if nxt < sched_k else None
+            now = t
+        horizon = now + tol
+        if ts <= horizon:
+            while stale and stale[0] <= horizon:
+                heappop(stale)
+            ts = stale[0] if stale else inf
+        woke = False
+        ticked = False
+        completed = False
+        preempted = False
+        # The machine event and the ticks due, in the event queue's order (time, then kind:
+        # every machine event before a tick of the same time).
+        while True:
+            if tm <= horizon and not (live and live[0] < tm):
+                if mkind == _COMPLETE:
+                    if ex0 <= 0.0 and t0 == seg_start:
+                        # A run from the start, uninterrupted: the whole plan at once.
+                        busy += now - seg_start if one_unit else (now - seg_start) * units / cap
+                        layer_exec += plan_steps
+                        if plan_energy:
+                            res_energy += plan_energy
+                            col_energy[run_row] += plan_energy
+                    else:
+                        end_segment(run_k, now, limit)
+                    col_finish[run_row] = now
+                    n_finished += 1
+                    run_k = -1
+                    mkind = _NONE
+                    tm = inf
+                    completed = True
+                elif mkind == _STOP:
+                    k = pre_k
+                    restored = now >= t0
+                    end_segment(k, now, limit)
+                    npre[k] += 1
+                    save_s = 0.0
+                    if restored:
+                        nbytes = plan.checkpoint_bytes_at(exe[k])
+                        cbytes[k] += nbytes
+                        rbytes[k] = nbytes
+                        if ckpt_cost:
+                            save_s = nbytes / req_plans[k][0].memory_bandwidth_bps
+                    csec[k] += save_s
+                    busy += save_s * units / cap
+                    mkind = _SAVE_DONE
+                    tm = now + save_s
+                else:  # _SAVE_DONE: the victim waits again, keeping its progress
+                    k = pre_k
+                    pre_k = -1
+                    ready.append(k)
+                    since[k] = now
+                    mkind = _NONE
+                    tm = inf
+                    preempted = True
+            elif live and live[0] <= horizon:
+                heappop(live)
+                tick_pending = False
+                if not ready:
+                    continue  # nobody waits: the tick is skipped
+                ticked = True
+            else:
+                break
+            events += 1
+            woke = True
+        arrived = next_arr <= horizon
+        while next_arr <= horizon:
+            ready.append(ai)
+            since[ai] = now
+            events += 1
+            ai += 1
+            next_arr = arr_t[ai]
+        if not woke and not arrived:
+            continue  # only stale events: the run's clock stays at last_t
+        last_t = now
+        if completed:
+            if progress is not None and (
+                n_finished // chunk != n_done_before // chunk or n_finished == n
+            ):
+                progress(n_finished)
+                reported = n_finished
+            n_done_before = n_finished
+            decide = True
+        else:
+            decide = preempted or arrived or ticked
+        if ticked:
+            on_period(now)
+        if decide and pre_k < 0 and (run_k < 0 or preemptive):
+            cand = pick(now)
+            if cand >= 0 and cand != run_k:
+                start = run_k < 0
+                if not start:  # a preemptive policy displaces the running job
+                    k = run_k
+                    mech = static_mech
+                    if mech is None:
+                        mech = select_mechanism(
+                            mode,
+                            cast(Any, _View(est[k], executed(k, now))),
+                            cast(Any, _View(est[cand], exe[cand])),
+                        )
+                    if mech is _CHECKPOINT:
+                        if now < t0:  # still restoring: stop at once, where it stands
+                            stop = exe[k]
+                            t_stop = now
+                        else:
+                            stop = plan.next_preemption_point(
+                                executed(k, now), layer=layer_point, tol_s=tol
+                            )
+                            t_stop = t0 + (stop - exe[k])
+                            if t_stop < now:
+                                t_stop = now
+                        if stop < limit or now < t0:
+                            heappush(stale, tm)  # the general loop keeps the old event
+                            if tm < ts:
+                                ts = tm
+                            limit = stop
+                            run_k = -1
+                            pre_k = k
+                            mkind = _STOP
+                            tm = t_stop
+                        # else: the next preemption point is the end: it just finishes
+                    elif mech is _KILL:
+                        end_segment(k, now, executed(k, now))
+                        wasted[k] += exe[k]
+                        exe[k] = 0.0
+                        rbytes[k] = 0
+                        npre[k] += 1
+                        run_k = -1
+                        heappush(stale, tm)
+                        if tm < ts:
+                            ts = tm
+                        ready.append(k)
+                        since[k] = now
+                        start = True
+                    elif mech is not _DRAIN:  # pragma: no cover - a Mechanism
+                        raise SimulationError(
+                            f"policy {policy.name!r} returned mechanism {mech!r}; "
+                            f"allowed: {', '.join(m.value for m in Mechanism)}"
+                        )
+                if start:  # give the array to ``cand`` (restoring its checkpoint first)
+                    ready.remove(cand)
+                    k = cand
+                    waited[k] += now - since[k]
+                    run_row = rows[k]
+                    if not npre[k]:  # never stopped before: its first start
+                        col_first[run_row] = now
+                    prof, plan, iso = req_plans[k]
+                    plan_steps = plan.steps if iso > 0.0 else 0
+                    plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
+                    rb = rbytes[k]
+                    t0 = now + rb / prof.memory_bandwidth_bps if rb and ckpt_cost else now
+                    seg_start = now
+                    ex0 = exe[k]
+                    limit = iso
+                    run_k = k
+                    mkind = _COMPLETE
+                    tm = t0 + (iso - ex0)
+        if not ready:
+            skip_k0 = None  # ticks while nobody waits change nothing
+            continue
+        # ``_Run._plan_tick``: the next tick at the first boundary that can change a decision.
+        k0 = math.floor(now / period) + 1  # ``_next_boundary``
+        while k0 * period <= now + tol:
+            k0 += 1
+        nq = _QUIET_MAX if pre_k >= 0 else max(0, min(quiet_periods(now, k0 * period), _QUIET_MAX))
+        if run_k < 0 and pre_k < 0 and ai >= n and tm == inf and not stale:
+            # Only ticks are left; a policy may idle for a while, not forever.
+            by_tick = ticked and not (completed or preempted or arrived)  # reason "period"
+            idle_periods = idle_periods + 1 if by_tick else 0
+            if idle_periods > _MAX_IDLE_TICKS:  # pragma: no cover - Algorithm 2 always picks
+                raise SimulationError(
+                    f"policy {policy.name!r} left the machine idle for {_MAX_IDLE_TICKS} "
+                    f"periods with {len(ready)} jobs waiting and nothing else to happen "
+                    f"(t={now!r} s)"
+                )
+            nq = 0
+        kq = k0 + nq
+        if kq != sched_k or not tick_pending:
+            for b in live:  # re-planned: the ticks of the old epoch only wake the loop
+                heappush(stale, b)
+            if live and live[0] < ts:
+                ts = live[0]
+            live = [kq * period]
+            sched_k = kq
+            tick_pending = True
+        skip_k0 = k0 if nq > 0 else None
+
+    write_records(run, est, npre, cbytes, csec, wasted)
+    run.clock.now = now
+    run.events = events
+    run.layer_exec = layer_exec
+    run.n_finished = n_finished
+    run.reported = reported
+    res.busy = busy
+    res.energy = res_energy
+    return run._result(last_t)

@@ -1,0 +1,153 @@
+"""The token fast path (:mod:`npusched.sim.tokens`) gives exactly the general loop's result."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from npusched.bench import bench_workload, engine_setup, synthetic_profiles
+from npusched.policies.base import POLICIES
+from npusched.policies.temporal.predictor import make_estimator
+from npusched.policies.temporal.prema import PPrema, TokenScheduler
+from npusched.sim import tokens
+from npusched.sim.engine import Simulator, _Run
+from npusched.workloads.request import Request
+from simhelpers import assert_same_result, make_profile
+from test_ranked_fast_path import energy_workload
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Every registered token scheduler (PREMA and TOKEN, both variants).
+TOKEN_POLICIES = tuple(
+    name for name in POLICIES.names() if isinstance(POLICIES.create(name), TokenScheduler)
+)
+MECHANISMS = ("checkpoint", "kill", "dynamic", "dynamic-kill")
+
+
+def _policy(name: str, **params: object) -> TokenScheduler:
+    if not name.startswith("P-"):
+        params.pop("mechanism", None)
+    return POLICIES.create(name, **params)  # type: ignore[no-any-return]
+
+
+def _both(profiles: dict, reqs: list[Request], name: str, params: dict, **kw: object) -> tuple:
+    runs = []
+    for fast in (True, False):
+        sim = Simulator(profiles, _policy(name, **params), fast_path=fast, **kw)
+        runs.append(sim.run(reqs))
+    return runs[0], runs[1]
+
+
+def _assert_identical(fast: object, general: object) -> None:
+    assert_same_result(fast, general)
+    for attr in ("energy_j", "end_s", "resources", "policy", "events", "layer_executions"):
+        assert getattr(fast, attr) == getattr(general, attr), attr
+
+
+@SETTINGS
+@given(
+    wl=energy_workload(),
+    name=st.sampled_from(TOKEN_POLICIES),
+    mechanism=st.sampled_from(MECHANISMS),
+    rule=st.sampled_from(["cumulative", "linear"]),
+    threshold=st.sampled_from([">=", ">"]),
+    include_running=st.booleans(),
+    # 50 us periods put boundaries on the arrivals' 10 us grid (ties within the tolerance).
+    period=st.sampled_from([5e-5, 1e-4, 2.5e-4, 3.3e-5]),
+    point=st.sampled_from(["tile", "layer"]),
+    cost=st.booleans(),
+)
+def test_fast_path_equals_general_loop(
+    wl: tuple,
+    name: str,
+    mechanism: str,
+    rule: str,
+    threshold: str,
+    include_running: bool,
+    period: float,
+    point: str,
+    cost: bool,
+) -> None:
+    profiles, reqs = wl
+    params = {
+        "mechanism": mechanism,
+        "tokens": rule,
+        "threshold": threshold,
+        "include_running": include_running,
+        "period_s": period,
+    }
+    fast, general = _both(
+        profiles, reqs, name, params, preemption_point=point, checkpoint_cost=cost
+    )
+    _assert_identical(fast, general)
+
+
+@pytest.mark.parametrize("name", TOKEN_POLICIES)
+@pytest.mark.parametrize("rule", ["cumulative", "linear"])
+def test_fast_path_equals_general_loop_at_load(name: str, rule: str) -> None:
+    """1,500 requests at load 0.9 on the bench's synthetic profiles with a noisy predictor:
+    long queues, thousands of ticks and preemptions, identical to the last bit."""
+    profiles = synthetic_profiles(random_state=3)
+    reqs = bench_workload(1_500, profiles, random_state=5)
+    params = {"mechanism": "dynamic", "tokens": rule}
+    fast, general = _both(
+        profiles, reqs, name, params, preemption_point="tile", estimator=make_estimator("prema")
+    )
+    _assert_identical(fast, general)
+    if name.startswith("P-"):
+        assert fast.columns["preemptions"].sum() > 10
+
+
+def test_bench_prema_scenario_is_identical() -> None:
+    """The bench's ``prema`` scenario (PREMA's mix with RNNs, modelled checkpoints)."""
+    sim, reqs = engine_setup("prema", requests=1_500, seed=1)
+    fast = sim.run(reqs)
+    sim.fast_path = False
+    _assert_identical(fast, sim.run(reqs))
+
+
+def test_applies_only_where_the_result_is_the_same() -> None:
+    profiles = {"a": make_profile("a", [1e-3, 2e-3])}
+    reqs = [Request(id=0, arrival_s=0.0, network="a")]
+
+    def takes(policy: object, **kw: object) -> bool:
+        until = kw.pop("until", None)
+        sim = Simulator(profiles, policy, **kw)  # type: ignore[arg-type]
+        return tokens.applies(_Run(sim, reqs, until, None))  # type: ignore[arg-type]
+
+    for name in ("P-PREMA", "NP-PREMA", "P-TOKEN", "NP-TOKEN"):
+        assert takes(POLICIES.create(name)), name
+    assert not takes(POLICIES.create("P-PREMA"), fast_path=False)
+    assert not takes(POLICIES.create("P-PREMA"), skip_periods=False)
+    assert not takes(POLICIES.create("P-PREMA"), record_timeline=True)
+    assert not takes(POLICIES.create("P-PREMA"), until=1.0)
+    assert not takes(POLICIES.create("P-HPF"))
+
+    class Hooked(PPrema):
+        def on_period(self, view: object) -> None:  # type: ignore[override]
+            pass
+
+    assert not takes(Hooked())
+
+
+def test_fast_path_is_what_runs_by_default() -> None:
+    """P-PREMA without a timeline takes the fast path (no ``Job`` objects are created)."""
+    from npusched.sim import job as job_mod
+
+    profiles = synthetic_profiles(random_state=0)
+    reqs = bench_workload(50, profiles, random_state=0)
+    made = []
+    orig = job_mod.Job.__init__
+
+    def spy(self: object, *a: object, **k: object) -> None:
+        made.append(1)
+        orig(self, *a, **k)  # type: ignore[arg-type]
+
+    job_mod.Job.__init__ = spy  # type: ignore[method-assign]
+    try:
+        Simulator(profiles, POLICIES.create("P-PREMA")).run(reqs)
+        assert made == []
+        Simulator(profiles, POLICIES.create("P-PREMA"), fast_path=False).run(reqs)
+        assert len(made) == 50
+    finally:
+        job_mod.Job.__init__ = orig  # type: ignore[method-assign]
