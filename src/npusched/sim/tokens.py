@@ -159,7 +159,14 @@ def execute_tokens(run: _Run) -> SimResult:
     cbytes = [0] * n
     csec = [0.0] * n
     wasted = [0.0] * n
-    ready: list[int] = []
+    # The ready queue in two parts: ``sat`` holds the jobs whose tokens reached the top level
+    # (cumulative rule and threshold ">=" only; tokens never fall, so such a job is a candidate at every decision
+    # and its exact tokens no longer matter: they are not updated), as a heap in the order
+    # ``choose`` ranks waiting jobs (``sat_key``); ``low`` the others.
+    low: list[int] = []
+    sat: list[tuple[Any, ...]] = []
+    top_cut = top_level - 1e-12 * max(top_level, 1.0)  # the candidate cut of threshold 9
+    saturating = cumulative and not strict  # under ">" a job at 9 tokens is not a candidate
     arr_t = [*arr_s, inf]
 
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
@@ -167,6 +174,7 @@ def execute_tokens(run: _Run) -> SimResult:
     # preemption superseded (``stale``, earliest ``ts``): they change nothing but wake the loop.
     run_k = -1
     pre_k = -1
+    killed = -1
     seg_start = 0.0
     t0 = 0.0
     ex0 = 0.0
@@ -242,23 +250,50 @@ def execute_tokens(run: _Run) -> SimResult:
         """``TokenScheduler.slowdown`` of a job that waited ``w`` seconds, estimate ``e``."""
         return 0.0 if w <= 0.0 else (w / e if e > 0 else inf)
 
+    def sat_key(k: int) -> tuple[Any, ...]:
+        """Job ``k``'s entry in ``sat``: the waiting-job part of ``choose``'s key."""
+        if sjf:  # shortest_remaining: (remaining, arrival, id)
+            rem = est[k] - exe[k]
+            return (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], k)
+        return (arr_s[k], rid[k], k)  # first_come: (arrival, id)
+
+    def enqueue(k: int) -> None:
+        """Job ``k`` joins the ready queue."""
+        if saturating and tok[k] >= top_level:
+            heappush(sat, sat_key(k))
+        else:
+            low.append(k)
+
+    def saturate() -> None:
+        """Move the jobs of ``low`` whose tokens reached the top level to ``sat``."""
+        for k in low:
+            if tok[k] >= top_level:
+                heappush(sat, sat_key(k))
+        low[:] = [k for k in low if tok[k] < top_level]
+
     def on_periods(now: float, first_s: float, count: int) -> None:
-        """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once."""
+        """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once (jobs
+        at the top level are left as they are: see ``sat``)."""
         if not cumulative:
             last = first_s + (count - 1) * p
-            for k in ready:
+            for k in low:
                 set_gain(k, slowdown(waited[k] + (now - since[k]) - (now - last), est[k]))
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
         span = count * (now - first_s) - p * count * (count - 1) / 2.0
-        for k in ready:
+        up = False
+        for k in low:
             total = count * (waited[k] + (now - since[k])) - span
             if total > 0.0:
                 e = est[k]
                 g = gain[k] = gain[k] + (total / e if e > 0 else inf)
-                tok[k] = prio[k] * (1.0 + g) if g > 0.0 else fprio[k]
-        if run_k >= 0 and incl_run:
+                t = tok[k] = prio[k] * (1.0 + g) if g > 0.0 else fprio[k]
+                if t >= top_level:
+                    up = True
+        if up and saturating:
+            saturate()
+        if run_k >= 0 and incl_run and (tok[run_k] < top_level or not saturating):
             w = waited[run_k]
             if w > 0.0:
                 e = est[run_k]
@@ -267,31 +302,44 @@ def execute_tokens(run: _Run) -> SimResult:
     def on_period(now: float) -> None:
         """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""
         if not cumulative:
-            for k in ready:
+            for k in low:
                 set_gain(k, slowdown(waited[k] + (now - since[k]), est[k]))
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
-        for k in ready:
+        for k in low:
             set_gain(k, gain[k] + slowdown(waited[k] + (now - since[k]), est[k]))
-        if run_k >= 0 and incl_run:
+        if saturating:
+            saturate()
+        if run_k >= 0 and incl_run and (tok[run_k] < top_level or not saturating):
             set_gain(run_k, gain[run_k] + slowdown(waited[run_k], est[run_k]))
 
     def pick(now: float) -> int:
         """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none."""
-        jobs = [*ready, run_k] if run_k >= 0 and incl_run else ready
-        if not jobs:
-            return -1
-        mx = max([tok[k] for k in jobs])
-        thr = top_level if mx >= top_level else level_below(mx)
-        eps = 1e-12 * max(thr, 1.0)
-        cands: list[int] = []
-        if strict:
-            cut = thr + eps
-            cands = [k for k in jobs if tok[k] > cut]
-        if not cands:
-            cut = thr - eps
-            cands = [k for k in jobs if tok[k] >= cut]
+        run_in = run_k >= 0 and incl_run
+        if not strict and (sat or (run_in and tok[run_k] >= top_level)):
+            # The threshold is the top level: the candidates are ``sat`` and the jobs within
+            # the float margin below it (``eps`` of the threshold 9).
+            cands = [k for k in low if tok[k] >= top_cut]
+            if sat:  # the best of them by ``choose``'s order
+                cands.append(sat[0][-1])
+            if run_in and tok[run_k] >= top_cut:
+                cands.append(run_k)
+        else:
+            jobs = [*low, *[e[-1] for e in sat]]
+            if run_in:
+                jobs.append(run_k)
+            if not jobs:
+                return -1
+            thr = level_below(max([tok[k] for k in jobs]))
+            eps = 1e-12 * max(thr, 1.0)
+            cands = []
+            if strict:
+                cut = thr + eps
+                cands = [k for k in jobs if tok[k] > cut]
+            if not cands:
+                cut = thr - eps
+                cands = [k for k in jobs if tok[k] >= cut]
         best = cands[0]
         if len(cands) == 1:
             return best
@@ -323,17 +371,14 @@ def execute_tokens(run: _Run) -> SimResult:
             return never
         if run_k < 0 or strict:
             return 0
-        jobs = [*ready, run_k] if incl_run else ready
-        mx = max([tok[k] for k in jobs])
-        if mx >= top_level:
-            # Threshold at the top level: only a job below it reaching it can matter.
-            below = [k for k in jobs if tok[k] * (1.0 + 1e-12) < top_level]
-            if not below:
-                return never - 1
+        run_low = incl_run and tok[run_k] < top_level
+        if sat or (incl_run and not run_low):
+            # The threshold is the top level: only a job below it reaching it can matter.
+            below = [*low, run_k] if run_low else low
             thr: float = top_level
         else:
-            below = jobs
-            thr = level_below(mx)
+            below = [*low, run_k] if incl_run else low
+            thr = level_below(max([tok[k] for k in below]))
         best = never
         ahead = first_s - now
         for k in below:
@@ -438,7 +483,7 @@ def execute_tokens(run: _Run) -> SimResult:
                 else:  # _SAVE_DONE: the victim waits again, keeping its progress
                     k = pre_k
                     pre_k = -1
-                    ready.append(k)
+                    enqueue(k)
                     since[k] = now
                     mkind = _NONE
                     tm = inf
@@ -446,7 +491,7 @@ def execute_tokens(run: _Run) -> SimResult:
             elif live and live[0] <= horizon:
                 heappop(live)
                 tick_pending = False
-                if not ready:
+                if not low and not sat:
                     continue  # nobody waits: the tick is skipped
                 ticked = True
             else:
@@ -455,7 +500,7 @@ def execute_tokens(run: _Run) -> SimResult:
             woke = True
         arrived = next_arr <= horizon
         while next_arr <= horizon:
-            ready.append(ai)
+            enqueue(ai)
             since[ai] = now
             events += 1
             ai += 1
@@ -519,8 +564,7 @@ def execute_tokens(run: _Run) -> SimResult:
                         heappush(stale, tm)
                         if tm < ts:
                             ts = tm
-                        ready.append(k)
-                        since[k] = now
+                        killed = k  # waits again once ``cand`` has left the queue
                         start = True
                     elif mech is not _DRAIN:  # pragma: no cover - a Mechanism
                         raise SimulationError(
@@ -528,7 +572,14 @@ def execute_tokens(run: _Run) -> SimResult:
                             f"allowed: {', '.join(m.value for m in Mechanism)}"
                         )
                 if start:  # give the array to ``cand`` (restoring its checkpoint first)
-                    ready.remove(cand)
+                    if saturating and tok[cand] >= top_level:
+                        heappop(sat)  # ``cand`` is its best job
+                    else:
+                        low.remove(cand)
+                    if killed >= 0:
+                        enqueue(killed)
+                        since[killed] = now
+                        killed = -1
                     k = cand
                     waited[k] += now - since[k]
                     run_row = rows[k]
@@ -545,7 +596,7 @@ def execute_tokens(run: _Run) -> SimResult:
                     run_k = k
                     mkind = _COMPLETE
                     tm = t0 + (iso - ex0)
-        if not ready:
+        if not low and not sat:
             skip_k0 = None  # ticks while nobody waits change nothing
             continue
         # ``_Run._plan_tick``: the next tick at the first boundary that can change a decision.
@@ -560,7 +611,7 @@ def execute_tokens(run: _Run) -> SimResult:
             if idle_periods > _MAX_IDLE_TICKS:  # pragma: no cover - Algorithm 2 always picks
                 raise SimulationError(
                     f"policy {policy.name!r} left the machine idle for {_MAX_IDLE_TICKS} "
-                    f"periods with {len(ready)} jobs waiting and nothing else to happen "
+                    f"periods with {len(low) + len(sat)} jobs waiting and nothing else to happen "
                     f"(t={now!r} s)"
                 )
             nq = 0
