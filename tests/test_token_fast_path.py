@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from npusched.bench import bench_workload, engine_setup, synthetic_profiles
@@ -68,6 +68,9 @@ def test_fast_path_equals_general_loop(
     point: str,
     cost: bool,
 ) -> None:
+    # KILL with the running job outside the ready queue restarts it at every tick, for ever
+    # (in either loop): a livelock of the configuration, not a case to compare.
+    assume(include_running or "kill" not in mechanism)
     profiles, reqs = wl
     params = {
         "mechanism": mechanism,

@@ -187,6 +187,11 @@ def execute_tokens(run: _Run) -> SimResult:
     tm = inf
     stale: list[float] = []
     ts = inf
+    # Superseded ticks from ``quiet_periods``' "never" (about 2**40 periods ahead) are kept
+    # aside, unsorted: no run reaches them (if one does, they join ``stale`` first).
+    far: list[float] = []
+    far_min = inf
+    far_s = (1 << 39) * period
     busy = 0.0
     res_energy = 0.0
     layer_exec = 0
@@ -365,6 +370,11 @@ def execute_tokens(run: _Run) -> SimResult:
                 best, bkey = k, key
         return best
 
+    def g_below(g: float, k: int, w: float, e: float) -> float:
+        """A waiting job's cumulative gain after ``k`` boundaries, as ``_periods_to_gain``
+        evaluates it."""
+        return g + (k * w + p * k * (k - 1) / 2.0) / e
+
     def quiet_periods(now: float, first_s: float) -> int:
         """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision."""
         if run_k >= 0 and not preemptive:
@@ -391,6 +401,13 @@ def execute_tokens(run: _Run) -> SimResult:
                 need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
                 if k != run_k:
                     w = waited[k] + (now - since[k]) + ahead
+                    if cumulative and best < never and est[k] > 0.0:
+                        # ``_periods_to_gain`` returns the least k whose gain (this very
+                        # float expression, non-decreasing in k) reaches ``need``: if
+                        # ``best - 1`` boundaries fall short, this job cannot come sooner.
+                        b1 = best - 1
+                        if g_below(gain[k], b1, w, est[k]) < need:
+                            break
                     kk = to_gain(gain[k], need, w, p, est[k], True, cumulative)
                 else:
                     kk = to_gain(gain[k], need, waited[k], p, est[k], False, cumulative)
@@ -407,10 +424,18 @@ def execute_tokens(run: _Run) -> SimResult:
     n_done_before = 0
     while True:
         t = tm if tm < next_arr else next_arr
-        if ts < t:
-            t = ts
         if live and live[0] < t:
             t = live[0]
+        if t == inf and not low and not sat:
+            break  # only superseded events are left: they would wake the loop to do nothing
+        if far_min <= t and far_min <= ts:  # a run this long: the far ticks join the heap
+            for b in far:
+                heappush(stale, b)
+            far.clear()
+            far_min = inf
+            ts = stale[0]
+        if ts < t:
+            t = ts
         if t == inf:
             break
         if t > now:
@@ -618,9 +643,14 @@ def execute_tokens(run: _Run) -> SimResult:
         kq = k0 + nq
         if kq != sched_k or not tick_pending:
             for b in live:  # re-planned: the ticks of the old epoch only wake the loop
-                heappush(stale, b)
-            if live and live[0] < ts:
-                ts = live[0]
+                if b < far_s:
+                    heappush(stale, b)
+                    if b < ts:
+                        ts = b
+                else:
+                    far.append(b)
+                    if b < far_min:
+                        far_min = b
             live = [kq * period]
             sched_k = kq
             tick_pending = True
