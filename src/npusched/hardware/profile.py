@@ -196,6 +196,19 @@ class ExecPlan:
             return cum[-1]
         return cum[step] + fraction * (cum[step + 1] - cum[step])
 
+    def _energy_prefix(self) -> Seq:
+        """Prefix sums of energy (joules, length S + 1), built on first use."""
+        ce: Any = self._cum_energy
+        if ce is not None:
+            return ce
+        if self.layer.dtype == np.int64:
+            # Plans shared by many jobs (a CNN's layers) keep the prefix sums of energy.
+            arr = np.zeros(self.steps + 1)
+            np.cumsum(self.energy_j, out=arr[1:])
+            ce = self._cum_energy = array("d", arr.tobytes())
+            return ce
+        return _recurrent_energy_prefix(self)
+
     def energy_between(self, a: float, b: float) -> float:
         """Joules of the work interval ``[a, b]`` (seconds of work), step energies spread
         uniformly over their steps."""
@@ -203,16 +216,10 @@ class ExecPlan:
             return 0.0
         if a <= 0.0 and b >= self.total_s:
             return self.total_energy_j
-        cum = self._cum_list()
-        ce: Any = self._cum_energy
-        if ce is None:
-            if self.layer.dtype == np.int64:
-                # Plans shared by many jobs (a CNN's layers) keep the prefix sums of energy.
-                arr = np.zeros(self.steps + 1)
-                np.cumsum(self.energy_j, out=arr[1:])
-                ce = self._cum_energy = array("d", arr.tobytes())
-            else:
-                ce = _recurrent_energy_prefix(self)
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        ce = self._energy_prefix()
         return float(self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce))
 
     def _energy_at(self, x: float, cum: Seq, ce: Seq) -> float:
@@ -233,9 +240,57 @@ class ExecPlan:
         (seconds of work): one plus the step ends strictly inside it."""
         if a <= 0.0 and b >= self.total_s:
             return self.steps
-        cum = self._cum_list()
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
         n = bisect_left(cum, b) - bisect_right(cum, a) + 1
         return n if n > 0 else 0
+
+    def work_between(self, a: float, b: float) -> tuple[int, float]:
+        """``(steps_between(a, b), energy_between(a, b))`` for ``b > a`` (seconds of work), equal
+        to the two calls bit for bit, with one bisection of the prefix sums per end.
+
+        ``bisect_left(cum, b)`` is ``bisect_right(cum, b)`` less the entries equal to ``b``
+        (zero-length steps repeat a prefix sum), found by stepping back over them; each end's
+        cumulative energy is :meth:`_energy_at`'s, from the same bisection."""
+        te = self.total_energy_j
+        if a <= 0.0 and b >= self.total_s:
+            return self.steps, (te if te != 0.0 else 0.0)
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        ia = bisect_right(cum, a)
+        ib = bisect_right(cum, b)
+        jb = ib
+        while jb and cum[jb - 1] == b:
+            jb -= 1
+        n = jb - ia + 1
+        if n < 0:
+            n = 0
+        if te == 0.0:
+            return n, 0.0
+        ce = self._cum_energy
+        if ce is None:
+            ce = self._energy_prefix()
+        steps = self.steps
+        # _energy_at(b), then _energy_at(a), from the bisections above.
+        i = ib - 1
+        if i >= steps:
+            eb = ce[-1]
+        elif i < 0:
+            eb = 0.0
+        else:
+            lat = cum[i + 1] - cum[i]
+            eb = ce[i] if lat <= 0.0 else ce[i] + (b - cum[i]) / lat * (ce[i + 1] - ce[i])
+        i = ia - 1
+        if i >= steps:
+            ea = ce[-1]
+        elif i < 0:
+            ea = 0.0
+        else:
+            lat = cum[i + 1] - cum[i]
+            ea = ce[i] if lat <= 0.0 else ce[i] + (a - cum[i]) / lat * (ce[i + 1] - ce[i])
+        return n, float(eb - ea)
 
     def next_layer_boundary(self, executed_s: float) -> float:
         """The smallest step boundary (in seconds of work) >= ``executed_s``."""
@@ -278,7 +333,9 @@ class ExecPlan:
         ``start + k * tile`` up to ``tol_s`` short of a step end is that step end (so a stop in
         the last tile is the job's end). Never earlier than ``executed_s`` minus ``tol_s``.
         """
-        cum = self._cum_list()
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
         i = bisect_left(cum, executed_s)
         if i and executed_s - cum[i - 1] <= tol_s:
             return cum[i - 1]
@@ -294,13 +351,15 @@ class ExecPlan:
         """Bytes a CHECKPOINT saves when the job stops after ``executed_s`` seconds of work."""
         if executed_s <= 0.0:
             return 0
-        cum = self._cum_list()
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
         s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
             return 0
         if executed_s == cum[s] and s > 0:
             s -= 1  # stopped exactly at a layer end: the finished layer's outputs are live
-        return int(self._ckpt_row[int(self.layer[s])])
+        return int(self._ckpt_row.item(self.layer.item(s)))
 
     def __repr__(self) -> str:
         return f"ExecPlan(steps={self.steps}, total_s={self.total_s:.6g})"

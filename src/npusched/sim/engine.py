@@ -488,6 +488,28 @@ class _LevelState:
 _MAX_ABORTED_SWITCHES = 10_000
 
 
+class _ShapeTable(dict[tuple[Any, ...], int]):
+    """Request shapes ``(network, batch[, seq_in, seq_out])`` numbered in order of first
+    look-up; a new shape's ``(profile, base plan, isolated seconds)`` is made at its first
+    look-up and kept in :attr:`plans` by number."""
+
+    def __init__(self, run: _Run, profiles: Mapping[str, Profile]) -> None:
+        super().__init__()
+        self.run = run
+        self.profiles = profiles
+        self.plans: list[_Plan] = []
+
+    def __missing__(self, key: tuple[Any, ...]) -> int:
+        prof = self.profiles.get(key[0])
+        if prof is None:
+            raise UnknownNameError("profile (request network)", key[0], self.profiles)
+        seq_in, seq_out = (key[2], key[3]) if len(key) == 4 else (None, None)
+        plan = self.run._base_plan(prof, key[1], seq_in, seq_out)
+        code = self[key] = len(self.plans)
+        self.plans.append((prof, plan, plan.total_s))
+        return code
+
+
 class _Run:
     """State of one simulation run (the :class:`Simulator` itself stays stateless).
 
@@ -579,9 +601,6 @@ class _Run:
             raise SimulationError(
                 f"request {requests[bad].id}: arrival_s={arrivals[bad]!r}; must be finite and >= 0"
             )
-        # What the result's per-request columns need (see ``_result``).
-        keep = ("network", "batch", "priority", "slo_s", "seq_in", "seq_out")
-        self.static = ({f: col[f] for f in keep}, by_id, ids, arrivals)
         # Dependent requests are held back until their predecessor finishes.
         self.dependents: dict[int, list[int]] = {}
         held = np.zeros(n, dtype=bool)
@@ -602,40 +621,57 @@ class _Run:
                 self.dependents.setdefault(d, []).append(i)
                 held[i] = True
         # Dispatch order: by arrival time, ties by id.
-        order = np.lexsort((ids, arrivals)).tolist()
+        order_a = np.lexsort((ids, arrivals))
+        order = order_a.tolist()
         self.order_of = np.empty(n, dtype=np.int64)
-        self.order_of[order] = np.arange(n)
+        self.order_of[order_a] = np.arange(n)
         self.arrivals = [requests[i] for i in order]
-        self.arrival_rows: Sequence[int] = array("q", row_of[order].tobytes())
-        self.held = bytearray(held[order].tobytes())  # 1 byte a request: held back or not
+        self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
+        self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
 
-        # (profile, plan, isolated seconds) per distinct request shape, and per request (the
-        # shape tuples are made one at a time: a list of 1e6 of them would cost 70 MB).
-        def shapes() -> Iterator[tuple[str, int, int | None, int | None]]:
-            return zip(col["network"], col["batch"], col["seq_in"], col["seq_out"], strict=True)
-
-        plans: dict[tuple[str, int, int | None, int | None], _Plan] = {}
+        # (profile, plan, isolated seconds) per distinct request shape ``(network, batch, seq_in,
+        # seq_out)``, numbered in order of first appearance (the plan made then), and each
+        # request's shape number: one pass of look-ups (the shape tuples are made one at a time:
+        # a list of 1e6 of them would cost 70 MB). Without sequence lengths the key is
+        # ``(network, batch)``.
         variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
         self.variant0: _Variant = tuple(sorted(variant0.items()))
-        for key in dict.fromkeys(shapes()):
-            prof = profiles.get(key[0])
-            if prof is None:
-                raise UnknownNameError("profile (request network)", key[0], profiles)
-            plan = self._base_plan(prof, key[1], key[2], key[3])
-            plans[key] = (prof, plan, plan.total_s)
-        plan_in = list(map(plans.__getitem__, shapes()))  # input order
-        self.req_plans: list[_Plan] = [plan_in[i] for i in order]
-        iso_in = [p[2] for p in plan_in]
+        no_seq = col["seq_in"].count(None) == n and col["seq_out"].count(None) == n
+        keys: Iterator[tuple[Any, ...]] = (
+            zip(col["network"], col["batch"], strict=True)
+            if no_seq
+            else zip(col["network"], col["batch"], col["seq_in"], col["seq_out"], strict=True)
+        )
+        table = _ShapeTable(self, profiles)
+        code_in = np.fromiter(map(table.__getitem__, keys), dtype=np.intp, count=n)
+        shape_plans = table.plans
+        self.req_plans: list[_Plan] = list(map(shape_plans.__getitem__, code_in[order_a].tolist()))
+        iso_in = np.asarray([p[2] for p in shape_plans], dtype=np.float64)[code_in]
         if col["exit"].count(None) != n:
             for i, ex in enumerate(col["exit"]):
                 if ex is None:
                     continue
-                p = plan_in[i][1]
+                p = shape_plans[code_in[i]][1]
                 if 0 <= ex < len(p.exits):
                     # A sample that leaves at an exit: its latency alone is up to that exit.
                     iso_in[i] = float(p.cum_s[p.exits[ex]])
-        self.col_iso = np.asarray(iso_in, dtype=np.float64)[by_id]
+        self.col_iso = iso_in[by_id]
+        # What the result's per-request columns need (see ``_result``): the fields read per
+        # request, and the shape fields per shape with each request's shape by result row.
+        shape_keys = list(table)
+        per_shape = {
+            f: [k[j] if j < len(k) else None for k in shape_keys]
+            for j, f in enumerate(("network", "batch", "seq_in", "seq_out"))
+        }
+        self.static = (
+            {"priority": col["priority"], "slo_s": col["slo_s"]},
+            per_shape,
+            code_in[by_id],
+            by_id,
+            ids,
+            arrivals,
+        )
         # Per-request records by result row, unboxed (``array``: 8 bytes a request, where a
         # list of floats costs 32; 1e6 requests hold eight of them).
         nans = np.full(n, math.nan).tobytes()
@@ -1766,7 +1802,7 @@ class _Run:
         if self.progress is not None and self.n_finished != self.reported:
             self.progress(self.n_finished)  # a stop by ``until`` between two reports
 
-        col, by_id, ids, arrival_in = self.static
+        col, per_shape, shape_by_row, by_id, ids, arrival_in = self.static
         # Only the records are needed from here: let the per-request inputs go first.
         self.req_plans = []
         self.by_input = []
@@ -1785,15 +1821,22 @@ class _Run:
 
         def column(name: str, dtype: type, unset: float) -> npt.NDArray[Any]:
             """Request field ``name`` by result row, ``unset`` where it is None."""
-            v = col.pop(name)  # let each list go once it is an array
+            if name in per_shape:  # one value per request shape
+                v = per_shape[name]
+                m = len(v)
+                by = shape_by_row
+            else:
+                v = col.pop(name)  # let each list go once it is an array
+                m = n
+                by = by_id
             nones = v.count(None)
-            if nones == n:
+            if nones == m:
                 return np.full(n, unset, dtype=dtype)
             vals = [unset if x is None else x for x in v] if nones else v
-            return np.fromiter(vals, dtype=dtype, count=n)[by_id]
+            return np.fromiter(vals, dtype=dtype, count=m)[by]
 
-        network = np.empty(n, dtype=object)
-        network[:] = col.pop("network")
+        network = np.empty(len(per_shape["network"]), dtype=object)
+        network[:] = per_shape["network"]
         resource = np.empty(n, dtype=object)
         resource[:] = self.col_res
         self.col_res = []
@@ -1816,7 +1859,7 @@ class _Run:
             "priority": column("priority", np.int64, -1),
             "batch": column("batch", np.int64, -1),
             "slo_s": column("slo_s", np.float64, math.nan),
-            "network": network[by_id],
+            "network": network[shape_by_row],
             "seq_in": column("seq_in", np.int64, -1),
             "seq_out": column("seq_out", np.int64, -1),
             "resource": resource,
