@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -39,13 +40,15 @@ from npusched.sim.events import TIME_TOL_S
 if TYPE_CHECKING:
     from npusched.sim.engine import SimResult, _Run
 
-__all__ = ["applies", "execute_ranked"]
+__all__ = ["applies", "execute_ranked", "write_records"]
 
 _CHECKPOINT = Mechanism.CHECKPOINT
 _KILL = Mechanism.KILL
 _DRAIN = Mechanism.DRAIN
 # Machine-event kinds of the one job that holds (or is leaving) the resource.
 _NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
+_ARRIVAL_S = attrgetter("arrival_s")
+_ISOLATED_S = itemgetter(2)  # of a request's ``(profile, plan, isolated seconds)``
 
 
 class _View:
@@ -85,6 +88,27 @@ def applies(run: _Run) -> bool:
     return not any(plan.exits for plan in {entry[1] for entry in run.req_plans})
 
 
+def _heap_keys(qkey: list[Any]) -> list[int]:
+    """Each request's ready-queue entry as one int, ordered as ``(queue_key, dispatch order)``.
+
+    An entry is ``r * n + k`` for request ``k`` of ``n`` (so ``entry % n`` is ``k``), ``r`` its
+    queue key where every key is an ``int`` (FCFS, HPF), else the key's dense rank among the
+    distinct keys (keys are totally ordered, as a heap of them already needs). Ints compare
+    faster than tuples and cost no tuple per push; the heap holds the same order, so it makes
+    the same comparisons with the same outcomes and pops the same jobs."""
+    n = len(qkey)
+    if any(type(q) is not int for q in qkey):
+        by_key = sorted(range(n), key=qkey.__getitem__)
+        dense = [0] * n
+        r = 0
+        for j in range(1, n):
+            if qkey[by_key[j]] != qkey[by_key[j - 1]]:
+                r += 1
+            dense[by_key[j]] = r
+        qkey = dense
+    return [q * n + k for k, q in enumerate(qkey)]
+
+
 def execute_ranked(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     sim = run.sim
@@ -105,7 +129,6 @@ def execute_ranked(run: _Run) -> SimResult:
     rows = run.arrival_rows
     estimator = sim.estimator
     res = run.res[0]
-    res_name = res.name
     units = res.capacity
     cap = res.capacity
     ckpt_cost = run.ckpt_cost
@@ -127,7 +150,9 @@ def execute_ranked(run: _Run) -> SimResult:
     cbytes = [0] * n
     csec = [0.0] * n
     wasted = [0.0] * n
-    ready: list[tuple[Any, int]] = []
+    # The ready queue: a heap of ``hkey[k]`` (``(queue_key, k)`` as one int; ``entry % n``
+    # is ``k``, see ``_heap_keys``).
+    ready: list[int] = []
 
     # The job holding the resource (``run_k``) or saving its context (``pre_k``), and its
     # segment: started at ``seg_start``, computing from ``t0`` (after a restore) with ``ex0``
@@ -156,13 +181,15 @@ def execute_ranked(run: _Run) -> SimResult:
         ai += 1
     # Arrival times with a sentinel, queue keys and estimates, in dispatch order (the
     # estimator is called once per request in dispatch order, as the general loop does).
-    arr_t = [r.arrival_s for r in arrivals]
+    arr_t = list(map(_ARRIVAL_S, arrivals))
     arr_t.append(inf)
     next_arr = arr_t[ai]
     qkey = list(map(queue_key, arrivals))
     rank = list(map(rank_key, arrivals)) if preemptive else qkey
+    hkey = _heap_keys(qkey)
+    del qkey
     if estimator is None:
-        est_of = [e[2] for e in req_plans]
+        est_of = list(map(_ISOLATED_S, req_plans))
     else:
         est_of = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
     now = 0.0
@@ -184,6 +211,7 @@ def execute_ranked(run: _Run) -> SimResult:
         busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start  # as the engine
         a = ex0
         if exec_end > a:
+            # ``steps_between`` and ``energy_between`` of the interval, from one bisection.
             steps, e = plan.work_between(a, exec_end)
             layer_exec += steps
             if e:
@@ -191,39 +219,51 @@ def execute_ranked(run: _Run) -> SimResult:
                 col_energy[rows[k]] += e
         exe[k] = exec_end
 
-    def executed(k: int) -> float:
-        """Work done by the running job ``k`` as of ``now`` (``Job.executed_s``)."""
-        dt = now - t0
-        if dt > 0.0:
-            e = exe[k] + dt  # rate 1: the general loop's ``exec + rate * dt``, exactly
-            return e if e < limit else limit
-        return exe[k]
-
     # Times of completion events a preemption superseded: the general loop pops them (they
-    # change nothing but may set the clock of a wake), so they are kept here too; ``ts`` is the
-    # earliest (inf if none).
+    # change nothing but open a wake, whose clock is theirs if a real event falls within
+    # TIME_TOL_S of it), so they are kept here too; ``ts`` is the earliest (inf if none).
     stale: list[float] = []
     ts = inf
     one_unit = cap == 1
     while True:
         t = tm if tm < next_arr else next_arr
         if ts < t:
-            t = ts
-        if t == inf:
-            break
-        if t > now:
-            now = t
-        horizon = now + tol
-        if ts <= horizon:
-            while stale and stale[0] <= horizon:
-                heappop(stale)
-            ts = stale[0] if stale else inf
+            # Superseded completions come first: each opens a wake with nothing to handle (the
+            # later ones within its TIME_TOL_S go with it) until one is close enough to the
+            # next real event ``t`` to share its wake.
+            while True:
+                if ts > now:
+                    now = ts
+                horizon = now + tol
+                while stale and stale[0] <= horizon:
+                    heappop(stale)
+                ts = stale[0] if stale else inf
+                if t <= horizon or ts >= t:
+                    break
+            if t > horizon:  # ``t`` opens its own wake
+                if t == inf:
+                    break
+                if t > now:
+                    now = t
+                horizon = now + tol
+                if ts <= horizon:
+                    while stale and stale[0] <= horizon:
+                        heappop(stale)
+                    ts = stale[0] if stale else inf
+        else:
+            if t == inf:
+                break
+            if t > now:
+                now = t
+            horizon = now + tol
+            if ts <= horizon:
+                while stale and stale[0] <= horizon:
+                    heappop(stale)
+                ts = stale[0] if stale else inf
         if tm > horizon:
-            # Arrivals only (the common wake, written out), or only superseded completions.
-            if next_arr > horizon:
-                continue  # the run's clock stays at last_t
+            # Arrivals only (the common wake, written out).
             while next_arr <= horizon:
-                heappush(ready, (qkey[ai], ai))
+                heappush(ready, hkey[ai])
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
@@ -269,16 +309,15 @@ def execute_ranked(run: _Run) -> SimResult:
                     mkind = _SAVE_DONE
                     tm = now + save_s
                 else:  # _SAVE_DONE: the victim waits again, keeping its progress
-                    k = pre_k
+                    heappush(ready, hkey[pre_k])
                     pre_k = -1
-                    heappush(ready, (qkey[k], k))
                     mkind = _NONE
                     tm = inf
                     preempted = True
                 events += 1
             arrived = next_arr <= horizon
             while next_arr <= horizon:
-                heappush(ready, (qkey[ai], ai))
+                heappush(ready, hkey[ai])
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
@@ -294,16 +333,23 @@ def execute_ranked(run: _Run) -> SimResult:
                 continue  # only a stop: the preemption is in flight
             if pre_k >= 0 or not ready:
                 continue
-        if run_k >= 0 and (not preemptive or not better(rank[ready[0][1]], rank[run_k])):
-            continue  # the running job keeps the resource
-        best = ready[0][1]
-        if run_k >= 0:  # a preemptive policy displaces it
+        if run_k >= 0:
+            best = ready[0] % n
+            if not preemptive or not better(rank[best], rank[run_k]):
+                continue  # the running job keeps the resource
+            # A preemptive policy displaces it.
             k = run_k
+            if now > t0:  # work done as of now (``Job.executed_s``; rate 1, exactly as the
+                e_now = exe[k] + (now - t0)  # general loop's ``exec + rate * dt``)
+                if e_now > limit:
+                    e_now = limit
+            else:
+                e_now = exe[k]
             mech = static_mech
             if mech is None:
                 mech = select_mechanism(
                     mode,
-                    cast(Any, _View(est_of[k], executed(k))),
+                    cast(Any, _View(est_of[k], e_now)),
                     cast(Any, _View(est_of[best], exe[best])),
                 )
             if mech is _CHECKPOINT:
@@ -311,13 +357,15 @@ def execute_ranked(run: _Run) -> SimResult:
                     stop = exe[k]
                     t_stop = now
                 else:
-                    stop = plan.next_preemption_point(executed(k), layer=layer_point, tol_s=tol)
+                    stop = plan.next_preemption_point(e_now, layer=layer_point, tol_s=tol)
                     if stop >= limit:  # the next preemption point is the end: it just finishes
                         continue
                     t_stop = t0 + (stop - exe[k])  # rate 1, as the general loop's ``/ rate``
                     if t_stop < now:
                         t_stop = now
                 heappush(stale, tm)  # the general loop keeps the old completion event
+                if tm < ts:
+                    ts = tm
                 limit = stop
                 run_k = -1
                 pre_k = k
@@ -325,14 +373,16 @@ def execute_ranked(run: _Run) -> SimResult:
                 tm = t_stop
                 continue
             if mech is _KILL:
-                end_segment(k, now, executed(k))
+                end_segment(k, now, e_now)
                 wasted[k] += exe[k]
                 exe[k] = 0.0
                 rbytes[k] = 0
                 npre[k] += 1
                 run_k = -1
                 heappush(stale, tm)  # the general loop keeps the old completion event
-                heappush(ready, (qkey[k], k))
+                if tm < ts:
+                    ts = tm
+                heappush(ready, hkey[k])
             elif mech is _DRAIN:
                 continue
             else:  # pragma: no cover - select_mechanism returns a Mechanism
@@ -340,12 +390,15 @@ def execute_ranked(run: _Run) -> SimResult:
                     f"policy {policy.name!r} returned mechanism {mech!r}; "
                     f"allowed: {', '.join(m.value for m in Mechanism)}"
                 )
-        # Start the best waiting job (restoring its checkpoint first, if any).
-        if ready[0][1] == best:
-            heappop(ready)
-        else:  # pragma: no cover - a victim ranked above the job that displaced it
-            ready.remove(next(e for e in ready if e[1] == best))
-            heapify(ready)
+            # Start the best waiting job (restoring its checkpoint first, if any).
+            if ready[0] % n == best:
+                heappop(ready)
+            else:  # pragma: no cover - a victim ranked above the job that displaced it
+                ready.remove(hkey[best])
+                heapify(ready)
+        else:
+            # Start the best waiting job (restoring its checkpoint first, if any).
+            best = heappop(ready) % n
         k = best
         run_row = rows[k]
         if not npre[k]:  # never stopped before: its first start
@@ -362,10 +415,31 @@ def execute_ranked(run: _Run) -> SimResult:
         mkind = _COMPLETE
         tm = t0 + (iso - ex0)
 
-    # Per-request records, by result row (every request finished: ``until`` is not set).
-    by_row = np.asarray(rows, dtype=np.int64)
+    write_records(run, est_of, npre, cbytes, csec, wasted)
+    clock.now = now
+    run.events = events
+    run.layer_exec = layer_exec
+    run.n_finished = n_finished
+    run.reported = reported
+    res.busy = busy
+    res.energy = res_energy
+    return run._result(last_t)
+
+
+def write_records(
+    run: _Run,
+    est: list[float],
+    npre: list[int],
+    cbytes: list[int],
+    csec: list[float],
+    wasted: list[float],
+) -> None:
+    """Store a fast path's per-request lists (by dispatch order) as ``run``'s result columns
+    (by result row; every request finished: ``until`` is not set)."""
+    n = len(est)
+    by_row = np.asarray(run.arrival_rows, dtype=np.int64)
     for name, per_k in (
-        ("col_est", est_of),
+        ("col_est", est),
         ("col_preempt", npre),
         ("col_cbytes", cbytes),
         ("col_cs", csec),
@@ -377,13 +451,5 @@ def execute_ranked(run: _Run) -> SimResult:
         col[by_row] = per_k
         setattr(run, name, col)
     col_res = np.empty(n, dtype=object)
-    col_res[:] = res_name
+    col_res[:] = run.res[0].name
     run.col_res = col_res
-    clock.now = now
-    run.events = events
-    run.layer_exec = layer_exec
-    run.n_finished = n_finished
-    run.reported = reported
-    res.busy = busy
-    res.energy = res_energy
-    return run._result(last_t)
