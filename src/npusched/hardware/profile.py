@@ -22,8 +22,9 @@ from npusched.errors import HardwareConfigError
 from npusched.hardware.base import Device, FloatArray, IntArray, LayerCosts
 from npusched.models.ir import Network
 
-#: A plan's look-up table: ``array('d')`` (8 bytes per step, bisect works on it directly; a
-#: Python list of floats costs 32 and dominated the memory of million-request RNN runs).
+#: A plan's look-up table: ``array('d')`` for unrolled recurrent plans (8 bytes per step, bisect
+#: works on it directly; a Python list of floats costs 32 and dominated the memory of
+#: million-request RNN runs), a list for the few short plans of a network's layers.
 Seq = Any
 
 
@@ -161,12 +162,19 @@ class ExecPlan:
         np.divide(e, lat, out=out, where=lat > 0.0)
         return out
 
-    # --- look-ups (``array('d')`` tables built on first use: bisecting one is several times
-    # faster than ``numpy.searchsorted`` on a scalar, and most plans are never looked up) -----
+    # --- look-ups (tables built on first use: bisecting one is several times faster than
+    # ``numpy.searchsorted`` on a scalar, and most plans are never looked up) -------------------
     def _cum_list(self) -> Seq:
+        """The prefix sums as a bisectable table: a plan of a network's layers (``int64``
+        ``layer``: tens to hundreds of steps, shared by every job of its shape) gets a Python
+        list, whose bisection and indexing box no floats (a third faster than ``array('d')``);
+        an unrolled recurrent plan comes with its ``array('d')`` (8 bytes a step)."""
         cum = self._cum
         if cum is None:
-            cum = self._cum = array("d", self.cum_s.tobytes())
+            if self.layer.dtype == np.int64:
+                cum = self._cum = self.cum_s.tolist()
+            else:
+                cum = self._cum = array("d", self.cum_s.tobytes())
         return cum
 
     def step_at(self, executed_s: float) -> int:
@@ -202,10 +210,11 @@ class ExecPlan:
         if ce is not None:
             return ce
         if self.layer.dtype == np.int64:
-            # Plans shared by many jobs (a CNN's layers) keep the prefix sums of energy.
+            # Plans shared by many jobs (a CNN's layers) keep the prefix sums of energy (a list,
+            # as ``_cum_list``).
             arr = np.zeros(self.steps + 1)
             np.cumsum(self.energy_j, out=arr[1:])
-            ce = self._cum_energy = array("d", arr.tobytes())
+            ce = self._cum_energy = arr.tolist()
             return ce
         return _recurrent_energy_prefix(self)
 

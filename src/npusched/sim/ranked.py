@@ -28,7 +28,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
-from operator import attrgetter, itemgetter
+from itertools import repeat
+from operator import add, attrgetter, itemgetter, mul
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -97,7 +98,7 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
     faster than tuples and cost no tuple per push; the heap holds the same order, so it makes
     the same comparisons with the same outcomes and pops the same jobs."""
     n = len(qkey)
-    if any(type(q) is not int for q in qkey):
+    if not set(map(type, qkey)) <= {int}:
         by_key = sorted(range(n), key=qkey.__getitem__)
         dense = [0] * n
         r = 0
@@ -106,7 +107,7 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
                 r += 1
             dense[by_key[j]] = r
         qkey = dense
-    return [q * n + k for k, q in enumerate(qkey)]
+    return list(map(add, map(mul, qkey, repeat(n)), range(n)))
 
 
 def execute_ranked(run: _Run) -> SimResult:
@@ -197,28 +198,6 @@ def execute_ranked(run: _Run) -> SimResult:
     last_t = 0.0
     n_done_before = 0
 
-    def end_segment(k: int, te: float, exec_end: float) -> None:
-        """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1)."""
-        nonlocal busy, res_energy, layer_exec
-        if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
-            if rbytes[k]:
-                csec[k] += te - seg_start
-            exec_end = exe[k]
-        else:
-            if t0 > seg_start and rbytes[k]:
-                csec[k] += t0 - seg_start
-            rbytes[k] = 0
-        busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start  # as the engine
-        a = ex0
-        if exec_end > a:
-            # ``steps_between`` and ``energy_between`` of the interval, from one bisection.
-            steps, e = plan.work_between(a, exec_end)
-            layer_exec += steps
-            if e:
-                res_energy += e
-                col_energy[rows[k]] += e
-        exe[k] = exec_end
-
     # Times of completion events a preemption superseded: the general loop pops them (they
     # change nothing but open a wake, whose clock is theirs if a real event falls within
     # TIME_TOL_S of it), so they are kept here too; ``ts`` is the earliest (inf if none).
@@ -274,31 +253,57 @@ def execute_ranked(run: _Run) -> SimResult:
             completed = False
             preempted = False
             while tm <= horizon:
-                if mkind == _COMPLETE:
-                    if ex0 <= 0.0 and t0 == seg_start:
-                        # A run from the start, uninterrupted: the whole plan (end_segment's
-                        # arithmetic, with energy_between / steps_between of the whole plan; a
-                        # finished job's progress and restore bytes are never read again).
-                        busy += now - seg_start if one_unit else (now - seg_start) * units / cap
-                        layer_exec += plan_steps
-                        if plan_energy:
-                            res_energy += plan_energy
-                            col_energy[run_row] += plan_energy
+                if mkind == _SAVE_DONE:  # the victim waits again, keeping its progress
+                    heappush(ready, hkey[pre_k])
+                    pre_k = -1
+                    mkind = _NONE
+                    tm = inf
+                    preempted = True
+                    events += 1
+                    continue
+                if mkind == _COMPLETE and ex0 <= 0.0 and t0 == seg_start:
+                    # A run from the start, uninterrupted: the whole plan (the segment's
+                    # arithmetic below, with energy_between / steps_between of the whole plan; a
+                    # finished job's progress and restore bytes are never read again).
+                    busy += now - seg_start if one_unit else (now - seg_start) * units / cap
+                    layer_exec += plan_steps
+                    if plan_energy:
+                        res_energy += plan_energy
+                        col_energy[run_row] += plan_energy
+                else:
+                    # The segment of the job completing or stopping at ``limit`` ends now: the
+                    # general loop's ``_end_segment(job, now, limit)`` (one unit, rate 1).
+                    k = run_k if mkind == _COMPLETE else pre_k
+                    exec_end = limit
+                    if now < t0:  # stopped while restoring: no new work, the checkpoint is
+                        if rbytes[k]:  # still in memory
+                            csec[k] += now - seg_start
+                        exec_end = exe[k]
                     else:
-                        end_segment(run_k, now, limit)
+                        if t0 > seg_start and rbytes[k]:
+                            csec[k] += t0 - seg_start
+                        rbytes[k] = 0
+                    busy += (now - seg_start) * units / cap if cap != 1 else now - seg_start
+                    if exec_end > ex0:
+                        # ``steps_between`` and ``energy_between`` of it, from one bisection.
+                        steps, e = plan.work_between(ex0, exec_end)
+                        layer_exec += steps
+                        if e:
+                            res_energy += e
+                            col_energy[rows[k]] += e
+                    exe[k] = exec_end
+                if mkind == _COMPLETE:
                     col_finish[run_row] = now
                     n_finished += 1
                     run_k = -1
                     mkind = _NONE
                     tm = inf
                     completed = True
-                elif mkind == _STOP:
+                else:  # _STOP
                     k = pre_k
-                    restored = now >= t0
-                    end_segment(k, now, limit)
                     npre[k] += 1
                     save_s = 0.0
-                    if restored:
+                    if now >= t0:  # restored: the checkpoint is taken where it stopped
                         nbytes = plan.checkpoint_bytes_at(exe[k])
                         cbytes[k] += nbytes
                         rbytes[k] = nbytes
@@ -308,12 +313,6 @@ def execute_ranked(run: _Run) -> SimResult:
                     busy += save_s * units / cap
                     mkind = _SAVE_DONE
                     tm = now + save_s
-                else:  # _SAVE_DONE: the victim waits again, keeping its progress
-                    heappush(ready, hkey[pre_k])
-                    pre_k = -1
-                    mkind = _NONE
-                    tm = inf
-                    preempted = True
                 events += 1
             arrived = next_arr <= horizon
             while next_arr <= horizon:
@@ -373,7 +372,24 @@ def execute_ranked(run: _Run) -> SimResult:
                 tm = t_stop
                 continue
             if mech is _KILL:
-                end_segment(k, now, e_now)
+                # Its segment ends now at ``e_now`` (the completion branch's arithmetic).
+                exec_end = e_now
+                if now < t0:
+                    if rbytes[k]:
+                        csec[k] += now - seg_start
+                    exec_end = exe[k]
+                else:
+                    if t0 > seg_start and rbytes[k]:
+                        csec[k] += t0 - seg_start
+                    rbytes[k] = 0
+                busy += (now - seg_start) * units / cap if cap != 1 else now - seg_start
+                if exec_end > ex0:
+                    steps, e = plan.work_between(ex0, exec_end)
+                    layer_exec += steps
+                    if e:
+                        res_energy += e
+                        col_energy[rows[k]] += e
+                exe[k] = exec_end
                 wasted[k] += exe[k]
                 exe[k] = 0.0
                 rbytes[k] = 0
