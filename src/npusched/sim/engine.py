@@ -83,7 +83,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequen
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
-from operator import attrgetter
+from operator import attrgetter, countOf
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -151,19 +151,6 @@ _FAST_VIEW = (
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
-#: The request fields the engine reads once per run (``_prepare``), each in one C-level pass.
-_REQUEST_FIELDS = (
-    "id",
-    "arrival_s",
-    "network",
-    "batch",
-    "priority",
-    "slo_s",
-    "seq_in",
-    "seq_out",
-    "exit",
-    "depends_on",
-)
 _Variant = tuple[tuple[str, Any], ...]
 
 
@@ -584,8 +571,14 @@ class _Run:
     def _prepare(self, requests: Sequence[Request]) -> None:
         profiles = self.sim.profiles
         n = len(requests)
-        col = {f: list(map(attrgetter(f), requests)) for f in _REQUEST_FIELDS}
-        ids = np.fromiter(col["id"], dtype=np.int64, count=n)
+
+        def field(name: str) -> Iterator[Any]:
+            """Field ``name`` of every request, in input order (one C-level pass; a list is
+            made only where one is kept: building lists of unknown length reallocates)."""
+            return map(attrgetter(name), requests)
+
+        col = {f: list(field(f)) for f in ("priority", "slo_s")}
+        ids = np.fromiter(field("id"), dtype=np.int64, count=n)
         by_id = np.argsort(ids, kind="stable")
         sorted_ids = ids[by_id]
         dup_mask = sorted_ids[1:] == sorted_ids[:-1]
@@ -594,7 +587,7 @@ class _Run:
             raise SimulationError(f"request ids must be unique; id {dup} appears twice")
         row_of = np.empty(n, dtype=np.int64)
         row_of[by_id] = np.arange(n)
-        arrivals = np.fromiter(col["arrival_s"], dtype=np.float64, count=n)
+        arrivals = np.fromiter(field("arrival_s"), dtype=np.float64, count=n)
         bad_mask = ~np.isfinite(arrivals) | (arrivals < 0.0)
         if bad_mask.any():
             bad = int(np.flatnonzero(bad_mask)[0])
@@ -604,7 +597,7 @@ class _Run:
         # Dependent requests are held back until their predecessor finishes.
         self.dependents: dict[int, list[int]] = {}
         held = np.zeros(n, dtype=bool)
-        if col["depends_on"].count(None) != n:
+        if countOf(field("depends_on"), None) != n:
             known = set(ids.tolist())
             for i, r in enumerate(requests):
                 d = r.depends_on
@@ -637,19 +630,21 @@ class _Run:
         # ``(network, batch)``.
         variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
         self.variant0: _Variant = tuple(sorted(variant0.items()))
-        no_seq = col["seq_in"].count(None) == n and col["seq_out"].count(None) == n
+        no_seq = countOf(field("seq_in"), None) == n and countOf(field("seq_out"), None) == n
         keys: Iterator[tuple[Any, ...]] = (
-            zip(col["network"], col["batch"], strict=True)
+            zip(field("network"), field("batch"), strict=True)
             if no_seq
-            else zip(col["network"], col["batch"], col["seq_in"], col["seq_out"], strict=True)
+            else zip(
+                field("network"), field("batch"), field("seq_in"), field("seq_out"), strict=True
+            )
         )
         table = _ShapeTable(self, profiles)
         code_in = np.fromiter(map(table.__getitem__, keys), dtype=np.intp, count=n)
         shape_plans = table.plans
         self.req_plans: list[_Plan] = list(map(shape_plans.__getitem__, code_in[order_a].tolist()))
         iso_in = np.asarray([p[2] for p in shape_plans], dtype=np.float64)[code_in]
-        if col["exit"].count(None) != n:
-            for i, ex in enumerate(col["exit"]):
+        if countOf(field("exit"), None) != n:
+            for i, ex in enumerate(field("exit")):
                 if ex is None:
                     continue
                 p = shape_plans[code_in[i]][1]
