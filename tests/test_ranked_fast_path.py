@@ -216,3 +216,13 @@ def test_heap_keys_order_as_key_then_dispatch_order() -> None:
     assert sorted(range(n), key=entries.__getitem__) == sorted(range(n), key=lambda k: (qkey[k], k))
     ints = ranked._heap_keys([-9, -1, -9, 0])
     assert ints == [-9 * 4 + 0, -1 * 4 + 1, -9 * 4 + 2, 0 * 4 + 3]
+    assert all(type(e) is int for e in ints)
+    assert ranked._heap_keys([]) == []
+    # Ints beyond int64 (Python arithmetic) and bools mixed with ints (dense ranks).
+    for keys in ([2**70, -(2**70), 5, 2**70], [True, 2, False, True], [2**64, 3]):
+        m = len(keys)
+        entries = ranked._heap_keys(list(keys))
+        assert [e % m for e in entries] == list(range(m))
+        assert sorted(range(m), key=entries.__getitem__) == sorted(
+            range(m), key=lambda k: (keys[k], k)
+        )
