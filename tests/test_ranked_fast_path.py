@@ -226,3 +226,27 @@ def test_heap_keys_order_as_key_then_dispatch_order() -> None:
         assert sorted(range(m), key=entries.__getitem__) == sorted(
             range(m), key=lambda k: (keys[k], k)
         )
+
+
+def test_write_records_sparse_and_dense_agree() -> None:
+    """``write_records`` with ``touched`` (the fast path's) writes the same columns as with
+    dense lists (the form other fast paths pass), rows scattered by ``arrival_rows``."""
+    profiles = {"a": make_profile("a", [1e-3, 2e-3])}
+    reqs = [Request(id=i, arrival_s=1e-3 * (5 - i), network="a") for i in range(5)]
+    sim = Simulator(profiles, POLICIES.create("P-HPF"))
+    npre, cbytes = [0, 2, 0, 1, 0], [0, 64, 0, 8, 0]
+    csec, wasted = [0.0, 1e-6, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 3e-4, 0.0]
+    est = [0.1, 0.2, 0.3, 0.4, 0.5]
+    cols = {}
+    for touched in (None, [3, 1]):
+        run = _Run(sim, reqs, None, None)
+        ranked.write_records(run, est, npre, cbytes, csec, wasted, touched=touched)
+        cols[touched is None] = {
+            name: np.asarray(getattr(run, name))
+            for name in ("col_est", "col_preempt", "col_cbytes", "col_cs", "col_wasted")
+        }
+        rows = np.asarray(run.arrival_rows)
+    for name, col in cols[True].items():
+        np.testing.assert_array_equal(col, cols[False][name], strict=True)
+    np.testing.assert_array_equal(cols[True]["col_preempt"][rows], npre)
+    np.testing.assert_array_equal(cols[True]["col_est"][rows], est)

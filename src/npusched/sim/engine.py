@@ -640,7 +640,7 @@ class _Run:
         )
         table = _ShapeTable(self, profiles)
         code_in = np.fromiter(map(table.__getitem__, keys), dtype=np.intp, count=n)
-        shape_plans = table.plans
+        shape_plans = self.shape_plans = table.plans  # distinct, in order of first appearance
         self.req_plans: list[_Plan] = list(map(shape_plans.__getitem__, code_in[order_a].tolist()))
         iso_in = np.asarray([p[2] for p in shape_plans], dtype=np.float64)[code_in]
         if countOf(field("exit"), None) != n:

@@ -26,7 +26,7 @@ runs the general loop; ``Simulator(fast_path=False)`` forces it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import repeat
 from operator import add, attrgetter, itemgetter, mul
@@ -86,7 +86,7 @@ def applies(run: _Run) -> bool:
         return False
     if run.until != math.inf or run.dependents:
         return False
-    return not any(plan.exits for plan in {entry[1] for entry in run.req_plans})
+    return not any(entry[1].exits for entry in run.shape_plans)
 
 
 def _heap_keys(qkey: list[Any]) -> list[int]:
@@ -160,6 +160,9 @@ def execute_ranked(run: _Run) -> SimResult:
     first = [inf] * n  # every request starts and finishes (no ``until`` on this path)
     finish = [inf] * n
     energy = [0.0] * n
+    # Requests ever preempted (KILL or CHECKPOINT), in order of their first preemption: the only
+    # ones whose preemption, checkpoint and waste records are not zero.
+    touched: list[int] = []
     # The ready queue: a heap of ``hkey[k]`` (``(queue_key, k)`` as one int; ``entry % n``
     # is ``k``, see ``_heap_keys``).
     ready: list[int] = []
@@ -313,6 +316,8 @@ def execute_ranked(run: _Run) -> SimResult:
                     completed = True
                 else:  # _STOP
                     k = pre_k
+                    if not npre[k]:
+                        touched.append(k)
                     npre[k] += 1
                     save_s = 0.0
                     if now >= t0:  # restored: the checkpoint is taken where it stopped
@@ -404,6 +409,8 @@ def execute_ranked(run: _Run) -> SimResult:
                 wasted[k] += exe[k]
                 exe[k] = 0.0
                 rbytes[k] = 0
+                if not npre[k]:
+                    touched.append(k)
                 npre[k] += 1
                 run_k = -1
                 heappush(stale, tm)  # the general loop keeps the old completion event
@@ -441,7 +448,16 @@ def execute_ranked(run: _Run) -> SimResult:
         tm = t0 + (iso - ex0)
 
     write_records(
-        run, est_of, npre, cbytes, csec, wasted, first=first, finish=finish, energy=energy
+        run,
+        est_of,
+        npre,
+        cbytes,
+        csec,
+        wasted,
+        first=first,
+        finish=finish,
+        energy=energy,
+        touched=touched,
     )
     clock.now = now
     run.events = events + ai  # the machine events and one per arrival
@@ -464,33 +480,49 @@ def write_records(
     first: list[float] | None = None,
     finish: list[float] | None = None,
     energy: list[float] | None = None,
+    touched: list[int] | None = None,
 ) -> None:
     """Store a fast path's per-request lists (by dispatch order) as ``run``'s result columns
     (by result row; every request finished: ``until`` is not set).
 
     ``est`` None: the estimates are the isolated latencies (no estimator; plans without exits),
     copied from ``run.col_iso``. ``first`` / ``finish`` / ``energy`` replace the run's columns
-    when given (a path that wrote those by row passes None). Lists become arrays through
-    ``numpy.fromiter`` (the same values)."""
+    when given (a path that wrote those by row passes None). ``touched``: the only requests
+    whose ``npre`` / ``cbytes`` / ``csec`` / ``wasted`` may be nonzero (the rest are written as
+    the zeros they are). Lists become arrays through ``numpy.fromiter`` (the same values)."""
     by_row = np.asarray(run.arrival_rows, dtype=np.int64)
     n = len(by_row)
-    for name, per_k, code in (
-        ("col_est", est, "d"),
-        ("col_preempt", npre, "q"),
-        ("col_cbytes", cbytes, "q"),
-        ("col_cs", csec, "d"),
-        ("col_wasted", wasted, "d"),
-        ("col_first", first, "d"),
-        ("col_finish", finish, "d"),
-        ("col_energy", energy, "d"),
-    ):
-        if per_k is None:
-            if name == "col_est":
-                run.col_est = run.col_iso.copy()
-            continue
-        col: Any = np.empty(n, dtype=np.float64 if code == "d" else np.int64)
-        col[by_row] = np.fromiter(per_k, dtype=col.dtype, count=n)
-        setattr(run, name, col)
+    f8, i8 = np.float64, np.int64
+    counts: list[tuple[str, Sequence[Any], Any]] = [
+        ("col_preempt", npre, i8),
+        ("col_cbytes", cbytes, i8),
+        ("col_cs", csec, f8),
+        ("col_wasted", wasted, f8),
+    ]
+    dense: list[tuple[str, Sequence[Any] | None, Any]] = [
+        ("col_first", first, f8),
+        ("col_finish", finish, f8),
+        ("col_energy", energy, f8),
+    ]
+    if touched is None:
+        dense.extend(counts)
+    else:
+        rows_t = by_row[np.asarray(touched, dtype=np.int64)]
+        for name, per_k, dtype in counts:
+            sp: Any = np.zeros(n, dtype=dtype)
+            sp[rows_t] = np.fromiter(
+                map(per_k.__getitem__, touched), dtype=dtype, count=len(rows_t)
+            )
+            setattr(run, name, sp)
+    if est is None:
+        run.col_est = cast(Any, run.col_iso.copy())  # no estimator, no exits: the isolated latency
+    else:
+        dense.append(("col_est", est, f8))
+    for name, vals, dtype in dense:
+        if vals is not None:
+            col: Any = np.empty(n, dtype=dtype)
+            col[by_row] = np.fromiter(vals, dtype=dtype, count=n)
+            setattr(run, name, col)
     col_res = np.empty(n, dtype=object)
     col_res[:] = run.res[0].name
     run.col_res = col_res
