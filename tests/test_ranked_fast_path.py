@@ -250,3 +250,23 @@ def test_write_records_sparse_and_dense_agree() -> None:
         np.testing.assert_array_equal(col, cols[False][name], strict=True)
     np.testing.assert_array_equal(cols[True]["col_preempt"][rows], npre)
     np.testing.assert_array_equal(cols[True]["col_est"][rows], est)
+
+
+@pytest.mark.parametrize("name", ["P-HPF", "P-FCFS"])
+def test_a_better_that_is_not_an_operator(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``better`` other than ``operator.gt`` / ``operator.lt`` is called (the fast path writes
+    those two out as comparisons)."""
+    profiles = synthetic_profiles(random_state=2)
+    reqs = bench_workload(300, profiles, random_state=7)
+    cls = type(POLICIES.create(name))
+    own = cls.better
+    calls = []
+
+    def better(a: object, b: object) -> bool:
+        calls.append(1)
+        return bool(own(a, b))
+
+    monkeypatch.setattr(cls, "better", staticmethod(better))
+    fast, general = _both(profiles, reqs, name, "checkpoint", preemption_point="tile")
+    _assert_identical(fast, general)
+    assert calls

@@ -26,6 +26,7 @@ runs the general loop; ``Simulator(fast_path=False)`` forces it.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import repeat
@@ -130,6 +131,9 @@ def execute_ranked(run: _Run) -> SimResult:
     queue_key: Callable[[Any], Any] = policy.queue_key
     rank_key: Callable[[Any], Any] = policy.rank_key
     better: Callable[[Any, Any], bool] = policy.better
+    # ``better`` as a comparison written out where it is ``operator.gt`` (HPF) or
+    # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
+    cmp = 0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
     from npusched.policies.temporal.mechanism import select_mechanism
 
     arrivals = run.arrivals
@@ -349,8 +353,14 @@ def execute_ranked(run: _Run) -> SimResult:
                 continue
         if run_k >= 0:
             best = ready[0] % n
-            if not preemptive or not better(rank[best], run_rank):
-                continue  # the running job keeps the resource
+            if cmp == 1:
+                if not rank[best] > run_rank:
+                    continue  # the running job keeps the resource
+            elif cmp == 2:
+                if not rank[best] < run_rank:
+                    continue
+            elif not cmp or not better(rank[best], run_rank):
+                continue
             # A preemptive policy displaces it.
             k = run_k
             if now > t0:  # work done as of now (``Job.executed_s``; rate 1, exactly as the
