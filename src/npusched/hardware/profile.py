@@ -228,7 +228,13 @@ class ExecPlan:
         cum = self._cum
         if cum is None:
             cum = self._cum_list()
-        ce = self._energy_prefix()
+        ce = self._cum_energy
+        if ce is None:
+            ce = (
+                self._energy_prefix()
+                if self.layer.dtype == np.int64
+                else _recurrent_energy_prefix(self)
+            )
         return float(self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce))
 
     def _energy_at(self, x: float, cum: Seq, ce: Seq) -> float:
@@ -280,7 +286,11 @@ class ExecPlan:
             return n, 0.0
         ce = self._cum_energy
         if ce is None:
-            ce = self._energy_prefix()
+            ce = (
+                self._energy_prefix()
+                if self.layer.dtype == np.int64
+                else _recurrent_energy_prefix(self)
+            )
         steps = self.steps
         # _energy_at(b), then _energy_at(a), from the bisections above.
         i = ib - 1
@@ -321,7 +331,9 @@ class ExecPlan:
         Tiles of a layer are taken as equal in length (inner tiles dominate; see the device).
         A position within a billionth of a tile past a boundary counts as at that boundary
         (floating-point slack) and returns ``executed_s`` itself, never an earlier time."""
-        cum = self._cum_list()
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
         s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
             return cum[-1]
