@@ -56,6 +56,7 @@ class ExecPlan:
 
     __slots__ = (
         "_ckpt_row",
+        "_ckpt_steps",
         "_cum",
         "_cum_energy",
         "_energy_row",
@@ -92,6 +93,7 @@ class ExecPlan:
         self._tile_s_row: list[float] | None = None
         self._cum: Seq | None = None
         self._cum_energy: Seq | None = None
+        self._ckpt_steps: list[int] | None = None
         self.steps = len(layer)
         self.total_s = float(cum_s[-1])
         self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
@@ -380,7 +382,12 @@ class ExecPlan:
             return 0
         if executed_s == cum[s] and s > 0:
             s -= 1  # stopped exactly at a layer end: the finished layer's outputs are live
-        return int(self._ckpt_row.item(self.layer.item(s)))
+        ck = self._ckpt_steps
+        if ck is None:
+            if self.layer.dtype != np.int64:  # unrolled recurrent: no per-step table
+                return int(self._ckpt_row.item(self.layer.item(s)))
+            ck = self._ckpt_steps = self._ckpt_row[self.layer].tolist()  # a layer plan's
+        return ck[s]
 
     def __repr__(self) -> str:
         return f"ExecPlan(steps={self.steps}, total_s={self.total_s:.6g})"
