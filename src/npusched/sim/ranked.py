@@ -161,8 +161,8 @@ def execute_ranked(run: _Run) -> SimResult:
     cbytes = [0] * n
     csec = [0.0] * n
     wasted = [0.0] * n
-    first = [inf] * n  # every request starts and finishes (no ``until`` on this path)
-    finish = [inf] * n
+    first = [math.nan] * n  # every request starts and finishes (no ``until`` on this path)
+    finish = [math.nan] * n
     energy = [0.0] * n
     # Requests ever preempted (KILL or CHECKPOINT), in order of their first preemption: the only
     # ones whose preemption, checkpoint and waste records are not zero.
