@@ -6,10 +6,12 @@ and a preemptive variant displaces the running job when ``better(rank_key(best),
 rank_key(running))``. The general loop (:meth:`npusched.sim.engine._Run.execute`) still builds a
 :class:`~npusched.policies.contract.SchedulerView`, scans the ready list and calls ``select`` at
 every wake; for these policies that is all bookkeeping. :func:`execute_ranked` runs the same
-system with the ready queue as a ``heapq`` of ``(queue_key, order)`` and per-request state in
-flat lists indexed by dispatch order, and gives the same result as the general loop: the same
-wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together, completion before
-stop before save-done before arrival), the same handlers written out (segment closing with
+system with the ready queue as a ``heapq`` of ints ordered as ``(queue_key, order)``
+(:func:`_heap_keys`) and per-request state in flat lists indexed by dispatch order, and gives
+the same result as the general loop: the same wakes (events within
+:data:`~npusched.sim.events.TIME_TOL_S` handled together, completion before stop before
+save-done before arrival; a completion a preemption superseded still opens a wake at its time,
+as the general loop's stale event does), the same handlers written out (segment closing with
 energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
 Algorithm 3's dynamic choice through
 :func:`~npusched.policies.temporal.mechanism.select_mechanism`), the same float operations in
@@ -212,7 +214,9 @@ def execute_ranked(run: _Run) -> SimResult:
     else:
         est_of = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
     now = 0.0
-    events = 0  # machine events (completion, stop, save-done); arrivals are added at the end
+    # Events are counted at the end: one per arrival and completion, two per CHECKPOINT stop
+    # (the stop and its save-done; every stop is saved before the run ends).
+    stops = 0
     last_t = 0.0
     n_done_before = 0
 
@@ -276,7 +280,6 @@ def execute_ranked(run: _Run) -> SimResult:
                     mkind = _NONE
                     tm = inf
                     preempted = True
-                    events += 1
                     continue
                 if mkind == _COMPLETE and ex0 <= 0.0 and t0 == seg_start:
                     # A run from the start, uninterrupted: the whole plan (the segment's
@@ -334,7 +337,7 @@ def execute_ranked(run: _Run) -> SimResult:
                     busy += save_s * units / cap
                     mkind = _SAVE_DONE
                     tm = now + save_s
-                events += 1
+                    stops += 1
             arrived = next_arr <= horizon
             while next_arr <= horizon:
                 heappush(ready, hkey[ai])
@@ -470,7 +473,7 @@ def execute_ranked(run: _Run) -> SimResult:
         touched=touched,
     )
     clock.now = now
-    run.events = events + ai  # the machine events and one per arrival
+    run.events = ai + n_finished + 2 * stops
     run.layer_exec = layer_exec
     run.n_finished = n_finished
     run.reported = reported
