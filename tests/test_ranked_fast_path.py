@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -169,3 +170,103 @@ def test_fast_path_is_what_runs_by_default() -> None:
         assert len(made) == 50
     finally:
         job_mod.Job.__init__ = orig  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("mechanism", ["kill", "checkpoint"])
+def test_superseded_completion_sets_the_clock_of_a_wake(mechanism: str) -> None:
+    """A preemption leaves the victim's old completion event in the general loop's queue: it
+    opens a wake at its own time, and an arrival 1 ulp later (within TIME_TOL_S) is handled at
+    that clock. The fast path keeps those times and gives the same clock (here: C's first
+    start, the work A had done when C preempted it)."""
+    profiles = {
+        "a": make_profile("a", [1e-3, 1e-3], tiles=4, energy_j=[1e-3, 2e-3]),
+        "b": make_profile("b", [0.25e-3]),
+    }
+    t_a = profiles["a"].plan(1).total_s  # A's first completion, superseded by B
+    reqs = [
+        Request(id=0, arrival_s=0.0, network="a", priority=1),
+        Request(id=1, arrival_s=0.5e-3, network="b", priority=9),
+        Request(id=2, arrival_s=float(np.nextafter(t_a, 1.0)), network="b", priority=9),
+    ]
+    fast, general = _both(profiles, reqs, "P-HPF", mechanism, preemption_point="tile")
+    _assert_identical(fast, general)
+    assert general.columns["first_start_s"][2] == t_a < reqs[2].arrival_s
+
+
+@pytest.mark.parametrize("name", RANKED)
+def test_queue_keys_that_are_not_ints(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queue keys other than ints (here the policy's own as floats and as tuples, with ties) are
+    ranked densely into the fast path's int heap entries: same pops as a heap of
+    ``(queue_key, order)``."""
+    profiles = synthetic_profiles(random_state=4)
+    reqs = bench_workload(300, profiles, random_state=6)
+    cls = type(POLICIES.create(name))
+    own = cls.queue_key
+    for key in (lambda r: float(own(r)), lambda r: (own(r), "same")):
+        monkeypatch.setattr(cls, "queue_key", staticmethod(key))
+        fast, general = _both(profiles, reqs, name, "checkpoint", preemption_point="tile")
+        _assert_identical(fast, general)
+
+
+def test_heap_keys_order_as_key_then_dispatch_order() -> None:
+    qkey = [(1, 2.0), (0, 5.0), (1, 2.0), (0, -1.0), (1, 0.5)]
+    entries = ranked._heap_keys(list(qkey))
+    n = len(qkey)
+    assert [e % n for e in entries] == list(range(n))
+    assert sorted(range(n), key=entries.__getitem__) == sorted(range(n), key=lambda k: (qkey[k], k))
+    ints = ranked._heap_keys([-9, -1, -9, 0])
+    assert ints == [-9 * 4 + 0, -1 * 4 + 1, -9 * 4 + 2, 0 * 4 + 3]
+    assert all(type(e) is int for e in ints)
+    assert ranked._heap_keys([]) == []
+    # Ints beyond int64 (Python arithmetic) and bools mixed with ints (dense ranks).
+    for keys in ([2**70, -(2**70), 5, 2**70], [True, 2, False, True], [2**64, 3]):
+        m = len(keys)
+        entries = ranked._heap_keys(list(keys))
+        assert [e % m for e in entries] == list(range(m))
+        assert sorted(range(m), key=entries.__getitem__) == sorted(
+            range(m), key=lambda k: (keys[k], k)
+        )
+
+
+def test_write_records_sparse_and_dense_agree() -> None:
+    """``write_records`` with ``touched`` (the fast path's) writes the same columns as with
+    dense lists (the form other fast paths pass), rows scattered by ``arrival_rows``."""
+    profiles = {"a": make_profile("a", [1e-3, 2e-3])}
+    reqs = [Request(id=i, arrival_s=1e-3 * (5 - i), network="a") for i in range(5)]
+    sim = Simulator(profiles, POLICIES.create("P-HPF"))
+    npre, cbytes = [0, 2, 0, 1, 0], [0, 64, 0, 8, 0]
+    csec, wasted = [0.0, 1e-6, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 3e-4, 0.0]
+    est = [0.1, 0.2, 0.3, 0.4, 0.5]
+    cols = {}
+    for touched in (None, [3, 1]):
+        run = _Run(sim, reqs, None, None)
+        ranked.write_records(run, est, npre, cbytes, csec, wasted, touched=touched)
+        cols[touched is None] = {
+            name: np.asarray(getattr(run, name))
+            for name in ("col_est", "col_preempt", "col_cbytes", "col_cs", "col_wasted")
+        }
+        rows = np.asarray(run.arrival_rows)
+    for name, col in cols[True].items():
+        np.testing.assert_array_equal(col, cols[False][name], strict=True)
+    np.testing.assert_array_equal(cols[True]["col_preempt"][rows], npre)
+    np.testing.assert_array_equal(cols[True]["col_est"][rows], est)
+
+
+@pytest.mark.parametrize("name", ["P-HPF", "P-FCFS"])
+def test_a_better_that_is_not_an_operator(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``better`` other than ``operator.gt`` / ``operator.lt`` is called (the fast path writes
+    those two out as comparisons)."""
+    profiles = synthetic_profiles(random_state=2)
+    reqs = bench_workload(300, profiles, random_state=7)
+    cls = type(POLICIES.create(name))
+    own = cls.better
+    calls = []
+
+    def better(a: object, b: object) -> bool:
+        calls.append(1)
+        return bool(own(a, b))
+
+    monkeypatch.setattr(cls, "better", staticmethod(better))
+    fast, general = _both(profiles, reqs, name, "checkpoint", preemption_point="tile")
+    _assert_identical(fast, general)
+    assert calls

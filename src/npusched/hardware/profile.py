@@ -22,8 +22,9 @@ from npusched.errors import HardwareConfigError
 from npusched.hardware.base import Device, FloatArray, IntArray, LayerCosts
 from npusched.models.ir import Network
 
-#: A plan's look-up table: ``array('d')`` (8 bytes per step, bisect works on it directly; a
-#: Python list of floats costs 32 and dominated the memory of million-request RNN runs).
+#: A plan's look-up table: ``array('d')`` for unrolled recurrent plans (8 bytes per step, bisect
+#: works on it directly; a Python list of floats costs 32 and dominated the memory of
+#: million-request RNN runs), a list for the few short plans of a network's layers.
 Seq = Any
 
 
@@ -55,6 +56,7 @@ class ExecPlan:
 
     __slots__ = (
         "_ckpt_row",
+        "_ckpt_steps",
         "_cum",
         "_cum_energy",
         "_energy_row",
@@ -91,6 +93,7 @@ class ExecPlan:
         self._tile_s_row: list[float] | None = None
         self._cum: Seq | None = None
         self._cum_energy: Seq | None = None
+        self._ckpt_steps: list[int] | None = None
         self.steps = len(layer)
         self.total_s = float(cum_s[-1])
         self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
@@ -161,12 +164,19 @@ class ExecPlan:
         np.divide(e, lat, out=out, where=lat > 0.0)
         return out
 
-    # --- look-ups (``array('d')`` tables built on first use: bisecting one is several times
-    # faster than ``numpy.searchsorted`` on a scalar, and most plans are never looked up) -----
+    # --- look-ups (tables built on first use: bisecting one is several times faster than
+    # ``numpy.searchsorted`` on a scalar, and most plans are never looked up) -------------------
     def _cum_list(self) -> Seq:
+        """The prefix sums as a bisectable table: a plan of a network's layers (``int64``
+        ``layer``: tens to hundreds of steps, shared by every job of its shape) gets a Python
+        list, whose bisection and indexing box no floats (a third faster than ``array('d')``);
+        an unrolled recurrent plan comes with its ``array('d')`` (8 bytes a step)."""
         cum = self._cum
         if cum is None:
-            cum = self._cum = array("d", self.cum_s.tobytes())
+            if self.layer.dtype == np.int64:
+                cum = self._cum = self.cum_s.tolist()
+            else:
+                cum = self._cum = array("d", self.cum_s.tobytes())
         return cum
 
     def step_at(self, executed_s: float) -> int:
@@ -196,6 +206,20 @@ class ExecPlan:
             return cum[-1]
         return cum[step] + fraction * (cum[step + 1] - cum[step])
 
+    def _energy_prefix(self) -> Seq:
+        """Prefix sums of energy (joules, length S + 1), built on first use."""
+        ce: Any = self._cum_energy
+        if ce is not None:
+            return ce
+        if self.layer.dtype == np.int64:
+            # Plans shared by many jobs (a CNN's layers) keep the prefix sums of energy (a list,
+            # as ``_cum_list``).
+            arr = np.zeros(self.steps + 1)
+            np.cumsum(self.energy_j, out=arr[1:])
+            ce = self._cum_energy = arr.tolist()
+            return ce
+        return _recurrent_energy_prefix(self)
+
     def energy_between(self, a: float, b: float) -> float:
         """Joules of the work interval ``[a, b]`` (seconds of work), step energies spread
         uniformly over their steps."""
@@ -203,16 +227,16 @@ class ExecPlan:
             return 0.0
         if a <= 0.0 and b >= self.total_s:
             return self.total_energy_j
-        cum = self._cum_list()
-        ce: Any = self._cum_energy
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        ce = self._cum_energy
         if ce is None:
-            if self.layer.dtype == np.int64:
-                # Plans shared by many jobs (a CNN's layers) keep the prefix sums of energy.
-                arr = np.zeros(self.steps + 1)
-                np.cumsum(self.energy_j, out=arr[1:])
-                ce = self._cum_energy = array("d", arr.tobytes())
-            else:
-                ce = _recurrent_energy_prefix(self)
+            ce = (
+                self._energy_prefix()
+                if self.layer.dtype == np.int64
+                else _recurrent_energy_prefix(self)
+            )
         return float(self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce))
 
     def _energy_at(self, x: float, cum: Seq, ce: Seq) -> float:
@@ -233,9 +257,61 @@ class ExecPlan:
         (seconds of work): one plus the step ends strictly inside it."""
         if a <= 0.0 and b >= self.total_s:
             return self.steps
-        cum = self._cum_list()
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
         n = bisect_left(cum, b) - bisect_right(cum, a) + 1
         return n if n > 0 else 0
+
+    def work_between(self, a: float, b: float) -> tuple[int, float]:
+        """``(steps_between(a, b), energy_between(a, b))`` for ``b > a`` (seconds of work), equal
+        to the two calls bit for bit, with one bisection of the prefix sums per end.
+
+        ``bisect_left(cum, b)`` is ``bisect_right(cum, b)`` less the entries equal to ``b``
+        (zero-length steps repeat a prefix sum), found by stepping back over them; each end's
+        cumulative energy is :meth:`_energy_at`'s, from the same bisection."""
+        te = self.total_energy_j
+        if a <= 0.0 and b >= self.total_s:
+            return self.steps, (te if te != 0.0 else 0.0)
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        ia = bisect_right(cum, a)
+        ib = bisect_right(cum, b)
+        jb = ib
+        while jb and cum[jb - 1] == b:
+            jb -= 1
+        n = jb - ia + 1
+        if n < 0:
+            n = 0
+        if te == 0.0:
+            return n, 0.0
+        ce = self._cum_energy
+        if ce is None:
+            ce = (
+                self._energy_prefix()
+                if self.layer.dtype == np.int64
+                else _recurrent_energy_prefix(self)
+            )
+        steps = self.steps
+        # _energy_at(b), then _energy_at(a), from the bisections above.
+        i = ib - 1
+        if i >= steps:
+            eb = ce[-1]
+        elif i < 0:
+            eb = 0.0
+        else:
+            lat = cum[i + 1] - cum[i]
+            eb = ce[i] if lat <= 0.0 else ce[i] + (b - cum[i]) / lat * (ce[i + 1] - ce[i])
+        i = ia - 1
+        if i >= steps:
+            ea = ce[-1]
+        elif i < 0:
+            ea = 0.0
+        else:
+            lat = cum[i + 1] - cum[i]
+            ea = ce[i] if lat <= 0.0 else ce[i] + (a - cum[i]) / lat * (ce[i + 1] - ce[i])
+        return n, float(eb - ea)
 
     def next_layer_boundary(self, executed_s: float) -> float:
         """The smallest step boundary (in seconds of work) >= ``executed_s``."""
@@ -257,7 +333,9 @@ class ExecPlan:
         Tiles of a layer are taken as equal in length (inner tiles dominate; see the device).
         A position within a billionth of a tile past a boundary counts as at that boundary
         (floating-point slack) and returns ``executed_s`` itself, never an earlier time."""
-        cum = self._cum_list()
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
         s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
             return cum[-1]
@@ -278,7 +356,9 @@ class ExecPlan:
         ``start + k * tile`` up to ``tol_s`` short of a step end is that step end (so a stop in
         the last tile is the job's end). Never earlier than ``executed_s`` minus ``tol_s``.
         """
-        cum = self._cum_list()
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
         i = bisect_left(cum, executed_s)
         if i and executed_s - cum[i - 1] <= tol_s:
             return cum[i - 1]
@@ -294,13 +374,20 @@ class ExecPlan:
         """Bytes a CHECKPOINT saves when the job stops after ``executed_s`` seconds of work."""
         if executed_s <= 0.0:
             return 0
-        cum = self._cum_list()
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
         s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
             return 0
         if executed_s == cum[s] and s > 0:
             s -= 1  # stopped exactly at a layer end: the finished layer's outputs are live
-        return int(self._ckpt_row[int(self.layer[s])])
+        ck = self._ckpt_steps
+        if ck is None:
+            if self.layer.dtype != np.int64:  # unrolled recurrent: no per-step table
+                return int(self._ckpt_row.item(self.layer.item(s)))
+            ck = self._ckpt_steps = self._ckpt_row[self.layer].tolist()  # a layer plan's
+        return ck[s]
 
     def __repr__(self) -> str:
         return f"ExecPlan(steps={self.steps}, total_s={self.total_s:.6g})"

@@ -83,7 +83,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequen
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
-from operator import attrgetter
+from operator import attrgetter, countOf
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -151,19 +151,6 @@ _FAST_VIEW = (
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
-#: The request fields the engine reads once per run (``_prepare``), each in one C-level pass.
-_REQUEST_FIELDS = (
-    "id",
-    "arrival_s",
-    "network",
-    "batch",
-    "priority",
-    "slo_s",
-    "seq_in",
-    "seq_out",
-    "exit",
-    "depends_on",
-)
 _Variant = tuple[tuple[str, Any], ...]
 
 
@@ -488,6 +475,28 @@ class _LevelState:
 _MAX_ABORTED_SWITCHES = 10_000
 
 
+class _ShapeTable(dict[tuple[Any, ...], int]):
+    """Request shapes ``(network, batch[, seq_in, seq_out])`` numbered in order of first
+    look-up; a new shape's ``(profile, base plan, isolated seconds)`` is made at its first
+    look-up and kept in :attr:`plans` by number."""
+
+    def __init__(self, run: _Run, profiles: Mapping[str, Profile]) -> None:
+        super().__init__()
+        self.run = run
+        self.profiles = profiles
+        self.plans: list[_Plan] = []
+
+    def __missing__(self, key: tuple[Any, ...]) -> int:
+        prof = self.profiles.get(key[0])
+        if prof is None:
+            raise UnknownNameError("profile (request network)", key[0], self.profiles)
+        seq_in, seq_out = (key[2], key[3]) if len(key) == 4 else (None, None)
+        plan = self.run._base_plan(prof, key[1], seq_in, seq_out)
+        code = self[key] = len(self.plans)
+        self.plans.append((prof, plan, plan.total_s))
+        return code
+
+
 class _Run:
     """State of one simulation run (the :class:`Simulator` itself stays stateless).
 
@@ -562,8 +571,14 @@ class _Run:
     def _prepare(self, requests: Sequence[Request]) -> None:
         profiles = self.sim.profiles
         n = len(requests)
-        col = {f: list(map(attrgetter(f), requests)) for f in _REQUEST_FIELDS}
-        ids = np.fromiter(col["id"], dtype=np.int64, count=n)
+
+        def field(name: str) -> Iterator[Any]:
+            """Field ``name`` of every request, in input order (one C-level pass; a list is
+            made only where one is kept: building lists of unknown length reallocates)."""
+            return map(attrgetter(name), requests)
+
+        col = {f: list(field(f)) for f in ("priority", "slo_s")}
+        ids = np.fromiter(field("id"), dtype=np.int64, count=n)
         by_id = np.argsort(ids, kind="stable")
         sorted_ids = ids[by_id]
         dup_mask = sorted_ids[1:] == sorted_ids[:-1]
@@ -572,20 +587,17 @@ class _Run:
             raise SimulationError(f"request ids must be unique; id {dup} appears twice")
         row_of = np.empty(n, dtype=np.int64)
         row_of[by_id] = np.arange(n)
-        arrivals = np.fromiter(col["arrival_s"], dtype=np.float64, count=n)
+        arrivals = np.fromiter(field("arrival_s"), dtype=np.float64, count=n)
         bad_mask = ~np.isfinite(arrivals) | (arrivals < 0.0)
         if bad_mask.any():
             bad = int(np.flatnonzero(bad_mask)[0])
             raise SimulationError(
                 f"request {requests[bad].id}: arrival_s={arrivals[bad]!r}; must be finite and >= 0"
             )
-        # What the result's per-request columns need (see ``_result``).
-        keep = ("network", "batch", "priority", "slo_s", "seq_in", "seq_out")
-        self.static = ({f: col[f] for f in keep}, by_id, ids, arrivals)
         # Dependent requests are held back until their predecessor finishes.
         self.dependents: dict[int, list[int]] = {}
         held = np.zeros(n, dtype=bool)
-        if col["depends_on"].count(None) != n:
+        if countOf(field("depends_on"), None) != n:
             known = set(ids.tolist())
             for i, r in enumerate(requests):
                 d = r.depends_on
@@ -602,40 +614,60 @@ class _Run:
                 self.dependents.setdefault(d, []).append(i)
                 held[i] = True
         # Dispatch order: by arrival time, ties by id.
-        order = np.lexsort((ids, arrivals)).tolist()
+        order_a = np.lexsort((ids, arrivals))
         self.order_of = np.empty(n, dtype=np.int64)
-        self.order_of[order] = np.arange(n)
-        self.arrivals = [requests[i] for i in order]
-        self.arrival_rows: Sequence[int] = array("q", row_of[order].tobytes())
-        self.held = bytearray(held[order].tobytes())  # 1 byte a request: held back or not
+        self.order_of[order_a] = np.arange(n)
+        in_order = bool(n) and bool((order_a == np.arange(n)).all())
+        # Workloads usually come sorted (generators emit arrivals in order): then a copy.
+        self.arrivals = list(requests) if in_order else [requests[i] for i in order_a.tolist()]
+        self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
+        self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
 
-        # (profile, plan, isolated seconds) per distinct request shape, and per request (the
-        # shape tuples are made one at a time: a list of 1e6 of them would cost 70 MB).
-        def shapes() -> Iterator[tuple[str, int, int | None, int | None]]:
-            return zip(col["network"], col["batch"], col["seq_in"], col["seq_out"], strict=True)
-
-        plans: dict[tuple[str, int, int | None, int | None], _Plan] = {}
+        # (profile, plan, isolated seconds) per distinct request shape ``(network, batch, seq_in,
+        # seq_out)``, numbered in order of first appearance (the plan made then), and each
+        # request's shape number: one pass of look-ups (the shape tuples are made one at a time:
+        # a list of 1e6 of them would cost 70 MB). Without sequence lengths the key is
+        # ``(network, batch)``.
         variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
         self.variant0: _Variant = tuple(sorted(variant0.items()))
-        for key in dict.fromkeys(shapes()):
-            prof = profiles.get(key[0])
-            if prof is None:
-                raise UnknownNameError("profile (request network)", key[0], profiles)
-            plan = self._base_plan(prof, key[1], key[2], key[3])
-            plans[key] = (prof, plan, plan.total_s)
-        plan_in = list(map(plans.__getitem__, shapes()))  # input order
-        self.req_plans: list[_Plan] = [plan_in[i] for i in order]
-        iso_in = [p[2] for p in plan_in]
-        if col["exit"].count(None) != n:
-            for i, ex in enumerate(col["exit"]):
+        no_seq = countOf(field("seq_in"), None) == n and countOf(field("seq_out"), None) == n
+        keys: Iterator[tuple[Any, ...]] = (
+            zip(field("network"), field("batch"), strict=True)
+            if no_seq
+            else zip(
+                field("network"), field("batch"), field("seq_in"), field("seq_out"), strict=True
+            )
+        )
+        table = _ShapeTable(self, profiles)
+        code_in = np.fromiter(map(table.__getitem__, keys), dtype=np.intp, count=n)
+        shape_plans = self.shape_plans = table.plans  # distinct, in order of first appearance
+        self.req_plans: list[_Plan] = list(map(shape_plans.__getitem__, code_in[order_a].tolist()))
+        iso_in = np.asarray([p[2] for p in shape_plans], dtype=np.float64)[code_in]
+        if countOf(field("exit"), None) != n:
+            for i, ex in enumerate(field("exit")):
                 if ex is None:
                     continue
-                p = plan_in[i][1]
+                p = shape_plans[code_in[i]][1]
                 if 0 <= ex < len(p.exits):
                     # A sample that leaves at an exit: its latency alone is up to that exit.
                     iso_in[i] = float(p.cum_s[p.exits[ex]])
-        self.col_iso = np.asarray(iso_in, dtype=np.float64)[by_id]
+        self.col_iso = iso_in[by_id]
+        # What the result's per-request columns need (see ``_result``): the fields read per
+        # request, and the shape fields per shape with each request's shape by result row.
+        shape_keys = list(table)
+        per_shape = {
+            f: [k[j] if j < len(k) else None for k in shape_keys]
+            for j, f in enumerate(("network", "batch", "seq_in", "seq_out"))
+        }
+        self.static = (
+            {"priority": col["priority"], "slo_s": col["slo_s"]},
+            per_shape,
+            code_in[by_id],
+            by_id,
+            ids,
+            arrivals,
+        )
         # Per-request records by result row, unboxed (``array``: 8 bytes a request, where a
         # list of floats costs 32; 1e6 requests hold eight of them).
         nans = np.full(n, math.nan).tobytes()
@@ -1768,7 +1800,7 @@ class _Run:
         if self.progress is not None and self.n_finished != self.reported:
             self.progress(self.n_finished)  # a stop by ``until`` between two reports
 
-        col, by_id, ids, arrival_in = self.static
+        col, per_shape, shape_by_row, by_id, ids, arrival_in = self.static
         # Only the records are needed from here: let the per-request inputs go first.
         self.req_plans = []
         self.by_input = []
@@ -1787,15 +1819,22 @@ class _Run:
 
         def column(name: str, dtype: type, unset: float) -> npt.NDArray[Any]:
             """Request field ``name`` by result row, ``unset`` where it is None."""
-            v = col.pop(name)  # let each list go once it is an array
+            if name in per_shape:  # one value per request shape
+                v = per_shape[name]
+                m = len(v)
+                by = shape_by_row
+            else:
+                v = col.pop(name)  # let each list go once it is an array
+                m = n
+                by = by_id
             nones = v.count(None)
-            if nones == n:
+            if nones == m:
                 return np.full(n, unset, dtype=dtype)
             vals = [unset if x is None else x for x in v] if nones else v
-            return np.fromiter(vals, dtype=dtype, count=n)[by_id]
+            return np.fromiter(vals, dtype=dtype, count=m)[by]
 
-        network = np.empty(n, dtype=object)
-        network[:] = col.pop("network")
+        network = np.empty(len(per_shape["network"]), dtype=object)
+        network[:] = per_shape["network"]
         resource = np.empty(n, dtype=object)
         resource[:] = self.col_res
         self.col_res = []
@@ -1818,7 +1857,7 @@ class _Run:
             "priority": column("priority", np.int64, -1),
             "batch": column("batch", np.int64, -1),
             "slo_s": column("slo_s", np.float64, math.nan),
-            "network": network[by_id],
+            "network": network[shape_by_row],
             "seq_in": column("seq_in", np.int64, -1),
             "seq_out": column("seq_out", np.int64, -1),
             "resource": resource,

@@ -6,10 +6,12 @@ and a preemptive variant displaces the running job when ``better(rank_key(best),
 rank_key(running))``. The general loop (:meth:`npusched.sim.engine._Run.execute`) still builds a
 :class:`~npusched.policies.contract.SchedulerView`, scans the ready list and calls ``select`` at
 every wake; for these policies that is all bookkeeping. :func:`execute_ranked` runs the same
-system with the ready queue as a ``heapq`` of ``(queue_key, order)`` and per-request state in
-flat lists indexed by dispatch order, and gives the same result as the general loop: the same
-wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together, completion before
-stop before save-done before arrival), the same handlers written out (segment closing with
+system with the ready queue as a ``heapq`` of ints ordered as ``(queue_key, order)``
+(:func:`_heap_keys`) and per-request state in flat lists indexed by dispatch order, and gives
+the same result as the general loop: the same wakes (events within
+:data:`~npusched.sim.events.TIME_TOL_S` handled together, completion before stop before
+save-done before arrival; a completion a preemption superseded still opens a wake at its time,
+as the general loop's stale event does), the same handlers written out (segment closing with
 energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
 Algorithm 3's dynamic choice through
 :func:`~npusched.policies.temporal.mechanism.select_mechanism`), the same float operations in
@@ -26,8 +28,11 @@ runs the general loop; ``Simulator(fast_path=False)`` forces it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush
+from itertools import repeat
+from operator import add, attrgetter, itemgetter, mul
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -46,6 +51,8 @@ _KILL = Mechanism.KILL
 _DRAIN = Mechanism.DRAIN
 # Machine-event kinds of the one job that holds (or is leaving) the resource.
 _NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
+_ARRIVAL_S = attrgetter("arrival_s")
+_ISOLATED_S = itemgetter(2)  # of a request's ``(profile, plan, isolated seconds)``
 
 
 class _View:
@@ -82,7 +89,37 @@ def applies(run: _Run) -> bool:
         return False
     if run.until != math.inf or run.dependents:
         return False
-    return not any(plan.exits for plan in {entry[1] for entry in run.req_plans})
+    return not any(entry[1].exits for entry in run.shape_plans)
+
+
+def _heap_keys(qkey: list[Any]) -> list[int]:
+    """Each request's ready-queue entry as one int, ordered as ``(queue_key, dispatch order)``.
+
+    An entry is ``r * n + k`` for request ``k`` of ``n`` (so ``entry % n`` is ``k``), ``r`` its
+    queue key where every key is an int (FCFS, HPF; computed in NumPy when the entries fit in
+    int64), else the key's dense rank among the distinct keys (keys are totally ordered, as a
+    heap of them already needs). Ints compare faster than tuples and cost no tuple per push;
+    the heap holds the same order, so it makes the same comparisons with the same outcomes and
+    pops the same jobs."""
+    n = len(qkey)
+    if not n:
+        return []
+    a = np.array(qkey)
+    if a.dtype.kind in "ib":  # ints within int64 (bools are 0 / 1, ordered alike)
+        a = a.astype(np.int64)
+        big = max(abs(int(a.min())), abs(int(a.max())))
+        if (big + 1) * n < 2**63:
+            return cast(list[int], (a * n + np.arange(n, dtype=np.int64)).tolist())
+    if set(map(type, qkey)) <= {int}:  # larger ints
+        return list(map(add, map(mul, qkey, repeat(n)), range(n)))
+    by_key = sorted(range(n), key=qkey.__getitem__)
+    dense = [0] * n
+    r = 0
+    for j in range(1, n):
+        if qkey[by_key[j]] != qkey[by_key[j - 1]]:
+            r += 1
+        dense[by_key[j]] = r
+    return [q * n + k for k, q in enumerate(dense)]
 
 
 def execute_ranked(run: _Run) -> SimResult:
@@ -96,13 +133,15 @@ def execute_ranked(run: _Run) -> SimResult:
     queue_key: Callable[[Any], Any] = policy.queue_key
     rank_key: Callable[[Any], Any] = policy.rank_key
     better: Callable[[Any, Any], bool] = policy.better
+    # ``better`` as a comparison written out where it is ``operator.gt`` (HPF) or
+    # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
+    cmp = 0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
     from npusched.policies.temporal.mechanism import select_mechanism
 
     arrivals = run.arrivals
     held = run.held
     n = len(arrivals)
     req_plans = run.req_plans
-    rows = run.arrival_rows
     estimator = sim.estimator
     res = run.res[0]
     units = res.capacity
@@ -111,22 +150,31 @@ def execute_ranked(run: _Run) -> SimResult:
     layer_point = run.layer_point
     tol = TIME_TOL_S
     inf = math.inf
-    col_first = run.col_first
-    col_finish = run.col_finish
-    col_energy = run.col_energy
     clock = run.clock
     progress = run.progress
     chunk = max(1, -(-n // 100))
 
     # Per request, by dispatch order: work done (seconds of its plan), bytes to restore,
-    # preemptions, checkpoint bytes and seconds, work lost to KILL, estimate.
+    # preemptions, checkpoint bytes and seconds, work lost to KILL (lists: written for the
+    # preempted few), and first start, finish and energy (written for every request: doubles
+    # in memory, through a ``memoryview``, which stores faster than an ``array`` and, unlike a
+    # list, keeps no float object alive to be gathered at the end).
     exe = [0.0] * n
     rbytes = [0] * n
     npre = [0] * n
     cbytes = [0] * n
     csec = [0.0] * n
     wasted = [0.0] * n
-    ready: list[tuple[Any, int]] = []
+    nan_bytes = np.full(n, math.nan).tobytes()  # every request starts and finishes (no ``until``)
+    first = memoryview(bytearray(nan_bytes)).cast("d")
+    finish = memoryview(bytearray(nan_bytes)).cast("d")
+    energy = memoryview(bytearray(8 * n)).cast("d")
+    # Requests ever preempted (KILL or CHECKPOINT), in order of their first preemption: the only
+    # ones whose preemption, checkpoint and waste records are not zero.
+    touched: list[int] = []
+    # The ready queue: a heap of ``hkey[k]`` (``(queue_key, k)`` as one int; ``entry % n``
+    # is ``k``, see ``_heap_keys``).
+    ready: list[int] = []
 
     # The job holding the resource (``run_k``) or saving its context (``pre_k``), and its
     # segment: started at ``seg_start``, computing from ``t0`` (after a restore) with ``ex0``
@@ -139,9 +187,7 @@ def execute_ranked(run: _Run) -> SimResult:
     ex0 = 0.0
     limit = 0.0
     plan: Any = None
-    plan_steps = 0
-    plan_energy = 0.0
-    run_row = 0
+    run_rank: Any = None
     mkind = _NONE
     tm = inf
     busy = 0.0
@@ -155,75 +201,73 @@ def execute_ranked(run: _Run) -> SimResult:
         ai += 1
     # Arrival times with a sentinel, queue keys and estimates, in dispatch order (the
     # estimator is called once per request in dispatch order, as the general loop does).
-    arr_t = [r.arrival_s for r in arrivals]
+    arr_t = list(map(_ARRIVAL_S, arrivals))
     arr_t.append(inf)
     next_arr = arr_t[ai]
     qkey = list(map(queue_key, arrivals))
     rank = list(map(rank_key, arrivals)) if preemptive else qkey
+    hkey = _heap_keys(qkey)
+    del qkey
+    # Estimates (Algorithm 3 reads them; without an estimator they are the isolated latencies,
+    # which ``write_records`` takes from the run's column).
+    est_of: list[float] | None = None
     if estimator is None:
-        est_of = [e[2] for e in req_plans]
+        if static_mech is None:
+            est_of = list(map(_ISOLATED_S, req_plans))
     else:
         est_of = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
     now = 0.0
-    events = 0
+    # Events are counted at the end: one per arrival and completion, two per CHECKPOINT stop
+    # (the stop and its save-done; every stop is saved before the run ends).
+    stops = 0
     last_t = 0.0
     n_done_before = 0
 
-    def end_segment(k: int, te: float, exec_end: float) -> None:
-        """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1)."""
-        nonlocal busy, res_energy, layer_exec
-        if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
-            if rbytes[k]:
-                csec[k] += te - seg_start
-            exec_end = exe[k]
-        else:
-            if t0 > seg_start and rbytes[k]:
-                csec[k] += t0 - seg_start
-            rbytes[k] = 0
-        busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start  # as the engine
-        a = ex0
-        if exec_end > a:
-            layer_exec += plan.steps_between(a, exec_end)
-            e = plan.energy_between(a, exec_end)
-            if e:
-                res_energy += e
-                col_energy[rows[k]] += e
-        exe[k] = exec_end
-
-    def executed(k: int) -> float:
-        """Work done by the running job ``k`` as of ``now`` (``Job.executed_s``)."""
-        dt = now - t0
-        if dt > 0.0:
-            e = exe[k] + dt  # rate 1: the general loop's ``exec + rate * dt``, exactly
-            return e if e < limit else limit
-        return exe[k]
-
     # Times of completion events a preemption superseded: the general loop pops them (they
-    # change nothing but may set the clock of a wake), so they are kept here too; ``ts`` is the
-    # earliest (inf if none).
+    # change nothing but open a wake, whose clock is theirs if a real event falls within
+    # TIME_TOL_S of it), so they are kept here too; ``ts`` is the earliest (inf if none).
     stale: list[float] = []
     ts = inf
     one_unit = cap == 1
     while True:
         t = tm if tm < next_arr else next_arr
         if ts < t:
-            t = ts
-        if t == inf:
-            break
-        if t > now:
-            now = t
-        horizon = now + tol
-        if ts <= horizon:
-            while stale and stale[0] <= horizon:
-                heappop(stale)
-            ts = stale[0] if stale else inf
+            # Superseded completions come first: each opens a wake with nothing to handle (the
+            # later ones within its TIME_TOL_S go with it) until one is close enough to the
+            # next real event ``t`` to share its wake.
+            while True:
+                if ts > now:
+                    now = ts
+                horizon = now + tol
+                while stale and stale[0] <= horizon:
+                    heappop(stale)
+                ts = stale[0] if stale else inf
+                if t <= horizon or ts >= t:
+                    break
+            if t > horizon:  # ``t`` opens its own wake
+                if t == inf:
+                    break
+                if t > now:
+                    now = t
+                horizon = now + tol
+                if ts <= horizon:
+                    while stale and stale[0] <= horizon:
+                        heappop(stale)
+                    ts = stale[0] if stale else inf
+        else:
+            if t == inf:
+                break
+            if t > now:
+                now = t
+            horizon = now + tol
+            if ts <= horizon:
+                while stale and stale[0] <= horizon:
+                    heappop(stale)
+                ts = stale[0] if stale else inf
         if tm > horizon:
-            # Arrivals only (the common wake, written out), or only superseded completions.
-            if next_arr > horizon:
-                continue  # the run's clock stays at last_t
+            # Arrivals only (the common wake, written out).
             while next_arr <= horizon:
-                heappush(ready, (qkey[ai], ai))
-                events += 1
+                heappush(ready, hkey[ai])
                 ai += 1
                 next_arr = arr_t[ai]
             last_t = now
@@ -233,31 +277,60 @@ def execute_ranked(run: _Run) -> SimResult:
             completed = False
             preempted = False
             while tm <= horizon:
-                if mkind == _COMPLETE:
-                    if ex0 <= 0.0 and t0 == seg_start:
-                        # A run from the start, uninterrupted: the whole plan (end_segment's
-                        # arithmetic, with energy_between / steps_between of the whole plan; a
-                        # finished job's progress and restore bytes are never read again).
-                        busy += now - seg_start if one_unit else (now - seg_start) * units / cap
-                        layer_exec += plan_steps
-                        if plan_energy:
-                            res_energy += plan_energy
-                            col_energy[run_row] += plan_energy
+                if mkind == _SAVE_DONE:  # the victim waits again, keeping its progress
+                    heappush(ready, hkey[pre_k])
+                    pre_k = -1
+                    mkind = _NONE
+                    tm = inf
+                    preempted = True
+                    continue
+                if mkind == _COMPLETE and ex0 <= 0.0 and t0 == seg_start:
+                    # A run from the start, uninterrupted: the whole plan (the segment's
+                    # arithmetic below, with energy_between / steps_between of the whole plan; a
+                    # finished job's progress and restore bytes are never read again).
+                    busy += now - seg_start if one_unit else (now - seg_start) * units / cap
+                    if limit > 0.0:
+                        layer_exec += plan.steps
+                        e = plan.total_energy_j
+                        if e:
+                            res_energy += e
+                            energy[run_k] += e
+                else:
+                    # The segment of the job completing or stopping at ``limit`` ends now: the
+                    # general loop's ``_end_segment(job, now, limit)`` (one unit, rate 1).
+                    k = run_k if mkind == _COMPLETE else pre_k
+                    exec_end = limit
+                    if now < t0:  # stopped while restoring: no new work, the checkpoint is
+                        if rbytes[k]:  # still in memory
+                            csec[k] += now - seg_start
+                        exec_end = exe[k]
                     else:
-                        end_segment(run_k, now, limit)
-                    col_finish[run_row] = now
+                        if t0 > seg_start and rbytes[k]:
+                            csec[k] += t0 - seg_start
+                        rbytes[k] = 0
+                    busy += (now - seg_start) * units / cap if cap != 1 else now - seg_start
+                    if exec_end > ex0:
+                        # ``steps_between`` and ``energy_between`` of it, from one bisection.
+                        steps, e = plan.work_between(ex0, exec_end)
+                        layer_exec += steps
+                        if e:
+                            res_energy += e
+                            energy[k] += e
+                    exe[k] = exec_end
+                if mkind == _COMPLETE:
+                    finish[run_k] = now
                     n_finished += 1
                     run_k = -1
                     mkind = _NONE
                     tm = inf
                     completed = True
-                elif mkind == _STOP:
+                else:  # _STOP
                     k = pre_k
-                    restored = now >= t0
-                    end_segment(k, now, limit)
+                    if not npre[k]:
+                        touched.append(k)
                     npre[k] += 1
                     save_s = 0.0
-                    if restored:
+                    if now >= t0:  # restored: the checkpoint is taken where it stopped
                         nbytes = plan.checkpoint_bytes_at(exe[k])
                         cbytes[k] += nbytes
                         rbytes[k] = nbytes
@@ -267,42 +340,47 @@ def execute_ranked(run: _Run) -> SimResult:
                     busy += save_s * units / cap
                     mkind = _SAVE_DONE
                     tm = now + save_s
-                else:  # _SAVE_DONE: the victim waits again, keeping its progress
-                    k = pre_k
-                    pre_k = -1
-                    heappush(ready, (qkey[k], k))
-                    mkind = _NONE
-                    tm = inf
-                    preempted = True
-                events += 1
+                    stops += 1
             arrived = next_arr <= horizon
             while next_arr <= horizon:
-                heappush(ready, (qkey[ai], ai))
-                events += 1
+                heappush(ready, hkey[ai])
                 ai += 1
                 next_arr = arr_t[ai]
             last_t = now
             if completed:
-                if progress is not None and (
-                    n_finished // chunk != n_done_before // chunk or n_finished == n
-                ):
-                    progress(n_finished)
-                    reported = n_finished
-                n_done_before = n_finished
+                if progress is not None:
+                    if n_finished // chunk != n_done_before // chunk or n_finished == n:
+                        progress(n_finished)
+                        reported = n_finished
+                    n_done_before = n_finished
             elif not (preempted or arrived):
                 continue  # only a stop: the preemption is in flight
             if pre_k >= 0 or not ready:
                 continue
-        if run_k >= 0 and (not preemptive or not better(rank[ready[0][1]], rank[run_k])):
-            continue  # the running job keeps the resource
-        best = ready[0][1]
-        if run_k >= 0:  # a preemptive policy displaces it
+        if run_k >= 0:
+            best = ready[0] % n
+            if cmp == 1:
+                if not rank[best] > run_rank:
+                    continue  # the running job keeps the resource
+            elif cmp == 2:
+                if not rank[best] < run_rank:
+                    continue
+            elif not cmp or not better(rank[best], run_rank):
+                continue
+            # A preemptive policy displaces it.
             k = run_k
+            if now > t0:  # work done as of now (``Job.executed_s``; rate 1, exactly as the
+                e_now = exe[k] + (now - t0)  # general loop's ``exec + rate * dt``)
+                if e_now > limit:
+                    e_now = limit
+            else:
+                e_now = exe[k]
             mech = static_mech
             if mech is None:
+                assert est_of is not None
                 mech = select_mechanism(
                     mode,
-                    cast(Any, _View(est_of[k], executed(k))),
+                    cast(Any, _View(est_of[k], e_now)),
                     cast(Any, _View(est_of[best], exe[best])),
                 )
             if mech is _CHECKPOINT:
@@ -310,13 +388,15 @@ def execute_ranked(run: _Run) -> SimResult:
                     stop = exe[k]
                     t_stop = now
                 else:
-                    stop = plan.next_preemption_point(executed(k), layer=layer_point, tol_s=tol)
+                    stop = plan.next_preemption_point(e_now, layer=layer_point, tol_s=tol)
                     if stop >= limit:  # the next preemption point is the end: it just finishes
                         continue
                     t_stop = t0 + (stop - exe[k])  # rate 1, as the general loop's ``/ rate``
                     if t_stop < now:
                         t_stop = now
                 heappush(stale, tm)  # the general loop keeps the old completion event
+                if tm < ts:
+                    ts = tm
                 limit = stop
                 run_k = -1
                 pre_k = k
@@ -324,14 +404,35 @@ def execute_ranked(run: _Run) -> SimResult:
                 tm = t_stop
                 continue
             if mech is _KILL:
-                end_segment(k, now, executed(k))
+                # Its segment ends now at ``e_now`` (the completion branch's arithmetic).
+                exec_end = e_now
+                if now < t0:
+                    if rbytes[k]:
+                        csec[k] += now - seg_start
+                    exec_end = exe[k]
+                else:
+                    if t0 > seg_start and rbytes[k]:
+                        csec[k] += t0 - seg_start
+                    rbytes[k] = 0
+                busy += (now - seg_start) * units / cap if cap != 1 else now - seg_start
+                if exec_end > ex0:
+                    steps, e = plan.work_between(ex0, exec_end)
+                    layer_exec += steps
+                    if e:
+                        res_energy += e
+                        energy[k] += e
+                exe[k] = exec_end
                 wasted[k] += exe[k]
                 exe[k] = 0.0
                 rbytes[k] = 0
+                if not npre[k]:
+                    touched.append(k)
                 npre[k] += 1
                 run_k = -1
                 heappush(stale, tm)  # the general loop keeps the old completion event
-                heappush(ready, (qkey[k], k))
+                if tm < ts:
+                    ts = tm
+                heappush(ready, hkey[k])
             elif mech is _DRAIN:
                 continue
             else:  # pragma: no cover - select_mechanism returns a Mechanism
@@ -339,31 +440,43 @@ def execute_ranked(run: _Run) -> SimResult:
                     f"policy {policy.name!r} returned mechanism {mech!r}; "
                     f"allowed: {', '.join(m.value for m in Mechanism)}"
                 )
-        # Start the best waiting job (restoring its checkpoint first, if any).
-        if ready[0][1] == best:
-            heappop(ready)
-        else:  # pragma: no cover - a victim ranked above the job that displaced it
-            ready.remove(next(e for e in ready if e[1] == best))
-            heapify(ready)
+            # Start the best waiting job (restoring its checkpoint first, if any).
+            if ready[0] % n == best:
+                heappop(ready)
+            else:  # pragma: no cover - a victim ranked above the job that displaced it
+                ready.remove(hkey[best])
+                heapify(ready)
+        else:
+            # Start the best waiting job (restoring its checkpoint first, if any).
+            best = heappop(ready) % n
         k = best
-        run_row = rows[k]
         if not npre[k]:  # never stopped before: its first start
-            col_first[run_row] = now
+            first[k] = now
         prof, plan, iso = req_plans[k]
-        plan_steps = plan.steps if iso > 0.0 else 0
-        plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
         rb = rbytes[k]
         t0 = now + rb / prof.memory_bandwidth_bps if rb and ckpt_cost else now
         seg_start = now
         ex0 = exe[k]
         limit = iso
         run_k = k
+        run_rank = rank[k]
         mkind = _COMPLETE
         tm = t0 + (iso - ex0)
 
-    write_records(run, est_of, npre, cbytes, csec, wasted)
+    write_records(
+        run,
+        est_of,
+        npre,
+        cbytes,
+        csec,
+        wasted,
+        first=first,
+        finish=finish,
+        energy=energy,
+        touched=touched,
+    )
     clock.now = now
-    run.events = events
+    run.events = ai + n_finished + 2 * stops
     run.layer_exec = layer_exec
     run.n_finished = n_finished
     run.reported = reported
@@ -374,28 +487,62 @@ def execute_ranked(run: _Run) -> SimResult:
 
 def write_records(
     run: _Run,
-    est: list[float],
+    est: list[float] | None,
     npre: list[int],
     cbytes: list[int],
     csec: list[float],
     wasted: list[float],
+    *,
+    first: Sequence[float] | None = None,
+    finish: Sequence[float] | None = None,
+    energy: Sequence[float] | None = None,
+    touched: list[int] | None = None,
 ) -> None:
     """Store a fast path's per-request lists (by dispatch order) as ``run``'s result columns
-    (by result row; every request finished: ``until`` is not set)."""
-    n = len(est)
+    (by result row; every request finished: ``until`` is not set).
+
+    ``est`` None: the estimates are the isolated latencies (no estimator; plans without exits),
+    copied from ``run.col_iso``. ``first`` / ``finish`` / ``energy`` replace the run's columns
+    when given (a path that wrote those by row passes None). ``touched``: the only requests
+    whose ``npre`` / ``cbytes`` / ``csec`` / ``wasted`` may be nonzero (the rest are written as
+    the zeros they are). Lists become arrays through ``numpy.fromiter``, a ``memoryview`` of
+    doubles without a copy (the same values)."""
     by_row = np.asarray(run.arrival_rows, dtype=np.int64)
-    for name, per_k in (
-        ("col_est", est),
-        ("col_preempt", npre),
-        ("col_cbytes", cbytes),
-        ("col_cs", csec),
-        ("col_wasted", wasted),
-    ):
-        col: Any = np.empty(
-            n, dtype=np.int64 if name in ("col_preempt", "col_cbytes") else np.float64
-        )
-        col[by_row] = per_k
-        setattr(run, name, col)
+    n = len(by_row)
+    f8, i8 = np.float64, np.int64
+    counts: list[tuple[str, Sequence[Any], Any]] = [
+        ("col_preempt", npre, i8),
+        ("col_cbytes", cbytes, i8),
+        ("col_cs", csec, f8),
+        ("col_wasted", wasted, f8),
+    ]
+    dense: list[tuple[str, Sequence[Any] | None, Any]] = [
+        ("col_first", first, f8),
+        ("col_finish", finish, f8),
+        ("col_energy", energy, f8),
+    ]
+    if touched is None:
+        dense.extend(counts)
+    else:
+        rows_t = by_row[np.asarray(touched, dtype=np.int64)]
+        for name, per_k, dtype in counts:
+            sp: Any = np.zeros(n, dtype=dtype)
+            sp[rows_t] = np.fromiter(
+                map(per_k.__getitem__, touched), dtype=dtype, count=len(rows_t)
+            )
+            setattr(run, name, sp)
+    if est is None:
+        run.col_est = cast(Any, run.col_iso.copy())  # no estimator, no exits: the isolated latency
+    else:
+        dense.append(("col_est", est, f8))
+    for name, vals, dtype in dense:
+        if vals is not None:
+            col: Any = np.empty(n, dtype=dtype)
+            if isinstance(vals, memoryview):
+                col[by_row] = np.frombuffer(vals, dtype=dtype)
+            else:
+                col[by_row] = np.fromiter(vals, dtype=dtype, count=n)
+            setattr(run, name, col)
     col_res = np.empty(n, dtype=object)
     col_res[:] = run.res[0].name
     run.col_res = col_res

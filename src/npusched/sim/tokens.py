@@ -221,8 +221,8 @@ def execute_tokens(run: _Run) -> SimResult:
         busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start
         a = ex0
         if exec_end > a:
-            layer_exec += plan.steps_between(a, exec_end)
-            e = plan.energy_between(a, exec_end)
+            steps, e = plan.work_between(a, exec_end)
+            layer_exec += steps
             if e:
                 res_energy += e
                 col_energy[rows[k]] += e
