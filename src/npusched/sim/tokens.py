@@ -17,7 +17,7 @@ same catch-up of skipped boundaries, the same stale ticks and superseded complet
 loop, events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the event
 queue's order), the same machine handlers as :mod:`npusched.sim.ranked` (segment closing with
 energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
-Algorithm 3 through :func:`~npusched.policies.temporal.mechanism.select_mechanism`), so every
+Algorithm 3 through :func:`~npusched.policies.temporal.mechanism.dynamic_choice`), so every
 column, ``events``, ``busy_s``, energy and ``layer_executions`` are equal
 (``tests/test_token_fast_path.py`` checks it for every token policy, token rule, threshold,
 ``include_running`` and mechanism on random workloads).
@@ -34,12 +34,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from npusched.errors import SimulationError
 from npusched.policies.contract import Mechanism
 from npusched.sim.events import TIME_TOL_S
-from npusched.sim.ranked import _View, write_records
+from npusched.sim.ranked import write_records
 
 if TYPE_CHECKING:
     from npusched.sim.engine import SimResult, _Run
@@ -97,7 +97,7 @@ def applies(run: _Run) -> bool:
 
 def execute_tokens(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
-    from npusched.policies.temporal.mechanism import select_mechanism
+    from npusched.policies.temporal.mechanism import dynamic_choice
     from npusched.policies.temporal.prema import NPPrema
     from npusched.sim.engine import _MAX_IDLE_TICKS, _QUIET_MAX
 
@@ -108,6 +108,7 @@ def execute_tokens(run: _Run) -> SimResult:
     preemptive = bool(pol.preemptive)
     mode: str = getattr(pol, "mechanism", "checkpoint")
     static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
+    dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
     period = float(pol.period_s)
     p = float(pol.period_s or 0.25e-3)  # the policy's own ``p`` (``period_s or PERIOD_S``)
     levels: tuple[float, ...] = tuple(pol.token_levels)
@@ -552,11 +553,9 @@ def execute_tokens(run: _Run) -> SimResult:
                 if not start:  # a preemptive policy displaces the running job
                     k = run_k
                     mech = static_mech
-                    if mech is None:
-                        mech = select_mechanism(
-                            mode,
-                            cast(Any, _View(est[k], executed(k, now))),
-                            cast(Any, _View(est[cand], exe[cand])),
+                    if mech is None:  # Algorithm 3
+                        mech = dynamic_choice(
+                            est[k], executed(k, now), est[cand], exe[cand], dyn_preempt
                         )
                     if mech is _CHECKPOINT:
                         if now < t0:  # still restoring: stop at once, where it stands
