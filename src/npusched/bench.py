@@ -166,8 +166,10 @@ TARGETS: dict[str, tuple[Target, ...]] = {
         Target("speedup_vs_simpy_skip", ">=", 4.0),
         Target("fraction_of_bare_loop", ">=", 0.4),
     ),
+    # Both at a million requests, as the issue measured "today" (1,006 s for 1e6 requests): a
+    # run of 20,000 spends a third of its time building its 3,342 plans and estimates once.
     "prema": (
-        Target("requests_per_s", ">=", 20_000.0),
+        Target("requests_per_s", ">=", 20_000.0, min_requests=1_000_000),
         Target("peak_rss_mib", "<=", 1024.0, min_requests=1_000_000),
     ),
 }
