@@ -2,10 +2,10 @@
 
 Run ``python benchmarks/profile_engine.py`` (``temporal``, 100,000 requests) or
 ``--scenario prema --requests 5000``; ``--top N`` rows, ``--sort tottime|cumtime``;
-``--no-fast-path`` runs FCFS / HPF on the general loop instead of ``npusched.sim.ranked``. Prints the
-engine's events and CPU time without and with the profiler, then the top functions with
-calls per event and microseconds per event (profiled time, scaled to the unprofiled run so the
-column adds up to the real per-event cost). The workload is built outside the profile.
+``--no-fast-path`` runs FCFS / HPF / PREMA / TOKEN on the general loop instead of the fast
+paths. Prints the engine's events and CPU time without and with the profiler, then the top
+functions with calls per event and microseconds per event (profiled time, scaled to the
+unprofiled run so the column adds up to the real per-event cost). The workload is built outside the profile.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-fast-path",
         action="store_true",
-        help="run ranked policies (FCFS, HPF) on the general loop (Simulator(fast_path=False))",
+        help="run FCFS, HPF, PREMA and TOKEN on the general loop (Simulator(fast_path=False))",
     )
     args = ap.parse_args(argv)
     n = args.requests or SCENARIOS.get(args.scenario)().default_requests

@@ -142,7 +142,7 @@ def test_prema_scenario_runs_without_simpy(monkeypatch: pytest.MonkeyPatch) -> N
     assert entry["name"] == "prema" and entry["requests"] == 40
     assert entry["events"] >= 80  # at least an arrival and a completion per request
     assert entry["targets"]["peak_rss_mib"]["met"] is None  # applies at 1,000,000 requests
-    assert entry["targets"]["requests_per_s"]["met"] in (True, False)
+    assert entry["targets"]["requests_per_s"]["met"] is None  # also read at 1,000,000 requests
 
 
 def test_missing_simpy_fails_up_front(
