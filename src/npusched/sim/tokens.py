@@ -5,12 +5,18 @@ wake, each ready job's tokens, waiting time, estimate and progress. On the gener
 (:meth:`npusched.sim.engine._Run.execute`) that is a :class:`~npusched.policies.contract.
 SchedulerView` and property reads on :class:`~npusched.sim.job.Job` objects at every period
 boundary the engine catches up, at every tick, in ``select`` and in ``quiet_periods``: about
-70 us per event on PREMA's mix. :func:`execute_tokens` runs the same system with per-request
-state in flat lists indexed by dispatch order (tokens as the gain list, waiting time as
-``waited + (now - since)``) and Algorithm 2, the period catch-up (``on_periods``), the tick
-(``on_period``) and the next tick that can change a decision (``quiet_periods``) written out over
-them, with the same float operations in the same order; the step count to a token level is the
-policy's own :meth:`~npusched.policies.temporal.prema.TokenScheduler._periods_to_gain`.
+38 us per event on the bench's ``prema`` workload (``python benchmarks/profile_engine.py
+--scenario prema --no-fast-path``), against 10-15 here. :func:`execute_tokens` runs the same
+system with per-request state in flat lists indexed by dispatch order (tokens as the gain list,
+waiting time as ``waited + (now - since)``) and Algorithm 2, the period catch-up
+(``on_periods``), the tick (``on_period``) and the next tick that can change a decision
+(``quiet_periods``) written out over them, with the same float operations in the same order; the
+step count to a token level is the policy's own
+:meth:`~npusched.policies.temporal.prema.TokenScheduler._periods_to_gain`. Under the cumulative
+rule with the ``>=`` threshold, a job whose tokens reached the top level is a candidate at every
+later decision (tokens never fall; the threshold is a level), so it leaves the token updates and
+``quiet_periods`` and waits in a heap in ``choose``'s order. Superseded ticks that
+``quiet_periods``' "never" put about 2**40 periods ahead are kept aside, not in the event heap.
 
 The result is the general loop's with ``skip_periods=True`` to the last bit: the same wakes (the
 same catch-up of skipped boundaries, the same stale ticks and superseded completions waking the
@@ -98,7 +104,7 @@ def applies(run: _Run) -> bool:
 def execute_tokens(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     from npusched.policies.temporal.mechanism import dynamic_choice
-    from npusched.policies.temporal.prema import NPPrema
+    from npusched.policies.temporal.prema import _NEVER, PERIOD_S, NPPrema
     from npusched.sim.engine import _MAX_IDLE_TICKS, _QUIET_MAX
 
     sim = run.sim
@@ -110,7 +116,7 @@ def execute_tokens(run: _Run) -> SimResult:
     static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
     dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
     period = float(pol.period_s)
-    p = float(pol.period_s or 0.25e-3)  # the policy's own ``p`` (``period_s or PERIOD_S``)
+    p = float(pol.period_s or PERIOD_S)  # the policy's own ``p``
     levels: tuple[float, ...] = tuple(pol.token_levels)
     top_level = levels[-1]
     cumulative = pol.tokens == "cumulative"
@@ -118,7 +124,7 @@ def execute_tokens(run: _Run) -> SimResult:
     incl_run = bool(pol.include_running)
     sjf = type(policy).choose is NPPrema.choose
     to_gain: Callable[..., int] = pol._periods_to_gain
-    never = 1 << 40  # ``quiet_periods``' "never"
+    never = _NEVER  # ``quiet_periods``' "never"
 
     arrivals = run.arrivals
     n = len(arrivals)
