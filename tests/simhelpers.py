@@ -330,3 +330,23 @@ def pytest_approx(x: float, tol: float) -> object:
     import pytest
 
     return pytest.approx(x, abs=tol, rel=1e-9)
+
+
+def jobs_made(sim: object, reqs: Sequence[Request]) -> int:
+    """How many :class:`~npusched.sim.job.Job` objects ``sim.run(reqs)`` creates (none on a
+    fast path, one per request on the general loop)."""
+    from npusched.sim import job as job_mod
+
+    made = [0]
+    orig = job_mod.Job.__init__
+
+    def spy(self: object, *a: object, **k: object) -> None:
+        made[0] += 1
+        orig(self, *a, **k)  # type: ignore[arg-type]
+
+    job_mod.Job.__init__ = spy  # type: ignore[method-assign]
+    try:
+        sim.run(reqs)  # type: ignore[attr-defined]
+    finally:
+        job_mod.Job.__init__ = orig  # type: ignore[method-assign]
+    return made[0]

@@ -15,7 +15,7 @@ from npusched.policies.temporal.predictor import make_estimator
 from npusched.sim import ranked
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import Request
-from simhelpers import assert_same_result, make_profile
+from simhelpers import assert_same_result, jobs_made, make_profile
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: Every registered policy that can take the fast path (a RankedPolicy with a queue_key).
@@ -151,25 +151,10 @@ def test_applies_only_where_the_result_is_the_same() -> None:
 
 def test_fast_path_is_what_runs_by_default() -> None:
     """P-HPF without a timeline takes the fast path (no ``Job`` objects are created)."""
-    from npusched.sim import job as job_mod
-
     profiles = synthetic_profiles(random_state=0)
     reqs = bench_workload(50, profiles, random_state=0)
-    made = []
-    orig = job_mod.Job.__init__
-
-    def spy(self: object, *a: object, **k: object) -> None:
-        made.append(1)
-        orig(self, *a, **k)  # type: ignore[arg-type]
-
-    job_mod.Job.__init__ = spy  # type: ignore[method-assign]
-    try:
-        Simulator(profiles, POLICIES.create("P-HPF")).run(reqs)
-        assert made == []
-        Simulator(profiles, POLICIES.create("P-HPF"), fast_path=False).run(reqs)
-        assert len(made) == 50
-    finally:
-        job_mod.Job.__init__ = orig  # type: ignore[method-assign]
+    assert jobs_made(Simulator(profiles, POLICIES.create("P-HPF")), reqs) == 0
+    assert jobs_made(Simulator(profiles, POLICIES.create("P-HPF"), fast_path=False), reqs) == 50
 
 
 @pytest.mark.parametrize("mechanism", ["kill", "checkpoint"])

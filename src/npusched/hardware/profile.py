@@ -28,6 +28,19 @@ from npusched.models.ir import Network
 Seq = Any
 
 
+def _energy_in_step(i: int, x: float, steps: int, cum: Seq, ce: Seq) -> float:
+    """Cumulative joules after ``x`` seconds of work, ``x`` in step ``i`` (``bisect_right(cum,
+    x) - 1``; linear within the step): ``ce`` holds the prefix sums of energy."""
+    if i >= steps:
+        return ce[-1]
+    if i < 0:
+        return 0.0
+    lat = cum[i + 1] - cum[i]
+    if lat <= 0.0:
+        return ce[i]
+    return ce[i] + (x - cum[i]) / lat * (ce[i + 1] - ce[i])
+
+
 class ExecPlan:
     """The executed step sequence of one inference (a CNN's layers, or an RNN unrolled) on one
     plan variant (batch size, subarray count, frequency, accelerator).
@@ -242,15 +255,7 @@ class ExecPlan:
     def _energy_at(self, x: float, cum: Seq, ce: Seq) -> float:
         """Cumulative joules after ``x`` seconds of work (linear within a step); ``ce`` holds
         the prefix sums of energy at least up to the step holding ``x``."""
-        i = bisect_right(cum, x) - 1
-        if i >= self.steps:
-            return ce[-1]
-        if i < 0:
-            return 0.0
-        lat = cum[i + 1] - cum[i]
-        if lat <= 0.0:
-            return ce[i]
-        return ce[i] + (x - cum[i]) / lat * (ce[i + 1] - ce[i])
+        return _energy_in_step(bisect_right(cum, x) - 1, x, self.steps, cum, ce)
 
     def steps_between(self, a: float, b: float) -> int:
         """Steps executed (whole or in part) over the work interval ``[a, b)``, ``b > a``
@@ -293,25 +298,10 @@ class ExecPlan:
                 if self.layer.dtype == np.int64
                 else _recurrent_energy_prefix(self)
             )
-        steps = self.steps
         # _energy_at(b), then _energy_at(a), from the bisections above.
-        i = ib - 1
-        if i >= steps:
-            eb = ce[-1]
-        elif i < 0:
-            eb = 0.0
-        else:
-            lat = cum[i + 1] - cum[i]
-            eb = ce[i] if lat <= 0.0 else ce[i] + (b - cum[i]) / lat * (ce[i + 1] - ce[i])
-        i = ia - 1
-        if i >= steps:
-            ea = ce[-1]
-        elif i < 0:
-            ea = 0.0
-        else:
-            lat = cum[i + 1] - cum[i]
-            ea = ce[i] if lat <= 0.0 else ce[i] + (a - cum[i]) / lat * (ce[i + 1] - ce[i])
-        return n, float(eb - ea)
+        steps = self.steps
+        eb = _energy_in_step(ib - 1, b, steps, cum, ce)
+        return n, float(eb - _energy_in_step(ia - 1, a, steps, cum, ce))
 
     def next_layer_boundary(self, executed_s: float) -> float:
         """The smallest step boundary (in seconds of work) >= ``executed_s``."""

@@ -14,7 +14,7 @@ save-done before arrival; a completion a preemption superseded still opens a wak
 as the general loop's stale event does), the same handlers written out (segment closing with
 energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
 Algorithm 3's dynamic choice through
-:func:`~npusched.policies.temporal.mechanism.select_mechanism`), the same float operations in
+:func:`~npusched.policies.temporal.mechanism.dynamic_choice`), the same float operations in
 the same order, so every column, ``events``, ``busy_s``, energy and ``layer_executions`` are
 equal (``tests/test_ranked_fast_path.py`` checks it on random workloads for every ranked
 policy, mechanism, preemption point and checkpoint cost).
@@ -44,7 +44,7 @@ from npusched.sim.events import TIME_TOL_S
 if TYPE_CHECKING:
     from npusched.sim.engine import SimResult, _Run
 
-__all__ = ["applies", "execute_ranked", "write_records"]
+__all__ = ["applies", "execute_ranked", "plain_run", "write_records"]
 
 _CHECKPOINT = Mechanism.CHECKPOINT
 _KILL = Mechanism.KILL
@@ -53,16 +53,6 @@ _DRAIN = Mechanism.DRAIN
 _NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
 _ARRIVAL_S = attrgetter("arrival_s")
 _ISOLATED_S = itemgetter(2)  # of a request's ``(profile, plan, isolated seconds)``
-
-
-class _View:
-    """What Algorithm 3 reads of a job (``select_mechanism``): its estimate and progress."""
-
-    __slots__ = ("estimated_s", "executed_s")
-
-    def __init__(self, estimated_s: float, executed_s: float) -> None:
-        self.estimated_s = estimated_s
-        self.executed_s = executed_s
 
 
 def applies(run: _Run) -> bool:
@@ -85,6 +75,13 @@ def applies(run: _Run) -> bool:
     for hook in ("on_dispatch", "on_complete", "on_period"):
         if getattr(cls, hook, None) is not getattr(PolicyBase, hook):
             return False
+    return plain_run(run)
+
+
+def plain_run(run: _Run) -> bool:
+    """What a fast path needs of ``run`` besides its policy: no power policy, no timeline or
+    power recording, no ``until``, no dependent requests and no plans with early exits."""
+    sim = run.sim
     if sim.power is not None or run.timeline is not None or run.power is not None:
         return False
     if run.until != math.inf or run.dependents:
@@ -136,7 +133,9 @@ def execute_ranked(run: _Run) -> SimResult:
     # ``better`` as a comparison written out where it is ``operator.gt`` (HPF) or
     # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
     cmp = 0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
-    from npusched.policies.temporal.mechanism import select_mechanism
+    from npusched.policies.temporal.mechanism import dynamic_choice
+
+    dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
 
     arrivals = run.arrivals
     held = run.held
@@ -378,11 +377,7 @@ def execute_ranked(run: _Run) -> SimResult:
             mech = static_mech
             if mech is None:
                 assert est_of is not None
-                mech = select_mechanism(
-                    mode,
-                    cast(Any, _View(est_of[k], e_now)),
-                    cast(Any, _View(est_of[best], exe[best])),
-                )
+                mech = dynamic_choice(est_of[k], e_now, est_of[best], exe[best], dyn_preempt)
             if mech is _CHECKPOINT:
                 if now < t0:  # still restoring: stop at once, where it already stands
                     stop = exe[k]
@@ -435,7 +430,7 @@ def execute_ranked(run: _Run) -> SimResult:
                 heappush(ready, hkey[k])
             elif mech is _DRAIN:
                 continue
-            else:  # pragma: no cover - select_mechanism returns a Mechanism
+            else:  # pragma: no cover - a Mechanism
                 raise SimulationError(
                     f"policy {policy.name!r} returned mechanism {mech!r}; "
                     f"allowed: {', '.join(m.value for m in Mechanism)}"

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from npusched.errors import SimulationError
 from npusched.policies.contract import Mechanism
 from npusched.sim.events import TIME_TOL_S
-from npusched.sim.ranked import write_records
+from npusched.sim.ranked import plain_run, write_records
 
 if TYPE_CHECKING:
     from npusched.sim.engine import SimResult, _Run
@@ -94,17 +94,13 @@ def applies(run: _Run) -> bool:
         return False
     if any(getattr(cls, m) is not getattr(TokenScheduler, m) for m in _ALGORITHM_2):
         return False
-    if sim.power is not None or run.timeline is not None or run.power is not None:
-        return False
-    if run.until != math.inf or run.dependents:
-        return False
-    return not any(plan.exits for plan in {entry[1] for entry in run.req_plans})
+    return plain_run(run)
 
 
 def execute_tokens(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     from npusched.policies.temporal.mechanism import dynamic_choice
-    from npusched.policies.temporal.prema import _NEVER, PERIOD_S, NPPrema
+    from npusched.policies.temporal.prema import _NEVER, PERIOD_S, NPPrema, round_down_to_level
     from npusched.sim.engine import _MAX_IDLE_TICKS, _QUIET_MAX
 
     sim = run.sim
@@ -248,16 +244,6 @@ def execute_tokens(run: _Run) -> SimResult:
         gain[k] = g
         tok[k] = prio[k] * (1.0 + g) if g > 0.0 else fprio[k]
 
-    def level_below(x: float) -> float:
-        """``round_down_to_level``: the largest level ``<= x`` (``x`` if none)."""
-        thr = x
-        for lv in levels:
-            if lv <= x:
-                thr = lv
-            else:
-                break
-        return thr
-
     def slowdown(w: float, e: float) -> float:
         """``TokenScheduler.slowdown`` of a job that waited ``w`` seconds, estimate ``e``."""
         return 0.0 if w <= 0.0 else (w / e if e > 0 else inf)
@@ -343,7 +329,7 @@ def execute_tokens(run: _Run) -> SimResult:
                 jobs.append(run_k)
             if not jobs:
                 return -1
-            thr = level_below(max([tok[k] for k in jobs]))
+            thr = round_down_to_level(max([tok[k] for k in jobs]), levels)
             eps = 1e-12 * max(thr, 1.0)
             cands = []
             if strict:
@@ -395,7 +381,7 @@ def execute_tokens(run: _Run) -> SimResult:
             thr: float = top_level
         else:
             below = [*low, run_k] if incl_run else low
-            thr = level_below(max([tok[k] for k in below]))
+            thr = round_down_to_level(max([tok[k] for k in below]), levels)
         best = never
         ahead = first_s - now
         for k in below:
