@@ -775,6 +775,30 @@ def report_cmd(
     typer.echo(f"report: {html} and {md}")
 
 
+@app.command("schema")
+def schema_cmd(
+    name: Annotated[
+        str,
+        typer.Argument(help="run, experiment or suite-NAME (suite-prema, suite-planaria, ...)."),
+    ] = "run",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write to this file (default: stdout).")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of a run config, an experiment file or a suite file (from the
+    pydantic models that validate them; editors use it to check and complete the files)."""
+    from npusched.experiments.schema import json_schema
+
+    text = json.dumps(json_schema(name), indent=2) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    from npusched._io import atomic_write_text
+
+    atomic_write_text(out, text)
+    typer.echo(f"schema: {out}")
+
+
 @app.command("trace")
 def trace_cmd(
     config: Path,
@@ -856,6 +880,7 @@ def compare_cmd(
             "100-700 MHz).",
         ),
     ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """NP-FCFS, PREMA, Planaria, and PREMA and Planaria under a DFS power cap, on the same
     workload and the same 128x128 MACs: ANTT, STP, fairness, SLA rate, p99, energy, peak and
@@ -873,6 +898,7 @@ def compare_cmd(
         seed=seed,
         cap_w=cap,
         levels_hz=None if not clock_levels else tuple(x * 1e6 for x in clock_levels),
+        progress=not quiet,
     )
     rows = [{str(k): v for k, v in r.items()} for r in means.to_dict(orient="records")]
     render(rows, "table", title="compare (means over instances)")

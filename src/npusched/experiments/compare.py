@@ -182,6 +182,7 @@ def compare(
     seed: int = 0,
     cap_w: float = DEFAULT_CAP_W,
     levels_hz: Sequence[float] | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Run the comparison and write its files (see the module docstring). Returns the means
     per system and load.
@@ -199,6 +200,8 @@ def compare(
         levels_hz: the clock levels in Hz (must include 700 MHz); ``None``: Table 5's 17
             levels of 100-700 MHz. Fewer levels compile faster (the fission array's profile
             has one variant per subarray count and level).
+        progress: a progress bar on stderr over the (load, instance, system) runs, shown
+            after 1 s.
     """
     from npusched.experiments.reproduce.planaria import (
         MultiTenantSetup,
@@ -236,20 +239,26 @@ def compare(
         }
     except HardwareConfigError as exc:
         raise ConfigError(f"--clock-levels: {exc}") from None
+    from npusched.report.progress import progress_bar
+
     rows = []
-    for load in loads:
-        rate = reference_rate(scenario, load)
-        for i in range(instances):
-            reqs = workload_instance(setup, scenario, qos, rate, i)
-            for name, sim in systems.items():
-                try:
-                    df, power = sim(reqs)
-                except SimulationError as exc:
-                    raise ConfigError(f"--cap {cap_w:g}: {name}: {exc}") from None
-                rows.append(
-                    {"system": name, "load": load, "rate_per_s": rate, "instance": i,
-                     **_metrics(df, power)}
-                )  # fmt: skip
+    total = len(loads) * instances * len(systems)
+    with progress_bar(total, "compare", enabled=progress, eta=True, delay_s=1.0) as bar:
+        for load in loads:
+            rate = reference_rate(scenario, load)
+            for i in range(instances):
+                reqs = workload_instance(setup, scenario, qos, rate, i)
+                for name, sim in systems.items():
+                    try:
+                        df, power = sim(reqs)
+                    except SimulationError as exc:
+                        raise ConfigError(f"--cap {cap_w:g}: {name}: {exc}") from None
+                    rows.append(
+                        {"system": name, "load": load, "rate_per_s": rate, "instance": i,
+                         **_metrics(df, power)}
+                    )  # fmt: skip
+                    if bar is not None:
+                        bar.step(f"load {load:g} #{i} {name}")
     df = pd.DataFrame(rows)
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)

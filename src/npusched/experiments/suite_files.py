@@ -525,7 +525,7 @@ class HaxconnSuite(_Strict):
         return _network_names(v)
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce haxconn`` with these parameters (``progress`` is unused)."""
+        """``npusched reproduce haxconn`` with these parameters."""
         from npusched.experiments.reproduce.haxconn import reproduce
 
         return reproduce(
@@ -543,6 +543,7 @@ class HaxconnSuite(_Strict):
             solver_time_limit_s=float(self.solver_time_limit_s),
             solver_repeats=self.solver_repeats,
             z3_max_groups=self.z3_max_groups,
+            progress=progress,
         )
 
 

@@ -627,8 +627,12 @@ def reproduce(
     solver_time_limit_s: float | None = None,
     solver_repeats: int | None = None,
     z3_max_groups: int | None = None,
+    progress: bool = False,
 ) -> dict[str, Any]:
     """Run the suite into ``out`` (created) and return ``summary.json``'s content.
+
+    ``progress``: a progress bar on stderr over the suite's parts (Table 6, then each of
+    ``parts``), shown after 1 s.
 
     ``quick``: shorter solver limits, Table 8 over four DNNs, the solver benchmark at 10 and 20
     groups once. ``parts`` selects outputs (:data:`PARTS`; the solver benchmark needs z3);
@@ -649,6 +653,20 @@ def reproduce(
     if outdir.exists() and not outdir.is_dir():
         raise ConfigError(f"--out {out}: not a directory")
     outdir.mkdir(parents=True, exist_ok=True)
+    from contextlib import ExitStack
+
+    from npusched.report.progress import progress_bar
+
+    stack = ExitStack()
+    todo = ["table6", *(p for p in PARTS if p in parts and p != "table6")]
+    bar = stack.enter_context(
+        progress_bar(len(todo), "reproduce haxconn", enabled=progress, eta=True, delay_s=1.0)
+    )
+
+    def stage(part: str) -> None:
+        if bar is not None:
+            bar.step(part)
+
     t6_limit = table6_free_time_limit_s
     t6, pvr, kept, s6 = _table6(
         t6_limit if t6_limit is not None else (0.3 if quick else 1.0), experiments
@@ -661,6 +679,7 @@ def reproduce(
     w1, h1 = kept[first]
     gantt(outdir / f"gantt_exp{first}.png", w1, h1.realised,
           f"Exp. {first} ({w1.soc.name}, {' + '.join(t.name for t in w1.tasks)}): HaX-CoNN")
+    stage("table6")
     t8: list[dict[str, Any]] = []
     if "table8" in parts:
         t8 = _table8(
@@ -670,6 +689,7 @@ def reproduce(
         )
         _csv(outdir / "table8.csv", t8)
         atomic_write_text(outdir / "table8.md", _md(t8))
+        stage("table8")
     f5: list[dict[str, Any]] = []
     if "fig5" in parts:
         f5 = _fig5(fig5_networks)
@@ -677,6 +697,7 @@ def reproduce(
         grouped_bars(outdir / "fig5.png", [r["dnn"] for r in f5],
                      {m: [r[f"{m} FPS"] for r in f5] for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")},
                      ylabel="FPS (2 instances, Orin)", title="Fig. 5: Scenario 1")
+        stage("fig5")
     f7: list[dict[str, Any]] = []
     f7_swaps: list[dict[str, Any]] = []
     if "fig7" in parts:
@@ -695,10 +716,12 @@ def reproduce(
                "oracle": [r["oracle_ms"] for r in found]},
               xlabel="time (s); the DNN set changes every 10 s", ylabel="latency per frame (ms)",
               title="Fig. 7: D-HaX-CoNN")
+        stage("fig7")
     gap: list[dict[str, Any]] = []
     if "gap" in parts:
         gap = gap_analysis((1, 5) if quick else experiments)
         _csv(outdir / "table6_gap.csv", gap)
+        stage("gap")
     solver = (
         _solver_bench(
             solver_groups if solver_groups is not None else ((10, 20) if quick else (10, 20, 40, 80)),
@@ -709,6 +732,9 @@ def reproduce(
         if "solver" in parts
         else []
     )
+    if "solver" in parts:
+        stage("solver")
+    stack.close()
     if solver:
         _csv(outdir / "solver.csv", solver)
         atomic_write_text(outdir / "solver.md", _md(solver))

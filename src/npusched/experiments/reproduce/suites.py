@@ -133,7 +133,7 @@ def reproduce_all(
         kw: dict[str, Any] = (
             {"instances": 1, "n_requests": 100, "levels_hz": QUICK_CLOCK_LEVELS_HZ} if quick else {}
         )
-        run_compare(root / "compare", **kw)
+        run_compare(root / "compare", progress=progress, **kw)
         echo(f"  done in {time.perf_counter() - t0:.0f} s")
     html, md = write_report(root)
     if failed:
