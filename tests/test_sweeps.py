@@ -338,11 +338,12 @@ def test_report_html_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[
     parser = _Collect()
     parser.feed(html_text)
     parser.close()
-    assert parser.tags.count("table") == 2  # headline + the sweep's table
-    assert len(parser.imgs) == 3  # curves, CDF, normalised bars
+    # the fidelity overview, the suite's comparisons (from its headline), the sweep's table
+    assert parser.tags.count("table") == 3
+    assert len(parser.imgs) == 4  # ours vs paper; the sweep's curves, CDF, normalised bars
     assert all(s.startswith("data:image/png;base64,") for s in parser.imgs)
     md = (root / "index.md").read_text()
-    assert "| antt_gain | 2 | 4 | 0.5 |" in md
+    assert "|  | antt gain | 4 | 2 | 0.5 | n/a |  |  |" in md
     for name in ("small_curves.png", "small_cdf.png", "small_bars.png"):
         f = root / "report_files" / name
         assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -435,7 +436,9 @@ def test_reproduce_all_runs_registered_suites_then_the_report(
         suites.reproduce_all(tmp_path, quick=True, sweeps=False, compare=False, echo=lambda s: None)
     assert calls == [("dfs", True)]
     md = (tmp_path / "index.md").read_text()  # the report is written even so
-    assert "Reproduction: dfs" in md and "| fps_gain | 1.1 | 1.2 |" in md
+    assert "Reproduction: Layer-wise DFS" in md and "|  | fps gain | 1.2 | 1.1 | 0.917 |" in md
+    prov = json.loads((tmp_path / "provenance.json").read_text())
+    assert prov["mode"] == "quick" and prov["version"]
     with pytest.raises(NpuschedError, match="unknown reproduction suite 'nope'; allowed: broken"):
         suites.reproduce_all(tmp_path, only=["nope"], echo=lambda s: None)
 

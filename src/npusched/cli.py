@@ -39,6 +39,13 @@ suites_app = typer.Typer(
 app.add_typer(suites_app, name="suites")
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
+FigureFormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--figure-format",
+        help="png, svg or pdf: figures also in this format (the report embeds SVGs).",
+    ),
+]
 
 
 def _plain_help() -> None:
@@ -766,12 +773,15 @@ def report_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Report directory (default: DIRECTORY).")
     ] = None,
+    figure_format: FigureFormatOpt = "png",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Write index.html (self-contained) and index.md: tables and plots of every sweep and the
-    headline numbers of every reproduction below DIRECTORY."""
+    """Write index.html (self-contained) and index.md: every reproduction's comparisons with
+    the paper (flags and causes) and figures, and the tables and plots of every sweep below
+    DIRECTORY, with the run's provenance."""
     from npusched.report.sweep_report import write_report
 
-    html, md = write_report(directory, out)
+    html, md = write_report(directory, out, figure_format=figure_format, progress=not quiet)
     typer.echo(f"report: {html} and {md}")
 
 
@@ -839,6 +849,7 @@ def reproduce_all_cmd(
             "--config", help="An edited suite file replacing its suite's packaged one (repeatable)."
         ),
     ] = None,
+    figure_format: FigureFormatOpt = "png",
 ) -> None:
     """Every reproduction suite and packaged sweep, then one report (index.html, index.md)."""
     from npusched.experiments.reproduce.suites import reproduce_all
@@ -851,6 +862,7 @@ def reproduce_all_cmd(
         compare=compare,
         echo=typer.echo,
         configs=config or (),
+        figure_format=figure_format,
     )
     typer.echo(f"report: {html} and {md}")
 

@@ -284,7 +284,7 @@ def compare(
 
 
 def _plot(means: pd.DataFrame, cols: Sequence[str], path: Path) -> None:
-    from npusched.report.plots import panels
+    from npusched.report.plots import panels, readable
 
     cats = [f"load {x:g}" for x in means["load"].unique()]
     metrics: dict[str, dict[str, list[float]]] = {}
@@ -297,7 +297,7 @@ def _plot(means: pd.DataFrame, cols: Sequence[str], path: Path) -> None:
             continue
         base = means[means["system"] == "NP-FCFS"][c].to_numpy(dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            metrics[f"{c} / NP-FCFS"] = {
+            metrics[f"{readable(c, unit=False)}, normalised to NP-FCFS"] = {
                 s: (means[means["system"] == s][c].to_numpy(dtype=np.float64) / base).tolist()
                 for s in SYSTEMS
             }

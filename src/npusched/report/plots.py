@@ -1,19 +1,97 @@
-"""PNG plots (matplotlib, Agg canvas; no pyplot, no global state, nothing shown on screen).
+"""PNG plots (matplotlib, Agg canvas; no pyplot, nothing shown on screen).
 
 Each function draws one figure from plain data and writes it to ``path``; the experiments call
-them, so figures come straight from the CSV results.
+them, so figures come straight from the CSV results. Every figure is a PNG at
+:data:`PNG_DPI`; inside ``with figure_formats("svg")`` (``--figure-format``) it is also written
+as SVG (or PDF) next to the PNG, under the same name.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from npusched._io import atomic_path
+from npusched.errors import ConfigError
+
+#: Resolution of every PNG (dots per inch); figures are sized in inches.
+PNG_DPI = 150
+
+#: The formats ``--figure-format`` accepts.
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+_EXTRA: ContextVar[tuple[str, ...]] = ContextVar("npusched_figure_formats", default=())
+
+
+@contextmanager
+def figure_formats(*formats: str) -> Iterator[None]:
+    """Inside the block, every figure saved by :func:`save_png` is also written in each of
+    ``formats`` (``svg``, ``pdf``; ``png`` is always written).
+
+    Raises:
+        ConfigError: a format outside :data:`FIGURE_FORMATS`.
+    """
+    bad = [f for f in formats if f not in FIGURE_FORMATS]
+    if bad:
+        raise ConfigError(
+            f"--figure-format: {bad[0]!r} is not a figure format; allowed: "
+            + ", ".join(FIGURE_FORMATS)
+        )
+    token = _EXTRA.set(tuple(dict.fromkeys(f for f in formats if f != "png")))
+    try:
+        yield
+    finally:
+        _EXTRA.reset(token)
+
+
+def extra_formats() -> tuple[str, ...]:
+    """The formats :func:`save_png` writes besides PNG in the current context."""
+    return _EXTRA.get()
+
+
+#: Readable names of the metrics and axes the results carry (unit in parentheses).
+READABLE: dict[str, str] = {
+    "antt": "ANTT (x)",
+    "stp": "STP",
+    "fairness": "fairness",
+    "sla_met": "SLA rate (fraction)",
+    "slo_attainment": "SLO attainment (fraction)",
+    "sla_violation_rate": "SLA violation rate (fraction)",
+    "workload.rate_per_s": "arrival rate (requests/s)",
+    "rate_per_s": "arrival rate (requests/s)",
+    "energy_j": "energy (J)",
+    "peak_power_w": "peak power (W)",
+    "avg_power_w": "average power (W)",
+    "throughput_per_s": "throughput (requests/s)",
+    "policy.name": "policy",
+    "load": "offered load",
+}
+
+_UNITS = (("_per_s", "1/s"), ("_ms", "ms"), ("_us", "us"), ("_s", "s"), ("_j", "J"), ("_w", "W"),
+          ("_hz", "Hz"), ("_pct", "%"), ("_percent", "%"))  # fmt: skip
+
+
+def readable(name: str, *, unit: bool = True) -> str:
+    """A label a person reads for a result column or grid axis: ``p99_latency_s`` ->
+    ``p99 latency (s)``, ``workload.rate_per_s`` -> ``arrival rate (requests/s)``, ``antt`` ->
+    ``ANTT (x)``. ``unit=False`` leaves the unit out."""
+    text = READABLE.get(name)
+    if text is None:
+        base, u = name.rsplit(".", 1)[-1], ""
+        for suffix, sym in _UNITS:
+            if base.endswith(suffix) and len(base) > len(suffix):
+                base, u = base[: -len(suffix)], sym
+                break
+        text = base.replace("_", " ") + (f" ({u})" if u else "")
+    if not unit and text.endswith(")") and " (" in text:
+        text = text[: text.rindex(" (")]
+    return text
 
 
 def figure(width: float, height: float, *, dpi: int = 100) -> Any:
@@ -28,11 +106,15 @@ def figure(width: float, height: float, *, dpi: int = 100) -> Any:
 
 
 def save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
-    """Save ``fig`` as a PNG file atomically (:func:`npusched._io.atomic_path`). Returns the
-    path."""
+    """Save ``fig`` as a PNG file at :data:`PNG_DPI` atomically
+    (:func:`npusched._io.atomic_path`), and in every format of :func:`figure_formats` beside
+    it (``x.png`` -> ``x.svg``). Returns the PNG's path."""
     out = Path(path)
     with atomic_path(out) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format="png", dpi=PNG_DPI)
+    for fmt in _EXTRA.get():
+        with atomic_path(out.with_suffix(f".{fmt}")) as tmp:
+            fig.savefig(tmp, format=fmt)
     return out
 
 
@@ -165,8 +247,13 @@ def panels(
     are marked "n/a", one legend for all panels sits below them, ``note`` is a footnote.
     """
     k = max(len(metrics), 1)
-    fig = figure(4.2 * k, 3.6)
-    axes = fig.subplots(1, k, squeeze=False)[0]
+    cols = k if k <= 4 else 3  # more panels wrap into a grid, three to a row
+    rows = (k + cols - 1) // cols
+    fig = figure(4.2 * cols + (1.6 if k > 1 else 0.0), 3.4 * rows + 0.4)
+    grid = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in grid[k:]:
+        ax.set_visible(False)
+    axes = grid[:k]
     x = np.arange(len(categories), dtype=np.float64)
     for ax, (ylabel, series) in zip(axes, metrics.items(), strict=False):
         n = max(len(series), 1)
@@ -186,4 +273,59 @@ def panels(
         fig.suptitle(title, fontsize=10)
     if note:
         fig.supxlabel(note, fontsize=6, color="0.3")
+    return save_png(fig, path)
+
+
+def ours_vs_paper(
+    path: str | Path,
+    labels: Sequence[str],
+    ours: Sequence[float],
+    paper: Sequence[float],
+    *,
+    flagged: Sequence[bool],
+    band: tuple[float, float] = (0.5, 2.0),
+    title: str = "",
+) -> Path:
+    """Every compared value of a suite on one axis: ours as a dot, the paper's as a diamond
+    marker, both divided by the paper's value (so every paper marker sits at 1 on a log axis and
+    each dot's distance from it is ``ours / paper``). The ``band`` is shaded; flagged values
+    are red.
+
+    Args:
+        path: output PNG file.
+        labels: one per value (label with unit and figure).
+        ours, paper: the values, in the same unit per row (a row without both is drawn "n/a").
+        flagged: rows whose direction is opposite or whose ratio lies outside ``band``.
+        band: the ratio interval the contract accepts (0.5-2).
+        title: figure title.
+    """
+    n = max(len(labels), 1)
+    fig = figure(9.0, 0.9 + 0.28 * n)
+    ax = fig.add_subplot()
+    y = np.arange(len(labels), dtype=np.float64)[::-1]
+    ax.axvspan(band[0], band[1], color="0.92", zorder=0, label=f"ours / paper in {band[0]:g}-{band[1]:g}")
+    ax.axvline(1.0, color="0.5", linewidth=0.8, zorder=1)
+    lo, hi = band
+    for yi, o, p, f in zip(y.tolist(), ours, paper, flagged, strict=True):
+        o_f, p_f = float(o), float(p)
+        if not (np.isfinite(o_f) and np.isfinite(p_f)) or p_f == 0.0:
+            ax.text(1.0, yi, "n/a", ha="center", va="center", fontsize=7, color="0.4")
+            continue
+        r = o_f / p_f
+        shown = r if r > 0 else band[0] / 4  # an opposite sign: drawn at the left edge, flagged
+        lo, hi = min(lo, shown), max(hi, shown)
+        ax.plot([1.0, shown], [yi, yi], color="0.6", linewidth=0.8, zorder=2)
+        ax.plot(1.0, yi, marker="D", color="black", markersize=4, zorder=3, linestyle="none")
+        ax.plot(shown, yi, marker="o", color="tab:red" if f else "tab:blue", markersize=6,
+                zorder=4, linestyle="none")
+        ax.annotate(f"{r:.2g}x", (max(shown, 1.0), yi), xytext=(7, 0), textcoords="offset points",
+                    va="center", fontsize=7, color="tab:red" if f else "0.2")
+    ax.set_xscale("log")
+    ax.set_xlim(lo / 1.6, hi * 1.6)
+    ax.set_yticks(y, [str(s) for s in labels], fontsize=7)
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.set_xlabel("ours / paper (log); diamond: paper, dot: ours, red: flagged")
+    ax.grid(axis="x", alpha=0.3, which="both")
+    if title:
+        fig.suptitle(title, fontsize=10)
     return save_png(fig, path)

@@ -3,8 +3,10 @@
 Inputs, found anywhere below ``DIR``:
 
 * sweep directories (``npusched sweep``): an ``experiment.json`` next to ``points/``;
-* reproduction outputs (``npusched reproduce <paper>``): a ``summary.json`` with a
-  ``headline`` section ``{quantity: {"ours": x, "paper": y}}``;
+* reproduction outputs (``npusched reproduce <paper>``): a ``summary.json`` with
+  ``comparisons`` (the reproduction contract, see :mod:`npusched.report.comparisons`) or, from
+  a suite that writes none yet, a ``headline`` ``{quantity: {"ours": x, "paper": y}}``; every
+  figure (``*.png``) in the suite's directory, and its ``report.md`` rendered;
 * comparisons (``npusched compare``): a ``compare.csv`` next to its ``summary.json``.
 
 Outputs in the report directory (``DIR`` unless ``--out``): ``index.md`` (tables, images linked
@@ -33,6 +35,7 @@ import base64
 import html
 import json
 import os
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -44,9 +47,9 @@ import pandas as pd
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
-from npusched.report.plots import figure, grouped_bars, save_png
+from npusched.report.plots import figure, grouped_bars, readable, save_png
 
-__all__ = ["find_inputs", "write_report"]
+__all__ = ["figure_caption", "find_inputs", "write_report"]
 
 FILES_DIR = "report_files"
 
@@ -57,10 +60,15 @@ class _Section:
     paragraphs: list[str] = field(default_factory=list)
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     images: list[tuple[str, Path]] = field(default_factory=list)
+    comparisons: list[dict[str, Any]] = field(default_factory=list)
+    source: str = "none"
+    markdown_file: Path | None = None
+    anchor: str = ""
 
 
 def find_inputs(directory: Path) -> tuple[list[Path], list[Path]]:
-    """Sweep directories and reproduction ``summary.json`` files below ``directory``."""
+    """Sweep directories and reproduction ``summary.json`` files (those with ``comparisons``
+    or a ``headline``) below ``directory``."""
     sweeps = sorted(p.parent for p in directory.rglob("experiment.json"))
     # stored output of the report itself is not an input
     sweeps = [s for s in sweeps if FILES_DIR not in s.parts]
@@ -70,7 +78,9 @@ def find_inputs(directory: Path) -> tuple[list[Path], list[Path]]:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and isinstance(data.get("headline"), dict):
+        if isinstance(data, dict) and (
+            isinstance(data.get("headline"), dict) or isinstance(data.get("comparisons"), list)
+        ):
             heads.append(p)
     return sweeps, heads
 
@@ -79,12 +89,12 @@ def _compare_section(d: Path, base: Path, files: Path) -> _Section:
     """``npusched compare``'s output: its means table and its normalised bars."""
     data = json.loads((d / "summary.json").read_text(encoding="utf-8"))
     rel = d.relative_to(base) if d.is_relative_to(base) else d
-    sec = _Section(f"Compare: NP-FCFS, PREMA, Planaria, capped and not (`{rel}`)")
+    sec = _Section("Compare: NP-FCFS, PREMA, Planaria, capped and not")
     sec.paragraphs.append(
         f"Planaria workload {data.get('scenario')} at QoS {data.get('qos')}, "
         f"{data.get('instances')} instances of {data.get('n_requests')} requests per load, the "
         "same requests for every system on the same 128x128 MACs; means over instances. "
-        f"What it shows: `{rel / 'report.md'}`."
+        f"What it shows: [`{rel / 'report.md'}`]({rel / 'report.md'})."
     )
     if data.get("cap_w") is not None:
         sec.paragraphs.append(
@@ -98,7 +108,7 @@ def _compare_section(d: Path, base: Path, files: Path) -> _Section:
     means = pd.DataFrame(data.get("means", []))
     head = [c for c in ("load", "system") if c in means.columns]
     means = means[head + [c for c in means.columns if c not in head]]
-    sec.tables.append(("Means over instances", means))
+    sec.tables.append(("Means over instances", means.rename(columns=readable)))
     if (d / "compare.png").is_file():
         img = files / f"compare_{_slug(str(rel))}.png"
         img.write_bytes((d / "compare.png").read_bytes())
@@ -147,7 +157,8 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
         g = df.groupby(keys, sort=False)[metrics]
         table = g.mean().round(4).astype(str) + " ± " + g.std(ddof=0).round(4).astype(str)
         table.insert(0, "seeds", g.size())
-        sec.tables.append(("Mean ± standard deviation over seeds", table.reset_index()))
+        table = table.reset_index().rename(columns=readable)
+        sec.tables.append(("Mean ± standard deviation over seeds", table))
     slug = _slug(name)
     # Many series (a suite's grid has a hundred) are split over several figures.
     per = max(1, int(hints.get("series_per_plot") or 12))
@@ -162,13 +173,14 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
         if x and metrics:
             sec.images.append(
                 (
-                    f"Metrics against {x}{part}",
+                    f"Metrics against {readable(x)}: mean over seeds, band from the lowest to "
+                    f"the highest seed{part}",
                     _curves(df, x, chunk, metrics, files / f"{slug}_curves{tag}.png"),
                 )
             )
         if "latencies_s" in df.columns:
             sub = df if x is None else df[df[x] == df[x].max()]
-            where = "all points" if x is None else f"{x} = {df[x].max()}"
+            where = "all points" if x is None else f"{readable(x)} = {df[x].max()}"
             sec.images.append(
                 (
                     f"Latency CDF ({where}, pooled over seeds){part}",
@@ -183,7 +195,7 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
             }
             path = grouped_bars(
                 files / f"{slug}_bars{tag}.png",
-                [textwrap.fill(m.replace("_", " "), 14) for m in metrics],  # labels must differ
+                [textwrap.fill(readable(m, unit=False), 14) for m in metrics],  # labels must differ
                 norm,
                 ylabel=f"normalised to {baseline}",
                 title=f"{name}: mean over all points, normalised to {baseline}{part}",
@@ -212,8 +224,8 @@ def _curves(
                 g.max().to_numpy(dtype=np.float64),
                 alpha=0.2,
             )
-        ax.set_xlabel(x, fontsize=8)
-        ax.set_ylabel(m, fontsize=8)
+        ax.set_xlabel(readable(x), fontsize=8)
+        ax.set_ylabel(readable(m), fontsize=8)
         ax.grid(alpha=0.3)
     for ax in axes[k:]:
         ax.set_visible(False)
@@ -238,24 +250,71 @@ def _cdf(df: pd.DataFrame, series: Sequence[str], path: Path) -> Path:
     return save_png(fig, path)
 
 
-def _headline_section(path: Path, base: Path) -> _Section:
+_FIG = re.compile(r"^(fig|table)(\d+[a-z]?)((?:_\d+[a-z]?)*)(?:_(.*))?$")
+
+
+def figure_caption(path: Path) -> str:
+    """A readable caption from a figure's file name: ``fig5a_preemption_latency.png`` ->
+    ``Fig. 5a: preemption latency``; ``fig7_8_resnet-50.png`` -> ``Fig. 7/8: resnet-50``."""
+    m = _FIG.match(path.stem)
+    if not m:
+        return path.stem.replace("_", " ")
+    kind = "Fig." if m.group(1) == "fig" else "Table"
+    nums = m.group(2) + m.group(3).replace("_", "/")
+    rest = (m.group(4) or "").replace("_", " ")
+    return f"{kind} {nums}" + (f": {rest}" if rest else "")
+
+
+def _suite_title(name: str) -> str:
+    titles = {
+        "prema": "PREMA (HPCA 2020)",
+        "planaria": "Planaria (MICRO 2020)",
+        "dfs": "Layer-wise DFS under a power cap",
+        "fluid": "Fluid Batching",
+        "haxconn": "HaX-CoNN (PPoPP 2024)",
+    }
+    return titles.get(name, name)
+
+
+def _headline_section(path: Path, base: Path, files: Path) -> _Section:
+    from npusched.report.comparisons import records_from_summary
+    from npusched.report.plots import ours_vs_paper
+
     data = json.loads(path.read_text(encoding="utf-8"))
     rel = path.parent.relative_to(base) if path.parent.is_relative_to(base) else path.parent
-    sec = _Section(f"Reproduction: {rel}")
-    rows = []
-    for key, val in data["headline"].items():
-        if not isinstance(val, dict):
-            continue
-        ours, paper = val.get("ours"), val.get("paper")
-        ratio = ours / paper if _is_number(ours) and _is_number(paper) and paper else None
-        rows.append({"quantity": key, "ours": ours, "paper": paper, "ours / paper": ratio})
-    full = path.parent / "report.md"
-    more = f" Full reproduction report: `{rel / 'report.md'}`." if full.is_file() else ""
+    sec = _Section(f"Reproduction: {_suite_title(str(rel))}", anchor=f"suite-{_slug(str(rel))}")
+    mode = data.get("quick")
+    mode_txt = "" if mode is None else (" Quick mode." if mode else " Full run.")
     sec.paragraphs.append(
-        f"Headline numbers of `{rel / path.name}`: ours beside the paper's.{more}"
+        f"Output directory [`{rel}`]({rel}/), numbers from [`{rel / path.name}`]({rel / path.name})."
+        f"{mode_txt}"
     )
-    sec.tables.append(("Headline", pd.DataFrame(rows)))
+    sec.comparisons, sec.source = records_from_summary(data)
+    full = path.parent / "report.md"
+    if full.is_file():
+        sec.markdown_file = full
+    rows = [c for c in sec.comparisons if c["ours"] is not None and c["paper"] is not None]
+    if rows:
+        img = ours_vs_paper(
+            files / f"{_slug(str(rel))}_ours_vs_paper.png",
+            [f"{c['figure']}: {c['label']}" if c["figure"] else c["label"] for c in rows],
+            [c["ours"] for c in rows],
+            [c["paper"] for c in rows],
+            flagged=[c["flag"] for c in rows],
+            title=f"{_suite_title(str(rel))}: every compared value, ours over the paper's",
+        )
+        sec.images.append(("Ours against the paper: ours / paper for every compared value", img))
+    for fig in sorted(path.parent.rglob("*.png"), key=lambda q: _natural(q.stem)):
+        if FILES_DIR in fig.parts:
+            continue
+        cap = figure_caption(fig)
+        sub = fig.parent.relative_to(path.parent)
+        sec.images.append((cap if str(sub) == "." else f"{cap} ({sub})", fig))
     return sec
+
+
+def _natural(text: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
 
 def _cell(v: Any) -> str:
@@ -277,25 +336,110 @@ def _md_table(df: pd.DataFrame) -> str:
 def _html_table(df: pd.DataFrame) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
+        "<tr>"
+        + "".join(
+            f'<td{" class=num" if _is_number(v) else ""}>{html.escape(_cell(v))}</td>'
+            for v in row
+        )
+        + "</tr>"
         for row in df.itertuples(index=False)
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-_CSS = (
-    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-    "table{border-collapse:collapse;font-size:13px;margin:1em 0}"
-    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-    "img{max-width:100%}"
-)
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+_MIME = {".png": "image/png", ".svg": "image/svg+xml"}
+
+
+def _data_uri(path: Path) -> str:
+    mime = _MIME.get(path.suffix.lower(), "application/octet-stream")
+    return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _rebase_links(rendered: str, src_dir: Path, out_dir: Path) -> str:
+    """Relative ``href``/``src`` of a suite's rendered ``report.md`` made relative to the
+    report; images become ``data:`` URIs so the page stays self-contained."""
+
+    def fix(m: re.Match[str]) -> str:
+        attr, url = m.group(1), html.unescape(m.group(2))
+        if re.match(r"^[a-z][a-z0-9+.-]*:|^#|^/", url):
+            return m.group(0)
+        target = src_dir / url
+        if attr == "src" and target.is_file() and target.suffix.lower() in _MIME:
+            return f'src="{_data_uri(target)}"'
+        return f'{attr}="{html.escape(os.path.relpath(target, out_dir))}"'
+
+    return re.sub(r'(href|src)="([^"]*)"', fix, rendered)
+
+
+def _num_filter(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int | float | np.integer | np.floating):
+        f = float(v)
+        if not np.isfinite(f):
+            return "-"
+        return f"{f:.3g}" if abs(f) < 1e5 else f"{f:.3e}"
+    if isinstance(v, list | tuple):
+        return " / ".join(_num_filter(x) for x in v)
+    return str(v)
+
+
+def _env() -> Any:
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("npusched.report", "templates"),
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default=False),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    md = _markdown()
+    from markupsafe import Markup
+
+    env.filters["md_inline"] = lambda text: Markup(md.render(str(text)))
+    env.filters["num"] = _num_filter
+    env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
+    return env
 
 
 def write_report(
-    directory: str | os.PathLike[str], out: str | os.PathLike[str] | None = None
+    directory: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    figure_format: str = "png",
+    progress: bool = False,
 ) -> tuple[Path, Path]:
-    """Write ``index.html`` and ``index.md`` for everything below ``directory`` (see the
-    module docstring). Returns their paths."""
+    """Write ``index.html`` (self-contained) and ``index.md`` for everything below
+    ``directory`` (see the module docstring). Returns their paths.
+
+    Args:
+        directory: a sweep, reproduction or ``reproduce all`` output directory.
+        out: the report's directory (default ``directory``).
+        figure_format: ``png`` (the default), ``svg`` (figures that have an SVG beside their
+            PNG are embedded as SVG; the report's own figures are drawn as SVG too) or ``pdf``
+            (PDFs written and linked beside the embedded PNGs).
+        progress: a progress bar on stderr over the sections, shown after 1 s.
+    """
+    from npusched.report.comparisons import RATIO_BAND
+    from npusched.report.plots import FIGURE_FORMATS, figure_formats
+    from npusched.report.progress import progress_bar
+    from npusched.report.provenance import read_provenance
+
+    if figure_format not in FIGURE_FORMATS:
+        raise ConfigError(
+            f"--figure-format: {figure_format!r} is not a figure format; allowed: "
+            + ", ".join(FIGURE_FORMATS)
+        )
     d = Path(directory)
     if not d.is_dir():
         raise ConfigError(f"{d}: not a directory; give a sweep or reproduction output directory")
@@ -311,33 +455,101 @@ def write_report(
     o = Path(out) if out is not None else d
     files = o / FILES_DIR
     files.mkdir(parents=True, exist_ok=True)
-    sections = [_headline_section(p, d) for p in heads]
-    sections += [_compare_section(c, d, files) for c in compares]
-    sections += [_sweep_section(s, files, d) for s in sweeps]
-    title = f"npusched report: {d.resolve().name}"
-    md = [f"# {title}", ""]
-    body = [f"<h1>{html.escape(title)}</h1>"]
+    prov = read_provenance(d)
+    for key in ("started", "finished", "commit"):
+        prov.setdefault(key, None)
+    order = ["prema", "planaria", "dfs", "fluid", "haxconn"]
+    heads.sort(key=lambda p: (order.index(p.parent.name) if p.parent.name in order else 99, p))
+    jobs: list[Any] = [(_headline_section, (p, d, files)) for p in heads]
+    jobs += [(_compare_section, (c, d, files)) for c in compares]
+    jobs += [(_sweep_section, (s, files, d)) for s in sweeps]
+    sections: list[_Section] = []
+    with (
+        figure_formats(figure_format),
+        progress_bar(len(jobs), "report", enabled=progress, delay_s=1.0) as bar,
+    ):
+        for fn, args in jobs:
+            sections.append(fn(*args))
+            if bar is not None:
+                bar.step(sections[-1].title[:40])
+    if prov.get("mode") == "quick":
+        for sec in sections:
+            sec.paragraphs = [
+                p.replace(" points finished;", " points of the quick run (seeds 0 and 1) finished;")
+                for p in sec.paragraphs
+            ]
+    from markupsafe import Markup
+
+    md = _markdown()
+    used: set[str] = set()
+    views: list[dict[str, Any]] = []
     for sec in sections:
-        md += [f"## {sec.title}", ""]
-        body.append(f"<h2>{html.escape(sec.title)}</h2>")
-        for p in sec.paragraphs:
-            md += [p, ""]
-            body.append(f"<p>{html.escape(p)}</p>")
-        for caption, table in sec.tables:
-            md += [f"**{caption}**", "", _md_table(table), ""]
-            body.append(f"<h3>{html.escape(caption)}</h3>{_html_table(table)}")
+        anchor = sec.anchor or _slug(sec.title).lower()
+        while anchor in used:
+            anchor += "_"
+        used.add(anchor)
+        figs = []
         for caption, img in sec.images:
-            rel = os.path.relpath(img, o)
-            md += [f"![{caption}]({rel})", ""]
-            data = base64.b64encode(img.read_bytes()).decode("ascii")
-            body.append(
-                f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
-                f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+            shown = img
+            if figure_format == "svg" and img.with_suffix(".svg").is_file():
+                shown = img.with_suffix(".svg")
+            others = [
+                os.path.relpath(img.with_suffix(f".{f}"), o)
+                for f in ("svg", "pdf")
+                if f == figure_format and img.with_suffix(f".{f}").is_file()
+            ]
+            figs.append(
+                {
+                    "caption": caption,
+                    "uri": _data_uri(shown),
+                    "rel": os.path.relpath(shown, o),
+                    "others": others,
+                    "wide": "ours_vs_paper" in img.stem or img.stem == "compare"
+                    or img.stem.startswith("compare_"),
+                }
             )
-    page = (
-        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n"
-    )
+        markdown: Markup | None = None
+        link = ""
+        if sec.markdown_file is not None:
+            text = sec.markdown_file.read_text(encoding="utf-8")
+            markdown = Markup(_rebase_links(md.render(text), sec.markdown_file.parent, o))
+            link = os.path.relpath(sec.markdown_file, o)
+        views.append(
+            {
+                "title": sec.title,
+                "anchor": anchor,
+                "paragraphs": sec.paragraphs,
+                "comparisons": sec.comparisons,
+                "source": sec.source,
+                "tables": [(c, Markup(_html_table(t))) for c, t in sec.tables],
+                "md_tables": [(c, _md_table(t)) for c, t in sec.tables],
+                "figures": figs,
+                "markdown": markdown,
+                "markdown_link": link,
+            }
+        )
+    overview = [
+        {
+            "title": sec.title,
+            "anchor": v["anchor"],
+            "n": len(sec.comparisons),
+            "flags": sum(1 for c in sec.comparisons if c["flag"]),
+            "source": sec.source if sec.source != "headline" else "headline (no comparisons yet)",
+        }
+        for sec, v in zip(sections, views, strict=True)
+        if sec.comparisons
+    ]
+    env = _env()
+    ctx = {
+        "title": f"npusched report: {d.resolve().name}",
+        "prov": prov,
+        "sections": views,
+        "overview": overview,
+        "band": [f"{RATIO_BAND[0]:g}", f"{RATIO_BAND[1]:g}"],
+        "full_command": "npusched reproduce all --out " + str(d),
+    }
+    page = env.get_template("index.html.j2").render(**ctx)
+    text = env.get_template("index.md.j2").render(**ctx)
     html_path = atomic_write_text(o / "index.html", page)
-    md_path = atomic_write_text(o / "index.md", "\n".join(md))
+    md_path = atomic_write_text(o / "index.md", text)
     return html_path, md_path

@@ -77,9 +77,13 @@ def reproduce_all(
     progress: bool = True,
     echo: Callable[[str], None] = print,
     configs: Sequence[str | Path] = (),
+    figure_format: str = "png",
 ) -> tuple[Path, Path]:
     """Run the suites (all, or ``only``), the packaged sweeps, ``npusched compare`` (into
     ``OUT/compare``; one instance of 100 requests per load with ``quick``), then the report.
+
+    ``figure_format``: ``svg`` or ``pdf`` also writes every figure in that format
+    (:func:`npusched.report.plots.figure_formats`); the report embeds SVGs.
 
     ``configs`` are edited suite files (``npusched reproduce all --config FILE``); each one's
     ``suite`` key names the suite it replaces the packaged parameters of.
@@ -90,8 +94,6 @@ def reproduce_all(
     Returns:
         The report's ``index.html`` and ``index.md``.
     """
-    from npusched.experiments.store import run_sweep
-    from npusched.experiments.sweep import load_experiment, parse_filters
     from npusched.report.sweep_report import write_report
 
     root = Path(out)
@@ -107,6 +109,33 @@ def reproduce_all(
             raise ConfigError(f"{c}: a second file for suite {kind!r} (first: {by_suite[kind]})")
         by_suite[kind] = Path(c)
         load_suite(kind, c, quick=quick)
+    from npusched.report.plots import figure_formats
+    from npusched.report.provenance import current, write_provenance
+
+    started = current()["date"]
+    with figure_formats(figure_format):
+        failed = _run_all(root, names, by_suite, quick, sweeps, compare, progress, echo)
+    write_provenance(root, quick=quick, started=started)
+    html, md = write_report(root, figure_format=figure_format, progress=progress)
+    if failed:
+        raise ConfigError("reproduce all: failed suites: " + "; ".join(failed))
+    return html, md
+
+
+def _run_all(
+    root: Path,
+    names: Sequence[str],
+    by_suite: dict[str, Path],
+    quick: bool,
+    sweeps: bool,
+    compare: bool,
+    progress: bool,
+    echo: Callable[[str], None],
+) -> list[str]:
+    """The suites, sweeps and compare of :func:`reproduce_all`; returns the failures."""
+    from npusched.experiments.store import run_sweep
+    from npusched.experiments.sweep import load_experiment, parse_filters
+
     failed: list[str] = []
     for n in names:
         t0 = time.perf_counter()
@@ -135,7 +164,4 @@ def reproduce_all(
         )
         run_compare(root / "compare", progress=progress, **kw)
         echo(f"  done in {time.perf_counter() - t0:.0f} s")
-    html, md = write_report(root)
-    if failed:
-        raise ConfigError("reproduce all: failed suites: " + "; ".join(failed))
-    return html, md
+    return failed
