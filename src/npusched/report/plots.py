@@ -294,7 +294,8 @@ def ours_vs_paper(
     Args:
         path: output PNG file.
         labels: one per value (label with unit and figure).
-        ours, paper: the values, in the same unit per row (a row without both is drawn "n/a").
+        ours: our values (a row without both values is drawn "n/a").
+        paper: the paper's values, in the unit of ``ours`` row by row.
         flagged: rows whose direction is opposite or whose ratio lies outside ``band``.
         band: the ratio interval the contract accepts (0.5-2).
         title: figure title.
