@@ -27,6 +27,8 @@ def git_commit() -> str | None:
     """The git commit of the source tree npusched runs from (``-dirty`` when it has
     uncommitted changes), or ``None`` outside a git checkout (an installed wheel)."""
     here = Path(__file__).resolve().parent
+    if "site-packages" in here.parts or "dist-packages" in here.parts:
+        return None  # an installed copy: a surrounding checkout is not where it came from
     try:
         out = subprocess.run(
             ["git", "-C", str(here), "describe", "--always", "--dirty", "--abbrev=12"],
