@@ -192,3 +192,24 @@ def test_schema_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     capsys.readouterr()
     assert main(["schema", "nope"]) == 2
     assert "allowed: run, experiment, suite-prema" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_reproduce_all_quick_report_has_every_suite(tmp_path: Path) -> None:
+    """The real thing: ``reproduce all --quick``; every suite's section has comparison rows,
+    its ours-vs-paper chart and at least one of its own figures; every image decodes."""
+    from npusched.experiments.reproduce.suites import SUITES, reproduce_all
+
+    html_path, _ = reproduce_all(tmp_path, quick=True, progress=False, echo=lambda _: None)
+    page = Page()
+    page.feed(html_path.read_text(encoding="utf-8"))
+    for name in SUITES.names():
+        sec = page.sections[f"suite-{name}"]
+        own = list((tmp_path / name).rglob("*.png"))
+        assert own, name
+        assert sec["rows"] >= 1 and "comparisons" in sec["tables"], name
+        assert len(sec["imgs"]) >= 1 + len(own), name
+    for sec in page.sections.values():
+        for uri in sec["imgs"]:
+            assert _decode(uri).startswith(PNG)
+    assert json.loads((tmp_path / "provenance.json").read_text())["mode"] == "quick"

@@ -321,8 +321,14 @@ def ours_vs_paper(
                 zorder=4, linestyle="none")
         ax.annotate(f"{r:.2g}x", (max(shown, 1.0), yi), xytext=(7, 0), textcoords="offset points",
                     va="center", fontsize=7, color="tab:red" if f else "0.2")
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
     ax.set_xscale("log")
     ax.set_xlim(lo / 1.6, hi * 1.6)
+    ticks = [m * 10.0**e for e in range(-4, 5) for m in (1, 2, 5)]
+    ax.xaxis.set_major_locator(FixedLocator([t for t in ticks if lo / 1.6 <= t <= hi * 1.6]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_yticks(y, [str(s) for s in labels], fontsize=7)
     ax.set_ylim(-0.7, len(labels) - 0.3)
     ax.set_xlabel("ours / paper (log); diamond: paper, dot: ours, red: flagged")

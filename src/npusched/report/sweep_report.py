@@ -195,7 +195,7 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
             }
             path = grouped_bars(
                 files / f"{slug}_bars{tag}.png",
-                [textwrap.fill(readable(m, unit=False), 14) for m in metrics],  # labels must differ
+                [textwrap.fill(readable(m, unit=False), 10) for m in metrics],  # labels must differ
                 norm,
                 ylabel=f"normalised to {baseline}",
                 title=f"{name}: mean over all points, normalised to {baseline}{part}",
@@ -345,6 +345,20 @@ def _html_table(df: pd.DataFrame) -> str:
         for row in df.itertuples(index=False)
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+#: A figure at least this many pixels wide (multi-panel, about 8.7 inches at 150 dpi) takes a
+#: whole row of the report's figure grid; narrower ones sit two to a row.
+WIDE_PX = 1300
+
+
+def _png_width(path: Path) -> int:
+    """Width in pixels from a PNG's header (0 if the file is not a PNG)."""
+    with path.open("rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return 0
+    return int.from_bytes(head[16:20], "big")
 
 
 def _markdown() -> Any:
@@ -504,8 +518,7 @@ def write_report(
                     "uri": _data_uri(shown),
                     "rel": os.path.relpath(shown, o),
                     "others": others,
-                    "wide": "ours_vs_paper" in img.stem or img.stem == "compare"
-                    or img.stem.startswith("compare_"),
+                    "wide": _png_width(img) >= WIDE_PX,
                 }
             )
         markdown: Markup | None = None
