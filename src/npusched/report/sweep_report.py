@@ -472,6 +472,14 @@ def write_report(
     prov = read_provenance(d)
     for key in ("started", "finished", "commit"):
         prov.setdefault(key, None)
+    if prov.get("mode") == "unknown":  # no provenance.json: what the suites say of themselves
+        flags = set()
+        for p in heads:
+            q = json.loads(p.read_text(encoding="utf-8")).get("quick")
+            if isinstance(q, bool):
+                flags.add(q)
+        if len(flags) == 1:
+            prov["mode"] = ("quick" if flags.pop() else "full") + " (from the suites' summary.json)"
     order = ["prema", "planaria", "dfs", "fluid", "haxconn"]
     heads.sort(key=lambda p: (order.index(p.parent.name) if p.parent.name in order else 99, p))
     jobs: list[Any] = [(_headline_section, (p, d, files)) for p in heads]
