@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from npusched.policies.mapping.instance import MapInstance
+from npusched.policies.mapping.instance import MapInstance, serial_bound_ms
 
 __all__ = ["solve_cpsat_instance"]
 
@@ -45,6 +45,11 @@ def solve_cpsat_instance(
     for n, d in enumerate(inst.dnns):
         worst = np.maximum(np.asarray(d.gpu_ms) * s_gpu[n], np.asarray(d.dla_ms) * s_dla[n])
         horizon += ticks(float(worst.sum()) + sum(d.transition_ms)) + d.n_groups + 2
+    if inst.objective == "latency":
+        # every DNN on one accelerator, one DNN after the other: nothing overlaps, so this
+        # schedule is feasible and bounds the optimum; a tight horizon speeds CP-SAT up a lot
+        serial = serial_bound_ms(inst, semantics)
+        horizon = min(horizon, ticks(serial) + sum(d.n_groups for d in inst.dnns) + 2)
     x = [[m.new_bool_var(f"x{n}_{g}") for g in range(d.n_groups)] for n, d in enumerate(inst.dnns)]
     y: list[list[cp_model.IntVar | None]] = []
     st = [[m.new_int_var(0, horizon, f"st{n}_{g}") for g in range(d.n_groups)]
@@ -110,6 +115,7 @@ def solve_cpsat_instance(
             m.add_division_equality(inv, INV_Q, pos)
             invs.append(inv)
         m.maximize(sum(invs))
+    _hint_serial(m, inst, x, st, ticks)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = 1
@@ -130,6 +136,29 @@ def solve_cpsat_instance(
     return devices, starts, end_ms, status, solve_s
 
 
+def _hint_serial(
+    m: cp_model.CpModel,
+    inst: MapInstance,
+    x: list[list[cp_model.IntVar]],
+    st: list[list[cp_model.IntVar]],
+    ticks: Any,
+) -> None:
+    """Hint the serial schedule: each DNN on its faster accelerator (summed standalone times),
+    one DNN after the other; no overlap, so it is feasible under both semantics when the
+    horizon allows it (the artifact's chain uses slowed times: then starts are spaced by
+    them)."""
+    t0 = 0
+    for n, d in enumerate(inst.dnns):
+        gpu = sum(d.gpu_ms) <= sum(d.dla_ms)
+        s = inst.slowdown(n, 0 if gpu else 1)
+        times = d.gpu_ms if gpu else d.dla_ms
+        for g in range(d.n_groups):
+            m.add_hint(x[n][g], gpu)
+            m.add_hint(st[n][g], t0)
+            t0 += ticks(times[g] * float(s[g])) + 1
+    return
+
+
 def _contention(
     m: cp_model.CpModel,
     inst: MapInstance,
@@ -141,10 +170,14 @@ def _contention(
     horizon: int,
     tick_ms: float,
 ) -> None:
-    """Eq. 7-8 for two accelerators: every pair of groups of different DNNs overlaps for
-    ``ov = max(0, min(et) - max(st))``; a group on accelerator ``a`` loses ``ov (1 - 1/s_a)``.
-    An overlap is positive only across accelerators (no-overlap on one), so the own-device
-    coefficient is ``cd + (cg - cd) x`` and ``x * ov`` is one gated product per pair."""
+    """Eq. 7-8 for two accelerators: a group on accelerator ``a`` loses ``ov (1 - 1/s_a)`` for
+    every overlap ``ov`` with a group of another DNN (necessarily on the other accelerator).
+
+    Encoded as a *relaxation*: ``ov >= min(et) - max(st)``, ``ov >= 0`` and
+    ``extra >= sum c ov`` (all coefficients >= 0). It is exact in the objective: the contention
+    map is monotone in the end times, so any solution's ends are a post-fixpoint and the least
+    fixpoint (what fluid execution gives, :func:`paper_ends`) is no later, keeps every chain and
+    no-overlap constraint and ends no later; the caller re-times the solution to it."""
     N = len(inst.dnns)
     terms: dict[tuple[int, int], list[Any]] = {
         (n, g): [] for n in range(N) for g in range(inst.dnns[n].n_groups)
@@ -159,30 +192,33 @@ def _contention(
         for k in range(n + 1, N):
             for g in range(inst.dnns[n].n_groups):
                 for h in range(inst.dnns[k].n_groups):
-                    mn = m.new_int_var(0, horizon, f"mn{n}_{g}_{k}_{h}")
-                    m.add_min_equality(mn, [et[n][g], et[k][h]])
-                    mx = m.new_int_var(0, horizon, f"mx{n}_{g}_{k}_{h}")
-                    m.add_max_equality(mx, [st[n][g], st[k][h]])
-                    diff = m.new_int_var(-horizon, horizon, f"df{n}_{g}_{k}_{h}")
-                    m.add(diff == mn - mx)
-                    ov = m.new_int_var(0, horizon, f"ov{n}_{g}_{k}_{h}")
-                    m.add_max_equality(ov, [diff, 0])
-                    q = m.new_int_var(0, horizon, f"q{n}_{g}_{k}_{h}")  # ov if n's group on GPU
-                    m.add(q == ov).only_enforce_if(x[n][g])
-                    m.add(q == 0).only_enforce_if(x[n][g].negated())
                     cg, cd = coef(n, g)
-                    terms[(n, g)].append((cg - cd) * q + cd * ov)
                     cg2, cd2 = coef(k, h)
-                    # the other group is on the GPU exactly when n's is not (ov > 0)
-                    terms[(k, h)].append((cg2 - cd2) * (ov - q) + cd2 * ov)
+                    if cg == cd == cg2 == cd2 == 0:
+                        continue
+                    tag = f"{n}_{g}_{k}_{h}"
+                    # min(e1, e2) - max(s1, s2) is the least of the four e - s: ov is at
+                    # least one of them (a clause of four literals)
+                    ov = m.new_int_var(0, horizon, f"ov{tag}")
+                    lits = []
+                    for e_ in (et[n][g], et[k][h]):
+                        for s_ in (st[n][g], st[k][h]):
+                            lit = m.new_bool_var("")
+                            m.add(ov >= e_ - s_).only_enforce_if(lit)
+                            lits.append(lit)
+                    m.add_bool_or(lits)
+                    qg = m.new_int_var(0, horizon, f"qg{tag}")  # ov, n's group on the GPU
+                    qd = m.new_int_var(0, horizon, f"qd{tag}")  # ov, n's group on the DLA
+                    m.add(qg >= ov).only_enforce_if(x[n][g])
+                    m.add(qd >= ov).only_enforce_if(x[n][g].negated())
+                    terms[(n, g)].append(cg * qg + cd * qd)
+                    terms[(k, h)].append(cd2 * qg + cg2 * qd)
     for n in range(N):
         d = inst.dnns[n]
         for g in range(d.n_groups):
             tg = max(round(d.gpu_ms[g] / tick_ms), 0)
             td = max(round(d.dla_ms[g] / tick_ms), 0)
             extra = m.new_int_var(0, horizon, f"ex{n}_{g}")
-            total = sum(terms[(n, g)]) if terms[(n, g)] else 0
-            m.add(extra * COEF_SCALE >= total)
-            m.add(extra * COEF_SCALE <= total + COEF_SCALE - 1)
+            if terms[(n, g)]:
+                m.add(extra * COEF_SCALE >= sum(terms[(n, g)]))
             m.add(et[n][g] - st[n][g] == td + (tg - td) * x[n][g] + extra)
-
