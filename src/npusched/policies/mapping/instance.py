@@ -318,20 +318,24 @@ def paper_ends(
     return [[et[(n, g)] for g in range(inst.dnns[n].n_groups)] for n in range(N)]
 
 
-def serial_bound_ms(inst: MapInstance, semantics: str) -> float:
-    """Makespan (ms) of the serial schedule: each DNN on one accelerator, one DNN after the
-    other. Nothing overlaps, so it is feasible under both semantics and bounds the optimum
-    (under ``artifact`` the chain still charges slowed times, the last group unslowed)."""
+def serial_bound_ms(
+    inst: MapInstance, semantics: str, fixed: tuple[tuple[int, ...], ...] | None = None
+) -> float:
+    """Makespan (ms) of the serial schedule: each DNN on one accelerator (or on its ``fixed``
+    mapping), one DNN after the other. Nothing overlaps, so it is feasible under both
+    semantics and bounds the optimum (under ``artifact`` the chain still charges slowed times,
+    the last group unslowed; spacing by slowed times is feasible under ``paper`` too)."""
     total = 0.0
     for n, d in enumerate(inst.dnns):
+        rows = [fixed[n]] if fixed is not None else [(0,) * d.n_groups, (1,) * d.n_groups]
         best = math.inf
-        for dev in (0, 1):
-            t = d.time_ms(dev)
-            if semantics == "artifact":
-                s = inst.slowdown(n, dev)
-                best = min(best, float((t[:-1] * s[:-1]).sum() + t[-1]))
+        for row in rows:
+            chain = _artifact_chain(inst, n, row)
+            last = float(d.time_ms(row[-1])[-1])
+            if semantics == "artifact" or fixed is not None:
+                best = min(best, float(chain.sum()) + last)
             else:
-                best = min(best, float(t.sum()))
+                best = min(best, float(d.time_ms(row[0]).sum()))
         total += best
     return total
 
@@ -425,11 +429,15 @@ def solve_instance(
     *,
     time_limit_s: float = 30.0,
     tick_ms: float | None = None,
+    fixed: tuple[tuple[int, ...], ...] | None = None,
 ) -> MapResult:
     """Solve ``inst`` under ``semantics`` ("artifact" or "paper") with ``solver`` ("cpsat" or
     "z3"). CP-SAT works in integer ticks of ``tick_ms`` (default 1e-4 ms for ``artifact``,
     1e-3 ms for ``paper``); under ``artifact`` the reported times are re-timed exactly from the
-    solver's mapping and order (:func:`evaluate`). Z3 works on exact rationals."""
+    solver's mapping and order (:func:`evaluate`); under ``paper`` to the least fixpoint of
+    the contention equations (:func:`paper_ends`). Z3 works on rationals in 1e-6 ms.
+    ``fixed`` (per DNN, 0 = GPU / 1 = DLA per group) pins the mapping: only the timing is
+    solved (to time one semantics' schedule under the other)."""
     if semantics not in SEMANTICS:
         raise ConfigError(f"semantics={semantics!r}; allowed: {', '.join(SEMANTICS)}")
     if solver not in SOLVERS:
@@ -438,11 +446,13 @@ def solve_instance(
         from npusched.policies.mapping.instance_cpsat import solve_cpsat_instance
 
         tick = tick_ms if tick_ms is not None else (1e-4 if semantics == "artifact" else 1e-3)
-        raw = solve_cpsat_instance(inst, semantics, time_limit_s=time_limit_s, tick_ms=tick)
+        raw = solve_cpsat_instance(
+            inst, semantics, time_limit_s=time_limit_s, tick_ms=tick, fixed=fixed
+        )
     else:
         from npusched.policies.mapping.instance_z3 import solve_z3_instance
 
-        raw = solve_z3_instance(inst, semantics, time_limit_s=time_limit_s)
+        raw = solve_z3_instance(inst, semantics, time_limit_s=time_limit_s, fixed=fixed)
     devices, starts, ends, status, solve_s = raw
     if semantics == "artifact":
         order = sorted(

@@ -30,7 +30,12 @@ Raw = tuple[
 
 
 def solve_cpsat_instance(
-    inst: MapInstance, semantics: str, *, time_limit_s: float, tick_ms: float
+    inst: MapInstance,
+    semantics: str,
+    *,
+    time_limit_s: float,
+    tick_ms: float,
+    fixed: tuple[tuple[int, ...], ...] | None = None,
 ) -> Raw:
     """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``."""
 
@@ -48,9 +53,13 @@ def solve_cpsat_instance(
     if inst.objective == "latency":
         # every DNN on one accelerator, one DNN after the other: nothing overlaps, so this
         # schedule is feasible and bounds the optimum; a tight horizon speeds CP-SAT up a lot
-        serial = serial_bound_ms(inst, semantics)
+        serial = serial_bound_ms(inst, semantics, fixed)
         horizon = min(horizon, ticks(serial) + sum(d.n_groups for d in inst.dnns) + 2)
     x = [[m.new_bool_var(f"x{n}_{g}") for g in range(d.n_groups)] for n, d in enumerate(inst.dnns)]
+    if fixed is not None:
+        for row, frow in zip(x, fixed, strict=True):
+            for v, dev in zip(row, frow, strict=True):
+                m.add(v == (1 if dev == 0 else 0))
     y: list[list[cp_model.IntVar | None]] = []
     st = [[m.new_int_var(0, horizon, f"st{n}_{g}") for g in range(d.n_groups)]
           for n, d in enumerate(inst.dnns)]
@@ -115,7 +124,7 @@ def solve_cpsat_instance(
             m.add_division_equality(inv, INV_Q, pos)
             invs.append(inv)
         m.maximize(sum(invs))
-    _hint_serial(m, inst, x, st, ticks)
+    _hint_serial(m, inst, x, st, ticks, fixed)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = 1
@@ -142,21 +151,24 @@ def _hint_serial(
     x: list[list[cp_model.IntVar]],
     st: list[list[cp_model.IntVar]],
     ticks: Any,
+    fixed: tuple[tuple[int, ...], ...] | None,
 ) -> None:
-    """Hint the serial schedule: each DNN on its faster accelerator (summed standalone times),
-    one DNN after the other; no overlap, so it is feasible under both semantics when the
-    horizon allows it (the artifact's chain uses slowed times: then starts are spaced by
-    them)."""
+    """Hint the serial schedule: each DNN on its faster accelerator (summed standalone times,
+    or the ``fixed`` mapping), one DNN after the other, every group spaced by its slowed time
+    plus transition: nothing overlaps, so it is feasible under both semantics."""
     t0 = 0
     for n, d in enumerate(inst.dnns):
-        gpu = sum(d.gpu_ms) <= sum(d.dla_ms)
-        s = inst.slowdown(n, 0 if gpu else 1)
-        times = d.gpu_ms if gpu else d.dla_ms
+        if fixed is None:
+            row = (0 if sum(d.gpu_ms) <= sum(d.dla_ms) else 1,) * d.n_groups
+        else:
+            row = fixed[n]
+        s = (inst.slowdown(n, 0), inst.slowdown(n, 1))
         for g in range(d.n_groups):
-            m.add_hint(x[n][g], gpu)
+            if g and row[g] != row[g - 1]:
+                t0 += ticks(d.transition_ms[g - 1]) + 1
+            m.add_hint(x[n][g], row[g] == 0)
             m.add_hint(st[n][g], t0)
-            t0 += ticks(times[g] * float(s[g])) + 1
-    return
+            t0 += ticks(float(d.time_ms(row[g])[g] * s[row[g]][g])) + 1
 
 
 def _contention(
