@@ -15,6 +15,7 @@ from npusched.cli import app, main
 from npusched.errors import ConfigError
 from npusched.hardware.artifact_contention import artifact_slowdown, slowdown_source
 from npusched.policies.mapping.instance import (
+    ARTIFACT_QUIRKS,
     artifact_instance,
     brute_force_artifact,
     evaluate,
@@ -217,3 +218,16 @@ def test_cli_json_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("npusched: error: ")
         assert needle in lines[0]
+
+
+def test_quirks_switch_off_one_at_a_time() -> None:
+    q = ARTIFACT_QUIRKS
+    forced, quirk2 = parse_instance(FORCED), parse_instance(QUIRK2)
+    assert brute_force_artifact(forced)[0] == pytest.approx(5.0)
+    # the last group slowed too: a ends at 2 + 2 + 2
+    assert brute_force_artifact(forced, q - {"last_unslowed"})[0] == pytest.approx(6.0)
+    # no slowdown at all: both DNNs take 3 ms side by side
+    assert brute_force_artifact(forced, q - {"own_slowdown"})[0] == pytest.approx(3.0)
+    # the preceding group timed on its own device: the DLA group really takes 4 ms, as in paper
+    assert brute_force_artifact(quirk2)[0] == pytest.approx(5.0)
+    assert brute_force_artifact(quirk2, q - {"new_device"})[0] == pytest.approx(6.0)

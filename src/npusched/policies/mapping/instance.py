@@ -58,6 +58,7 @@ from npusched.hardware.artifact_contention import SOCS, artifact_slowdown
 FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
+    "ARTIFACT_QUIRKS",
     "OBJECTIVES",
     "SEMANTICS",
     "SOLVERS",
@@ -248,20 +249,39 @@ def artifact_instance() -> MapInstance:
 
 
 # --- exact evaluation of a schedule --------------------------------------------------------------
-def _artifact_chain(inst: MapInstance, n: int, dev: tuple[int, ...]) -> FloatArray:
-    """``chain[g]`` (g >= 1): least gap from st[g-1] to st[g] under the artifact semantics."""
+#: The artifact's departures from the paper that :func:`brute_force_artifact` and
+#: :func:`evaluate` can switch off one at a time (to measure what each one moves): the constant
+#: own-throughput slowdown, the preceding group timed on the new device, the unslowed last group.
+ARTIFACT_QUIRKS = frozenset({"own_slowdown", "new_device", "last_unslowed"})
+
+
+def _artifact_chain(
+    inst: MapInstance, n: int, dev: tuple[int, ...], quirks: frozenset[str] = ARTIFACT_QUIRKS
+) -> FloatArray:
+    """``chain[g]`` (1 <= g < G): least gap from st[g-1] to st[g] under the artifact semantics;
+    ``chain[G]``: the last group's time from its start to the DNN's end. Without a quirk in
+    ``quirks``: no slowdown at all (``own_slowdown``), the preceding group timed on its own
+    device (``new_device``), the last group slowed too (``last_unslowed``)."""
     d = inst.dnns[n]
     tr = np.asarray(d.transition_ms, dtype=np.float64)
-    s = [inst.slowdown(n, 0), inst.slowdown(n, 1)]
-    out = np.zeros(d.n_groups)
+    if "own_slowdown" in quirks:
+        s = [inst.slowdown(n, 0), inst.slowdown(n, 1)]
+    else:
+        s = [np.ones(d.n_groups), np.ones(d.n_groups)]
+    out = np.zeros(d.n_groups + 1)
     for g in range(1, d.n_groups):
-        b = dev[g]
-        out[g] = d.time_ms(b)[g - 1] * s[b][g - 1] + (tr[g - 1] if b != dev[g - 1] else 0.0)
+        b = dev[g] if "new_device" in quirks else dev[g - 1]
+        out[g] = d.time_ms(b)[g - 1] * s[b][g - 1] + (tr[g - 1] if dev[g] != dev[g - 1] else 0.0)
+    last = dev[-1]
+    out[-1] = d.time_ms(last)[-1] * (1.0 if "last_unslowed" in quirks else s[last][-1])
     return out
 
 
 def evaluate(
-    inst: MapInstance, devices: tuple[tuple[int, ...], ...], order: list[tuple[int, int]]
+    inst: MapInstance,
+    devices: tuple[tuple[int, ...], ...],
+    order: list[tuple[int, int]],
+    quirks: frozenset[str] = ARTIFACT_QUIRKS,
 ) -> tuple[list[list[float]], list[float]]:
     """Earliest start times (ms) under the *artifact* semantics for a mapping and a priority
     ``order`` of ``(dnn, group)`` pairs on the shared accelerators: each group starts at the
@@ -269,7 +289,7 @@ def evaluate(
     its accelerator ended. Returns ``(starts, ends)``."""
     N = len(inst.dnns)
     starts = [[0.0] * d.n_groups for d in inst.dnns]
-    chains = [_artifact_chain(inst, n, devices[n]) for n in range(N)]
+    chains = [_artifact_chain(inst, n, devices[n], quirks) for n in range(N)]
     busy: list[list[float]] = [[0.0, 0.0] for _ in range(N)]  # per DNN, per device: last end
     done = [0] * N
     for n, g in order:
@@ -283,7 +303,7 @@ def evaluate(
         starts[n][g] = t
         busy[n][a] = max(busy[n][a], t + float(inst.dnns[n].time_ms(a)[g]))
         done[n] += 1
-    ends = [starts[n][-1] + float(inst.dnns[n].time_ms(devices[n][-1])[-1]) for n in range(N)]
+    ends = [starts[n][-1] + float(chains[n][-1]) for n in range(N)]
     return starts, ends
 
 
@@ -331,9 +351,8 @@ def serial_bound_ms(
         best = math.inf
         for row in rows:
             chain = _artifact_chain(inst, n, row)
-            last = float(d.time_ms(row[-1])[-1])
             if semantics == "artifact" or fixed is not None:
-                best = min(best, float(chain.sum()) + last)
+                best = min(best, float(chain.sum()))
             else:
                 best = min(best, float(d.time_ms(row[0]).sum()))
         total += best
@@ -356,11 +375,14 @@ def _assignments(n: int, max_transitions: int) -> list[tuple[int, ...]]:
     return rows
 
 
-def brute_force_artifact(inst: MapInstance) -> tuple[float, tuple[tuple[int, ...], ...]]:
+def brute_force_artifact(
+    inst: MapInstance, quirks: frozenset[str] = ARTIFACT_QUIRKS
+) -> tuple[float, tuple[tuple[int, ...], ...]]:
     """Exact optimum of a 2-DNN instance under the artifact semantics by enumeration: every pair
     of transition configurations, and for each the best interleaving of the two chains (a
     dynamic programme over merge orders with Pareto-pruned timing states). Returns the optimal
-    objective (ms or frames/s) and one optimal mapping (0 = GPU, 1 = DLA)."""
+    objective (ms or frames/s) and one optimal mapping (0 = GPU, 1 = DLA). ``quirks``: the
+    artifact's departures kept (see :data:`ARTIFACT_QUIRKS`)."""
     if len(inst.dnns) != 2:
         raise ConfigError("brute force: dnns: needs exactly 2 DNNs; allowed: 2")
     d1, d2 = inst.dnns
@@ -369,10 +391,10 @@ def brute_force_artifact(inst: MapInstance) -> tuple[float, tuple[tuple[int, ...
     rows1 = _assignments(d1.n_groups, inst.max_transitions)
     rows2 = _assignments(d2.n_groups, inst.max_transitions)
     for r1 in rows1:
-        c1 = _artifact_chain(inst, 0, r1)
+        c1 = _artifact_chain(inst, 0, r1, quirks)
         o1 = [float(d1.time_ms(r1[g])[g]) for g in range(d1.n_groups)]
         for r2 in rows2:
-            c2 = _artifact_chain(inst, 1, r2)
+            c2 = _artifact_chain(inst, 1, r2, quirks)
             o2 = [float(d2.time_ms(r2[g])[g]) for g in range(d2.n_groups)]
             v = _merge_dp(inst.objective, (r1, c1, o1), (r2, c2, o2))
             if _better(inst.objective, v, best):
@@ -397,14 +419,14 @@ def _merge_dp(objective: str, a: tuple[Any, ...], b: tuple[Any, ...]) -> float:
                     st = max(s[0], s[4 + dv])
                     e = list(s)
                     e[2 + dv] = st + o1[i]
-                    e[0] = st + c1[i + 1] if i + 1 < n1 else st + o1[i]
+                    e[0] = st + c1[i + 1]  # c1[n1]: the last group's time to the end
                     nxt.setdefault((i + 1, j), []).append(tuple(e))
                 if j < n2:
                     dv = r2[j]
                     st = max(s[1], s[2 + dv])
                     e = list(s)
                     e[4 + dv] = st + o2[j]
-                    e[1] = st + c2[j + 1] if j + 1 < n2 else st + o2[j]
+                    e[1] = st + c2[j + 1]
                     nxt.setdefault((i, j + 1), []).append(tuple(e))
         front = {key: _pareto(v) for key, v in nxt.items()}
     final = front[(n1, n2)]
