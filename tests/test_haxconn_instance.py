@@ -231,3 +231,11 @@ def test_quirks_switch_off_one_at_a_time() -> None:
     # the preceding group timed on its own device: the DLA group really takes 4 ms, as in paper
     assert brute_force_artifact(quirk2)[0] == pytest.approx(5.0)
     assert brute_force_artifact(quirk2, q - {"new_device"})[0] == pytest.approx(6.0)
+
+
+def test_bench_reference_model_reaches_the_artifacts_optimum() -> None:
+    from npusched.bench_haxconn import artifact_reference_z3
+
+    mk, status = artifact_reference_z3(artifact_instance(), time_limit_s=60)
+    assert status == "optimal"
+    assert mk == pytest.approx(ARTIFACT_OPTIMUM_MS, abs=1e-9)
