@@ -211,6 +211,7 @@ def test_cli_json_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         (["--instance", str(f), "--semantics", "x"], "--semantics: 'x'; allowed: artifact, paper"),
         (["--instance", str(f), "--solver", "x"], "--solver: 'x'; allowed: cpsat, z3"),
         (["--instance", str(tmp_path / "none.json")], "cannot read"),
+        (["alexnet", "--instance", str(f)], "networks: given with --instance"),
     ):
         code = main(["map", *args])
         err = capsys.readouterr().err

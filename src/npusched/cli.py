@@ -441,6 +441,10 @@ def map_cmd(
 ) -> None:
     """HaX-CoNN: the contention-aware layer-group schedule of DNNs on an SoC, with baselines."""
     if instance is not None:
+        if networks:
+            raise ConfigError(
+                "map: networks: given with --instance; allowed: networks or --instance, not both"
+            )
         _map_instance(instance, semantics, solver, fmt, 60.0 if time_limit is None else time_limit)
         return
     if not networks:
