@@ -58,3 +58,28 @@ def test_engine_policy_solves_and_matches() -> None:
     h = haxconn(_workload("xavier", nets), "latency", max_transitions=1)
     np.testing.assert_allclose(got, h.realised.finish_s, rtol=1e-9)
     assert got.max() <= execute(_workload("xavier", nets), Schedule.of([[0] * 10, [0] * 10])).makespan_s
+
+
+def test_engine_policy_solves_once_per_distinct_workload() -> None:
+    """The memo: frames that repeat their networks reuse the first frame's schedule (one
+    solve per distinct tuple of networks), and each frame runs exactly as the first did."""
+    nets = ("googlenet", "resnet-50")
+    other = ("resnet-18", "resnet-18")
+    dev = SocDevice(soc="xavier")
+    profiles = {n: compile_profile(get_network(n), dev, (1,)) for n in set(nets + other)}
+    pol = HaxconnPolicy(soc="xavier", max_transitions=1)
+    sim = Simulator(profiles, pol, machine=soc_machine(get_soc("xavier").accelerators),
+                    checkpoint_cost=False)
+    frames = [nets] * 6 + [other] * 3 + [nets] * 3
+    period = 0.05  # s: a frame ends long before the next arrives
+    reqs = [Request(2 * f + i, f * period, n) for f, fr in enumerate(frames) for i, n in enumerate(fr)]
+    df = sim.run(reqs).to_frame().sort_values("id")
+    lat = (df["finish_s"] - df["arrival_s"]).to_numpy().reshape(len(frames), 2)
+    assert pol.solves_ == 2
+    first = {fr: lat[frames.index(fr)] for fr in (nets, other)}
+    for fr, row in zip(frames, lat, strict=True):
+        np.testing.assert_allclose(row, first[fr], rtol=1e-9, atol=1e-12)
+    from npusched.policies.mapping.haxconn import haxconn
+
+    h = haxconn(_workload("xavier", nets), "latency", max_transitions=1)
+    np.testing.assert_allclose(first[nets], h.realised.finish_s, rtol=1e-9)

@@ -1232,6 +1232,10 @@ _SHOWN = (
     ("speedup_vs_simpy_skip", "{:.2f}"),
     ("fraction_of_bare_loop", "{:.3f}"),
     ("max_abs_finish_diff_s", "{:.3g}"),
+    # HaX-CoNN (bench_haxconn): seconds per solve, frames per second
+    *((f"{s}_{sem}_s", "{:.3f}") for sem in ("artifact", "paper") for s in ("cpsat", "z3")),
+    ("reference_z3_s", "{:.3f}"),
+    ("frames_per_s", "{:,.0f}"),
 )
 
 
@@ -1297,3 +1301,7 @@ def rich_reporter(enabled: bool = True) -> Iterator[Reporter]:
             bar.update(task, completed=done)
 
         yield report
+
+
+# HaX-CoNN's scenarios (``solver``, ``haxconn``) register themselves on import
+from npusched import bench_haxconn as _bench_haxconn  # noqa: E402, F401

@@ -424,7 +424,9 @@ def bench_cmd(
 
 @app.command("map")
 def map_cmd(
-    networks: Annotated[list[str], typer.Argument(help="Two or three zoo networks.")],
+    networks: Annotated[
+        list[str] | None, typer.Argument(help="Two or three zoo networks (or --instance).")
+    ] = None,
     soc: Annotated[str, typer.Option(help="orin, xavier or snapdragon-865.")] = "orin",
     goal: Annotated[str, typer.Option(help="latency (Eq. 11) or throughput (Eq. 10).")] = "latency",
     space: Annotated[str, typer.Option(help="restricted or free.")] = "restricted",
@@ -433,10 +435,29 @@ def map_cmd(
     profile_csv: Annotated[
         Path | None, typer.Option(help="Measured profiles (CSV, see the README) instead.")
     ] = None,
-    time_limit: Annotated[float, typer.Option(help="CP-SAT seconds (free space).")] = 1.0,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(help="Solver seconds (free space: default 1; --instance: default 60)."),
+    ] = None,
+    instance: Annotated[
+        Path | None, typer.Option(help="Solve one instance file (JSON, docs/papers/haxconn.md).")
+    ] = None,
+    semantics: Annotated[str, typer.Option(help="With --instance: artifact or paper.")] = "artifact",
+    solver: Annotated[str, typer.Option(help="With --instance: cpsat or z3.")] = "cpsat",
     fmt: FormatOpt = "table",
 ) -> None:
     """HaX-CoNN: the contention-aware layer-group schedule of DNNs on an SoC, with baselines."""
+    if instance is not None:
+        if networks:
+            raise ConfigError(
+                "map: networks: given with --instance; allowed: networks or --instance, not both"
+            )
+        _map_instance(instance, semantics, solver, fmt, 60.0 if time_limit is None else time_limit)
+        return
+    if not networks:
+        raise ConfigError(
+            "map: networks: none given; allowed: two or three zoo networks, or --instance FILE"
+        )
     from npusched.hardware.soc import generate_profile, get_soc, load_profile_csv
     from npusched.models.zoo import get_network
     from npusched.policies.mapping import Task, Workload
@@ -460,7 +481,7 @@ def map_cmd(
         goal,
         space=space,
         max_transitions=transitions,
-        time_limit_s=time_limit,
+        time_limit_s=1.0 if time_limit is None else time_limit,
     )
     accs = spec.accelerators
     rows: list[dict[str, object]] = [
@@ -493,6 +514,44 @@ def map_cmd(
                     segs.append(f"groups {start}-{g - 1} on {accs[row[start]]}")
                     start = g
             typer.echo(f"{t.name}: " + "; ".join(segs))
+
+
+def _map_instance(path: Path, semantics: str, solver: str, fmt: str, time_limit: float) -> None:
+    import json as _json
+
+    from npusched.policies.mapping.instance import (
+        SEMANTICS,
+        SOLVERS,
+        load_instance,
+        solve_instance,
+    )
+    from npusched.report.tables import render
+
+    if semantics not in SEMANTICS:
+        raise ConfigError(f"--semantics: {semantics!r}; allowed: {', '.join(SEMANTICS)}")
+    if solver not in SOLVERS:
+        raise ConfigError(f"--solver: {solver!r}; allowed: {', '.join(SOLVERS)}")
+    inst = load_instance(path)
+    res = solve_instance(inst, semantics, solver, time_limit_s=time_limit)
+    if fmt == "json":
+        typer.echo(_json.dumps(res.to_json(inst)))
+        return
+    rows: list[dict[str, object]] = [
+        {
+            "dnn": d.name,
+            "devices": "".join("G" if v == "gpu" else "D" for v in dev),
+            "end_ms": round(e, 4),
+        }
+        for d, dev, e in zip(inst.dnns, res.devices, res.end_ms, strict=True)
+    ]
+    render(
+        rows,
+        fmt,
+        title=(
+            f"{path.name}: {semantics} semantics, {solver}, {inst.objective}: makespan "
+            f"{res.makespan_ms:.4f} ms ({res.status}, {res.solve_s:.2f} s)"
+        ),
+    )
 
 
 # --- reproduce ---------------------------------------------------------------------------------

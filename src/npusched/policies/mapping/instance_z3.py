@@ -1,0 +1,180 @@
+"""Z3 encodings of an instance file under the ``artifact`` and ``paper`` semantics (exact
+rationals; see :mod:`npusched.policies.mapping.instance`).
+
+The mapping of a DNN is encoded by its first accelerator and its transition points
+(``x[n][g]`` Booleans, at most ``max_transitions`` changes), times are ``Real``. Non-overlap on
+an accelerator is the pairwise disjunction of Eq. 9 between groups of different DNNs (as the
+artifact writes it). Eq. 10 (throughput) is nonlinear (``sum 1/T_n``); Z3 gets it as
+``inv_n * T_n == 1`` with ``inv_n`` maximised, which it may not prove within the time limit
+(status ``feasible``).
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+from typing import Any
+
+from npusched.errors import ConfigError, SimulationError
+from npusched.policies.mapping.instance import MapInstance, serial_bound_ms
+
+__all__ = ["solve_z3_instance"]
+
+Raw = tuple[tuple[tuple[int, ...], ...], list[list[float]], list[float], str, float]
+
+
+def _z3() -> Any:
+    try:
+        import z3
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ConfigError(
+            "solver: z3 needs the z3-solver package; allowed: pip install 'npusched[solver]'"
+        ) from None
+    return z3
+
+
+RESOLUTION = 10**6  # rationals in 1e-6 ms (1 ns): small denominators keep Z3's simplex fast
+
+
+def _q(v: float) -> Fraction:
+    return Fraction(round(float(v) * RESOLUTION), RESOLUTION)
+
+
+def solve_z3_instance(
+    inst: MapInstance,
+    semantics: str,
+    *,
+    time_limit_s: float,
+    fixed: tuple[tuple[int, ...], ...] | None = None,
+) -> Raw:
+    """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``."""
+    z3 = _z3()
+    N = len(inst.dnns)
+    opt = z3.Optimize()
+    opt.set("timeout", int(time_limit_s * 1000))
+    z3.set_param("smt.random_seed", 0)
+
+    def R(v: float) -> Any:
+        f = _q(v)
+        return z3.RealVal(f"{f.numerator}/{f.denominator}")
+
+    s_gpu = [inst.slowdown(n, 0) for n in range(N)]
+    s_dla = [inst.slowdown(n, 1) for n in range(N)]
+    x = [[z3.Bool(f"x{n}_{g}") for g in range(d.n_groups)] for n, d in enumerate(inst.dnns)]
+    st = [[z3.Real(f"st{n}_{g}") for g in range(d.n_groups)] for n, d in enumerate(inst.dnns)]
+    et = [[z3.Real(f"et{n}_{g}") for g in range(d.n_groups)] for n, d in enumerate(inst.dnns)]
+    if fixed is not None:
+        for row, frow in zip(x, fixed, strict=True):
+            for v, a in zip(row, frow, strict=True):
+                opt.add(v if a == 0 else z3.Not(v))
+    ends = []
+    for n, d in enumerate(inst.dnns):
+        changes = []
+        for g in range(d.n_groups):
+            opt.add(st[n][g] >= 0)
+            t = z3.If(x[n][g], R(d.gpu_ms[g]), R(d.dla_ms[g]))
+            if semantics == "artifact":
+                et[n][g] = st[n][g] + t  # occupancy: unslowed time (an expression, no variable)
+            if g >= 1:
+                ch = x[n][g] != x[n][g - 1]
+                changes.append(ch)
+                tr = z3.If(ch, R(d.transition_ms[g - 1]), R(0))
+                if semantics == "artifact":
+                    prev = z3.If(
+                        x[n][g],
+                        R(d.gpu_ms[g - 1] * float(s_gpu[n][g - 1])),
+                        R(d.dla_ms[g - 1] * float(s_dla[n][g - 1])),
+                    )
+                    opt.add(st[n][g] >= st[n][g - 1] + prev + tr)
+                else:
+                    opt.add(st[n][g] >= et[n][g - 1] + tr)
+        if changes and inst.max_transitions == 1:
+            # the artifact's form: after a change, every later group stays where it went
+            for g in range(1, d.n_groups):
+                later = [x[n][k] == x[n][g] for k in range(g + 1, d.n_groups)]
+                if later:
+                    opt.add(z3.Implies(changes[g - 1], z3.And(*later)))
+        elif changes:
+            opt.add(z3.PbLe([(c, 1) for c in changes], inst.max_transitions))
+        ends.append(et[n][-1])
+    for n in range(N):
+        for k in range(n + 1, N):
+            for g in range(inst.dnns[n].n_groups):
+                for h in range(inst.dnns[k].n_groups):
+                    da, db = inst.dnns[n], inst.dnns[k]
+                    if semantics == "artifact":  # the artifact's clauses, one per accelerator
+                        for on, t1, t2 in ((True, da.gpu_ms[g], db.gpu_ms[h]),
+                                           (False, da.dla_ms[g], db.dla_ms[h])):
+                            lits = (z3.Not(x[n][g]), z3.Not(x[k][h])) if on else (x[n][g], x[k][h])
+                            opt.add(z3.Or(*lits, st[n][g] + R(t1) <= st[k][h],
+                                          st[k][h] + R(t2) <= st[n][g]))
+                    else:
+                        sep = z3.Or(et[n][g] <= st[k][h], et[k][h] <= st[n][g])
+                        opt.add(z3.Implies(x[n][g] == x[k][h], sep))
+    if semantics == "paper":
+        extra: dict[tuple[int, int], list[Any]] = {
+            (n, g): [] for n in range(N) for g in range(inst.dnns[n].n_groups)
+        }
+        for n in range(N):
+            for k in range(n + 1, N):
+                for g in range(inst.dnns[n].n_groups):
+                    for h in range(inst.dnns[k].n_groups):
+                        # relaxed as in the CP-SAT encoding (exact in the objective)
+                        lo = z3.If(st[n][g] >= st[k][h], st[n][g], st[k][h])
+                        hi = z3.If(et[n][g] <= et[k][h], et[n][g], et[k][h])
+                        ov = z3.Real(f"ov{n}_{g}_{k}_{h}")
+                        opt.add(ov >= 0, ov >= hi - lo)
+                        for (a, i), (b, j) in (((n, g), (k, h)), ((k, h), (n, g))):
+                            c = z3.If(
+                                x[a][i],
+                                R(1.0 - 1.0 / float(s_gpu[a][i])),
+                                R(1.0 - 1.0 / float(s_dla[a][i])),
+                            )
+                            extra[(a, i)].append(z3.If(x[a][i] != x[b][j], c * ov, R(0)))
+        for n, d in enumerate(inst.dnns):
+            for g in range(d.n_groups):
+                t = z3.If(x[n][g], R(d.gpu_ms[g]), R(d.dla_ms[g]))
+                ex = z3.Sum(extra[(n, g)]) if extra[(n, g)] else R(0)
+                opt.add(et[n][g] >= st[n][g] + t + ex)
+    if inst.objective == "latency":
+        mk = ends[0]
+        for e in ends[1:]:
+            mk = z3.If(mk >= e, mk, e)
+        if semantics == "paper":
+            # the serial schedule (each DNN on one accelerator, one after the other) bounds it
+            opt.add(mk <= R(serial_bound_ms(inst, semantics)))
+        h = opt.minimize(mk)
+    else:
+        invs = []
+        for n, e in enumerate(ends):
+            inv = z3.Real(f"inv{n}")
+            opt.add(inv * e == 1, inv > 0)
+            invs.append(inv)
+        h = opt.maximize(z3.Sum(invs))
+    t0 = time.perf_counter()
+    res = opt.check()
+    solve_s = time.perf_counter() - t0
+    if res == z3.unsat:
+        raise SimulationError("Z3: the instance has no schedule (unsat)")
+    try:
+        model = opt.model()
+    except z3.Z3Exception:
+        model = None
+    if model is None or len(model) == 0:
+        raise SimulationError(f"Z3 found no schedule in {time_limit_s} s")
+    del h
+
+    def val(v: Any) -> float:
+        r = model.eval(v, model_completion=True)
+        return float(Fraction(str(r.as_fraction()))) if z3.is_rational_value(r) else float(
+            r.approx(12).as_fraction()
+        )
+
+    devices = tuple(
+        tuple(0 if z3.is_true(model.eval(v, model_completion=True)) else 1 for v in row)
+        for row in x
+    )
+    starts = [[val(v) for v in row] for row in st]
+    end_ms = [val(e) for e in ends]
+    status = "optimal" if res == z3.sat else "feasible"
+    return devices, starts, end_ms, status, solve_s

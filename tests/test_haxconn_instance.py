@@ -1,0 +1,242 @@
+"""Instance files (``npusched map --instance``): the artifact's data, both semantics with both
+solvers on hand-computed 2 DNN x 3 group instances, Eq. 10, bad files."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from npusched.cli import app, main
+from npusched.errors import ConfigError
+from npusched.hardware.artifact_contention import artifact_slowdown, slowdown_source
+from npusched.policies.mapping.instance import (
+    ARTIFACT_QUIRKS,
+    artifact_instance,
+    brute_force_artifact,
+    evaluate,
+    paper_ends,
+    parse_instance,
+    solve_instance,
+)
+
+# the optimum of the artifact's GoogleNet + AlexNet instance under its own semantics, by
+# brute force over all 20 x 16 transition configurations (brute_force_artifact, float64)
+ARTIFACT_OPTIMUM_MS = 4.469125340937111
+
+
+def _dnn(name: str, gpu: list[float], dla: list[float], tr: list[float],
+         mg: list[float], md: list[float]) -> dict[str, object]:
+    return {"name": name, "gpu_ms": gpu, "dla_ms": dla, "transition_ms": tr,
+            "mem_gpu": mg, "mem_dla": md}
+
+
+def _inst(*dnns: dict[str, object], objective: str = "latency", mt: int = 1) -> dict[str, object]:
+    return {"soc": "xavier", "objective": objective, "max_transitions": mt, "dnns": list(dnns)}
+
+
+# forced mapping (a on the GPU, b on the DLA), both slowed: s_gpu(50) = 2, s_dla(20) = 1.25
+FORCED = _inst(
+    _dnn("a", [1, 1, 1], [100, 100, 100], [0, 0], [50, 50, 50], [0, 0, 0]),
+    _dnn("b", [100, 100, 100], [1, 1, 1], [0, 0], [0, 0, 0], [20, 20, 20]),
+)
+# no memory traffic; the DLA is slow: the artifact's "previous group on the new device" helps
+QUIRK2 = _inst(
+    _dnn("a", [1, 1, 1], [4, 4, 4], [0, 0], [0, 0, 0], [0, 0, 0]),
+    _dnn("b", [1, 1, 1], [4, 4, 4], [0, 0], [0, 0, 0], [0, 0, 0]),
+)
+
+
+def test_slowdown_functions_are_the_artifacts() -> None:
+    # GPU: m < 38.1: 100 / (100 - m 4.9 / 127.5); m < 96.2: 100 / (100 - m); else shifted
+    assert artifact_slowdown("xavier", "gpu", [0.0])[0] == 1.0
+    assert artifact_slowdown("xavier", "gpu", [30.0])[0] == pytest.approx(
+        100 / (100 - 30 * 4.9 / 127.5))
+    assert artifact_slowdown("xavier", "gpu", [50.0])[0] == pytest.approx(2.0)
+    assert artifact_slowdown("xavier", "gpu", [100.0])[0] == pytest.approx(
+        100 / (100 - (100 - 41.9) * 1.11))
+    assert artifact_slowdown("xavier", "dla", [20.0])[0] == pytest.approx(1.25)
+    assert artifact_slowdown("xavier", "dla", [51.0])[0] == pytest.approx(100 / 65)
+    assert "our choice" in slowdown_source("orin")
+    s = artifact_slowdown("orin", "gpu", np.linspace(0, 100, 101))
+    assert np.all(np.isfinite(s)) and np.all(s >= 1.0)
+
+
+def test_artifact_quirks_by_hand() -> None:
+    inst = parse_instance(_inst(
+        _dnn("a", [1, 1, 1], [2, 2, 2], [0.5, 0.5], [50, 0, 0], [0, 0, 20]),
+        _dnn("b", [1, 1, 1], [2, 2, 2], [0.3, 0.3], [0, 0, 0], [0, 0, 0]),
+    ))
+    # a: G G D, b: D G G, b's groups after a's on the GPU
+    starts, ends = evaluate(inst, ((0, 0, 1), (1, 0, 0)),
+                            [(0, 0), (1, 0), (0, 1), (0, 2), (1, 1), (1, 2)])
+    # (1) group 0 slowed x2 though nothing runs beside it: st1 = 2
+    # (2) at the transition the chain charges group 1's time on the *new* device (DLA, 2 ms)
+    #     plus transition_ms[1]: st2 = 2 + 2 + 0.5; (4) the last group is not slowed: + 2
+    assert starts[0] == pytest.approx([0.0, 2.0, 4.5])
+    assert ends[0] == pytest.approx(6.5)
+    # (3) the same transition array in the other direction (D -> G); b1 waits for the GPU
+    # until a1 ended (3.0): chain alone would give 0 + 1 + 0.3
+    assert starts[1] == pytest.approx([0.0, 3.0, 4.0])
+    assert ends[1] == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("solver", ["cpsat", "z3"])
+def test_forced_mapping_artifact(solver: str) -> None:
+    inst = parse_instance(FORCED)
+    # artifact: a's chain 2 + 2 + 1 (slowed alone, last unslowed); b's 1.25 + 1.25 + 1
+    art = solve_instance(inst, "artifact", solver, time_limit_s=20)
+    assert art.status == "optimal"
+    assert art.makespan_ms == pytest.approx(5.0, abs=1e-6)
+    assert art.devices == (("gpu",) * 3, ("dla",) * 3)
+
+
+def test_forced_mapping_paper_contention_by_hand() -> None:
+    inst = parse_instance(FORCED)
+    # paper: slowed only while both run, at rates 1/2 (GPU) and 1/1.25 (DLA). Both start at 0:
+    # b0 ends 1.25, a0 2.0 (it did 1.25 x 0.5 + 0.75 x 0.5), b1 2.5, b2 3.75, a1 3.875 (from
+    # 2.0 it does 1.75 x 0.5 beside b, then 0.125 alone), a2 4.875
+    ends = paper_ends(inst, ((0, 0, 0), (1, 1, 1)), [[0, 2, 3.875], [0, 1.25, 2.5]])
+    assert ends[0] == pytest.approx([2.0, 3.875, 4.875])
+    assert ends[1] == pytest.approx([1.25, 2.5, 3.75])
+    # 4.875 is optimal: with overlap c, a takes >= 3 + c/2 and both >= 6 - 0.3 c together, so
+    # max(...) >= 4.875. The solver never claims better; it proves no optimum within 3 s
+    # (docs/papers/haxconn.md, "solver speed").
+    r = solve_instance(inst, "paper", "cpsat", time_limit_s=3)
+    assert 4.875 - 2e-3 <= r.makespan_ms <= 6.0 + 1e-9
+
+
+@pytest.mark.parametrize("solver", ["cpsat", "z3"])
+def test_previous_group_on_new_device_quirk(solver: str) -> None:
+    inst = parse_instance(QUIRK2)
+    art = solve_instance(inst, "artifact", solver, time_limit_s=20)
+    pap = solve_instance(inst, "paper", solver, time_limit_s=20)
+    assert art.makespan_ms == pytest.approx(5.0, abs=1e-6)  # one DNN D G G, its G after 1 ms
+    assert pap.makespan_ms == pytest.approx(6.0, abs=2e-3)  # the DLA group really takes 4 ms
+    assert art.status == pap.status == "optimal"
+
+
+def test_throughput_objective_eq10() -> None:
+    # a is short, b long: Eq. 11 balances the two, Eq. 10 lets a finish first
+    data = _inst(
+        _dnn("a", [1, 1, 1], [1.5, 1.5, 1.5], [0.2, 0.2], [0, 0, 0], [0, 0, 0]),
+        _dnn("b", [2, 2, 2], [2.2, 2.2, 2.2], [0.2, 0.2], [0, 0, 0], [0, 0, 0]),
+    )
+    lat = parse_instance(data)
+    thr = parse_instance(dict(data, objective="throughput"))
+    bl, _ = brute_force_artifact(lat)
+    bt, _ = brute_force_artifact(thr)
+    for solver in ("cpsat", "z3"):
+        rl = solve_instance(lat, "artifact", solver, time_limit_s=20)
+        rt = solve_instance(thr, "artifact", solver, time_limit_s=20)
+        assert rl.makespan_ms == pytest.approx(bl, abs=1e-6)
+        assert rt.objective == pytest.approx(bt, rel=1e-6)  # frames/s: sum 1e3 / T_n
+        assert rt.objective == pytest.approx(sum(1e3 / e for e in rt.end_ms))
+        assert rt.objective >= sum(1e3 / e for e in rl.end_ms) - 1e-9
+    assert bt > sum(1e3 / e for e in solve_instance(lat, "artifact").end_ms) + 1e-6
+
+
+def test_artifact_instance_reaches_the_artifacts_optimum() -> None:
+    inst = artifact_instance()
+    assert [d.n_groups for d in inst.dnns] == [10, 8]
+    for solver in ("cpsat", "z3"):
+        r = solve_instance(inst, "artifact", solver, time_limit_s=60)
+        assert r.status == "optimal"
+        assert r.makespan_ms == pytest.approx(ARTIFACT_OPTIMUM_MS, abs=1e-6)
+        assert all(sum(a != b for a, b in itertools.pairwise(d)) <= 1 for d in r.devices)
+
+
+@pytest.mark.slow
+def test_artifact_optimum_by_brute_force() -> None:
+    best, _ = brute_force_artifact(artifact_instance())
+    assert best == pytest.approx(ARTIFACT_OPTIMUM_MS, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"soc": "tx2"}, "soc"),
+        ({"objective": "fps"}, "objective"),
+        ({"max_transitions": -1}, "max_transitions"),
+        ({"dnns": []}, "dnns"),
+        ({"dnns": [{"name": "a"}, {"name": "b"}]}, "dnns[0].gpu_ms"),
+    ],
+)
+def test_bad_top_level_fields(patch: dict[str, object], field: str) -> None:
+    esc = field.replace("[", r"\[").replace("]", r"\]")
+    with pytest.raises(ConfigError, match=rf"^inst: {esc}: .*; allowed: "):
+        parse_instance(dict(QUIRK2, **patch), "inst")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("dla_ms", [1, 1], "dnns[1].dla_ms"),
+        ("transition_ms", [0, 0, 0], "dnns[1].transition_ms"),
+        ("mem_gpu", [0, 0, 101], "dnns[1].mem_gpu"),
+        ("gpu_ms", [1, 0, 1], "dnns[1].gpu_ms"),
+        ("mem_dla", [0, "x", 0], "dnns[1].mem_dla"),
+        ("name", "", "dnns[1].name"),
+    ],
+)
+def test_bad_dnn_fields(key: str, value: object, field: str) -> None:
+    data = json.loads(json.dumps(QUIRK2))
+    data["dnns"][1][key] = value
+    esc = field.replace("[", r"\[").replace("]", r"\]")
+    with pytest.raises(ConfigError, match=rf"^inst: {esc}: .*; allowed: "):
+        parse_instance(data, "inst")
+
+
+def test_cli_json_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "i.json"
+    f.write_text(json.dumps(QUIRK2))
+    runner = CliRunner()
+    r = runner.invoke(app, ["map", "--instance", str(f), "--semantics", "artifact",
+                            "--solver", "cpsat", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert set(out) >= {"makespan_ms", "status", "solve_s", "dnns"}
+    assert out["status"] == "optimal" and out["makespan_ms"] == pytest.approx(5.0)
+    assert [d["name"] for d in out["dnns"]] == ["a", "b"]
+    assert all(set(d["devices"]) <= {"gpu", "dla"} and len(d["start_ms"]) == 3
+               for d in out["dnns"])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(dict(QUIRK2, soc="tx2")))
+    for args, needle in (
+        (["--instance", str(bad)], f"{bad}: soc: 'tx2'; allowed: xavier, orin"),
+        (["--instance", str(f), "--semantics", "x"], "--semantics: 'x'; allowed: artifact, paper"),
+        (["--instance", str(f), "--solver", "x"], "--solver: 'x'; allowed: cpsat, z3"),
+        (["--instance", str(tmp_path / "none.json")], "cannot read"),
+        (["alexnet", "--instance", str(f)], "networks: given with --instance"),
+    ):
+        code = main(["map", *args])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("npusched: error: ")
+        assert needle in lines[0]
+
+
+def test_quirks_switch_off_one_at_a_time() -> None:
+    q = ARTIFACT_QUIRKS
+    forced, quirk2 = parse_instance(FORCED), parse_instance(QUIRK2)
+    assert brute_force_artifact(forced)[0] == pytest.approx(5.0)
+    # the last group slowed too: a ends at 2 + 2 + 2
+    assert brute_force_artifact(forced, q - {"last_unslowed"})[0] == pytest.approx(6.0)
+    # no slowdown at all: both DNNs take 3 ms side by side
+    assert brute_force_artifact(forced, q - {"own_slowdown"})[0] == pytest.approx(3.0)
+    # the preceding group timed on its own device: the DLA group really takes 4 ms, as in paper
+    assert brute_force_artifact(quirk2)[0] == pytest.approx(5.0)
+    assert brute_force_artifact(quirk2, q - {"new_device"})[0] == pytest.approx(6.0)
+
+
+def test_bench_reference_model_reaches_the_artifacts_optimum() -> None:
+    from npusched.bench_haxconn import artifact_reference_z3
+
+    mk, status = artifact_reference_z3(artifact_instance(), time_limit_s=60)
+    assert status == "optimal"
+    assert mk == pytest.approx(ARTIFACT_OPTIMUM_MS, abs=1e-9)
