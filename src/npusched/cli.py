@@ -167,6 +167,30 @@ def models_import(
     render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
 
 
+@models_app.command("export")
+def models_export(
+    name: str,
+    out: Annotated[Path, typer.Option("--out", "-o", help="ONNX file to write.")],
+    batch: Annotated[int, typer.Option("--batch", help="Batch size (input's first dim).")] = 1,
+    input_size: Annotated[
+        int | None, typer.Option("--input-size", help="Square input side in pixels.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
+) -> None:
+    """Export zoo network NAME as a runnable ONNX graph with seeded random weights (checked by
+    onnx.checker and shape inference; ``models import`` reads it back with the same MACs and
+    parameters)."""
+    from npusched.models.onnx_export import export_onnx
+    from npusched.models.zoo import get_network
+
+    if batch < 1:
+        raise ConfigError(f"--batch: {batch} is not a batch size; allowed: integers >= 1")
+    if input_size is not None and input_size < 8:
+        raise ConfigError(f"--input-size: {input_size} is too small; allowed: integers >= 8")
+    path = export_onnx(get_network(name), out, batch=batch, input_size=input_size, seed=seed)
+    print(f"wrote {path}")
+
+
 # --- profile -----------------------------------------------------------------------------------
 @models_app.command("exits")
 def models_exits(
