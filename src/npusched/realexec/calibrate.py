@@ -32,6 +32,8 @@ from npusched.models.ir import Network
 from npusched.realexec.groups import GroupedModel, run_groups
 
 DEVICE_NAME = "cpu-ort"
+#: How a group's timed runs become its profile seconds.
+STATISTICS = ("median", "mean")
 
 
 def machine_info(threads: int, provider: str) -> dict[str, Any]:
@@ -90,6 +92,7 @@ class Calibration:
     groups: dict[str, list[list[str]]]
     warmup: int = 3
     runs: int = 15
+    statistic: str = "median"
     networks: dict[str, Network] = field(default_factory=dict, repr=False)
 
     def isolated_s(self, network: str, batch: int = 1) -> float:
@@ -119,6 +122,7 @@ class Calibration:
             "machine": self.machine,
             "copy_bandwidth_bps": self.copy_bandwidth_bps,
             "warmup": self.warmup,
+            "statistic": self.statistic,
             "runs": self.runs,
             "networks": {
                 n: {
@@ -156,6 +160,7 @@ class Calibration:
                 groups={n: x["groups"] for n, x in nets.items()},
                 warmup=int(d.get("warmup", 0)),
                 runs=int(d.get("runs", 0)),
+                statistic=str(d.get("statistic", "median")),
             )
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise ConfigError(f"{p}: not a cpu-ort calibration ({type(e).__name__}: {e})") from None
@@ -167,13 +172,17 @@ def calibrate(
     *,
     warmup: int = 3,
     runs: int = 15,
+    statistic: str = "median",
     threads: int = 1,
     provider: str = "cpu",
     progress: Any = None,
 ) -> Calibration:
     """Measure every ``(network, batch)`` model's groups: ``warmup`` untimed whole inferences,
-    then the median (and IQR) of ``runs`` timed ones, group by group. ``progress(k)`` is called
+    then the median (``statistic="median"``, the default) or the mean (``"mean"``) and the IQR
+    of ``runs`` timed ones, group by group. ``progress(k)`` is called
     after each model."""
+    if statistic not in STATISTICS:
+        raise ConfigError(f"statistic: {statistic!r}; allowed: {', '.join(STATISTICS)}")
     lat: dict[str, dict[int, list[float]]] = {}
     iqr: dict[str, dict[int, list[float]]] = {}
     live: dict[str, list[int]] = {}
@@ -184,7 +193,8 @@ def calibrate(
         for _ in range(warmup):
             run_groups(sess, gm, x)
         rows = np.array([run_groups(sess, gm, x)[1] for _ in range(runs)])
-        lat.setdefault(name, {})[batch] = [float(v) for v in np.median(rows, axis=0)]
+        stat = np.median(rows, axis=0) if statistic == "median" else rows.mean(axis=0)
+        lat.setdefault(name, {})[batch] = [float(v) for v in stat]
         q1, q3 = np.percentile(rows, [25, 75], axis=0)
         iqr.setdefault(name, {})[batch] = [float(v) for v in q3 - q1]
         live[name] = [g.live_bytes for g in gm.groups]
@@ -200,6 +210,7 @@ def calibrate(
         groups=groups,
         warmup=warmup,
         runs=runs,
+        statistic=statistic,
     )
 
 

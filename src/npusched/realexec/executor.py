@@ -229,13 +229,17 @@ class RealResult:
     """A real run: ``records`` (one row per request, the simulator's columns plus ``exec_s``,
     the seconds its groups really ran), ``segments`` ``(job id, group, start_s, end_s)``,
     ``overhead_s`` the scheduler's own seconds between a group's end and the next group's start
-    when the worker went straight on (Python dispatch: policy and bookkeeping), the policy name."""
+    when the worker went straight on (Python dispatch: policy and bookkeeping), ``save_s`` the
+    seconds of each CHECKPOINT save, the policy name, and ``cpu_s`` the CPU seconds of the
+    calling thread in each segment (ONNX Runtime with one intra-op thread computes there):
+    wall over CPU seconds is the share of the core other processes took."""
 
     records: pd.DataFrame
     segments: list[tuple[int, int, float, float]]
     overhead_s: list[float] = field(default_factory=list)
     save_s: list[float] = field(default_factory=list)
     policy: str = ""
+    cpu_s: list[float] = field(default_factory=list)
 
 
 class RealExecutor:
@@ -287,6 +291,7 @@ class RealExecutor:
         segments: list[tuple[int, int, float, float]] = []
         overhead: list[float] = []
         saves: list[float] = []
+        cpu: list[float] = []
         running: RealJob | None = None
         last_tick = 0
         t0 = time.perf_counter()
@@ -398,8 +403,10 @@ class RealExecutor:
             start = clock()
             if last_group_end is not None:
                 overhead.append(start - last_group_end)
+            c0 = time.thread_time()
             res = self.sessions[job.network][job.step].run(list(g.outputs), feed)
             end = clock()
+            cpu.append(time.thread_time() - c0)
             last_group_end = end
             segments.append((job.id, job.step, start, end))
             job.exec_s += end - start
@@ -417,7 +424,9 @@ class RealExecutor:
                 source.completed(job)
                 if progress is not None:
                     progress(len(done))
-        result = RealResult(_records(done), segments, overhead, saves, getattr(policy, "name", ""))
+        result = RealResult(
+            _records(done), segments, overhead, saves, getattr(policy, "name", ""), cpu
+        )
         check_invariants(result, n_delivered=len(jobs))
         return result
 

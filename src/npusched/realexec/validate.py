@@ -55,6 +55,7 @@ _KEYS = {
     "provider",
     "warmup",
     "runs",
+    "statistic",
     "seed",
     "tenants",
     "quick",
@@ -87,6 +88,7 @@ class ValidateConfig:
     provider: str = "cpu"
     warmup: int = 3
     runs: int = 15
+    statistic: str = "median"
     seed: int = 0
     source: str = ""
 
@@ -178,9 +180,19 @@ def parse_config(raw: Mapping[str, Any], src: str, *, quick: bool = False) -> Va
         provider=str(provider),
         warmup=pos_int("warmup", ValidateConfig.warmup, 0),
         runs=pos_int("runs", ValidateConfig.runs, 3),
+        statistic=_statistic(data, src),
         seed=pos_int("seed", 0, 0),
         source=src,
     )
+
+
+def _statistic(data: Mapping[str, Any], src: str) -> str:
+    from npusched.realexec.calibrate import STATISTICS
+
+    v = data.get("statistic", "median")
+    if v not in STATISTICS:
+        raise _bad(src, "statistic", f"{v!r}", ", ".join(STATISTICS))
+    return str(v)
 
 
 def load_config(path: str | Path, *, quick: bool = False) -> ValidateConfig:
@@ -280,6 +292,7 @@ def build(cfg: ValidateConfig, out: Path | None = None) -> Setup:
         {(n, 1): s for n, s in sessions.items()},
         warmup=cfg.warmup,
         runs=cfg.runs,
+        statistic=cfg.statistic,
         threads=cfg.threads,
         provider=cfg.provider,
     )
@@ -302,10 +315,15 @@ def _estimator(policy: str) -> Any:
 
 
 def predict(
-    profiles: Mapping[str, Profile], policy: str, requests: Sequence[Request]
+    profiles: Mapping[str, Profile],
+    policy: str,
+    requests: Sequence[Request],
+    *,
+    estimator: Callable[[Request, Profile], float] | None = None,
 ) -> pd.DataFrame:
     """The simulator's records for ``requests`` under ``policy`` on ``profiles`` (CHECKPOINT at
-    group boundaries: ``preemption_point="layer"``, checkpoint copies priced)."""
+    group boundaries: ``preemption_point="layer"``, checkpoint copies priced). ``estimator``:
+    the policies' ``estimated_s`` (default: PREMA's predictor for PREMA, else exact)."""
     from npusched.policies.base import POLICIES
     from npusched.sim import Simulator
 
@@ -314,7 +332,7 @@ def predict(
         POLICIES.create(policy),
         preemption_point="layer",
         checkpoint_cost=True,
-        estimator=_estimator(policy),
+        estimator=estimator if estimator is not None else _estimator(policy),
     )
     return sim.run(requests).to_frame()
 
@@ -408,7 +426,9 @@ def run_point(
     requests = _requests_of(measured)
     predicted = predict(setup.profiles, policy, requests)
     profs, reqs, _ = measured_profiles(res, setup.profiles)
-    ablation = predict(profs, policy, reqs)
+    # the policy is told what it was told for real: the calibrated estimates
+    calibrated = {r.id: e for r, e in zip(requests, measured["estimated_s"], strict=True)}
+    ablation = predict(profs, policy, reqs, estimator=lambda r, _p: float(calibrated[r.id]))
     ablation["isolated_s"] = predicted["isolated_s"].to_numpy()
     ablation["network"] = predicted["network"].to_numpy()
     if folder is not None:
@@ -421,6 +441,10 @@ def run_point(
         return abs(x - ref) / abs(ref) * 100.0 if ref else float("nan")
 
     segs = np.array([b - a_ for _, _, a_, b in res.segments])
+    cpu = np.array(res.cpu_s)
+    net_of = {r.id: r.network for r in requests}
+    cal = setup.calibration.latency_s
+    cal_group = np.array([cal[net_of[j]][1][g] for j, g, _, _ in res.segments])
     iso = measured["isolated_s"].to_numpy()
     return {
         "policy": policy,
@@ -441,11 +465,23 @@ def run_point(
             "exec_over_calibrated_median": float(np.median(measured["exec_s"].to_numpy() / iso)),
             "exec_over_calibrated_mean": float(np.mean(measured["exec_s"].to_numpy() / iso)),
             "group_s_median": float(np.median(segs)) if segs.size else float("nan"),
+            "group_wall_over_calibrated_mean": float(np.mean(segs / cal_group)),
+            "group_cpu_over_calibrated_mean": float(np.mean(cpu / cal_group)),
+            "group_wall_over_cpu_mean": float(np.sum(segs) / max(np.sum(cpu), 1e-12)),
             "dispatch_overhead_s_mean": float(np.mean(res.overhead_s)) if res.overhead_s else 0.0,
             "dispatch_overhead_s_median": float(np.median(res.overhead_s))
             if res.overhead_s
             else 0.0,
             "checkpoint_save_s_mean": float(np.mean(res.save_s)) if res.save_s else 0.0,
+            "utilisation_nominal": load if cfg.scenario == "server" else float("nan"),
+            "utilisation_measured": float(
+                measured["exec_s"].sum()
+                / (measured["finish_s"].max() - measured["arrival_s"].min())
+            ),
+            "utilisation_predicted": float(
+                predicted["isolated_s"].sum()
+                / (predicted["finish_s"].max() - predicted["arrival_s"].min())
+            ),
             "preemptions_measured": int(measured["preemptions"].sum()),
             "preemptions_predicted": int(predicted["preemptions"].sum()),
         },
