@@ -385,52 +385,6 @@ def run_cmd(
     run_config_file(config, out, seed=seed, progress=not quiet, timeline=timeline)
 
 
-# --- validate ----------------------------------------------------------------------------------
-@app.command("validate")
-def validate_cmd(
-    config: Path,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("validate"),
-    quick: Annotated[bool, typer.Option("--quick", help="The config's [quick] sizes.")] = False,
-    provider: Annotated[
-        str | None, typer.Option("--provider", help="ONNX Runtime provider: cpu or cuda.")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
-) -> None:
-    """Schedule real ONNX Runtime inference under MLPerf LoadGen with registry policies, predict
-    the same runs with the simulator, and score the predictions (summary.json, report.md,
-    latency CDFs)."""
-    from npusched.realexec.validate import load_config, run_validate
-
-    if fmt not in ("table", "json"):
-        raise ConfigError(f"--format: {fmt!r} is unknown; allowed: table, json")
-    if provider is not None and provider not in ("cpu", "cuda"):
-        raise ConfigError(f"--provider: {provider!r} is unknown; allowed: cpu, cuda")
-    cfg = load_config(config, quick=quick)
-    summary = run_validate(cfg, out, progress=not quiet, provider=provider)
-    if fmt == "json":
-        print(json.dumps(summary, indent=1, default=float))
-        return
-    from npusched.report.tables import render
-
-    rows = [
-        {
-            "policy": p["policy"],
-            "load": p["load"],
-            "antt_meas": round(p["measured"]["antt"], 3),
-            "antt_pred": round(p["predicted"]["antt"], 3),
-            "p99_ms_meas": round(p["measured"]["p99_s"] * 1e3, 2),
-            "p99_ms_pred": round(p["predicted"]["p99_s"] * 1e3, 2),
-            "req_err_med_%": round(p["request_error"]["median_abs_pct"], 1),
-            "req_err_p90_%": round(p["request_error"]["p90_abs_pct"], 1),
-        }
-        for p in summary["points"]
-    ]
-    render(rows, "table", title=f"validate: {config} -> {out}")
-    taus = ", ".join(f"{k} {v:.2f}" for k, v in summary["rank_agreement"].items())
-    print(f"rank agreement (Kendall tau): {taus}")
-
-
 # --- bench -------------------------------------------------------------------------------------
 @app.command("bench")
 def bench_cmd(
@@ -1065,6 +1019,52 @@ def suites_sweep_file(
         params = load_suite(path=suite, quick=quick)
     path = write_sweep_file(params, out)
     typer.echo(f"{params.suite} suite as a sweep: {path} (run: npusched sweep {path} --out DIR)")
+
+
+# --- validate ----------------------------------------------------------------------------------
+@app.command("validate")
+def validate_cmd(
+    config: Path,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("validate"),
+    quick: Annotated[bool, typer.Option("--quick", help="The config's [quick] sizes.")] = False,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="ONNX Runtime provider: cpu or cuda.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+) -> None:
+    """Schedule real ONNX Runtime inference under MLPerf LoadGen with registry policies, predict
+    the same runs with the simulator, and score the predictions (summary.json, report.md,
+    latency CDFs)."""
+    from npusched.realexec.validate import load_config, run_validate
+
+    if fmt not in ("table", "json"):
+        raise ConfigError(f"--format: {fmt!r} is unknown; allowed: table, json")
+    if provider is not None and provider not in ("cpu", "cuda"):
+        raise ConfigError(f"--provider: {provider!r} is unknown; allowed: cpu, cuda")
+    cfg = load_config(config, quick=quick)
+    summary = run_validate(cfg, out, progress=not quiet, provider=provider)
+    if fmt == "json":
+        print(json.dumps(summary, indent=1, default=float))
+        return
+    from npusched.report.tables import render
+
+    rows = [
+        {
+            "policy": p["policy"],
+            "load": p["load"],
+            "antt_meas": round(p["measured"]["antt"], 3),
+            "antt_pred": round(p["predicted"]["antt"], 3),
+            "p99_ms_meas": round(p["measured"]["p99_s"] * 1e3, 2),
+            "p99_ms_pred": round(p["predicted"]["p99_s"] * 1e3, 2),
+            "req_err_med_%": round(p["request_error"]["median_abs_pct"], 1),
+            "req_err_p90_%": round(p["request_error"]["p90_abs_pct"], 1),
+        }
+        for p in summary["points"]
+    ]
+    render(rows, "table", title=f"validate: {config} -> {out}")
+    taus = ", ".join(f"{k} {v:.2f}" for k, v in summary["rank_agreement"].items())
+    print(f"rank agreement (Kendall tau): {taus}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -327,6 +327,8 @@ class RealExecutor:
             view = SchedulerView(now, [e[2] for e in ready], running, reason, self.profiles)
             if period:
                 k = int(now // period)
+                if not ready:  # the engine ticks only while jobs wait
+                    last_tick = k
                 if k > last_tick:
                     count = k - last_tick
                     if has_periods:
