@@ -90,6 +90,7 @@ def test_calibration_round_trip_and_device(setup: Any, tmp_path: Path) -> None:
     path = cal.save(tmp_path / "cal.json")
     back = Calibration.load(path)
     assert back.latency_s == cal.latency_s and back.machine["intra_op_threads"] == 1
+    assert back.cpu_s == cal.cpu_s and cal.cpu_s["squeezenet-1.1"][1][0] > 0
     prof = profiles["squeezenet-1.1"]
     assert prof.plan(1).total_s == pytest.approx(cal.isolated_s("squeezenet-1.1"))
     dev = get_device("cpu-ort", calibration=str(path))
@@ -199,6 +200,20 @@ def test_loadgen_server_run(setup: Any, tmp_path: Path) -> None:
     assert (np.diff(df.sort_values("id")["arrival_s"].to_numpy()) >= 0).all()
     summary = (tmp_path / "lg" / "mlperf_log_summary.txt").read_text()
     assert "Scenario : Server" in summary
+
+
+def test_loadgen_singlestream_run(setup: Any) -> None:
+    from npusched.realexec.loadgen import TenantSpec, run_loadgen
+
+    models, sessions, _, profiles = setup
+    tenants = [TenantSpec("squeezenet-1.1"), TenantSpec("mobilenet-v2")]
+    ex = RealExecutor(models, sessions, profiles, POLICIES.create("NP-FCFS"))
+    res = run_loadgen(ex, tenants, scenario="singlestream", n_queries=12)
+    df = res.records.sort_values("id")
+    assert len(df) == 12
+    # one query at a time: each is issued after the previous one finished
+    assert (df["arrival_s"].to_numpy()[1:] >= df["finish_s"].to_numpy()[:-1]).all()
+    assert (df["preemptions"] == 0).all()
 
 
 def test_kendall_tau() -> None:

@@ -1,7 +1,8 @@
 """The ``cpu-ort`` device: per-group latencies measured on the machine it runs on.
 
 :func:`calibrate` runs every group session of every tenant network (``warmup`` untimed whole
-inferences, then ``runs`` timed ones) and keeps the **median** seconds of each group's
+inferences, then ``runs`` timed rounds, round-robin over the networks) and keeps the **median**
+seconds of each group's
 ``session.run`` call (the Python call included: the executor pays it too). It also measures the
 host's copy bandwidth (the median of ``np.copyto`` over a 4 MiB array), which prices a real
 CHECKPOINT (the live tensors are copied out at the stop and back at the resume). The result is a
@@ -93,6 +94,8 @@ class Calibration:
     warmup: int = 3
     runs: int = 15
     statistic: str = "median"
+    #: per network and batch: ``[median CPU seconds of a whole inference]`` (calling thread)
+    cpu_s: dict[str, dict[int, list[float]]] = field(default_factory=dict)
     networks: dict[str, Network] = field(default_factory=dict, repr=False)
 
     def isolated_s(self, network: str, batch: int = 1) -> float:
@@ -130,6 +133,7 @@ class Calibration:
                     "live_bytes": self.live_bytes[n],
                     "latency_s": {str(b): v for b, v in self.latency_s[n].items()},
                     "iqr_s": {str(b): v for b, v in self.spread_s[n].items()},
+                    "cpu_s": {str(b): v for b, v in self.cpu_s.get(n, {}).items()},
                 }
                 for n in self.latency_s
             },
@@ -161,6 +165,10 @@ class Calibration:
                 warmup=int(d.get("warmup", 0)),
                 runs=int(d.get("runs", 0)),
                 statistic=str(d.get("statistic", "median")),
+                cpu_s={
+                    n: {int(b): list(v) for b, v in x.get("cpu_s", {}).items()}
+                    for n, x in nets.items()
+                },
             )
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise ConfigError(f"{p}: not a cpu-ort calibration ({type(e).__name__}: {e})") from None
@@ -177,30 +185,44 @@ def calibrate(
     provider: str = "cpu",
     progress: Any = None,
 ) -> Calibration:
-    """Measure every ``(network, batch)`` model's groups: ``warmup`` untimed whole inferences,
-    then the median (``statistic="median"``, the default) or the mean (``"mean"``) and the IQR
-    of ``runs`` timed ones, group by group. ``progress(k)`` is called
-    after each model."""
+    """Measure every ``(network, batch)`` model's groups: ``warmup`` untimed whole inferences
+    of each, then ``runs`` timed rounds; a round runs one inference of every model in turn
+    (round-robin, so every network is timed under the same background load, which on a shared
+    machine changes from second to second). A group's profile seconds are the median
+    (``statistic="median"``, the default) or the mean (``"mean"``) of its ``runs`` timings;
+    its IQR and the CPU seconds of the calling thread (median) are kept too.
+    ``progress(k)`` is called after each round."""
     if statistic not in STATISTICS:
         raise ConfigError(f"statistic: {statistic!r}; allowed: {', '.join(STATISTICS)}")
     lat: dict[str, dict[int, list[float]]] = {}
     iqr: dict[str, dict[int, list[float]]] = {}
+    cpu: dict[str, dict[int, list[float]]] = {}
     live: dict[str, list[int]] = {}
     groups: dict[str, list[list[str]]] = {}
-    for k, ((name, batch), gm) in enumerate(models.items()):
-        sess = sessions[(name, batch)]
-        x = gm.sample_input()
+    inputs = {key: gm.sample_input() for key, gm in models.items()}
+    for key, gm in models.items():
         for _ in range(warmup):
-            run_groups(sess, gm, x)
-        rows = np.array([run_groups(sess, gm, x)[1] for _ in range(runs)])
-        stat = np.median(rows, axis=0) if statistic == "median" else rows.mean(axis=0)
-        lat.setdefault(name, {})[batch] = [float(v) for v in stat]
-        q1, q3 = np.percentile(rows, [25, 75], axis=0)
-        iqr.setdefault(name, {})[batch] = [float(v) for v in q3 - q1]
-        live[name] = [g.live_bytes for g in gm.groups]
-        groups[name] = [list(g.layers) for g in gm.groups]
+            run_groups(sessions[key], gm, inputs[key])
+    rows: dict[tuple[str, int], list[list[float]]] = {key: [] for key in models}
+    cpu_rows: dict[tuple[str, int], list[list[float]]] = {key: [] for key in models}
+    for k in range(runs):
+        for key, gm in models.items():
+            c0 = time.thread_time()
+            rows[key].append(run_groups(sessions[key], gm, inputs[key])[1])
+            cpu_rows[key].append([(time.thread_time() - c0) / len(gm.groups)])
         if progress is not None:
             progress(k + 1)
+    for (name, batch), gm in models.items():
+        r = np.array(rows[(name, batch)])
+        stat = np.median(r, axis=0) if statistic == "median" else r.mean(axis=0)
+        lat.setdefault(name, {})[batch] = [float(v) for v in stat]
+        q1, q3 = np.percentile(r, [25, 75], axis=0)
+        iqr.setdefault(name, {})[batch] = [float(v) for v in q3 - q1]
+        cpu.setdefault(name, {})[batch] = [
+            float(np.median(np.array(cpu_rows[(name, batch)])) * len(gm.groups))
+        ]
+        live[name] = [g.live_bytes for g in gm.groups]
+        groups[name] = [list(g.layers) for g in gm.groups]
     return Calibration(
         machine=machine_info(threads, provider),
         copy_bandwidth_bps=copy_bandwidth_bps(),
@@ -211,6 +233,7 @@ def calibrate(
         warmup=warmup,
         runs=runs,
         statistic=statistic,
+        cpu_s=cpu,
     )
 
 

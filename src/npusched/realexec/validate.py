@@ -532,6 +532,7 @@ def summarize(points: list[dict[str, Any]], cfg: ValidateConfig, setup: Setup) -
                 "isolated_s": cal.isolated_s(n),
                 "groups": len(cal.latency_s[n][1]),
                 "group_s": cal.latency_s[n][1],
+                "cpu_s": cal.cpu_s.get(n, {}).get(1, [float("nan")])[0],
             }
             for n in cal.latency_s
         },
