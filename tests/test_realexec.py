@@ -112,7 +112,10 @@ def _requests(n: int, cal: Calibration, load: float, seed: int = 0) -> list[Requ
     ]
 
 
-@pytest.mark.parametrize("policy", ["NP-FCFS", "P-HPF", "P-SJF", "P-PREMA", "P-TOKEN"])
+@pytest.mark.parametrize(
+    "policy",
+    [f"{v}-{f}" for f in ("FCFS", "HPF", "SJF", "TOKEN", "PREMA") for v in ("NP", "P")],
+)
 def test_tiny_real_run_keeps_the_invariants(setup: Any, policy: str) -> None:
     models, sessions, cal, profiles = setup
     reqs = _requests(50, cal, 0.7)

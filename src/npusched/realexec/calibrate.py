@@ -94,6 +94,7 @@ class Calibration:
     warmup: int = 3
     runs: int = 15
     statistic: str = "median"
+    warmup_s: float = 0.0
     #: per network and batch: ``[median CPU seconds of a whole inference]`` (calling thread)
     cpu_s: dict[str, dict[int, list[float]]] = field(default_factory=dict)
     networks: dict[str, Network] = field(default_factory=dict, repr=False)
@@ -126,6 +127,7 @@ class Calibration:
             "copy_bandwidth_bps": self.copy_bandwidth_bps,
             "warmup": self.warmup,
             "statistic": self.statistic,
+            "warmup_s": self.warmup_s,
             "runs": self.runs,
             "networks": {
                 n: {
@@ -165,6 +167,7 @@ class Calibration:
                 warmup=int(d.get("warmup", 0)),
                 runs=int(d.get("runs", 0)),
                 statistic=str(d.get("statistic", "median")),
+                warmup_s=float(d.get("warmup_s", 0.0)),
                 cpu_s={
                     n: {int(b): list(v) for b, v in x.get("cpu_s", {}).items()}
                     for n, x in nets.items()
@@ -181,12 +184,14 @@ def calibrate(
     warmup: int = 3,
     runs: int = 15,
     statistic: str = "median",
+    warmup_s: float = 0.0,
     threads: int = 1,
     provider: str = "cpu",
     progress: Any = None,
 ) -> Calibration:
     """Measure every ``(network, batch)`` model's groups: ``warmup`` untimed whole inferences
-    of each, then ``runs`` timed rounds; a round runs one inference of every model in turn
+    of each and round-robin ones for ``warmup_s`` more seconds (so a shared machine's scheduler
+    treats the process as the busy one it will be during a run), then ``runs`` timed rounds; a round runs one inference of every model in turn
     (round-robin, so every network is timed under the same background load, which on a shared
     machine changes from second to second). A group's profile seconds are the median
     (``statistic="median"``, the default) or the mean (``"mean"``) of its ``runs`` timings;
@@ -202,6 +207,10 @@ def calibrate(
     inputs = {key: gm.sample_input() for key, gm in models.items()}
     for key, gm in models.items():
         for _ in range(warmup):
+            run_groups(sessions[key], gm, inputs[key])
+    end = time.perf_counter() + warmup_s
+    while time.perf_counter() < end:  # run continuously: the steady state a busy executor is in
+        for key, gm in models.items():
             run_groups(sessions[key], gm, inputs[key])
     rows: dict[tuple[str, int], list[list[float]]] = {key: [] for key in models}
     cpu_rows: dict[tuple[str, int], list[list[float]]] = {key: [] for key in models}
@@ -233,6 +242,7 @@ def calibrate(
         warmup=warmup,
         runs=runs,
         statistic=statistic,
+        warmup_s=warmup_s,
         cpu_s=cpu,
     )
 

@@ -56,6 +56,7 @@ _KEYS = {
     "warmup",
     "runs",
     "statistic",
+    "warmup_s",
     "seed",
     "tenants",
     "quick",
@@ -89,6 +90,7 @@ class ValidateConfig:
     warmup: int = 3
     runs: int = 15
     statistic: str = "median"
+    warmup_s: float = 0.0
     seed: int = 0
     source: str = ""
 
@@ -181,9 +183,17 @@ def parse_config(raw: Mapping[str, Any], src: str, *, quick: bool = False) -> Va
         warmup=pos_int("warmup", ValidateConfig.warmup, 0),
         runs=pos_int("runs", ValidateConfig.runs, 3),
         statistic=_statistic(data, src),
+        warmup_s=_seconds(data, src, "warmup_s"),
         seed=pos_int("seed", 0, 0),
         source=src,
     )
+
+
+def _seconds(data: Mapping[str, Any], src: str, name: str) -> float:
+    v = data.get(name, 0.0)
+    if not isinstance(v, int | float) or isinstance(v, bool) or not 0 <= v < 3600:
+        raise _bad(src, name, f"{v!r}", "seconds in [0, 3600)")
+    return float(v)
 
 
 def _statistic(data: Mapping[str, Any], src: str) -> str:
@@ -293,6 +303,7 @@ def build(cfg: ValidateConfig, out: Path | None = None) -> Setup:
         warmup=cfg.warmup,
         runs=cfg.runs,
         statistic=cfg.statistic,
+        warmup_s=cfg.warmup_s,
         threads=cfg.threads,
         provider=cfg.provider,
     )
