@@ -277,3 +277,41 @@ def test_validate_cli_end_to_end(tmp_path: Path) -> None:
     assert set(s["rank_agreement"]) >= {"antt", "p99_s", "sla_rate"}
     assert (out / "latency_cdf_load0.5.png").is_file() and (out / "report.md").is_file()
     assert (out / "load0.5" / "P-HPF" / "loadgen" / "mlperf_log_summary.txt").is_file()
+
+
+class _Failing:
+    """A temporal policy whose ``select`` raises at its fifth call."""
+
+    name = "failing"
+    preemptive = False
+    period_s = None
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def reset(self) -> None:
+        self.calls = 0
+
+    def on_dispatch(self, job: Any, now: float) -> None:
+        return None
+
+    def on_complete(self, job: Any, now: float) -> None:
+        return None
+
+    def select(self, view: Any) -> Any:
+        from npusched.policies.contract import Decision
+
+        self.calls += 1
+        if self.calls == 5:
+            raise RuntimeError("policy broke")
+        return Decision(view.ready[0]) if view.running is None and view.ready else Decision(None)
+
+
+def test_loadgen_run_fails_cleanly_when_the_policy_fails(setup: Any) -> None:
+    from npusched.realexec.loadgen import TenantSpec, run_loadgen
+
+    models, sessions, cal, profiles = setup
+    ex = RealExecutor(models, sessions, profiles, _Failing())
+    mean = float(np.mean([cal.isolated_s(n) for n in NETS]))
+    with pytest.raises(RuntimeError, match="policy broke"):
+        run_loadgen(ex, [TenantSpec("squeezenet-1.1")], qps=0.5 / mean, n_queries=20)

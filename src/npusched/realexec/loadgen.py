@@ -68,8 +68,21 @@ class LoadGenSource(QueueSource):
                 self.push(Request(rid, now, t.network, priority=t.priority, slo_s=t.slo_s))
 
     def completed(self, job: RealJob) -> None:
-        qid = self.query_of[job.id]
+        with self.lock:
+            qid = self.query_of.pop(job.id)
         self.lg.QuerySamplesComplete([self.lg.QuerySampleResponse(qid, 0, 0)])
+
+    def abandon(self) -> None:
+        """Answer every open query (and every later one) until LoadGen ends: after the executor
+        failed, so LoadGen's thread finishes instead of waiting for answers forever."""
+        while not self.done.is_set():
+            self.poll(0.0)
+            with self.lock:
+                open_ = list(self.query_of.values())
+                self.query_of.clear()
+            if open_:
+                self.lg.QuerySamplesComplete([self.lg.QuerySampleResponse(q, 0, 0) for q in open_])
+            self.done.wait(0.01)
 
 
 def run_loadgen(
@@ -138,7 +151,13 @@ def run_loadgen(
     thread = threading.Thread(target=drive, name="loadgen", daemon=True)
     source.thread = thread
     try:
-        result = executor.run(source, progress=progress)
+        try:
+            result = executor.run(source, progress=progress)
+        except BaseException:
+            if thread.is_alive():
+                source.abandon()
+                thread.join()
+            raise
         thread.join()
     finally:
         lg.DestroyQSL(qsl)
