@@ -252,6 +252,14 @@ def test_validate_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"npusched: error: {cfg}: tenants[0].network")
     assert not (tmp_path / "o").exists()
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        good = tmp_path / "g.toml"
+        good.write_text('[[tenants]]\nnetwork = "squeezenet"\n')
+        argv = ["validate", str(good), "--out", str(tmp_path / "o"), "--provider", "cuda"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "provider: 'cuda' is not available" in err[0]
+        assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.slow

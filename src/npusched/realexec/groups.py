@@ -92,6 +92,8 @@ class GroupedModel:
                 f"provider: {provider!r} is not available in this onnxruntime "
                 f"({', '.join(ort.get_available_providers())}); install onnxruntime-gpu for cuda"
             )
+        # an operator the GPU provider lacks falls back to the CPU (ONNX Runtime's own rule)
+        chain = [name] if provider == "cpu" else [name, PROVIDERS["cpu"]]
         out = []
         for g in self.groups:
             so = ort.SessionOptions()
@@ -99,7 +101,7 @@ class GroupedModel:
             so.inter_op_num_threads = 1
             so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
             so.log_severity_level = 3
-            out.append(ort.InferenceSession(g.model.SerializeToString(), so, providers=[name]))
+            out.append(ort.InferenceSession(g.model.SerializeToString(), so, providers=chain))
         return out
 
     def sample_input(self, seed: int = 0) -> np.ndarray[Any, Any]:

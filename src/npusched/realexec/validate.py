@@ -617,6 +617,21 @@ def report_md(summary: Mapping[str, Any], images: Sequence[Path] = ()) -> str:
     return "\n".join(lines)
 
 
+def check_provider(provider: str) -> None:
+    """Raise a one-line :class:`ConfigError` unless ONNX Runtime here offers ``provider``."""
+    import onnxruntime as ort
+
+    from npusched.realexec.groups import PROVIDERS
+
+    if provider not in PROVIDERS:
+        raise ConfigError(f"provider: {provider!r} is unknown; allowed: {', '.join(PROVIDERS)}")
+    if PROVIDERS[provider] not in ort.get_available_providers():
+        raise ConfigError(
+            f"provider: {provider!r} is not available in this onnxruntime "
+            f"({', '.join(ort.get_available_providers())}); install onnxruntime-gpu for cuda"
+        )
+
+
 def run_validate(
     cfg: ValidateConfig, out: Path, *, progress: bool = True, provider: str | None = None
 ) -> dict[str, Any]:
@@ -626,6 +641,7 @@ def run_validate(
 
     if provider is not None:
         cfg = replace(cfg, provider=provider)
+    check_provider(cfg.provider)
     out.mkdir(parents=True, exist_ok=True)
     setup = build(cfg, out)
     loads: Sequence[float] = cfg.loads if cfg.scenario == "server" else (1.0,)
