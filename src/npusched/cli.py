@@ -174,6 +174,30 @@ def models_import(
     render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
 
 
+@models_app.command("export")
+def models_export(
+    name: str,
+    out: Annotated[Path, typer.Option("--out", "-o", help="ONNX file to write.")],
+    batch: Annotated[int, typer.Option("--batch", help="Batch size (input's first dim).")] = 1,
+    input_size: Annotated[
+        int | None, typer.Option("--input-size", help="Square input side in pixels.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
+) -> None:
+    """Export zoo network NAME as a runnable ONNX graph with seeded random weights (checked by
+    onnx.checker and shape inference; ``models import`` reads it back with the same MACs and
+    parameters)."""
+    from npusched.models.onnx_export import export_onnx
+    from npusched.models.zoo import get_network
+
+    if batch < 1:
+        raise ConfigError(f"--batch: {batch} is not a batch size; allowed: integers >= 1")
+    if input_size is not None and input_size < 8:
+        raise ConfigError(f"--input-size: {input_size} is too small; allowed: integers >= 8")
+    path = export_onnx(get_network(name), out, batch=batch, input_size=input_size, seed=seed)
+    print(f"wrote {path}")
+
+
 # --- profile -----------------------------------------------------------------------------------
 @models_app.command("exits")
 def models_exits(
@@ -1092,6 +1116,52 @@ def suites_sweep_file(
         params = load_suite(path=suite, quick=quick)
     path = write_sweep_file(params, out)
     typer.echo(f"{params.suite} suite as a sweep: {path} (run: npusched sweep {path} --out DIR)")
+
+
+# --- validate ----------------------------------------------------------------------------------
+@app.command("validate")
+def validate_cmd(
+    config: Path,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("validate"),
+    quick: Annotated[bool, typer.Option("--quick", help="The config's [quick] sizes.")] = False,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="ONNX Runtime provider: cpu or cuda.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+) -> None:
+    """Schedule real ONNX Runtime inference under MLPerf LoadGen with registry policies, predict
+    the same runs with the simulator, and score the predictions (summary.json, report.md,
+    latency CDFs)."""
+    from npusched.realexec.validate import load_config, run_validate
+
+    if fmt not in ("table", "json"):
+        raise ConfigError(f"--format: {fmt!r} is unknown; allowed: table, json")
+    if provider is not None and provider not in ("cpu", "cuda"):
+        raise ConfigError(f"--provider: {provider!r} is unknown; allowed: cpu, cuda")
+    cfg = load_config(config, quick=quick)
+    summary = run_validate(cfg, out, progress=not quiet, provider=provider)
+    if fmt == "json":
+        print(json.dumps(summary, indent=1, default=float))
+        return
+    from npusched.report.tables import render
+
+    rows = [
+        {
+            "policy": p["policy"],
+            "load": p["load"],
+            "antt_meas": round(p["measured"]["antt"], 3),
+            "antt_pred": round(p["predicted"]["antt"], 3),
+            "p99_ms_meas": round(p["measured"]["p99_s"] * 1e3, 2),
+            "p99_ms_pred": round(p["predicted"]["p99_s"] * 1e3, 2),
+            "req_err_med_%": round(p["request_error"]["median_abs_pct"], 1),
+            "req_err_p90_%": round(p["request_error"]["p90_abs_pct"], 1),
+        }
+        for p in summary["points"]
+    ]
+    render(rows, "table", title=f"validate: {config} -> {out}")
+    taus = ", ".join(f"{k} {v:.2f}" for k, v in summary["rank_agreement"].items())
+    print(f"rank agreement (Kendall tau): {taus}")
 
 
 def main(argv: list[str] | None = None) -> int:

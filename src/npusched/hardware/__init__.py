@@ -22,6 +22,17 @@ from npusched.hardware import (  # noqa: E402,F401
     systolic,
 )
 
+
+def _cpu_ort(calibration: str = "") -> Device:
+    """``cpu-ort``: per-group latencies measured with ONNX Runtime on this machine (a
+    calibration file from ``npusched validate``; see :mod:`npusched.realexec.calibrate`)."""
+    from npusched.realexec.calibrate import CpuOrtDevice
+
+    return CpuOrtDevice(calibration)
+
+
+DEVICES.register("cpu-ort", _cpu_ort)
+
 __all__ = [
     "DEVICES",
     "Device",

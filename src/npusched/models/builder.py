@@ -174,7 +174,14 @@ class NetBuilder:
             bytes_per_elem=self.bytes_per_elem,
             params=params,
             inputs=self._srcs(x),
-            attrs={"kernel": (kh, kw), "stride": (sh, sw), "post": post, "in_shape": x.shape},
+            attrs={
+                "kernel": (kh, kw),
+                "stride": (sh, sw),
+                "post": post,
+                "in_shape": x.shape,
+                "padding": (ph, pw),
+                "dilation": dilation,
+            },
         )
         return self._add(layer, (out_ch, ho, wo))
 
@@ -453,7 +460,16 @@ class NetBuilder:
             ho = -(-(h + 2 * p - kh) // sh) + 1
             wo = -(-(w + 2 * p - kw) // sw) + 1
         return self._vector(
-            LayerKind.POOL, [x], (c, ho, wo), name, f"{mode}pool", mode=mode, kernel=(kh, kw)
+            LayerKind.POOL,
+            [x],
+            (c, ho, wo),
+            name,
+            f"{mode}pool",
+            mode=mode,
+            kernel=(kh, kw),
+            stride=(sh, sw),
+            padding=padding,
+            ceil_mode=ceil_mode,
         )
 
     def global_pool(self, x: Tensor, *, mode: str = "avg", name: str | None = None) -> Tensor:

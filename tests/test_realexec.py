@@ -1,0 +1,325 @@
+"""The real executor (npusched.realexec): registry policies scheduling real ONNX Runtime
+inference, its invariants, the cpu-ort calibration, LoadGen traffic and ``npusched validate``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from npusched.cli import main
+from npusched.errors import ConfigError, SimulationError
+from npusched.models.zoo import get_network
+from npusched.policies.base import POLICIES
+from npusched.workloads.request import Request
+
+ort = pytest.importorskip("onnxruntime")
+
+from npusched.realexec.calibrate import Calibration, calibrate  # noqa: E402
+from npusched.realexec.executor import (  # noqa: E402
+    RealExecutor,
+    RealResult,
+    ReplaySource,
+    check_invariants,
+)
+from npusched.realexec.groups import build_grouped, cut_points, run_groups  # noqa: E402
+from npusched.realexec.validate import kendall_tau, parse_config, predict  # noqa: E402
+
+NETS = {"squeezenet-1.1": 64, "mobilenet-v2": 64}
+
+
+@pytest.fixture(scope="module")
+def setup() -> tuple[dict[str, Any], dict[str, Any], Calibration, dict[str, Any]]:
+    models = {
+        n: build_grouped(n, get_network(n), n_groups=3, input_size=s) for n, s in NETS.items()
+    }
+    sessions = {n: m.sessions(threads=1) for n, m in models.items()}
+    cal = calibrate(
+        {(n, 1): m for n, m in models.items()},
+        {(n, 1): s for n, s in sessions.items()},
+        warmup=1,
+        runs=5,
+    )
+    profiles = {n: cal.profile(m) for n, m in models.items()}
+    return models, sessions, cal, profiles
+
+
+def test_groups_reproduce_the_whole_network(setup: Any) -> None:
+    from npusched.models.onnx_export import to_onnx
+
+    models, sessions, _, _ = setup
+    m = models["mobilenet-v2"]
+    x = m.sample_input()
+    out, times = run_groups(sessions["mobilenet-v2"], m, x)
+    whole = ort.InferenceSession(
+        to_onnx(get_network("mobilenet-v2"), input_size=64).SerializeToString(),
+        providers=["CPUExecutionProvider"],
+    )
+    (ref,) = whole.run(None, {"input": x})
+    assert np.allclose(out[m.outputs[0]], ref, rtol=1e-4, atol=1e-5)
+    assert len(times) == 3 and all(t > 0 for t in times)
+    # the live bytes at a boundary are the float32 tensors that cross it
+    assert m.groups[0].live_bytes == sum(
+        4 * int(np.prod(v.shape)) for v in _live_after_first(sessions["mobilenet-v2"], m, x)
+    )
+
+
+def _live_after_first(sessions: Any, m: Any, x: Any) -> list[Any]:
+    g = m.groups[0]
+    res = sessions[0].run(list(g.outputs), {"input": x})
+    return [a for t, a in zip(g.outputs, res, strict=True) if t in g.live_after]
+
+
+def test_cut_points_balance_macs() -> None:
+    net = get_network("resnet-18")
+    starts = cut_points(net, 4)
+    assert starts[0] == 0 and starts == sorted(set(starts)) and len(starts) == 4
+    macs = np.add.reduceat(net.columns["macs"], starts) / net.macs
+    assert macs.max() < 0.45
+
+
+def test_calibration_round_trip_and_device(setup: Any, tmp_path: Path) -> None:
+    from npusched.hardware import get_device
+
+    models, _, cal, profiles = setup
+    path = cal.save(tmp_path / "cal.json")
+    back = Calibration.load(path)
+    assert back.latency_s == cal.latency_s and back.machine["intra_op_threads"] == 1
+    assert back.cpu_s == cal.cpu_s and cal.cpu_s["squeezenet-1.1"][1][0] > 0
+    prof = profiles["squeezenet-1.1"]
+    assert prof.plan(1).total_s == pytest.approx(cal.isolated_s("squeezenet-1.1"))
+    dev = get_device("cpu-ort", calibration=str(path))
+    grouped = models["squeezenet-1.1"].grouped_network()
+    costs = dev.layer_costs(grouped, 1)
+    assert list(costs.latency_s) == pytest.approx(cal.latency_s["squeezenet-1.1"][1])
+    assert list(costs.checkpoint_bytes) == [g.live_bytes for g in models["squeezenet-1.1"].groups]
+    with pytest.raises(ConfigError, match="not a cpu-ort calibration"):
+        Calibration.load(tmp_path / "missing.json")
+
+
+def _requests(n: int, cal: Calibration, load: float, seed: int = 0) -> list[Request]:
+    rng = np.random.default_rng(seed)
+    names = list(NETS)
+    mean = float(np.mean([cal.isolated_s(x) for x in names]))
+    t = np.cumsum(rng.exponential(mean / load, n))
+    return [
+        Request(i, float(t[i]), names[i % 2], priority=int(rng.choice([1, 3, 9]))) for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [f"{v}-{f}" for f in ("FCFS", "HPF", "SJF", "TOKEN", "PREMA") for v in ("NP", "P")],
+)
+def test_tiny_real_run_keeps_the_invariants(setup: Any, policy: str) -> None:
+    models, sessions, cal, profiles = setup
+    reqs = _requests(50, cal, 0.7)
+    t0 = time.perf_counter()
+    res = RealExecutor(models, sessions, profiles, POLICIES.create(policy)).run(ReplaySource(reqs))
+    assert time.perf_counter() - t0 < 20.0
+    df = res.records
+    assert sorted(df["id"]) == list(range(50))
+    assert (df["latency_s"] >= df["exec_s"]).all()
+    assert (df["finish_s"] >= df["arrival_s"]).all()
+    # every request ran each of its groups at least once, one group at a time
+    assert len(res.segments) >= 3 * 50
+    # the simulator predicts the same run: every request finishes there too
+    pred = predict(profiles, policy, reqs)
+    assert len(pred) == 50 and np.isfinite(pred["finish_s"]).all()
+
+
+class _Slow:
+    """A session that runs the real one and then sleeps ``extra_s`` (a known minimum group
+    time, so arrivals fall inside a group deterministically)."""
+
+    def __init__(self, sess: Any, extra_s: float) -> None:
+        self.sess, self.extra_s = sess, extra_s
+
+    def run(self, outputs: Any, feed: Any) -> Any:
+        out = self.sess.run(outputs, feed)
+        time.sleep(self.extra_s)
+        return out
+
+
+@pytest.mark.parametrize(("mechanism", "kept"), [("checkpoint", True), ("kill", False)])
+def test_preemption_mechanisms_for_real(setup: Any, mechanism: str, kept: bool) -> None:
+    models, sessions, _, profiles = setup
+    slow = {n: [_Slow(s, 0.02) for s in ss] for n, ss in sessions.items()}
+    reqs = [
+        Request(0, 0.0, "squeezenet-1.1", priority=1),
+        Request(1, 0.005, "mobilenet-v2", priority=9),  # arrives inside group 0 of request 0
+    ]
+    pol = POLICIES.create("P-HPF", mechanism=mechanism)
+    res = RealExecutor(models, slow, profiles, pol).run(ReplaySource(reqs))
+    df = res.records.set_index("id")
+    assert df.loc[0, "preemptions"] == 1 and df.loc[1, "preemptions"] == 0
+    assert df.loc[1, "finish_s"] < df.loc[0, "finish_s"]
+    order = [(j, g) for j, g, _, _ in res.segments]
+    # request 0 stops at its first group boundary; request 1 runs all its groups
+    assert order[:4] == [(0, 0), (1, 0), (1, 1), (1, 2)]
+    if kept:  # CHECKPOINT: resumes at group 1, the tensors copied out and back
+        assert order[4:] == [(0, 1), (0, 2)]
+        assert df.loc[0, "checkpoint_bytes"] == models["squeezenet-1.1"].groups[0].live_bytes
+        assert df.loc[0, "wasted_s"] == 0.0
+    else:  # KILL: restarts at group 0
+        assert order[4:] == [(0, 0), (0, 1), (0, 2)]
+        assert df.loc[0, "wasted_s"] > 0.0
+
+
+def test_invariant_violations_are_caught() -> None:
+    def result(ids: list[int], segs: list[Any], lat: float = 1.0) -> RealResult:
+        df = pd.DataFrame({"id": ids, "latency_s": [lat] * len(ids), "exec_s": [0.5] * len(ids)})
+        return RealResult(df, segs)
+
+    check_invariants(result([0, 1], [(0, 0, 0.0, 1.0), (1, 0, 1.0, 2.0)]), n_delivered=2)
+    with pytest.raises(SimulationError, match="lost or duplicated"):
+        check_invariants(result([0, 0], []), n_delivered=2)
+    with pytest.raises(SimulationError, match="lost or duplicated"):
+        check_invariants(result([0], []), n_delivered=2)
+    with pytest.raises(SimulationError, match="two groups at once"):
+        check_invariants(result([0, 1], [(0, 0, 0.0, 1.0), (1, 0, 0.5, 2.0)]), n_delivered=2)
+    with pytest.raises(SimulationError, match="below its own execution time"):
+        check_invariants(result([0], [], lat=0.1), n_delivered=1)
+
+
+def test_loadgen_server_run(setup: Any, tmp_path: Path) -> None:
+    from npusched.realexec.loadgen import TenantSpec, run_loadgen
+
+    models, sessions, cal, profiles = setup
+    tenants = [TenantSpec("squeezenet-1.1", 1, 1.0), TenantSpec("mobilenet-v2", 9, 1.0)]
+    ex = RealExecutor(models, sessions, profiles, POLICIES.create("P-HPF"))
+    mean = float(np.mean([cal.isolated_s(n) for n in NETS]))
+    res = run_loadgen(
+        ex, tenants, scenario="server", qps=0.5 / mean, n_queries=40, log_dir=tmp_path / "lg"
+    )
+    df = res.records
+    assert len(df) == 40 and set(df["network"]) == set(NETS)
+    assert set(df["priority"]) == {1, 9}
+    assert (np.diff(df.sort_values("id")["arrival_s"].to_numpy()) >= 0).all()
+    summary = (tmp_path / "lg" / "mlperf_log_summary.txt").read_text()
+    assert "Scenario : Server" in summary
+
+
+def test_loadgen_singlestream_run(setup: Any) -> None:
+    from npusched.realexec.loadgen import TenantSpec, run_loadgen
+
+    models, sessions, _, profiles = setup
+    tenants = [TenantSpec("squeezenet-1.1"), TenantSpec("mobilenet-v2")]
+    ex = RealExecutor(models, sessions, profiles, POLICIES.create("NP-FCFS"))
+    res = run_loadgen(ex, tenants, scenario="singlestream", n_queries=12)
+    df = res.records.sort_values("id")
+    assert len(df) == 12
+    # one query at a time: each is issued after the previous one finished
+    assert (df["arrival_s"].to_numpy()[1:] >= df["finish_s"].to_numpy()[:-1]).all()
+    assert (df["preemptions"] == 0).all()
+
+
+def test_kendall_tau() -> None:
+    assert kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == -1.0
+    assert kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+
+
+def test_config_errors_are_one_line() -> None:
+    good = {"tenants": [{"network": "squeezenet", "input_size": 64}]}
+    cfg = parse_config(good, "x.toml")
+    assert cfg.policies == ("NP-FCFS", "P-HPF", "P-SJF", "P-PREMA")
+    cases = [
+        ({"tenants": []}, "x.toml: tenants: missing or empty"),
+        ({**good, "policies": ["NOPE"]}, "x.toml: policies: unknown policy 'NOPE'"),
+        ({**good, "loads": [2.0]}, "x.toml: loads:"),
+        ({**good, "scenario": "offline"}, "x.toml: scenario: 'offline'; allowed: server"),
+        ({"tenants": [{"network": "squeezenet", "priority": 0}]}, "x.toml: tenants[0].priority"),
+        ({"tenants": [{"network": "squeezenet", "colour": 1}]}, "x.toml: tenants[0].colour"),
+        ({**good, "bogus": 1}, "x.toml: bogus: unknown field"),
+    ]
+    for raw, needle in cases:
+        with pytest.raises(ConfigError, match=None) as e:
+            parse_config(raw, "x.toml")
+        assert str(e.value).startswith(needle), str(e.value)
+        assert "\n" not in str(e.value)
+
+
+def test_validate_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "v.toml"
+    cfg.write_text('policies = ["P-HPF"]\n[[tenants]]\nnetwork = "gnmt-9000"\n')
+    assert main(["validate", str(cfg), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"npusched: error: {cfg}: tenants[0].network")
+    assert not (tmp_path / "o").exists()
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        good = tmp_path / "g.toml"
+        good.write_text('[[tenants]]\nnetwork = "squeezenet"\n')
+        argv = ["validate", str(good), "--out", str(tmp_path / "o"), "--provider", "cuda"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "provider: 'cuda' is not available" in err[0]
+        assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_validate_cli_end_to_end(tmp_path: Path) -> None:
+    cfg = tmp_path / "v.toml"
+    cfg.write_text(
+        'policies = ["NP-FCFS", "P-HPF"]\nloads = [0.5]\nn_requests = 30\nruns = 3\n'
+        "groups = 3\n"
+        '[[tenants]]\nnetwork = "squeezenet-1.1"\ninput_size = 64\npriority = 1\n'
+        '[[tenants]]\nnetwork = "mobilenet-v2"\ninput_size = 64\npriority = 9\n'
+    )
+    out = tmp_path / "o"
+    assert main(["validate", str(cfg), "--out", str(out), "--quiet", "--format", "json"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert [p["policy"] for p in s["points"]] == ["NP-FCFS", "P-HPF"]
+    for p in s["points"]:
+        assert (
+            set(p["measured"])
+            == set(p["predicted"])
+            == {"antt", "stp", "fairness", "p99_s", "sla_rate"}
+        )
+        assert set(p["request_error"]) == {"median_abs_pct", "p90_abs_pct"}
+    assert set(s["rank_agreement"]) >= {"antt", "p99_s", "sla_rate"}
+    assert (out / "latency_cdf_load0.5.png").is_file() and (out / "report.md").is_file()
+    assert (out / "load0.5" / "P-HPF" / "loadgen" / "mlperf_log_summary.txt").is_file()
+
+
+class _Failing:
+    """A temporal policy whose ``select`` raises at its fifth call."""
+
+    name = "failing"
+    preemptive = False
+    period_s = None
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def reset(self) -> None:
+        self.calls = 0
+
+    def on_dispatch(self, job: Any, now: float) -> None:
+        return None
+
+    def on_complete(self, job: Any, now: float) -> None:
+        return None
+
+    def select(self, view: Any) -> Any:
+        from npusched.policies.contract import Decision
+
+        self.calls += 1
+        if self.calls == 5:
+            raise RuntimeError("policy broke")
+        return Decision(view.ready[0]) if view.running is None and view.ready else Decision(None)
+
+
+def test_loadgen_run_fails_cleanly_when_the_policy_fails(setup: Any) -> None:
+    from npusched.realexec.loadgen import TenantSpec, run_loadgen
+
+    models, sessions, cal, profiles = setup
+    ex = RealExecutor(models, sessions, profiles, _Failing())
+    mean = float(np.mean([cal.isolated_s(n) for n in NETS]))
+    with pytest.raises(RuntimeError, match="policy broke"):
+        run_loadgen(ex, [TenantSpec("squeezenet-1.1")], qps=0.5 / mean, n_queries=20)
