@@ -33,7 +33,7 @@ def _compute_only(topology: Path) -> dict[str, object]:
 
 @pytest.mark.parametrize(
     "name",
-    ["depthwise_mix", "gemm_sparse", "resnet50"],
+    ["depthwise_mix", "gemm_sparse", "mobilnet_paper", "resnet50"],
 )
 def test_compute_only_within_1pct_of_scalesim_every_layer(data_dir: Path, name: str) -> None:
     """Every layer's compute cycles within 1% of SCALE-Sim 3.0.0's on a 128x128 WS array, layer
