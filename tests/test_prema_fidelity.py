@@ -39,7 +39,7 @@ LABELS = {
     "P-PREMA-kill",
     "P-PREMA-dynamic",
     "P-PREMA-dynamic-kill",
-    "P-PREMA-dynamic-linear",
+    "P-PREMA-dynamic-cumulative",
 }
 SPECS = [s for s in policy_specs() if s.label in LABELS]
 
@@ -72,7 +72,7 @@ def test_both_token_readings_and_the_paper_range_are_reported(
 ) -> None:
     out, summary = tiny_run
     pol = summary["policies"]
-    assert "P-PREMA-dynamic" in pol and "P-PREMA-dynamic-linear" in pol
+    assert "P-PREMA-dynamic" in pol and "P-PREMA-dynamic-cumulative" in pol
     rng = summary["paper_job_range"]
     assert rng["setup"]["job_range_s"] == list(PAPER_JOB_RANGE_S)
     lo, hi = rng["job_span_ms"]
@@ -82,7 +82,7 @@ def test_both_token_readings_and_the_paper_range_are_reported(
     rec = pd.read_csv(out / RANGE_DIR / "main_records.csv")
     assert rec["isolated_s"].between(*PAPER_JOB_RANGE_S).all()
     fid = (out / "fidelity.md").read_text()
-    assert "| figure | paper | ours | ours, linear tokens | ours, paper job range |" in fid
+    assert "| figure | paper | ours | ours, cumulative tokens | ours, paper job range |" in fid
     assert "offered load 1.5" in fid and "0.5-45 ms" in fid
     assert "## Fidelity" in (out / "report.md").read_text()
 

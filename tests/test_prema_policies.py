@@ -103,8 +103,8 @@ def test_tokens_start_at_priority_and_grow_with_normalised_waiting() -> None:
     low = FakeJob(0, priority=1, estimated_s=1 * MS)
     high = FakeJob(1, priority=9, estimated_s=10 * MS)
     pol = started(NPPrema(tokens="linear"), low, high)
-    cum = started(NPPrema(), low, high)
-    assert cum.tokens == "cumulative"  # the default reading
+    cum = started(NPPrema(tokens="cumulative"), low, high)
+    assert NPPrema().tokens == "linear"  # the default reading (issue 24: the reproduction)
     assert pol.tokens_of(low) == 1 and pol.tokens_of(high) == 9
     for k in range(1, 5):  # four periods of 0.25 ms waiting each
         low.waited_s = high.waited_s = k * 0.25 * MS
@@ -124,7 +124,8 @@ def test_cumulative_tokens_are_quadratic_in_waiting() -> None:
     est = 2 * MS
     for k in (1, 3, 10):
         job = FakeJob(0, priority=3, estimated_s=est)
-        lin, cum = started(NPPrema(tokens="linear"), job), started(NPPrema(), job)
+        lin = started(NPPrema(tokens="linear"), job)
+        cum = started(NPPrema(tokens="cumulative"), job)
         for i in range(1, k + 1):
             job.waited_s = i * PERIOD_S
             lin.on_period(view([job]))
@@ -138,7 +139,7 @@ def test_cumulative_gain_closed_form_equals_per_period_sum() -> None:
 
     est, w0 = 3 * MS, 0.1 * MS
     job = FakeJob(0, priority=1, estimated_s=est)
-    pol = started(NPPrema(), job)
+    pol = started(NPPrema(tokens="cumulative"), job)
     for i in range(1, 8):
         job.waited_s = w0 + i * PERIOD_S
         pol.on_period(view([job]))
@@ -147,7 +148,7 @@ def test_cumulative_gain_closed_form_equals_per_period_sum() -> None:
 
 
 def test_bad_token_rule_raises() -> None:
-    with pytest.raises(ConfigError, match="tokens='square'; allowed: cumulative, linear"):
+    with pytest.raises(ConfigError, match="tokens='square'; allowed: linear, cumulative"):
         PPrema(tokens="square").reset()
 
 
@@ -161,11 +162,12 @@ def test_running_job_gains_no_tokens_but_keeps_earlier_waiting() -> None:
     pol.on_period(view([], running=a))  # still running: no new waiting, no new tokens
     assert pol.tokens_of(a) == pytest.approx(3.75)
     # cumulative: line 7 re-adds its slowdown so far (0.25) every period while it is queued
-    cum = started(NPPrema(), a)
+    cum = started(NPPrema(tokens="cumulative"), a)
     cum.on_period(view([], running=a))
     cum.on_period(view([], running=a))
     assert cum.tokens_of(a) == pytest.approx(3 * (1 + 0.5))
-    out = started(NPPrema(include_running=False), a)  # not in the ReadyQueue: no gain
+    # not in the ReadyQueue: no gain
+    out = started(NPPrema(include_running=False, tokens="cumulative"), a)
     out.on_period(view([], running=a))
     assert out.tokens_of(a) == 3
 

@@ -96,8 +96,8 @@ def test_export_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 # --- bad files: one line naming file, field and allowed values ------------------------------
 BAD = [
     ("prema", r"^load = 1\.5", "load = -1", r"load: input should be greater than 0"),
-    ("prema", r"^runs = 3", "rns = 3", r"quick\.rns: unknown key; allowed: suite, .*runs"),
-    ("prema", r"^runs = 3", "runs = 0", r"quick\.runs: input should be greater than 0"),
+    ("prema", r"^runs = 8", "rns = 8", r"quick\.rns: unknown key; allowed: suite, .*runs"),
+    ("prema", r"^runs = 8", "runs = 0", r"quick\.runs: input should be greater than 0"),
     (
         "prema",
         r'mechanism = "kill" \}',
@@ -305,8 +305,8 @@ def test_prema_suite_as_a_sweep_file(tmp_path: Path) -> None:
     yaml_path = tmp_path / "prema_sweep.yaml"
     assert main(["suites", "sweep-file", str(path), "--quick", "--out", str(yaml_path)]) == 0
     exp = load_experiment(yaml_path)
-    assert exp.axes == ["policy", "load", "batch"] and exp.spec.seed_list() == [0, 1, 2]
-    assert len(exp.points) == 2 * 3 * 2 * 3  # policies x quick sweep_loads x batches x seeds
+    assert exp.axes == ["policy", "load", "batch"] and exp.spec.seed_list() == list(range(8))
+    assert len(exp.points) == 2 * 3 * 2 * 8  # policies x quick sweep_loads x batches x seeds
     suite = load_suite("prema", path, quick=True)
     from npusched.experiments.reproduce.prema import _Context
 
@@ -441,5 +441,5 @@ def test_readme_worked_example_prema(tmp_path: Path) -> None:
     assert main(argv) == 0
     s = json.loads((out / "summary.json").read_text())
     assert s["setup"]["load"] == 0.8 and s["setup"]["batch_sizes"] == [1, 4]
-    assert set(s["policies"]) == {"NP-FCFS", "P-PREMA-oracle"} and s["runs"] == 3
+    assert set(s["policies"]) == {"NP-FCFS", "P-PREMA-oracle"} and s["runs"] == 8
     assert s["paper_job_range"] is None and not (out / "paper-range").exists()

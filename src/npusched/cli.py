@@ -266,6 +266,15 @@ def profile_cmd(
         int | None,
         typer.Option(help="Subarrays allocated (devices with a 'subarrays' axis: planaria 1-16)."),
     ] = None,
+    compute_only: Annotated[
+        bool,
+        typer.Option(
+            "--compute-only",
+            help="Compute cycles only, as SCALE-Sim's COMPUTE_REPORT 'Total Cycles': the "
+            "device's systolic array with no memory stalls and no accumulator limit, batch 1; "
+            "JSON: {layers: [{name, compute_cycles}], total_compute_cycles}.",
+        ),
+    ] = False,
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
@@ -295,6 +304,9 @@ def profile_cmd(
     else:
         net = get_network(network)
     dev = get_device(device)
+    if compute_only:
+        _compute_only(net, dev, batches, fmt)
+        return
     axes = getattr(dev, "variant_axes", {})
     if subarrays is None and "subarrays" in axes:
         subarrays = max(axes["subarrays"])  # the whole array unless asked otherwise
@@ -369,6 +381,46 @@ def profile_cmd(
             ]
             render(rows, fmt, title=f"{net.name} on {dev.name}, batch {b}")
     render(totals, fmt, title="total (isolated latency)")
+
+
+def _compute_only(net: Any, dev: Any, batches: list[int], fmt: str) -> None:
+    """``profile --compute-only``: per-layer compute cycles (device cycles) of ``net`` on
+    ``dev``'s systolic array without memory stalls or accumulator limit (SCALE-Sim's compute
+    report convention), batch 1; one line per recurrent layer (one time step)."""
+    from npusched.hardware.systolic import SystolicArray
+    from npusched.report.tables import render
+
+    if not isinstance(dev, SystolicArray):
+        raise ConfigError(
+            f"--compute-only: device {dev.name!r} is not a systolic array; allowed: prema-npu "
+            "or another SystolicArray device"
+        )
+    if batches != [1]:
+        raise ConfigError(
+            f"--compute-only: SCALE-Sim's compute report has no batch axis, got --batch "
+            f"{batches[-1] if batches[0] == 1 else batches[0]}; allowed: 1 (or no --batch)"
+        )
+    array = SystolicArray(**{**dev.get_params(), "acc_depth": None, "memory_stalls": False})
+    cycles = array.layer_costs(net, 1).cycles
+    rows = [
+        {"name": ly.name, "compute_cycles": int(c)}
+        for ly, c in zip(net.layers, cycles.tolist(), strict=True)
+    ]
+    total = int(cycles.sum())
+    if fmt == "json":
+        doc = {
+            "network": net.name,
+            "array": f"{array.rows}x{array.cols} weight-stationary",
+            "layers": rows,
+            "total_compute_cycles": total,
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    if fmt == "csv":
+        render(rows, fmt)
+        return
+    render(rows, fmt, title=f"{net.name}: compute cycles, {array.rows}x{array.cols} array")
+    render([{"network": net.name, "total_compute_cycles": total}], fmt, title="total")
 
 
 # --- run ---------------------------------------------------------------------------------------
