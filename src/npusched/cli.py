@@ -516,7 +516,9 @@ def _run_suite(
 
     if export is not None:
         path = export_suite(name, export)
-        typer.echo(f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})")
+        typer.echo(
+            f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})"
+        )
         return None
     given = {k: v for k, v in options.items() if v[1] is not None}
     return run_suite(name, out, config=config, quick=quick, progress=True, overrides=given)
@@ -678,13 +680,25 @@ def reproduce_planaria(
             help="Also run Fig. 12-15 (throughput at SLA, SLA rate, fairness, energy; slow).",
         ),
     ] = None,
+    networks: Annotated[
+        str | None,
+        typer.Option(
+            help="Benchmarks: 'artifact' (the authors' planaria/<name>, default) or 'full-size'."
+        ),
+    ] = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
 ) -> None:
     """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with
-    --multi-tenant, Fig. 12-15 against PREMA."""
+    --multi-tenant, Fig. 12-16 against PREMA."""
     summary = _run_suite(
-        "planaria", out, quick, config, export, multi_tenant=("--multi-tenant", multi_tenant)
+        "planaria",
+        out,
+        quick,
+        config,
+        export,
+        multi_tenant=("--multi-tenant", multi_tenant),
+        benchmarks=("--networks", networks),
     )
     if summary is not None:
         _print_headline(summary, "Planaria: our numbers vs the paper's", out)
