@@ -445,7 +445,7 @@ class FissionArray(Component):
         key = (self.cache_key(), id(network), tuple(int(b) for b in batch_sizes), n)
         hit = memo.get(key)
         if hit is not None and hit[0] is network:
-            return hit[1]  # type: ignore[no-any-return]
+            return hit[1]
         if len(memo) > 4096:
             memo.clear()
         ev = self._evaluate(network, batch_sizes, n)
