@@ -49,3 +49,20 @@ def test_odd_count_no_slower_than_the_even_count_below() -> None:
         "15x1x1/channel",
         "15x1x1/group",
     )
+
+
+def test_reallocation_saves_one_tile() -> None:
+    # Sec. IV-D: "only a single tile of intermediate results needs to be stored off-chip"
+    net = get_network("planaria/resnet-50")
+    for n in (4, 16):
+        costs = FissionArray().layer_costs(net, 1, subarrays=n)
+        out = np.array([ly.output_elems * ly.bytes_per_elem for ly in net.layers])
+        tile = -(-out // costs.tiles)
+        assert (costs.checkpoint_bytes == np.minimum(tile, 8 * 2**20 * n // 16)).all()
+        mean = FissionArray(checkpoint="mean").layer_costs(net, 1, subarrays=n)
+        multi = costs.tiles > 1
+        assert (costs.checkpoint_bytes[multi] < mean.checkpoint_bytes[multi]).all()
+    # a hand case: conv2_1_b (64 -> 64, 3x3, 56x56 output, 16-bit) on 16 subarrays
+    i = net.index("conv2_1_b")
+    costs = FissionArray().layer_costs(net, 1, subarrays=16)
+    assert costs.checkpoint_bytes[i] == -(-(64 * 56 * 56 * 2) // int(costs.tiles[i]))

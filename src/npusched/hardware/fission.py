@@ -117,6 +117,9 @@ __all__ = [
     "variant_profiles",
 ]
 
+#: What a preemption saves per layer (see :class:`FissionArray`'s ``checkpoint``).
+FISSION_CHECKPOINTS = ("tile", *CHECKPOINT_STATS)
+
 #: How the ``k`` copies of a configuration share a layer.
 SPLITS = ("stream", "channel", "group")
 
@@ -221,7 +224,11 @@ class FissionArray(Component):
         ring_hop_cycles: cycles per subarray boundary a tile's data crosses (1), >= 0.
         memory_stalls: ``False`` costs tiles by their compute phase only.
         energy: the :class:`~npusched.hardware.energy.EnergyModel` (defaults if ``None``).
-        checkpoint: ``"mean"`` or ``"max"``, as for ``SystolicArray``.
+        checkpoint: what a preemption or re-allocation saves per layer: ``"tile"`` (the
+            default; Sec. IV-D: "only a single tile of intermediate results needs to be stored
+            off-chip", one tile's share ``ceil(O / T)`` of the layer's output bytes ``O`` over
+            its ``T`` tiles, capped by the task's activation SRAM share), or ``"mean"`` /
+            ``"max"`` as for ``SystolicArray`` (the partial output accumulated so far).
         name: device name.
     """
 
@@ -241,7 +248,7 @@ class FissionArray(Component):
         ring_hop_cycles: int = 1,
         memory_stalls: bool = True,
         energy: EnergyModel | None = None,
-        checkpoint: str = "mean",
+        checkpoint: str = "tile",
         name: str = "planaria",
     ) -> None:
         self.subarray_rows = subarray_rows
@@ -293,9 +300,9 @@ class FissionArray(Component):
             raise HardwareConfigError(
                 f"FissionArray: memory_stalls must be true or false, got {self.memory_stalls!r}"
             )
-        if self.checkpoint not in CHECKPOINT_STATS:
+        if self.checkpoint not in FISSION_CHECKPOINTS:
             raise HardwareConfigError(
-                f"FissionArray: checkpoint must be one of {', '.join(CHECKPOINT_STATS)}, "
+                f"FissionArray: checkpoint must be one of {', '.join(FISSION_CHECKPOINTS)}, "
                 f"got {self.checkpoint!r}"
             )
         if self.energy is not None and not isinstance(self.energy, EnergyModel):
@@ -383,6 +390,8 @@ class FissionArray(Component):
         out_bytes, cap = ev["out_bytes"], ev["act_cap"]
         if self.checkpoint == "max":
             ckpt = np.minimum(out_bytes, cap)
+        elif self.checkpoint == "tile":
+            ckpt = np.minimum(-(-out_bytes // np.maximum(tiles, 1)), cap).astype(np.int64)
         else:
             ckpt = _mean_checkpoint(out_bytes, tiles, cap)
         return LayerCosts(
