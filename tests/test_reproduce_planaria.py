@@ -43,7 +43,9 @@ def test_energy_ratio_follows_the_model() -> None:
 
     mono = SystolicArray().layer_costs(net, 1).cycles[gemm].sum()
     fis = FissionArray().layer_costs(net, 1).cycles[gemm].sum()
-    assert df.isolated_energy_ratio[0] == pytest.approx(mono / fis)
+    # (>=: T(n) may run a layer on fewer, and so fewer powered, subarrays when that is faster)
+    assert df.isolated_energy_ratio[0] >= mono / fis * (1 - 1e-9)
+    assert df.isolated_energy_ratio[0] == pytest.approx(mono / fis, rel=0.05)
 
 
 def test_reproduce_writes_summary(tmp_path: Path) -> None:
@@ -190,7 +192,8 @@ def test_prema_throughput_search_deterministic_for_a_seed() -> None:
     # QoS-H: the authors' ResNet-50 alone takes longer on the monolithic array than its bound
     assert throughput_qps(prema, st, "A", "H") == 0.0
     over = isolated_over_qos(st, "A", "H", "prema")
-    assert "planaria/resnet-50" in over and over["planaria/resnet-50"] > 15 / 16
+    iso_ms, bound_ms = over["planaria/resnet-50"]
+    assert iso_ms > bound_ms == pytest.approx(15 / 16, rel=1e-3)
     assert (df["energy_j"] > 0).all() and (df["latency_s"] >= df["isolated_s"] - 1e-12).all()
 
 

@@ -878,19 +878,22 @@ def _prema_sweep(s: PremaSuite) -> dict[str, Any]:
 
 def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
     from npusched.experiments.reproduce.planaria import reference_rate
-    from npusched.workloads.planaria import PRIORITIES, WORKLOADS, qos_table
+    from npusched.workloads.planaria import PRIORITIES, qos_table, scenario_networks
 
     st = s.setup
+    # a sweep runs the zoo's layer tables as they are: the per-channel depthwise mapping
     workloads = [
         {
             "label": f"{w}/{q}",
             "workload": {
                 "kind": "poisson",
-                "models": list(WORKLOADS[w]),
-                "rate_per_s": reference_rate(w, st.load),
+                "models": list(scenario_networks(w, s.benchmarks)),
+                "rate_per_s": reference_rate(
+                    w, st.load, benchmarks=s.benchmarks, depthwise="per-channel"
+                ),
                 "n_requests": st.n_requests,
                 "priorities": list(PRIORITIES),
-                "qos": qos_table(w, q),
+                "qos": qos_table(w, q, s.benchmarks),
             },
         }
         for w in s.scenarios
