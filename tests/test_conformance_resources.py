@@ -68,7 +68,9 @@ def test_temporal_policy_on_resource_kind(name: str, kind: str, wl: tuple, point
     base, reqs = wl
     machine, profiles = machine_case(kind, base)
     pol = POLICIES.create(name)
-    sim = Simulator(profiles, pol, machine=machine, preemption_point=point, record_timeline=True)
+    sim = Simulator(
+        profiles, pol, machine=machine, preemption_point=point, record_timeline=True
+    )
     res = sim.run(reqs)
     check_invariants(res, reqs, preemptive=pol.preemptive, point=point)
     # Isolated latency is the resource's variant: the whole array, or the slower DLA.

@@ -269,7 +269,9 @@ def test_batch_loses_samples_at_an_exit_and_gains_a_merged_sample() -> None:
         if v.reason == "arrival" and v.now == 0.0:
             return Schedule(merge=(Merge(j0, (j1,)),), assign={j0: Allocation()})
         if v.reason == "exit":  # the batch is at the exit: park it, catch sample 2 up
-            return Schedule(preempt=(j1 or j0,), until_step={j2: 2}, assign={j2: Allocation()})
+            return Schedule(
+                preempt=(j1 or j0,), until_step={j2: 2}, assign={j2: Allocation()}
+            )
         if v.reason == "stopped":
             batch = v.ready[0] if v.ready[0].id != 2 else v.ready[1]
             return Schedule(merge=(Merge(batch, (j2,)),), assign={batch: Allocation()})
@@ -280,9 +282,9 @@ def test_batch_loses_samples_at_an_exit_and_gains_a_merged_sample() -> None:
         Request(1, 0.0, "e"),
         Request(2, 1 * MS, "e"),
     ]
-    res = Simulator({"e": prof}, Scripted(script), machine=single_npu(), checkpoint_cost=False).run(
-        reqs
-    )
+    res = Simulator(
+        {"e": prof}, Scripted(script), machine=single_npu(), checkpoint_cost=False
+    ).run(reqs)
     assert col(res, "finish_s") == pytest.approx([4 * MS, 10 * MS, 10 * MS], abs=1e-12)
     # Every request finishes exactly once and no earlier than alone on the machine.
     assert np.all(res.columns["finish_s"] >= res.columns["arrival_s"] + res.columns["isolated_s"])
@@ -378,9 +380,7 @@ def test_frequency_switch_costs_its_pause_and_keeps_position() -> None:
 
     def script(v: MachineView) -> Schedule:
         if v.reason == "arrival":
-            return Schedule(
-                assign={v.ready[0]: Allocation.of(frequency_hz=1e9)}, timers=(0.5 * MS,)
-            )
+            return Schedule(assign={v.ready[0]: Allocation.of(frequency_hz=1e9)}, timers=(0.5 * MS,))
         if v.reason == "timer":
             return Schedule(assign={v.running[0]: Allocation.of(frequency_hz=5e8)})
         return NOTHING

@@ -27,23 +27,15 @@ from npusched.workloads.request import Request
 GROUPS = 4
 
 
-def _workload(
-    soc: str, nets: tuple[str, ...], after: dict[int, tuple[int, ...]] | None = None
-) -> Workload:
+def _workload(soc: str, nets: tuple[str, ...], after: dict[int, tuple[int, ...]] | None = None) -> Workload:
     spec = get_soc(soc)
     after = after or {}
-    return Workload(
-        spec,
-        tuple(
-            Task(n, generate_profile(get_network(n), spec, n_groups=GROUPS), after=after.get(i, ()))
-            for i, n in enumerate(nets)
-        ),
-    )
+    return Workload(spec, tuple(
+        Task(n, generate_profile(get_network(n), spec, n_groups=GROUPS), after=after.get(i, ()))
+        for i, n in enumerate(nets)))
 
 
-def _run(
-    soc: str, frames: list[tuple[float, tuple[str, ...]]], swaps: tuple[Swap, ...]
-) -> list[float]:
+def _run(soc: str, frames: list[tuple[float, tuple[str, ...]]], swaps: tuple[Swap, ...]) -> list[float]:
     """Frame latencies (last finish - arrival) of an engine run."""
     reqs, ids = [], []
     for arr, nets in frames:
@@ -53,9 +45,8 @@ def _run(
     dev = SocDevice(soc=soc)
     profiles = {n: compile_profile(get_network(n), dev, (1,)) for _, ns in frames for n in ns}
     pol = HaxconnPolicy(soc=soc, n_groups=GROUPS, swaps=swaps)
-    res = Simulator(
-        profiles, pol, machine=soc_machine(get_soc(soc).accelerators), checkpoint_cost=False
-    ).run(reqs)
+    res = Simulator(profiles, pol, machine=soc_machine(get_soc(soc).accelerators),
+                    checkpoint_cost=False).run(reqs)
     fin = res.columns["finish_s"]
     return [float(np.max(fin[k])) - arr for arr, k in ids]
 
@@ -93,9 +84,8 @@ def test_dynamic_haxconn_is_deterministic() -> None:
     w = _workload("xavier", ("vgg-19", "resnet-152"))
     a = dynamic_haxconn(w, time_limit_s=0.2)
     b = dynamic_haxconn(w, time_limit_s=0.2)
-    assert [(s.time_s, s.objective, s.schedule, s.source) for s in a] == [
-        (s.time_s, s.objective, s.schedule, s.source) for s in b
-    ]
+    assert [(s.time_s, s.objective, s.schedule, s.source) for s in a] == \
+        [(s.time_s, s.objective, s.schedule, s.source) for s in b]
     assert a[0].source.startswith("naive:") and a[-1].objective <= a[0].objective
 
 
@@ -110,9 +100,8 @@ def test_engine_dynamic_fig7_rows() -> None:
     assert {s["phase"] for s in swaps} == {0, 1}
     again, _ = engine_dynamic([by[2], by[1]], phase_s=0.2, cpsat_s=0.02, groups=GROUPS)
     assert again == rows
-    marks, mswaps = engine_dynamic(
-        [by[2], by[1]], phase_s=0.2, cpsat_s=0.02, groups=GROUPS, update_at=(0.025, 0.1)
-    )
+    marks, mswaps = engine_dynamic([by[2], by[1]], phase_s=0.2, cpsat_s=0.02, groups=GROUPS,
+                                   update_at=(0.025, 0.1))
     assert {s["since_change_s"] for s in mswaps} <= {0.0, 0.025, 0.1}
     assert all(s["found_s"] <= s["since_change_s"] + 1e-12 for s in mswaps)
     assert marks[-1]["latency_ms"] == rows[-1]["latency_ms"]  # both end at the same schedule

@@ -28,9 +28,7 @@ def _run(soc: str, nets: tuple[str, ...], policy: HaxconnPolicy) -> np.ndarray:
 
 def _workload(soc: str, nets: tuple[str, ...], groups: int = 10) -> Workload:
     spec = get_soc(soc)
-    return Workload(
-        spec, tuple(Task(n, generate_profile(get_network(n), spec, n_groups=groups)) for n in nets)
-    )
+    return Workload(spec, tuple(Task(n, generate_profile(get_network(n), spec, n_groups=groups)) for n in nets))
 
 
 @pytest.mark.parametrize(
@@ -41,9 +39,7 @@ def _workload(soc: str, nets: tuple[str, ...], groups: int = 10) -> Workload:
         ("orin", ("resnet-18", "resnet-18"), [[0] * 10, [0] * 10]),
     ],
 )
-def test_engine_executes_schedule_exactly(
-    soc: str, nets: tuple[str, ...], rows: list[list[int]]
-) -> None:
+def test_engine_executes_schedule_exactly(soc: str, nets: tuple[str, ...], rows: list[list[int]]) -> None:
     w = _workload(soc, nets)
     ref = execute(w, Schedule.of(rows))
     got = _run(soc, nets, HaxconnPolicy(soc=soc, schedule=ref.schedule))
@@ -61,7 +57,4 @@ def test_engine_policy_solves_and_matches() -> None:
 
     h = haxconn(_workload("xavier", nets), "latency", max_transitions=1)
     np.testing.assert_allclose(got, h.realised.finish_s, rtol=1e-9)
-    assert (
-        got.max()
-        <= execute(_workload("xavier", nets), Schedule.of([[0] * 10, [0] * 10])).makespan_s
-    )
+    assert got.max() <= execute(_workload("xavier", nets), Schedule.of([[0] * 10, [0] * 10])).makespan_s

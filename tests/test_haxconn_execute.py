@@ -16,17 +16,10 @@ SOC = SOCS["orin"]
 BW = SOC.memory_bandwidth_bps
 
 
-def prof(
-    times: list[tuple[float, float]],
-    demand: float | list[float] = 0.5,
-    out: float = 0.0,
-    inn: float = 0.0,
-    name: str = "x",
-) -> GroupProfile:
+def prof(times: list[tuple[float, float]], demand: float | list[float] = 0.5,
+         out: float = 0.0, inn: float = 0.0, name: str = "x") -> GroupProfile:
     g = len(times)
-    d = np.broadcast_to(
-        np.asarray(demand, dtype=float).reshape(-1, 1) if np.ndim(demand) else demand, (g, 2)
-    )
+    d = np.broadcast_to(np.asarray(demand, dtype=float).reshape(-1, 1) if np.ndim(demand) else demand, (g, 2))
     return GroupProfile(
         network=name,
         accelerators=SOC.accelerators,
@@ -131,32 +124,20 @@ def test_objectives() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.floats(0.1, 2), st.floats(0.1, 2), st.floats(0, 0.9)), min_size=1, max_size=5
-    ),
-    st.lists(
-        st.tuples(st.floats(0.1, 2), st.floats(0.1, 2), st.floats(0, 0.9)), min_size=1, max_size=5
-    ),
+    st.lists(st.tuples(st.floats(0.1, 2), st.floats(0.1, 2), st.floats(0, 0.9)), min_size=1, max_size=5),
+    st.lists(st.tuples(st.floats(0.1, 2), st.floats(0.1, 2), st.floats(0, 0.9)), min_size=1, max_size=5),
     st.integers(0, 1023),
 )
 def test_execution_invariants(ga: list, gb: list, bits: int) -> None:
     pa = prof([(x, y) for x, y, _ in ga], demand=[d for *_, d in ga], out=0.01)
     pb = prof([(x, y) for x, y, _ in gb], demand=[d for *_, d in gb], inn=0.02)
     w = Workload(SOC, (Task("a", pa), Task("b", pb)))
-    asg = [
-        [(bits >> i) & 1 for i in range(len(ga))],
-        [(bits >> (5 + i)) & 1 for i in range(len(gb))],
-    ]
+    asg = [[(bits >> i) & 1 for i in range(len(ga))], [(bits >> (5 + i)) & 1 for i in range(len(gb))]]
     r = execute(w, Schedule.of(asg))
     # contention only slows; never two groups on one accelerator at once; intervals tile time
     assert np.all(r.latency_s >= np.array([0.0, 0.0]))
-    assert (
-        r.makespan_s
-        >= max(
-            pa.time_s[np.arange(len(ga)), asg[0]].sum(), pb.time_s[np.arange(len(gb)), asg[1]].sum()
-        )
-        - 1e-9
-    )
+    assert r.makespan_s >= max(pa.time_s[np.arange(len(ga)), asg[0]].sum(),
+                               pb.time_s[np.arange(len(gb)), asg[1]].sum()) - 1e-9
     for iv in r.intervals:
         accs = [m[2] for m in iv.members]
         assert len(accs) == len(set(accs))

@@ -15,9 +15,7 @@ from npusched.policies.mapping.haxconn import dynamic_haxconn, haxconn, space_si
 from npusched.policies.mapping.model import to_int_instance
 
 
-def workload(
-    soc: str, nets: tuple[str, ...], groups: int, after: dict[int, tuple[int, ...]] | None = None
-) -> Workload:
+def workload(soc: str, nets: tuple[str, ...], groups: int, after: dict[int, tuple[int, ...]] | None = None) -> Workload:
     spec = get_soc(soc)
     after = after or {}
     return Workload(
@@ -49,9 +47,7 @@ def _tol(w: Workload, ticks: int) -> float:
         ("orin", ("googlenet", "resnet-50"), 3, "throughput", None),
     ],
 )
-def test_cpsat_optimum_equals_brute_force(
-    soc: str, nets: tuple[str, ...], groups: int, goal: str, T: int | None
-) -> None:
+def test_cpsat_optimum_equals_brute_force(soc: str, nets: tuple[str, ...], groups: int, goal: str, T: int | None) -> None:
     w = workload(soc, nets, groups)
     _, ref, _ = brute_force(w, goal, max_transitions=T)
     out = solve_cpsat(w, goal, max_transitions=T, time_limit_s=20, horizon_ticks=1000)
@@ -74,24 +70,15 @@ def test_z3_agrees_with_cpsat() -> None:
     assert c.status == z.status == "OPTIMAL"
     assert z.objective_s == pytest.approx(c.objective_s, rel=1e-9)
     assert z.schedule is not None
-    assert execute(w, z.schedule).makespan_s == pytest.approx(
-        execute(w, c.schedule).makespan_s, rel=0.01
-    )  # type: ignore[arg-type]
+    assert execute(w, z.schedule).makespan_s == pytest.approx(execute(w, c.schedule).makespan_s, rel=0.01)  # type: ignore[arg-type]
 
 
 def test_cpsat_callback_and_hint_and_pipeline_dependency() -> None:
     w = workload("orin", ("googlenet", "resnet-18"), 2, after={1: (0,)})
     seen: list[float] = []
     hint = Schedule(((0, 0), (0, 0)))
-    out = solve_cpsat(
-        w,
-        "latency",
-        time_limit_s=10,
-        hint=hint,
-        hint_result=execute(w, hint),
-        on_solution=lambda s, t, v: seen.append(v),
-        horizon_ticks=1000,
-    )
+    out = solve_cpsat(w, "latency", time_limit_s=10, hint=hint, hint_result=execute(w, hint),
+                      on_solution=lambda s, t, v: seen.append(v), horizon_ticks=1000)
     assert out.status == "OPTIMAL" and seen and seen[-1] == pytest.approx(out.objective_s)
     r = execute(w, out.schedule)  # type: ignore[arg-type]
     assert r.start_s[1][0] >= r.end_s[0][-1]  # pipeline respected
@@ -120,9 +107,7 @@ def test_haxconn_never_worse_than_expressible_baselines() -> None:
             assert h.realised.makespan_s <= r.realised.makespan_s + 1e-12
     assert h.realised.makespan_s < h.baselines["GPU-only"].realised.makespan_s  # it does improve
     free = haxconn(w, "latency", space="free", time_limit_s=0.5, baselines=h.baselines)
-    assert (
-        free.realised.makespan_s <= min(r.realised.makespan_s for r in h.baselines.values()) + 1e-12
-    )
+    assert free.realised.makespan_s <= min(r.realised.makespan_s for r in h.baselines.values()) + 1e-12
     assert free.realised.makespan_s <= h.realised.makespan_s + 1e-12
     assert space_size(w, 1) == 20 * 20 * 2
 
@@ -134,9 +119,7 @@ def test_scenario1_identical_instances_table2() -> None:
     assert inst.identical == ((0, 1),)
     h = haxconn(w, "throughput", max_transitions=1)
     assert h.proven
-    assert h.realised.objective("throughput") <= h.baselines["GPU-only"].realised.objective(
-        "throughput"
-    )
+    assert h.realised.objective("throughput") <= h.baselines["GPU-only"].realised.objective("throughput")
 
 
 def test_dynamic_haxconn_improves_monotonically() -> None:

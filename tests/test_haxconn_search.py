@@ -25,24 +25,15 @@ from npusched.policies.mapping.exhaustive import (
 from npusched.policies.mapping.haxconn import free_lower_bound, haxconn
 
 
-def workload(
-    soc: str,
-    nets: tuple[str, ...],
-    groups: int,
-    after: dict[int, tuple[int, ...]] | None = None,
-    release: tuple[float, ...] | None = None,
-) -> Workload:
+def workload(soc: str, nets: tuple[str, ...], groups: int, after: dict[int, tuple[int, ...]] | None = None,
+             release: tuple[float, ...] | None = None) -> Workload:
     spec = get_soc(soc)
     after = after or {}
     return Workload(
         spec,
         tuple(
-            Task(
-                n,
-                generate_profile(get_network(n), spec, n_groups=groups),
-                after=after.get(i, ()),
-                release_s=release[i] if release else 0.0,
-            )
+            Task(n, generate_profile(get_network(n), spec, n_groups=groups), after=after.get(i, ()),
+                 release_s=release[i] if release else 0.0)
             for i, n in enumerate(nets)
         ),
     )
@@ -64,14 +55,12 @@ def test_batch_bitwise_equals_execute(which: int, seed: int, cont: bool, trans: 
     pri = np.array([rng.permutation(n) for _ in range(16)])
     got = execute_batch(w, asg, pri, contention=cont, transitions=trans)
     for b in range(16):
-        s = Schedule.of(
-            [asg[b, k, : t.profile.n_groups] for k, t in enumerate(w.tasks)],
-            priority=tuple(int(p) for p in pri[b]),
-        )
+        s = Schedule.of([asg[b, k, : t.profile.n_groups] for k, t in enumerate(w.tasks)],
+                        priority=tuple(int(p) for p in pri[b]))
         ref = execute(w, s, contention=cont, transitions=trans)
         assert np.array_equal(got[b], ref.finish_s)
         for goal in ("latency", "throughput"):
-            assert objective_batch(w, got[b : b + 1], goal)[0] == ref.objective(goal)
+            assert objective_batch(w, got[b:b + 1], goal)[0] == ref.objective(goal)
 
 
 def test_batch_bad_shapes() -> None:
@@ -139,9 +128,8 @@ def test_exhaustive_rejects_bad_seed_and_huge_space() -> None:
         exhaustive_search(W2, "fps")
 
 
-def _local_search_scalar(
-    w: Workload, start: Schedule, goal: str, contention: bool, max_evaluations: int
-) -> Schedule:
+def _local_search_scalar(w: Workload, start: Schedule, goal: str, contention: bool,
+                         max_evaluations: int) -> Schedule:
     """The one-at-a-time first-improvement hill climb the batched one must equal."""
     best, evals = start, 1
     best_val = execute(w, best, contention=contention).objective(goal)
@@ -153,13 +141,8 @@ def _local_search_scalar(
                 for a in range(w.n_accelerators):
                     if a == row[g] or evals >= max_evaluations or improved:
                         continue
-                    cand = Schedule(
-                        (
-                            *best.assignment[:n],
-                            (*row[:g], a, *row[g + 1 :]),
-                            *best.assignment[n + 1 :],
-                        )
-                    )
+                    cand = Schedule((*best.assignment[:n], (*row[:g], a, *row[g + 1:]),
+                                     *best.assignment[n + 1:]))
                     val = execute(w, cand, contention=contention).objective(goal)
                     evals += 1
                     if val < best_val - 1e-12:
@@ -206,7 +189,8 @@ def test_table2_profile_batch() -> None:
     data = BatchData(w)
     asg = np.zeros((1, 2, p.n_groups), dtype=np.int64)
     asg[0, 1] = 1
-    assert np.array_equal(execute_batch(data, asg)[0], execute(w, Schedule.of(asg[0])).finish_s)
+    assert np.array_equal(execute_batch(data, asg)[0],
+                          execute(w, Schedule.of(asg[0])).finish_s)
 
 
 def test_batch_contested_flag_equals_execute() -> None:
@@ -217,12 +201,9 @@ def test_batch_contested_flag_equals_execute() -> None:
         asg = rng.integers(0, 2, size=(32, n, g))
         flags = np.zeros(32, dtype=bool)
         execute_batch(w, asg, contested_out=flags)
-        ref = [
-            execute(
-                w, Schedule.of([asg[b, k, : t.profile.n_groups] for k, t in enumerate(w.tasks)])
-            ).contested
-            for b in range(32)
-        ]
+        ref = [execute(w, Schedule.of([asg[b, k, : t.profile.n_groups]
+                                       for k, t in enumerate(w.tasks)])).contested
+               for b in range(32)]
         assert flags.tolist() == ref
 
 

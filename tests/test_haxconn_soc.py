@@ -112,9 +112,7 @@ def test_coarsen_and_repeat_conserve() -> None:
     c = p.coarsen(3)
     assert c.n_groups == 3
     np.testing.assert_allclose(c.time_s.sum(axis=0), p.time_s.sum(axis=0))
-    np.testing.assert_allclose(
-        (c.mem_bps * c.time_s).sum(axis=0), (p.mem_bps * p.time_s).sum(axis=0)
-    )
+    np.testing.assert_allclose((c.mem_bps * c.time_s).sum(axis=0), (p.mem_bps * p.time_s).sum(axis=0))
     r = p.repeat(3)
     assert r.n_groups == 30 and r.standalone_s(0) == pytest.approx(3 * p.standalone_s(0))
 
@@ -131,10 +129,7 @@ def test_csv_roundtrip() -> None:
 @pytest.mark.parametrize(
     ("body", "match"),
     [
-        (
-            "x,0,0,9,GPU,abc,0,0,1\nx,0,0,9,DLA,1,0,0,1\n",
-            r"<csv>:2: time_ms='abc'; expected a number",
-        ),
+        ("x,0,0,9,GPU,abc,0,0,1\nx,0,0,9,DLA,1,0,0,1\n", r"<csv>:2: time_ms='abc'; expected a number"),
         ("x,0,0,9,GPU,-1,0,0,1\n", r"time_ms='-1'; allowed: > 0"),
         ("x,0,0,9,NPU,1,0,0,1\n", r"accelerator='NPU'; allowed on xavier: GPU, DLA"),
         ("x,0,0,9,GPU,1,0,0,1\n", r"group 0: no row for accelerator DLA"),
@@ -169,7 +164,9 @@ def test_pccs_regions() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.floats(0, 1.2), st.floats(0, 1.2), st.floats(0, 0.5))
+@given(
+    st.floats(0, 1.2), st.floats(0, 1.2), st.floats(0, 0.5)
+)
 def test_pccs_monotone(d: float, e: float, de: float) -> None:
     m = PccsContention()
     s = float(m.slowdown(d, e))

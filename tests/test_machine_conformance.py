@@ -176,7 +176,9 @@ def _alone_to_exit(r: Request, whole_s: float) -> float:
     return float(plan.cum_s[plan.exits[r.exit]]) if r.exit < len(plan.exits) else whole_s
 
 
-def check_machine_invariants(res: object, reqs: list[Request], caps: dict[str, int]) -> None:
+def check_machine_invariants(
+    res: object, reqs: list[Request], caps: dict[str, int]
+) -> None:
     cols = res.columns  # type: ignore[attr-defined]
     ids = cols["id"].tolist()
     assert sorted(ids) == sorted(r.id for r in reqs) and len(set(ids)) == len(ids)

@@ -21,7 +21,9 @@ from npusched.experiments.suite_files import (
 )
 from npusched.experiments.sweep import load_experiment, parse_experiment
 
-HEADLINES = json.loads((Path(__file__).parent / "data" / "suite_headlines_quick.json").read_text())
+HEADLINES = json.loads(
+    (Path(__file__).parent / "data" / "suite_headlines_quick.json").read_text()
+)
 
 
 # --- the packaged files ---------------------------------------------------------------------
@@ -113,25 +115,13 @@ BAD = [
     ("planaria", r'^scenarios = \["A"', 'scenarios = ["D"', r"scenarios\[0\]: .*allowed: A, B, C"),
     ("planaria", r"^instances = 4", "instances = 4.5", r"quick\.setup\.instances"),
     ("dfs", r'^efficiency = "calibrate"', "efficiency = 2.0", r"efficiency: .*or calibrate"),
-    (
-        "dfs",
-        r'^networks = \["vgg-16", "yolov2"',
-        'networks = ["alexnet", "yolov2"',
-        r"networks: 'alexnet' is not a benchmark of the paper; allowed: vgg-16",
-    ),
+    ("dfs", r'^networks = \["vgg-16", "yolov2"', 'networks = ["alexnet", "yolov2"',
+     r"networks: 'alexnet' is not a benchmark of the paper; allowed: vgg-16"),
     ("fluid", r'^designs = "table1"', 'designs = "best"', r"designs: .*allowed: table1, dse"),
-    (
-        "fluid",
-        r'\["resnet-50", "zc706"\], \["resnet-50"',
-        '["resnet-50", "zc999"], ["resnet-50"',
-        r"pairs\[0\]\[1\]: unknown board 'zc999'; allowed: zc706, zcu104",
-    ),
-    (
-        "fluid",
-        r'\{ model = "resnet-50", board = "zc706", slo_s',
-        '{ model = "vgg-16", board = "zc706", slo_s',
-        r"serving_setups\[0\]\.model: 'vgg-16' has no exit rates .*allowed: resnet-50, inception-v3",
-    ),
+    ("fluid", r'\["resnet-50", "zc706"\], \["resnet-50"', '["resnet-50", "zc999"], ["resnet-50"',
+     r"pairs\[0\]\[1\]: unknown board 'zc999'; allowed: zc706, zcu104"),
+    ("fluid", r'\{ model = "resnet-50", board = "zc706", slo_s', '{ model = "vgg-16", board = "zc706", slo_s',
+     r"serving_setups\[0\]\.model: 'vgg-16' has no exit rates .*allowed: resnet-50, inception-v3"),
     ("haxconn", r'^parts = \["table6"', 'parts = ["table9"', r"parts\[0\]: .*allowed: table6"),
     ("haxconn", r'^experiments = "all"', "experiments = [11]", r"experiments.*10"),
     ("haxconn", r'^suite = "haxconn"', 'suite = "haxcon"', r"suite: unknown suite 'haxcon'"),
@@ -232,22 +222,9 @@ def test_reproduce_with_an_edited_copy(tmp_path: Path) -> None:
     assert not list(out.glob("*.png"))
     # a command-line option overrides the file
     out2 = tmp_path / "out2"
-    assert (
-        main(
-            [
-                "reproduce",
-                "dfs",
-                "--quick",
-                "--config",
-                str(path),
-                "--cap-w",
-                "34",
-                "--out",
-                str(out2),
-            ]
-        )
-        == 0
-    )
+    assert main(
+        ["reproduce", "dfs", "--quick", "--config", str(path), "--cap-w", "34", "--out", str(out2)]
+    ) == 0
     assert json.loads((out2 / "summary.json").read_text())["cap_w"] == 34.0
 
 
@@ -313,17 +290,12 @@ def test_planaria_suite_as_a_sweep(tmp_path: Path) -> None:
 
 def test_prema_suite_as_a_sweep_file(tmp_path: Path) -> None:
     path = export_suite("prema", tmp_path)
-    text = re.sub(
-        r"(?ms)^policies = \[.*?^\]",
-        "policies = [\n"
-        '    { label = "NP-FCFS", policy = "NP-FCFS" },\n'
-        '    { label = "P-PREMA-dynamic-oracle", policy = "P-PREMA", '
-        'mechanism = "dynamic", predictor = "oracle" },\n]',
-        path.read_text(),
-    )
-    text = re.sub(
-        r"(?ms)^paper_range_policies = \[.*?^\]", 'paper_range_policies = ["NP-FCFS"]', text
-    )
+    text = re.sub(r"(?ms)^policies = \[.*?^\]", "policies = [\n"
+                  '    { label = "NP-FCFS", policy = "NP-FCFS" },\n'
+                  '    { label = "P-PREMA-dynamic-oracle", policy = "P-PREMA", '
+                  'mechanism = "dynamic", predictor = "oracle" },\n]', path.read_text())
+    text = re.sub(r"(?ms)^paper_range_policies = \[.*?^\]", 'paper_range_policies = ["NP-FCFS"]',
+                  text)
     text = text.replace("batch_sizes = [1, 4, 16]", "batch_sizes = [1, 4]")
     text = text.replace(
         'networks = ["alexnet", "googlenet", "vgg-16", "mobilenet-v1", "rnn-sa", "rnn-mt1", '
@@ -377,8 +349,8 @@ def test_fluid_suite_as_a_sweep(tmp_path: Path) -> None:
     p = next(
         p
         for p in exp.points
-        if p.params
-        == {"setup": "inception-v3/zcu104", "policy": "R-AdaptB-M", "workload.rate_per_s": 40.0}
+        if p.params == {"setup": "inception-v3/zcu104", "policy": "R-AdaptB-M",
+                        "workload.rate_per_s": 40.0}
     )
     cfg = p.config
     assert cfg["policy"]["name"] == "AdaptB" and cfg["policy"]["params"]["slo_s"] == 0.2
@@ -389,21 +361,9 @@ def test_fluid_suite_as_a_sweep(tmp_path: Path) -> None:
     assert cfg["workload"]["n_requests"] == 200 and cfg["workload"]["qos"] == {"inception-v3": 0.2}
     assert cfg["exits"]["inception-v3"]["n_exits"] == 4
     out = tmp_path / "sweep"
-    cmd = [
-        "sweep",
-        str(yaml_path),
-        "--out",
-        str(out),
-        "--backend",
-        "inprocess",
-        "-q",
-        "--filter",
-        "workload.rate_per_s=5",
-        "--filter",
-        "policy=FluidB",
-        "--filter",
-        "policy=LazyBatching",
-    ]
+    cmd = ["sweep", str(yaml_path), "--out", str(out), "--backend", "inprocess", "-q",
+           "--filter", "workload.rate_per_s=5", "--filter", "policy=FluidB",
+           "--filter", "policy=LazyBatching"]
     assert main(cmd) == 0
     df = pd.read_parquet(out / "results.parquet")
     assert len(df) == 2 and set(df["policy"]) == {"FluidB", "LazyBatching"}
@@ -413,14 +373,8 @@ def test_fluid_suite_as_a_sweep(tmp_path: Path) -> None:
 # --- the sweep-format extensions the suites use ----------------------------------------------
 def _exp(grid: object, **extra: object) -> dict[str, object]:
     return {
-        "base": {
-            "workload": {
-                "kind": "poisson",
-                "models": ["alexnet"],
-                "rate_per_s": 10.0,
-                "n_requests": 5,
-            }
-        },
+        "base": {"workload": {"kind": "poisson", "models": ["alexnet"], "rate_per_s": 10.0,
+                              "n_requests": 5}},
         **({"grid": grid} if grid is not None else {}),
         **extra,
     }
@@ -432,12 +386,8 @@ def test_named_axis_sets_fields_together() -> None:
             {
                 "policy": [
                     {"label": "fcfs", "policy": {"name": "NP-FCFS"}},
-                    {
-                        "label": "hpf-oracle",
-                        "policy": {"name": "P-HPF"},
-                        "sim.predictor": "oracle",
-                        "sim.preemption_point": "layer",
-                    },
+                    {"label": "hpf-oracle", "policy": {"name": "P-HPF"},
+                     "sim.predictor": "oracle", "sim.preemption_point": "layer"},
                 ],
                 "workload.rate_per_s": [10, 20.5],
             }
@@ -481,14 +431,10 @@ def test_readme_worked_example_prema(tmp_path: Path) -> None:
     text = path.read_text().replace("\nload = 1.5 ", "\nload = 0.8 ")
     text = text.replace("batch_sizes = [1, 4, 16]", "batch_sizes = [1, 4]")
     text = text.replace("paper_range = true", "paper_range = false")
-    text = re.sub(
-        r"(?ms)^policies = \[.*?^\]",
-        "policies = [\n"
-        '    { label = "NP-FCFS", policy = "NP-FCFS" },\n'
-        '    { label = "P-PREMA-oracle", policy = "P-PREMA", mechanism = "dynamic", '
-        'predictor = "oracle" },\n]',
-        text,
-    )
+    text = re.sub(r"(?ms)^policies = \[.*?^\]", "policies = [\n"
+                  '    { label = "NP-FCFS", policy = "NP-FCFS" },\n'
+                  '    { label = "P-PREMA-oracle", policy = "P-PREMA", mechanism = "dynamic", '
+                  'predictor = "oracle" },\n]', text)
     text = re.sub(r"(?ms)^paper_range_policies = \[.*?^\]", "paper_range_policies = []", text)
     path.write_text(text)
     out = tmp_path / "light"

@@ -516,9 +516,7 @@ def _run_suite(
 
     if export is not None:
         path = export_suite(name, export)
-        typer.echo(
-            f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})"
-        )
+        typer.echo(f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})")
         return None
     given = {k: v for k, v in options.items() if v[1] is not None}
     return run_suite(name, out, config=config, quick=quick, progress=True, overrides=given)

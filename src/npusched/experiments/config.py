@@ -174,7 +174,9 @@ class PremaWorkloadConfig(_Strict):
 
     @field_validator("job_range_ms")
     @classmethod
-    def _job_range(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+    def _job_range(
+        cls, v: tuple[float, float] | None
+    ) -> tuple[float, float] | None:
         if v is not None and not v[0] < v[1]:
             raise ValueError(f"must be [lo, hi] milliseconds with lo < hi, got {list(v)}")
         return v

@@ -211,7 +211,8 @@ class PremaSuite(_Strict):
         from npusched.experiments.reproduce.prema import PolicySpec
 
         return [
-            PolicySpec(p.label, p.policy, p.mechanism, p.predictor, p.tokens) for p in self.policies
+            PolicySpec(p.label, p.policy, p.mechanism, p.predictor, p.tokens)
+            for p in self.policies
         ]
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
@@ -344,9 +345,8 @@ class DfsSuite(_Strict):
         names = _network_names(v)
         bad = [n for n in names if n not in PAPER_TABLE6]
         if bad:  # Table 6 and the report compare every network with the paper's
-            raise ValueError(
-                f"{bad[0]!r} is not a benchmark of the paper; allowed: " + ", ".join(PAPER_TABLE6)
-            )
+            raise ValueError(f"{bad[0]!r} is not a benchmark of the paper; allowed: "
+                             + ", ".join(PAPER_TABLE6))
         return names
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
@@ -389,9 +389,8 @@ def _serving_model(v: str) -> str:
     name = _network_names([v])[0]
     allowed = [m for m in dict.fromkeys(m for m, _ in PAPER_TABLE1) if m in PAPER_EXIT_RATES]
     if name not in allowed:
-        raise ValueError(
-            f"{v!r} has no exit rates and Table I design; allowed: " + ", ".join(allowed)
-        )
+        raise ValueError(f"{v!r} has no exit rates and Table I design; allowed: "
+                         + ", ".join(allowed))
     return name
 
 
@@ -511,9 +510,9 @@ class HaxconnSuite(_Strict):
     parts: Annotated[
         list[Literal["table6", "table8", "fig5", "fig7", "solver", "gap"]], Field(min_length=1)
     ]
-    experiments: (
-        Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal["all"]
-    )
+    experiments: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal[
+        "all"
+    ]
     table6_free_time_limit_s: PositiveFloat
     table8_networks: Names
     fig5_networks: Names
@@ -615,11 +614,8 @@ def _clean_loc(loc: Sequence[Any]) -> list[Any]:
         for p in loc
         if not (
             isinstance(p, str)
-            and (
-                "[" in p
-                or p.startswith(("constrained-", "function-", "literal"))
-                or p in {"float", "int", "str", "bool", "tuple", "list"}
-            )
+            and ("[" in p or p.startswith(("constrained-", "function-", "literal")) or p
+                 in {"float", "int", "str", "bool", "tuple", "list"})
         )
     ]
 
@@ -819,11 +815,8 @@ def _prema_sweep(s: PremaSuite) -> dict[str, Any]:
         if p.tokens is not None:
             params["tokens"] = p.tokens
         policies.append(
-            {
-                "label": p.label,
-                "policy": {"name": p.policy, "params": params},
-                "sim.predictor": p.predictor,
-            }
+            {"label": p.label, "policy": {"name": p.policy, "params": params},
+             "sim.predictor": p.predictor}
         )
     # the reproduction's dispatch window (_Context.window), at each load of the sweep
     mean_iso = {b: ctx.mean_isolated(b) for b in batches}
@@ -864,13 +857,8 @@ def _prema_sweep(s: PremaSuite) -> dict[str, Any]:
         "grids": grids,
         "report": {
             "x": "load",
-            "metrics": [
-                "antt",
-                "stp",
-                "fairness",
-                "sla_violation_rate_n4",
-                "p95_high_priority_norm",
-            ],
+            "metrics": ["antt", "stp", "fairness", "sla_violation_rate_n4",
+                        "p95_high_priority_norm"],
             "baseline": "NP-FCFS",
         },
     }
@@ -909,17 +897,11 @@ def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
         "base": {"workload": workloads[0]["workload"]},
         "grid": {
             "system": [
-                {
-                    "label": "PREMA",
-                    "hardware": {"device": "prema-npu"},
-                    "policy": {"name": "P-PREMA", "params": {"mechanism": "checkpoint"}},
-                    "sim.predictor": "prema",
-                },
-                {
-                    "label": "Planaria",
-                    "hardware": {"device": "planaria"},
-                    "policy": {"name": "Planaria"},
-                },
+                {"label": "PREMA", "hardware": {"device": "prema-npu"},
+                 "policy": {"name": "P-PREMA", "params": {"mechanism": "checkpoint"}},
+                 "sim.predictor": "prema"},
+                {"label": "Planaria", "hardware": {"device": "planaria"},
+                 "policy": {"name": "Planaria"}},
             ],
             "workload": workloads,
         },

@@ -178,7 +178,8 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
         if means is not None and len(series) > 1:
             shown = chunk if baseline in chunk else [baseline, *chunk]
             norm = {
-                s: [float(means.loc[s, m] / means.loc[baseline, m]) for m in metrics] for s in shown
+                s: [float(means.loc[s, m] / means.loc[baseline, m]) for m in metrics]
+                for s in shown
             }
             path = grouped_bars(
                 files / f"{slug}_bars{tag}.png",

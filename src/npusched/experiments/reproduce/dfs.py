@@ -639,11 +639,7 @@ def reproduce(
     summary["frame_runner"] = getattr(runner, "__name__", type(runner).__name__)
     if (not quick) if sensitivity_grid is None else sensitivity_grid:
         sens = sensitivity(
-            names,
-            cap_w=cap_w,
-            fuse=fuse,
-            idle_w=sensitivity_idle_w,
-            dynamic_w=sensitivity_dynamic_w,
+            names, cap_w=cap_w, fuse=fuse, idle_w=sensitivity_idle_w, dynamic_w=sensitivity_dynamic_w
         )
         summary["sensitivity"] = sens
         atomic_write_text(outdir / "sensitivity.csv", _csv(sens))

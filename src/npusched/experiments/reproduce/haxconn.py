@@ -83,125 +83,29 @@ class Experiment:
 
 # HaX-CoNN Table 6 (latency columns, ms; improvement = latency improvement over the best baseline)
 TABLE6: tuple[Experiment, ...] = (
-    Experiment(
-        1,
-        "Min Latency",
-        "xavier",
-        2,
-        ("vgg-19", "resnet-152"),
-        (),
-        (17.05, 16.05, 19.73, 16.55, 13.01),
-        23,
-    ),
-    Experiment(
-        2,
-        "Min Latency",
-        "xavier",
-        2,
-        ("resnet-152", "inception-v4"),
-        (),
-        (16.23, 15.96, 15.81, 15.75, 13.11),
-        20,
-    ),
-    Experiment(
-        3,
-        "Max FPS",
-        "xavier",
-        3,
-        ("alexnet", "resnet-101"),
-        (),
-        (11.04, 10.97, 12.10, 11.49, 8.7),
-        26,
-    ),
-    Experiment(
-        4,
-        "Max FPS",
-        "xavier",
-        3,
-        ("resnet-101", "googlenet"),
-        (),
-        (7.02, 7.37, 8.95, 9.10, 7.02),
-        0,
-    ),
-    Experiment(
-        5,
-        "Min Latency",
-        "xavier",
-        4,
-        ("googlenet", "resnet-152", "fcn-resnet18"),
-        ((1, (0,)),),
-        (15.41, 18.88, 23.68, 20.90, 12.09),
-        22,
-    ),
-    Experiment(
-        6,
-        "Min Latency",
-        "orin",
-        2,
-        ("vgg-19", "resnet-152"),
-        (),
-        (3.95, 4.58, 5.76, 4.90, 3.21),
-        23,
-    ),
-    Experiment(
-        7, "Max FPS", "orin", 3, ("googlenet", "resnet-101"), (), (4.12, 4.24, 4.44, 4.13, 3.4), 19
-    ),
-    Experiment(
-        8,
-        "Min Latency",
-        "orin",
-        4,
-        ("resnet-101", "googlenet", "inception-v4"),
-        ((1, (0,)),),
-        (5.06, 4.97, 5.56, 4.91, 4.41),
-        13,
-    ),
-    Experiment(
-        9,
-        "Max FPS",
-        "snapdragon-865",
-        3,
-        ("googlenet", "resnet-101"),
-        (),
-        (98.3, 79.1, 95.9, 113.8, 71.08),
-        11,
-    ),
-    Experiment(
-        10,
-        "Min Latency",
-        "snapdragon-865",
-        2,
-        ("inception-v4", "resnet-152"),
-        (),
-        (219.6, 178.2, 223.1, 202.3, 155.3),
-        15,
-    ),
+    Experiment(1, "Min Latency", "xavier", 2, ("vgg-19", "resnet-152"), (), (17.05, 16.05, 19.73, 16.55, 13.01), 23),
+    Experiment(2, "Min Latency", "xavier", 2, ("resnet-152", "inception-v4"), (), (16.23, 15.96, 15.81, 15.75, 13.11), 20),
+    Experiment(3, "Max FPS", "xavier", 3, ("alexnet", "resnet-101"), (), (11.04, 10.97, 12.10, 11.49, 8.7), 26),
+    Experiment(4, "Max FPS", "xavier", 3, ("resnet-101", "googlenet"), (), (7.02, 7.37, 8.95, 9.10, 7.02), 0),
+    Experiment(5, "Min Latency", "xavier", 4, ("googlenet", "resnet-152", "fcn-resnet18"), ((1, (0,)),), (15.41, 18.88, 23.68, 20.90, 12.09), 22),
+    Experiment(6, "Min Latency", "orin", 2, ("vgg-19", "resnet-152"), (), (3.95, 4.58, 5.76, 4.90, 3.21), 23),
+    Experiment(7, "Max FPS", "orin", 3, ("googlenet", "resnet-101"), (), (4.12, 4.24, 4.44, 4.13, 3.4), 19),
+    Experiment(8, "Min Latency", "orin", 4, ("resnet-101", "googlenet", "inception-v4"), ((1, (0,)),), (5.06, 4.97, 5.56, 4.91, 4.41), 13),
+    Experiment(9, "Max FPS", "snapdragon-865", 3, ("googlenet", "resnet-101"), (), (98.3, 79.1, 95.9, 113.8, 71.08), 11),
+    Experiment(10, "Min Latency", "snapdragon-865", 2, ("inception-v4", "resnet-152"), (), (219.6, 178.2, 223.1, 202.3, 155.3), 15),
 )
 
 FIG5_NETS = ("googlenet", "resnet-18", "resnet-50", "resnet-101", "vgg-19")
 FIG7_EXPS = (2, 5, 1)
 FIG7_MARKS_S = (0.025, 0.1, 0.25, 0.5, 1.5)
 TABLE8_NETS = (
-    "alexnet",
-    "densenet-121",
-    "googlenet",
-    "inception-resnet-v2",
-    "inception-v4",
-    "resnet-18",
-    "resnet-50",
-    "resnet-101",
-    "resnet-152",
-    "vgg-19",
+    "alexnet", "densenet-121", "googlenet", "inception-resnet-v2", "inception-v4",
+    "resnet-18", "resnet-50", "resnet-101", "resnet-152", "vgg-19",
 )
 
 
-def _workload(
-    soc: str,
-    nets: Sequence[str],
-    groups: int,
-    after: dict[int, tuple[int, ...]] | None = None,
-    repeats: Sequence[int] | None = None,
-) -> Workload:
+def _workload(soc: str, nets: Sequence[str], groups: int, after: dict[int, tuple[int, ...]] | None = None,
+              repeats: Sequence[int] | None = None) -> Workload:
     spec = get_soc(soc)
     after = after or {}
     tasks = []
@@ -213,9 +117,7 @@ def _workload(
     return Workload(spec, tuple(tasks))
 
 
-def _best_baseline(
-    res: dict[str, MethodResult], *, naive_only: bool = False
-) -> tuple[str, MethodResult]:
+def _best_baseline(res: dict[str, MethodResult], *, naive_only: bool = False) -> tuple[str, MethodResult]:
     names = ("GPU-only", "GPU & DSA") if naive_only else tuple(res)
     name = min(names, key=lambda m: res[m].realised.makespan_s)
     return name, res[name]
@@ -233,12 +135,8 @@ def _groups(e: Experiment) -> int:
 
 def _table6(
     free_time_limit_s: float, experiments: Sequence[int] | None = None
-) -> tuple[
-    list[dict[str, Any]],
-    list[dict[str, Any]],
-    dict[int, tuple[Workload, HaxconnResult]],
-    list[dict[str, Any]],
-]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[Workload, HaxconnResult]],
+           list[dict[str, Any]]]:
     rows, pvr, solver = [], [], []
     kept: dict[int, tuple[Workload, HaxconnResult]] = {}
     for e in TABLE6:
@@ -249,81 +147,47 @@ def _table6(
         t0 = time.perf_counter()
         h = haxconn(w, "latency", max_transitions=1)
         restricted_s = time.perf_counter() - t0  # baselines + bounded exhaustive search
-        free = haxconn(
-            w, "latency", space="free", time_limit_s=free_time_limit_s, baselines=h.baselines
-        )
+        free = haxconn(w, "latency", space="free", time_limit_s=free_time_limit_s,
+                       baselines=h.baselines)
         kept[e.exp] = (w, h)
         bname, bres = _best_baseline(h.baselines)
         base_ms = bres.realised.makespan_s
-        row: dict[str, Any] = {
-            "exp": e.exp,
-            "goal": e.goal,
-            "soc": e.soc,
-            "scenario": e.scenario,
-            "dnns": (" -> " if e.scenario == 4 else " + ").join(e.nets[:2])
-            + ("" if len(e.nets) < 3 else " + " + e.nets[2]),
-        }
+        row: dict[str, Any] = {"exp": e.exp, "goal": e.goal, "soc": e.soc, "scenario": e.scenario,
+                               "dnns": (" -> " if e.scenario == 4 else " + ").join(e.nets[:2]) + ("" if len(e.nets) < 3 else " + " + e.nets[2])}
         for m in ("GPU-only", "GPU & DSA", "Herald", "H2H", "Mensa"):
             row[f"{m} ms"] = _ms(h.baselines[m].realised.makespan_s)
-        row.update(
-            {
-                "HaX-CoNN ms": _ms(h.realised.makespan_s),
-                "HaX-CoNN FPS": round(h.realised.fps, 1),
-                "TR": " ".join(
-                    ",".join(str(g) for g in tp) or "-" for tp in h.schedule.transition_points()
-                ),
-                "best baseline": bname,
-                "improvement %": round(100 * (base_ms - h.realised.makespan_s) / base_ms, 1),
-                "free ms": _ms(free.realised.makespan_s),
-                "free source": free.source,
-                "solver s": round(restricted_s, 3),
-                "proven": h.proven,
-                "paper HaX-CoNN ms": e.paper_ms[4],
-                "paper improvement %": e.paper_improvement_pct,
-            }
-        )
+        row.update({
+            "HaX-CoNN ms": _ms(h.realised.makespan_s),
+            "HaX-CoNN FPS": round(h.realised.fps, 1),
+            "TR": " ".join(",".join(str(g) for g in tp) or "-" for tp in h.schedule.transition_points()),
+            "best baseline": bname,
+            "improvement %": round(100 * (base_ms - h.realised.makespan_s) / base_ms, 1),
+            "free ms": _ms(free.realised.makespan_s),
+            "free source": free.source,
+            "solver s": round(restricted_s, 3),
+            "proven": h.proven,
+            "paper HaX-CoNN ms": e.paper_ms[4],
+            "paper improvement %": e.paper_improvement_pct,
+        })
         rows.append(row)
         heur = min(r.realised.makespan_s for r in h.baselines.values())
-        solver.append(
-            {
-                "exp": e.exp,
-                "dnns": len(e.nets),
-                "groups": groups,
-                "restricted s": round(restricted_s, 3),
-                "restricted proven": h.proven,
-                "restricted ms": _ms(h.realised.makespan_s),
-                "free s": round(free.solve_s, 3),
-                "free proven": free.proven,
-                "free gap": round(free.gap, 4),
-                "free ms": _ms(free.realised.makespan_s),
-                "best heuristic ms": _ms(heur),
-                "free <= heuristic": bool(free.realised.makespan_s <= heur),
-            }
-        )
+        solver.append({
+            "exp": e.exp, "dnns": len(e.nets), "groups": groups,
+            "restricted s": round(restricted_s, 3), "restricted proven": h.proven,
+            "restricted ms": _ms(h.realised.makespan_s),
+            "free s": round(free.solve_s, 3), "free proven": free.proven,
+            "free gap": round(free.gap, 4), "free ms": _ms(free.realised.makespan_s),
+            "best heuristic ms": _ms(heur),
+            "free <= heuristic": bool(free.realised.makespan_s <= heur),
+        })
         for m, r in h.baselines.items():
-            pvr.append(
-                {
-                    "exp": e.exp,
-                    "method": m,
-                    "predicted ms": _ms(r.predicted.makespan_s),
-                    "realised ms": _ms(r.realised.makespan_s),
-                    "misprediction %": round(100 * r.misprediction(), 1),
-                }
-            )
-        pvr.append(
-            {
-                "exp": e.exp,
-                "method": "HaX-CoNN",
-                "predicted ms": _ms(h.predicted_objective),
-                "realised ms": _ms(h.realised.makespan_s),
-                "misprediction %": round(
-                    100
-                    * abs(h.predicted_objective - h.realised.makespan_s)
-                    / h.realised.makespan_s,
-                    1,
-                ),
-            }
-        )
+            pvr.append({"exp": e.exp, "method": m, "predicted ms": _ms(r.predicted.makespan_s),
+                        "realised ms": _ms(r.realised.makespan_s),
+                        "misprediction %": round(100 * r.misprediction(), 1)})
+        pvr.append({"exp": e.exp, "method": "HaX-CoNN", "predicted ms": _ms(h.predicted_objective),
+                    "realised ms": _ms(h.realised.makespan_s),
+                    "misprediction %": round(100 * abs(h.predicted_objective - h.realised.makespan_s)
+                                             / h.realised.makespan_s, 1)})
     return rows, pvr, kept, solver
 
 
@@ -339,17 +203,10 @@ def _table8(nets: Sequence[str]) -> list[dict[str, Any]]:
             bname, bres = _best_baseline(h.baselines)
             ratio = bres.realised.makespan_s / h.realised.makespan_s
             gpu_only = h.schedule.assignment == h.baselines["GPU-only"].schedule.assignment
-            rows.append(
-                {
-                    "dnn_1": a,
-                    "dnn_2": b,
-                    "iterations": f"{reps[0]}x{reps[1]}",
-                    "best baseline": bname,
-                    "fps ratio": round(ratio, 3),
-                    "cell": "x" if gpu_only or ratio <= 1.0 + 1e-9 else f"{ratio:.2f}",
-                    "solver s": round(h.solve_s, 3),
-                }
-            )
+            rows.append({"dnn_1": a, "dnn_2": b, "iterations": f"{reps[0]}x{reps[1]}",
+                         "best baseline": bname, "fps ratio": round(ratio, 3),
+                         "cell": "x" if gpu_only or ratio <= 1.0 + 1e-9 else f"{ratio:.2f}",
+                         "solver s": round(h.solve_s, 3)})
     return rows
 
 
@@ -431,16 +288,9 @@ def engine_dynamic(
                 if i + 1 < len(found) and found[i + 1].time_s <= at + 1e-12:
                     continue  # a better one is found before this one would take effect
             swaps.append(Swap(t0 + at, imp.schedule, after))
-            swap_rows.append(
-                {
-                    "phase": k,
-                    "exp": e.exp,
-                    "found_s": round(imp.time_s, 6),
-                    "since_change_s": round(at, 6),
-                    "latency_ms": _ms(imp.objective),
-                    "source": imp.source,
-                }
-            )
+            swap_rows.append({"phase": k, "exp": e.exp, "found_s": round(imp.time_s, 6),
+                              "since_change_s": round(at, 6),
+                              "latency_ms": _ms(imp.objective), "source": imp.source})
         period = (math.ceil(found[0].objective * 1e3) + 1.0) * 1e-3
         for f in range(int(phase_s / period)):
             arr = t0 + f * period
@@ -451,9 +301,8 @@ def engine_dynamic(
     nets = sorted({n for e in phases for n in e.nets})
     profiles = {n: compile_profile(get_network(n), dev, (1,)) for n in nets}
     policy = HaxconnPolicy(soc=soc, n_groups=groups, swaps=tuple(swaps))
-    sim = Simulator(
-        profiles, policy, machine=soc_machine(get_soc(soc).accelerators), checkpoint_cost=False
-    )
+    sim = Simulator(profiles, policy, machine=soc_machine(get_soc(soc).accelerators),
+                    checkpoint_cost=False)
     res = sim.run(requests)
     finish = res.columns["finish_s"]
     rows: list[dict[str, Any]] = []
@@ -462,23 +311,12 @@ def engine_dynamic(
         for mark in (0.0, *FIG7_MARKS_S):
             t = k * phase_s + mark
             arr, ids = next(((a, i) for a, i in mine if a >= t - 1e-12), mine[-1])
-            in_force = [
-                r
-                for r in swap_rows
-                if r["phase"] == k and r["since_change_s"] <= arr - k * phase_s + 1e-12
-            ]
-            rows.append(
-                {
-                    "phase": k,
-                    "exp": e.exp,
-                    "t_s": round(t, 4),
-                    "since_change_s": mark,
-                    "frame_arrival_s": round(float(arr), 6),
-                    "latency_ms": _ms(float(np.max(finish[ids])) - float(arr)),
-                    "schedule_ms": in_force[-1]["latency_ms"],
-                    "oracle_ms": oracle_ms[k],
-                }
-            )
+            in_force = [r for r in swap_rows if r["phase"] == k and r["since_change_s"] <= arr - k * phase_s + 1e-12]
+            rows.append({"phase": k, "exp": e.exp, "t_s": round(t, 4), "since_change_s": mark,
+                         "frame_arrival_s": round(float(arr), 6),
+                         "latency_ms": _ms(float(np.max(finish[ids])) - float(arr)),
+                         "schedule_ms": in_force[-1]["latency_ms"],
+                         "oracle_ms": oracle_ms[k]})
     return rows, swap_rows
 
 
@@ -505,10 +343,7 @@ def _solver_bench(
     from npusched.policies.mapping.z3model import solve_z3
 
     rows = []
-    for n_dnn, nets in (
-        (2, ("googlenet", "resnet-101")),
-        (3, ("googlenet", "resnet-101", "resnet-50")),
-    ):
+    for n_dnn, nets in ((2, ("googlenet", "resnet-101")), (3, ("googlenet", "resnet-101", "resnet-50"))):
         for g in sizes:
             w = _workload("orin", nets, g)
             base = {m: run_method(w, m) for m in BASELINES}
@@ -517,69 +352,43 @@ def _solver_bench(
                 # HaX-CoNN's pipeline: CP-SAT seeded with the best heuristic, 1 s in total
                 hx_t, hx_ms, hx_gap, hx_proven = [], [], [], []
                 for _ in range(repeats):
-                    h = haxconn(
-                        w,
-                        "latency",
-                        space=space,
-                        max_transitions=1,
-                        time_limit_s=1.0,
-                        baselines=base,
-                    )
+                    h = haxconn(w, "latency", space=space, max_transitions=1, time_limit_s=1.0,
+                                baselines=base)
                     hx_t.append(h.solve_s)
                     hx_ms.append(h.realised.makespan_s)
                     hx_gap.append(h.gap)
                     hx_proven.append(h.proven)
-                rows.append(
-                    {
-                        "dnns": n_dnn,
-                        "groups": g,
-                        "space": space,
-                        "solver": "cp-sat+hint (haxconn)",
-                        "status": "OPTIMAL" if all(hx_proven) else "FEASIBLE",
-                        "median_s": round(statistics.median(hx_t), 3),
-                        "median_gap": round(statistics.median(hx_gap), 4)
-                        if all(np.isfinite(hx_gap))
-                        else "inf",
-                        "realised_ms": _ms(statistics.median(hx_ms)),
-                        "best_heuristic_ms": _ms(heur),
-                    }
-                )
+                rows.append({
+                    "dnns": n_dnn, "groups": g, "space": space, "solver": "cp-sat+hint (haxconn)",
+                    "status": "OPTIMAL" if all(hx_proven) else "FEASIBLE",
+                    "median_s": round(statistics.median(hx_t), 3),
+                    "median_gap": round(statistics.median(hx_gap), 4) if all(np.isfinite(hx_gap)) else "inf",
+                    "realised_ms": _ms(statistics.median(hx_ms)),
+                    "best_heuristic_ms": _ms(heur),
+                })
                 for solver in ("cp-sat", "z3"):
                     if solver == "z3" and g > z3_max_groups:
                         continue  # encoding alone exceeds the limit
                     times, gaps, objs, statuses = [], [], [], []
                     for rep in range(repeats):
                         if solver == "cp-sat":
-                            out = solve_cpsat(
-                                w, "latency", max_transitions=T, time_limit_s=limit, random_seed=rep
-                            )
+                            out = solve_cpsat(w, "latency", max_transitions=T, time_limit_s=limit,
+                                              random_seed=rep)
                         else:
-                            out = solve_z3(
-                                w, "latency", max_transitions=T, time_limit_s=limit, random_seed=rep
-                            )
+                            out = solve_z3(w, "latency", max_transitions=T, time_limit_s=limit,
+                                           random_seed=rep)
                         times.append(out.solve_s)
                         gaps.append(out.gap)
                         statuses.append(out.status)
-                        objs.append(
-                            execute(w, out.schedule).makespan_s if out.schedule else float("nan")
-                        )
-                    rows.append(
-                        {
-                            "dnns": n_dnn,
-                            "groups": g,
-                            "space": space,
-                            "solver": solver,
-                            "status": max(set(statuses), key=statuses.count),
-                            "median_s": round(statistics.median(times), 3),
-                            "median_gap": round(statistics.median(gaps), 4)
-                            if all(np.isfinite(gaps))
-                            else "inf",
-                            "realised_ms": _ms(float(np.nanmedian(objs)))
-                            if not all(np.isnan(objs))
-                            else "none",
-                            "best_heuristic_ms": _ms(heur),
-                        }
-                    )
+                        objs.append(execute(w, out.schedule).makespan_s if out.schedule else float("nan"))
+                    rows.append({
+                        "dnns": n_dnn, "groups": g, "space": space, "solver": solver,
+                        "status": max(set(statuses), key=statuses.count),
+                        "median_s": round(statistics.median(times), 3),
+                        "median_gap": round(statistics.median(gaps), 4) if all(np.isfinite(gaps)) else "inf",
+                        "realised_ms": _ms(float(np.nanmedian(objs))) if not all(np.isnan(objs)) else "none",
+                        "best_heuristic_ms": _ms(heur),
+                    })
     return rows
 
 
@@ -599,29 +408,22 @@ def spread_ratios(profile: GroupProfile, k: float) -> GroupProfile:
     return replace(profile, time_s=t, mem_bps=mem, source=f"{profile.source} (ratio spread x{k:g})")
 
 
-def _improvement(
-    w: Workload, methods: Sequence[str] | None = None, extra: dict[str, MethodResult] | None = None
-) -> tuple[float, str, float]:
+def _improvement(w: Workload, methods: Sequence[str] | None = None,
+                 extra: dict[str, MethodResult] | None = None) -> tuple[float, str, float]:
     """HaX-CoNN's restricted optimum vs the best of ``methods`` (default all baselines) plus
     ``extra``: ``(improvement %, best method, HaX-CoNN ms)``."""
     pct, name, ms, _ = _improvement_h(w, methods, extra)
     return pct, name, ms
 
 
-def _improvement_h(
-    w: Workload, methods: Sequence[str] | None = None, extra: dict[str, MethodResult] | None = None
-) -> tuple[float, str, float, HaxconnResult]:
+def _improvement_h(w: Workload, methods: Sequence[str] | None = None,
+                   extra: dict[str, MethodResult] | None = None) -> tuple[float, str, float, HaxconnResult]:
     h = haxconn(w, "latency", max_transitions=1)
     pool = {m: r for m, r in h.baselines.items() if methods is None or m in methods}
     pool.update(extra or {})
     name = min(pool, key=lambda m: pool[m].realised.makespan_s)
     base = pool[name].realised.makespan_s
-    return (
-        round(100 * (base - h.realised.makespan_s) / base, 1),
-        name,
-        _ms(h.realised.makespan_s),
-        h,
-    )
+    return round(100 * (base - h.realised.makespan_s) / base, 1), name, _ms(h.realised.makespan_s), h
 
 
 def gap_analysis(experiments: Sequence[int] | None = None) -> list[dict[str, Any]]:
@@ -653,42 +455,26 @@ def gap_analysis(experiments: Sequence[int] | None = None) -> list[dict[str, Any
         w = _workload(e.soc, e.nets, _groups(e), dict(e.after))
         ours, best, hx_ms, h = _improvement_h(w)
         h2h_list = _list_schedule(w, transitions=True)
-        extra = {
-            "H2H (list)": MethodResult(
-                "H2H (list)", h2h_list, execute(w, h2h_list, contention=False), execute(w, h2h_list)
-            )
-        }
+        extra = {"H2H (list)": MethodResult("H2H (list)", h2h_list,
+                                            execute(w, h2h_list, contention=False),
+                                            execute(w, h2h_list))}
         paper, pbest, _ = _improvement(w, ("GPU-only", "GPU & DSA", "Herald"), extra)
         naive, _, _ = _improvement(w, ("GPU-only", "GPU & DSA"))
-        free = Workload(
-            w.soc, w.tasks, PccsContention(minor_slope=0.0, linear_slope=0.0, saturated_slope=0.0)
-        )
+        free = Workload(w.soc, w.tasks, PccsContention(minor_slope=0.0, linear_slope=0.0,
+                                                       saturated_slope=0.0))
         nocont, _, _ = _improvement(free)
         row: dict[str, Any] = {
-            "exp": e.exp,
-            "paper %": e.paper_improvement_pct,
-            "ours %": ours,
-            "best baseline": best,
-            "HaX-CoNN ms": hx_ms,
-            "paper baselines %": paper,
-            "paper best": pbest,
-            "naive only %": naive,
-            "no contention %": nocont,
+            "exp": e.exp, "paper %": e.paper_improvement_pct, "ours %": ours, "best baseline": best,
+            "HaX-CoNN ms": hx_ms, "paper baselines %": paper, "paper best": pbest,
+            "naive only %": naive, "no contention %": nocont,
             # the paper's own baselines against ours (same DNNs, Table 5-calibrated times)
-            "paper/ours GPU-only": round(
-                e.paper_ms[0] / (h.baselines["GPU-only"].realised.makespan_s * 1e3), 2
-            ),
-            "paper/ours GPU&DSA": round(
-                e.paper_ms[1] / (h.baselines["GPU & DSA"].realised.makespan_s * 1e3), 2
-            ),
+            "paper/ours GPU-only": round(e.paper_ms[0] / (h.baselines["GPU-only"].realised.makespan_s * 1e3), 2),
+            "paper/ours GPU&DSA": round(e.paper_ms[1] / (h.baselines["GPU & DSA"].realised.makespan_s * 1e3), 2),
             "paper/ours HaX-CoNN": round(e.paper_ms[4] / (h.realised.makespan_s * 1e3), 2),
         }
         for k in (2.0, 3.0):
-            wk = Workload(
-                w.soc,
-                tuple(replace(t, profile=spread_ratios(t.profile, k)) for t in w.tasks),
-                w.contention,
-            )
+            wk = Workload(w.soc, tuple(replace(t, profile=spread_ratios(t.profile, k))
+                                       for t in w.tasks), w.contention)
             row[f"spread x{k:g} %"] = _improvement(wk)[0]
         if len(e.nets) == 2:  # two transitions per DNN (3 DNNs: 4.7M schedules, not proven)
             h2 = haxconn(w, "latency", max_transitions=2, baselines=h.baselines)
@@ -698,11 +484,8 @@ def gap_analysis(experiments: Sequence[int] | None = None) -> list[dict[str, Any
             row["T=2 %"] = "-"
         if e.soc == "xavier" and "googlenet" in e.nets:
             t2 = table2_profile()
-            wt = Workload(
-                w.soc,
-                tuple(replace(t, profile=t2) if t.name == "googlenet" else t for t in w.tasks),
-                w.contention,
-            )
+            wt = Workload(w.soc, tuple(replace(t, profile=t2) if t.name == "googlenet" else t
+                                       for t in w.tasks), w.contention)
             row["table2 googlenet %"] = _improvement(wt)[0]
         else:
             row["table2 googlenet %"] = "-"
@@ -722,24 +505,13 @@ def gantt(path: Path, workload: Workload, result: ExecutionResult, title: str = 
     for n, task in enumerate(workload.tasks):
         for g, a in enumerate(result.schedule.assignment[n]):
             s, e = result.start_s[n][g] * 1e3, result.end_s[n][g] * 1e3
-            ax.broken_barh(
-                [(s, e - s)],
-                (a - 0.35, 0.7),
-                facecolors=colors[n % len(colors)],
-                edgecolors="black",
-                linewidth=0.4,
-                label=task.name if g == 0 else None,
-                zorder=2,
-            )
+            ax.broken_barh([(s, e - s)], (a - 0.35, 0.7), facecolors=colors[n % len(colors)],
+                           edgecolors="black", linewidth=0.4, label=task.name if g == 0 else None,
+                           zorder=2)
     for iv in result.intervals:
         if len(iv.members) > 1:
-            ax.axvspan(
-                iv.start_s * 1e3,
-                iv.end_s * 1e3,
-                color="red",
-                zorder=0,
-                alpha=min(0.35, 0.5 * (max(iv.slowdown) - 1)),
-            )
+            ax.axvspan(iv.start_s * 1e3, iv.end_s * 1e3, color="red", zorder=0,
+                       alpha=min(0.35, 0.5 * (max(iv.slowdown) - 1)))
     ax.set_yticks(range(len(acc_names)), list(acc_names))
     ax.set_xlabel("time (ms); red shade = contention interval (darker = larger slowdown)")
     if title:
@@ -815,10 +587,8 @@ def gap_reading(rows: Sequence[dict[str, Any]]) -> str:
     t2r = [r for r in rows if r["T=2 %"] != "-"]
     if t2r:
         d = np.mean([r["T=2 %"] - r["ours %"] for r in t2r])
-        out.append(
-            f"- Two transitions per DNN instead of one: {d:+.1f} points on average "
-            f"(two-DNN experiments, each still proven optimal)."
-        )
+        out.append(f"- Two transitions per DNN instead of one: {d:+.1f} points on average "
+                   f"(two-DNN experiments, each still proven optimal).")
     t2 = [r for r in rows if r["table2 googlenet %"] != "-"]
     if t2:
         out.append(
@@ -827,7 +597,6 @@ def gap_reading(rows: Sequence[dict[str, Any]]) -> str:
             + "."
         )
     return "\n".join(out) + "\n"
-
 
 FIG7_TEXT = """Each phase's swaps come from `dynamic_haxconn` on a deterministic clock (30 us per
 schedule the bounded exhaustive search executes, then 3 s per unit of CP-SAT's deterministic
@@ -890,12 +659,8 @@ def reproduce(
     _csv(outdir / "predicted_vs_realised.csv", pvr)
     first = min(kept)
     w1, h1 = kept[first]
-    gantt(
-        outdir / f"gantt_exp{first}.png",
-        w1,
-        h1.realised,
-        f"Exp. {first} ({w1.soc.name}, {' + '.join(t.name for t in w1.tasks)}): HaX-CoNN",
-    )
+    gantt(outdir / f"gantt_exp{first}.png", w1, h1.realised,
+          f"Exp. {first} ({w1.soc.name}, {' + '.join(t.name for t in w1.tasks)}): HaX-CoNN")
     t8: list[dict[str, Any]] = []
     if "table8" in parts:
         t8 = _table8(
@@ -909,16 +674,9 @@ def reproduce(
     if "fig5" in parts:
         f5 = _fig5(fig5_networks)
         _csv(outdir / "fig5.csv", f5)
-        grouped_bars(
-            outdir / "fig5.png",
-            [r["dnn"] for r in f5],
-            {
-                m: [r[f"{m} FPS"] for r in f5]
-                for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")
-            },
-            ylabel="FPS (2 instances, Orin)",
-            title="Fig. 5: Scenario 1",
-        )
+        grouped_bars(outdir / "fig5.png", [r["dnn"] for r in f5],
+                     {m: [r[f"{m} FPS"] for r in f5] for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")},
+                     ylabel="FPS (2 instances, Orin)", title="Fig. 5: Scenario 1")
     f7: list[dict[str, Any]] = []
     f7_swaps: list[dict[str, Any]] = []
     if "fig7" in parts:
@@ -931,27 +689,19 @@ def reproduce(
         _csv(outdir / "fig7_swaps.csv", f7_swaps)
         found = [r for r in f7 if r["mode"] == "found"]
         marks = [r for r in f7 if r["mode"] == "marks"]
-        lines(
-            outdir / "fig7.png",
-            [r["t_s"] for r in found],
-            {
-                "D-HaX-CoNN (swap when found)": [r["latency_ms"] for r in found],
-                "D-HaX-CoNN (swap at the paper's marks)": [r["latency_ms"] for r in marks],
-                "oracle": [r["oracle_ms"] for r in found],
-            },
-            xlabel="time (s); the DNN set changes every 10 s",
-            ylabel="latency per frame (ms)",
-            title="Fig. 7: D-HaX-CoNN",
-        )
+        lines(outdir / "fig7.png", [r["t_s"] for r in found],
+              {"D-HaX-CoNN (swap when found)": [r["latency_ms"] for r in found],
+               "D-HaX-CoNN (swap at the paper's marks)": [r["latency_ms"] for r in marks],
+               "oracle": [r["oracle_ms"] for r in found]},
+              xlabel="time (s); the DNN set changes every 10 s", ylabel="latency per frame (ms)",
+              title="Fig. 7: D-HaX-CoNN")
     gap: list[dict[str, Any]] = []
     if "gap" in parts:
         gap = gap_analysis((1, 5) if quick else experiments)
         _csv(outdir / "table6_gap.csv", gap)
     solver = (
         _solver_bench(
-            solver_groups
-            if solver_groups is not None
-            else ((10, 20) if quick else (10, 20, 40, 80)),
+            solver_groups if solver_groups is not None else ((10, 20) if quick else (10, 20, 40, 80)),
             solver_time_limit_s if solver_time_limit_s is not None else (1.0 if quick else 5.0),
             solver_repeats if solver_repeats is not None else (1 if quick else 3),
             z3_max_groups if z3_max_groups is not None else (20 if quick else 40),
@@ -967,9 +717,7 @@ def reproduce(
         "experiments": {
             str(r["exp"]): {
                 "best_baseline": r["best baseline"],
-                "best_baseline_latency_ms": min(
-                    r[f"{m} ms"] for m in ("GPU-only", "GPU & DSA", "Herald", "H2H", "Mensa")
-                ),
+                "best_baseline_latency_ms": min(r[f"{m} ms"] for m in ("GPU-only", "GPU & DSA", "Herald", "H2H", "Mensa")),
                 "haxconn_latency_ms": r["HaX-CoNN ms"],
                 "improvement_pct": r["improvement %"],
                 "solver_s": r["solver s"],
@@ -990,35 +738,23 @@ def reproduce(
         ours = [float(r["improvement %"]) for r in t6]
         paper = [float(r["paper improvement %"]) for r in t6]
         summary["headline"] = {
-            "table6_improvement_pct_mean": {
-                "ours": float(np.mean(ours)),
-                "paper": float(np.mean(paper)),
-            },
+            "table6_improvement_pct_mean": {"ours": float(np.mean(ours)), "paper": float(np.mean(paper))},
             "table6_improvement_pct_max": {"ours": max(ours), "paper": max(paper)},
             "table6_improvement_pct_min": {"ours": min(ours), "paper": min(paper)},
         }
     atomic_write_text(outdir / "summary.json", json.dumps(summary, indent=2) + "\n")
     report = [
         "# HaX-CoNN reproduced\n",
-        "## Table 6 (latency in ms, realised under the contention model)\n",
-        _md(t6),
+        "## Table 6 (latency in ms, realised under the contention model)\n", _md(t6),
         "## Solver per Table 6 experiment (restricted: proven optimum; free: 1 s anytime)\n",
         _md(s6),
         "## Why our Table 6 gains are smaller than the paper's (measured)\n",
-        GAP_TEXT,
-        _md(gap),
-        gap_reading(gap),
-        "## Predicted vs realised\n",
-        _md(pvr),
-        "## Table 8 (Orin, all pairs)\n",
-        _md(t8),
-        "## Fig. 5 (Scenario 1)\n",
-        _md(f5),
-        "## Fig. 7 (D-HaX-CoNN in an engine run)\n",
-        FIG7_TEXT,
-        _md(f7),
-        "### Swaps (deterministic clock)\n",
-        _md(f7_swaps),
+        GAP_TEXT, _md(gap), gap_reading(gap),
+        "## Predicted vs realised\n", _md(pvr),
+        "## Table 8 (Orin, all pairs)\n", _md(t8),
+        "## Fig. 5 (Scenario 1)\n", _md(f5),
+        "## Fig. 7 (D-HaX-CoNN in an engine run)\n", FIG7_TEXT, _md(f7),
+        "### Swaps (deterministic clock)\n", _md(f7_swaps),
     ]
     if solver:
         report += ["## Solver benchmark (CP-SAT vs Z3)\n", _md(solver)]

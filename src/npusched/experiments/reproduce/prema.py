@@ -278,7 +278,6 @@ class _Store:
     def load(self) -> pd.DataFrame:
         """The complete rows (see :meth:`lines`) as a frame with the store's columns."""
         import pandas as pd
-
         good = self.lines()
         if not good:
             return pd.DataFrame(columns=self.columns)
@@ -794,7 +793,6 @@ def _policy_table(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Per label: mean ANTT/STP/fairness/SLA over all (batch, run) points and the improvements
     over NP-FCFS (ratio of means and geometric mean of per-workload ratios)."""
     import pandas as pd
-
     main = res.main
     cols = ["antt", "stp", "fairness", *(f"sla_n{n}" for n in SLA_NS)]
     means = main.groupby("label")[cols].mean()
@@ -823,7 +821,6 @@ def _policy_table(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
 def _per_batch(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Improvements over NP-FCFS per batch size (ratio of means within a batch size)."""
     import pandas as pd
-
     main = res.main
     means = main.groupby(["label", "batch"])[["antt", "stp", "fairness"]].mean()
     rows = []
@@ -849,7 +846,6 @@ def _gmean(x: pd.Series) -> float:
 def _p95_high(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Fig. 14: p95 NTT of high-priority tasks per network, smallest batch size (1)."""
     import pandas as pd
-
     rec = res.records
     b0 = min(res.setup.batch_sizes)
     rec = rec[(rec["batch"] == b0) & (rec["priority"] == 9)]
@@ -915,7 +911,6 @@ def _predictor_table(res: _Results) -> tuple[pd.DataFrame, dict[str, Any]]:
 def _oracle_table(table: pd.DataFrame) -> pd.DataFrame:
     """Sec. VI-D: predictor-driven policies as a fraction of their oracle twins."""
     import pandas as pd
-
     t = table.set_index("policy")
     rows = []
     for oracle in [p for p in t.index if p.endswith("-oracle")]:
@@ -1287,7 +1282,6 @@ def _policies_summary(
 ) -> dict[str, Any]:
     """``summary.json``'s ``policies``: per label, the means and improvements over NP-FCFS."""
     import pandas as pd
-
     f14i = fig14.set_index("policy") if not fig14.empty else pd.DataFrame()
     policies: dict[str, Any] = {}
     for lb in present:
@@ -1319,7 +1313,6 @@ def _checkpoint_vs_kill(
     24% / 77%). Each pair's row also has what explains the gap: preemptions per workload and
     the KILL run's re-executed (wasted) work as a share of its makespan."""
     import pandas as pd
-
     main = res.main
     per: list[dict[str, Any]] = []
     for f in families:
@@ -1364,7 +1357,6 @@ def _job_span_ms(res: _Results) -> list[float]:
 def _range_summary(ranged: _Results, specs: Sequence[PolicySpec]) -> dict[str, Any]:
     """The paper-job-range study's headline: setup, windows, policies, mechanisms."""
     import pandas as pd
-
     labels = [s.label for s in specs if s.label in ranged.labels]
     table = _policy_table(ranged, labels)
     t = table.set_index("policy") if not table.empty else table
@@ -1599,7 +1591,6 @@ def _headline(
     oracle: pd.DataFrame,
 ) -> dict[str, Any]:
     import pandas as pd
-
     g = partial(_metric, policies)
     orc = oracle.set_index("policy") if not oracle.empty else pd.DataFrame()
     ours: dict[str, float] = {
@@ -1765,7 +1756,6 @@ def _orderings(
 def _differences(res: _Results, summary: Mapping[str, Any]) -> list[str]:
     """Why our numbers differ from the paper's, for the causes that do not depend on a run."""
     import pandas as pd
-
     rec = res.records
     iso = rec[rec["label"] == "NP-FCFS"].groupby("network")["isolated_s"].agg(["min", "max"])
     span = (
@@ -1882,7 +1872,6 @@ def _exceptions(labels: Sequence[str]) -> str:
 def _ckvk_md(summary: Mapping[str, Any]) -> list[str]:
     """Report section: Fig. 15's CHECKPOINT-vs-KILL comparison per policy pair."""
     import pandas as pd
-
     ck = summary.get("checkpoint_vs_kill") or {}
     if not ck:
         return []

@@ -140,9 +140,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                     get_network(j.network), self.spec_, n_groups=self.n_groups
                 )
         profiles = [self.profiles_[j.network] for j in jobs]
-        w = Workload(
-            self.spec_, tuple(Task(j.network, p) for j, p in zip(jobs, profiles, strict=True))
-        )
+        w = Workload(self.spec_, tuple(Task(j.network, p) for j, p in zip(jobs, profiles, strict=True)))
         after: tuple[tuple[int, ...], ...] = ()
         if self.swaps is not None:
             if self.current_ is None:
@@ -214,11 +212,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                     r = 0.0
                     for dep in plan.deps:
                         end, last, prof = self.ended_[dep]
-                        tr = (
-                            0.0
-                            if last == a
-                            else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
-                        )
+                        tr = 0.0 if last == a else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
                         r = max(r, end + tr)
                     self.ready_at_[key] = r
                     if r > now + 1e-12:
@@ -250,9 +244,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             for j in running:
                 plan = self.plans_[j.id]
                 g = self._group(j)
-                demand.append(
-                    float(plan.profile.mem_bps[g, plan.row[g]]) / self.spec_.memory_bandwidth_bps
-                )
+                demand.append(float(plan.profile.mem_bps[g, plan.row[g]]) / self.spec_.memory_bandwidth_bps)
             tot = sum(demand)
             for j, d in zip(running, demand, strict=True):
                 slow = self.model_.slowdown_one(d, tot - d) if len(running) > 1 else 1.0
