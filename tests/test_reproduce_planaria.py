@@ -247,3 +247,17 @@ def test_nodes_for_sla_with_a_fake_system() -> None:
     st = MultiTenantSetup(n_requests=35, instances=2)
     assert nodes_for_sla(fake, st, "B", "S", 50.0) == 4  # 35 requests round-robin: 9 per node
     assert nodes_for_sla(fake, st, "B", "S", 50.0, max_nodes=3) is None
+
+
+def test_cli_networks_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "planaria", "--networks", "bogus", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "npusched: error: reproduce: --networks: invalid value 'bogus'; allowed: artifact, full-size"
+    ]
+    assert not (tmp_path / "summary.json").exists()
+    out = tmp_path / "full"
+    assert main(["reproduce", "planaria", "--networks", "full-size", "--out", str(out)]) == 0
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["benchmarks"] == "full-size" and "ssd-resnet34" in doc["isolated_speedup"]
+    _check_comparisons(doc["comparisons"])
