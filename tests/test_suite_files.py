@@ -249,7 +249,8 @@ def test_reproduce_all_with_an_edited_copy(tmp_path: Path) -> None:
         configs=[path],
     )
     s = json.loads((out / "planaria" / "summary.json").read_text())
-    assert "googlenet" not in s["isolated_speedup"] and "resnet-50" in s["isolated_speedup"]
+    assert "planaria/googlenet" not in s["isolated_speedup"]
+    assert "planaria/resnet-50" in s["isolated_speedup"]
     assert (out / "index.html").exists()
 
 
@@ -278,8 +279,8 @@ def test_planaria_suite_as_a_sweep(tmp_path: Path) -> None:
     from npusched.experiments.reproduce.planaria import reference_rate
     from npusched.workloads.planaria import qos_table
 
-    assert pl["workload"]["rate_per_s"] == reference_rate("C", 0.25)
-    assert pl["workload"]["qos"] == qos_table("C", "H")
+    assert pl["workload"]["rate_per_s"] == reference_rate("C", 1.0, depthwise="per-channel")
+    assert pl["workload"]["qos"] == qos_table("C", "H", "artifact")
     out = tmp_path / "sweep"
     assert main(["sweep", str(path), "--out", str(out), "--backend", "inprocess", "-q"]) == 0
     df = pd.read_parquet(out / "results.parquet")

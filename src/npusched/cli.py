@@ -820,13 +820,25 @@ def reproduce_planaria(
             help="Also run Fig. 12-15 (throughput at SLA, SLA rate, fairness, energy; slow).",
         ),
     ] = None,
+    networks: Annotated[
+        str | None,
+        typer.Option(
+            help="Benchmarks: 'artifact' (the authors' planaria/<name>, default) or 'full-size'."
+        ),
+    ] = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
 ) -> None:
     """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with
-    --multi-tenant, Fig. 12-15 against PREMA."""
+    --multi-tenant, Fig. 12-16 against PREMA."""
     summary = _run_suite(
-        "planaria", out, quick, config, export, multi_tenant=("--multi-tenant", multi_tenant)
+        "planaria",
+        out,
+        quick,
+        config,
+        export,
+        multi_tenant=("--multi-tenant", multi_tenant),
+        benchmarks=("--networks", networks),
     )
     if summary is not None:
         _print_headline(summary, "Planaria: our numbers vs the paper's", out)

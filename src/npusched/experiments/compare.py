@@ -221,7 +221,9 @@ def compare(
     if not (isinstance(cap_w, int | float) and np.isfinite(cap_w) and cap_w > 0):
         raise ConfigError(f"--cap must be a number of watts > 0, got {cap_w!r}")
     nets = WORKLOADS[scenario]
-    setup = MultiTenantSetup(n_requests=n_requests, instances=instances, seed=seed)
+    setup = MultiTenantSetup(
+        n_requests=n_requests, instances=instances, seed=seed, benchmarks="full-size"
+    )
     lv = None if levels_hz is None else tuple(float(x) for x in levels_hz)
     try:
         systems: dict[str, Simulate] = {
@@ -245,7 +247,7 @@ def compare(
     total = len(loads) * instances * len(systems)
     with progress_bar(total, "compare", enabled=progress, eta=True, delay_s=1.0) as bar:
         for load in loads:
-            rate = reference_rate(scenario, load)
+            rate = reference_rate(scenario, load, benchmarks="full-size", depthwise="per-channel")
             for i in range(instances):
                 reqs = workload_instance(setup, scenario, qos, rate, i)
                 for name, sim in systems.items():

@@ -249,6 +249,8 @@ class PlanariaSetupEntry(_Strict):
     min_rate: PositiveFloat
     load: PositiveFloat
     max_nodes: PositiveInt
+    throughput_instances: PositiveInt = 5
+    fig16_load: PositiveFloat = 0.5
 
 
 class PlanariaSuite(_Strict):
@@ -257,6 +259,8 @@ class PlanariaSuite(_Strict):
 
     Attributes:
         networks: the DNNs of Fig. 17 (each alone on 16 subarrays vs the 128x128 array).
+        benchmarks: ``"artifact"`` (the authors' ``planaria/<name>`` definitions) or
+            ``"full-size"`` (the zoo's networks).
         plots: draw the PNG figures.
         multi_tenant: also run Fig. 12-16 against PREMA (slow).
         scenarios: Table I workloads (``A``, ``B``, ``C``) of the multi-tenant grid.
@@ -267,6 +271,7 @@ class PlanariaSuite(_Strict):
     suite: Literal["planaria"]
     description: str = ""
     networks: Names
+    benchmarks: Literal["artifact", "full-size"] = "artifact"
     plots: Switch
     multi_tenant: Switch
     scenarios: Annotated[list[Literal["A", "B", "C"]], Field(min_length=1)]
@@ -282,7 +287,7 @@ class PlanariaSuite(_Strict):
         """The :class:`~npusched.experiments.reproduce.planaria.MultiTenantSetup`."""
         from npusched.experiments.reproduce.planaria import MultiTenantSetup
 
-        return MultiTenantSetup(**self.setup.model_dump())
+        return MultiTenantSetup(**self.setup.model_dump(), benchmarks=self.benchmarks)
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
         """``npusched reproduce planaria`` with these parameters."""
@@ -862,19 +867,22 @@ def _prema_sweep(s: PremaSuite) -> dict[str, Any]:
 
 def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
     from npusched.experiments.reproduce.planaria import reference_rate
-    from npusched.workloads.planaria import PRIORITIES, WORKLOADS, qos_table
+    from npusched.workloads.planaria import PRIORITIES, qos_table, scenario_networks
 
     st = s.setup
+    # a sweep runs the zoo's layer tables as they are: the per-channel depthwise mapping
     workloads = [
         {
             "label": f"{w}/{q}",
             "workload": {
                 "kind": "poisson",
-                "models": list(WORKLOADS[w]),
-                "rate_per_s": reference_rate(w, st.load),
+                "models": list(scenario_networks(w, s.benchmarks)),
+                "rate_per_s": reference_rate(
+                    w, st.load, benchmarks=s.benchmarks, depthwise="per-channel"
+                ),
                 "n_requests": st.n_requests,
                 "priorities": list(PRIORITIES),
-                "qos": qos_table(w, q),
+                "qos": qos_table(w, q, s.benchmarks),
             },
         }
         for w in s.scenarios

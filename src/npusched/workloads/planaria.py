@@ -24,6 +24,14 @@ class, as the authors' artifact does for two of them (``scheduler/scheduler.ini`
 YOLOv3 100 ms and Tiny YOLO 10 ms (detection, heavy/light). QoS-S, QoS-M and QoS-H scale them
 by 1, 1/4 and 1/16.
 
+Benchmarks
+----------
+``benchmarks="full-size"`` (the default here) draws the zoo's full-size networks above;
+``benchmarks="artifact"`` (the Planaria suite's default) draws the authors' own benchmark
+definitions, ``planaria/<name>`` (:mod:`npusched.models.zoo.planaria`, from
+he-actlab/planaria.code), with the same QoS bounds: Tiny YOLO is then the artifact's
+``planaria/tiny-yolov2`` and EfficientNet-B0 (not in the artifact) stays the zoo's.
+
 SLA (Sec. VI-A, after MLPerf): a run meets it when at least 99% of vision requests and 97% of
 translation (GNMT) requests finish within their QoS bound (:data:`SLA_FRACTION`).
 """
@@ -37,12 +45,15 @@ from npusched.workloads.generators import RandomState, poisson_workload
 from npusched.workloads.request import Request
 
 __all__ = [
+    "ARTIFACT_BENCHMARKS",
     "BASE_QOS_S",
+    "BENCHMARK_SETS",
     "QOS_LEVELS",
     "SLA_FRACTION",
     "WORKLOADS",
     "planaria_workload",
     "qos_table",
+    "scenario_networks",
     "sla_fraction",
 ]
 
@@ -76,13 +87,29 @@ BASE_QOS_S: dict[str, float] = {
     "tiny-yolov3": 10e-3,
 }
 
+#: Full-size zoo name -> the authors' benchmark of the same DNN (he-actlab/planaria.code).
+ARTIFACT_BENCHMARKS: dict[str, str] = {
+    "resnet-50": "planaria/resnet-50",
+    "googlenet": "planaria/googlenet",
+    "yolov3": "planaria/yolov3",
+    "ssd-resnet34": "planaria/ssd-resnet34",
+    "gnmt": "planaria/gnmt",
+    "mobilenet-v1": "planaria/mobilenet-v1",
+    "ssd-mobilenet-v1": "planaria/ssd-mobilenet-v1",
+    "tiny-yolov3": "planaria/tiny-yolov2",
+}
+BASE_QOS_S.update({a: BASE_QOS_S[f] for f, a in ARTIFACT_BENCHMARKS.items()})
+
+#: The network sets a scenario can draw from (see the module docstring).
+BENCHMARK_SETS = ("artifact", "full-size")
+
 #: QoS level -> factor on the base bound (Sec. VI-A: 1x, 1/4x, 1/16x).
 QOS_LEVELS: dict[str, float] = {"S": 1.0, "M": 1.0 / 4.0, "H": 1.0 / 16.0}
 
 #: Fraction of a network's requests that must meet QoS for the SLA (MLPerf: 99% vision, 97%
 #: translation); ``"*"`` is every other network. The form :func:`npusched.metrics.sla_met`
 #: and :func:`npusched.metrics.throughput_at_sla` take as ``target``.
-SLA_FRACTION: dict[str, float] = {"gnmt": 0.97, "*": 0.99}
+SLA_FRACTION: dict[str, float] = {"gnmt": 0.97, "planaria/gnmt": 0.97, "*": 0.99}
 
 #: Planaria's priority range (inclusive).
 PRIORITIES = (1, 11)
@@ -102,10 +129,20 @@ def _check(scenario: str, qos: str) -> tuple[str, str]:
     return s, q
 
 
-def qos_table(scenario: str, qos: str) -> dict[str, float]:
+def scenario_networks(scenario: str, benchmarks: str = "full-size") -> tuple[str, ...]:
+    """The zoo names of ``scenario``'s networks in the benchmark set ``benchmarks``."""
+    s, _ = _check(scenario, "S")
+    if benchmarks not in BENCHMARK_SETS:
+        raise ConfigError(f"benchmarks {benchmarks!r}; allowed: {', '.join(BENCHMARK_SETS)}")
+    if benchmarks == "full-size":
+        return WORKLOADS[s]
+    return tuple(ARTIFACT_BENCHMARKS.get(n, n) for n in WORKLOADS[s])
+
+
+def qos_table(scenario: str, qos: str, benchmarks: str = "full-size") -> dict[str, float]:
     """QoS bound in seconds per network of ``scenario`` (A/B/C) at level ``qos`` (S/M/H)."""
     s, q = _check(scenario, qos)
-    return {m: BASE_QOS_S[m] * QOS_LEVELS[q] for m in WORKLOADS[s]}
+    return {m: BASE_QOS_S[m] * QOS_LEVELS[q] for m in scenario_networks(s, benchmarks)}
 
 
 def planaria_workload(
@@ -117,6 +154,7 @@ def planaria_workload(
     duration_s: float | None = None,
     weights: Mapping[str, float] | None = None,
     random_state: RandomState = None,
+    benchmarks: str = "full-size",
 ) -> list[Request]:
     """One multi-tenant workload instance of Table I's ``scenario`` at QoS level ``qos``.
 
@@ -128,6 +166,7 @@ def planaria_workload(
         duration_s: arrival window in seconds.
         weights: optional network mix (uniform by default).
         random_state: seed or generator; the same seed gives the same workload.
+        benchmarks: ``"full-size"`` (zoo networks) or ``"artifact"`` (``planaria/<name>``).
 
     Returns:
         Requests sorted by arrival, each with its network, priority (1..11) and ``slo_s``.
@@ -135,11 +174,11 @@ def planaria_workload(
     s, q = _check(scenario, qos)
     return poisson_workload(
         rate_per_s,
-        models=list(WORKLOADS[s]),
+        models=list(scenario_networks(s, benchmarks)),
         n_requests=n_requests,
         duration_s=duration_s,
         weights=weights,
         priorities=PRIORITIES,
-        qos=qos_table(s, q),
+        qos=qos_table(s, q, benchmarks),
         random_state=random_state,
     )

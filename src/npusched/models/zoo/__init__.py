@@ -142,6 +142,7 @@ from npusched.models.zoo import (  # noqa: E402,F401
     inception,
     mlperf,
     mobile,
+    planaria,
     resnet,
     rnn,
     transformer,
