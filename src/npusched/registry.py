@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -149,15 +150,15 @@ def registered(
                     f"{net.name.lower()!r}"
                 )
             zoo.register(net.name)(_constant(net))
-            undo.append(lambda n=net.name: zoo.unregister(n))
+            undo.append(partial(zoo.unregister, net.name))
         for reg, table in (
             (POLICIES, policies),
             (MACHINE_POLICIES, machine_policies),
             (DEVICES, devices),
         ):
             for name, factory in (table or {}).items():
-                reg.register(name, factory)  # type: ignore[attr-defined]
-                undo.append(lambda r=reg, n=name: r.unregister(n))  # type: ignore[misc]
+                reg.register(name, factory)
+                undo.append(partial(reg.unregister, name))
         yield
     finally:
         for fn in reversed(undo):

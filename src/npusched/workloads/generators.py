@@ -104,7 +104,9 @@ def _canonical(models: Sequence[object], user: Mapping[str, Network] | None = No
     out: list[str] = []
     for m in models:
         name = m.name if isinstance(m, Network) else m
-        out.append(name if isinstance(name, str) and name in user else canonical_names([name])[0])
+        out.append(
+            name if isinstance(name, str) and name in user else canonical_names([name])[0]  # type: ignore[list-item]
+        )
     return out
 
 
