@@ -344,7 +344,7 @@ def test_help_flags_and_long_commands(capsys: pytest.CaptureFixture[str]) -> Non
     for cmd in (["run"], ["bench"], ["compare"], ["map"], ["suites", "list"], ["models", "list"]):
         assert main([*cmd, "-h"]) == 0
         assert "table|json|csv" in capsys.readouterr().out, cmd
-    for cmd in (["run"], ["sweep"], ["compare"], ["trace"]):
+    for cmd in (["run"], ["sweep"], ["compare"], ["trace"], ["profile"]):
         assert main([*cmd, "-h"]) == 0
         assert "--plugin" in capsys.readouterr().out, cmd
 

@@ -314,6 +314,7 @@ def profile_cmd(
         int | None,
         typer.Option(help="Subarrays allocated (devices with a 'subarrays' axis: planaria 1-16)."),
     ] = None,
+    plugin: PluginOpt = None,
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
@@ -328,6 +329,7 @@ def profile_cmd(
     from npusched.models.zoo import get_network
     from npusched.report.tables import render
 
+    _common(plugins=plugin)
     bad = [b for b in batch or [] if b < 1]
     if bad:
         raise ConfigError(f"--batch must be an integer >= 1, got {bad[0]}")
