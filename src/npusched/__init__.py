@@ -11,13 +11,7 @@ pays only for what a command touches. See ``docs/api.md``.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = version("npusched")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.1.0"
 
 #: public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
@@ -74,7 +68,19 @@ __all__ = [
 ]
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("npusched")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.1.0"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read from the installed metadata on first use (slow import)
+        value = globals()["__version__"] = _version()
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'npusched' has no attribute {name!r}")
@@ -86,10 +92,11 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
+    __version__: str
     from npusched.experiments.config import load_config
     from npusched.experiments.runner import run_config
     from npusched.hardware import DEVICES, compile_profile, get_device

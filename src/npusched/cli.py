@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 import typer
 from typer.core import TyperGroup
 
-from npusched import __version__
+import npusched
 from npusched.errors import ConfigError, NpuschedError
 
 #: ``-h`` beside ``--help`` (click passes these settings on to every sub-command)
@@ -155,7 +155,7 @@ _plain_help()
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"npusched {__version__}")
+        typer.echo(f"npusched {npusched.__version__}")
         raise typer.Exit()
 
 
