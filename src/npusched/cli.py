@@ -427,7 +427,7 @@ def run_cmd(
     config: Path,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out"),
     seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
     timeline: Annotated[
         bool,
         typer.Option(
@@ -1069,7 +1069,7 @@ def reproduce_fluid(
         ),
     ] = None,
     designs: Annotated[
-        str | None,
+        Literal["table1", "dse"] | None,
         typer.Option(help="NPU per serving policy: table1 (Table I's) or dse (its own DSE)."),
     ] = None,
     config: ConfigOpt = None,
