@@ -404,3 +404,42 @@ def test_help_text_plain(capsys: pytest.CaptureFixture[str]) -> None:
     assert "npusched run [OPTIONS] CONFIG" in out
     quiet = next(line for line in out.splitlines() if "--quiet" in line)
     assert "<bool>" not in quiet
+
+
+@pytest.mark.slow
+def test_real_worker_killed_mid_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pool worker killed with SIGKILL mid-sweep: its points are resubmitted and the
+    results equal an in-process run's."""
+    import multiprocessing
+    import signal
+    import threading
+    import time
+
+    from npusched.experiments.store import run_sweep
+    from npusched.experiments.sweep import load_experiment
+
+    exp_path = tmp_path / "exp.toml"
+    exp_path.write_text(
+        SWEEP.replace("n_tasks = 4", "n_tasks = 400").replace("seeds = [0]", "seeds = [0, 1]")
+    )
+    exp = load_experiment(exp_path)
+    box: dict[str, object] = {}
+
+    def sweep() -> None:
+        box["res"] = run_sweep(exp, tmp_path / "pool", backend="process", workers=2, progress=False)
+
+    t = threading.Thread(target=sweep)
+    t.start()
+    deadline = time.monotonic() + 120
+    while not multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the worker is importing or simulating
+    victim = multiprocessing.active_children()[0]
+    os.kill(victim.pid, signal.SIGKILL)  # type: ignore[arg-type]
+    t.join(timeout=600)
+    assert "res" in box
+    assert "a sweep worker process died; resubmitting" in capsys.readouterr().err
+    pool = pd.read_parquet(tmp_path / "pool" / "results.parquet").drop(columns=["wall_s"])
+    run_sweep(exp, tmp_path / "inproc", backend="inprocess", progress=False)
+    ref = pd.read_parquet(tmp_path / "inproc" / "results.parquet").drop(columns=["wall_s"])
+    pd.testing.assert_frame_equal(pool, ref)
