@@ -1,46 +1,124 @@
 """The ``npusched`` command (thin: parses arguments, calls the library, prints).
 
-Errors print one line ``npusched: error: ...`` on stderr and exit with status 2; ``--debug`` shows
-the traceback instead.
+Exit status: 0 ok, 1 internal error (a bug: one line naming the exception; ``--debug`` shows
+the traceback), 2 bad input (one line ``npusched: error: FILE: field: what is wrong; allowed:
+...``, checked before any work), 130 interrupted (Ctrl-C). Conventions (``docs/cli.md``):
+``-h``/``--help`` everywhere, ``-f/--format table|json|csv`` on every command that prints a
+table, ``-q``/``-v`` on every long command, ``--plugin FILE.py`` to load a user's policies and
+networks, shell completion (``--install-completion``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
+from typer.core import TyperGroup
 
-from npusched import __version__
+import npusched
 from npusched.errors import ConfigError, NpuschedError
+
+#: ``-h`` beside ``--help`` (click passes these settings on to every sub-command)
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+EXIT_CODES = "Exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted."
 
 app = typer.Typer(
     name="npusched",
     help="Simulate and schedule multi-tenant DNN inference on NPUs.",
+    epilog=EXIT_CODES,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings=CONTEXT,
     rich_markup_mode="markdown",  # docstring paragraphs re-wrap instead of keeping line breaks
 )
 models_app = typer.Typer(
-    help="List, show and import DNN models.", no_args_is_help=True, rich_markup_mode="markdown"
+    help="List, show and import DNN models.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    context_settings=CONTEXT,
 )
+
+
+class _InOrder(TyperGroup):
+    """Lists sub-commands in :attr:`ORDER` (the papers in the order the README presents
+    them, then ``all``) instead of the order their functions appear in this file."""
+
+    ORDER = ("prema", "planaria", "fluid", "haxconn", "dfs", "all")
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        rank = {n: i for i, n in enumerate(self.ORDER)}
+        return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
 reproduce_app = typer.Typer(
-    help="Reproduce a paper's evaluation.", no_args_is_help=True, rich_markup_mode="markdown"
+    cls=_InOrder,
+    help="Reproduce a paper's evaluation.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    context_settings=CONTEXT,
 )
 app.add_typer(models_app, name="models")
 app.add_typer(reproduce_app, name="reproduce")
 suites_app = typer.Typer(
     help="The reproduce suites' experiment files: list, export for editing, convert to sweeps.",
     no_args_is_help=True,
+    context_settings=CONTEXT,
 )
 app.add_typer(suites_app, name="suites")
 
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
+
+# Choices are ``Literal`` types: Typer turns them into a fixed set of values, shown in
+# ``--help``, completed by the shell and checked before the command runs.
+Format = Literal["table", "json", "csv"]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output: table, json or csv.")]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress bar or status lines on stderr.")
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Log details on stderr, and the elapsed time at the end."),
+]
+PluginOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--plugin",
+        metavar="FILE.py",
+        help="A Python file that registers policies, networks or devices (repeatable); see "
+        "docs/api.md.",
+    ),
+]
+
+#: what ``-q``/``-v`` asked for, read by :func:`main` when the command has returned
+_STATE: dict[str, Any] = {"verbose": False, "t0": 0.0}
+
+
+def _common(
+    *, quiet: bool = False, verbose: bool = False, plugins: list[Path] | None = None
+) -> bool:
+    """Apply the shared options of a long command; returns whether to show progress."""
+    if quiet and verbose:
+        raise ConfigError("-q/--quiet and -v/--verbose: give at most one")
+    if verbose:
+        import logging
+
+        logging.basicConfig(stream=sys.stderr, format="npusched: %(name)s: %(message)s")
+        logging.getLogger("npusched").setLevel(logging.INFO)
+        _STATE["verbose"] = True
+    if plugins:
+        from npusched.plugins import load_plugins
+
+        load_plugins(plugins)
+        if verbose:
+            print(f"npusched: plugins loaded: {', '.join(map(str, plugins))}", file=sys.stderr)
+    return not quiet
 FigureFormatOpt = Annotated[
-    str,
+    Literal["png", "svg", "pdf"],
     typer.Option(
         "--figure-format",
         help="png, svg or pdf: figures also in this format (the report embeds SVGs).",
@@ -84,7 +162,7 @@ _plain_help()
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"npusched {__version__}")
+        typer.echo(f"npusched {npusched.__version__}")
         raise typer.Exit()
 
 
@@ -255,8 +333,9 @@ def profile_cmd(
     device: Annotated[
         str,
         typer.Option(
-            help="Device name: prema-npu (PREMA Table I) or one a plugin registers; a wrong "
-            "name lists every registered device."
+            help="Device: prema-npu (PREMA Table I), prema-npu-dfs, ab9, clocked, planaria, "
+            "planaria-dfs, gemm-npu, zc706-npu, zcu104-npu, soc, or one a plugin registers "
+            "(a wrong name lists every registered device)."
         ),
     ] = "prema-npu",
     batch: Annotated[list[int] | None, typer.Option(help="Batch size (repeatable).")] = None,
@@ -275,6 +354,7 @@ def profile_cmd(
             "JSON: {layers: [{name, compute_cycles}], total_compute_cycles}.",
         ),
     ] = False,
+    plugin: PluginOpt = None,
 ) -> None:
     """Per-layer cycles and time of NETWORK on a device, and the total (isolated latency).
 
@@ -289,6 +369,7 @@ def profile_cmd(
     from npusched.models.zoo import get_network
     from npusched.report.tables import render
 
+    _common(plugins=plugin)
     bad = [b for b in batch or [] if b < 1]
     if bad:
         raise ConfigError(f"--batch must be an integer >= 1, got {bad[0]}")
@@ -429,7 +510,7 @@ def run_cmd(
     config: Path,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out"),
     seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
     timeline: Annotated[
         bool,
         typer.Option(
@@ -437,11 +518,16 @@ def run_cmd(
             help="Also write timeline.json (open in ui.perfetto.dev), timeline.png, latency_cdf.png.",
         ),
     ] = False,
+    fmt: FormatOpt = "table",
+    verbose: VerboseOpt = False,
+    plugin: PluginOpt = None,
 ) -> None:
-    """Run one simulation from a TOML/YAML config; writes records.parquet and summary.json."""
+    """Run one simulation from a TOML/YAML config; writes records.parquet and summary.json.
+    Prints the main metrics (``--format json``: every metric of summary.json)."""
     from npusched.experiments.runner import run_config_file
 
-    run_config_file(config, out, seed=seed, progress=not quiet, timeline=timeline)
+    progress = _common(quiet=quiet, verbose=verbose, plugins=plugin)
+    run_config_file(config, out, seed=seed, progress=progress, timeline=timeline, fmt=fmt)
 
 
 # --- bench -------------------------------------------------------------------------------------
@@ -460,7 +546,12 @@ def bench_cmd(
             help="Requests per scenario (default: temporal 100,000, prema 20,000, spatial 5,000, concurrent 20,000)."
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", hidden=True, help="Same as --format json (kept for scripts).")
+    ] = False,
+    fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     reference: Annotated[
         bool,
         typer.Option("--reference/--no-reference", help="Also run the reference models."),
@@ -474,10 +565,14 @@ def bench_cmd(
         ),
     ] = 1,
 ) -> None:
-    """Engine speed against SimPy and a bare event loop on the same system, and the targets."""
+    """Engine speed against SimPy and a bare event loop on the same system, and the targets.
+    ``--format json`` prints the full result object; table and csv the summary rows."""
     from npusched.bench import bench_rows, run_bench
 
+    progress = _common(quiet=quiet, verbose=verbose)
     if as_json:
+        fmt = "json"
+    if fmt == "json":
         result = run_bench(
             scenario, requests=requests, seed=seed, reference=reference, repeat=repeat
         )
@@ -486,7 +581,7 @@ def bench_cmd(
     from npusched.bench import rich_reporter
     from npusched.report.tables import render
 
-    with rich_reporter() as report:
+    with rich_reporter(progress and fmt == "table") as report:
         result = run_bench(
             scenario,
             requests=requests,
@@ -495,7 +590,7 @@ def bench_cmd(
             report=report,
             repeat=repeat,
         )
-    render(bench_rows(result), "table", title="bench (targets: issue 9)")
+    render(bench_rows(result), fmt, title="bench (targets: issue 9)")
 
 
 @app.command("map")
@@ -503,9 +598,17 @@ def map_cmd(
     networks: Annotated[
         list[str] | None, typer.Argument(help="Two or three zoo networks (or --instance).")
     ] = None,
-    soc: Annotated[str, typer.Option(help="orin, xavier or snapdragon-865.")] = "orin",
-    goal: Annotated[str, typer.Option(help="latency (Eq. 11) or throughput (Eq. 10).")] = "latency",
-    space: Annotated[str, typer.Option(help="restricted or free.")] = "restricted",
+    soc: Annotated[
+        Literal["orin", "xavier", "snapdragon-865"], typer.Option(help="The SoC.")
+    ] = "orin",
+    goal: Annotated[
+        Literal["latency", "throughput"],
+        typer.Option(help="latency (Eq. 11) or throughput (Eq. 10)."),
+    ] = "latency",
+    space: Annotated[
+        Literal["restricted", "free"],
+        typer.Option(help="restricted (--transitions per DNN) or free (CP-SAT)."),
+    ] = "restricted",
     transitions: Annotated[int, typer.Option(help="Transitions per DNN (restricted).")] = 1,
     groups: Annotated[int, typer.Option(help="Layer groups per DNN (generated profiles).")] = 10,
     profile_csv: Annotated[
@@ -518,11 +621,20 @@ def map_cmd(
     instance: Annotated[
         Path | None, typer.Option(help="Solve one instance file (JSON, docs/papers/haxconn.md).")
     ] = None,
-    semantics: Annotated[str, typer.Option(help="With --instance: artifact or paper.")] = "artifact",
-    solver: Annotated[str, typer.Option(help="With --instance: cpsat or z3.")] = "cpsat",
+    semantics: Annotated[
+        Literal["artifact", "paper"], typer.Option(help="With --instance: artifact or paper.")
+    ] = "artifact",
+    solver: Annotated[
+        Literal["cpsat", "z3"], typer.Option(help="With --instance: cpsat or z3.")
+    ] = "cpsat",
     fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """HaX-CoNN: the contention-aware layer-group schedule of DNNs on an SoC, with baselines."""
+    _common(quiet=quiet, verbose=verbose)
+    if time_limit is not None and not (0 < time_limit < float("inf")):
+        raise ConfigError(f"--time-limit must be a number of seconds > 0, got {time_limit}")
     if instance is not None:
         if networks:
             raise ConfigError(
@@ -534,6 +646,12 @@ def map_cmd(
         raise ConfigError(
             "map: networks: none given; allowed: two or three zoo networks, or --instance FILE"
         )
+    if not 2 <= len(networks) <= 3:
+        raise ConfigError(f"NETWORKS: give two or three networks, got {len(networks)}")
+    if transitions < 0:
+        raise ConfigError(f"--transitions must be >= 0, got {transitions}")
+    if groups < 1:
+        raise ConfigError(f"--groups must be >= 1, got {groups}")
     from npusched.hardware.soc import generate_profile, get_soc, load_profile_csv
     from npusched.models.zoo import get_network
     from npusched.policies.mapping import Task, Workload
@@ -582,7 +700,7 @@ def map_cmd(
         }
     )
     render(rows, fmt, title=f"HaX-CoNN on {spec.name}: {' + '.join(networks)} ({goal})")
-    if fmt == "table":
+    if fmt == "table" and not quiet:
         for t, row in zip(tasks, h.schedule.assignment, strict=True):
             segs, start = [], 0
             for g in range(1, len(row) + 1):
@@ -649,6 +767,7 @@ def _run_suite(
     quick: bool,
     config: Path | None,
     export: Path | None,
+    progress: bool = True,
     **options: tuple[str, Any],
 ) -> dict[str, Any] | None:
     """Export the packaged suite file (``--export``; returns ``None``) or run the suite with its
@@ -660,8 +779,11 @@ def _run_suite(
         path = export_suite(name, export)
         typer.echo(f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})")
         return None
+    from npusched.experiments.runner import check_out_dir
+
+    check_out_dir(out)  # a file of that name fails now, not after the suite's first part
     given = {k: v for k, v in options.items() if v[1] is not None}
-    return run_suite(name, out, config=config, quick=quick, progress=True, overrides=given)
+    return run_suite(name, out, config=config, quick=quick, progress=progress, overrides=given)
 
 
 @reproduce_app.command("prema")
@@ -694,6 +816,8 @@ def reproduce_prema(
     ] = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
     summary = _run_suite(
@@ -702,6 +826,7 @@ def reproduce_prema(
         quick,
         config,
         export,
+        _common(quiet=quiet, verbose=verbose),
         runs=("--runs", runs),
         seed=("--seed", seed),
         load=("--load", load),
@@ -737,6 +862,8 @@ def reproduce_haxconn(
     ] = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """HaX-CoNN (PPoPP'24) Sec. 5: Table 6, Table 8, Fig. 5, Fig. 7 and a CP-SAT vs Z3 benchmark."""
     summary = _run_suite(
@@ -745,6 +872,7 @@ def reproduce_haxconn(
         quick,
         config,
         export,
+        _common(quiet=quiet, verbose=verbose),
         parts=("--only", only or None),
         experiments=("--experiment", experiment or None),
     )
@@ -791,6 +919,8 @@ def reproduce_dfs(
     ] = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Layer-wise DFS vs DVFS under a power limit (ETRI J. 2022): Fig. 4-6, Table 6."""
     summary = _run_suite(
@@ -799,6 +929,7 @@ def reproduce_dfs(
         quick,
         config,
         export,
+        _common(quiet=quiet, verbose=verbose),
         cap_w=("--cap-w", cap_w),
         efficiency=("--efficiency", efficiency),
         fuse=("--fuse", fuse),
@@ -828,6 +959,8 @@ def reproduce_planaria(
     ] = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with
     --multi-tenant, Fig. 12-16 against PREMA."""
@@ -837,6 +970,7 @@ def reproduce_planaria(
         quick,
         config,
         export,
+        _common(quiet=quiet, verbose=verbose),
         multi_tenant=("--multi-tenant", multi_tenant),
         benchmarks=("--networks", networks),
     )
@@ -853,7 +987,8 @@ def sweep_cmd(
         typer.Option("--out", "-o", help="Sweep directory; a rerun resumes, skipping done points."),
     ] = Path("out/sweep"),
     backend: Annotated[
-        str, typer.Option(help="inprocess, process (default: a pool of all cores) or dask.")
+        Literal["inprocess", "process", "dask"],
+        typer.Option(help="inprocess, process (default: a pool of all cores) or dask."),
     ] = "process",
     workers: Annotated[
         int | None, typer.Option(help="Worker processes (default: all cores).")
@@ -872,12 +1007,17 @@ def sweep_cmd(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List the selected points; run nothing.")
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    plugin: PluginOpt = None,
 ) -> None:
     """Run every point of an experiment file (a grid of run configs x seeds)."""
+    from npusched.experiments.backends import check_backend_options
     from npusched.experiments.store import done_ids, run_sweep
     from npusched.experiments.sweep import load_experiment, parse_filters, select_points
 
+    progress = _common(quiet=quiet, verbose=verbose, plugins=plugin)
+    check_backend_options(backend, workers, address)
     exp = load_experiment(file)
     flt = parse_filters(filters or [], exp)
     if dry_run:
@@ -905,7 +1045,8 @@ def sweep_cmd(
         address=address,
         filters=flt,
         max_points=max_points,
-        progress=not quiet,
+        progress=progress,
+        plugins=plugin or (),
     )
     rate = res.ran / res.wall_s if res.wall_s > 0 else float("nan")
     typer.echo(
@@ -921,15 +1062,18 @@ def report_cmd(
         Path | None, typer.Option("--out", "-o", help="Report directory (default: DIRECTORY).")
     ] = None,
     figure_format: FigureFormatOpt = "png",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Write index.html (self-contained) and index.md: every reproduction's comparisons with
     the paper (flags and causes) and figures, and the tables and plots of every sweep below
     DIRECTORY, with the run's provenance."""
     from npusched.report.sweep_report import write_report
 
-    html, md = write_report(directory, out, figure_format=figure_format, progress=not quiet)
-    typer.echo(f"report: {html} and {md}")
+    show = _common(quiet=quiet, verbose=verbose)
+    html, md = write_report(directory, out, figure_format=figure_format, progress=show)
+    if show:
+        typer.echo(f"report: {html} and {md}")
 
 
 @app.command("schema")
@@ -963,12 +1107,17 @@ def trace_cmd(
         "trace.json"
     ),
     seed: Annotated[int | None, typer.Option(help="Override the config's seed.")] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    plugin: PluginOpt = None,
 ) -> None:
     """Export one run's timeline as Chrome trace / Perfetto JSON (open in ui.perfetto.dev)."""
     from npusched.report.trace import trace_config_file
 
+    show = _common(quiet=quiet, verbose=verbose, plugins=plugin)
     path, n = trace_config_file(config, out, seed=seed)
-    typer.echo(f"trace: {path} ({n} segments; open in https://ui.perfetto.dev)")
+    if show:
+        typer.echo(f"trace: {path} ({n:,} segments; open in https://ui.perfetto.dev)")
 
 
 @reproduce_app.command("all")
@@ -997,10 +1146,15 @@ def reproduce_all_cmd(
         ),
     ] = None,
     figure_format: FigureFormatOpt = "png",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Every reproduction suite and packaged sweep, then one report (index.html, index.md)."""
     from npusched.experiments.reproduce.suites import reproduce_all
+    from npusched.experiments.runner import check_out_dir
 
+    _common(quiet=quiet, verbose=verbose)
+    check_out_dir(out)
     html, md = reproduce_all(
         out,
         quick=quick,
@@ -1019,8 +1173,10 @@ def compare_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
         "out/compare"
     ),
-    scenario: Annotated[str, typer.Option(help="Planaria Table I workload: A, B or C.")] = "C",
-    qos: Annotated[str, typer.Option(help="QoS level: S, M or H (Planaria Table I).")] = "S",
+    scenario: Annotated[
+        Literal["A", "B", "C"], typer.Option(help="Planaria Table I workload.")
+    ] = "C",
+    qos: Annotated[Literal["S", "M", "H"], typer.Option(help="QoS level (Planaria Table I).")] = "S",
     load: Annotated[
         list[float] | None,
         typer.Option("--load", help="Offered load on the 128x128 array (repeatable; 0.25, 0.5)."),
@@ -1039,7 +1195,10 @@ def compare_cmd(
             "100-700 MHz).",
         ),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    plugin: PluginOpt = None,
 ) -> None:
     """NP-FCFS, PREMA, Planaria, and PREMA and Planaria under a DFS power cap, on the same
     workload and the same 128x128 MACs: ANTT, STP, fairness, SLA rate, p99, energy, peak and
@@ -1047,6 +1206,7 @@ def compare_cmd(
     from npusched.experiments.compare import compare
     from npusched.report.tables import render
 
+    show = _common(quiet=quiet, verbose=verbose, plugins=plugin)
     means = compare(
         out,
         scenario=scenario,
@@ -1057,11 +1217,12 @@ def compare_cmd(
         seed=seed,
         cap_w=cap,
         levels_hz=None if not clock_levels else tuple(x * 1e6 for x in clock_levels),
-        progress=not quiet,
+        progress=show,
     )
     rows = [{str(k): v for k, v in r.items()} for r in means.to_dict(orient="records")]
-    render(rows, "table", title="compare (means over instances)")
-    typer.echo(f"report: {Path(out) / 'report.md'}")
+    render(rows, fmt, title="compare (means over instances)")
+    if show and fmt == "table":
+        typer.echo(f"report: {Path(out) / 'report.md'}")
 
 
 def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
@@ -1090,11 +1251,13 @@ def reproduce_fluid(
         ),
     ] = None,
     designs: Annotated[
-        str | None,
+        Literal["table1", "dse"] | None,
         typer.Option(help="NPU per serving policy: table1 (Table I's) or dse (its own DSE)."),
     ] = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Fluid Batching (Kouris et al.): DSE vs Table I, Fig. 10, Fig. 7-9, Table II."""
     summary = _run_suite(
@@ -1103,6 +1266,7 @@ def reproduce_fluid(
         quick,
         config,
         export,
+        _common(quiet=quiet, verbose=verbose),
         serving=("--serving", serving),
         designs=("--designs", designs),
     )
@@ -1134,7 +1298,7 @@ def reproduce_fluid(
 
 # --- suites ------------------------------------------------------------------------------------
 @suites_app.command("list")
-def suites_list() -> None:
+def suites_list(fmt: FormatOpt = "table") -> None:
     """The suites, their packaged files and whether `npusched sweep` can run them."""
     from npusched.experiments.suite_files import SUITE_MODELS, SWEEPABLE, load_suite, packaged_suite
     from npusched.report.tables import render
@@ -1148,7 +1312,7 @@ def suites_list() -> None:
         }
         for n in SUITE_MODELS
     ]
-    render(rows, "table", title="reproduce suites")
+    render(rows, fmt, title="reproduce suites")
 
 
 @suites_app.command("export")
@@ -1240,6 +1404,7 @@ def main(argv: list[str] | None = None) -> int:
         if a == "--out=" or (a in ("--out", "-o") and i + 1 < len(args) and not args[i + 1]):
             print("npusched: error: --out: empty path; name an output directory", file=sys.stderr)
             return 2
+    _STATE.update(verbose=False, t0=time.perf_counter())
     try:
         rv = app(args=args, prog_name="npusched", standalone_mode=False)
         # typer turns Ctrl-C into an exit code it *returns* here (commands return None)
@@ -1260,12 +1425,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("npusched: error: interrupted", file=sys.stderr)
         return 130
+    except OSError as e:
+        # a path that cannot be read or written (a file where a directory belongs, a full
+        # disk): the environment or the input, not a bug; one line, naming the path if known
+        if debug:
+            raise
+        where = f"{e.filename}: " if e.filename is not None else ""
+        print(f"npusched: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
     except Exception as e:
         if debug:
             raise
         if hasattr(e, "format_message") and hasattr(e, "exit_code"):
             # A usage error from the argument parser (typer/click): one line, no traceback.
-            msg = e.format_message()
+            msg = _choice_message(e) or e.format_message()
             if type(e).__name__ == "NoArgsIsHelpError":
                 print(msg, file=sys.stderr)
                 return 2
@@ -1280,11 +1453,32 @@ def main(argv: list[str] | None = None) -> int:
                     first = f"{first.rstrip('.')}; allowed: {', '.join(names)}"
             print(f"npusched: error: {first}", file=sys.stderr)
             return 2
-        # Last resort: still one line; the traceback is behind --debug.
-        text = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        print(f"npusched: error: {type(e).__name__}: {text} (rerun with --debug)", file=sys.stderr)
-        return 2
+        return _internal(e)
+    if _STATE["verbose"]:
+        print(f"npusched: done in {time.perf_counter() - _STATE['t0']:.1f} s", file=sys.stderr)
     return 0
+
+
+def _internal(e: BaseException) -> int:
+    """An internal error (a bug, not bad input): one line, exit status 1; the traceback is
+    behind ``--debug``."""
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    print(f"npusched: error: {type(e).__name__}: {text} (rerun with --debug)", file=sys.stderr)
+    return 1
+
+
+def _choice_message(e: Exception) -> str | None:
+    """``--scenario 'Z'; allowed: A, B, C`` for a value outside an option's choices (the
+    parser's own words otherwise: ``None``)."""
+    import re
+
+    param = getattr(e, "param", None)
+    m = re.search(r"'(.*)' is not one of (.*?)\.?$", str(getattr(e, "message", "")))
+    if param is None or m is None:
+        return None
+    name = max(getattr(param, "opts", None) or [str(getattr(param, "name", ""))], key=len)
+    allowed = ", ".join(x.strip().strip("'") for x in m.group(2).split(","))
+    return f"{name} {m.group(1)!r}; allowed: {allowed}"
 
 
 if __name__ == "__main__":  # pragma: no cover

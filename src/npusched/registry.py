@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import partial
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from npusched.errors import ConfigError, NpuschedError, UnknownNameError
+
+if TYPE_CHECKING:
+    from npusched.models.ir import Network
 
 T = TypeVar("T")
 
@@ -55,6 +60,13 @@ class Registry(Generic[T]):
             return deco(factory)
         return deco  # type: ignore[return-value]
 
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (exactly as registered); an unknown name raises
+        :class:`UnknownNameError`. Used by :func:`registered` to undo a scoped registration."""
+        if name not in self._factories:
+            raise UnknownNameError(self.kind, name, self._factories)
+        del self._factories[name]
+
     def _load_entry_points(self) -> None:
         if self._loaded_entry_points or self._entry_point_group is None:
             return
@@ -97,3 +109,64 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+
+@contextmanager
+def registered(
+    *,
+    networks: Iterable[Network] = (),
+    policies: Mapping[str, Callable[..., Any]] | None = None,
+    machine_policies: Mapping[str, Callable[..., Any]] | None = None,
+    devices: Mapping[str, Callable[..., Any]] | None = None,
+) -> Iterator[None]:
+    """Register user networks, policies and devices for the duration of a ``with`` block.
+
+    Inside the block the names behave like built-ins (``get_network``, ``POLICIES.create``, run
+    configs, ``npusched.run_config``); on leaving it (normally or by an exception) every name
+    registered here is removed again, so the same block can run twice in one session (a
+    notebook cell, a test) without ``duplicate ... name`` errors. A name that is already
+    registered raises :class:`~npusched.errors.NpuschedError` and registers nothing.
+
+    Args:
+        networks: :class:`~npusched.models.ir.Network` objects, registered under their names.
+        policies: temporal policy name -> factory (usually the class).
+        machine_policies: machine policy name -> factory.
+        devices: device name -> factory.
+    """
+    import npusched.policies  # noqa: F401  (built-in temporal policies first: no name clash later)
+    from npusched.hardware import DEVICES
+    from npusched.models import zoo
+    from npusched.policies.base import POLICIES
+    from npusched.policies.machine import MACHINE_POLICIES, import_builtin_machine_policies
+
+    import_builtin_machine_policies()
+    nets = list(networks)
+    undo: list[Callable[[], None]] = []
+    try:
+        for net in nets:
+            if net.name != net.name.lower():
+                raise ConfigError(
+                    f"network {net.name!r}: zoo names are lower case; build it as "
+                    f"{net.name.lower()!r}"
+                )
+            zoo.register(net.name)(_constant(net))
+            undo.append(partial(zoo.unregister, net.name))
+        for reg, table in (
+            (POLICIES, policies),
+            (MACHINE_POLICIES, machine_policies),
+            (DEVICES, devices),
+        ):
+            for name, factory in (table or {}).items():
+                reg.register(name, factory)
+                undo.append(partial(reg.unregister, name))
+        yield
+    finally:
+        for fn in reversed(undo):
+            fn()
+
+
+def _constant(net: Network) -> Callable[[], Network]:
+    def build() -> Network:
+        return net
+
+    return build

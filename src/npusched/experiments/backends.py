@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,15 @@ import numpy as np
 
 from npusched.errors import ConfigError, NpuschedError, SimulationError
 
-__all__ = ["BACKENDS", "POINTS_DIR", "PointTask", "run_point", "run_tasks", "write_point"]
+__all__ = [
+    "BACKENDS",
+    "POINTS_DIR",
+    "PointTask",
+    "check_backend_options",
+    "run_point",
+    "run_tasks",
+    "write_point",
+]
 
 #: Sub-directory of a sweep directory holding one Parquet file per finished point.
 POINTS_DIR = "points"
@@ -57,6 +66,9 @@ class PointTask:
     base_dir: str
     label: str
     out_dir: str | None = None
+    #: ``--plugin`` files the worker loads before it runs the point (a spawned worker starts
+    #: without the driver's registrations)
+    plugins: tuple[str, ...] = ()
 
 
 def run_point(task: PointTask) -> dict[str, Any]:
@@ -70,6 +82,11 @@ def run_point(task: PointTask) -> dict[str, Any]:
     from npusched.experiments.runner import run_config
 
     t0 = time.perf_counter()
+    if task.plugins:
+        from npusched.plugins import load_plugin
+
+        for plugin in task.plugins:
+            load_plugin(plugin)
     cfg = RunConfig.model_validate(task.config)
     try:
         out = run_config(cfg, base_dir=task.base_dir, progress=False, source=task.label)
@@ -126,14 +143,7 @@ def run_tasks(
     ``local_processes=False`` makes the ``dask`` backend's local cluster (no ``address``) run its
     workers as threads of this process (``LocalCluster(processes=False)``): no start-up cost,
     for debugging and tests; the points still go through Dask's scheduler."""
-    if backend not in BACKENDS:
-        raise ConfigError(f"--backend: unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
-    if workers is not None and workers < 1:
-        raise ConfigError(f"--workers must be >= 1, got {workers}")
-    if address is not None and backend != "dask":
-        raise ConfigError(
-            f"--address: only the dask backend takes an address (got --backend {backend})"
-        )
+    check_backend_options(backend, workers, address)
     if not tasks:
         return
     if backend == "inprocess":
@@ -145,7 +155,73 @@ def run_tasks(
         _run_dask(tasks, on_done, workers, address, local_processes)
 
 
+_ADDRESS = re.compile(
+    r"^(?:(?:tcp|tls|ucx|inproc)://)?[A-Za-z0-9_.\-\[\]:]*[A-Za-z0-9_.\-\]]:\d{1,5}$"
+)
+
+
+def check_backend_options(backend: str, workers: int | None, address: str | None) -> None:
+    """Check ``--backend``, ``--workers`` and ``--address`` (before a sweep creates anything).
+
+    Raises:
+        ConfigError: an unknown backend, ``workers < 1``, an address without the dask backend,
+            or an address that is not ``[tcp://]host:port``.
+    """
+    if backend not in BACKENDS:
+        raise ConfigError(f"--backend: unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {workers}")
+    if address is not None and backend != "dask":
+        raise ConfigError(
+            f"--address: only the dask backend takes an address (got --backend {backend})"
+        )
+    if address is not None:
+        port = address.rpartition(":")[2]
+        if not _ADDRESS.match(address) or not 0 < int(port or 0) < 65536:
+            raise ConfigError(
+                f"--address: {address!r} is not a scheduler address; allowed: "
+                "[tcp://]HOST:PORT, e.g. tcp://127.0.0.1:8786"
+            )
+
+
+#: How many times a sweep replaces a process pool whose worker died before it gives up.
+POOL_RESTARTS = 3
+
+
 def _run_pool(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
+    """Run ``tasks`` on a spawned process pool. A worker that dies (killed, out of memory)
+    breaks the whole pool: its unfinished points are resubmitted to a fresh pool, up to
+    :data:`POOL_RESTARTS` times; then the sweep stops with an error (exit status 1)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    todo = list(tasks)
+    for attempt in range(POOL_RESTARTS + 1):
+        finished: set[str] = set()
+
+        def done(row: dict[str, Any], finished: set[str] = finished) -> None:
+            finished.add(row["point_id"])
+            on_done(row)
+
+        try:
+            _pool_pass(todo, done, workers)
+            return
+        except BrokenProcessPool:
+            todo = [t for t in todo if t.point_id not in finished]
+            if attempt == POOL_RESTARTS:
+                raise RuntimeError(
+                    f"a sweep worker process died {POOL_RESTARTS + 1} times (killed or out of "
+                    f"memory); {len(todo)} points not run; rerun to resume"
+                ) from None
+            import sys
+
+            print(
+                f"npusched: warning: a sweep worker process died; resubmitting {len(todo)} "
+                "unfinished points to a new pool",
+                file=sys.stderr,
+            )
+
+
+def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
@@ -162,7 +238,7 @@ def _run_pool(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) 
                 pending.add(pool.submit(run_point, t))
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in done:
+                for f in sorted(done, key=lambda f: f.exception() is not None):
                     on_done(f.result())
                 for t in itertools_islice(todo, len(done)):
                     pending.add(pool.submit(run_point, t))
@@ -209,7 +285,7 @@ def _run_dask(
     else:
         try:
             client = Client(address, timeout="10s")
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, ValueError) as e:
             raise ConfigError(f"--address {address}: cannot reach a Dask scheduler: {e}") from None
     try:
         futures = client.map(run_point, list(tasks), pure=False)

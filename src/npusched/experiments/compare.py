@@ -55,6 +55,7 @@ import pandas as pd
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError, HardwareConfigError, SimulationError
+from npusched.report.tables import plural
 
 __all__ = ["DEFAULT_CAP_W", "SYSTEMS", "compare"]
 
@@ -220,6 +221,9 @@ def compare(
         raise ConfigError("--instances and --requests must be >= 1")
     if not (isinstance(cap_w, int | float) and np.isfinite(cap_w) and cap_w > 0):
         raise ConfigError(f"--cap must be a number of watts > 0, got {cap_w!r}")
+    from npusched.experiments.runner import check_out_dir
+
+    check_out_dir(out)  # before minutes of simulation, not after them
     nets = WORKLOADS[scenario]
     setup = MultiTenantSetup(
         n_requests=n_requests, instances=instances, seed=seed, benchmarks="full-size"
@@ -361,7 +365,7 @@ def _report(
         f"# Compare: NP-FCFS, PREMA, Planaria, and PREMA and Planaria under a {cap_w:g} W DFS "
         f"cap, on Planaria workload {scenario} ({qos} QoS)",
         "",
-        f"{instances} instances of {n} requests per load, identical for every system; means over "
+        f"{plural(instances, 'instance')} of {n} requests per load, identical for every system; means over "
         "instances. `sla_met` is the fraction of instances meeting the SLA. Energy (J), peak "
         "and average power (W) are the chip's: jobs computing plus idle units (idle power "
         "13.1 W), from the first arrival to the last finish.",

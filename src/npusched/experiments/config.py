@@ -54,6 +54,7 @@ from pydantic import (
 
 from npusched.errors import ConfigError, NpuschedError, ParameterError
 from npusched.hardware.profile import MAX_BATCH
+from npusched.workloads.generators import MAX_REQUESTS
 
 __all__ = [
     "HardwareConfig",
@@ -153,7 +154,7 @@ class PremaWorkloadConfig(_Strict):
     """``kind = "prema"``: PREMA Sec. III, ``n_tasks`` tasks dispatched uniformly in a window."""
 
     kind: Literal["prema"]
-    n_tasks: PositiveInt = 8
+    n_tasks: Annotated[PositiveInt, Field(le=MAX_REQUESTS)] = 8
     models: Annotated[list[str], Field(min_length=1)]
     window_s: NonNegFloat
     batch_sizes: Annotated[list[BatchSize], Field(min_length=1)] = [1, 4, 16]
@@ -193,7 +194,7 @@ class PoissonWorkloadConfig(_Strict):
     rate_per_s: PositiveFloat
     models: Annotated[list[str], Field(min_length=1)]
     duration_s: PositiveFloat | None = None
-    n_requests: PositiveInt | None = None
+    n_requests: Annotated[PositiveInt, Field(le=MAX_REQUESTS)] | None = None
     weights: list[NonNegFloat] | dict[str, NonNegFloat] | None = None
     priorities: tuple[PositiveInt, PositiveInt] = (1, 11)
     qos: PositiveFloat | dict[str, PositiveFloat] | None = None
@@ -481,6 +482,50 @@ def _check_params(
         raise ConfigError(
             f"{source}: {field}.{key}: unknown parameter; allowed: {', '.join(allowed) or '(none)'}"
         )
+    _check_param_types(source, field, factory, params)
+
+
+#: The largest integer constructor parameter a config may give (sizes, counts, bytes): a
+#: larger value is a typo, and would overflow the cost models' int64 arithmetic. Lower bounds
+#: are each component's own (its ``ParameterError`` names them).
+INT_PARAM_MAX = 2**31 - 1
+
+
+def _check_param_types(
+    source: str, field: str, factory: Callable[..., Any], params: Mapping[str, Any]
+) -> None:
+    """Values of parameters annotated ``int`` must be integers up to :data:`INT_PARAM_MAX`
+    (``rows = 64.0`` or ``1e30`` is refused, not truncated or overflowed); those annotated
+    ``float`` must be finite numbers."""
+    import inspect
+    import math
+
+    try:
+        sig = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # pragma: no cover - no signature
+        return
+    hi = INT_PARAM_MAX
+    for key, value in params.items():
+        p = sig.get(key)
+        ann = str(p.annotation) if p is not None else ""
+        kinds = {a.strip() for a in ann.replace("None", "").split("|") if a.strip()}
+        if value is None or isinstance(value, str):
+            continue
+        if kinds == {"int"}:
+            if isinstance(value, bool) or not isinstance(value, int) or value > hi:
+                raise ConfigError(
+                    f"{source}: {field}.{key}: {value!r} not allowed; allowed: an integer "
+                    f"<= {hi:,}"
+                )
+        elif (
+            kinds == {"float"}
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and not math.isfinite(float(value))
+        ):
+            raise ConfigError(
+                f"{source}: {field}.{key}: {value!r} not allowed; allowed: a finite number"
+            )
 
 
 def _build(source: str, field: str, build: Callable[[], Any]) -> Any:
@@ -637,6 +682,11 @@ def power_for(cfg: RunConfig, device: Any, source: str = "<config>") -> Any:
     from npusched.policies.power import power_policy_from_config
 
     pol = power_policy_from_config(cfg.power, where=f"{source}: power")
+    if "cap_w" not in cfg.power:  # no silent default cap
+        raise ConfigError(
+            f"{source}: power.cap_w: missing required key (the machine's power cap in watts, "
+            'e.g. power = { name = "DFS", cap_w = 33 })'
+        )
     freqs = _offered_axes(device).get("frequency_hz")
     if not freqs:
         raise ConfigError(
@@ -645,6 +695,13 @@ def power_for(cfg: RunConfig, device: Any, source: str = "<config>") -> Any:
         )
     if "idle_power_w" not in cfg.power and hasattr(device, "idle_power_w"):
         pol.set_params(idle_power_w=_device_idle_w(device))
+    idle = getattr(pol, "idle_power_w", 0.0)
+    cap = getattr(pol, "cap_w", None)
+    if isinstance(cap, int | float) and isinstance(idle, int | float) and cap <= idle:
+        raise ConfigError(
+            f"{source}: power.cap_w: {cap:g} W is not above the idle power {idle:g} W of "
+            f"{cfg.hardware.device!r}; allowed: > {idle:g} W"
+        )
     voltage_at = getattr(device, "voltage_at", None)
     if voltage_at is not None:
         want = pol.level_voltages(freqs)

@@ -15,10 +15,12 @@
   ``timeline.png`` (Gantt chart) and ``latency_cdf.png`` (:mod:`npusched.report.timeline`),
   written after the records and before the summary; a run without it removes old ones.
 
-Every file is first written to a temporary file in ``DIR`` and then renamed
-(:mod:`npusched._io`), and an old ``summary.json`` is removed before the new records replace the
-old ones, so an interrupted run never leaves a summary that does not belong to the records next
-to it. The same config and seed give a byte-identical ``summary.json`` and identical records.
+A run's files appear together or not at all: each is first written into a hidden staging
+directory inside ``DIR``, and only when all are complete are they renamed into place (the old
+``summary.json`` removed first, the new one renamed last, Ctrl-C held off meanwhile), so an
+interrupted run leaves the previous run's outputs untouched and never pairs a summary with
+records that are not its own (:func:`write_outputs`). The same config and seed give a
+byte-identical ``summary.json`` and identical records.
 """
 
 from __future__ import annotations
@@ -438,26 +440,64 @@ def summary_json(summary: Mapping[str, float]) -> str:
     return json.dumps(clean, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
-def check_out_dir(out_dir: str | os.PathLike[str]) -> None:
+def check_out_dir(out_dir: str | os.PathLike[str], *, option: str = "--out") -> None:
     """Fail before simulating if ``out_dir`` cannot become the output directory: it is a file,
-    sits below a file, or its nearest existing ancestor is not writable. Creates nothing."""
+    sits below a file, or its nearest existing ancestor is not writable (probed by creating
+    and removing a temporary directory there: permission bits do not tell for root or for
+    ``/proc``). Leaves nothing behind. ``option`` names the option in the message."""
     if str(out_dir).strip() == "":
-        raise ConfigError("--out: empty path; name an output directory (e.g. out/run)")
+        raise ConfigError(f"{option}: empty path; name an output directory (e.g. out/run)")
     d = Path(out_dir)
     if d.exists() and not d.is_dir():
-        raise ConfigError(f"{d}: --out must be a directory, but a file of that name exists")
+        raise ConfigError(f"{d}: {option} must be a directory, but a file of that name exists")
     parent = d
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        raise ConfigError(f"{d}: cannot create the output directory: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"{d}: cannot write the output directory: {parent} is not writable")
+        raise ConfigError(
+            f"{d}: {option}: cannot create the output directory: {parent} is not a directory"
+        )
+    _probe_writable(parent, d, option)
+
+
+def _probe_writable(parent: Path, target: Path, option: str) -> None:
+    import tempfile
+
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".npusched-probe-", dir=parent))
+    except OSError as e:
+        raise ConfigError(
+            f"{target}: {option}: cannot write there: {parent}: {e.strerror or e}"
+        ) from None
+
+
+def check_out_file(path: str | os.PathLike[str], *, option: str = "--out") -> None:
+    """Fail before any work if ``path`` cannot be written as a file: it is a directory, its
+    directory does not exist, or that directory is not writable. Leaves nothing behind."""
+    if str(path).strip() == "":
+        raise ConfigError(f"{option}: empty path; name an output file")
+    p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"{p}: {option} must be a file, but it is a directory")
+    if not p.parent.is_dir():
+        raise ConfigError(f"{p}: {option}: the directory {p.parent} does not exist")
+    _probe_writable(p.parent, p, option)
 
 
 def write_outputs(out: RunOutput, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """Write ``records.parquet`` and ``summary.json`` into ``out_dir`` atomically (see the
-    module docstring). Returns their paths."""
+    """Write the run's files into ``out_dir`` together or not at all: ``records.parquet``,
+    the ``--timeline`` files (if recorded) and ``summary.json``.
+
+    Every file is first written into a hidden staging directory inside ``out_dir``; only when
+    all are complete are they renamed into place (the old summary removed first, the new one
+    renamed last, stale timeline files of an earlier run removed), with Ctrl-C held off for
+    those few renames. An interrupted run therefore leaves the previous run's outputs as they
+    were. Returns the records' and the summary's paths."""
+    import shutil
+    import tempfile
+
+    from npusched.report.timeline import TIMELINE_FILES
+
     d = Path(out_dir)
     check_out_dir(d)
     try:
@@ -465,30 +505,54 @@ def write_outputs(out: RunOutput, out_dir: str | os.PathLike[str]) -> tuple[Path
     except OSError as e:
         raise ConfigError(f"{d}: cannot create the output directory: {e.strerror}") from None
     rec_path, sum_path = d / "records.parquet", d / "summary.json"
-    with atomic_path(rec_path) as rec_tmp:
-        out.records.reset_index(drop=True).to_parquet(rec_tmp, index=False, engine="pyarrow")
-        # the new records are complete; before they replace the old ones, remove the old
-        # summary so that it is never paired with them
-        sum_path.unlink(missing_ok=True)
-    _write_timeline(out, d)
-    atomic_write_text(sum_path, summary_json(out.summary))
+    stage = Path(tempfile.mkdtemp(prefix=".npusched-run-", dir=d))
+    try:
+        with atomic_path(stage / rec_path.name) as rec_tmp:
+            out.records.reset_index(drop=True).to_parquet(rec_tmp, index=False, engine="pyarrow")
+        names = [rec_path.name]
+        if out.result.timeline is not None:
+            _write_timeline(out, stage)
+            names += list(TIMELINE_FILES)
+        atomic_write_text(stage / sum_path.name, summary_json(out.summary))
+        with _no_interrupt():
+            sum_path.unlink(missing_ok=True)  # a summary never sits beside other records
+            for name in TIMELINE_FILES:
+                if name not in names:
+                    (d / name).unlink(missing_ok=True)
+            for name in names:
+                os.replace(stage / name, d / name)
+            os.replace(stage / sum_path.name, sum_path)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return rec_path, sum_path
 
 
-def _write_timeline(out: RunOutput, d: Path) -> None:
-    """The ``--timeline`` files (each written atomically); without a recorded timeline, remove
-    stale ones so they are never paired with new records."""
-    from npusched.report.timeline import TIMELINE_FILES, write_timeline_outputs
+@contextmanager
+def _no_interrupt() -> Iterator[None]:
+    """Hold SIGINT (Ctrl-C) until the block ends (main thread, POSIX; elsewhere a no-op)."""
+    import signal
+    import threading
 
-    if out.result.timeline is None:
-        for name in TIMELINE_FILES:
-            (d / name).unlink(missing_ok=True)
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None or threading.current_thread() is not threading.main_thread():
+        yield
         return
+    old = mask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, old)
+
+
+def _write_timeline(out: RunOutput, d: Path) -> None:
+    """The ``--timeline`` files (each written atomically) into ``d``."""
+    from npusched.report.timeline import write_timeline_outputs
+
     cfg = out.config
     name = f"{cfg.name}: " if cfg.name else ""
     meta = {"config": cfg.name, "policy": cfg.policy.name, "seed": cfg.seed}
     write_timeline_outputs(
-        out.result.timeline,
+        out.result.timeline or [],
         out.records,
         d,
         device=cfg.hardware.device,
@@ -497,9 +561,21 @@ def _write_timeline(out: RunOutput, d: Path) -> None:
     )
 
 
-def _print_summary(out: RunOutput, out_dir: Path) -> None:
+def _print_summary(out: RunOutput, out_dir: Path, fmt: str = "table") -> None:
+    """The main metrics as a table; ``fmt="json"``: summary.json's text; ``"csv"``: every
+    metric as a ``metric,value`` row."""
+    if fmt == "json":
+        print(summary_json(out.summary), end="")
+        return
+    if fmt == "csv":
+        print("metric,value")
+        for k, v in sorted(out.summary.items()):
+            print(f"{k},{'' if not np.isfinite(v) else repr(float(v))}")
+        return
     from rich.console import Console
     from rich.table import Table
+
+    from npusched.report.tables import console_width
 
     cfg = out.config
     title = (
@@ -514,7 +590,7 @@ def _print_summary(out: RunOutput, out_dir: Path) -> None:
             v = out.summary[key]
             text = "-" if not np.isfinite(v) else (f"{v:,.0f}" if v == int(v) else f"{v:.4g}")
             table.add_row(key, text)
-    console = Console(width=120)
+    console = Console(width=console_width() or None)
     console.print(table)
     console.print(f"{len(out.summary)} metrics in {out_dir / 'summary.json'}")
 
@@ -525,8 +601,10 @@ def run_config_file(
     seed: int | None = None,
     progress: bool = True,
     timeline: bool = False,
+    fmt: str = "table",
 ) -> RunOutput:
-    """``npusched run``: load ``path``, simulate, write the outputs, print a summary table.
+    """``npusched run``: load ``path``, simulate, write the outputs, print a summary (``fmt``:
+    ``table``, ``json`` or ``csv``, see :func:`_print_summary`).
 
     Args:
         path: a ``.toml`` / ``.yaml`` run config.
@@ -546,5 +624,5 @@ def run_config_file(
     check_out_dir(out_dir)  # before a long simulation, not after it
     out = run_config(cfg, base_dir=p.parent, progress=progress, source=str(p), timeline=timeline)
     write_outputs(out, out_dir)
-    _print_summary(out, Path(out_dir))
+    _print_summary(out, Path(out_dir), fmt)
     return out

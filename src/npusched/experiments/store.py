@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,8 +33,14 @@ from typing import Any
 import pandas as pd
 
 from npusched._io import atomic_path, atomic_write_text
-from npusched.errors import ConfigError
-from npusched.experiments.backends import POINTS_DIR, PointTask, run_tasks, write_point
+from npusched.errors import ConfigError, NpuschedError
+from npusched.experiments.backends import (
+    POINTS_DIR,
+    PointTask,
+    check_backend_options,
+    run_tasks,
+    write_point,
+)
 from npusched.experiments.sweep import Experiment, Point, select_points
 from npusched.report.progress import progress_bar
 
@@ -63,10 +70,58 @@ def done_ids(out_dir: Path) -> set[str]:
     return {p.stem for p in d.glob("*.parquet") if not p.name.startswith(".")}
 
 
+def _warn(msg: str) -> None:
+    print(f"npusched: warning: {msg}", file=sys.stderr)
+
+
+def _read_parquet(path: Path, what: str) -> pd.DataFrame | None:
+    """``path`` as a frame, or ``None`` with one warning line if it is unreadable (truncated,
+    corrupt: a disk filled up or a copy was cut short; our own writes are atomic)."""
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError) as e:  # pyarrow.ArrowInvalid is a ValueError
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        _warn(f"{path}: unreadable ({first}); {what}")
+        return None
+
+
 def _read_points(files: Sequence[Path]) -> pd.DataFrame:
-    if not files:
+    """The rows of point files; an unreadable one is skipped with a warning (a sweep rerun
+    recomputes it, see :func:`drop_corrupt_points`)."""
+    frames = [_read_parquet(f, "skipped (a sweep rerun recomputes it)") for f in files]
+    kept = [f for f in frames if f is not None]
+    return pd.concat(kept, ignore_index=True) if kept else pd.DataFrame()
+
+
+def _read_results(d: Path) -> pd.DataFrame:
+    """``results.parquet``, or an empty frame if missing or unreadable (then the callers
+    rebuild it from the point files)."""
+    if not (d / RESULTS).is_file():
         return pd.DataFrame()
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    df = _read_parquet(d / RESULTS, "rebuilt from the point files")
+    return pd.DataFrame() if df is None else df
+
+
+def drop_corrupt_points(out_dir: Path) -> list[str]:
+    """Remove point files that are not in ``results.parquet`` and cannot be read (so the sweep
+    recomputes them), with one warning line each. Returns their point ids.
+
+    Only the Parquet footer is read (cheap), and only for points the results table lacks."""
+    import pyarrow.parquet as pq
+
+    have = _read_results(out_dir)
+    known = set(have["point_id"]) if "point_id" in have.columns else set()
+    bad = []
+    for pid in sorted(done_ids(out_dir) - known):
+        f = out_dir / POINTS_DIR / f"{pid}.parquet"
+        try:
+            pq.read_metadata(f)
+        except (OSError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            _warn(f"{f}: unreadable ({first}); recomputing point {pid}")
+            f.unlink(missing_ok=True)
+            bad.append(pid)
+    return bad
 
 
 #: Columns every row has, in the order of the table: first ...
@@ -94,7 +149,7 @@ def load_results(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """Every finished point in ``out_dir``, sorted by point index: ``results.parquet`` plus
     any point file it does not hold yet (the points of an interrupted sweep)."""
     d = Path(out_dir)
-    have = pd.read_parquet(d / RESULTS) if (d / RESULTS).is_file() else pd.DataFrame()
+    have = _read_results(d)
     known = set(have["point_id"]) if "point_id" in have.columns else set()
     wanted = done_ids(d)
     try:  # only the points of the experiment as last run (an edited file leaves old points)
@@ -123,7 +178,7 @@ def consolidate(
     (``new_rows``, already written as point files) and only the point files neither holds, so a
     rerun of a large sweep does not re-read every point file."""
     d = Path(out_dir)
-    have = pd.read_parquet(d / RESULTS) if (d / RESULTS).is_file() else pd.DataFrame()
+    have = _read_results(d)
     known = set(have["point_id"]) if "point_id" in have.columns else set()
     fresh = pd.DataFrame(list(new_rows))
     known |= set(fresh["point_id"]) if not fresh.empty else set()
@@ -140,7 +195,9 @@ def consolidate(
     return path
 
 
-def _task(exp: Experiment, p: Point, out_dir: Path | None = None) -> PointTask:
+def _task(
+    exp: Experiment, p: Point, out_dir: Path | None = None, plugins: tuple[str, ...] = ()
+) -> PointTask:
     where = ", ".join(f"{k}={v}" for k, v in p.params.items())
     label = f"{exp.source} [point {where + ', ' if where else ''}seed={p.seed}]"
     return PointTask(
@@ -153,6 +210,7 @@ def _task(exp: Experiment, p: Point, out_dir: Path | None = None) -> PointTask:
         str(exp.base_dir),
         label,
         None if out_dir is None else str(out_dir.resolve()),
+        plugins,
     )
 
 
@@ -220,6 +278,7 @@ def run_sweep(
     max_points: int | None = None,
     progress: bool = True,
     local_processes: bool = True,
+    plugins: Sequence[str | os.PathLike[str]] = (),
 ) -> SweepSummary:
     """Run the selected points of ``exp`` that ``out_dir`` does not hold yet, writing each as it
     finishes, then consolidate ``results.parquet`` (all finished points of the experiment).
@@ -235,10 +294,50 @@ def run_sweep(
         progress: draw a progress bar (done/total, points/s, ETA) on stderr.
         local_processes: ``False`` runs a local Dask cluster's workers as threads
             (:func:`npusched.experiments.backends.run_tasks`).
+        plugins: ``--plugin`` files every worker loads before running a point.
+
+    Options are checked before anything is created; if the sweep fails with bad input before
+    any point finished, a directory this call created is removed again.
     """
     d = Path(out_dir)
+    check_backend_options(backend, workers, address)
     selected = select_points(exp, filters, max_points)
-    _prepare_dir(exp, d)
+    from npusched.experiments.runner import check_out_dir
+
+    check_out_dir(d)
+    created = not d.exists()
+    try:
+        _prepare_dir(exp, d)
+        summary = _run_selected(
+            exp,
+            d,
+            selected,
+            backend,
+            workers,
+            address,
+            progress,
+            local_processes,
+            tuple(str(Path(p).resolve()) for p in plugins),
+        )
+    except NpuschedError:
+        if created and not done_ids(d):
+            shutil.rmtree(d, ignore_errors=True)  # bad input: leave nothing behind
+        raise
+    return summary
+
+
+def _run_selected(
+    exp: Experiment,
+    d: Path,
+    selected: Sequence[Point],
+    backend: str,
+    workers: int | None,
+    address: str | None,
+    progress: bool,
+    local_processes: bool,
+    plugins: tuple[str, ...],
+) -> SweepSummary:
+    drop_corrupt_points(d)
     done = done_ids(d)
     todo = [p for p in selected if p.point_id not in done]
     t0 = time.perf_counter()
@@ -259,7 +358,7 @@ def run_sweep(
             run_tasks(
                 # workers on this machine write their own point files (the driver would be a
                 # bottleneck); a remote Dask cluster returns rows for the driver to write
-                [_task(exp, p, d if address is None else None) for p in todo],
+                [_task(exp, p, d if address is None else None, plugins) for p in todo],
                 on_done,
                 backend=backend,
                 workers=workers,

@@ -892,7 +892,8 @@ def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
         "name": "planaria-suite",
         "description": (
             "Planaria suite as a sweep: P-PREMA on the 128x128 array vs Planaria on 16 fission "
-            f"subarrays, Table I workloads at load {st.load:g}, {st.instances} instances."
+            f"subarrays, Table I workloads at load {st.load:g}, {st.instances} instance"
+            f"{'' if st.instances == 1 else 's'}."
         ),
         "seeds": {"start": st.seed, "count": st.instances},
         "base": {"workload": workloads[0]["workload"]},

@@ -66,6 +66,17 @@ class _Section:
     anchor: str = ""
 
 
+def _read_json(path: Path) -> Any:
+    """``path``'s JSON; a missing, unreadable or malformed file raises :class:`ConfigError`
+    naming it (a hand-edited or truncated ``experiment.json``)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    except ValueError as e:
+        raise ConfigError(f"{path}: not valid JSON: {e}") from None
+
+
 def find_inputs(directory: Path) -> tuple[list[Path], list[Path]]:
     """Sweep directories and reproduction ``summary.json`` files (those with ``comparisons``
     or a ``headline``) below ``directory``."""
@@ -87,12 +98,13 @@ def find_inputs(directory: Path) -> tuple[list[Path], list[Path]]:
 
 def _compare_section(d: Path, base: Path, files: Path) -> _Section:
     """``npusched compare``'s output: its means table and its normalised bars."""
-    data = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    data = _read_json(d / "summary.json")
     rel = d.relative_to(base) if d.is_relative_to(base) else d
     sec = _Section("Compare: NP-FCFS, PREMA, Planaria, capped and not")
     sec.paragraphs.append(
         f"Planaria workload {data.get('scenario')} at QoS {data.get('qos')}, "
-        f"{data.get('instances')} instances of {data.get('n_requests')} requests per load, the "
+        f"{data.get('instances')} instance{'' if data.get('instances') == 1 else 's'} of "
+        f"{data.get('n_requests')} requests per load, the "
         "same requests for every system on the same 128x128 MACs; means over instances. "
         f"What it shows: [`{rel / 'report.md'}`]({rel / 'report.md'})."
     )
@@ -127,7 +139,9 @@ def _is_number(v: Any) -> bool:
 def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
     from npusched.experiments.store import load_results
 
-    meta = json.loads((sweep_dir / "experiment.json").read_text(encoding="utf-8"))
+    meta = _read_json(sweep_dir / "experiment.json")
+    if not isinstance(meta, dict):
+        raise ConfigError(f"{sweep_dir / 'experiment.json'}: not a JSON object")
     name = str(meta.get("name", sweep_dir.name))
     sec = _Section(f"Sweep: {name}")
     if meta.get("description"):
@@ -280,7 +294,7 @@ def _headline_section(path: Path, base: Path, files: Path) -> _Section:
     from npusched.report.comparisons import records_from_summary
     from npusched.report.plots import ours_vs_paper
 
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = _read_json(path)
     rel = path.parent.relative_to(base) if path.parent.is_relative_to(base) else path.parent
     sec = _Section(f"Reproduction: {_suite_title(str(rel))}", anchor=f"suite-{_slug(str(rel))}")
     mode = data.get("quick")
@@ -467,6 +481,9 @@ def write_report(
             "below it; run `npusched sweep` or `npusched reproduce` first"
         )
     o = Path(out) if out is not None else d
+    from npusched.experiments.runner import check_out_dir
+
+    check_out_dir(o, option="--out" if out is not None else "DIRECTORY")
     files = o / FILES_DIR
     files.mkdir(parents=True, exist_ok=True)
     prov = read_provenance(d)

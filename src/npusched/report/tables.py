@@ -72,7 +72,25 @@ def render(
         sep = _separated_columns(rows, cols)
         for r in rows:
             table.add_row(*(_fmt(r[c], sep[c]) for c in cols))
-        Console(file=out, width=200).print(table)
+        Console(file=out, width=console_width(out)).print(table)
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 instance"``, ``"3 instances"`` (English ``-s`` plurals only), with separators."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def console_width(out: TextIO | None = None) -> int | None:
+    """Width for a Rich console writing to ``out``: ``None`` (Rich's own choice: the
+    terminal's width, or ``$COLUMNS``) on a terminal or when ``COLUMNS`` is set, else 200 so
+    that piped tables are not wrapped."""
+    import os
+
+    stream = out or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    if os.environ.get("COLUMNS") or (isatty is not None and isatty()):
+        return None
+    return 200
 
 
 def _is_num(v: Any) -> bool:

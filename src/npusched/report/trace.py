@@ -42,6 +42,9 @@ def trace_config_file(
         raise ConfigError(f"{o}: --out must be a file (e.g. trace.json), but it is a directory")
     if not o.parent.is_dir():
         raise ConfigError(f"{o}: --out's directory {o.parent} does not exist")
+    from npusched.experiments.runner import check_out_file
+
+    check_out_file(o)  # an unwritable directory (e.g. /proc) fails before the simulation
     res = run_config(cfg, base_dir=p.parent, source=str(p), timeline=True)
     timeline = res.result.timeline or []
     meta = {

@@ -238,6 +238,44 @@ class SimResult:
     def n_finished(self) -> int:
         return int(np.count_nonzero(~np.isnan(self.columns["finish_s"])))
 
+    def summary(
+        self,
+        *,
+        sla_n: Sequence[float] | None = None,
+        percentiles: Sequence[float] | None = None,
+    ) -> dict[str, float]:
+        """The metrics ``npusched run`` writes to ``summary.json``, for this result: those of
+        :func:`npusched.metrics.summarize` over the finished requests (seconds, ratios),
+        ``n_requests`` / ``n_finished`` / ``n_unfinished`` (counts), ``energy_j`` (joules),
+        ``peak_power_w`` (watts; nan unless ``record_power=True``) and ``avg_power_w``
+        (watts, ``energy_j`` over first arrival to end). ``sla_n`` and ``percentiles``
+        default to :func:`~npusched.metrics.summarize`'s."""
+        from npusched.metrics import core
+
+        frame = self.to_frame()
+        finished = frame[~np.isnan(frame["finish_s"].to_numpy(dtype=np.float64))]
+        out = core.summarize(
+            finished,
+            busy_s=self.busy_s,
+            makespan_s=self.makespan_s,
+            sla_n=core.SLA_N if sla_n is None else sla_n,
+            percentiles=core.PERCENTILES if percentiles is None else percentiles,
+        )
+        out["n_requests"] = float(len(frame))
+        out["n_finished"] = float(len(finished))
+        out["n_unfinished"] = float(len(frame) - len(finished))
+        cols = self.columns
+        start = float(np.min(cols["arrival_s"])) if len(cols["arrival_s"]) else 0.0
+        span = self.end_s - start
+        peak = math.nan
+        if self.power is not None:
+            _, watts = self.power_timeline()
+            peak = float(watts.max()) if watts.size else 0.0
+        out["energy_j"] = float(self.energy_j)
+        out["peak_power_w"] = peak
+        out["avg_power_w"] = float(self.energy_j) / span if span > 0 else math.nan
+        return out
+
     def power_timeline(
         self, resource: str | None = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:

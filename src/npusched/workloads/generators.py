@@ -24,10 +24,15 @@ from npusched.workloads.request import PRIORITY_LEVELS, Request
 
 if TYPE_CHECKING:
     from npusched.hardware.profile import Profile
+    from npusched.models.ir import Network
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 RandomState = int | np.random.Generator | np.random.SeedSequence | None
+
+#: The most requests one generator call makes (a field-level limit: 100 million requests need
+#: about 10 GB of records; beyond it a typo such as ``n_tasks = 1e12`` would exhaust memory).
+MAX_REQUESTS = 100_000_000
 
 
 def _rng(random_state: object) -> np.random.Generator:
@@ -42,6 +47,7 @@ def _rng(random_state: object) -> np.random.Generator:
 
 
 __all__ = [
+    "MAX_REQUESTS",
     "PoissonArgs",
     "RandomState",
     "apply_slo",
@@ -69,10 +75,39 @@ def canonical_names(names: Iterable[str]) -> list[str]:
     return out
 
 
-def _canonical(models: Sequence[str]) -> list[str]:
-    if isinstance(models, str) or len(models) == 0:
+def _user_networks(
+    models: Sequence[object], profiles: Mapping[str, object] | None
+) -> dict[str, Network]:
+    """The networks of ``models`` that need no zoo look-up: ``Network`` objects, and names that
+    are keys of ``profiles`` (their profile's network), by name."""
+    from npusched.models.ir import Network
+
+    out: dict[str, Network] = {}
+    for m in models:
+        if isinstance(m, Network):
+            out[m.name] = m
+        elif isinstance(m, str) and profiles is not None and m in profiles:
+            net = getattr(profiles[m], "network", None)
+            if isinstance(net, Network):
+                out[m] = net
+    return out
+
+
+def _canonical(models: Sequence[object], user: Mapping[str, Network] | None = None) -> list[str]:
+    """Names of ``models``: a user network (``user``, see :func:`_user_networks`) keeps its
+    name; any other entry must be a zoo name and becomes canonical."""
+    from npusched.models.ir import Network
+
+    if isinstance(models, str | Network) or len(models) == 0:
         raise ConfigError(f"models must be a non-empty list of network names, got {models!r}")
-    return canonical_names(models)
+    user = user or {}
+    out: list[str] = []
+    for m in models:
+        name = m.name if isinstance(m, Network) else m
+        out.append(
+            name if isinstance(name, str) and name in user else canonical_names([name])[0]  # type: ignore[list-item]
+        )
+    return out
 
 
 def resolve_priority(level: int | str) -> int:
@@ -96,10 +131,14 @@ def _positive_ints(values: Sequence[int], what: str) -> IntArray:
 
 
 def sample_seq_lens(
-    networks: Sequence[str], rng: np.random.Generator
+    networks: Sequence[str],
+    rng: np.random.Generator,
+    *,
+    user: Mapping[str, Network] | None = None,
 ) -> tuple[list[int | None], list[int | None]]:
     """``(seq_in, seq_out)`` per request: sampled from the network's registered length model,
     else the network's default ``seq_len`` if it is recurrent, else ``None`` (CNNs).
+    ``user``: networks by name that are not in the zoo (looked up there first).
 
     Networks are visited in sorted-name order and each draws one vectorised batch, so the result
     depends only on the seed and the request order.
@@ -125,7 +164,7 @@ def sample_seq_lens(
             for j, a, b in zip(idx.tolist(), s_in.tolist(), s_out.tolist(), strict=True):
                 seq_in[j], seq_out[j] = int(a), int(b)
             continue
-        net = get_network(name)
+        net = user[name] if user and name in user else get_network(name)
         if net.is_recurrent and net.seq_len is not None:
             d_in, d_out = net.seq_len
             for j in idx.tolist():
@@ -174,11 +213,12 @@ def assemble(
 
 def prema_workload(
     n_tasks: int,
-    models: Sequence[str],
+    models: Sequence[str | Network],
     window_s: float,
     *,
     batch_sizes: Sequence[int] = (1, 4, 16),
     priorities: Sequence[int | str] = ("low", "medium", "high"),
+    profiles: Mapping[str, Profile] | None = None,
     random_state: RandomState = None,
 ) -> list[Request]:
     """A PREMA (Sec. III) multi-tasked workload.
@@ -189,12 +229,19 @@ def prema_workload(
     and a batch size drawn uniformly from ``batch_sizes``. Recurrent networks get sequence lengths
     from :func:`sample_seq_lens`. No SLO is set: PREMA's SLA is ``N x isolated`` (see
     :mod:`npusched.metrics`).
+
+    ``models`` holds zoo names, :class:`~npusched.models.ir.Network` objects (a network of
+    your own, e.g. from :class:`~npusched.models.NetBuilder`; requests name it by its
+    ``name``) or names that are keys of ``profiles`` (compiled profiles by network name).
     """
     if isinstance(n_tasks, bool) or not isinstance(n_tasks, int | np.integer) or n_tasks < 0:
         raise ConfigError(f"n_tasks must be a non-negative integer, got {n_tasks!r}")
     if not np.isfinite(window_s) or window_s < 0:
         raise ConfigError(f"window_s must be a non-negative number of seconds, got {window_s!r}")
-    names = _canonical(models)
+    if n_tasks > MAX_REQUESTS:
+        raise ConfigError(f"n_tasks must be at most {MAX_REQUESTS:,}, got {n_tasks:,}")
+    user = _user_networks(models, profiles)
+    names = _canonical(models, user)
     prios = np.array([resolve_priority(p) for p in priorities], dtype=np.int64)
     if prios.size == 0:
         raise ConfigError("priorities must not be empty")
@@ -205,7 +252,7 @@ def prema_workload(
     nets = [names[i] for i in rng.integers(0, len(names), size=n).tolist()]
     prio = prios[rng.integers(0, len(prios), size=n)]
     batch = bs[rng.integers(0, len(bs), size=n)]
-    seq_in, seq_out = sample_seq_lens(nets, rng)
+    seq_in, seq_out = sample_seq_lens(nets, rng, user=user)
     return assemble(arrival, nets, batch=batch, priority=prio, seq_in=seq_in, seq_out=seq_out)
 
 
@@ -257,7 +304,7 @@ def _weights(weights: Sequence[float] | Mapping[str, float] | None, names: list[
 def poisson_workload(
     rate_per_s: float,
     *,
-    models: Sequence[str],
+    models: Sequence[str | Network],
     duration_s: float | None = None,
     n_requests: int | None = None,
     weights: Sequence[float] | Mapping[str, float] | None = None,
@@ -275,7 +322,9 @@ def poisson_workload(
 
     Args:
         rate_per_s: arrival rate lambda (requests per second).
-        models: network names; each request picks one with probability ``weights``.
+        models: networks; each request picks one with probability ``weights``. Zoo names,
+            :class:`~npusched.models.ir.Network` objects (your own network, no registration
+            needed) or names that are keys of ``profiles``.
         weights: model mix (a list aligned with ``models`` or a name -> weight mapping over
             networks in ``models``; missing names weigh 0); uniform by default.
         priorities: inclusive integer range ``(lo, hi)``; each request's priority is uniform over
@@ -284,7 +333,8 @@ def poisson_workload(
             SLO; it may only name networks in ``models``), or a scalar ``k``: SLO = ``k x`` the request's isolated latency, which needs
             ``profiles`` (or call :func:`apply_slo` on the result).
         batch_sizes: uniform choice per request.
-        profiles: compiled profiles by network name, used only to resolve a scalar ``qos``.
+        profiles: compiled profiles by network name: resolve a scalar ``qos`` and let
+            ``models`` name networks that are not in the zoo.
         random_state: seed or generator.
     """
     if not np.isfinite(rate_per_s) or rate_per_s <= 0:
@@ -297,7 +347,13 @@ def poisson_workload(
         priorities=priorities,
         qos=qos,
         batch_sizes=batch_sizes,
+        profiles=profiles,
     )
+    if duration_s is not None and rate_per_s * duration_s > MAX_REQUESTS:
+        raise ConfigError(
+            f"rate_per_s x duration_s = {rate_per_s * duration_s:,.0f} expected requests; "
+            f"allowed: at most {MAX_REQUESTS:,}"
+        )
     if args.multiplier is not None and profiles is None:
         raise ConfigError(
             "a scalar qos (multiple of isolated latency) needs profiles=; or call apply_slo()"
@@ -310,7 +366,7 @@ def poisson_workload(
     nets = [names[i] for i in rng.choice(len(names), size=n, p=args.weights).tolist()]
     prio = rng.integers(lo, hi + 1, size=n)
     batch = bs[rng.integers(0, len(bs), size=n)]
-    seq_in, seq_out = sample_seq_lens(nets, rng)
+    seq_in, seq_out = sample_seq_lens(nets, rng, user=_user_networks(models, profiles))
     slo: list[float | None] = [slo_map.get(x) for x in nets] if slo_map is not None else [None] * n
     reqs = assemble(
         arrival, nets, batch=batch, priority=prio, slo_s=slo, seq_in=seq_in, seq_out=seq_out
@@ -335,7 +391,7 @@ class PoissonArgs(NamedTuple):
 
 
 def check_poisson_args(
-    models: Sequence[str],
+    models: Sequence[str | Network],
     *,
     duration_s: float | None = None,
     n_requests: int | None = None,
@@ -343,6 +399,7 @@ def check_poisson_args(
     priorities: tuple[int, int] = (1, 11),
     qos: Mapping[str, float] | float | None = None,
     batch_sizes: Sequence[int] = (1,),
+    profiles: Mapping[str, Profile] | None = None,
 ) -> PoissonArgs:
     """Check :func:`poisson_workload`'s arguments (the run config checks its ``poisson``
     workload with this too, so both report the same problem in the same words).
@@ -361,12 +418,14 @@ def check_poisson_args(
         isinstance(n_requests, bool) or int(n_requests) != n_requests or n_requests < 0
     ):
         raise ConfigError(f"n_requests must be a non-negative integer, got {n_requests!r}")
+    if n_requests is not None and n_requests > MAX_REQUESTS:
+        raise ConfigError(f"n_requests must be at most {MAX_REQUESTS:,}, got {n_requests:,}")
     lo, hi = (int(priorities[0]), int(priorities[1])) if len(priorities) == 2 else (0, -1)
     if len(priorities) != 2 or lo < 1 or hi < lo:
         raise ConfigError(
             f"priorities must be an inclusive range (lo, hi), 1 <= lo <= hi, got {priorities!r}"
         )
-    names = _canonical(models)
+    names = _canonical(models, _user_networks(models, profiles))
     w = _weights(weights, names)
     bs = _positive_ints(batch_sizes, "batch_sizes")
     slo_map: dict[str, float] | None = None

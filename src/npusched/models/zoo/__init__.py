@@ -72,6 +72,18 @@ def register(
     return deco
 
 
+def unregister(name: str) -> None:
+    """Remove network ``name`` and its aliases (the undo of :func:`register`; used by
+    :func:`npusched.registry.registered`)."""
+    key = name.lower()
+    if key not in _ENTRIES:
+        raise UnknownNameError("network", name, _ENTRIES, limit=None)
+    ent = _ENTRIES.pop(key)
+    for a in ent.aliases:
+        _ALIASES.pop(a.lower(), None)
+    _build.cache_clear()
+
+
 def canonical_name(name: str) -> str:
     """The registered name of ``name`` (an alias resolved); ``base@n`` for a size variant."""
     if not isinstance(name, str):
@@ -157,4 +169,5 @@ __all__ = [
     "list_networks",
     "reference",
     "register",
+    "unregister",
 ]
