@@ -208,8 +208,8 @@ def test_cli_json_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     bad.write_text(json.dumps(dict(QUIRK2, soc="tx2")))
     for args, needle in (
         (["--instance", str(bad)], f"{bad}: soc: 'tx2'; allowed: xavier, orin"),
-        (["--instance", str(f), "--semantics", "x"], "--semantics: 'x'; allowed: artifact, paper"),
-        (["--instance", str(f), "--solver", "x"], "--solver: 'x'; allowed: cpsat, z3"),
+        (["--instance", str(f), "--semantics", "x"], "--semantics 'x'; allowed: artifact, paper"),
+        (["--instance", str(f), "--solver", "x"], "--solver 'x'; allowed: cpsat, z3"),
         (["--instance", str(tmp_path / "none.json")], "cannot read"),
         (["alexnet", "--instance", str(f)], "networks: given with --instance"),
     ):
