@@ -168,7 +168,10 @@ def test_cli_profile_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["layers"][0]["layer"] == "conv1" and doc["layers"][0]["batch"] == 1
 
 
-def test_cli_profile_table_csv_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_profile_table_csv_and_errors(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # tables fit $COLUMNS; another test's value may linger
     assert main(["profile", "alexnet", "--batch", "2", "--no-layers"]) == 0
     out = capsys.readouterr().out
     assert "alexnet" in out and "isolated_ms" in out
