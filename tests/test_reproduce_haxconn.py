@@ -9,7 +9,7 @@ import pytest
 
 from npusched.cli import main
 from npusched.experiments.reproduce.haxconn import TABLE6, TABLE8_NETS, reproduce
-from npusched.experiments.reproduce.haxconn_records import TABLE8_PAPER, record
+from npusched.experiments.reproduce.haxconn_records import TABLE8_PAPER, _spearman, record
 from npusched.report.comparisons import flagged, records_from_summary
 
 FIELDS = ("id", "figure", "label", "paper", "ours", "ratio", "direction", "cause", "spread")
@@ -54,6 +54,8 @@ def test_record_contract() -> None:
     assert record("x", "Table 6", "gain (%)", 0.0, 0.0)["direction"] == "same"
     assert record("x", "Table 8", "gain (%)", 13.0, 0.0, cause="c")["direction"] == "n/a"
     assert record("x", "Table 7", "overhead (%)", 1.6, None, cause="c")["cause"] == "c"
+    assert _spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert _spearman([1, 2, 3], [3, 2, 1]) == -1.0 and _spearman([1, 1, 1], [1, 2, 3]) is None
 
 
 def test_comparisons_records(tmp_path: Path) -> None:
@@ -71,9 +73,11 @@ def test_comparisons_records(tmp_path: Path) -> None:
             assert r["cause"], r["id"]
         if r["figure"] != "Table 7":
             assert "synthetic" in r["label"], r["id"]
-    (t8,) = [r for r in recs if r["figure"] == "Table 8"]
+    (t8,) = [r for r in recs if r["id"].endswith("/fps_gain_pct")]
     assert t8["id"] == "table8/resnet-18/resnet-18/fps_gain_pct" and t8["paper"] == 23.0
     assert "Eq. 10" in t8["label"] and "Eq. 11" in t8["cause"]
+    (n8,) = [r for r in recs if r["id"] == "table8/improved_cells"]
+    assert n8["paper"] == 1.0 and n8["ours"] in (0.0, 1.0)  # the paper's resnet-18 pair: 1.23
     (t6,) = [r for r in recs if r["figure"] == "Table 6"]
     assert t6["paper"] == 23.0 and t6["ours"] == s["experiments"]["6"]["improvement_pct"]
     shown, source = records_from_summary(json.loads((tmp_path / "summary.json").read_text()))
