@@ -154,8 +154,8 @@ def build_records(
         e = int(r["exp"])
         out.append(record(
             f"table6/exp{e}/latency_improvement_pct", "Table 6",
-            f"exp. {e} ({r['soc']}, {r['dnns']}, {r['goal']}, solves {r['objective']}): latency "
-            "improvement over the best baseline (%), synthetic",
+            f"exp. {e} ({r['soc']}, {r['dnns']}, {r['objective'].split(' (')[0]}): latency gain "
+            "over the best baseline (%), synthetic",
             r["paper improvement %"], r["improvement %"], cause=_table6_cause(r, gaps.get(e)),
         ))
     # the abstract's "contention reduced by up to 45%"
@@ -164,8 +164,7 @@ def build_records(
         best = max(t6, key=lambda r: _num(r.get("contention reduced %")) or -math.inf)
         out.append(record(
             "abstract/contention_reduction_max_pct", "abstract",
-            "memory-contention time reduced by HaX-CoNN vs the best baseline that runs groups "
-            "concurrently, max over Table 6 experiments (%), synthetic",
+            "contention time cut vs the best concurrent baseline, max over Table 6 (%), synthetic",
             45.0, max(red) if red else None, spread=(min(red), max(red)) if red else None,
             cause=(f"{SYNTHETIC}; contention time = realised minus contention-free makespan of the "
                    f"same schedule; best exp. {best['exp']}: baseline {best['contention ms baseline']} ms, "
@@ -177,8 +176,7 @@ def build_records(
     if mp:
         out.append(record(
             "sec5.2/misprediction_h2h_herald_max_pct", "Sec. 5.2",
-            "latency misprediction of H2H and Herald, |realised - predicted| / realised, max over "
-            "Table 6 experiments (%), synthetic",
+            "H2H/Herald misprediction |real - predicted| / real, max over Table 6 (%), synthetic",
             75.0, max(mp), spread=(min(mp), max(mp)),
             cause=(f"{SYNTHETIC}; the misprediction is the contention the methods ignore, and our "
                    f"contention model (PCCS-style, constants ours) slows a group by at most "
@@ -209,8 +207,8 @@ def build_records(
         )
         out.append(record(
             f"table8/{a}/{b}/fps_gain_pct", "Table 8",
-            f"{a} + {b} (Orin, iterations {r['iterations']}, solves {r['objective']}): FPS gain "
-            "over the best baseline (%), synthetic",
+            f"{a} + {b} (Orin, {r['iterations']}, {r['objective'].split(' (')[0]}): FPS gain over "
+            "the best baseline (%), synthetic",
             paper, ours, cause=cause,
         ))
     cells = [c for c in out if c["figure"] == "Table 8"]
@@ -221,8 +219,8 @@ def build_records(
         rho = _spearman([c["paper"] or 0.0 for c in cells], eq11)
         out.append(record(
             "table8/improved_cells", "Table 8",
-            f"cells where HaX-CoNN beats the best baseline (not x), of {len(cells)} "
-            f"(solves {t8[0]['objective']}), synthetic",
+            f"cells HaX-CoNN improves (not x), of {len(cells)} "
+            f"({t8[0]['objective'].split(' (')[0]}), synthetic",
             paper_n, ours_n,
             cause=(f"{SYNTHETIC}; solved for Eq. 11 instead, {sum(1 for g in eq11 if g > 0)} cells "
                    f"improve (mean gain {sum(eq11) / len(eq11):.1f}%, Spearman rank correlation "
@@ -233,15 +231,15 @@ def build_records(
     for r in f5:
         out.append(record(
             f"fig5/{r['dnn']}/fps_improvement_pct", "Fig. 5",
-            f"{r['dnn']} x2 (Orin, solves {r['objective']}): FPS improvement over the best of "
-            "GPU-only, GPU & DSA, Mensa (%), synthetic",
+            f"{r['dnn']} x2 (Orin, {r['objective'].split(' (')[0]}): FPS gain over the best "
+            "baseline (%), synthetic",
             None, r["improvement %"],
         ))
     if f5:
         top = max(f5, key=lambda r: r["improvement %"])
         out.append(record(
             "fig5/max_fps_improvement_pct", "Fig. 5",
-            "FPS improvement over the best of GPU-only, GPU & DSA, Mensa, max over DNNs (%), synthetic",
+            "FPS gain over GPU-only, GPU & DSA, Mensa, max over DNNs (%), synthetic",
             29.0, top["improvement %"], spread=(min(r["improvement %"] for r in f5),
                                                max(r["improvement %"] for r in f5)),
             cause=(f"{SYNTHETIC}; max at {top['dnn']}; with contention switched off its gain is "
@@ -251,14 +249,14 @@ def build_records(
     for r in fig6:
         out.append(record(
             f"fig6/{r['dnn']}/googlenet_gpu_slowdown_x", "Fig. 6",
-            f"GoogLeNet's slowdown on the GPU (Xavier) beside {r['dnn']} on the DLA (x), synthetic",
+            f"GoogLeNet slowdown, GPU, beside {r['dnn']} on the DLA (Xavier, x), synthetic",
             None, r["slowdown x"], baseline=1.0,
         ))
     # Table 7: solver overhead on a CPU core; the simulated SoC has no CPU beside GPU and DLA
     for name, pct in TABLE7_PAPER.items():
         out.append(record(
             f"table7/{name}/solver_overhead_pct", "Table 7",
-            f"slowdown of AlexNet (DLA) + {name} (GPU) while Z3 runs on a CPU core (%)",
+            f"AlexNet (DLA) + {name} (GPU) slowdown, Z3 on a CPU core (%)",
             pct, None,
             cause=("not modelled: the simulated SoC has only the GPU and the DLA; the solver's "
                    "CPU time (bench --scenario solver) does not contend for their memory"),
