@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 
 from npusched.cli import main
-from npusched.experiments.reproduce.haxconn import TABLE6, reproduce
+from npusched.experiments.reproduce.haxconn import TABLE6, TABLE8_NETS, reproduce
+from npusched.experiments.reproduce.haxconn_records import TABLE8_PAPER, _spearman, record
+from npusched.report.comparisons import flagged, records_from_summary
+
+FIELDS = ("id", "figure", "label", "paper", "ours", "ratio", "direction", "cause", "spread")
 
 
 def test_table6_data_matches_paper() -> None:
@@ -32,6 +36,53 @@ def test_reproduce_subset(tmp_path: Path) -> None:
               "summary.json", "report.md"):
         assert (tmp_path / f).stat().st_size > 0
     assert json.loads((tmp_path / "summary.json").read_text())["experiments"]["6"] == exp
+
+
+def test_table8_paper_data() -> None:
+    """The paper's lower triangle: 55 cells, 10 of them "x" (Sec. 5.4)."""
+    assert [len(r) for r in TABLE8_PAPER] == list(range(1, len(TABLE8_NETS) + 1))
+    cells = [c for r in TABLE8_PAPER for c in r]
+    assert len(cells) == 55 and sum(v is None for _, v in cells) == 10
+    assert TABLE8_PAPER[5][3] == ("D/G", 1.32)  # ResNet18 x Inc-res-v2, the largest gain
+
+
+def test_record_contract() -> None:
+    r = record("x", "Table 6", "gain (%)", 20.0, 5.0, cause="because")
+    assert tuple(r) == FIELDS and r["ratio"] == 0.25 and r["direction"] == "same"
+    assert r["cause"] == "because"  # outside 0.5-2: the cause stays
+    assert record("x", "Table 6", "gain (%)", 20.0, 15.0, cause="c")["cause"] == ""
+    assert record("x", "Table 6", "gain (%)", 0.0, 0.0)["direction"] == "same"
+    assert record("x", "Table 8", "gain (%)", 13.0, 0.0, cause="c")["direction"] == "n/a"
+    assert record("x", "Table 7", "overhead (%)", 1.6, None, cause="c")["cause"] == "c"
+    assert _spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert _spearman([1, 2, 3], [3, 2, 1]) == -1.0 and _spearman([1, 1, 1], [1, 2, 3]) is None
+
+
+def test_comparisons_records(tmp_path: Path) -> None:
+    """summary.json's comparisons: the contract's fields, a cause wherever one is asked for,
+    `synthetic` in every label computed on our rooflines, Eq. 10 named in Table 8's."""
+    s = reproduce(tmp_path, quick=True, parts=("table6", "table8", "fig5"), experiments=(6,),
+                  table8_networks=("resnet-18",), fig5_networks=("resnet-18",))
+    recs = s["comparisons"]
+    figs = {r["figure"] for r in recs}
+    assert {"Table 6", "Table 7", "Table 8", "Fig. 5", "Fig. 6", "Sec. 5.2", "abstract"} <= figs
+    for r in recs:
+        assert tuple(r) == FIELDS
+        assert r["ours"] is not None or r["cause"]
+        if (r["direction"] != "same" and r["paper"] is not None) or flagged(r):
+            assert r["cause"], r["id"]
+        if r["figure"] != "Table 7":
+            assert "synthetic" in r["label"], r["id"]
+    (t8,) = [r for r in recs if r["id"].endswith("/fps_gain_pct")]
+    assert t8["id"] == "table8/resnet-18/resnet-18/fps_gain_pct" and t8["paper"] == 23.0
+    assert "Eq. 10" in t8["label"] and "Eq. 11" in t8["cause"]
+    (n8,) = [r for r in recs if r["id"] == "table8/improved_cells"]
+    assert n8["paper"] == 1.0 and n8["ours"] in (0.0, 1.0)  # the paper's resnet-18 pair: 1.23
+    (t6,) = [r for r in recs if r["figure"] == "Table 6"]
+    assert t6["paper"] == 23.0 and t6["ours"] == s["experiments"]["6"]["improvement_pct"]
+    shown, source = records_from_summary(json.loads((tmp_path / "summary.json").read_text()))
+    assert source == "comparisons" and len(shown) == len(recs)
+    assert "## Comparisons with the paper" in (tmp_path / "report.md").read_text()
 
 
 def test_cli_bad_part_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

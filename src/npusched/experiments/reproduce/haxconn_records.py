@@ -1,0 +1,264 @@
+"""The HaX-CoNN suite's ``comparisons`` records (the reproduction contract in ``DESIGN.md``).
+
+One record per Table 6 row, Table 8 cell, Fig. 5 value, the misprediction figure (Sec. 5.2,
+"wrong by up to 75%"), the abstract's "contention reduced by up to 45%", Table 7 and Fig. 6.
+Every record whose numbers come from our Table 5-calibrated rooflines says ``synthetic`` in its
+label: the authors' artifact profiles no network of these tables per layer group except
+GoogLeNet on Xavier (see ``docs/papers/haxconn.md``).
+
+A ``cause`` is written where the contract asks for one (direction not ``same`` or ``ours /
+paper`` outside 0.5-2), from measurements of the same run: the ablation columns of
+:func:`~npusched.experiments.reproduce.haxconn.gap_analysis` (one factor flipped at a time),
+the paper's own baseline latencies against ours, and the per-cell ablations of Table 8.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["TABLE7_PAPER", "TABLE8_PAPER", "build_records", "record"]
+
+#: The paper's Table 8 (AGX Orin), lower triangle in :data:`TABLE8_NETS` order: per cell the
+#: best baseline the paper names and HaX-CoNN's FPS over it (x); ``None`` is the paper's "x"
+#: (GPU-only is HaX-CoNN's best, no gain).
+TABLE8_PAPER: tuple[tuple[tuple[str, float | None], ...], ...] = (
+    (("GPU", 1.13),),
+    (("GPU", 1.14), ("H2H", 1.18)),
+    (("GPU", 1.06), ("D/G", 1.18), ("GPU", 1.22)),
+    (("GPU", 1.08), ("GPU", None), ("D/G", 1.25), ("D/G", 1.18)),
+    (("GPU", 1.10), ("GPU", 1.15), ("GPU", 1.15), ("D/G", 1.06), ("H2H", 1.05)),
+    (("GPU", None), ("D/G", 1.14), ("G/D", 1.13), ("D/G", 1.32), ("GPU", 1.19), ("GPU", 1.23)),
+    (("GPU", None), ("D/G", 1.21), ("H2H", 1.06), ("GPU", 1.16), ("GPU", 1.11), ("GPU", 1.06),
+     ("GPU", 1.17)),
+    (("GPU", 1.11), ("G/D", 1.05), ("G/D", 1.08), ("D/G", 1.19), ("GPU", 1.08), ("D/G", 1.24),
+     ("GPU", 1.11), ("GPU", 1.09)),
+    (("GPU", 1.09), ("G/D", 1.08), ("G/D", 1.17), ("GPU", 1.14), ("Her.", 1.07), ("D/G", 1.18),
+     ("H2H", 1.09), ("GPU", 1.08), ("GPU", 1.18)),
+    (("GPU", None), ("GPU", 1.11), ("GPU", 1.04), ("GPU", None), ("GPU", None), ("GPU", 1.08),
+     ("GPU", None), ("GPU", None), ("GPU", None), ("GPU", None)),
+)
+
+#: Table 7: the slowdown (%) of the DNNs when the Z3 solver runs beside them on a CPU core.
+TABLE7_PAPER: dict[str, float] = {
+    "CaffeNet": 0.45, "DenseNet": 0.89, "GoogleNet": 1.64, "Inc-res-v2": 0.69,
+    "Inception": 1.64, "MobileNet": 1.31, "ResNet18": 0.16, "ResNet52": 0.23,
+    "ResNet101": 0.38, "ResNet152": 0.71, "VGG16": 1.12, "VGG19": 1.59,
+}
+
+SYNTHETIC = "synthetic rooflines calibrated to Table 5 (the artifact profiles none of these DNNs per group on this SoC)"
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _direction(ours: float | None, paper: float | None, baseline: float | None) -> str:
+    if ours is None or paper is None or baseline is None:
+        return "n/a"
+    a, b = ours - baseline, paper - baseline
+    if abs(a) < 1e-9 and abs(b) < 1e-9:
+        return "same"
+    if abs(a) < 1e-9 or abs(b) < 1e-9:
+        return "n/a"
+    return "same" if (a > 0) == (b > 0) else "opposite"
+
+
+def _spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (average ranks for ties); None below 3 values or when one
+    side is constant."""
+    import numpy as np
+    import pandas as pd
+
+    if len(a) < 3:
+        return None
+    ra = pd.Series(list(a)).rank().to_numpy()
+    rb = pd.Series(list(b)).rank().to_numpy()
+    if np.std(ra) == 0.0 or np.std(rb) == 0.0:
+        return None
+    return round(float(np.corrcoef(ra, rb)[0, 1]), 2)
+
+
+def _needs_cause(ours: float | None, paper: float | None, direction: str) -> bool:
+    if ours is None:
+        return True
+    if direction != "same":
+        return paper is not None
+    if paper is None or paper == 0.0:
+        return False
+    r = ours / paper
+    return not (0.5 <= r <= 2.0)
+
+
+def record(
+    id: str, figure: str, label: str, paper: float | None, ours: float | None, *,
+    baseline: float | None = 0.0, cause: str = "", spread: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """One contract record; ``cause`` is kept only where the contract asks for one (or where
+    ``ours`` is None)."""
+    p, o = _num(paper), _num(ours)
+    ratio = None if p is None or o is None or p == 0.0 else round(o / p, 4)
+    d = _direction(o, p, baseline)
+    return {
+        "id": id, "figure": figure, "label": label, "paper": p, "ours": o, "ratio": ratio,
+        "direction": d, "cause": cause if _needs_cause(o, p, d) else "",
+        "spread": None if spread is None else [float(spread[0]), float(spread[1])],
+    }
+
+
+def _fmt(v: Any) -> str:
+    return "-" if v in (None, "-") else f"{v}"
+
+
+def _table6_cause(row: Mapping[str, Any], gap: Mapping[str, Any] | None) -> str:
+    parts = [SYNTHETIC + ";"]
+    ratio = row.get("paper/ours best baseline")
+    parts.append(
+        f"the paper's best-baseline latency is {ratio}x ours and its HaX-CoNN latency "
+        f"{row.get('paper/ours HaX-CoNN')}x ours, so its baselines carry costs our model lacks;"
+    )
+    if row.get("Eq. 10 gain %", "-") != "-":
+        parts.append(f"solved for Eq. 10 (sum 1/T_n) instead, the gain in sum 1/T_n is {row['Eq. 10 gain %']}%;")
+    if gap is not None:
+        parts.append(
+            "one factor at a time (gap analysis, our improvement %): "
+            f"ours {gap['ours %']}; against the paper's baseline set (one-shot H2H) {gap['paper baselines %']}; "
+            f"no contention {gap['no contention %']}; DLA/GPU ratio spread x2 {gap['spread x2 %']}, "
+            f"x3 {gap['spread x3 %']}; two transitions {_fmt(gap['T=2 %'])}; "
+            f"Table 2's measured GoogLeNet {_fmt(gap['table2 googlenet %'])}"
+        )
+    else:
+        parts.append("ablations not run here (`npusched reproduce haxconn --only gap` measures them)")
+    return " ".join(parts)
+
+
+def build_records(
+    t6: Sequence[Mapping[str, Any]],
+    t8: Sequence[Mapping[str, Any]],
+    f5: Sequence[Mapping[str, Any]],
+    pvr: Sequence[Mapping[str, Any]],
+    gap: Sequence[Mapping[str, Any]],
+    mispred_slowdown_max: float | None,
+    fig5_no_contention: Mapping[str, float],
+    fig6: Sequence[Mapping[str, Any]],
+    table8_nets: Sequence[str],
+) -> list[dict[str, Any]]:
+    """The suite's ``comparisons`` from the rows of one run (see the module docstring)."""
+    out: list[dict[str, Any]] = []
+    gaps = {int(g["exp"]): g for g in gap}
+    for r in t6:
+        e = int(r["exp"])
+        out.append(record(
+            f"table6/exp{e}/latency_improvement_pct", "Table 6",
+            f"exp. {e} ({r['soc']}, {r['dnns']}, {r['objective'].split(' (')[0]}): latency gain "
+            "over the best baseline (%), synthetic",
+            r["paper improvement %"], r["improvement %"], cause=_table6_cause(r, gaps.get(e)),
+        ))
+    # the abstract's "contention reduced by up to 45%"
+    red = [float(r["contention reduced %"]) for r in t6 if _num(r.get("contention reduced %")) is not None]
+    if t6:
+        best = max(t6, key=lambda r: _num(r.get("contention reduced %")) or -math.inf)
+        out.append(record(
+            "abstract/contention_reduction_max_pct", "abstract",
+            "contention time cut vs the best concurrent baseline, max over Table 6 (%), synthetic",
+            45.0, max(red) if red else None, spread=(min(red), max(red)) if red else None,
+            cause=(f"{SYNTHETIC}; contention time = realised minus contention-free makespan of the "
+                   f"same schedule; best exp. {best['exp']}: baseline {best['contention ms baseline']} ms, "
+                   f"HaX-CoNN {best['contention ms HaX-CoNN']} ms"
+                   if red else "no baseline ran groups concurrently in this run"),
+        ))
+    # the misprediction of the contention-unaware methods (Sec. 5.2: "wrong by up to 75%")
+    mp = [float(p["misprediction %"]) for p in pvr if p["method"] in ("H2H", "Herald")]
+    if mp:
+        out.append(record(
+            "sec5.2/misprediction_h2h_herald_max_pct", "Sec. 5.2",
+            "H2H/Herald misprediction |real - predicted| / real, max over Table 6 (%), synthetic",
+            75.0, max(mp), spread=(min(mp), max(mp)),
+            cause=(f"{SYNTHETIC}; the misprediction is the contention the methods ignore, and our "
+                   f"contention model (PCCS-style, constants ours) slows a group by at most "
+                   f"{mispred_slowdown_max:.2f}x in any contention interval of these schedules"
+                   if mispred_slowdown_max is not None else SYNTHETIC),
+        ))
+    # Table 8, one record per cell
+    idx = {n: i for i, n in enumerate(table8_nets)}
+    from npusched.experiments.reproduce.haxconn import TABLE8_NETS
+
+    full = {n: i for i, n in enumerate(TABLE8_NETS)}
+    for r in t8:
+        a, b = r["dnn_1"], r["dnn_2"]
+        if a not in full or b not in full or a not in idx:
+            continue
+        i, j = full[a], full[b]
+        pname, pval = TABLE8_PAPER[max(i, j)][min(i, j)]
+        paper = 0.0 if pval is None else round(100 * (pval - 1.0), 1)
+        ours = 0.0 if r["cell"] == "x" else round(100 * (float(r["fps ratio"]) - 1.0), 1)
+        cause = (
+            f"{SYNTHETIC} (5 groups per iteration); best baseline: paper {pname}, ours "
+            f"{r['best baseline']}; one factor at a time (our gain %): no contention "
+            f"{r['gain no contention %']}, the other objective ({r['other objective']}) "
+            f"{r['gain other objective %']}; Eq. 10 with T_n measured from the round's common "
+            "release rewards running the DNNs one after the other (the first one's 1/T_n is "
+            "large): Eq. 11's optimum scores "
+            f"{r['Eq. 11 schedule vs GPU-only, Eq. 10 %']}% against GPU-only under Eq. 10"
+        )
+        out.append(record(
+            f"table8/{a}/{b}/fps_gain_pct", "Table 8",
+            f"{a} + {b} (Orin, {r['iterations']}, {r['objective'].split(' (')[0]}): FPS gain over "
+            "the best baseline (%), synthetic",
+            paper, ours, cause=cause,
+        ))
+    cells = [c for c in out if c["figure"] == "Table 8"]
+    if cells:
+        paper_n = sum(1 for c in cells if (c["paper"] or 0.0) > 0.0)
+        ours_n = sum(1 for c in cells if (c["ours"] or 0.0) > 0.0)
+        eq11 = [float(r["gain other objective %"]) for r in t8 if r["dnn_1"] in idx]
+        rho = _spearman([c["paper"] or 0.0 for c in cells], eq11)
+        out.append(record(
+            "table8/improved_cells", "Table 8",
+            f"cells HaX-CoNN improves (not x), of {len(cells)} "
+            f"({t8[0]['objective'].split(' (')[0]}), synthetic",
+            paper_n, ours_n,
+            cause=(f"{SYNTHETIC}; solved for Eq. 11 instead, {sum(1 for g in eq11 if g > 0)} cells "
+                   f"improve (mean gain {sum(eq11) / len(eq11):.1f}%, Spearman rank correlation "
+                   f"with the paper's cells {_fmt(rho)}); under Eq. 10, GPU-only running one DNN "
+                   "after the other scores highest (see each cell's cause)"),
+        ))
+    # Fig. 5: the text gives only the maximum (29%); the bars are not numbers in the paper
+    for r in f5:
+        out.append(record(
+            f"fig5/{r['dnn']}/fps_improvement_pct", "Fig. 5",
+            f"{r['dnn']} x2 (Orin, {r['objective'].split(' (')[0]}): FPS gain over the best "
+            "baseline (%), synthetic",
+            None, r["improvement %"],
+        ))
+    if f5:
+        top = max(f5, key=lambda r: r["improvement %"])
+        out.append(record(
+            "fig5/max_fps_improvement_pct", "Fig. 5",
+            "FPS gain over GPU-only, GPU & DSA, Mensa, max over DNNs (%), synthetic",
+            29.0, top["improvement %"], spread=(min(r["improvement %"] for r in f5),
+                                               max(r["improvement %"] for r in f5)),
+            cause=(f"{SYNTHETIC}; max at {top['dnn']}; with contention switched off its gain is "
+                   f"{fig5_no_contention.get(top['dnn'], float('nan'))}%"),
+        ))
+    # Fig. 6: GoogLeNet on the GPU beside another DNN on the DLA (Xavier); bars only in the paper
+    for r in fig6:
+        out.append(record(
+            f"fig6/{r['dnn']}/googlenet_gpu_slowdown_x", "Fig. 6",
+            f"GoogLeNet slowdown, GPU, beside {r['dnn']} on the DLA (Xavier, x), synthetic",
+            None, r["slowdown x"], baseline=1.0,
+        ))
+    # Table 7: solver overhead on a CPU core; the simulated SoC has no CPU beside GPU and DLA
+    for name, pct in TABLE7_PAPER.items():
+        out.append(record(
+            f"table7/{name}/solver_overhead_pct", "Table 7",
+            f"AlexNet (DLA) + {name} (GPU) slowdown, Z3 on a CPU core (%)",
+            pct, None,
+            cause=("not modelled: the simulated SoC has only the GPU and the DLA; the solver's "
+                   "CPU time (bench --scenario solver) does not contend for their memory"),
+        ))
+    return out
