@@ -323,3 +323,38 @@ def test_loadgen_run_fails_cleanly_when_the_policy_fails(setup: Any) -> None:
     mean = float(np.mean([cal.isolated_s(n) for n in NETS]))
     with pytest.raises(RuntimeError, match="policy broke"):
         run_loadgen(ex, [TenantSpec("squeezenet-1.1")], qps=0.5 / mean, n_queries=20)
+
+
+def test_measured_overheads_enter_the_profile_and_the_admission(setup: Any, tmp_path: Path) -> None:
+    from dataclasses import replace as dc_replace
+
+    from npusched.realexec.calibrate import measure_overheads
+
+    models, sessions, cal, profiles = setup
+    dispatch, admit = measure_overheads(models, sessions, profiles, per_network=2)
+    # the executor's own seconds: positive, and far below a group's compute seconds
+    assert 0 < dispatch < 0.5 * min(min(v[1]) for v in cal.latency_s.values())
+    assert 0 < admit < 0.05
+    c2 = dc_replace(cal, dispatch_s=1e-3, admit_s=2e-3)
+    back = Calibration.load(c2.save(tmp_path / "c.json"))
+    assert (back.dispatch_s, back.admit_s) == (1e-3, 2e-3)
+    m = models["squeezenet-1.1"]
+    # dispatch: added to every group, so a request's plan grows by groups x dispatch_s
+    assert back.profile(m).plan(1).total_s == pytest.approx(
+        cal.isolated_s("squeezenet-1.1") + 3 * 1e-3
+    )
+    # admission: one request alone starts admit_s after its issue instant; latency from issue
+    reqs = [Request(0, 0.5, "squeezenet-1.1")]
+    p0 = predict(profiles, "NP-FCFS", reqs)
+    p1 = predict(profiles, "NP-FCFS", reqs, admit_s=2e-3)
+    assert p1["arrival_s"].iloc[0] == 0.5
+    assert p1["latency_s"].iloc[0] == pytest.approx(p0["latency_s"].iloc[0] + 2e-3)
+    assert p1["waiting_s"].iloc[0] == pytest.approx(p0["waiting_s"].iloc[0] + 2e-3)
+
+
+def test_overheads_flag_is_checked() -> None:
+    base = {"tenants": [{"network": "squeezenet-1.1"}]}
+    assert parse_config(base, "v.toml").overheads is True
+    assert parse_config({**base, "overheads": False}, "v.toml").overheads is False
+    with pytest.raises(ConfigError, match=r"^v.toml: overheads: 'yes'; allowed: true, false$"):
+        parse_config({**base, "overheads": "yes"}, "v.toml")

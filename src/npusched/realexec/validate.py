@@ -60,6 +60,7 @@ _KEYS = {
     "seed",
     "tenants",
     "quick",
+    "overheads",
 }
 _TENANT_KEYS = {"network", "input_size", "priority", "slo_factor"}
 
@@ -92,6 +93,7 @@ class ValidateConfig:
     statistic: str = "median"
     warmup_s: float = 0.0
     seed: int = 0
+    overheads: bool = True
     source: str = ""
 
 
@@ -185,6 +187,7 @@ def parse_config(raw: Mapping[str, Any], src: str, *, quick: bool = False) -> Va
         statistic=_statistic(data, src),
         warmup_s=_seconds(data, src, "warmup_s"),
         seed=pos_int("seed", 0, 0),
+        overheads=_flag(data, src, "overheads"),
         source=src,
     )
 
@@ -194,6 +197,13 @@ def _seconds(data: Mapping[str, Any], src: str, name: str) -> float:
     if not isinstance(v, int | float) or isinstance(v, bool) or not 0 <= v < 3600:
         raise _bad(src, name, f"{v!r}", "seconds in [0, 3600)")
     return float(v)
+
+
+def _flag(data: Mapping[str, Any], src: str, name: str) -> bool:
+    v = data.get(name, True)
+    if not isinstance(v, bool):
+        raise _bad(src, name, f"{v!r}", "true, false")
+    return v
 
 
 def _statistic(data: Mapping[str, Any], src: str) -> str:
@@ -280,7 +290,7 @@ class Setup:
 def build(cfg: ValidateConfig, out: Path | None = None) -> Setup:
     """Export, cut, load and calibrate every tenant network (writes ``calibration.json``)."""
     from npusched.models.zoo import get_network
-    from npusched.realexec.calibrate import calibrate
+    from npusched.realexec.calibrate import calibrate, measure_overheads
     from npusched.realexec.groups import build_grouped
     from npusched.realexec.loadgen import TenantSpec
 
@@ -307,6 +317,9 @@ def build(cfg: ValidateConfig, out: Path | None = None) -> Setup:
         threads=cfg.threads,
         provider=cfg.provider,
     )
+    if cfg.overheads:  # the executor's own seconds, measured by running it
+        pilot = {n: cal.profile(m) for n, m in models.items()}
+        cal.dispatch_s, cal.admit_s = measure_overheads(models, sessions, pilot)
     if out is not None:
         cal.save(out / "calibration.json")
     profiles = {n: cal.profile(m) for n, m in models.items()}
@@ -331,10 +344,14 @@ def predict(
     requests: Sequence[Request],
     *,
     estimator: Callable[[Request, Profile], float] | None = None,
+    admit_s: float = 0.0,
 ) -> pd.DataFrame:
     """The simulator's records for ``requests`` under ``policy`` on ``profiles`` (CHECKPOINT at
     group boundaries: ``preemption_point="layer"``, checkpoint copies priced). ``estimator``:
-    the policies' ``estimated_s`` (default: PREMA's predictor for PREMA, else exact)."""
+    the policies' ``estimated_s`` (default: PREMA's predictor for PREMA, else exact).
+    ``admit_s`` (seconds): each request enters the simulator this long after its issue instant
+    (the executor's measured hand-off, :attr:`Calibration.admit_s`); its latency is still
+    counted from the issue instant."""
     from npusched.policies.base import POLICIES
     from npusched.sim import Simulator
 
@@ -345,7 +362,15 @@ def predict(
         checkpoint_cost=True,
         estimator=estimator if estimator is not None else _estimator(policy),
     )
-    return sim.run(requests).to_frame()
+    if admit_s <= 0.0:
+        return sim.run(requests).to_frame()
+    issued = {r.id: r.arrival_s for r in requests}
+    df = sim.run([replace(r, arrival_s=r.arrival_s + admit_s) for r in requests]).to_frame()
+    arr = np.array([issued[int(i)] for i in df["id"].to_numpy()], dtype=np.float64)
+    df["latency_s"] = df["finish_s"].to_numpy() - arr
+    df["waiting_s"] = df["waiting_s"].to_numpy() + (df["arrival_s"].to_numpy() - arr)
+    df["arrival_s"] = arr
+    return df
 
 
 def _requests_of(df: pd.DataFrame) -> list[Request]:
@@ -367,11 +392,12 @@ def _requests_of(df: pd.DataFrame) -> list[Request]:
 
 
 def measured_profiles(
-    result: Any, profiles: Mapping[str, Profile]
+    result: Any, profiles: Mapping[str, Profile], dispatch_s: float = 0.0
 ) -> tuple[dict[str, Profile], list[Request], pd.DataFrame]:
     """The ablation's inputs: a profile per request with the group seconds it really ran (its
-    last execution of each group), requests re-keyed to them, and the measured records with
-    ``isolated_s`` kept at the calibrated value (so NTT is comparable)."""
+    last execution of each group; plus ``dispatch_s`` per group, as the calibrated profile),
+    requests re-keyed to them, and the measured records with ``isolated_s`` kept at the
+    calibrated value (so NTT is comparable)."""
     per: dict[int, dict[int, float]] = {}
     for jid, g, a, b in result.segments:
         per.setdefault(jid, {})[g] = b - a
@@ -381,7 +407,7 @@ def measured_profiles(
     for r in _requests_of(df):
         base = profiles[r.network]
         times = per[r.id]
-        lat = np.array([times[g] for g in range(len(times))], dtype=np.float64)
+        lat = np.array([times[g] for g in range(len(times))], dtype=np.float64) + dispatch_s
         key = f"{r.network}#{r.id}"
         profs[key] = Profile.from_tables(
             base.network,
@@ -435,11 +461,18 @@ def run_point(
     )
     measured = res.records
     requests = _requests_of(measured)
-    predicted = predict(setup.profiles, policy, requests)
-    profs, reqs, _ = measured_profiles(res, setup.profiles)
+    cal_ = setup.calibration
+    predicted = predict(setup.profiles, policy, requests, admit_s=cal_.admit_s)
+    profs, reqs, _ = measured_profiles(res, setup.profiles, cal_.dispatch_s)
     # the policy is told what it was told for real: the calibrated estimates
     calibrated = {r.id: e for r, e in zip(requests, measured["estimated_s"], strict=True)}
-    ablation = predict(profs, policy, reqs, estimator=lambda r, _p: float(calibrated[r.id]))
+    ablation = predict(
+        profs,
+        policy,
+        reqs,
+        estimator=lambda r, _p: float(calibrated[r.id]),
+        admit_s=cal_.admit_s,
+    )
     ablation["isolated_s"] = predicted["isolated_s"].to_numpy()
     ablation["network"] = predicted["network"].to_numpy()
     if folder is not None:
@@ -456,7 +489,8 @@ def run_point(
     net_of = {r.id: r.network for r in requests}
     cal = setup.calibration.latency_s
     cal_group = np.array([cal[net_of[j]][1][g] for j, g, _, _ in res.segments])
-    iso = measured["isolated_s"].to_numpy()
+    # the calibrated compute seconds (without the dispatch term the profiles carry)
+    iso = np.array([cal_.isolated_s(str(n)) for n in measured["network"]], dtype=np.float64)
     return {
         "policy": policy,
         "load": load if cfg.scenario == "server" else "singlestream",
@@ -548,6 +582,7 @@ def summarize(points: list[dict[str, Any]], cfg: ValidateConfig, setup: Setup) -
             for n in cal.latency_s
         },
         "copy_bandwidth_bps": cal.copy_bandwidth_bps,
+        "overheads": {"dispatch_s": cal.dispatch_s, "admit_s": cal.admit_s},
         "points": points,
         "rank_agreement": rank,
         "rank_agreement_by_load": by_load,
@@ -593,6 +628,10 @@ def report_md(summary: Mapping[str, Any], images: Sequence[Path] = ()) -> str:
         f"{summary['machine']['intra_op_threads']} intra-op thread(s), "
         f"provider {summary['machine']['provider']}, load average at calibration "
         f"{summary['machine']['loadavg']}.",
+        "",
+        "Executor overheads (measured in calibration, in the prediction): dispatch "
+        f"{summary['overheads']['dispatch_s'] * 1e3:.3f} ms per group, admission "
+        f"{summary['overheads']['admit_s'] * 1e3:.3f} ms per request.",
         "",
         "| policy | load | ANTT meas | ANTT pred | err % | p99 ms meas | p99 ms pred | err % | "
         "SLA meas | SLA pred | req err med % | req err p90 % | ablation req med % |",
