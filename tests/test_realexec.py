@@ -282,6 +282,15 @@ def test_validate_cli_end_to_end(tmp_path: Path) -> None:
             == {"antt", "stp", "fairness", "p99_s", "sla_rate"}
         )
         assert set(p["request_error"]) == {"median_abs_pct", "p90_abs_pct"}
+        assert set(p["initial_calibration"]["metric_error_pct"]) == set(p["measured"])
+        assert p["terms"]["recalibrated_over_initial"] > 0
+        assert p["terms"]["dispatch_s"] == s["overheads"]["dispatch_s"] > 0
+        # every record normalised by the first calibration's isolated seconds
+        rec = pd.read_parquet(out / "load0.5" / p["policy"] / "measured.parquet")
+        first = {n: v["isolated_s"] for n, v in s["calibration"].items()}
+        iso = rec["isolated_s"].to_numpy() - rec["network"].map(first).to_numpy()
+        assert np.allclose(iso, 3 * s["overheads"]["dispatch_s"])
+    assert (out / "load0.5" / "P-HPF" / "calibration.json").is_file()
     assert set(s["rank_agreement"]) >= {"antt", "p99_s", "sla_rate"}
     assert (out / "latency_cdf_load0.5.png").is_file() and (out / "report.md").is_file()
     assert (out / "load0.5" / "P-HPF" / "loadgen" / "mlperf_log_summary.txt").is_file()
@@ -358,3 +367,18 @@ def test_overheads_flag_is_checked() -> None:
     assert parse_config({**base, "overheads": False}, "v.toml").overheads is False
     with pytest.raises(ConfigError, match=r"^v.toml: overheads: 'yes'; allowed: true, false$"):
         parse_config({**base, "overheads": "yes"}, "v.toml")
+
+
+def test_admission_is_measured_on_requests_that_found_the_worker_idle() -> None:
+    from npusched.realexec.validate import admission_s
+
+    rec = pd.DataFrame(
+        {
+            "arrival_s": [0.0, 0.001, 0.020, 0.040],
+            "first_start_s": [0.0002, 0.010, 0.0203, 0.0404],
+            "finish_s": [0.010, 0.015, 0.025, 0.045],
+        }
+    )
+    # request 1 arrived while request 0 ran: not an admission; the others waited 0.2-0.4 ms
+    assert admission_s(rec) == pytest.approx(0.0003)
+    assert admission_s(rec.iloc[:0]) == 0.0

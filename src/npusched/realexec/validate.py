@@ -61,6 +61,7 @@ _KEYS = {
     "tenants",
     "quick",
     "overheads",
+    "recalibrate",
 }
 _TENANT_KEYS = {"network", "input_size", "priority", "slo_factor"}
 
@@ -94,6 +95,7 @@ class ValidateConfig:
     warmup_s: float = 0.0
     seed: int = 0
     overheads: bool = True
+    recalibrate: bool = True
     source: str = ""
 
 
@@ -188,6 +190,7 @@ def parse_config(raw: Mapping[str, Any], src: str, *, quick: bool = False) -> Va
         warmup_s=_seconds(data, src, "warmup_s"),
         seed=pos_int("seed", 0, 0),
         overheads=_flag(data, src, "overheads"),
+        recalibrate=_flag(data, src, "recalibrate"),
         source=src,
     )
 
@@ -422,6 +425,28 @@ def measured_profiles(
     return profs, reqs, df
 
 
+def admission_s(records: pd.DataFrame) -> float:
+    """The median seconds from issue to first start of the requests of a real run that found
+    the worker idle (no earlier-started request still running at their arrival); 0 if none."""
+    m = records.sort_values("arrival_s")
+    starts = m["first_start_s"].to_numpy()
+    fins = m["finish_s"].to_numpy()
+    out = []
+    for a, s in zip(m["arrival_s"].to_numpy(), starts, strict=True):
+        before = starts < a
+        if not before.any() or fins[before].max() <= a:
+            out.append(s - a)
+    return float(np.median(out)) if out else 0.0
+
+
+def _renormalise(df: pd.DataFrame, profiles: Mapping[str, Profile]) -> None:
+    """Set ``isolated_s`` (and ``waiting_s``) of records to ``profiles``' isolated seconds."""
+    pairs = zip(df["network"], df["batch"], strict=True)
+    iso = np.array([profiles[str(n)].plan(int(b)).total_s for n, b in pairs], dtype=np.float64)
+    df["isolated_s"] = iso
+    df["waiting_s"] = df["latency_s"].to_numpy() - iso - df["checkpoint_s"].to_numpy()
+
+
 def run_point(
     setup: Setup,
     cfg: ValidateConfig,
@@ -441,10 +466,28 @@ def run_point(
     qps = load / mean_iso
     tag = f"load{load:g}" if cfg.scenario == "server" else "singlestream"
     folder = None if out is None else out / tag / policy
+    cal_ = setup.calibration
+    profiles: Mapping[str, Profile] = setup.profiles
+    if cfg.recalibrate:  # the machine's speed right before this point (it drifts)
+        from npusched.realexec.calibrate import calibrate
+
+        cal_ = calibrate(
+            {(n, 1): m for n, m in setup.models.items()},
+            {(n, 1): s for n, s in setup.sessions.items()},
+            warmup=1,
+            runs=cfg.runs,
+            statistic=cfg.statistic,
+            threads=cfg.threads,
+            provider=cfg.provider,
+        )
+        cal_.dispatch_s, cal_.admit_s = setup.calibration.dispatch_s, setup.calibration.admit_s
+        profiles = {n: cal_.profile(m) for n, m in setup.models.items()}
+        if folder is not None:
+            cal_.save(folder / "calibration.json")
     ex = RealExecutor(
         setup.models,
         setup.sessions,
-        setup.profiles,
+        profiles,
         POLICIES.create(policy),
         estimator=_estimator(policy),
     )
@@ -461,9 +504,12 @@ def run_point(
     )
     measured = res.records
     requests = _requests_of(measured)
-    cal_ = setup.calibration
-    predicted = predict(setup.profiles, policy, requests, admit_s=cal_.admit_s)
-    profs, reqs, _ = measured_profiles(res, setup.profiles, cal_.dispatch_s)
+    predicted = predict(profiles, policy, requests, admit_s=cal_.admit_s)
+    # the ablation: every request's measured group seconds and this run's own measured
+    # dispatch (mean gap between groups) and admission seconds
+    run_dispatch = float(np.mean(res.overhead_s)) if res.overhead_s else 0.0
+    run_admit = admission_s(measured)
+    profs, reqs, _ = measured_profiles(res, profiles, run_dispatch)
     # the policy is told what it was told for real: the calibrated estimates
     calibrated = {r.id: e for r, e in zip(requests, measured["estimated_s"], strict=True)}
     ablation = predict(
@@ -471,15 +517,24 @@ def run_point(
         policy,
         reqs,
         estimator=lambda r, _p: float(calibrated[r.id]),
-        admit_s=cal_.admit_s,
+        admit_s=run_admit,
     )
-    ablation["isolated_s"] = predicted["isolated_s"].to_numpy()
     ablation["network"] = predicted["network"].to_numpy()
+    initial = (
+        predict(setup.profiles, policy, requests, admit_s=cal_.admit_s)
+        if cfg.recalibrate
+        else predicted
+    )
+    # every record normalised by the first calibration's isolated seconds (NTT comparable
+    # across points and policies)
+    for df in (measured, predicted, ablation, initial):
+        _renormalise(df, setup.profiles)
     if folder is not None:
         write_records(measured, folder / "measured.parquet")
         write_records(predicted, folder / "predicted.parquet")
         write_records(ablation, folder / "predicted_measured_groups.parquet")
     m, p, a = point_metrics(measured), point_metrics(predicted), point_metrics(ablation)
+    i0 = point_metrics(initial)
 
     def pct(x: float, ref: float) -> float:
         return abs(x - ref) / abs(ref) * 100.0 if ref else float("nan")
@@ -487,7 +542,7 @@ def run_point(
     segs = np.array([b - a_ for _, _, a_, b in res.segments])
     cpu = np.array(res.cpu_s)
     net_of = {r.id: r.network for r in requests}
-    cal = setup.calibration.latency_s
+    cal = cal_.latency_s
     cal_group = np.array([cal[net_of[j]][1][g] for j, g, _, _ in res.segments])
     # the calibrated compute seconds (without the dispatch term the profiles carry)
     iso = np.array([cal_.isolated_s(str(n)) for n in measured["network"]], dtype=np.float64)
@@ -501,12 +556,26 @@ def run_point(
         "request_error": request_errors(measured, predicted),
         "metric_error_pct": {k: pct(p[k], m[k]) for k in METRICS},
         "ablation": {
-            "what": "the simulator fed every request's measured group seconds",
+            "what": "the simulator fed every request's measured group seconds and the run's "
+            "measured dispatch and admission seconds",
             "predicted": a,
             "request_error": request_errors(measured, ablation),
             "metric_error_pct": {k: pct(a[k], m[k]) for k in METRICS},
         },
+        "initial_calibration": {
+            "what": "the prediction on the first calibration (no per-point recalibration)",
+            "predicted": i0,
+            "request_error": request_errors(measured, initial),
+            "metric_error_pct": {k: pct(i0[k], m[k]) for k in METRICS},
+        },
         "terms": {
+            "recalibrated_over_initial": float(
+                sum(cal_.isolated_s(t.network) for t in setup.tenants)
+                / sum(setup.calibration.isolated_s(t.network) for t in setup.tenants)
+            ),
+            "dispatch_s": cal_.dispatch_s,
+            "admit_s": cal_.admit_s,
+            "admit_s_measured": run_admit,
             "exec_over_calibrated_median": float(np.median(measured["exec_s"].to_numpy() / iso)),
             "exec_over_calibrated_mean": float(np.mean(measured["exec_s"].to_numpy() / iso)),
             "group_s_median": float(np.median(segs)) if segs.size else float("nan"),
