@@ -374,11 +374,13 @@ def test_admission_is_measured_on_requests_that_found_the_worker_idle() -> None:
 
     rec = pd.DataFrame(
         {
-            "arrival_s": [0.0, 0.001, 0.020, 0.040],
-            "first_start_s": [0.0002, 0.010, 0.0203, 0.0404],
-            "finish_s": [0.010, 0.015, 0.025, 0.045],
+            "id": [0, 1, 2, 3, 4],
+            "arrival_s": [0.0, 0.001, 0.020, 0.020, 0.040],
+            "first_start_s": [0.0002, 0.010, 0.0203, 0.030, 0.0404],
+            "finish_s": [0.010, 0.015, 0.025, 0.035, 0.045],
         }
     )
-    # request 1 arrived while request 0 ran: not an admission; the others waited 0.2-0.4 ms
+    # request 1 arrived while request 0 ran, request 3 together with request 2 (queued behind
+    # it, not yet started): neither is an admission; the others waited 0.2-0.4 ms
     assert admission_s(rec) == pytest.approx(0.0003)
     assert admission_s(rec.iloc[:0]) == 0.0

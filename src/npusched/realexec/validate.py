@@ -427,15 +427,19 @@ def measured_profiles(
 
 def admission_s(records: pd.DataFrame) -> float:
     """The median seconds from issue to first start of the requests of a real run that found
-    the worker idle (no earlier-started request still running at their arrival); 0 if none."""
-    m = records.sort_values("arrival_s")
-    starts = m["first_start_s"].to_numpy()
-    fins = m["finish_s"].to_numpy()
+    the worker idle and nothing queued (every request issued before had finished); 0 if none."""
+    m = records.sort_values(["arrival_s", "id"], kind="stable")
     out = []
-    for a, s in zip(m["arrival_s"].to_numpy(), starts, strict=True):
-        before = starts < a
-        if not before.any() or fins[before].max() <= a:
+    busy_until = -math.inf
+    for a, s, f in zip(
+        m["arrival_s"].to_numpy(),
+        m["first_start_s"].to_numpy(),
+        m["finish_s"].to_numpy(),
+        strict=True,
+    ):
+        if busy_until <= a:
             out.append(s - a)
+        busy_until = max(busy_until, f)
     return float(np.median(out)) if out else 0.0
 
 
