@@ -282,6 +282,15 @@ def test_validate_cli_end_to_end(tmp_path: Path) -> None:
             == {"antt", "stp", "fairness", "p99_s", "sla_rate"}
         )
         assert set(p["request_error"]) == {"median_abs_pct", "p90_abs_pct"}
+        assert set(p["initial_calibration"]["metric_error_pct"]) == set(p["measured"])
+        assert p["terms"]["recalibrated_over_initial"] > 0
+        assert p["terms"]["dispatch_s"] == s["overheads"]["dispatch_s"] > 0
+        # every record normalised by the first calibration's isolated seconds
+        rec = pd.read_parquet(out / "load0.5" / p["policy"] / "measured.parquet")
+        first = {n: v["isolated_s"] for n, v in s["calibration"].items()}
+        iso = rec["isolated_s"].to_numpy() - rec["network"].map(first).to_numpy()
+        assert np.allclose(iso, 3 * s["overheads"]["dispatch_s"])
+    assert (out / "load0.5" / "P-HPF" / "calibration.json").is_file()
     assert set(s["rank_agreement"]) >= {"antt", "p99_s", "sla_rate"}
     assert (out / "latency_cdf_load0.5.png").is_file() and (out / "report.md").is_file()
     assert (out / "load0.5" / "P-HPF" / "loadgen" / "mlperf_log_summary.txt").is_file()
@@ -323,3 +332,55 @@ def test_loadgen_run_fails_cleanly_when_the_policy_fails(setup: Any) -> None:
     mean = float(np.mean([cal.isolated_s(n) for n in NETS]))
     with pytest.raises(RuntimeError, match="policy broke"):
         run_loadgen(ex, [TenantSpec("squeezenet-1.1")], qps=0.5 / mean, n_queries=20)
+
+
+def test_measured_overheads_enter_the_profile_and_the_admission(setup: Any, tmp_path: Path) -> None:
+    from dataclasses import replace as dc_replace
+
+    from npusched.realexec.calibrate import measure_overheads
+
+    models, sessions, cal, profiles = setup
+    dispatch, admit = measure_overheads(models, sessions, profiles, per_network=2)
+    # the executor's own seconds: positive, and far below a group's compute seconds
+    assert 0 < dispatch < 0.5 * min(min(v[1]) for v in cal.latency_s.values())
+    assert 0 < admit < 0.05
+    c2 = dc_replace(cal, dispatch_s=1e-3, admit_s=2e-3)
+    back = Calibration.load(c2.save(tmp_path / "c.json"))
+    assert (back.dispatch_s, back.admit_s) == (1e-3, 2e-3)
+    m = models["squeezenet-1.1"]
+    # dispatch: added to every group, so a request's plan grows by groups x dispatch_s
+    assert back.profile(m).plan(1).total_s == pytest.approx(
+        cal.isolated_s("squeezenet-1.1") + 3 * 1e-3
+    )
+    # admission: one request alone starts admit_s after its issue instant; latency from issue
+    reqs = [Request(0, 0.5, "squeezenet-1.1")]
+    p0 = predict(profiles, "NP-FCFS", reqs)
+    p1 = predict(profiles, "NP-FCFS", reqs, admit_s=2e-3)
+    assert p1["arrival_s"].iloc[0] == 0.5
+    assert p1["latency_s"].iloc[0] == pytest.approx(p0["latency_s"].iloc[0] + 2e-3)
+    assert p1["waiting_s"].iloc[0] == pytest.approx(p0["waiting_s"].iloc[0] + 2e-3)
+
+
+def test_overheads_flag_is_checked() -> None:
+    base = {"tenants": [{"network": "squeezenet-1.1"}]}
+    assert parse_config(base, "v.toml").overheads is True
+    assert parse_config({**base, "overheads": False}, "v.toml").overheads is False
+    with pytest.raises(ConfigError, match=r"^v.toml: overheads: 'yes'; allowed: true, false$"):
+        parse_config({**base, "overheads": "yes"}, "v.toml")
+
+
+def test_admission_is_measured_on_requests_that_found_the_worker_idle() -> None:
+    from npusched.realexec.validate import admission_s
+
+    rec = pd.DataFrame(
+        {
+            "id": [0, 1, 2, 3, 4],
+            "arrival_s": [0.0, 0.001, 0.020, 0.020, 0.040],
+            "first_start_s": [0.0002, 0.010, 0.0203, 0.030, 0.0404],
+            "finish_s": [0.010, 0.015, 0.025, 0.035, 0.045],
+        }
+    )
+    # request 1 arrived while request 0 ran, request 3 together with request 2 (queued behind
+    # it, not yet started): neither is an admission; the others waited 0.2-0.4 ms
+    assert admission_s(rec) == pytest.approx(0.0003)
+    assert admission_s(rec.iloc[:0]) == 0.0

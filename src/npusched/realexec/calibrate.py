@@ -98,18 +98,28 @@ class Calibration:
     #: per network and batch: ``[median CPU seconds of a whole inference]`` (calling thread)
     cpu_s: dict[str, dict[int, list[float]]] = field(default_factory=dict)
     networks: dict[str, Network] = field(default_factory=dict, repr=False)
+    #: the executor's own seconds per group (mean gap between one group's end and the next
+    #: group's start while requests queue: policy, bookkeeping, the Python call), measured by
+    #: :func:`measure_overheads`; added to every group's seconds in :meth:`profile`
+    dispatch_s: float = 0.0
+    #: seconds from a request's issue instant to its first group's start on an idle worker
+    #: (the cross-thread hand-off), measured by :func:`measure_overheads`; the simulator admits
+    #: each request this much after its issue instant (:func:`npusched.realexec.validate.predict`)
+    admit_s: float = 0.0
 
     def isolated_s(self, network: str, batch: int = 1) -> float:
         """Calibrated isolated latency (seconds): the sum of the group medians."""
         return float(sum(self.latency_s[network][batch]))
 
     def profile(self, grouped: GroupedModel) -> Profile:
-        """The simulator's profile of ``grouped`` on ``cpu-ort`` (one step per group)."""
+        """The simulator's profile of ``grouped`` on ``cpu-ort`` (one step per group): each
+        group's calibrated seconds plus the executor's dispatch seconds (:attr:`dispatch_s`)."""
         name = grouped.name
         if name not in self.latency_s:
             raise ConfigError(f"calibration has no network {name!r}; has {sorted(self.latency_s)}")
         batches = tuple(sorted(self.latency_s[name]))
         lat = np.array([self.latency_s[name][b] for b in batches], dtype=np.float64)
+        lat = lat + self.dispatch_s
         return Profile.from_tables(
             grouped.grouped_network(),
             device_name=DEVICE_NAME,
@@ -129,6 +139,8 @@ class Calibration:
             "statistic": self.statistic,
             "warmup_s": self.warmup_s,
             "runs": self.runs,
+            "dispatch_s": self.dispatch_s,
+            "admit_s": self.admit_s,
             "networks": {
                 n: {
                     "groups": self.groups[n],
@@ -172,6 +184,8 @@ class Calibration:
                     n: {int(b): list(v) for b, v in x.get("cpu_s", {}).items()}
                     for n, x in nets.items()
                 },
+                dispatch_s=float(d.get("dispatch_s", 0.0)),
+                admit_s=float(d.get("admit_s", 0.0)),
             )
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise ConfigError(f"{p}: not a cpu-ort calibration ({type(e).__name__}: {e})") from None
@@ -245,6 +259,69 @@ def calibrate(
         warmup_s=warmup_s,
         cpu_s=cpu,
     )
+
+
+def measure_overheads(
+    models: Mapping[str, GroupedModel],
+    sessions: Mapping[str, Sequence[Any]],
+    profiles: Mapping[str, Profile],
+    *,
+    per_network: int = 6,
+    idle_gap_s: float = 0.002,
+) -> tuple[float, float]:
+    """The executor's own seconds, measured by running it (an in-situ pilot, NP-FCFS):
+
+    * ``dispatch_s``: ``per_network`` requests of every network (round-robin) queued at once;
+      the mean gap between one group's end and the next group's start (within a request and
+      between requests: policy call, bookkeeping, the next ``session.run`` call) — per group,
+      so ``groups x dispatch_s`` is a request's share;
+    * ``admit_s``: as many requests again, each pushed from another thread ``idle_gap_s``
+      after the previous one finished (the worker blocks waiting, as between LoadGen's
+      queries); the median from the push instant to the first group's start.
+
+    Returns ``(dispatch_s, admit_s)`` in seconds."""
+    import threading
+
+    from npusched.policies.base import POLICIES
+    from npusched.realexec.executor import QueueSource, RealExecutor, ReplaySource
+    from npusched.workloads.request import Request
+
+    names = list(models)
+    n = per_network * len(names)
+    burst = [Request(i, 0.0, names[i % len(names)]) for i in range(n)]
+    ex = RealExecutor(models, sessions, profiles, POLICIES.create("NP-FCFS"))
+    res = ex.run(ReplaySource(burst))
+    dispatch = float(np.mean(res.overhead_s)) if res.overhead_s else 0.0
+
+    finished = threading.Event()
+
+    class _Pilot(QueueSource):
+        """Pushes one request at a time from its own thread, each after the previous ended."""
+
+        def start(self, t0: float) -> None:
+            super().start(t0)
+            thread.start()
+
+        def completed(self, job: Any) -> None:
+            finished.set()
+
+    src = _Pilot()
+
+    def feed() -> None:
+        for i in range(n):
+            time.sleep(idle_gap_s)
+            finished.clear()
+            src.push(Request(i, time.perf_counter() - src.t0, names[i % len(names)]))
+            finished.wait(10.0)
+        src.done.set()
+
+    thread = threading.Thread(target=feed, name="admit-pilot", daemon=True)
+    ex2 = RealExecutor(models, sessions, profiles, POLICIES.create("NP-FCFS"))
+    res2 = ex2.run(src)
+    thread.join()
+    df = res2.records
+    admit = float(np.median(df["first_start_s"].to_numpy() - df["arrival_s"].to_numpy()))
+    return dispatch, admit
 
 
 class CpuOrtDevice:

@@ -60,6 +60,8 @@ _KEYS = {
     "seed",
     "tenants",
     "quick",
+    "overheads",
+    "recalibrate",
 }
 _TENANT_KEYS = {"network", "input_size", "priority", "slo_factor"}
 
@@ -92,6 +94,8 @@ class ValidateConfig:
     statistic: str = "median"
     warmup_s: float = 0.0
     seed: int = 0
+    overheads: bool = True
+    recalibrate: bool = True
     source: str = ""
 
 
@@ -185,6 +189,8 @@ def parse_config(raw: Mapping[str, Any], src: str, *, quick: bool = False) -> Va
         statistic=_statistic(data, src),
         warmup_s=_seconds(data, src, "warmup_s"),
         seed=pos_int("seed", 0, 0),
+        overheads=_flag(data, src, "overheads"),
+        recalibrate=_flag(data, src, "recalibrate"),
         source=src,
     )
 
@@ -194,6 +200,13 @@ def _seconds(data: Mapping[str, Any], src: str, name: str) -> float:
     if not isinstance(v, int | float) or isinstance(v, bool) or not 0 <= v < 3600:
         raise _bad(src, name, f"{v!r}", "seconds in [0, 3600)")
     return float(v)
+
+
+def _flag(data: Mapping[str, Any], src: str, name: str) -> bool:
+    v = data.get(name, True)
+    if not isinstance(v, bool):
+        raise _bad(src, name, f"{v!r}", "true, false")
+    return v
 
 
 def _statistic(data: Mapping[str, Any], src: str) -> str:
@@ -280,7 +293,7 @@ class Setup:
 def build(cfg: ValidateConfig, out: Path | None = None) -> Setup:
     """Export, cut, load and calibrate every tenant network (writes ``calibration.json``)."""
     from npusched.models.zoo import get_network
-    from npusched.realexec.calibrate import calibrate
+    from npusched.realexec.calibrate import calibrate, measure_overheads
     from npusched.realexec.groups import build_grouped
     from npusched.realexec.loadgen import TenantSpec
 
@@ -307,6 +320,9 @@ def build(cfg: ValidateConfig, out: Path | None = None) -> Setup:
         threads=cfg.threads,
         provider=cfg.provider,
     )
+    if cfg.overheads:  # the executor's own seconds, measured by running it
+        pilot = {n: cal.profile(m) for n, m in models.items()}
+        cal.dispatch_s, cal.admit_s = measure_overheads(models, sessions, pilot)
     if out is not None:
         cal.save(out / "calibration.json")
     profiles = {n: cal.profile(m) for n, m in models.items()}
@@ -331,10 +347,14 @@ def predict(
     requests: Sequence[Request],
     *,
     estimator: Callable[[Request, Profile], float] | None = None,
+    admit_s: float = 0.0,
 ) -> pd.DataFrame:
     """The simulator's records for ``requests`` under ``policy`` on ``profiles`` (CHECKPOINT at
     group boundaries: ``preemption_point="layer"``, checkpoint copies priced). ``estimator``:
-    the policies' ``estimated_s`` (default: PREMA's predictor for PREMA, else exact)."""
+    the policies' ``estimated_s`` (default: PREMA's predictor for PREMA, else exact).
+    ``admit_s`` (seconds): each request enters the simulator this long after its issue instant
+    (the executor's measured hand-off, :attr:`Calibration.admit_s`); its latency is still
+    counted from the issue instant."""
     from npusched.policies.base import POLICIES
     from npusched.sim import Simulator
 
@@ -345,7 +365,15 @@ def predict(
         checkpoint_cost=True,
         estimator=estimator if estimator is not None else _estimator(policy),
     )
-    return sim.run(requests).to_frame()
+    if admit_s <= 0.0:
+        return sim.run(requests).to_frame()
+    issued = {r.id: r.arrival_s for r in requests}
+    df = sim.run([replace(r, arrival_s=r.arrival_s + admit_s) for r in requests]).to_frame()
+    arr = np.array([issued[int(i)] for i in df["id"].to_numpy()], dtype=np.float64)
+    df["latency_s"] = df["finish_s"].to_numpy() - arr
+    df["waiting_s"] = df["waiting_s"].to_numpy() + (df["arrival_s"].to_numpy() - arr)
+    df["arrival_s"] = arr
+    return df
 
 
 def _requests_of(df: pd.DataFrame) -> list[Request]:
@@ -367,11 +395,12 @@ def _requests_of(df: pd.DataFrame) -> list[Request]:
 
 
 def measured_profiles(
-    result: Any, profiles: Mapping[str, Profile]
+    result: Any, profiles: Mapping[str, Profile], dispatch_s: float = 0.0
 ) -> tuple[dict[str, Profile], list[Request], pd.DataFrame]:
     """The ablation's inputs: a profile per request with the group seconds it really ran (its
-    last execution of each group), requests re-keyed to them, and the measured records with
-    ``isolated_s`` kept at the calibrated value (so NTT is comparable)."""
+    last execution of each group; plus ``dispatch_s`` per group, as the calibrated profile),
+    requests re-keyed to them, and the measured records with ``isolated_s`` kept at the
+    calibrated value (so NTT is comparable)."""
     per: dict[int, dict[int, float]] = {}
     for jid, g, a, b in result.segments:
         per.setdefault(jid, {})[g] = b - a
@@ -381,7 +410,7 @@ def measured_profiles(
     for r in _requests_of(df):
         base = profiles[r.network]
         times = per[r.id]
-        lat = np.array([times[g] for g in range(len(times))], dtype=np.float64)
+        lat = np.array([times[g] for g in range(len(times))], dtype=np.float64) + dispatch_s
         key = f"{r.network}#{r.id}"
         profs[key] = Profile.from_tables(
             base.network,
@@ -394,6 +423,32 @@ def measured_profiles(
         )
         reqs.append(replace(r, network=key))
     return profs, reqs, df
+
+
+def admission_s(records: pd.DataFrame) -> float:
+    """The median seconds from issue to first start of the requests of a real run that found
+    the worker idle and nothing queued (every request issued before had finished); 0 if none."""
+    m = records.sort_values(["arrival_s", "id"], kind="stable")
+    out = []
+    busy_until = -math.inf
+    for a, s, f in zip(
+        m["arrival_s"].to_numpy(),
+        m["first_start_s"].to_numpy(),
+        m["finish_s"].to_numpy(),
+        strict=True,
+    ):
+        if busy_until <= a:
+            out.append(s - a)
+        busy_until = max(busy_until, f)
+    return float(np.median(out)) if out else 0.0
+
+
+def _renormalise(df: pd.DataFrame, profiles: Mapping[str, Profile]) -> None:
+    """Set ``isolated_s`` (and ``waiting_s``) of records to ``profiles``' isolated seconds."""
+    pairs = zip(df["network"], df["batch"], strict=True)
+    iso = np.array([profiles[str(n)].plan(int(b)).total_s for n, b in pairs], dtype=np.float64)
+    df["isolated_s"] = iso
+    df["waiting_s"] = df["latency_s"].to_numpy() - iso - df["checkpoint_s"].to_numpy()
 
 
 def run_point(
@@ -415,10 +470,28 @@ def run_point(
     qps = load / mean_iso
     tag = f"load{load:g}" if cfg.scenario == "server" else "singlestream"
     folder = None if out is None else out / tag / policy
+    cal_ = setup.calibration
+    profiles: Mapping[str, Profile] = setup.profiles
+    if cfg.recalibrate:  # the machine's speed right before this point (it drifts)
+        from npusched.realexec.calibrate import calibrate
+
+        cal_ = calibrate(
+            {(n, 1): m for n, m in setup.models.items()},
+            {(n, 1): s for n, s in setup.sessions.items()},
+            warmup=1,
+            runs=cfg.runs,
+            statistic=cfg.statistic,
+            threads=cfg.threads,
+            provider=cfg.provider,
+        )
+        cal_.dispatch_s, cal_.admit_s = setup.calibration.dispatch_s, setup.calibration.admit_s
+        profiles = {n: cal_.profile(m) for n, m in setup.models.items()}
+        if folder is not None:
+            cal_.save(folder / "calibration.json")
     ex = RealExecutor(
         setup.models,
         setup.sessions,
-        setup.profiles,
+        profiles,
         POLICIES.create(policy),
         estimator=_estimator(policy),
     )
@@ -435,18 +508,37 @@ def run_point(
     )
     measured = res.records
     requests = _requests_of(measured)
-    predicted = predict(setup.profiles, policy, requests)
-    profs, reqs, _ = measured_profiles(res, setup.profiles)
+    predicted = predict(profiles, policy, requests, admit_s=cal_.admit_s)
+    # the ablation: every request's measured group seconds and this run's own measured
+    # dispatch (mean gap between groups) and admission seconds
+    run_dispatch = float(np.mean(res.overhead_s)) if res.overhead_s else 0.0
+    run_admit = admission_s(measured)
+    profs, reqs, _ = measured_profiles(res, profiles, run_dispatch)
     # the policy is told what it was told for real: the calibrated estimates
     calibrated = {r.id: e for r, e in zip(requests, measured["estimated_s"], strict=True)}
-    ablation = predict(profs, policy, reqs, estimator=lambda r, _p: float(calibrated[r.id]))
-    ablation["isolated_s"] = predicted["isolated_s"].to_numpy()
+    ablation = predict(
+        profs,
+        policy,
+        reqs,
+        estimator=lambda r, _p: float(calibrated[r.id]),
+        admit_s=run_admit,
+    )
     ablation["network"] = predicted["network"].to_numpy()
+    initial = (
+        predict(setup.profiles, policy, requests, admit_s=cal_.admit_s)
+        if cfg.recalibrate
+        else predicted
+    )
+    # every record normalised by the first calibration's isolated seconds (NTT comparable
+    # across points and policies)
+    for df in (measured, predicted, ablation, initial):
+        _renormalise(df, setup.profiles)
     if folder is not None:
         write_records(measured, folder / "measured.parquet")
         write_records(predicted, folder / "predicted.parquet")
         write_records(ablation, folder / "predicted_measured_groups.parquet")
     m, p, a = point_metrics(measured), point_metrics(predicted), point_metrics(ablation)
+    i0 = point_metrics(initial)
 
     def pct(x: float, ref: float) -> float:
         return abs(x - ref) / abs(ref) * 100.0 if ref else float("nan")
@@ -454,9 +546,10 @@ def run_point(
     segs = np.array([b - a_ for _, _, a_, b in res.segments])
     cpu = np.array(res.cpu_s)
     net_of = {r.id: r.network for r in requests}
-    cal = setup.calibration.latency_s
+    cal = cal_.latency_s
     cal_group = np.array([cal[net_of[j]][1][g] for j, g, _, _ in res.segments])
-    iso = measured["isolated_s"].to_numpy()
+    # the calibrated compute seconds (without the dispatch term the profiles carry)
+    iso = np.array([cal_.isolated_s(str(n)) for n in measured["network"]], dtype=np.float64)
     return {
         "policy": policy,
         "load": load if cfg.scenario == "server" else "singlestream",
@@ -467,12 +560,26 @@ def run_point(
         "request_error": request_errors(measured, predicted),
         "metric_error_pct": {k: pct(p[k], m[k]) for k in METRICS},
         "ablation": {
-            "what": "the simulator fed every request's measured group seconds",
+            "what": "the simulator fed every request's measured group seconds and the run's "
+            "measured dispatch and admission seconds",
             "predicted": a,
             "request_error": request_errors(measured, ablation),
             "metric_error_pct": {k: pct(a[k], m[k]) for k in METRICS},
         },
+        "initial_calibration": {
+            "what": "the prediction on the first calibration (no per-point recalibration)",
+            "predicted": i0,
+            "request_error": request_errors(measured, initial),
+            "metric_error_pct": {k: pct(i0[k], m[k]) for k in METRICS},
+        },
         "terms": {
+            "recalibrated_over_initial": float(
+                sum(cal_.isolated_s(t.network) for t in setup.tenants)
+                / sum(setup.calibration.isolated_s(t.network) for t in setup.tenants)
+            ),
+            "dispatch_s": cal_.dispatch_s,
+            "admit_s": cal_.admit_s,
+            "admit_s_measured": run_admit,
             "exec_over_calibrated_median": float(np.median(measured["exec_s"].to_numpy() / iso)),
             "exec_over_calibrated_mean": float(np.mean(measured["exec_s"].to_numpy() / iso)),
             "group_s_median": float(np.median(segs)) if segs.size else float("nan"),
@@ -548,6 +655,7 @@ def summarize(points: list[dict[str, Any]], cfg: ValidateConfig, setup: Setup) -
             for n in cal.latency_s
         },
         "copy_bandwidth_bps": cal.copy_bandwidth_bps,
+        "overheads": {"dispatch_s": cal.dispatch_s, "admit_s": cal.admit_s},
         "points": points,
         "rank_agreement": rank,
         "rank_agreement_by_load": by_load,
@@ -593,6 +701,10 @@ def report_md(summary: Mapping[str, Any], images: Sequence[Path] = ()) -> str:
         f"{summary['machine']['intra_op_threads']} intra-op thread(s), "
         f"provider {summary['machine']['provider']}, load average at calibration "
         f"{summary['machine']['loadavg']}.",
+        "",
+        "Executor overheads (measured in calibration, in the prediction): dispatch "
+        f"{summary['overheads']['dispatch_s'] * 1e3:.3f} ms per group, admission "
+        f"{summary['overheads']['admit_s'] * 1e3:.3f} ms per request.",
         "",
         "| policy | load | ANTT meas | ANTT pred | err % | p99 ms meas | p99 ms pred | err % | "
         "SLA meas | SLA pred | req err med % | req err p90 % | ablation req med % |",
