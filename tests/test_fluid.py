@@ -606,7 +606,10 @@ def engine_setup() -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize("policy", ["FluidB", "R-AdaptB-S", "R-AdaptB-L", "SERIAL", "LazyBatching"])
+@pytest.mark.parametrize(
+    "policy",
+    ["FluidB", "R-AdaptB-S", "R-AdaptB-L", "SERIAL", "LazyBatching", "LazyBatching-free"],
+)
 def test_engine_policies_match_the_reference_executor(
     engine_setup: dict[str, object], policy: str
 ) -> None:
@@ -627,11 +630,14 @@ def test_engine_policies_match_the_reference_executor(
     if policy == "FluidB":
         pol: object = FluidBPolicy(slo_s=slo)
         ref = run_fluidb(arr, ex, lut, slo)  # type: ignore[arg-type]
-    elif policy == "LazyBatching":
-        pol = LazyBatchingPolicy(slo_s=slo)
+    elif policy.startswith("LazyBatching"):
+        from npusched.policies.batching.lazyb import LAZY_INVOCATION_S
+
+        cost = 0.0 if policy.endswith("free") else LAZY_INVOCATION_S
+        pol = LazyBatchingPolicy(slo_s=slo, invocation_s=cost)
         dev = s["devs"]["r"]  # type: ignore[index]
         tab = np.stack([dev.layer_costs(flat, b).latency_s for b in range(1, 9)], axis=1)
-        ref = run_lazy(arr, ex, tab, [e.after for e in flat.exits], slo)  # type: ignore[arg-type,attr-defined]
+        ref = run_lazy(arr, ex, tab, [e.after for e in flat.exits], slo, invocation_s=cost)  # type: ignore[arg-type,attr-defined]
     elif policy == "SERIAL":
         pol = SerialPolicy()
         ref = run_adaptb(arr, ex, lut, 0.0, 1)  # type: ignore[arg-type]
@@ -650,6 +656,41 @@ def test_engine_policies_match_the_reference_executor(
     assert pol.preemptions_ == ref.preemptions  # type: ignore[attr-defined]
     if policy in ("FluidB", "LazyBatching"):
         assert ref.preemptions > 0
+    if policy.startswith("LazyBatching"):  # the per-layer stalls are idle NPU time
+        assert res.busy_s == pytest.approx(ref.busy_s, abs=1e-9)
+
+
+def test_lazybatching_never_preempts_a_batch_that_was_full() -> None:
+    """Sec. IV: "when the maximum batch size is reached, preemption is no longer considered,
+    despite the fact that samples may exit early"."""
+    single = np.full(10, 0.001)
+    kw = {"t_slo": 10.0, "t_wait_oldest": 0.0, "t_exec_so_far": 0.0, "b_max": 8}
+    assert lazy_decide(single, 3, 4, 4, **kw).preempt  # type: ignore[arg-type]
+    shrunk = lazy_decide(single, 3, 4, 4, was_full=True, **kw)  # type: ignore[arg-type]
+    assert not shrunk.preempt and shrunk.reason == "full"
+
+
+def test_lazybatching_invocation_cost_and_full_rule_on_the_engine(
+    engine_setup: dict[str, object],
+) -> None:
+    """Every per-layer invocation stalls the NPU ``invocation_s``; on a batch that has been full
+    the policy never preempts (the reference executor checks the rule at every decision)."""
+    from npusched.policies.batching import LazyBatchingPolicy
+    from npusched.sim import Simulator
+
+    s = engine_setup
+    flat, prof = s["flat"], s["profs"]["r"]  # type: ignore[index]
+    base = None
+    for cost in (0.0, 1e-3):
+        pol = LazyBatchingPolicy(slo_s=0.4, invocation_s=cost)
+        res = Simulator({flat.name: prof}, pol, preemption_point="layer").run(s["reqs"])  # type: ignore[attr-defined,arg-type]
+        lat = float(np.mean(res.columns["latency_s"]))
+        if base is None:
+            base = lat
+        else:  # 1 ms per layer decision: every sample waits for tens of them
+            assert lat > base + 0.01
+    with pytest.raises(ConfigError, match="invocation_s"):
+        LazyBatchingPolicy(invocation_s=-1.0).reset()
 
 
 def test_fluidb_policy_validates() -> None:

@@ -67,6 +67,9 @@ def test_calibration_hits_the_mean_layer_time() -> None:
     assert calibrate_efficiency(nets, target_mean_layer_s=1e-9) == 1.0
 
 
+THREE = ("vgg-16", "resnet-18", "squeezenet")
+
+
 def test_reproduce_quick_writes_summary_and_report(tmp_path: Path) -> None:
     calls: list[int] = []
 
@@ -74,7 +77,9 @@ def test_reproduce_quick_writes_summary_and_report(tmp_path: Path) -> None:
         calls.append(len(job.schedule.level))
         return schedule_frame(job)
 
-    summary = reproduce(tmp_path, quick=True, efficiency=0.02, runner=runner, plots=False)
+    summary = reproduce(
+        tmp_path, quick=True, efficiency=0.02, runner=runner, plots=False, networks=THREE
+    )
     assert len(calls) == 2 * 3
     on_disk = json.loads((tmp_path / "summary.json").read_text())
     assert on_disk["networks"].keys() == summary["networks"].keys()
@@ -232,10 +237,15 @@ def test_reproduce_runs_frames_through_the_engine_by_default(
         return real(self, requests, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(engine.Simulator, "run", counting)
-    summary = reproduce(tmp_path, quick=True, efficiency=0.02, plots=False)
+    summary = reproduce(tmp_path, quick=True, efficiency=0.02, plots=False, networks=THREE)
     assert len(runs) == 2 * 3  # one engine run per network and policy
     swapped = reproduce(
-        tmp_path / "s", quick=True, efficiency=0.02, plots=False, runner=schedule_frame
+        tmp_path / "s",
+        quick=True,
+        efficiency=0.02,
+        plots=False,
+        runner=schedule_frame,
+        networks=THREE,
     )
     for net, pols in summary["networks"].items():
         for pol, res in pols.items():
