@@ -325,6 +325,7 @@ def reproduce(
             abl = _table2_ablations(raw["table2"], n, designs, lazy_invocation_s)
             summary["table2_ablations"] = abl
             atomic_write_text(out_dir / "table2_ablations.csv", pd.DataFrame(abl).to_csv(index=False))
+    summary["headline_causes"] = _headline_causes(summary)
     summary["comparisons"] = _comparisons(summary)
     summary["invocations_estimate"] = {
         m: invocation_estimate(m) for m in dict.fromkeys(m for m, _ in pairs)
@@ -797,6 +798,49 @@ def _report(
     return "\n".join(lines)
 
 
+def _headline_causes(summary: dict[str, Any]) -> dict[str, str]:
+    """Measured causes of the headline values outside 0.5-2x (see :func:`_comparisons`)."""
+    out: dict[str, str] = {}
+    serving = summary.get("serving")
+    if not serving:
+        return out
+    viol = []
+    for pols in serving.values():
+        for rate in next(iter(pols.values())):
+            viol.append(min(v[rate]["violation_rate"] for k, v in pols.items() if "AdaptB" in k))
+    abl = [r for r in summary.get("table2_ablations", []) if r["variant"] == "arrival_cv2"]
+    cv2 = (
+        "; Table II with gamma arrivals of CV 2 (one factor): LazyBatching violates "
+        + ", ".join(f"{100 * r['lazy_violation_rate']:.0f}%" for r in abl)
+        + " (paper 14-35%)"
+        if abl
+        else ""
+    )
+    out["slo_satisfaction_gain_vs_best_adaptb"] = (
+        f"the best AdaptB variant violates the SLO in {100 * float(np.mean(viol)):.1f}% of "
+        "samples on average over our rates (a 6.7x satisfaction gain needs the baselines to "
+        "violate in ~85%): our Poisson arrivals and deterministic layer times leave little tail"
+        + cv2
+    )
+    for model in ("resnet-50", "inception-v3"):
+        key = f"utilisation_gain_over_serial_{model}"
+        h = summary.get("headline", {}).get(key)
+        if h is None:
+            continue
+        pols = serving.get(model, {})
+        rates = [f"{r:g}" for r in h.get("rates", [])]
+        ser = [pols["SERIAL"][r]["utilisation"] for r in rates if r in pols.get("SERIAL", {})]
+        fb = [pols["FluidB"][r]["utilisation"] for r in rates if r in pols.get("FluidB", {})]
+        if ser and fb:
+            out[key] = (
+                f"at our rates {', '.join(rates)}/s SERIAL already runs at "
+                f"{100 * float(np.mean(ser)):.0f}% of peak while busy (its own DSE design at "
+                f"B = 1, Fig. 10), FluidB at {100 * float(np.mean(fb)):.0f}%: the gap is the "
+                "batch-1 efficiency our cost model gives the DSE designs"
+            )
+    return out
+
+
 def _ablation_cause(summary: dict[str, Any], model: str, board: str, what: str) -> str:
     """The measured movement of one Table II row's ``what`` (``gain``, ``violation``) under each
     one-factor ablation (seed 0), as a cause string."""
@@ -960,7 +1004,7 @@ def _comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
         top = max(pols["FluidB"], key=float)
         out.append(
             comparison(
-                f"{fig.split()[1].rstrip('a')}/{model}/fluidb_processing_rate",
+                f"fig{fig.split()[1].rstrip('a')}/{model}/fluidb_processing_rate",
                 fig,
                 f"FluidB processing rate at {top}/s offered (samples/s; paper: above {paper_rate:g})",
                 paper_rate,
