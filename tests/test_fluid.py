@@ -368,6 +368,16 @@ def test_cli_reproduce_fluid_quick(tmp_path: object) -> None:
     assert res["Fluid+Stackable"][-1] >= res["Fluid"][-1] >= res["R"][-1] >= res["SERIAL"][-1]
     assert res["Fluid+Stackable"][-1] <= res["peak_gops"]
     assert summary["dse"][0]["ours"] == "<4650, 7, 128>"  # Table I: <4652, 7, 128>
+    comps = {c["id"]: c for c in summary["comparisons"]}
+    fields = {"id", "figure", "label", "paper", "ours", "ratio", "direction", "cause", "spread"}
+    assert all(set(c) == fields for c in comps.values())
+    for r in ("resnet-50/zc706", "resnet-50/zcu104", "inception-v3/zc706", "inception-v3/zcu104"):
+        gain = comps[f"table2/{r}/avg_latency_gain_x"]
+        assert gain["direction"] == "same" and 0.5 <= gain["ratio"] <= 2.0  # the target
+    head = comps["headline/avg_latency_gain_vs_best_adaptb"]
+    assert 0.5 <= head["ratio"] <= 2.0
+    assert all(c["cause"] for c in comps.values() if c["direction"] == "opposite")
+    assert {a["variant"] for a in summary["table2_ablations"]} >= {"default", "arrival_cv2"}
     for name in ("fig10.csv", "dse.csv", "report.md", "fig10_resnet-50_zc706.png"):
         assert (out / name).exists()
     for name in ("fig7_8.csv", "fig9.csv", "table2.csv", "fig7_8_resnet-50.png"):
