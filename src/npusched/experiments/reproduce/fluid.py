@@ -324,7 +324,8 @@ def reproduce(
         if ablations:
             abl = _table2_ablations(raw["table2"], n, designs, lazy_invocation_s)
             summary["table2_ablations"] = abl
-            atomic_write_text(out_dir / "table2_ablations.csv", pd.DataFrame(abl).to_csv(index=False))
+            abl_csv = pd.DataFrame(abl).to_csv(index=False)
+            atomic_write_text(out_dir / "table2_ablations.csv", abl_csv)
     summary["headline_causes"] = _headline_causes(summary)
     summary["comparisons"] = _comparisons(summary)
     summary["invocations_estimate"] = {
@@ -1010,7 +1011,10 @@ def _comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 )
             )
     # Fig. 7/8 processing rate at the highest rate ("above 20 and 55 inf/s") and Fig. 9
-    for model, fig, paper_rate in (("resnet-50", "Fig. 7a", 20.0), ("inception-v3", "Fig. 8a", 55.0)):
+    for model, fig, paper_rate in (
+        ("resnet-50", "Fig. 7a", 20.0),
+        ("inception-v3", "Fig. 8a", 55.0),
+    ):
         pols = summary.get("serving", {}).get(model)
         if not pols:
             continue
@@ -1019,7 +1023,8 @@ def _comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
             comparison(
                 f"fig{fig.split()[1].rstrip('a')}/{model}/fluidb_processing_rate",
                 fig,
-                f"FluidB processing rate at {top}/s offered (samples/s; paper: above {paper_rate:g})",
+                f"FluidB processing rate at {top}/s offered "
+                f"(samples/s; paper: above {paper_rate:g})",
                 paper_rate,
                 pols["FluidB"][top]["processing_rate"],
             )
