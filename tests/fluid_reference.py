@@ -180,10 +180,12 @@ def run_lazy(
     exit_layer: Sequence[int],
     slo_s: float,
     b_max: int = B_MAX,
+    invocation_s: float = 0.0,
 ) -> RefResult:
     """LazyBatching: decisions after every layer; ``layer_table[l, b - 1]`` is layer ``l``'s
     seconds at batch ``b`` (heads folded in), ``exit_layer[e]`` the layer exit ``e`` follows.
-    Its estimate uses the single-sample column ``layer_table[:, 0]``."""
+    Its estimate uses the single-sample column ``layer_table[:, 0]``. Each decision first idles
+    ``invocation_s`` seconds; a batch that has held ``b_max`` samples is never preempted."""
     res = RefResult()
     clock = _Clock(arrivals)
     exit_at_layer = {int(l_): e for e, l_ in enumerate(exit_layer)}
@@ -212,11 +214,13 @@ def run_lazy(
     while clock.idle_until_arrival():
         batch = clock.take(initial_batch(len(clock.queue), b_max))
         start = {s: clock.t for s in batch}
+        full = len(batch) >= b_max
         for l_ in range(n_l):
             batch = run_layers(batch, l_, l_)
             if not batch:
                 break
             if l_ < n_l - 1:
+                clock.advance(invocation_s)
                 oldest = min(batch, key=lambda s: arrivals[s])
                 res.invocations += 1
                 d = lazy_decide(
@@ -228,10 +232,13 @@ def run_lazy(
                     start[oldest] - arrivals[oldest],
                     clock.t - start[oldest],
                     b_max,
+                    was_full=full,
                 )
                 if d.preempt:
                     res.preemptions += 1
                     new = clock.take(batch_increment(len(clock.queue), len(batch), b_max))
                     start.update({s: clock.t for s in new})
-                    batch = batch + run_layers(new, 0, l_)
+                    caught = run_layers(new, 0, l_)
+                    batch = batch + caught
+                    full = full or (bool(caught) and len(batch) >= b_max)
     return res

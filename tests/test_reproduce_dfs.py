@@ -67,6 +67,9 @@ def test_calibration_hits_the_mean_layer_time() -> None:
     assert calibrate_efficiency(nets, target_mean_layer_s=1e-9) == 1.0
 
 
+THREE = ("vgg-16", "resnet-18", "squeezenet")
+
+
 def test_reproduce_quick_writes_summary_and_report(tmp_path: Path) -> None:
     calls: list[int] = []
 
@@ -74,7 +77,9 @@ def test_reproduce_quick_writes_summary_and_report(tmp_path: Path) -> None:
         calls.append(len(job.schedule.level))
         return schedule_frame(job)
 
-    summary = reproduce(tmp_path, quick=True, efficiency=0.02, runner=runner, plots=False)
+    summary = reproduce(
+        tmp_path, quick=True, efficiency=0.02, runner=runner, plots=False, networks=THREE
+    )
     assert len(calls) == 2 * 3
     on_disk = json.loads((tmp_path / "summary.json").read_text())
     assert on_disk["networks"].keys() == summary["networks"].keys()
@@ -88,8 +93,15 @@ def test_reproduce_quick_writes_summary_and_report(tmp_path: Path) -> None:
     h = on_disk["headline"]
     assert h["fps_gain_mean"]["paper"] == 0.33 and h["energy_change_mean"]["paper"] == -0.14
     assert h["dfs_peak_power_max_w"]["ours"] <= 33.0
+    comps = {c["id"]: c for c in on_disk["comparisons"]}
+    for n in THREE:
+        assert {f"table6/{n}/voltage_switches", f"table6/{n}/dvfs_frame_ms"} <= set(comps)
+    assert comps["fig5/fps_gain_mean"]["paper"] == 0.33
+    assert all(c["cause"] for c in comps.values() if c["direction"] == "opposite")
+    fit = on_disk["fit"]
+    assert fit["stc_efficiency"] == 0.02 and set(fit["per_network_efficiency"]) == set(THREE)
     report = (tmp_path / "report.md").read_text()
-    assert "+33%" in report and "Why ours differs" in report
+    assert "+33%" in report and "Why ours differs" in report and "fitted power model" in report
     assert (tmp_path / "trace_squeezenet.csv").exists() and (tmp_path / "table6.csv").exists()
 
 
@@ -232,12 +244,38 @@ def test_reproduce_runs_frames_through_the_engine_by_default(
         return real(self, requests, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(engine.Simulator, "run", counting)
-    summary = reproduce(tmp_path, quick=True, efficiency=0.02, plots=False)
+    summary = reproduce(tmp_path, quick=True, efficiency=0.02, plots=False, networks=THREE)
     assert len(runs) == 2 * 3  # one engine run per network and policy
     swapped = reproduce(
-        tmp_path / "s", quick=True, efficiency=0.02, plots=False, runner=schedule_frame
+        tmp_path / "s",
+        quick=True,
+        efficiency=0.02,
+        plots=False,
+        runner=schedule_frame,
+        networks=THREE,
     )
     for net, pols in summary["networks"].items():
         for pol, res in pols.items():
             for k in ("fps", "energy_per_frame_j", "avg_power_w", "peak_power_w"):
                 assert res[k] == pytest.approx(swapped["networks"][net][pol][k], rel=1e-9)
+
+
+def test_reproduce_per_network_time_scale_hits_table6(tmp_path: Path) -> None:
+    """``time_scale="per-network"``: each network's DVFS frame time is Table 6's (the fitted
+    power scales, each network its own efficiency); a bad value is one ConfigError."""
+    from npusched.errors import ConfigError
+
+    s = reproduce(
+        tmp_path,
+        quick=True,
+        plots=False,
+        networks=THREE,
+        runner=schedule_frame,
+        time_scale="per-network",
+    )
+    for n in THREE:
+        assert s["networks"][n]["DVFS"]["frame_time_s"] * 1e3 == pytest.approx(
+            PAPER_TABLE6[n][1], rel=0.02
+        )
+    with pytest.raises(ConfigError, match="time_scale"):
+        reproduce(tmp_path, quick=True, plots=False, time_scale="each")

@@ -114,10 +114,10 @@ BAD = [
     ),
     ("planaria", r'^scenarios = \["A"', 'scenarios = ["D"', r"scenarios\[0\]: .*allowed: A, B, C"),
     ("planaria", r"^instances = 4", "instances = 4.5", r"quick\.setup\.instances"),
-    ("dfs", r'^efficiency = "calibrate"', "efficiency = 2.0", r"efficiency: .*or calibrate"),
+    ("dfs", r'^efficiency = "fit"', "efficiency = 2.0", r"efficiency: .*or calibrate, fit"),
     ("dfs", r'^networks = \["vgg-16", "yolov2"', 'networks = ["alexnet", "yolov2"',
      r"networks: 'alexnet' is not a benchmark of the paper; allowed: vgg-16"),
-    ("fluid", r'^designs = "table1"', 'designs = "best"', r"designs: .*allowed: table1, dse"),
+    ("fluid", r'^designs = "dse"', 'designs = "best"', r"designs: .*allowed: table1, dse"),
     ("fluid", r'\["resnet-50", "zc706"\], \["resnet-50"', '["resnet-50", "zc999"], ["resnet-50"',
      r"pairs\[0\]\[1\]: unknown board 'zc999'; allowed: zc706, zcu104"),
     ("fluid", r'\{ model = "resnet-50", board = "zc706", slo_s', '{ model = "vgg-16", board = "zc706", slo_s',
@@ -203,10 +203,8 @@ def _assert_close(got: object, want: object, where: str = "headline") -> None:
 def test_reproduce_with_an_edited_copy(tmp_path: Path) -> None:
     path = export_suite("dfs", tmp_path)
     text = path.read_text()
-    text = text.replace(
-        'networks = ["vgg-16", "resnet-18", "squeezenet"]', 'networks = ["squeezenet"]'
-    )
-    text = text.replace('efficiency = "calibrate"', "efficiency = 0.02").replace(
+    text = text.replace("[quick]\n", '[quick]\nnetworks = ["squeezenet"]\n')
+    text = text.replace('efficiency = "fit"', "efficiency = 0.02").replace(
         "plots = true", "plots = false"
     )
     path.write_text(text)
@@ -357,8 +355,12 @@ def test_fluid_suite_as_a_sweep(tmp_path: Path) -> None:
     assert cfg["policy"]["params"]["timeout"] == "M"
     assert cfg["hardware"]["params"]["strategy"] == "r"
     assert cfg["hardware"]["params"]["stackable"] is False
-    assert (cfg["hardware"]["params"]["tr"], cfg["hardware"]["params"]["tp"]) == (6832, 10)
-    assert cfg["workload"]["n_requests"] == 200 and cfg["workload"]["qos"] == {"inception-v3": 0.2}
+    from npusched.experiments.reproduce.fluid_serving import _model
+
+    own = _model("inception-v3", "zcu104").design("r", False, "dse")  # its own DSE (default)
+    hw = cfg["hardware"]["params"]
+    assert (hw["tr"], hw["tp"], hw["tc"]) == (own.tr, own.tp, own.tc)
+    assert cfg["workload"]["n_requests"] == 1500 and cfg["workload"]["qos"] == {"inception-v3": 0.2}
     assert cfg["exits"]["inception-v3"]["n_exits"] == 4
     out = tmp_path / "sweep"
     cmd = ["sweep", str(yaml_path), "--out", str(out), "--backend", "inprocess", "-q",

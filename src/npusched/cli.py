@@ -908,7 +908,7 @@ def reproduce_dfs(
     ] = None,
     efficiency: Annotated[
         float | None,
-        typer.Option(help="AB9 STC efficiency in (0, 1] (default: calibrated to 1.99 ms/layer)."),
+        typer.Option(help="AB9 STC efficiency in (0, 1] (default: the least-squares fit's)."),
     ] = None,
     fuse: Annotated[
         bool | None,
@@ -1242,7 +1242,7 @@ def reproduce_fluid(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/fluid"),
     quick: Annotated[
         bool,
-        typer.Option(help="Two (model, board) pairs, coarser DSE, 1 seed x 200 samples (~1 min)."),
+        typer.Option(help="Two (model, board) pairs, coarser DSE, 1 seed x 1500 samples (~2 min)."),
     ] = False,
     serving: Annotated[
         bool | None,
@@ -1251,8 +1251,10 @@ def reproduce_fluid(
         ),
     ] = None,
     designs: Annotated[
-        Literal["table1", "dse"] | None,
-        typer.Option(help="NPU per serving policy: table1 (Table I's) or dse (its own DSE)."),
+        Literal["dse", "table1"] | None,
+        typer.Option(
+            help="NPU per serving policy: dse (default: its own DSE at B = 8) or table1."
+        ),
     ] = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,

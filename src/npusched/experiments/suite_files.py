@@ -317,7 +317,10 @@ class DfsSuite(_Strict):
         calibration_networks: the networks the AB9's STC efficiency is calibrated over (to the
             paper's 1.99 ms mean layer time).
         cap_w: the power limit, watts.
-        efficiency: the AB9 ``stc_efficiency`` in (0, 1], or ``"calibrate"``.
+        efficiency: the AB9 ``stc_efficiency`` in (0, 1], ``"fit"`` (the least-squares fit's)
+            or ``"calibrate"`` (to the paper's 1.99 ms mean layer time).
+        fit: refit the idle power, dynamic power and efficiency (else the stored fit).
+        time_scale: ``"global"`` or ``"per-network"`` (each network its Table 6 frame time).
         fuse: decide per GEMM step with vector layers fused into it (else per zoo operator).
         plots: draw the PNG figures.
         sensitivity: also run the power-model sensitivity grid.
@@ -330,7 +333,9 @@ class DfsSuite(_Strict):
     networks: Names
     calibration_networks: Names
     cap_w: PositiveFloat
-    efficiency: Annotated[float, Field(gt=0, le=1)] | Literal["calibrate"]
+    efficiency: Annotated[float, Field(gt=0, le=1)] | Literal["calibrate", "fit"]
+    fit: Switch = True
+    time_scale: Literal["global", "per-network"] = "global"
     fuse: Switch
     plots: Switch
     sensitivity: Switch
@@ -357,7 +362,11 @@ class DfsSuite(_Strict):
             out,
             quick=quick,
             cap_w=float(self.cap_w),
-            efficiency=None if self.efficiency == "calibrate" else float(self.efficiency),
+            efficiency=None
+            if self.efficiency == "fit"
+            else ("calibrate" if self.efficiency == "calibrate" else float(self.efficiency)),
+            fit=self.fit,
+            time_scale=self.time_scale,
             plots=self.plots,
             fuse=self.fuse,
             networks=tuple(self.networks),
@@ -789,8 +798,8 @@ def suite_sweep_data(suite: Suite) -> dict[str, Any]:
       SLO couples the policy's parameters to the setup (``grids``): ``setup`` x ``policy`` x
       ``workload.rate_per_s`` x ``seeds`` seeds, ``n_samples`` requests each, on Table I's
       design for the (model, board) with the NPU batching each policy runs on and the model's
-      4 exits at the paper's rates (``designs = "table1"`` only; Fig. 9 and Table II are not in
-      it).
+      4 exits at the paper's rates; with ``designs = "dse"`` each policy's axis value also sets
+      its own DSE design (``hardware.params.tr/tp/tc``). Fig. 9 and Table II are not in it.
     """
     if isinstance(suite, PremaSuite):
         return _prema_sweep(suite)
@@ -944,11 +953,6 @@ def _fluid_sweep(s: FluidSuite) -> dict[str, Any]:
     from npusched.hardware.gemm_dse import PAPER_TABLE1
     from npusched.hardware.gemm_npu import BOARDS
 
-    if s.designs != "table1":
-        raise ConfigError(
-            f"fluid suite as a sweep: designs = {s.designs!r} (a DSE per policy) is not a fixed "
-            "device; allowed: table1"
-        )
     grids = []
     for st in s.serving_setups:
         if (st.model, st.board) not in PAPER_TABLE1:
@@ -974,10 +978,19 @@ def _fluid_sweep(s: FluidSuite) -> dict[str, Any]:
             "exits": {st.model: {"n_exits": 4}},
         }
         for name in POLICY_NAMES:
+            pol = _fluid_policy(name, float(st.slo_s), s.b_max)
+            if s.designs == "dse":  # each policy on its own DSE design (the grid's device)
+                from npusched.experiments.reproduce.fluid_serving import _model
+
+                dd = _model(st.model, st.board).design(
+                    pol["hardware.params.strategy"], pol["hardware.params.stackable"], "dse"
+                )
+                pol.update({"hardware.params.tr": dd.tr, "hardware.params.tp": dd.tp,
+                            "hardware.params.tc": dd.tc})
             grids.append(
                 {
                     "setup": [setup],
-                    "policy": [_fluid_policy(name, float(st.slo_s), s.b_max)],
+                    "policy": [pol],
                     "workload.rate_per_s": list(st.rates),
                 }
             )
@@ -986,7 +999,8 @@ def _fluid_sweep(s: FluidSuite) -> dict[str, Any]:
         "name": "fluid-suite",
         "description": (
             "Fluid Batching Fig. 7/8 as a sweep: SERIAL, FC-/R-AdaptB, LazyBatching and FluidB "
-            f"on Table I's designs, {s.n_samples} samples per point, {s.seeds} seeds."
+            f"on {'their own DSE designs' if s.designs == 'dse' else 'Table I designs'}, "
+            f"{s.n_samples} samples per point, {s.seeds} seeds."
         ),
         "seeds": {"start": 0, "count": s.seeds},
         "base": {

@@ -80,7 +80,11 @@ are our choice, from two readings of the paper:
   (32.5 W), while layers that fill fewer PEs (few output channels, FC layers at batch 1) or wait
   on memory run faster, up to 1 GHz.
 
-``npusched reproduce dfs`` reports how the headline results move with these two choices.
+``npusched reproduce dfs`` does not use these defaults: it fits the idle power, the dynamic
+power and ``stc_efficiency`` by least squares to the paper's own numbers (idle 25 W, dynamic
+20 W, efficiency 0.0178; :mod:`npusched.experiments.reproduce.dfs_fit`) and reports the residual
+per network and the sensitivity around the fit. The defaults stay for the other suites that run
+the AB9.
 
 Layer time: ``t(f) = max(cycles / (stc_efficiency * f), bytes / memory_bandwidth)``. The compute
 part scales with ``1/f``; the memory part (the LPDDR4 transfers of inputs, weights and outputs)

@@ -6,16 +6,20 @@ Methodology (Sec. IV), with the choices the paper leaves open stated:
   paper's exit rates) with its heads in the plan (:func:`~npusched.models.exits.inline_heads`).
   The NPU's batching follows the policy: SERIAL - serial; FC-AdaptB - FC-only; R-AdaptB and
   LazyBatching - R-batching; FluidB - Fluid Batching with Stackable PEs. ``designs="table1"``
-  (default) runs every policy on Table I's design point for the (model, board), so that only the
-  batching differs; ``designs="dse"`` gives each its own design from our DSE, as the paper does
-  for its baselines (at B = 8; FluidB with ``w_b = 1``).
+  runs every policy on Table I's design point for the (model, board), so that only the
+  batching differs; ``designs="dse"`` (default) gives each its own design from our DSE, as the
+  paper does for its baselines (Sec. IV: at B = 8; FluidB with ``w_b = 1``).
 * **Workload.** Poisson arrivals at the given rate (samples/s); ``n`` samples per point (the
   paper gives no duration); each sample's exit drawn from the exit rates; the same arrivals and
   exits for every policy at a given (rate, seed); 3 seeds, averaged (quick: 1).
 * **Metrics** per (model, policy, rate): ``avg_latency_s``, ``p99_latency_s``,
   ``violation_rate`` (fraction of samples with latency above the p99 SLO), ``processing_rate``
-  (finished samples / (last finish - first arrival)), ``utilisation`` (operations the samples
-  executed, 2 per MAC of every layer up to their exit, over peak operations in that time),
+  (finished samples / (last finish - first arrival)), ``utilisation`` (the NPU's efficiency while
+  busy: operations the samples executed, 2 per MAC of every layer up to their exit, over peak
+  operations in the time the NPU executed; the paper's sense, Sec. IV: "SERIAL yields the lowest
+  latency, but also the lowest utilisation" at low traffic, and FluidB "reaching close to 95%"
+  at high traffic, neither possible for operations over the whole run), ``run_utilisation``
+  (the same operations over peak operations in the whole run, first arrival to last finish),
   ``invocations_per_sample`` (scheduler decisions / samples).
 * **Fig. 9**: violation rate against the SLO at 15 samples/s (ResNet-50, ZC706) and 35 samples/s
   (Inception-v3, ZCU104); the SLO also sets the AdaptB timeouts and the FluidB/LazyBatching
@@ -63,14 +67,20 @@ POLICY_NAMES: tuple[str, ...] = (
 )
 
 
-def policy_for(name: str, slo_s: float) -> tuple[Any, str, bool]:
-    """``(policy, NPU strategy, stackable)`` for a policy name of :data:`POLICY_NAMES`."""
+def policy_for(
+    name: str, slo_s: float, lazy_invocation_s: float | None = None
+) -> tuple[Any, str, bool]:
+    """``(policy, NPU strategy, stackable)`` for a policy name of :data:`POLICY_NAMES`
+    (``lazy_invocation_s``: LazyBatching's per-layer invocation cost in seconds; ``None``: its
+    default)."""
     if name == "SERIAL":
         return SerialPolicy(), "serial", False
     if name == "FluidB":
         return FluidBPolicy(slo_s=slo_s), "fluid", True
     if name == "LazyBatching":
-        return LazyBatchingPolicy(slo_s=slo_s), "r", False
+        if lazy_invocation_s is None:
+            return LazyBatchingPolicy(slo_s=slo_s), "r", False
+        return LazyBatchingPolicy(slo_s=slo_s, invocation_s=lazy_invocation_s), "r", False
     kind, _, size = name.split("-")
     return AdaptBPolicy(slo_s=slo_s, timeout=size, name=name), kind.lower(), False
 
@@ -92,6 +102,7 @@ class ServingPoint:
     utilisation: float
     invocations_per_sample: float
     preemptions: int
+    run_utilisation: float = float("nan")
 
 
 class _Model:
@@ -102,7 +113,7 @@ class _Model:
         self.ee = early_exit_network(model)
         self.flat: Network = inline_heads(self.ee)
         self.rates = exit_rates(self.ee)
-        self._profiles: dict[tuple[str, bool, str], Profile] = {}
+        self._profiles: dict[tuple[str, bool, str, float], Profile] = {}
         self._dse: dict[tuple[str, bool], Design] = {}
         cum_macs = np.cumsum(self.flat.columns["macs"])
         n = len(self.flat.layers)
@@ -129,8 +140,12 @@ class _Model:
             ).design
         return d
 
-    def profile(self, strategy: str, stackable: bool, designs: str = "table1") -> Profile:
-        key = (strategy, stackable, designs)
+    def profile(
+        self, strategy: str, stackable: bool, designs: str = "dse", service_scale: float = 1.0
+    ) -> Profile:
+        """The compiled profile; ``service_scale`` stretches every layer time by that factor
+        (the board's clock and memory bandwidth divided by it)."""
+        key = (strategy, stackable, designs, float(service_scale))
         prof = self._profiles.get(key)
         if prof is None:
             d = self.design(strategy, stackable, designs)
@@ -139,8 +154,8 @@ class _Model:
                 tr=d.tr,
                 tp=d.tp,
                 tc=d.tc,
-                frequency_hz=b.frequency_hz,
-                memory_bandwidth_bps=b.bandwidth_bps,
+                frequency_hz=b.frequency_hz / service_scale,
+                memory_bandwidth_bps=b.bandwidth_bps / service_scale,
                 strategy=strategy,
                 stackable=stackable,
                 name=f"{self.board}-{strategy}",
@@ -167,23 +182,43 @@ def run_point(
     slo_s: float,
     seed: int,
     n_samples: int,
-    designs: str = "table1",
+    designs: str = "dse",
+    lazy_invocation_s: float | None = None,
+    *,
+    arrival_cv: float = 1.0,
+    service_scale: float = 1.0,
+    violation_slo_s: float | None = None,
 ) -> ServingPoint:
     """Simulate one point on the engine and return its metrics (``designs``: see the module
-    docstring)."""
+    docstring; ``lazy_invocation_s``: see :func:`policy_for`).
+
+    The one-factor ablations of the Table II analysis: ``arrival_cv`` the coefficient of
+    variation of the inter-arrival times (1: Poisson; otherwise gamma with the same mean);
+    ``service_scale`` stretches every layer time by that factor; ``violation_slo_s`` the latency
+    (seconds) a violation is counted against (default the policies' ``slo_s``)."""
+    if not (arrival_cv > 0 and service_scale > 0):
+        raise ConfigError(
+            f"run_point: arrival_cv={arrival_cv!r}, service_scale={service_scale!r}; must be > 0"
+        )
     m = _model(model, board)
     key = seed * 1_000_003 + round(rate * 1000)
     rng = np.random.default_rng(key)
-    arrivals = np.cumsum(rng.exponential(1.0 / rate, n_samples))
+    if arrival_cv == 1.0:
+        gaps = rng.exponential(1.0 / rate, n_samples)
+    else:
+        shape = 1.0 / arrival_cv**2
+        gaps = rng.gamma(shape, 1.0 / (rate * shape), n_samples)
+    arrivals = np.cumsum(gaps)
     exits = sample_exits(m.rates, n_samples, random_state=key + 1)
     reqs = [
         Request(i, float(arrivals[i]), m.flat.name, slo_s=slo_s, exit=int(exits[i]))
         for i in range(n_samples)
     ]
-    pol, strategy, stackable = policy_for(policy, slo_s)
-    prof = m.profile(strategy, stackable, designs)
+    pol, strategy, stackable = policy_for(policy, slo_s, lazy_invocation_s)
+    prof = m.profile(strategy, stackable, designs, service_scale)
     res = Simulator({m.flat.name: prof}, pol, preemption_point="layer").run(reqs)
-    peak_ops = 2.0 * m.design(strategy, stackable, designs).dsp() * m.frequency_hz
+    peak_ops = 2.0 * m.design(strategy, stackable, designs).dsp() * m.frequency_hz / service_scale
+    v_slo = slo_s if violation_slo_s is None else violation_slo_s
     lat = res.columns["latency_s"]
     fin = res.columns["finish_s"]
     span = float(np.nanmax(fin) - arrivals[0])
@@ -197,11 +232,12 @@ def run_point(
         seed=int(seed),
         avg_latency_s=float(np.mean(lat)),
         p99_latency_s=float(np.percentile(lat, 99)),
-        violation_rate=float(np.mean(lat > slo_s)),
+        violation_rate=float(np.mean(lat > v_slo)),
         processing_rate=float(n_samples / span),
-        utilisation=float(ops / (peak_ops * span)),
+        utilisation=float(ops / (peak_ops * res.busy_s)),
         invocations_per_sample=float(pol.invocations_ / n_samples),
         preemptions=int(pol.preemptions_),
+        run_utilisation=float(ops / (peak_ops * span)),
     )
 
 
@@ -209,12 +245,17 @@ def run_points(
     points: Sequence[tuple[str, str, str, float, float, int]],
     n_samples: int,
     step: Callable[[str], None] | None = None,
-    designs: str = "table1",
+    designs: str = "dse",
+    lazy_invocation_s: float | None = None,
 ) -> list[ServingPoint]:
     """Run ``(model, board, policy, rate, slo_s, seed)`` points in order."""
     out = []
     for model, board, policy, rate, slo, seed in points:
-        out.append(run_point(model, board, policy, rate, slo, seed, n_samples, designs))
+        out.append(
+            run_point(
+                model, board, policy, rate, slo, seed, n_samples, designs, lazy_invocation_s
+            )
+        )
         if step is not None:
             step(f"{model} {policy} {rate:g}/s")
     return out

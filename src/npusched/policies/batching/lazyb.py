@@ -9,7 +9,14 @@ The paper's account, which we implement (not the original's full node-level grap
   ``B_incr * T1_{0:l} + (B_act + B_incr) * T1_{l+1:L-1}`` with ``T1`` the per-layer
   single-sample latency table (the form of Eq. 4 with LazyBatching's estimator).
 * **SLO-aware**: preempt iff that overhead is below the oldest active sample's slack (Eq. 3).
-* **No preemption once the batch is full** (``B_act = B_max``), even if samples later exit.
+* **No preemption once the batch has been full**: when ``B_act`` reached ``B_max`` (at formation
+  or by a merge), preemption is no longer considered for that batch, even after samples exit and
+  it shrinks (the paper's second overhead source, Sec. IV: "when the maximum batch size is
+  reached, preemption is no longer considered, despite the fact that samples may exit early").
+* **Per-layer invocation cost**: every per-layer invocation of the preemption logic stalls the
+  NPU for ``invocation_s`` seconds (the paper's first overhead source: "it invokes the preemption
+  logic on every layer. As such, the associated latency is not fully amortised"). The paper gives
+  no number; :data:`LAZY_INVOCATION_S` is our choice (see its docstring).
 * ``B_incr = min(N_Q, B_max - B_act)``; the new samples run from the start to layer ``l`` and
   merge, without nested preemption (as FluidB). Layer ``l`` is 0-based over the backbone; an
   exit head is part of the layer it follows.
@@ -25,7 +32,15 @@ import numpy.typing as npt
 
 from npusched.policies.batching.fluidb import B_MAX, batch_increment, slack
 
-__all__ = ["LazyDecision", "fold_heads", "lazy_decide", "lazy_overhead"]
+__all__ = ["LAZY_INVOCATION_S", "LazyDecision", "fold_heads", "lazy_decide", "lazy_overhead"]
+
+#: Seconds the NPU stalls per per-layer invocation of LazyBatching's preemption logic (default of
+#: ``LazyBatchingPolicy.invocation_s``). Neither the Fluid Batching paper nor LazyBatching's gives
+#: a number; ours is a choice: one host round trip on the boards' ARM cores (interrupt from the
+#: NPU at the layer boundary, the scheduler's estimate over the queue, the next layer's command
+#: written back), taken as 50 us. ``npusched reproduce fluid`` reports Table II's sensitivity to
+#: it (0, 50 and 200 us).
+LAZY_INVOCATION_S = 50e-6
 
 
 def fold_heads(
@@ -70,14 +85,17 @@ def lazy_decide(
     t_wait_oldest: float,
     t_exec_so_far: float,
     b_max: int = B_MAX,
+    was_full: bool = False,
 ) -> LazyDecision:
-    """LazyBatching's decision after layer ``layer_idx`` of an active batch of ``b_act``."""
+    """LazyBatching's decision after layer ``layer_idx`` of an active batch of ``b_act``
+    (``was_full``: the batch has held ``b_max`` samples at some point, so it is never
+    preempted again)."""
     nan = float("nan")
     if b_act <= 0:
         return LazyDecision(False, 0, nan, nan, "no-batch")
     if layer_idx >= len(single_layer_s) - 1:
         return LazyDecision(False, 0, nan, nan, "last-layer")
-    if b_act >= b_max:
+    if was_full or b_act >= b_max:
         return LazyDecision(False, 0, nan, nan, "full")
     b_incr = batch_increment(n_queue, b_act, b_max)
     if b_incr == 0:

@@ -36,7 +36,7 @@ from npusched.errors import ConfigError
 from npusched.hardware.profile import Profile
 from npusched.policies.batching.adaptb import adaptb_decide, adaptb_timeout
 from npusched.policies.batching.fluidb import B_MAX, ExitLUT, fluidb_decide, initial_batch
-from npusched.policies.batching.lazyb import lazy_decide
+from npusched.policies.batching.lazyb import LAZY_INVOCATION_S, lazy_decide
 from npusched.policies.contract import (
     NOTHING,
     Allocation,
@@ -260,27 +260,43 @@ class SerialPolicy(_MachineBase):
 class LazyBatchingPolicy(_MachineBase):
     """LazyBatching as the Fluid Batching paper describes it (:mod:`.lazyb`): the active batch
     stops after every layer (``until_step``), the policy decides with batch x single-sample
-    latency estimates, and a catch-up batch runs from the start to that layer and merges.
+    latency estimates, and a catch-up batch runs from the start to that layer and merges. Each
+    per-layer decision first holds the NPU idle for ``invocation_s`` (a timer), and a batch that
+    has been full is never preempted again.
 
     Args:
         slo_s: the latency SLO in seconds (> 0).
         b_max: maximum batch size (8).
+        invocation_s: seconds the NPU stalls per per-layer invocation (>= 0; default
+            :data:`~npusched.policies.batching.lazyb.LAZY_INVOCATION_S`, our choice).
         name: label in results.
     """
 
-    def __init__(self, slo_s: float = 0.4, b_max: int = B_MAX, name: str = "LazyBatching") -> None:
+    def __init__(
+        self,
+        slo_s: float = 0.4,
+        b_max: int = B_MAX,
+        invocation_s: float = LAZY_INVOCATION_S,
+        name: str = "LazyBatching",
+    ) -> None:
         self.slo_s = slo_s
         self.b_max = b_max
+        self.invocation_s = invocation_s
         self.name = name
 
     def validate(self) -> None:
         self._check_slo_and_b_max("LazyBatching")
+        c = self.invocation_s
+        if not (isinstance(c, int | float) and not isinstance(c, bool) and 0 <= c < float("inf")):
+            raise ConfigError(f"LazyBatching: invocation_s={c!r}; must be seconds >= 0")
 
     def reset(self) -> None:
         super().reset()
         self.active_: int | None = None
         self.catch_: int | None = None
         self.layer_: int = 0  # layers the active batch has completed
+        self.full_: bool = False  # the active batch has held b_max samples
+        self.wake_: float | None = None  # end of the invocation under way
         self.single_: dict[str, np.ndarray[Any, np.dtype[np.float64]]] = {}
 
     def _single(self, view: MachineView, job: JobView) -> np.ndarray[Any, np.dtype[np.float64]]:
@@ -299,15 +315,27 @@ class LazyBatchingPolicy(_MachineBase):
             self.catch_ = None
             if active is not None:
                 merge = (Merge(active, [catch]),) if catch is not None else ()
+                if catch is not None:
+                    n = len(active.samples) + len(catch.samples)
+                    self.full_ = self.full_ or n >= self.b_max
                 return self._resume(active, merge)
         if active is not None:
+            if self.invocation_s > 0:  # the per-layer invocation holds the NPU
+                if self.wake_ is None:
+                    self.wake_ = view.now + float(self.invocation_s)
+                    return Schedule(timers=(self.wake_,))
+                if view.now < self.wake_:
+                    return NOTHING
+                self.wake_ = None
             return self._decide(view, active)
         self.active_ = None
+        self.wake_ = None
         fresh = self._fresh(view)
         if not fresh:
             return NOTHING
         batch = fresh[: initial_batch(len(fresh), self.b_max)]
         self.active_, self.layer_ = batch[0].id, 0
+        self.full_ = len(batch) >= self.b_max
         return self._start(batch, 1)
 
     def _resume(self, active: JobView, merge: Sequence[Merge] = ()) -> Schedule:
@@ -335,6 +363,7 @@ class LazyBatchingPolicy(_MachineBase):
             0.0,
             view.now - oldest,
             self.b_max,
+            was_full=self.full_,
         )
         if d.preempt:
             self.preemptions_ += 1
