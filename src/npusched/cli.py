@@ -1355,22 +1355,24 @@ def validate_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("validate"),
     quick: Annotated[bool, typer.Option("--quick", help="The config's [quick] sizes.")] = False,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="ONNX Runtime provider: cpu or cuda.")
+        Literal["cpu", "cuda"] | None,
+        typer.Option("--provider", help="ONNX Runtime provider (default: the config's)."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+    fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    plugin: PluginOpt = None,
 ) -> None:
     """Schedule real ONNX Runtime inference under MLPerf LoadGen with registry policies, predict
     the same runs with the simulator, and score the predictions (summary.json, report.md,
     latency CDFs)."""
+    from npusched.experiments.runner import check_out_dir
     from npusched.realexec.validate import load_config, run_validate
 
-    if fmt not in ("table", "json"):
-        raise ConfigError(f"--format: {fmt!r} is unknown; allowed: table, json")
-    if provider is not None and provider not in ("cpu", "cuda"):
-        raise ConfigError(f"--provider: {provider!r} is unknown; allowed: cpu, cuda")
+    show = _common(quiet=quiet, verbose=verbose, plugins=plugin)
+    check_out_dir(out)
     cfg = load_config(config, quick=quick)
-    summary = run_validate(cfg, out, progress=not quiet, provider=provider)
+    summary = run_validate(cfg, out, progress=show, provider=provider)
     if fmt == "json":
         print(json.dumps(summary, indent=1, default=float))
         return
@@ -1389,9 +1391,10 @@ def validate_cmd(
         }
         for p in summary["points"]
     ]
-    render(rows, "table", title=f"validate: {config} -> {out}")
-    taus = ", ".join(f"{k} {v:.2f}" for k, v in summary["rank_agreement"].items())
-    print(f"rank agreement (Kendall tau): {taus}")
+    render(rows, fmt, title=f"validate: {config} -> {out}")
+    if fmt == "table":
+        taus = ", ".join(f"{k} {v:.2f}" for k, v in summary["rank_agreement"].items())
+        print(f"rank agreement (Kendall tau): {taus}")
 
 
 def main(argv: list[str] | None = None) -> int:
