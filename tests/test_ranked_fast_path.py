@@ -130,6 +130,7 @@ def test_applies_only_where_the_result_is_the_same() -> None:
 
     assert takes(POLICIES.create("P-HPF"))
     assert takes(POLICIES.create("NP-FCFS"))
+    assert takes(POLICIES.create("P-HPF"), record_power=True)  # the CLI's runs
     assert not takes(POLICIES.create("P-HPF"), fast_path=False)
     assert not takes(POLICIES.create("P-HPF"), record_timeline=True)
     assert not takes(POLICIES.create("P-HPF"), until=1.0)
@@ -155,6 +156,37 @@ def test_fast_path_is_what_runs_by_default() -> None:
     reqs = bench_workload(50, profiles, random_state=0)
     assert jobs_made(Simulator(profiles, POLICIES.create("P-HPF")), reqs) == 0
     assert jobs_made(Simulator(profiles, POLICIES.create("P-HPF"), fast_path=False), reqs) == 50
+
+
+def _pieces(res: object) -> list[tuple]:
+    return [(*p[:2], p.plan.total_s, *p[3:]) for p in res.power]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["P-HPF", "P-FCFS", "P-PREMA", "P-TOKEN"])
+@pytest.mark.parametrize("mechanism", ["checkpoint", "kill", "dynamic"])
+def test_power_pieces_equal_the_general_loops(name: str, mechanism: str) -> None:
+    """With ``record_power`` (every ``run_config`` run) the fast paths record the general
+    loop's power pieces, in its order, so the power timeline is the same to the last bit."""
+    profiles = synthetic_profiles(random_state=3)
+    reqs = bench_workload(400, profiles, random_state=5)
+    runs = []
+    for fast in (True, False):
+        sim = Simulator(
+            profiles,
+            POLICIES.create(name, mechanism=mechanism),
+            preemption_point="tile",
+            estimator=make_estimator("prema"),
+            record_power=True,
+            fast_path=fast,
+        )
+        runs.append(sim.run(reqs))
+        if fast:
+            assert jobs_made(sim, reqs) == 0
+    fast, general = runs
+    _assert_identical(fast, general)
+    assert len(fast.power) > 300 and _pieces(fast) == _pieces(general)
+    for a, b in zip(fast.power_timeline(), general.power_timeline(), strict=True):
+        assert a.tobytes() == b.tobytes()
 
 
 @pytest.mark.parametrize("mechanism", ["kill", "checkpoint"])

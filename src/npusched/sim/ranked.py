@@ -20,8 +20,8 @@ equal (``tests/test_ranked_fast_path.py`` checks it on random workloads for ever
 policy, mechanism, preemption point and checkpoint cost).
 
 When it applies (:func:`applies`): a temporal policy whose class keeps ``RankedPolicy.select``
-and the no-op hooks, declares ``queue_key``, and has no period; no power policy, no timeline or
-power recording, no ``until``, no dependent requests and no plans with early exits. Anything else
+and the no-op hooks, declares ``queue_key``, and has no period; no power policy, no timeline
+recording (power pieces are recorded), no ``until``, no dependent requests and no plans with early exits. Anything else
 runs the general loop; ``Simulator(fast_path=False)`` forces it.
 """
 
@@ -79,10 +79,11 @@ def applies(run: _Run) -> bool:
 
 
 def plain_run(run: _Run) -> bool:
-    """What a fast path needs of ``run`` besides its policy: no power policy, no timeline or
-    power recording, no ``until``, no dependent requests and no plans with early exits."""
+    """What a fast path needs of ``run`` besides its policy: no power policy, no timeline
+    recording, no ``until``, no dependent requests and no plans with early exits (power
+    recording is kept by the fast paths)."""
     sim = run.sim
-    if sim.power is not None or run.timeline is not None or run.power is not None:
+    if sim.power is not None or run.timeline is not None:
         return False
     if run.until != math.inf or run.dependents:
         return False
@@ -134,6 +135,7 @@ def execute_ranked(run: _Run) -> SimResult:
     # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
     cmp = 0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
     from npusched.policies.temporal.mechanism import dynamic_choice
+    from npusched.sim.engine import PowerPiece
 
     dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
 
@@ -143,6 +145,10 @@ def execute_ranked(run: _Run) -> SimResult:
     req_plans = run.req_plans
     estimator = sim.estimator
     res = run.res[0]
+    # The power pieces (``record_power``): the general loop's ``_end_segment`` appends one per
+    # closed segment that computed (rate 1, no power policy on this path).
+    pw = run.power
+    rname = res.name
     units = res.capacity
     cap = res.capacity
     ckpt_cost = run.ckpt_cost
@@ -294,6 +300,8 @@ def execute_ranked(run: _Run) -> SimResult:
                         if e:
                             res_energy += e
                             energy[run_k] += e
+                        if pw is not None and now > t0:
+                            pw.append(PowerPiece(t0, now, plan, ex0, limit, 1.0, rname))
                 else:
                     # The segment of the job completing or stopping at ``limit`` ends now: the
                     # general loop's ``_end_segment(job, now, limit)`` (one unit, rate 1).
@@ -315,6 +323,8 @@ def execute_ranked(run: _Run) -> SimResult:
                         if e:
                             res_energy += e
                             energy[k] += e
+                        if pw is not None and now > t0:
+                            pw.append(PowerPiece(t0, now, plan, ex0, exec_end, 1.0, rname))
                     exe[k] = exec_end
                 if mkind == _COMPLETE:
                     finish[run_k] = now
@@ -416,6 +426,8 @@ def execute_ranked(run: _Run) -> SimResult:
                     if e:
                         res_energy += e
                         energy[k] += e
+                    if pw is not None and now > t0:
+                        pw.append(PowerPiece(t0, now, plan, ex0, exec_end, 1.0, rname))
                 exe[k] = exec_end
                 wasted[k] += exe[k]
                 exe[k] = 0.0
