@@ -269,3 +269,25 @@ def test_repeat_keeps_the_fastest_run_and_checks_its_value() -> None:
     assert entry["requests_per_s"] == pytest.approx(300 / entry["engine_s"])
     with pytest.raises(ConfigError, match="--repeat"):
         bench.run_scenario("temporal", requests=300, isolate=False, repeat=0)
+
+
+def test_families_entry_runs_each_family_through_run_config() -> None:
+    """``families``: every family through ``run_config`` (power recorded), with its per-event
+    figures, its target and (temporal families) the load-1.5 ratio; rows in the table."""
+    entry = run_bench(["families"], requests=30, isolate=False)["scenarios"][0]
+    fams = entry["families"]
+    assert list(fams) == list(bench.FAMILY_RATIO_TARGET)
+    assert entry["bare_loop_us_per_event"] > 0
+    for name, f in fams.items():
+        assert f["events"] > 0 and f["events_per_request"] >= 1.0, name
+        assert 0 < f["engine_s"] <= f["warm_s"], name
+        assert f["ratio_to_bare_loop"] == pytest.approx(
+            f["us_per_event"] / entry["bare_loop_us_per_event"]
+        )
+        assert ("load_ratio" in f) == (name in bench.FAMILY_TEMPORAL), name
+    assert fams["HPF"]["requests"] == 30 and fams["Planaria"]["requests"] == 6
+    rows = {r["metric"]: r for r in bench_rows({"scenarios": [entry]})}
+    assert rows["PREMA: ratio_to_bare_loop"]["target"] == "<= 10"
+    assert rows["SJF: load_ratio"]["target"] == "<= 1.5"
+    # the run_config path is not left wrapped
+    assert Simulator.run.__name__ == "run"
