@@ -103,6 +103,10 @@ def test_temporal_entry_in_process() -> None:
     assert entry["max_abs_finish_diff_s"] <= 1e-9
     assert set(entry["reference_s"]) == {"simpy", "simpy_skip", "bare_loop"}
     assert entry["bare_loop_events"] == entry["events"]
+    # loop only: the bare loop's set-up is not counted in the fraction, only in _with_setup
+    loop_s = entry["reference_s"]["bare_loop"] - entry["reference_setup_s"]["bare_loop"]
+    assert entry["fraction_of_bare_loop"] == loop_s / entry["engine_s"]
+    assert entry["fraction_of_bare_loop_with_setup"] > entry["fraction_of_bare_loop"]
     assert entry["preemptions"] > 0
     assert stages[0] == "workload" and {"engine", "simpy", "simpy_skip", "bare_loop"} <= set(stages)
     json.dumps(entry)
