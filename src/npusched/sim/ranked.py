@@ -63,10 +63,12 @@ def applies(run: _Run) -> bool:
     sim = run.sim
     policy = run.policy
     cls = type(policy)
-    if not (
-        getattr(sim, "fast_path", True)
-        and run.temporal
-        and isinstance(policy, RankedPolicy)
+    if not (getattr(sim, "fast_path", True) and run.temporal):
+        return False
+    if _remaining_first(policy):
+        pass
+    elif not (
+        isinstance(policy, RankedPolicy)
         and cls.select is RankedPolicy.select
         and callable(getattr(cls, "queue_key", None))
         and getattr(policy, "period_s", None) is None
@@ -76,6 +78,23 @@ def applies(run: _Run) -> bool:
         if getattr(cls, hook, None) is not getattr(PolicyBase, hook):
             return False
     return plain_run(run)
+
+
+def _remaining_first(policy: Any) -> bool:
+    """Whether ``policy`` declares the shortest-estimated-remaining order (``ready_order =
+    "remaining"``: SJF) and chooses as the class that declared it (its ``select`` is that
+    class's): the ready queue is then a heap of ``(estimated - executed, dispatch order)``,
+    keyed when a job enters it (a waiting job's work does not change), and a preemptive one
+    displaces the running job when the best waiting job's key is below the running job's
+    remaining estimate now (ties keep the running job)."""
+    cls = type(policy)
+    owner = next((c for c in cls.__mro__ if "ready_order" in c.__dict__), None)
+    return (
+        owner is not None
+        and owner.__dict__["ready_order"] == "remaining"
+        and cls.select is owner.__dict__.get("select")
+        and getattr(policy, "period_s", None) is None
+    )
 
 
 def plain_run(run: _Run) -> bool:
@@ -126,14 +145,27 @@ def execute_ranked(run: _Run) -> SimResult:
     policy = run.policy
     policy.reset()
     preemptive = bool(policy.preemptive)
-    mode: str = policy.mode_
-    static_mech: Mechanism | None = policy.mechanism_
-    queue_key: Callable[[Any], Any] = policy.queue_key
-    rank_key: Callable[[Any], Any] = policy.rank_key
-    better: Callable[[Any, Any], bool] = policy.better
-    # ``better`` as a comparison written out where it is ``operator.gt`` (HPF) or
-    # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
-    cmp = 0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
+    # SJF (``ready_order = "remaining"``): ready entries are ``(remaining estimate, k)`` tuples
+    # made when a job enters the queue; the others' are ints (``_heap_keys``).
+    srpt = _remaining_first(policy)
+    mode: str
+    static_mech: Mechanism | None
+    if srpt:
+        mode = str(getattr(policy, "mechanism", "checkpoint"))
+        static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
+        better: Callable[[Any, Any], bool] = operator.lt
+        cmp = 4 if preemptive else 0
+    else:
+        mode = policy.mode_
+        static_mech = policy.mechanism_
+        queue_key: Callable[[Any], Any] = policy.queue_key
+        rank_key: Callable[[Any], Any] = policy.rank_key
+        better = policy.better
+        # ``better`` as a comparison written out where it is ``operator.gt`` (HPF) or
+        # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
+        cmp = (
+            0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
+        )
     from npusched.policies.temporal.mechanism import dynamic_choice
     from npusched.sim.engine import PowerPiece
 
@@ -209,18 +241,32 @@ def execute_ranked(run: _Run) -> SimResult:
     arr_t = list(map(_ARRIVAL_S, arrivals))
     arr_t.append(inf)
     next_arr = arr_t[ai]
-    qkey = list(map(queue_key, arrivals))
-    rank = list(map(rank_key, arrivals)) if preemptive else qkey
-    hkey = _heap_keys(qkey)
-    del qkey
-    # Estimates (Algorithm 3 reads them; without an estimator they are the isolated latencies,
-    # which ``write_records`` takes from the run's column).
+    # Estimates (Algorithm 3 and SJF read them; without an estimator they are the isolated
+    # latencies, which ``write_records`` takes from the run's column).
     est_of: list[float] | None = None
     if estimator is None:
-        if static_mech is None:
+        if static_mech is None or srpt:
             est_of = list(map(_ISOLATED_S, req_plans))
     else:
         est_of = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
+    def srpt_key(k: int) -> tuple[float, int]:
+        """SJF's ready entry of job ``k`` (``shortest_remaining``'s key, float operations and
+        ties: remaining estimate clamped at 0, then dispatch order = arrival, id)."""
+        r = est_of[k] - exe[k]  # type: ignore[index]
+        return (0.0 if r < 0.0 else r, k)
+
+    hkey: list[Any]
+    if srpt:
+        # SJF's key of a job entering the queue with no work done: max(estimate - 0.0, 0.0)
+        # (``shortest_remaining``'s float operations); re-entries are keyed by ``srpt_key``.
+        assert est_of is not None
+        hkey = [srpt_key(k) for k in range(n)]
+        rank: list[Any] = hkey  # unused: the running job's key is its remaining estimate now
+    else:
+        qkey = list(map(queue_key, arrivals))
+        rank = list(map(rank_key, arrivals)) if preemptive else qkey
+        hkey = _heap_keys(qkey)
+        del qkey
     now = 0.0
     # Events are counted at the end: one per arrival and completion, two per CHECKPOINT stop
     # (the stop and its save-done; every stop is saved before the run ends).
@@ -283,7 +329,7 @@ def execute_ranked(run: _Run) -> SimResult:
             preempted = False
             while tm <= horizon:
                 if mkind == _SAVE_DONE:  # the victim waits again, keeping its progress
-                    heappush(ready, hkey[pre_k])
+                    heappush(ready, srpt_key(pre_k) if srpt else hkey[pre_k])
                     pre_k = -1
                     mkind = _NONE
                     tm = inf
@@ -367,12 +413,25 @@ def execute_ranked(run: _Run) -> SimResult:
             if pre_k >= 0 or not ready:
                 continue
         if run_k >= 0:
-            best = ready[0] % n
+            best = ready[0][1] if srpt else ready[0] % n
             if cmp == 1:
                 if not rank[best] > run_rank:
                     continue  # the running job keeps the resource
             elif cmp == 2:
                 if not rank[best] < run_rank:
+                    continue
+            elif cmp == 4:  # SJF: the running job's remaining estimate as of now
+                k = run_k
+                if now > t0:
+                    e_now = exe[k] + (now - t0)
+                    if e_now > limit:
+                        e_now = limit
+                else:
+                    e_now = exe[k]
+                r = est_of[k] - e_now  # type: ignore[index]
+                if r < 0.0:
+                    r = 0.0
+                if not ready[0][0] < r:
                     continue
             elif not cmp or not better(rank[best], run_rank):
                 continue
@@ -448,14 +507,14 @@ def execute_ranked(run: _Run) -> SimResult:
                     f"allowed: {', '.join(m.value for m in Mechanism)}"
                 )
             # Start the best waiting job (restoring its checkpoint first, if any).
-            if ready[0] % n == best:
+            if (ready[0][1] if srpt else ready[0] % n) == best:
                 heappop(ready)
             else:  # pragma: no cover - a victim ranked above the job that displaced it
-                ready.remove(hkey[best])
+                ready.remove(next(e for e in ready if (e[1] if srpt else e % n) == best))
                 heapify(ready)
         else:
             # Start the best waiting job (restoring its checkpoint first, if any).
-            best = heappop(ready) % n
+            best = heappop(ready)[1] if srpt else heappop(ready) % n
         k = best
         if not npre[k]:  # never stopped before: its first start
             first[k] = now
