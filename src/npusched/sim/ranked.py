@@ -211,7 +211,7 @@ def execute_ranked(run: _Run) -> SimResult:
     touched: list[int] = []
     # The ready queue: a heap of ``hkey[k]`` (``(queue_key, k)`` as one int; ``entry % n``
     # is ``k``, see ``_heap_keys``).
-    ready: list[int] = []
+    ready: list[Any] = []  # ints, or (remaining, k) tuples for SJF
 
     # The job holding the resource (``run_k``) or saving its context (``pre_k``), and its
     # segment: started at ``seg_start``, computing from ``t0`` (after a restore) with ``ex0``

@@ -145,7 +145,7 @@ class PRRB(NPRRB):
         if all(j.network == running.network for j in view.ready):
             return _NEVER
         due = self.slice_start_ + self.quantum_s * (1 - 1e-9)
-        n = math.floor((due - first_s) / float(self.period_s)) - 1
+        n = math.floor((due - first_s) / float(self.period_s or PERIOD_S)) - 1
         return n if n > 0 else 0
 
     def on_periods(self, view: SchedulerView, first_s: float, count: int) -> None:
