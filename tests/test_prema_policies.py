@@ -593,39 +593,3 @@ def test_period_skipping_matches_ticking_every_period(
         np.testing.assert_array_equal(fast.columns[c], slow.columns[c], err_msg=c)
     assert fast.timeline == slow.timeline
     assert fast.events <= slow.events
-
-
-@pytest.mark.parametrize("mechanism", ["checkpoint", "dynamic", "dynamic-kill"])
-@pytest.mark.parametrize("quantum_s", [0.25e-3, 1e-3, 0.6e-3])
-def test_rrb_skips_only_ticks_that_cannot_change_its_decision(
-    mechanism: str, quantum_s: float
-) -> None:
-    """P-RRB's ``quiet_periods``: with period skipping (the default) every column, energy and
-    ``busy_s`` equal ticking every period; only the tick count falls."""
-    from npusched.bench import bench_workload, synthetic_profiles
-    from npusched.policies.base import POLICIES
-    from npusched.policies.temporal.predictor import make_estimator
-    from npusched.sim.engine import Simulator
-    profiles = synthetic_profiles(random_state=3)
-    reqs = bench_workload(300, profiles, random_state=5)
-    runs = []
-    for skip in (True, False):
-        pol = POLICIES.create(
-            "P-RRB", mechanism=mechanism, quantum_s=quantum_s, period_s=0.25e-3
-        )
-        sim = Simulator(
-            profiles,
-            pol,
-            preemption_point="tile",
-            estimator=make_estimator("prema"),
-            skip_periods=skip,
-        )
-        runs.append(sim.run(reqs))
-    skipped, ticked = runs
-    for col in skipped.columns:
-        np.testing.assert_array_equal(
-            skipped.columns[col], ticked.columns[col], err_msg=col, strict=True
-        )
-    assert skipped.energy_j == ticked.energy_j and skipped.busy_s == ticked.busy_s
-    assert skipped.layer_executions == ticked.layer_executions
-    assert skipped.events < ticked.events

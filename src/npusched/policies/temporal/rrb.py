@@ -27,7 +27,6 @@ candidate estimated shorter than the victim, so kills cannot cycle.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from npusched.base import Component
@@ -35,7 +34,7 @@ from npusched.errors import ParameterError
 from npusched.policies.base import POLICIES, TemporalPolicyBase
 from npusched.policies.contract import KEEP, Decision, JobView, Mechanism, SchedulerView
 from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds, decide
-from npusched.policies.temporal.prema import _NEVER, PERIOD_S
+from npusched.policies.temporal.prema import PERIOD_S
 
 
 class NPRRB(TemporalPolicyBase, Component):
@@ -129,27 +128,6 @@ class PRRB(NPRRB):
                 ", ".join(m for m in MECHANISM_MODES if m != "kill")
                 + " (kill never finishes requests longer than quantum_s: each slice restarts them)",
             )
-
-    def quiet_periods(self, view: SchedulerView, first_s: float) -> int:
-        """How many of the next period boundaries (``first_s`` and on) cannot change the
-        decision if nothing else happens (the engine skips them; see
-        :meth:`npusched.policies.temporal.prema.TokenScheduler.quiet_periods`). A tick changes
-        the decision only once the running request's slice has lasted ``quantum_s`` and a
-        request of another model waits: without one, none can (an arrival is an event); with
-        one, the boundaries before the slice's end are skipped, with a margin so that rounding
-        can only make it tick early."""
-        running = view.running
-        self._ensure()
-        if running is None or running.id != self.slice_job_:
-            return 0
-        if all(j.network == running.network for j in view.ready):
-            return _NEVER
-        due = self.slice_start_ + self.quantum_s * (1 - 1e-9)
-        n = math.floor((due - first_s) / float(self.period_s or PERIOD_S)) - 1
-        return n if n > 0 else 0
-
-    def on_periods(self, view: SchedulerView, first_s: float, count: int) -> None:
-        """Skipped ticks change no state (RRB keeps none per period)."""
 
     def select(self, view: SchedulerView) -> Decision:
         self._ensure()
