@@ -1,4 +1,5 @@
-"""The engine's fast path for ranked temporal policies (FCFS, HPF): one loop, no per-job objects.
+"""The engine's fast path for ranked temporal policies (FCFS, HPF, SJF): one loop, no per-job
+objects.
 
 A :class:`~npusched.policies.temporal.mechanism.RankedPolicy` decides from a rank fixed at
 dispatch: the ready queue's best job is ``min(ready, key=(queue_key(request), dispatch order))``
@@ -19,10 +20,15 @@ the same order, so every column, ``events``, ``busy_s``, energy and ``layer_exec
 equal (``tests/test_ranked_fast_path.py`` checks it on random workloads for every ranked
 policy, mechanism, preemption point and checkpoint cost).
 
+SJF declares its order instead (``ready_order = "remaining"``, :func:`_remaining_first`): its
+ready entries are ``(remaining estimate, order)`` tuples made when a job enters the queue, and
+the running job's remaining estimate is read at each decision.
+
 When it applies (:func:`applies`): a temporal policy whose class keeps ``RankedPolicy.select``
-and the no-op hooks, declares ``queue_key``, and has no period; no power policy, no timeline
-recording (power pieces are recorded), no ``until``, no dependent requests and no plans with early exits. Anything else
-runs the general loop; ``Simulator(fast_path=False)`` forces it.
+and the no-op hooks, declares ``queue_key``, and has no period (or declares ``ready_order =
+"remaining"`` and keeps the declaring class's ``select``); no power policy, no timeline
+recording (power pieces are recorded), no ``until``, no dependent requests and no plans with
+early exits. Anything else runs the general loop; ``Simulator(fast_path=False)`` forces it.
 """
 
 from __future__ import annotations
