@@ -382,8 +382,10 @@ class Simulator:
         skip_periods: let a periodic policy that can tell which period ticks change nothing
             (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
             decisions are those of ticking every period (``False``: tick every period).
-        fast_path: run ranked temporal policies (FCFS, HPF) on :mod:`npusched.sim.ranked`'s
-            loop, which gives the general loop's result faster (``False``: the general loop).
+        fast_path: run ranked temporal policies (FCFS, HPF, SJF) on :mod:`npusched.sim.ranked`'s
+            loop and token policies (PREMA, TOKEN) on :mod:`npusched.sim.tokens`'s, which give
+            the general loop's result faster, power pieces included (``False``: the general
+            loop).
 
     The simulator holds no run state: ``run`` may be called repeatedly (each run resets the
     policy) and gives identical results for identical inputs.
