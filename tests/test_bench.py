@@ -103,6 +103,10 @@ def test_temporal_entry_in_process() -> None:
     assert entry["max_abs_finish_diff_s"] <= 1e-9
     assert set(entry["reference_s"]) == {"simpy", "simpy_skip", "bare_loop"}
     assert entry["bare_loop_events"] == entry["events"]
+    # loop only: the bare loop's set-up is not counted in the fraction, only in _with_setup
+    loop_s = entry["reference_s"]["bare_loop"] - entry["reference_setup_s"]["bare_loop"]
+    assert entry["fraction_of_bare_loop"] == loop_s / entry["engine_s"]
+    assert entry["fraction_of_bare_loop_with_setup"] > entry["fraction_of_bare_loop"]
     assert entry["preemptions"] > 0
     assert stages[0] == "workload" and {"engine", "simpy", "simpy_skip", "bare_loop"} <= set(stages)
     json.dumps(entry)
@@ -143,6 +147,9 @@ def test_prema_scenario_runs_without_simpy(monkeypatch: pytest.MonkeyPatch) -> N
     assert entry["events"] >= 80  # at least an arrival and a completion per request
     assert entry["targets"]["peak_rss_mib"]["met"] is None  # applies at 1,000,000 requests
     assert entry["targets"]["requests_per_s"]["met"] is None  # also read at 1,000,000 requests
+    # the first (cold) run is reported beside the fastest
+    assert entry["cold_requests_per_s"] == 40 / entry["cold_engine_s"]
+    assert entry["cold_engine_s"] >= entry["engine_s"]
 
 
 def test_missing_simpy_fails_up_front(
@@ -269,3 +276,25 @@ def test_repeat_keeps_the_fastest_run_and_checks_its_value() -> None:
     assert entry["requests_per_s"] == pytest.approx(300 / entry["engine_s"])
     with pytest.raises(ConfigError, match="--repeat"):
         bench.run_scenario("temporal", requests=300, isolate=False, repeat=0)
+
+
+def test_families_entry_runs_each_family_through_run_config() -> None:
+    """``families``: every family through ``run_config`` (power recorded), with its per-event
+    figures, its target and (temporal families) the load-1.5 ratio; rows in the table."""
+    entry = run_bench(["families"], requests=30, isolate=False)["scenarios"][0]
+    fams = entry["families"]
+    assert list(fams) == list(bench.FAMILY_RATIO_TARGET)
+    assert entry["bare_loop_us_per_event"] > 0
+    for name, f in fams.items():
+        assert f["events"] > 0 and f["events_per_request"] >= 1.0, name
+        assert 0 < f["engine_s"] <= f["warm_s"], name
+        assert f["ratio_to_bare_loop"] == pytest.approx(
+            f["us_per_event"] / entry["bare_loop_us_per_event"]
+        )
+        assert ("load_ratio" in f) == (name in bench.FAMILY_TEMPORAL), name
+    assert fams["HPF"]["requests"] == 30 and fams["Planaria"]["requests"] == 6
+    rows = {r["metric"]: r for r in bench_rows({"scenarios": [entry]})}
+    assert rows["PREMA: ratio_to_bare_loop"]["target"] == "<= 10"
+    assert rows["SJF: load_ratio"]["target"] == "<= 1.5"
+    # the run_config path is not left wrapped
+    assert Simulator.run.__name__ == "run"

@@ -130,10 +130,11 @@ def test_applies_only_where_the_result_is_the_same() -> None:
 
     assert takes(POLICIES.create("P-HPF"))
     assert takes(POLICIES.create("NP-FCFS"))
+    assert takes(POLICIES.create("P-HPF"), record_power=True)  # the CLI's runs
     assert not takes(POLICIES.create("P-HPF"), fast_path=False)
     assert not takes(POLICIES.create("P-HPF"), record_timeline=True)
     assert not takes(POLICIES.create("P-HPF"), until=1.0)
-    assert not takes(POLICIES.create("P-SJF"))  # not a ranked policy
+    assert takes(POLICIES.create("P-SJF"))  # its ready order is declared
     assert not takes(POLICIES.create("P-PREMA"))  # periodic, tokens
 
     class Hooked(HPF):
@@ -155,6 +156,37 @@ def test_fast_path_is_what_runs_by_default() -> None:
     reqs = bench_workload(50, profiles, random_state=0)
     assert jobs_made(Simulator(profiles, POLICIES.create("P-HPF")), reqs) == 0
     assert jobs_made(Simulator(profiles, POLICIES.create("P-HPF"), fast_path=False), reqs) == 50
+
+
+def _pieces(res: object) -> list[tuple]:
+    return [(*p[:2], p.plan.total_s, *p[3:]) for p in res.power]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["P-HPF", "P-FCFS", "P-PREMA", "P-TOKEN"])
+@pytest.mark.parametrize("mechanism", ["checkpoint", "kill", "dynamic"])
+def test_power_pieces_equal_the_general_loops(name: str, mechanism: str) -> None:
+    """With ``record_power`` (every ``run_config`` run) the fast paths record the general
+    loop's power pieces, in its order, so the power timeline is the same to the last bit."""
+    profiles = synthetic_profiles(random_state=3)
+    reqs = bench_workload(400, profiles, random_state=5)
+    runs = []
+    for fast in (True, False):
+        sim = Simulator(
+            profiles,
+            POLICIES.create(name, mechanism=mechanism),
+            preemption_point="tile",
+            estimator=make_estimator("prema"),
+            record_power=True,
+            fast_path=fast,
+        )
+        runs.append(sim.run(reqs))
+        if fast:
+            assert jobs_made(sim, reqs) == 0
+    fast, general = runs
+    _assert_identical(fast, general)
+    assert len(fast.power) > 300 and _pieces(fast) == _pieces(general)
+    for a, b in zip(fast.power_timeline(), general.power_timeline(), strict=True):
+        assert a.tobytes() == b.tobytes()
 
 
 @pytest.mark.parametrize("mechanism", ["kill", "checkpoint"])
@@ -255,3 +287,71 @@ def test_a_better_that_is_not_an_operator(name: str, monkeypatch: pytest.MonkeyP
     fast, general = _both(profiles, reqs, name, "checkpoint", preemption_point="tile")
     _assert_identical(fast, general)
     assert calls
+
+
+#: SJF (``ready_order = "remaining"``) and the mechanisms it takes.
+SJF_RUNS = (
+    ("NP-SJF", {}),
+    ("P-SJF", {"mechanism": "checkpoint"}),
+    ("P-SJF", {"mechanism": "kill"}),
+    ("P-SJF", {"mechanism": "dynamic"}),
+    ("P-SJF", {"mechanism": "dynamic-kill"}),
+)
+
+
+def _both_sjf(profiles: dict, reqs: list[Request], i: int, **kw: object) -> tuple:
+    name, params = SJF_RUNS[i]
+    runs = []
+    for fast in (True, False):
+        sim = Simulator(profiles, POLICIES.create(name, **params), fast_path=fast, **kw)
+        runs.append(sim.run(reqs))
+        if fast:
+            assert jobs_made(sim, reqs) == 0
+    return runs[0], runs[1]
+
+
+@SETTINGS
+@given(
+    wl=energy_workload(),
+    i=st.integers(0, len(SJF_RUNS) - 1),
+    point=st.sampled_from(["tile", "layer"]),
+    cost=st.booleans(),
+    noisy=st.booleans(),
+)
+def test_sjf_fast_path_equals_general_loop(
+    wl: tuple, i: int, point: str, cost: bool, noisy: bool
+) -> None:
+    """SJF on the ranked path (ready entries keyed by remaining estimate when a job enters the
+    queue; the running job's remaining estimate read at each decision) is the general loop's
+    result to the last bit, with the isolated latencies (many ties) or a noisy predictor."""
+    profiles, reqs = wl
+    est = make_estimator("prema") if noisy else None
+    fast, general = _both_sjf(
+        profiles, reqs, i, preemption_point=point, checkpoint_cost=cost, estimator=est
+    )
+    _assert_identical(fast, general)
+
+
+@pytest.mark.parametrize("i", range(len(SJF_RUNS)))
+def test_sjf_fast_path_equals_general_loop_at_load(i: int) -> None:
+    profiles = synthetic_profiles(random_state=3)
+    reqs = bench_workload(1_500, profiles, random_state=5)
+    fast, general = _both_sjf(
+        profiles, reqs, i, preemption_point="tile", estimator=make_estimator("prema")
+    )
+    _assert_identical(fast, general)
+    if i:
+        assert fast.columns["preemptions"].sum() > 100
+
+
+def test_sjf_subclass_that_chooses_otherwise_runs_the_general_loop() -> None:
+    from npusched.policies.temporal.sjf import PSJF
+
+    class Other(PSJF):
+        def select(self, view: object) -> object:  # type: ignore[override]
+            return super().select(view)  # type: ignore[arg-type]
+
+    profiles = synthetic_profiles(random_state=0)
+    reqs = bench_workload(40, profiles, random_state=0)
+    assert jobs_made(Simulator(profiles, Other()), reqs) == 40
+    assert jobs_made(Simulator(profiles, PSJF()), reqs) == 0

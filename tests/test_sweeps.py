@@ -538,3 +538,33 @@ def test_expansion_is_the_cartesian_product(
         assert p.config["policy"]["name"] == p.params["policy"]
         assert p.config["workload"]["rate_per_s"] == p.params["workload.rate_per_s"]
         assert p.config["seed"] == p.seed
+
+
+def test_points_travel_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process pool runs points in chunks (a chunk's rows reach the driver together): the
+    rows are those of the in-process run; a failing point hands over the rows before it."""
+    from npusched.experiments import backends
+
+    assert backends.chunk_size(8, 2) == 1 and backends.chunk_size(400, 2) == 16
+    assert backends.chunk_size(100, 2) == 6 and backends.chunk_size(5, 0) == 1
+    exp = load_experiment(_exp_file(tmp_path))
+    monkeypatch.setattr(backends, "chunk_size", lambda n, w: 3)
+    a = run_sweep(exp, tmp_path / "a", backend="inprocess", progress=False)
+    b = run_sweep(exp, tmp_path / "b", backend="process", workers=2, progress=False)
+    assert b.ran == 8
+    pd.testing.assert_frame_equal(
+        _metrics(pd.read_parquet(a.results)), _metrics(pd.read_parquet(b.results))
+    )
+    good = backends.PointTask(
+        "p0",
+        0,
+        0,
+        0,
+        {},
+        json.loads(pd.read_parquet(a.results)["config_json"][0]),
+        str(tmp_path),
+        "p0",
+    )
+    bad = backends.PointTask("p1", 1, 0, 0, {}, {"seed": "x"}, str(tmp_path), "p1")
+    rows, err = backends.run_points([good, bad, good])
+    assert [r["point_id"] for r in rows] == ["p0"] and err is not None

@@ -11,7 +11,9 @@ same rows for the same points; only ``wall_s`` (the point's run time) differs.
 * ``inprocess``: a loop in the calling process (debugging, profiling, tiny sweeps).
 * ``process`` (default): :class:`concurrent.futures.ProcessPoolExecutor` with ``workers``
   processes (default: all cores, ``os.cpu_count()``), started with ``spawn`` so that the
-  driver's threads (the progress bar) are never forked. As with any spawn-based pool, the
+  driver's threads (the progress bar) are never forked. Points travel in chunks
+  (:func:`chunk_size`: about 8 per worker, at most 16 points each); a chunk's rows reach
+  ``on_done`` when the chunk finishes. As with any spawn-based pool, the
   calling script's main module must be importable and guarded by
   ``if __name__ == "__main__":`` (the ``npusched`` command is).
 * ``dask``: Dask distributed. With ``address`` (``tcp://host:8786``) it connects to a running
@@ -188,6 +190,30 @@ def check_backend_options(backend: str, workers: int | None, address: str | None
 POOL_RESTARTS = 3
 
 
+#: Most points one pool task carries (:func:`chunk_size`).
+MAX_CHUNK = 16
+
+
+def chunk_size(n_tasks: int, workers: int) -> int:
+    """Points per pool task: about 8 tasks per worker, at most :data:`MAX_CHUNK` points each,
+    so small points share a task's round trip (pickling, a future, a wake of the driver)
+    while every worker still gets several tasks to balance the load."""
+    return max(1, min(MAX_CHUNK, n_tasks // (8 * max(workers, 1))))
+
+
+def run_points(tasks: Sequence[PointTask]) -> tuple[list[dict[str, Any]], BaseException | None]:
+    """:func:`run_point` over a chunk of points, in order (one pool task): the rows of the
+    points that finished and the error of the first that failed (``None`` if none did; the
+    points after it are not run)."""
+    rows: list[dict[str, Any]] = []
+    for t in tasks:
+        try:
+            rows.append(run_point(t))
+        except Exception as e:  # handed to the driver after the finished rows
+            return rows, e
+    return rows, None
+
+
 def _run_pool(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
     """Run ``tasks`` on a spawned process pool. A worker that dies (killed, out of memory)
     breaks the whole pool: its unfinished points are resubmitted to a fresh pool, up to
@@ -227,21 +253,31 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
 
     n = min(workers or os.cpu_count() or 1, len(tasks))
     ctx = multiprocessing.get_context("spawn")
+    size = chunk_size(len(tasks), n)
+    chunks = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        # keep a bounded window of submitted tasks (a million-point sweep never holds a million
-        # futures), refilled as points finish
-        todo = iter(tasks)
-        pending: set[Future[dict[str, Any]]] = set()
+        # keep a bounded window of submitted chunks (a million-point sweep never holds a
+        # million futures), refilled as chunks finish
+        todo = iter(chunks)
+        pending: set[Future[tuple[list[dict[str, Any]], BaseException | None]]] = set()
         window = 4 * n
         try:
-            for t in itertools_islice(todo, window):
-                pending.add(pool.submit(run_point, t))
+            for c in itertools_islice(todo, window):
+                pending.add(pool.submit(run_points, c))
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                error: BaseException | None = None
+                # finished chunks first: a dead worker's chunk raises BrokenProcessPool here,
+                # after the rows of the others are recorded
                 for f in sorted(done, key=lambda f: f.exception() is not None):
-                    on_done(f.result())
-                for t in itertools_islice(todo, len(done)):
-                    pending.add(pool.submit(run_point, t))
+                    rows, err = f.result()
+                    for row in rows:
+                        on_done(row)
+                    error = error or err
+                if error is not None:
+                    raise error
+                for c in itertools_islice(todo, len(done)):
+                    pending.add(pool.submit(run_points, c))
         except BaseException:
             for f in pending:
                 f.cancel()

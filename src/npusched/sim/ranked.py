@@ -1,4 +1,5 @@
-"""The engine's fast path for ranked temporal policies (FCFS, HPF): one loop, no per-job objects.
+"""The engine's fast path for ranked temporal policies (FCFS, HPF, SJF): one loop, no per-job
+objects.
 
 A :class:`~npusched.policies.temporal.mechanism.RankedPolicy` decides from a rank fixed at
 dispatch: the ready queue's best job is ``min(ready, key=(queue_key(request), dispatch order))``
@@ -19,10 +20,15 @@ the same order, so every column, ``events``, ``busy_s``, energy and ``layer_exec
 equal (``tests/test_ranked_fast_path.py`` checks it on random workloads for every ranked
 policy, mechanism, preemption point and checkpoint cost).
 
+SJF declares its order instead (``ready_order = "remaining"``, :func:`_remaining_first`): its
+ready entries are ``(remaining estimate, order)`` tuples made when a job enters the queue, and
+the running job's remaining estimate is read at each decision.
+
 When it applies (:func:`applies`): a temporal policy whose class keeps ``RankedPolicy.select``
-and the no-op hooks, declares ``queue_key``, and has no period; no power policy, no timeline or
-power recording, no ``until``, no dependent requests and no plans with early exits. Anything else
-runs the general loop; ``Simulator(fast_path=False)`` forces it.
+and the no-op hooks, declares ``queue_key``, and has no period (or declares ``ready_order =
+"remaining"`` and keeps the declaring class's ``select``); no power policy, no timeline
+recording (power pieces are recorded), no ``until``, no dependent requests and no plans with
+early exits. Anything else runs the general loop; ``Simulator(fast_path=False)`` forces it.
 """
 
 from __future__ import annotations
@@ -63,10 +69,12 @@ def applies(run: _Run) -> bool:
     sim = run.sim
     policy = run.policy
     cls = type(policy)
-    if not (
-        getattr(sim, "fast_path", True)
-        and run.temporal
-        and isinstance(policy, RankedPolicy)
+    if not (getattr(sim, "fast_path", True) and run.temporal):
+        return False
+    if _remaining_first(policy):
+        pass
+    elif not (
+        isinstance(policy, RankedPolicy)
         and cls.select is RankedPolicy.select
         and callable(getattr(cls, "queue_key", None))
         and getattr(policy, "period_s", None) is None
@@ -78,11 +86,29 @@ def applies(run: _Run) -> bool:
     return plain_run(run)
 
 
+def _remaining_first(policy: Any) -> bool:
+    """Whether ``policy`` declares the shortest-estimated-remaining order (``ready_order =
+    "remaining"``: SJF) and chooses as the class that declared it (its ``select`` is that
+    class's): the ready queue is then a heap of ``(estimated - executed, dispatch order)``,
+    keyed when a job enters it (a waiting job's work does not change), and a preemptive one
+    displaces the running job when the best waiting job's key is below the running job's
+    remaining estimate now (ties keep the running job)."""
+    cls = type(policy)
+    owner = next((c for c in cls.__mro__ if "ready_order" in c.__dict__), None)
+    return (
+        owner is not None
+        and owner.__dict__["ready_order"] == "remaining"
+        and cls.select is owner.__dict__.get("select")
+        and getattr(policy, "period_s", None) is None
+    )
+
+
 def plain_run(run: _Run) -> bool:
-    """What a fast path needs of ``run`` besides its policy: no power policy, no timeline or
-    power recording, no ``until``, no dependent requests and no plans with early exits."""
+    """What a fast path needs of ``run`` besides its policy: no power policy, no timeline
+    recording, no ``until``, no dependent requests and no plans with early exits (power
+    recording is kept by the fast paths)."""
     sim = run.sim
-    if sim.power is not None or run.timeline is not None or run.power is not None:
+    if sim.power is not None or run.timeline is not None:
         return False
     if run.until != math.inf or run.dependents:
         return False
@@ -125,15 +151,29 @@ def execute_ranked(run: _Run) -> SimResult:
     policy = run.policy
     policy.reset()
     preemptive = bool(policy.preemptive)
-    mode: str = policy.mode_
-    static_mech: Mechanism | None = policy.mechanism_
-    queue_key: Callable[[Any], Any] = policy.queue_key
-    rank_key: Callable[[Any], Any] = policy.rank_key
-    better: Callable[[Any, Any], bool] = policy.better
-    # ``better`` as a comparison written out where it is ``operator.gt`` (HPF) or
-    # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
-    cmp = 0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
+    # SJF (``ready_order = "remaining"``): ready entries are ``(remaining estimate, k)`` tuples
+    # made when a job enters the queue; the others' are ints (``_heap_keys``).
+    srpt = _remaining_first(policy)
+    mode: str
+    static_mech: Mechanism | None
+    if srpt:
+        mode = str(getattr(policy, "mechanism", "checkpoint"))
+        static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
+        better: Callable[[Any, Any], bool] = operator.lt
+        cmp = 4 if preemptive else 0
+    else:
+        mode = policy.mode_
+        static_mech = policy.mechanism_
+        queue_key: Callable[[Any], Any] = policy.queue_key
+        rank_key: Callable[[Any], Any] = policy.rank_key
+        better = policy.better
+        # ``better`` as a comparison written out where it is ``operator.gt`` (HPF) or
+        # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
+        cmp = (
+            0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
+        )
     from npusched.policies.temporal.mechanism import dynamic_choice
+    from npusched.sim.engine import PowerPiece
 
     dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
 
@@ -143,6 +183,10 @@ def execute_ranked(run: _Run) -> SimResult:
     req_plans = run.req_plans
     estimator = sim.estimator
     res = run.res[0]
+    # The power pieces (``record_power``): the general loop's ``_end_segment`` appends one per
+    # closed segment that computed (rate 1, no power policy on this path).
+    pw = run.power
+    rname = res.name
     units = res.capacity
     cap = res.capacity
     ckpt_cost = run.ckpt_cost
@@ -173,7 +217,7 @@ def execute_ranked(run: _Run) -> SimResult:
     touched: list[int] = []
     # The ready queue: a heap of ``hkey[k]`` (``(queue_key, k)`` as one int; ``entry % n``
     # is ``k``, see ``_heap_keys``).
-    ready: list[int] = []
+    ready: list[Any] = []  # ints, or (remaining, k) tuples for SJF
 
     # The job holding the resource (``run_k``) or saving its context (``pre_k``), and its
     # segment: started at ``seg_start``, computing from ``t0`` (after a restore) with ``ex0``
@@ -203,18 +247,32 @@ def execute_ranked(run: _Run) -> SimResult:
     arr_t = list(map(_ARRIVAL_S, arrivals))
     arr_t.append(inf)
     next_arr = arr_t[ai]
-    qkey = list(map(queue_key, arrivals))
-    rank = list(map(rank_key, arrivals)) if preemptive else qkey
-    hkey = _heap_keys(qkey)
-    del qkey
-    # Estimates (Algorithm 3 reads them; without an estimator they are the isolated latencies,
-    # which ``write_records`` takes from the run's column).
+    # Estimates (Algorithm 3 and SJF read them; without an estimator they are the isolated
+    # latencies, which ``write_records`` takes from the run's column).
     est_of: list[float] | None = None
     if estimator is None:
-        if static_mech is None:
+        if static_mech is None or srpt:
             est_of = list(map(_ISOLATED_S, req_plans))
     else:
         est_of = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
+    def srpt_key(k: int) -> tuple[float, int]:
+        """SJF's ready entry of job ``k`` (``shortest_remaining``'s key, float operations and
+        ties: remaining estimate clamped at 0, then dispatch order = arrival, id)."""
+        r = est_of[k] - exe[k]  # type: ignore[index]
+        return (0.0 if r < 0.0 else r, k)
+
+    hkey: list[Any]
+    if srpt:
+        # SJF's key of a job entering the queue with no work done: max(estimate - 0.0, 0.0)
+        # (``shortest_remaining``'s float operations); re-entries are keyed by ``srpt_key``.
+        assert est_of is not None
+        hkey = [srpt_key(k) for k in range(n)]
+        rank: list[Any] = hkey  # unused: the running job's key is its remaining estimate now
+    else:
+        qkey = list(map(queue_key, arrivals))
+        rank = list(map(rank_key, arrivals)) if preemptive else qkey
+        hkey = _heap_keys(qkey)
+        del qkey
     now = 0.0
     # Events are counted at the end: one per arrival and completion, two per CHECKPOINT stop
     # (the stop and its save-done; every stop is saved before the run ends).
@@ -277,7 +335,7 @@ def execute_ranked(run: _Run) -> SimResult:
             preempted = False
             while tm <= horizon:
                 if mkind == _SAVE_DONE:  # the victim waits again, keeping its progress
-                    heappush(ready, hkey[pre_k])
+                    heappush(ready, srpt_key(pre_k) if srpt else hkey[pre_k])
                     pre_k = -1
                     mkind = _NONE
                     tm = inf
@@ -294,6 +352,8 @@ def execute_ranked(run: _Run) -> SimResult:
                         if e:
                             res_energy += e
                             energy[run_k] += e
+                        if pw is not None and now > t0:
+                            pw.append(PowerPiece(t0, now, plan, ex0, limit, 1.0, rname))
                 else:
                     # The segment of the job completing or stopping at ``limit`` ends now: the
                     # general loop's ``_end_segment(job, now, limit)`` (one unit, rate 1).
@@ -315,6 +375,8 @@ def execute_ranked(run: _Run) -> SimResult:
                         if e:
                             res_energy += e
                             energy[k] += e
+                        if pw is not None and now > t0:
+                            pw.append(PowerPiece(t0, now, plan, ex0, exec_end, 1.0, rname))
                     exe[k] = exec_end
                 if mkind == _COMPLETE:
                     finish[run_k] = now
@@ -357,12 +419,25 @@ def execute_ranked(run: _Run) -> SimResult:
             if pre_k >= 0 or not ready:
                 continue
         if run_k >= 0:
-            best = ready[0] % n
+            best = ready[0][1] if srpt else ready[0] % n
             if cmp == 1:
                 if not rank[best] > run_rank:
                     continue  # the running job keeps the resource
             elif cmp == 2:
                 if not rank[best] < run_rank:
+                    continue
+            elif cmp == 4:  # SJF: the running job's remaining estimate as of now
+                k = run_k
+                if now > t0:
+                    e_now = exe[k] + (now - t0)
+                    if e_now > limit:
+                        e_now = limit
+                else:
+                    e_now = exe[k]
+                r = est_of[k] - e_now  # type: ignore[index]
+                if r < 0.0:
+                    r = 0.0
+                if not ready[0][0] < r:
                     continue
             elif not cmp or not better(rank[best], run_rank):
                 continue
@@ -416,6 +491,8 @@ def execute_ranked(run: _Run) -> SimResult:
                     if e:
                         res_energy += e
                         energy[k] += e
+                    if pw is not None and now > t0:
+                        pw.append(PowerPiece(t0, now, plan, ex0, exec_end, 1.0, rname))
                 exe[k] = exec_end
                 wasted[k] += exe[k]
                 exe[k] = 0.0
@@ -436,14 +513,14 @@ def execute_ranked(run: _Run) -> SimResult:
                     f"allowed: {', '.join(m.value for m in Mechanism)}"
                 )
             # Start the best waiting job (restoring its checkpoint first, if any).
-            if ready[0] % n == best:
+            if (ready[0][1] if srpt else ready[0] % n) == best:
                 heappop(ready)
             else:  # pragma: no cover - a victim ranked above the job that displaced it
-                ready.remove(hkey[best])
+                ready.remove(next(e for e in ready if (e[1] if srpt else e % n) == best))
                 heapify(ready)
         else:
             # Start the best waiting job (restoring its checkpoint first, if any).
-            best = heappop(ready) % n
+            best = heappop(ready)[1] if srpt else heappop(ready) % n
         k = best
         if not npre[k]:  # never stopped before: its first start
             first[k] = now

@@ -30,8 +30,8 @@ column, ``events``, ``busy_s``, energy and ``layer_executions`` are equal
 
 When it applies (:func:`applies`): a temporal policy that is a ``TokenScheduler`` whose class
 keeps every Algorithm 2 method of the base and chooses as PREMA (shortest estimated remaining)
-or TOKEN (first come) do; ``Simulator(skip_periods=True)``; no power policy, no timeline or power
-recording, no ``until``, no dependent requests and no plans with early exits. Anything else runs
+or TOKEN (first come) do; ``Simulator(skip_periods=True)``; no power policy, no timeline
+recording (power pieces are recorded), no ``until``, no dependent requests and no plans with early exits. Anything else runs
 the general loop; ``Simulator(fast_path=False)`` forces it.
 """
 
@@ -101,7 +101,7 @@ def execute_tokens(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     from npusched.policies.temporal.mechanism import dynamic_choice
     from npusched.policies.temporal.prema import _NEVER, PERIOD_S, NPPrema, round_down_to_level
-    from npusched.sim.engine import _MAX_IDLE_TICKS, _QUIET_MAX
+    from npusched.sim.engine import _MAX_IDLE_TICKS, _QUIET_MAX, PowerPiece
 
     sim = run.sim
     policy = run.policy
@@ -128,6 +128,10 @@ def execute_tokens(run: _Run) -> SimResult:
     rows = run.arrival_rows
     estimator = sim.estimator
     res = run.res[0]
+    # The power pieces (``record_power``), one per closed segment that computed, as the general
+    # loop's ``_end_segment`` appends them (rate 1: no power policy on this path).
+    pw = run.power
+    rname = res.name
     units = res.capacity
     cap = res.capacity
     one_unit = cap == 1
@@ -229,6 +233,8 @@ def execute_tokens(run: _Run) -> SimResult:
             if e:
                 res_energy += e
                 col_energy[rows[k]] += e
+            if pw is not None and te > t0:
+                pw.append(PowerPiece(t0, te, plan, a, exec_end, 1.0, rname))
         exe[k] = exec_end
 
     def executed(k: int, now: float) -> float:
@@ -474,6 +480,8 @@ def execute_tokens(run: _Run) -> SimResult:
                         if plan_energy:
                             res_energy += plan_energy
                             col_energy[run_row] += plan_energy
+                        if pw is not None and limit > ex0 and now > t0:
+                            pw.append(PowerPiece(t0, now, plan, ex0, limit, 1.0, rname))
                     else:
                         end_segment(run_k, now, limit)
                     col_finish[run_row] = now

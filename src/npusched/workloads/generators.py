@@ -196,13 +196,15 @@ def assemble(
     s_in: Sequence[int | None] = [None] * n if seq_in is None else seq_in
     s_out: Sequence[int | None] = [None] * n if seq_out is None else seq_out
     order = np.argsort(arr, kind="stable")
+    # Python lists: indexing them boxes no NumPy scalar per field (the same values).
+    arr_l, b_l, p_l = arr.tolist(), b.tolist(), p.tolist()
     return [
         Request(
             id=new_id,
-            arrival_s=float(arr[i]),
+            arrival_s=arr_l[i],
             network=str(networks[i]),
-            batch=int(b[i]),
-            priority=int(p[i]),
+            batch=b_l[i],
+            priority=p_l[i],
             slo_s=None if slo[i] is None else float(slo[i]),
             seq_in=None if s_in[i] is None else int(s_in[i]),
             seq_out=None if s_out[i] is None else int(s_out[i]),

@@ -47,6 +47,9 @@ class NPSJF(TemporalPolicyBase, Component):
 
     name = "NP-SJF"
     preemptive = False
+    #: The ready order this class's ``select`` follows (the engine keeps its ready queue in it:
+    #: ``(max(estimated - executed, 0), arrival, id)``).
+    ready_order = "remaining"
 
     def __init__(self) -> None:
         pass
@@ -67,6 +70,8 @@ class PSJF(TemporalPolicyBase, Component):
 
     name = "P-SJF"
     preemptive = True
+    #: As :attr:`NPSJF.ready_order`; the running job keeps the array on ties.
+    ready_order = "remaining"
 
     def __init__(self, mechanism: str = "checkpoint") -> None:
         self.mechanism = mechanism
