@@ -31,7 +31,6 @@ import numpy as np
 from npusched.errors import ConfigError
 from npusched.policies.mapping.baselines import BASELINES, MethodResult, local_search, run_method
 from npusched.policies.mapping.brute import assignments
-from npusched.policies.mapping.cpsat import solve_cpsat
 from npusched.policies.mapping.execute import ExecutionResult, Schedule, Workload, execute
 from npusched.policies.mapping.exhaustive import exhaustive_search
 
@@ -185,6 +184,8 @@ def haxconn(
         # CP-SAT gets what is left of the budget, model building included, less a margin for
         # executing its answer; at least 50 ms so a tight budget still tries
         remaining = max(0.05, time_limit_s - (time.perf_counter() - t0) - 0.03)
+        from npusched.policies.mapping.cpsat import solve_cpsat  # needs the [solver] extra
+
         out = solve_cpsat(workload, goal, max_transitions=limit, time_limit_s=remaining,
                           hint=best_s, hint_result=best_r, workers=workers,
                           limit_includes_build=True)
@@ -296,6 +297,8 @@ def dynamic_haxconn(
     sched, res = best[0]
     budget = (time_limit_s - offset[0]) / det_time_s
     if budget > 0:
+        from npusched.policies.mapping.cpsat import solve_cpsat  # needs the [solver] extra
+
         solve_cpsat(
             workload, goal, time_limit_s=budget, hint=sched, hint_result=res,
             clock="deterministic",
