@@ -28,47 +28,12 @@ from npusched.policies.contract import (
     Schedule,
 )
 from npusched.sim import Machine, Resource, Simulator, fission_array, single_npu, soc
+from npusched.testing import variant_profile
 from npusched.workloads.request import Request
 from simhelpers import make_network_stub
 
 MS = 1e-3
 US = 1e-6
-
-
-def variant_profile(
-    name: str,
-    lat_1: list[float],
-    *,
-    axis: str = "subarrays",
-    values: tuple = tuple(range(1, 17)),
-    speed: Callable[[object], float] = lambda u: float(u),  # type: ignore[arg-type]
-    batch_sizes: tuple[int, ...] = (1,),
-    tiles: int = 1,
-    checkpoint_bytes: int = 0,
-    energy_j: list[float] | None = None,
-    exits: tuple[ExitPoint, ...] = (),
-) -> Profile:
-    """A profile whose layer ``i`` takes ``lat_1[i] * batch / speed(value)`` seconds on axis
-    value ``value`` (rows in C order over (value, batch))."""
-    lat = np.asarray(lat_1, dtype=np.float64)
-    rows = [lat * b / speed(v) for v in values for b in batch_sizes]
-    e = np.zeros(len(lat)) if energy_j is None else np.asarray(energy_j)
-    energy = [e * b for _ in values for b in batch_sizes]
-    net = make_network_stub(name, len(lat))
-    if exits:
-        net = make_network(name, list(net.layers), exits=exits)
-    return Profile.from_tables(
-        net,
-        device_name="hand-built",
-        batch_sizes=batch_sizes,
-        latency_s=np.stack(rows),
-        frequency_hz=1e9,
-        memory_bandwidth_bps=1e9,
-        tiles=tiles,
-        checkpoint_bytes=checkpoint_bytes,
-        energy_j=np.stack(energy),
-        axes=((axis, values),),
-    )
 
 
 class Scripted:
