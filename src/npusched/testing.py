@@ -408,17 +408,8 @@ def check_policy(
                 cost=cost,
                 work_conserving=work_conserving,
             )
-            assert _params(policy) == before, "a run mutated the policy's parameters"
-            assert reqs == frozen, "a run mutated the requests"
-            assert_same_result(res, sim.run(reqs))
-            other = Simulator(
-                profiles,
-                _fresh(policy),
-                preemption_point=point,
-                checkpoint_cost=cost,
-                record_timeline=True,
-            ).run(reqs)
-            assert_same_result(res, other)
+            _check_rerun(policy, before, reqs, frozen, res, sim, profiles,
+                         preemption_point=point, checkpoint_cost=cost)
         except (AssertionError, NpuschedError) as e:
             what = "" if isinstance(e, AssertionError) else "the engine refused the run: "
             raise AssertionError(
@@ -426,6 +417,28 @@ def check_policy(
                 f"checkpoint_cost={cost}): {what}{e}"
             ) from e
 
+
+
+def _check_rerun(
+    policy: Any,
+    before: Any,
+    reqs: Any,
+    frozen: Any,
+    res: Any,
+    sim: Any,
+    profiles: Any,
+    **sim_kwargs: Any,
+) -> None:
+    """The checks after a conformance run: the policy's parameters and the requests are
+    unchanged, the same simulator gives the same result again, and a fresh simulator with a
+    fresh copy of the policy (timeline recorded) gives it too."""
+    from npusched.sim import Simulator
+
+    assert _params(policy) == before, "a run mutated the policy's parameters"
+    assert reqs == frozen, "a run mutated the requests"
+    assert_same_result(res, sim.run(reqs))
+    other = Simulator(profiles, _fresh(policy), record_timeline=True, **sim_kwargs).run(reqs)
+    assert_same_result(res, other)
 
 def check_machine_policy(
     policy: Any,
@@ -503,18 +516,8 @@ def check_machine_policy(
             assert np.all(cols["first_start_s"] >= cols["arrival_s"] - 1e-12)
             assert np.all(cols["checkpoint_s"] >= 0.0) and np.all(cols["wasted_s"] >= 0.0)
             check_capacity(res, caps)
-            assert _params(policy) == before, "a run mutated the policy's parameters"
-            assert reqs == frozen, "a run mutated the requests"
-            assert_same_result(res, sim.run(reqs))
-            other = Simulator(
-                profiles,
-                _fresh(policy),
-                machine=machine,
-                record_timeline=True,
-                checkpoint_cost=cost,
-                preemption_point=point,
-            ).run(reqs)
-            assert_same_result(res, other)
+            _check_rerun(policy, before, reqs, frozen, res, sim, profiles, machine=machine,
+                         preemption_point=point, checkpoint_cost=cost)
         except (AssertionError, NpuschedError) as e:
             what = "" if isinstance(e, AssertionError) else "the engine refused the run: "
             raise AssertionError(
