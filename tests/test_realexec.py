@@ -384,3 +384,126 @@ def test_admission_is_measured_on_requests_that_found_the_worker_idle() -> None:
     # it, not yet started): neither is an admission; the others waited 0.2-0.4 ms
     assert admission_s(rec) == pytest.approx(0.0003)
     assert admission_s(rec.iloc[:0]) == 0.0
+
+
+# --- statistically sound validation: repeats, spread, CPU placement, GC (third round) ---------
+def test_repeat_config_fields_are_checked() -> None:
+    good = {"tenants": [{"network": "squeezenet", "input_size": 64}]}
+    cfg = parse_config(good, "x.toml")
+    assert (cfg.repeats, cfg.repeat_seeds, cfg.pin, cfg.gc_off) == (1, "vary", True, True)
+    cfg = parse_config({**good, "repeats": 3, "repeat_seeds": "same", "pin": False}, "x.toml")
+    assert (cfg.repeats, cfg.repeat_seeds, cfg.pin) == (3, "same", False)
+    for raw, needle in [
+        ({**good, "repeats": 0}, "x.toml: repeats: 0; allowed: integers >= 1"),
+        ({**good, "repeat_seeds": "x"}, "x.toml: repeat_seeds: 'x'; allowed: vary, same"),
+        ({**good, "pin": "yes"}, "x.toml: pin: 'yes'; allowed: true, false"),
+        ({**good, "gc_off": 1}, "x.toml: gc_off: 1; allowed: true, false"),
+    ]:
+        with pytest.raises(ConfigError) as e:
+            parse_config(raw, "x.toml")
+        assert str(e.value) == needle
+    shipped = Path(__file__).parents[1] / "examples" / "validate_cpu.toml"
+    from npusched.realexec.validate import load_config
+
+    assert load_config(shipped).repeats == 5 and load_config(shipped, quick=True).repeats == 2
+
+
+def test_cpu_plan_keeps_loadgen_off_the_worker_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from npusched.realexec import affinity
+
+    monkeypatch.setattr(affinity, "allowed_cpus", lambda: {0, 1, 2, 3})
+    monkeypatch.setattr(affinity, "_siblings", lambda c: {c, c ^ 1})  # SMT pairs (0,1), (2,3)
+    plan = affinity.plan_cpus(1)
+    assert plan is not None and plan.worker == {3} and plan.others == {0, 1}
+    plan = affinity.plan_cpus(2)
+    assert plan is None  # two cores for the worker leave LoadGen nothing
+    monkeypatch.setattr(affinity, "allowed_cpus", lambda: {5})
+    assert affinity.plan_cpus(1) is None
+    if hasattr(os, "sched_getaffinity"):
+        before = os.sched_getaffinity(0)
+        cpu = min(before)
+        with affinity.pinned({cpu}):
+            assert os.sched_getaffinity(0) == {cpu}
+        assert os.sched_getaffinity(0) == before
+    with affinity.pinned(None):  # nothing to pin: a no-op
+        pass
+
+
+def test_gc_is_off_while_a_run_is_timed_and_back_after(setup: Any) -> None:
+    import gc
+
+    models, sessions, cal, profiles = setup
+    seen: list[bool] = []
+    pol = POLICIES.create("NP-FCFS")
+    select = pol.select
+
+    def spy(view: Any) -> Any:
+        seen.append(gc.isenabled())
+        return select(view)
+
+    pol.select = spy  # type: ignore[method-assign]
+    reqs = _requests(6, cal, 0.5)
+    assert gc.isenabled()
+    RealExecutor(models, sessions, profiles, pol).run(ReplaySource(reqs))
+    assert seen and not any(seen) and gc.isenabled()
+    seen.clear()
+    RealExecutor(models, sessions, profiles, pol, gc_off=False).run(ReplaySource(reqs))
+    assert seen and all(seen)
+
+
+def test_resolved_tau_leaves_out_pairs_inside_the_noise() -> None:
+    from npusched.realexec.validate import resolved_tau
+
+    def pt(values: list[float], pred: float) -> dict[str, Any]:
+        v = np.array(values)
+        spread = {"std": float(v.std(ddof=1)), "values": values}
+        return {
+            "measured": {"antt": float(v.mean())},
+            "predicted": {"antt": pred},
+            "spread": {"measured": {"antt": spread}},
+        }
+
+    # a and b overlap (a tie the measurement cannot order); c is far above both
+    pts = [pt([1.0, 3.0, 2.0], 2.5), pt([2.1, 2.2, 2.0], 2.0), pt([9.0, 9.5, 10.0], 9.0)]
+    r = resolved_tau(pts, "antt")
+    assert r == {"tau": 1.0, "pairs": 2, "of": 3}
+    pts[2]["predicted"]["antt"] = 1.0  # now c is predicted below both: discordant
+    assert resolved_tau(pts, "antt")["tau"] == -1.0
+
+
+def test_validate_repeats_score_against_the_measured_spread(tmp_path: Path) -> None:
+    cfg = tmp_path / "v.toml"
+    cfg.write_text(
+        'policies = ["P-SJF"]\nloads = [0.5]\nn_requests = 16\nruns = 3\ngroups = 2\n'
+        'repeats = 2\nrepeat_seeds = "same"\noverheads = false\n'
+        '[[tenants]]\nnetwork = "squeezenet-1.1"\ninput_size = 48\npriority = 1\n'
+        '[[tenants]]\nnetwork = "mobilenet-v2"\ninput_size = 48\npriority = 9\n'
+    )
+    out = tmp_path / "o"
+    assert main(["validate", str(cfg), "--out", str(out), "--quiet"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    (p,) = s["points"]
+    assert p["repeats"] == 2 and p["seed"] == [0, 0] and p["n_requests"] == 32
+    assert len(p["per_repeat"]) == 2
+    for k in ("antt", "p99_s"):
+        sp = p["spread"]["measured"][k]
+        assert len(sp["values"]) == 2 and sp["min"] <= sp["mean"] <= sp["max"]
+        assert p["measured"][k] == pytest.approx(np.mean(sp["values"]))
+        assert isinstance(p["within_spread"][k], bool)
+        assert set(p["paired_error_pct"][k]) == {"mean", "se", "significant"}
+    # the same seed: LoadGen issues the same tenants at the same instants (to its jitter)
+    assert p["arrivals"]["same_tenant_sequence"] is True
+    assert p["arrivals"]["issue_instant_diff_s_median"] < 0.05
+    # the one-factor terms
+    assert len(p["speed_corrected"]["speed"]) == 2 and p["speed_corrected"]["speed"][0] > 0
+    assert len(p["bracketed"]["after_over_before"]) == 2
+    for key in ("ablation", "initial_calibration", "speed_corrected", "bracketed"):
+        assert set(p[key]["metric_error_pct"]) == set(p["measured"])
+    assert (out / "load0.5" / "P-SJF" / "measured.parquet").is_file()
+    assert (out / "load0.5" / "P-SJF" / "repeat1" / "measured.parquet").is_file()
+    assert s["execution"]["repeats"] == 2 and s["execution"]["gc_off"] is True
+    assert s["within_spread"]["antt"]["of"] == 1
+    assert s["rank_agreement_resolved_by_load"]["0.5"]["antt"]["of"] == 0
+    assert "Over the repeats" in (out / "report.md").read_text()

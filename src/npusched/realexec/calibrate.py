@@ -15,6 +15,7 @@ live bytes after each group, ``memory_bandwidth_bps`` the measured copy bandwidt
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
@@ -228,13 +229,20 @@ def calibrate(
             run_groups(sessions[key], gm, inputs[key])
     rows: dict[tuple[str, int], list[list[float]]] = {key: [] for key in models}
     cpu_rows: dict[tuple[str, int], list[list[float]]] = {key: [] for key in models}
-    for k in range(runs):
-        for key, gm in models.items():
-            c0 = time.thread_time()
-            rows[key].append(run_groups(sessions[key], gm, inputs[key])[1])
-            cpu_rows[key].append([(time.thread_time() - c0) / len(gm.groups)])
-        if progress is not None:
-            progress(k + 1)
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()  # as in the executor's timed runs
+    try:
+        for k in range(runs):
+            for key, gm in models.items():
+                c0 = time.thread_time()
+                rows[key].append(run_groups(sessions[key], gm, inputs[key])[1])
+                cpu_rows[key].append([(time.thread_time() - c0) / len(gm.groups)])
+            if progress is not None:
+                progress(k + 1)
+    finally:
+        if enabled:
+            gc.enable()
     for (name, batch), gm in models.items():
         r = np.array(rows[(name, batch)])
         stat = np.median(r, axis=0) if statistic == "median" else r.mean(axis=0)
@@ -268,6 +276,7 @@ def measure_overheads(
     *,
     per_network: int = 6,
     idle_gap_s: float = 0.002,
+    cpus: frozenset[int] | None = None,
 ) -> tuple[float, float]:
     """The executor's own seconds, measured by running it (an in-situ pilot, NP-FCFS):
 
@@ -279,10 +288,13 @@ def measure_overheads(
       after the previous one finished (the worker blocks waiting, as between LoadGen's
       queries); the median from the push instant to the first group's start.
 
+    ``cpus``: the CPUs of the pushing thread (LoadGen's, :mod:`npusched.realexec.affinity`).
+
     Returns ``(dispatch_s, admit_s)`` in seconds."""
     import threading
 
     from npusched.policies.base import POLICIES
+    from npusched.realexec.affinity import pinned
     from npusched.realexec.executor import QueueSource, RealExecutor, ReplaySource
     from npusched.workloads.request import Request
 
@@ -308,11 +320,12 @@ def measure_overheads(
     src = _Pilot()
 
     def feed() -> None:
-        for i in range(n):
-            time.sleep(idle_gap_s)
-            finished.clear()
-            src.push(Request(i, time.perf_counter() - src.t0, names[i % len(names)]))
-            finished.wait(10.0)
+        with pinned(cpus):
+            for i in range(n):
+                time.sleep(idle_gap_s)
+                finished.clear()
+                src.push(Request(i, time.perf_counter() - src.t0, names[i % len(names)]))
+                finished.wait(10.0)
         src.done.set()
 
     thread = threading.Thread(target=feed, name="admit-pilot", daemon=True)

@@ -29,6 +29,7 @@ Times are seconds from the start of the run.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 import queue
@@ -252,6 +253,9 @@ class RealExecutor:
         policy: a registry temporal policy object (reset before every run).
         estimator: ``estimated_s`` from ``(request, profile)``; default the calibrated isolated
             time (as the simulator's default).
+        gc_off: Python's cyclic garbage collector is off while a run is timed (collected once
+            before): a collection pass would stop the worker between groups at instants the
+            simulator cannot know.
     """
 
     def __init__(
@@ -262,6 +266,7 @@ class RealExecutor:
         policy: Any,
         *,
         estimator: Callable[[Request, Profile], float] | None = None,
+        gc_off: bool = True,
     ) -> None:
         if getattr(policy, "kind", "temporal") != "temporal":
             raise SimulationError("the real executor runs temporal policies (one worker)")
@@ -270,6 +275,7 @@ class RealExecutor:
         self.profiles = profiles
         self.policy = policy
         self.estimator = estimator
+        self.gc_off = gc_off
         self.now = 0.0
         self._inputs = {n: m.sample_input() for n, m in models.items()}
 
@@ -280,6 +286,17 @@ class RealExecutor:
         progress: Callable[[int], None] | None = None,
     ) -> RealResult:
         """Serve every request ``source`` delivers until it is exhausted and all finished."""
+        enabled = gc.isenabled()
+        if self.gc_off:
+            gc.collect()
+            gc.disable()
+        try:
+            return self._run(source, progress)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run(self, source: ArrivalSource, progress: Callable[[int], None] | None) -> RealResult:
         policy = self.policy
         policy.reset()
         period = getattr(policy, "period_s", None)

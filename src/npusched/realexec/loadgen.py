@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from npusched.errors import ConfigError, SimulationError
+from npusched.realexec.affinity import pinned
 from npusched.realexec.executor import QueueSource, RealExecutor, RealJob, RealResult
 from npusched.workloads.request import Request
 
@@ -97,10 +98,13 @@ def run_loadgen(
     log_dir: str | Path | None = None,
     copies: int = 8,
     progress: Callable[[int], None] | None = None,
+    cpus: frozenset[int] | None = None,
 ) -> RealResult:
     """Run ``n_queries`` LoadGen queries (``scenario`` at ``qps`` queries per second) through
     ``executor``; returns its :class:`RealResult` (whose ``arrival_s`` are LoadGen's issue
-    instants). ``log_dir``: LoadGen's log folder (default: a temporary one, discarded)."""
+    instants). ``log_dir``: LoadGen's log folder (default: a temporary one, discarded).
+    ``cpus``: the CPUs of LoadGen's threads (:mod:`npusched.realexec.affinity`; they inherit
+    the set of the thread that starts the test), default those of the caller."""
     import tempfile
 
     import mlperf_loadgen as lg
@@ -142,7 +146,8 @@ def run_loadgen(
 
     def drive() -> None:
         try:
-            lg.StartTestWithLogSettings(sut, qsl, settings, log)
+            with pinned(cpus):
+                lg.StartTestWithLogSettings(sut, qsl, settings, log)
         except BaseException as e:  # pragma: no cover - surfaced below
             failure.append(e)
         finally:

@@ -33,6 +33,7 @@ import pandas as pd
 from npusched.errors import ConfigError
 from npusched.hardware.profile import Profile
 from npusched.metrics.core import antt, fairness, slo_attainment, stp
+from npusched.realexec.affinity import CpuPlan, pinned, plan_cpus
 from npusched.workloads.request import Request
 
 METRICS = ("antt", "stp", "fairness", "p99_s", "sla_rate")
@@ -62,7 +63,15 @@ _KEYS = {
     "quick",
     "overheads",
     "recalibrate",
+    "repeats",
+    "repeat_seeds",
+    "pin",
+    "gc_off",
 }
+#: How the repeats of a point pick LoadGen's seeds: ``vary`` (``seed + r``: new arrivals and
+#: tenant order each repeat) or ``same`` (``seed`` every time: the same arrivals, so the spread
+#: is the execution's alone).
+REPEAT_SEEDS = ("vary", "same")
 _TENANT_KEYS = {"network", "input_size", "priority", "slo_factor"}
 
 
@@ -96,6 +105,10 @@ class ValidateConfig:
     seed: int = 0
     overheads: bool = True
     recalibrate: bool = True
+    repeats: int = 1
+    repeat_seeds: str = "vary"
+    pin: bool = True
+    gc_off: bool = True
     source: str = ""
 
 
@@ -191,6 +204,10 @@ def parse_config(raw: Mapping[str, Any], src: str, *, quick: bool = False) -> Va
         seed=pos_int("seed", 0, 0),
         overheads=_flag(data, src, "overheads"),
         recalibrate=_flag(data, src, "recalibrate"),
+        repeats=pos_int("repeats", ValidateConfig.repeats),
+        repeat_seeds=_choice(data, src, "repeat_seeds", REPEAT_SEEDS),
+        pin=_flag(data, src, "pin"),
+        gc_off=_flag(data, src, "gc_off"),
         source=src,
     )
 
@@ -207,6 +224,13 @@ def _flag(data: Mapping[str, Any], src: str, name: str) -> bool:
     if not isinstance(v, bool):
         raise _bad(src, name, f"{v!r}", "true, false")
     return v
+
+
+def _choice(data: Mapping[str, Any], src: str, name: str, allowed: Sequence[str]) -> str:
+    v = data.get(name, allowed[0])
+    if v not in allowed:
+        raise _bad(src, name, f"{v!r}", ", ".join(allowed))
+    return str(v)
 
 
 def _statistic(data: Mapping[str, Any], src: str) -> str:
@@ -278,6 +302,33 @@ def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
     return float((conc - disc) / denom) if denom > 0 else float("nan")
 
 
+def resolved_tau(points: Sequence[Mapping[str, Any]], metric: str) -> dict[str, Any]:
+    """Kendall tau over the policy pairs the measurement resolves: pairs whose measured means
+    differ by more than twice their combined standard error (over the repeats); a pair inside
+    that is a tie the measurement cannot order and is left out. Returns ``tau`` (NaN if no
+    pair is resolved), ``pairs`` resolved and ``of`` all pairs."""
+    conc = disc = n = 0
+    for i in range(len(points)):
+        for j in range(i + 1, len(points)):
+            n += 1
+            a, b = points[i], points[j]
+            sa, sb = a["spread"]["measured"][metric], b["spread"]["measured"][metric]
+            se = math.sqrt(
+                sa["std"] ** 2 / max(len(sa["values"]), 1)
+                + sb["std"] ** 2 / max(len(sb["values"]), 1)
+            )
+            dm = a["measured"][metric] - b["measured"][metric]
+            if abs(dm) <= 2.0 * se:
+                continue
+            dp = a["predicted"][metric] - b["predicted"][metric]
+            if np.sign(dp) == np.sign(dm):
+                conc += 1
+            else:
+                disc += 1
+    used = conc + disc
+    return {"tau": (conc - disc) / used if used else float("nan"), "pairs": used, "of": n}
+
+
 # --- the run -----------------------------------------------------------------------------------
 @dataclass
 class Setup:
@@ -290,8 +341,11 @@ class Setup:
     tenants: list[Any] = field(default_factory=list)
 
 
-def build(cfg: ValidateConfig, out: Path | None = None) -> Setup:
-    """Export, cut, load and calibrate every tenant network (writes ``calibration.json``)."""
+def build(
+    cfg: ValidateConfig, out: Path | None = None, *, cpus: frozenset[int] | None = None
+) -> Setup:
+    """Export, cut, load and calibrate every tenant network (writes ``calibration.json``).
+    ``cpus``: LoadGen's CPUs (the admission pilot's pushing thread runs there)."""
     from npusched.models.zoo import get_network
     from npusched.realexec.calibrate import calibrate, measure_overheads
     from npusched.realexec.groups import build_grouped
@@ -322,7 +376,7 @@ def build(cfg: ValidateConfig, out: Path | None = None) -> Setup:
     )
     if cfg.overheads:  # the executor's own seconds, measured by running it
         pilot = {n: cal.profile(m) for n, m in models.items()}
-        cal.dispatch_s, cal.admit_s = measure_overheads(models, sessions, pilot)
+        cal.dispatch_s, cal.admit_s = measure_overheads(models, sessions, pilot, cpus=cpus)
     if out is not None:
         cal.save(out / "calibration.json")
     profiles = {n: cal.profile(m) for n, m in models.items()}
@@ -425,6 +479,25 @@ def measured_profiles(
     return profs, reqs, df
 
 
+def scaled_profiles(cal: Any, models: Mapping[str, Any], speed: float) -> dict[str, Profile]:
+    """The profiles of ``cal`` (a :class:`~npusched.realexec.calibrate.Calibration`) with every
+    calibrated group's seconds times ``speed`` (its dispatch seconds added unscaled)."""
+    out = {}
+    for n, m in models.items():
+        base = cal.profile(m)
+        lat = np.array(cal.latency_s[n][1], dtype=np.float64) * speed + cal.dispatch_s
+        out[n] = Profile.from_tables(
+            base.network,
+            device_name=base.device_name,
+            batch_sizes=base.batch_sizes,
+            latency_s=lat[None, :],
+            frequency_hz=base.frequency_hz,
+            memory_bandwidth_bps=base.memory_bandwidth_bps,
+            checkpoint_bytes=base.checkpoint_bytes,
+        )
+    return out
+
+
 def admission_s(records: pd.DataFrame) -> float:
     """The median seconds from issue to first start of the requests of a real run that found
     the worker idle and nothing queued (every request issued before had finished); 0 if none."""
@@ -451,16 +524,20 @@ def _renormalise(df: pd.DataFrame, profiles: Mapping[str, Profile]) -> None:
     df["waiting_s"] = df["latency_s"].to_numpy() - iso - df["checkpoint_s"].to_numpy()
 
 
-def run_point(
+def run_once(
     setup: Setup,
     cfg: ValidateConfig,
     policy: str,
     load: float,
     *,
-    out: Path | None,
+    seed: int,
+    folder: Path | None,
     progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """One (policy, load) point: the real run under LoadGen, the prediction, the ablation."""
+    cpus: frozenset[int] | None = None,
+) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
+    """One run of a (policy, load) point with LoadGen seed ``seed``: the real run under
+    LoadGen, the prediction, the ablation. Returns the point's record and its frames
+    (``measured``, ``predicted``, ``ablation``, ``initial``). ``cpus``: LoadGen's CPUs."""
     from npusched.metrics.records import write_records
     from npusched.policies.base import POLICIES
     from npusched.realexec.executor import RealExecutor
@@ -468,8 +545,6 @@ def run_point(
 
     mean_iso = float(np.mean([setup.calibration.isolated_s(t.network) for t in setup.tenants]))
     qps = load / mean_iso
-    tag = f"load{load:g}" if cfg.scenario == "server" else "singlestream"
-    folder = None if out is None else out / tag / policy
     cal_ = setup.calibration
     profiles: Mapping[str, Profile] = setup.profiles
     if cfg.recalibrate:  # the machine's speed right before this point (it drifts)
@@ -494,6 +569,7 @@ def run_point(
         profiles,
         POLICIES.create(policy),
         estimator=_estimator(policy),
+        gc_off=cfg.gc_off,
     )
     res = run_loadgen(
         ex,
@@ -502,13 +578,27 @@ def run_point(
         qps=qps,
         n_queries=cfg.n_requests,
         expected_latency_s=mean_iso,
-        seed=cfg.seed,
+        seed=seed,
         log_dir=None if folder is None else folder / "loadgen",
         progress=progress,
+        cpus=cpus,
     )
     measured = res.records
     requests = _requests_of(measured)
     predicted = predict(profiles, policy, requests, admit_s=cal_.admit_s)
+    after = None
+    if cfg.recalibrate:  # a calibration right after the run too: bracketing the run
+        from npusched.realexec.calibrate import calibrate
+
+        after = calibrate(
+            {(n, 1): m for n, m in setup.models.items()},
+            {(n, 1): s for n, s in setup.sessions.items()},
+            warmup=0,
+            runs=cfg.runs,
+            statistic=cfg.statistic,
+            threads=cfg.threads,
+            provider=cfg.provider,
+        )
     # the ablation: every request's measured group seconds and this run's own measured
     # dispatch (mean gap between groups) and admission seconds
     run_dispatch = float(np.mean(res.overhead_s)) if res.overhead_s else 0.0
@@ -524,6 +614,29 @@ def run_point(
         admit_s=run_admit,
     )
     ablation["network"] = predicted["network"].to_numpy()
+    # one factor: the machine's speed during this run (the median request's executed over
+    # calibrated seconds) scaling the calibrated group seconds; all else as the prediction
+    iso_c = np.array([cal_.isolated_s(str(n)) for n in measured["network"]], dtype=np.float64)
+    speed = float(np.median(measured["exec_s"].to_numpy() / iso_c))
+    speeded = predict(
+        scaled_profiles(cal_, setup.models, speed),
+        policy,
+        requests,
+        estimator=lambda r, _p: float(calibrated[r.id]),
+        admit_s=cal_.admit_s,
+    )
+    bracket = after_speed = None
+    if after is not None:  # the mean of the calibrations before and after the run
+        after_speed = sum(after.isolated_s(n) for n in setup.models) / sum(
+            cal_.isolated_s(n) for n in setup.models
+        )
+        bracket = predict(
+            scaled_profiles(cal_, setup.models, (1.0 + after_speed) / 2.0),
+            policy,
+            requests,
+            estimator=lambda r, _p: float(calibrated[r.id]),
+            admit_s=cal_.admit_s,
+        )
     initial = (
         predict(setup.profiles, policy, requests, admit_s=cal_.admit_s)
         if cfg.recalibrate
@@ -531,14 +644,17 @@ def run_point(
     )
     # every record normalised by the first calibration's isolated seconds (NTT comparable
     # across points and policies)
-    for df in (measured, predicted, ablation, initial):
+    for df in (measured, predicted, ablation, initial, speeded):
         _renormalise(df, setup.profiles)
+    if bracket is not None:
+        _renormalise(bracket, setup.profiles)
     if folder is not None:
         write_records(measured, folder / "measured.parquet")
         write_records(predicted, folder / "predicted.parquet")
         write_records(ablation, folder / "predicted_measured_groups.parquet")
     m, p, a = point_metrics(measured), point_metrics(predicted), point_metrics(ablation)
     i0 = point_metrics(initial)
+    sp = point_metrics(speeded)
 
     def pct(x: float, ref: float) -> float:
         return abs(x - ref) / abs(ref) * 100.0 if ref else float("nan")
@@ -550,9 +666,14 @@ def run_point(
     cal_group = np.array([cal[net_of[j]][1][g] for j, g, _, _ in res.segments])
     # the calibrated compute seconds (without the dispatch term the profiles carry)
     iso = np.array([cal_.isolated_s(str(n)) for n in measured["network"]], dtype=np.float64)
+    frames = {"measured": measured, "predicted": predicted, "ablation": ablation}
+    frames["initial"], frames["speeded"] = initial, speeded
+    if bracket is not None:
+        frames["bracket"] = bracket
     return {
         "policy": policy,
         "load": load if cfg.scenario == "server" else "singlestream",
+        "seed": seed,
         "qps": qps,
         "n_requests": len(measured),
         "measured": m,
@@ -571,6 +692,25 @@ def run_point(
             "predicted": i0,
             "request_error": request_errors(measured, initial),
             "metric_error_pct": {k: pct(i0[k], m[k]) for k in METRICS},
+        },
+        "speed_corrected": {
+            "what": "the prediction with the calibrated group seconds scaled by the machine's "
+            "speed measured during the run (the median request's executed over calibrated "
+            "seconds, `speed`)",
+            "speed": speed,
+            "predicted": sp,
+            "request_error": request_errors(measured, speeded),
+            "metric_error_pct": {k: pct(sp[k], m[k]) for k in METRICS},
+        },
+        "bracketed": None
+        if bracket is None
+        else {
+            "what": "the prediction on the mean of the calibrations right before and right "
+            "after the run (`after_over_before`: the second's isolated seconds over the first's)",
+            "after_over_before": after_speed,
+            "predicted": point_metrics(bracket),
+            "request_error": request_errors(measured, bracket),
+            "metric_error_pct": {k: pct(point_metrics(bracket)[k], m[k]) for k in METRICS},
         },
         "terms": {
             "recalibrated_over_initial": float(
@@ -602,7 +742,220 @@ def run_point(
             ),
             "preemptions_measured": int(measured["preemptions"].sum()),
             "preemptions_predicted": int(predicted["preemptions"].sum()),
+            "gc_off": cfg.gc_off,
         },
+    }, frames
+
+
+def _pct(x: float, ref: float) -> float:
+    return abs(x - ref) / abs(ref) * 100.0 if ref else float("nan")
+
+
+def _abs_pct_errors(measured: pd.DataFrame, predicted: pd.DataFrame) -> np.ndarray[Any, Any]:
+    m = measured.set_index("id")["latency_s"]
+    p = predicted.set_index("id")["latency_s"].reindex(m.index)
+    return np.asarray(np.abs(p.to_numpy() - m.to_numpy()) / m.to_numpy() * 100.0)
+
+
+def _pooled(pairs: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> dict[str, float]:
+    err = np.concatenate([_abs_pct_errors(m, p) for m, p in pairs])
+    return {"median_abs_pct": float(np.median(err)), "p90_abs_pct": float(np.percentile(err, 90))}
+
+
+def _stats(values: Sequence[float]) -> dict[str, Any]:
+    v = np.asarray(values, dtype=np.float64)
+    return {
+        "mean": float(v.mean()),
+        "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "values": [float(x) for x in v],
+    }
+
+
+def arrival_check(frames: Sequence[pd.DataFrame]) -> dict[str, Any]:
+    """Are the repeats' arrivals the same? Each repeat's requests in issue order (ids are given
+    in issue order): whether the tenant sequence equals the first repeat's, and how far each
+    issue instant (from the first issue) is from the first repeat's (seconds)."""
+    ref = frames[0].sort_values("id")
+    ref_net = ref["network"].to_numpy()
+    ref_t = ref["arrival_s"].to_numpy() - ref["arrival_s"].min()
+    same, diffs = True, []
+    for df in frames[1:]:
+        d = df.sort_values("id")
+        same &= bool(len(d) == len(ref) and (d["network"].to_numpy() == ref_net).all())
+        t = d["arrival_s"].to_numpy() - d["arrival_s"].min()
+        if len(t) == len(ref_t):
+            diffs.append(np.abs(t - ref_t))
+    dd = np.concatenate(diffs) if diffs else np.zeros(1)
+    return {
+        "same_tenant_sequence": same,
+        "issue_instant_diff_s_median": float(np.median(dd)),
+        "issue_instant_diff_s_p99": float(np.percentile(dd, 99)),
+        "issue_instant_diff_s_max": float(dd.max()),
+    }
+
+
+def run_point(
+    setup: Setup,
+    cfg: ValidateConfig,
+    policy: str,
+    load: float,
+    *,
+    out: Path | None,
+    progress: Callable[[int], None] | None = None,
+    cpus: frozenset[int] | None = None,
+) -> dict[str, Any]:
+    """One (policy, load) point, run ``cfg.repeats`` times (LoadGen seeds per
+    ``cfg.repeat_seeds``): ``measured`` / ``predicted`` / ``metric_error_pct`` are over the
+    repeats' means, ``request_error`` pools every request of every repeat, ``spread`` gives
+    each metric's mean, standard deviation, minimum, maximum and values over the repeats, and
+    ``within_spread`` whether the mean prediction lies inside the measured ``[min, max]``.
+    Repeat 0 is written to ``<out>/load<L>/<policy>/``, repeat ``r`` to its ``repeat<r>/``."""
+    tag = f"load{load:g}" if cfg.scenario == "server" else "singlestream"
+    base = None if out is None else out / tag / policy
+    records: list[dict[str, Any]] = []
+    frames: list[dict[str, pd.DataFrame]] = []
+    for r in range(cfg.repeats):
+        seed = cfg.seed + (r if cfg.repeat_seeds == "vary" else 0)
+        folder = base if base is None or r == 0 else base / f"repeat{r}"
+
+        def tick(n: int, r: int = r) -> None:
+            if progress is not None:
+                progress(r * cfg.n_requests + n)
+
+        rec, fr = run_once(
+            setup, cfg, policy, load, seed=seed, folder=folder, progress=tick, cpus=cpus
+        )
+        records.append(rec)
+        frames.append(fr)
+    if cfg.repeats == 1:
+        point = dict(records[0])
+        point["repeats"] = 1
+    else:
+        point = _aggregate(records, frames)
+    point["spread"] = {
+        which: {k: _stats([r[which][k] for r in records]) for k in METRICS}
+        for which in ("measured", "predicted")
+    }
+    point["within_spread"] = {
+        k: bool(
+            point["spread"]["measured"][k]["min"]
+            <= point["predicted"][k]
+            <= point["spread"]["measured"][k]["max"]
+        )
+        for k in METRICS
+    }
+    point["measured_spread_pct"] = {  # one run's standard deviation, percent of the mean
+        k: abs(point["spread"]["measured"][k]["std"] / point["measured"][k]) * 100.0
+        if point["measured"][k]
+        else float("nan")
+        for k in METRICS
+    }
+    if cfg.repeats > 1:
+        n = cfg.repeats
+        point["standard_error_pct"] = {  # of the measured mean, percent of it
+            k: point["measured_spread_pct"][k] / math.sqrt(n) for k in METRICS
+        }
+        paired = {}
+        for k in METRICS:  # each repeat's signed error against its own measurement
+            e = np.array([_signed_pct(r["predicted"][k], r["measured"][k]) for r in records])
+            se = float(e.std(ddof=1) / math.sqrt(n))
+            mean = float(e.mean())
+            paired[k] = {"mean": mean, "se": se, "significant": bool(abs(mean) > 2.0 * se)}
+        point["paired_error_pct"] = paired
+        point["arrivals"] = arrival_check([f["measured"] for f in frames])
+    return point
+
+
+def _signed_pct(x: float, ref: float) -> float:
+    return (x - ref) / abs(ref) * 100.0 if ref else float("nan")
+
+
+def _aggregate(
+    records: Sequence[dict[str, Any]], frames: Sequence[dict[str, pd.DataFrame]]
+) -> dict[str, Any]:
+    """The point over its repeats (see :func:`run_point`)."""
+
+    def mean_of(get: Callable[[dict[str, Any]], dict[str, float]]) -> dict[str, float]:
+        return {k: float(np.mean([get(r)[k] for r in records])) for k in METRICS}
+
+    m = mean_of(lambda r: r["measured"])
+    p = mean_of(lambda r: r["predicted"])
+    a = mean_of(lambda r: r["ablation"]["predicted"])
+    i0 = mean_of(lambda r: r["initial_calibration"]["predicted"])
+    sp = mean_of(lambda r: r["speed_corrected"]["predicted"])
+    br = (
+        mean_of(lambda r: r["bracketed"]["predicted"])
+        if all(r.get("bracketed") for r in records)
+        else None
+    )
+
+    def pairs(which: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+        return [(f["measured"], f[which]) for f in frames]
+
+    first = records[0]
+    terms: dict[str, Any] = {}
+    for k, v in first["terms"].items():
+        vals = [r["terms"][k] for r in records]
+        terms[k] = (
+            float(np.mean(vals)) if isinstance(v, int | float) and not isinstance(v, bool) else v
+        )
+    return {
+        "policy": first["policy"],
+        "load": first["load"],
+        "seed": [r["seed"] for r in records],
+        "qps": first["qps"],
+        "n_requests": int(sum(r["n_requests"] for r in records)),
+        "repeats": len(records),
+        "measured": m,
+        "predicted": p,
+        "request_error": _pooled(pairs("predicted")),
+        "metric_error_pct": {k: _pct(p[k], m[k]) for k in METRICS},
+        "ablation": {
+            "what": first["ablation"]["what"],
+            "predicted": a,
+            "request_error": _pooled(pairs("ablation")),
+            "metric_error_pct": {k: _pct(a[k], m[k]) for k in METRICS},
+        },
+        "initial_calibration": {
+            "what": first["initial_calibration"]["what"],
+            "predicted": i0,
+            "request_error": _pooled(pairs("initial")),
+            "metric_error_pct": {k: _pct(i0[k], m[k]) for k in METRICS},
+        },
+        "speed_corrected": {
+            "what": first["speed_corrected"]["what"],
+            "speed": [r["speed_corrected"]["speed"] for r in records],
+            "predicted": sp,
+            "request_error": _pooled(pairs("speeded")),
+            "metric_error_pct": {k: _pct(sp[k], m[k]) for k in METRICS},
+        },
+        "bracketed": None
+        if br is None
+        else {
+            "what": first["bracketed"]["what"],
+            "after_over_before": [r["bracketed"]["after_over_before"] for r in records],
+            "predicted": br,
+            "request_error": _pooled(pairs("bracket")),
+            "metric_error_pct": {k: _pct(br[k], m[k]) for k in METRICS},
+        },
+        "terms": terms,
+        "per_repeat": [
+            {
+                "seed": r["seed"],
+                "measured": r["measured"],
+                "predicted": r["predicted"],
+                "metric_error_pct": r["metric_error_pct"],
+                "request_error": r["request_error"],
+                "ablation_metric_error_pct": r["ablation"]["metric_error_pct"],
+                "utilisation_measured": r["terms"]["utilisation_measured"],
+                "utilisation_predicted": r["terms"]["utilisation_predicted"],
+                "exec_over_calibrated_median": r["terms"]["exec_over_calibrated_median"],
+                "recalibrated_over_initial": r["terms"]["recalibrated_over_initial"],
+            }
+            for r in records
+        ],
     }
 
 
@@ -617,6 +970,11 @@ def summarize(points: list[dict[str, Any]], cfg: ValidateConfig, setup: Setup) -
             k: kendall_tau([p["measured"][k] for p in pts], [p["predicted"][k] for p in pts])
             for k in METRICS
         }
+    resolved: dict[str, dict[str, Any]] = {}
+    if any(p.get("repeats", 1) > 1 for p in points):
+        for load in by_load:
+            pts = [p for p in points if str(p["load"]) == load]
+            resolved[load] = {k: resolved_tau(pts, k) for k in METRICS}
     rank = {
         k: float(np.nanmin([v[k] for v in by_load.values()]))
         if not all(math.isnan(v[k]) for v in by_load.values())
@@ -659,7 +1017,15 @@ def summarize(points: list[dict[str, Any]], cfg: ValidateConfig, setup: Setup) -
         "points": points,
         "rank_agreement": rank,
         "rank_agreement_by_load": by_load,
+        "rank_agreement_resolved_by_load": resolved,
         "targets": targets,
+        "within_spread": {
+            k: {
+                "points": sum(bool(p.get("within_spread", {}).get(k)) for p in points),
+                "of": len(points),
+            }
+            for k in METRICS
+        },
     }
 
 
@@ -720,6 +1086,26 @@ def report_md(summary: Mapping[str, Any], images: Sequence[Path] = ()) -> str:
             f"{p['request_error']['p90_abs_pct']:.1f} | "
             f"{p['ablation']['request_error']['median_abs_pct']:.1f} |"
         )
+    if any(p.get("repeats", 1) > 1 for p in summary["points"]):
+        lines += [
+            "",
+            "Over the repeats (measured mean ± one run's standard deviation [min, max]; the "
+            "mean prediction; whether it lies inside the measured [min, max]):",
+            "",
+            "| policy | load | repeats | ANTT measured | ANTT pred | inside | "
+            "p99 ms measured | p99 ms pred | inside |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for p in summary["points"]:
+            sa, sp = p["spread"]["measured"]["antt"], p["spread"]["measured"]["p99_s"]
+            lines.append(
+                f"| {p['policy']} | {p['load']} | {p['repeats']} | {sa['mean']:.2f} ± "
+                f"{sa['std']:.2f} [{sa['min']:.2f}, {sa['max']:.2f}] | "
+                f"{p['predicted']['antt']:.2f} | {p['within_spread']['antt']} | "
+                f"{sp['mean'] * 1e3:.1f} ± {sp['std'] * 1e3:.1f} [{sp['min'] * 1e3:.1f}, "
+                f"{sp['max'] * 1e3:.1f}] | {p['predicted']['p99_s'] * 1e3:.1f} | "
+                f"{p['within_spread']['p99_s']} |"
+            )
     lines += ["", "Rank agreement (Kendall tau, minimum over loads): "]
     lines.append(", ".join(f"{k} {v:.2f}" for k, v in summary["rank_agreement"].items()))
     lines += ["", "| target | goal | worst | met |", "|---|---|---|---|"]
@@ -749,15 +1135,25 @@ def run_validate(
 ) -> dict[str, Any]:
     """Run every (load, policy) point of ``cfg`` and write everything to ``out`` (see the
     module docstring); returns the summary."""
-    from npusched.report.progress import progress_bar
-
     if provider is not None:
         cfg = replace(cfg, provider=provider)
     check_provider(cfg.provider)
     out.mkdir(parents=True, exist_ok=True)
-    setup = build(cfg, out)
+    plan = plan_cpus(cfg.threads) if cfg.pin else None
+    with pinned(None if plan is None else plan.worker):
+        return _run_validate(cfg, out, progress, plan)
+
+
+def _run_validate(
+    cfg: ValidateConfig, out: Path, progress: bool, plan: CpuPlan | None
+) -> dict[str, Any]:
+    from npusched.report.progress import progress_bar
+
+    others = None if plan is None else plan.others
+    setup = build(cfg, out, cpus=others)
     loads: Sequence[float] = cfg.loads if cfg.scenario == "server" else (1.0,)
-    total = len(loads) * len(cfg.policies) * cfg.n_requests
+    per_point = cfg.n_requests * cfg.repeats
+    total = len(loads) * len(cfg.policies) * per_point
     points = []
     with progress_bar(total, "validate", enabled=progress, eta=True) as bar:
         done = 0
@@ -771,9 +1167,17 @@ def run_validate(
                     if bar is not None:
                         bar.set_completed(base + n)
 
-                points.append(run_point(setup, cfg, pol, load, out=out, progress=tick))
-                done += cfg.n_requests
+                points.append(run_point(setup, cfg, pol, load, out=out, progress=tick, cpus=others))
+                done += per_point
     summary = summarize(points, cfg, setup)
+    summary["execution"] = {
+        "repeats": cfg.repeats,
+        "repeat_seeds": cfg.repeat_seeds,
+        "gc_off": cfg.gc_off,
+        "pin": cfg.pin,
+        "worker_cpus": None if plan is None else sorted(plan.worker),
+        "loadgen_cpus": None if plan is None else sorted(plan.others),
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
     images = plot_cdfs(out, cfg)
     (out / "report.md").write_text(report_md(summary, images))
