@@ -15,6 +15,13 @@ For a config (``examples/validate_cpu.toml``):
 The simulator also replays each point once more with every request's *measured* group seconds
 (its own plan, from the real run): the ``ablation`` record. What that removes from the error is
 the per-group-time term; what is left is queueing, preemption cost and dispatch overhead.
+
+Every point runs ``repeats`` times (LoadGen seeds ``seed + r``, or ``seed`` each time with
+``repeat_seeds = "same"``) and is scored on the means over its repeats, with the measured spread
+(``spread``, ``within_spread``, ``paired_error_pct``, ``standard_error_pct``) beside it; see
+:func:`run_point`. The worker thread is pinned to a CPU of its own (``pin``,
+:mod:`npusched.realexec.affinity`) and Python's garbage collector is off while a run is timed
+(``gc_off``).
 """
 
 from __future__ import annotations
