@@ -11,7 +11,9 @@ depthwise layer as the paper describes it (:func:`paper_network`, ``"pipelined"`
   the same PEs, buffers, clock and bandwidth (``prema-npu``,
   :class:`~npusched.hardware.systolic.SystolicArray`). Speed-up = monolithic latency / fission
   latency; energy ratio = monolithic energy / fission energy, both charged with the same
-  :class:`~npusched.hardware.energy.EnergyModel`. The paper's "3.5x and 6.3x across the nine" is
+  :meth:`EnergyModel.planaria() <npusched.hardware.energy.EnergyModel.planaria>`: dynamic plus
+  static energy, the paper's constants (0.64 pJ/bit/hop, the 20.6% fission power overhead)
+  else the artifact's (PE and DRAM energy, CACTI-P SRAM leakage; idle subarrays gated). The paper's "3.5x and 6.3x across the nine" is
   compared with the geometric mean (the paper does not say which mean; the arithmetic one is in
   the headline too). :func:`layer_speedups` checks every layer against the paper's "up to 16x".
 * **Multi-tenant (Fig. 12-16).** Throughput at SLA (Fig. 12, :func:`throughput_qps`: the highest
@@ -249,7 +251,7 @@ def isolated_comparison(
         ``isolated_speedup``, ``monolithic_mj`` / ``planaria_mj`` (energy, millijoules),
         ``isolated_energy_ratio``.
     """
-    model = energy if energy is not None else EnergyModel()
+    model = energy if energy is not None else EnergyModel.planaria()
     fa = fission if fission is not None else FissionArray(energy=model)
     sa = monolithic if monolithic is not None else SystolicArray()
     full = fa.variant(subarrays=int(fa.num_subarrays))
@@ -543,7 +545,7 @@ def prema_simulate(
     from npusched.policies.temporal.predictor import make_estimator
     from npusched.sim.engine import Simulator
 
-    model = energy if energy is not None else EnergyModel()
+    model = energy if energy is not None else EnergyModel.planaria()
     sa = monolithic if monolithic is not None else SystolicArray()
     nets = {n: paper_network(n, depthwise) for n in networks}
     profiles = {n: compile_profile(net, sa) for n, net in nets.items()}
@@ -592,7 +594,7 @@ def planaria_simulate(
     from npusched.sim.engine import Simulator
     from npusched.sim.resources import fission_array
 
-    model = energy if energy is not None else EnergyModel()
+    model = energy if energy is not None else EnergyModel.planaria()
     fa = fission if fission is not None else FissionArray(energy=model)
     size = int(fa.num_subarrays)
     profiles = {n: compile_profile(paper_network(n, depthwise), fa) for n in networks}
