@@ -1,7 +1,7 @@
 """The measurements behind ``docs/papers/planaria.md``: one factor at a time, and quick vs full.
 
     python benchmarks/planaria_ablations.py ablations    # Fig. 13-15 ratios per factor
-    python benchmarks/planaria_ablations.py throughput   # Fig. 12 ratios per factor
+    python benchmarks/planaria_ablations.py throughput [A/M,C/S] [default,no GNMT]  # Fig. 12
     python benchmarks/planaria_ablations.py isolated     # Fig. 17 energy per energy term
     python benchmarks/planaria_ablations.py nodes        # Fig. 16 node counts per rate
     python benchmarks/planaria_ablations.py compare QUICK_DIR FULL_DIR  # quick inside full?
@@ -189,7 +189,10 @@ def throughput() -> None:
             ("C", "S"),
         ]
     )
+    only = sys.argv[3].split(",") if len(sys.argv) > 3 else None
     for name, kw in variants.items():
+        if only and not any(name.startswith(o) for o in only):
+            continue
         st = kw.pop("st", QUICK)
         for w, q in pts:
             out = _throughput(st, w, q, **kw)
