@@ -57,6 +57,8 @@ def _requests(mode: str) -> Wrap:
                 ]
             elif mode == "no-gnmt":
                 reqs = [r for r in reqs if "gnmt" not in r.network]
+            elif mode == "no-depthwise":
+                reqs = [r for r in reqs if not P._has_depthwise(r.network)]
             return sim(reqs)
 
         return f
@@ -176,6 +178,7 @@ def throughput() -> None:
         "GNMT one step (not 32 + 32)": {"wrap": _requests("gnmt-1step")},
         "no GNMT": {"wrap": _requests("no-gnmt")},
         "PREMA runs P-SJF": {"prema_policy": "P-SJF"},
+        "no depthwise networks": {"wrap": _requests("no-depthwise")},
         "100 requests": {"st": dataclasses.replace(QUICK, n_requests=100)},
         "500 requests": {"st": dataclasses.replace(QUICK, n_requests=500)},
     }
