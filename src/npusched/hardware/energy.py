@@ -19,6 +19,8 @@ Terms (per layer, joules)
   0.2 pJ scaled quadratically) plus a 32-bit add (0.1 pJ, same source) and the PE registers -
   the same constant as ``SystolicArray.mac_energy_pj``. The fission array powers only the
   allocated subarrays (``n x 32 x 32`` PEs); the monolithic array always all ``128 x 128``.
+  :data:`PLANARIA_ENERGY` takes the artifact's synthesised subarray instead (1.365 W at
+  700 MHz over 1024 PEs: 1.904 pJ).
 * **Vector energy** ``vector_op_pj`` per SIMD element operation (1.0 pJ, as above).
 * **SRAM energy** ``sram_pj_per_byte`` per on-chip buffer byte read or written. 2.5 pJ/B: a
   32 KB SRAM bank reads 64 bits for ~20 pJ at 45 nm (Horowitz, ISSCC 2014). Both designs have
@@ -28,7 +30,7 @@ Terms (per layer, joules)
   element once per reduction tile, and the layer's output write.
 * **DRAM energy** ``dram_pj_per_bit`` per off-chip bit (4 pJ/bit, HBM2-class, O'Connor et al.,
   MICRO 2017; the same 32 pJ/byte as ``SystolicArray.dram_energy_pj_per_byte``. The authors'
-  artifact uses 12.5 pJ/bit, a DDR figure).
+  artifact uses 12.5 pJ/bit, a DDR figure, which :data:`PLANARIA_ENERGY` takes).
 * **Ring-bus energy** ``ring_pj_per_bit_hop`` per bit per hop between subarrays: 0.64 pJ/bit
   per hop (Planaria Sec. VI-A, McPAT 1.3). A logical array of ``r x c`` subarrays forwards
   every streamed input element across ``c - 1`` subarray boundaries and every 32-bit partial
