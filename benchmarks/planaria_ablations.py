@@ -1,10 +1,13 @@
 """The measurements behind ``docs/papers/planaria.md``: one factor at a time, and quick vs full.
 
-    python benchmarks/planaria_ablations.py ablations    # fairness / energy / SLA per factor
-    python benchmarks/planaria_ablations.py full-check   # full setup on C/S and A/S
+    python benchmarks/planaria_ablations.py ablations    # Fig. 13-15 ratios per factor
+    python benchmarks/planaria_ablations.py throughput [A/M,C/S] [default,no GNMT]  # Fig. 12
+    python benchmarks/planaria_ablations.py isolated     # Fig. 17 energy per energy term
+    python benchmarks/planaria_ablations.py nodes        # Fig. 16 node counts per rate
+    python benchmarks/planaria_ablations.py compare QUICK_DIR FULL_DIR  # quick inside full?
 
-Each prints one JSON line per point (Planaria over PREMA; quick setup for the ablations: 100
-requests x 4 instances, Workload-A and -C at QoS-S, the suite's seeds).
+Each prints one JSON line per point (Planaria over PREMA; the quick setup: 200 requests x 4
+instances, 3 throughput instances, the suite's seeds; each variant changes one factor).
 """
 
 from __future__ import annotations
@@ -12,33 +15,68 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from npusched.experiments.reproduce import planaria as P
-from npusched.hardware.energy import EnergyModel
+from npusched.hardware.energy import ARTIFACT_SRAM_LEAK_W, EnergyModel
 from npusched.hardware.profile import compile_profile
 from npusched.hardware.systolic import SystolicArray
 from npusched.workloads.planaria import scenario_networks
+from npusched.workloads.request import Request
 
-QUICK = P.MultiTenantSetup(n_requests=100, instances=4)
+QUICK = P.MultiTenantSetup(instances=4, throughput_instances=3)
+Wrap = Callable[[P.Simulate], P.Simulate]
 
 
-def point(
+def _ungated_sram(sim: P.Simulate) -> P.Simulate:
+    """The chip's SRAM leaks over the whole instance (first arrival to last finish), as the
+    artifact's bank count has it; the model passed has no static term."""
+
+    def f(reqs: Sequence[Request]) -> pd.DataFrame:
+        df = sim(reqs)
+        span = float(df["finish_s"].max() - df["arrival_s"].min())
+        return df.assign(energy_j=df["energy_j"] + ARTIFACT_SRAM_LEAK_W * span / len(df))
+
+    return f
+
+
+def _requests(mode: str) -> Wrap:
+    """A wrapper that edits each instance's requests (GNMT one step, or no GNMT)."""
+
+    def wrap(sim: P.Simulate) -> P.Simulate:
+        def f(reqs: Sequence[Request]) -> pd.DataFrame:
+            if mode == "gnmt-1step":
+                reqs = [
+                    dataclasses.replace(r, seq_in=1, seq_out=1) if "gnmt" in r.network else r
+                    for r in reqs
+                ]
+            elif mode == "no-gnmt":
+                reqs = [r for r in reqs if "gnmt" not in r.network]
+            elif mode == "no-depthwise":
+                reqs = [r for r in reqs if not P._has_depthwise(r.network)]
+            return sim(reqs)
+
+        return f
+
+    return wrap
+
+
+def systems(
     st: P.MultiTenantSetup,
-    w: str,
-    q: str,
     *,
-    load: float | None = None,
     energy: EnergyModel | None = None,
     mono_iso: bool = False,
-) -> dict[str, Any]:
-    """Fig. 13-15 at the fixed rate for both systems, as ratios."""
+    prema_policy: str = "P-PREMA",
+    wrap: Wrap | None = None,
+) -> dict[str, P.Simulate]:
     nets = scenario_networks("C", st.benchmarks)
     pl = P.planaria_simulate(nets, depthwise=st.depthwise, energy=energy)
-    pr = P.prema_simulate(nets, depthwise=st.depthwise, energy=energy)
+    pr = P.prema_simulate(nets, depthwise=st.depthwise, energy=energy, policy=prema_policy)
     if mono_iso:  # Planaria's fairness against the monolithic isolated time
         sa = SystolicArray()
         iso = {
@@ -47,69 +85,179 @@ def point(
         }
         inner = pl
 
-        def pl(reqs: Any) -> Any:
+        def pl(reqs: Sequence[Request]) -> pd.DataFrame:
             df = inner(reqs)
             return df.assign(isolated_s=df["network"].map(iso).to_numpy(float))
 
-    rate = P.reference_rate(
-        w, st.load if load is None else load, benchmarks=st.benchmarks, depthwise=st.depthwise
-    )
-    a = P.fixed_rate_point(pl, st, w, q, rate)
-    b = P.fixed_rate_point(pr, st, w, q, rate)
+    out = {"planaria": pl, "prema": pr}
+    return {k: wrap(v) for k, v in out.items()} if wrap else out
+
+
+def point(
+    st: P.MultiTenantSetup,
+    w: str,
+    q: str,
+    *,
+    load: float | None = None,
+    rate: float | None = None,
+    **kw: Any,
+) -> dict[str, Any]:
+    """Fig. 13-15 at the fixed rate (or ``rate``) for both systems, as ratios."""
+    sy = systems(st, **kw)
+    if rate is None:
+        rate = P.reference_rate(
+            w, st.load if load is None else load, benchmarks=st.benchmarks, depthwise=st.depthwise
+        )
+    a = P.fixed_rate_point(sy["planaria"], st, w, q, rate)
+    b = P.fixed_rate_point(sy["prema"], st, w, q, rate)
     return {
         "rate": round(rate, 2),
         "fairness_x": round(a["fairness"] / b["fairness"], 3),
         "energy_reduction_x": round(b["energy_j"] / a["energy_j"], 3),
         "sla": [a["sla_rate"], b["sla_rate"]],
+        "sla_gain": round(a["sla_rate"] - b["sla_rate"], 3),
     }
+
+
+POINTS = (("A", "S"), ("A", "M"), ("A", "H"), ("B", "M"), ("C", "S"), ("C", "H"))
 
 
 def ablations() -> None:
-    base = dataclasses.replace(QUICK, load=0.25)  # the old default; each row changes one factor
+    base = QUICK
+    dyn = EnergyModel.planaria(static_w_per_subarray=0.0)
     variants: dict[str, Callable[[str, str], dict[str, Any]]] = {
-        "load 0.25": lambda w, q: point(base, w, q),
-        "load 0.1": lambda w, q: point(base, w, q, load=0.1),
-        "load 1.0": lambda w, q: point(base, w, q, load=1.0),
+        "default (load 1.0, 200 requests)": lambda w, q: point(base, w, q),
+        "load 0.25": lambda w, q: point(base, w, q, load=0.25),
         "load 2.0": lambda w, q: point(base, w, q, load=2.0),
-        "full-size": lambda w, q: point(dataclasses.replace(base, benchmarks="full-size"), w, q),
-        "per-channel": lambda w, q: point(dataclasses.replace(base, depthwise="per-channel"), w, q),
-        "mono-isolated": lambda w, q: point(base, w, q, mono_iso=True),
-        "dram 12.5 pJ/bit": lambda w, q: point(
-            base, w, q, energy=EnergyModel(dram_pj_per_bit=12.5)
+        "50 requests (the artifact's)": lambda w, q: point(
+            dataclasses.replace(base, n_requests=50), w, q
+        ),
+        "100 requests": lambda w, q: point(dataclasses.replace(base, n_requests=100), w, q),
+        "500 requests": lambda w, q: point(dataclasses.replace(base, n_requests=500), w, q),
+        "full-size networks": lambda w, q: point(
+            dataclasses.replace(base, benchmarks="full-size"), w, q
+        ),
+        "per-channel depthwise": lambda w, q: point(
+            dataclasses.replace(base, depthwise="per-channel"), w, q
+        ),
+        "monolithic isolated time": lambda w, q: point(base, w, q, mono_iso=True),
+        "PREMA runs P-SJF": lambda w, q: point(base, w, q, prema_policy="P-SJF"),
+        "energy: no static": lambda w, q: point(base, w, q, energy=dyn),
+        "energy: SRAM never gated": lambda w, q: point(base, w, q, energy=dyn, wrap=_ungated_sram),
+        "energy: no fission overhead": lambda w, q: point(
+            base, w, q, energy=EnergyModel.planaria(fission_logic_overhead=0.0)
+        ),
+        "energy: previous model (ours, dynamic)": lambda w, q: point(
+            base, w, q, energy=EnergyModel()
         ),
     }
+    only = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
     for name, fn in variants.items():
-        for w, q in (("A", "S"), ("C", "S")):
+        if only and not any(name.startswith(o) for o in only):
+            continue
+        for w, q in POINTS:
             print(json.dumps({"variant": name, "point": f"{w}/{q}", **fn(w, q)}), flush=True)
 
 
-def full_check() -> None:
-    st = P.MultiTenantSetup()
-    nets = scenario_networks("C", st.benchmarks)
-    systems = {"planaria": P.planaria_simulate(nets), "prema": P.prema_simulate(nets)}
-    for w, q in (("C", "S"), ("A", "S")):
-        rate = P.reference_rate(w, st.load)
-        fx = {n: P.fixed_rate_point(s, st, w, q, rate) for n, s in systems.items()}
-        a, b = fx["planaria"], fx["prema"]
-        f = [x / y for x, y in zip(a["fairness_all"], b["fairness_all"], strict=True)]
-        e = [y / x for x, y in zip(a["energy_all"], b["energy_all"], strict=True)]
-        tq = {
-            n: [P.throughput_qps(s, st, w, q, instance=i) for i in range(st.throughput_instances)]
-            for n, s in systems.items()
-        }
-        r = [x / y if y else float("inf") for x, y in zip(tq["planaria"], tq["prema"], strict=True)]
+def _throughput(st: P.MultiTenantSetup, w: str, q: str, **kw: Any) -> dict[str, Any]:
+    sy = systems(st, **kw)
+    tq = {
+        n: [P.throughput_qps(s, st, w, q, instance=i) for i in range(st.throughput_instances)]
+        for n, s in sy.items()
+    }
+    a, b = float(np.median(tq["planaria"])), float(np.median(tq["prema"]))
+    return {
+        "throughput_x": round(a / b, 3) if b else None,
+        "qps": {n: [round(x, 1) for x in v] for n, v in tq.items()},
+    }
+
+
+def throughput() -> None:
+    variants: dict[str, dict[str, Any]] = {
+        "default": {},
+        "GNMT one step (not 32 + 32)": {"wrap": _requests("gnmt-1step")},
+        "no GNMT": {"wrap": _requests("no-gnmt")},
+        "PREMA runs P-SJF": {"prema_policy": "P-SJF"},
+        "no depthwise networks": {"wrap": _requests("no-depthwise")},
+        "100 requests": {"st": dataclasses.replace(QUICK, n_requests=100)},
+        "500 requests": {"st": dataclasses.replace(QUICK, n_requests=500)},
+    }
+    pts = (
+        [tuple(p.split("/")) for p in sys.argv[2].split(",")]
+        if len(sys.argv) > 2
+        else [
+            ("A", "S"),
+            ("A", "M"),
+            ("B", "S"),
+            ("C", "S"),
+        ]
+    )
+    only = sys.argv[3].split(",") if len(sys.argv) > 3 else None
+    for name, kw in variants.items():
+        if only and not any(name.startswith(o) for o in only):
+            continue
+        st = kw.pop("st", QUICK)
+        for w, q in pts:
+            out = _throughput(st, w, q, **kw)
+            print(json.dumps({"variant": name, "point": f"{w}/{q}", **out}), flush=True)
+
+
+def isolated() -> None:
+    base = EnergyModel.planaria()
+    variants = {
+        "default (EnergyModel.planaria())": base,
+        "no static": EnergyModel.planaria(static_w_per_subarray=0.0),
+        "no fission overhead": EnergyModel.planaria(fission_logic_overhead=0.0),
+        "PE 1.0 pJ (ours)": EnergyModel.planaria(pe_cycle_pj=1.0),
+        "DRAM 4 pJ/bit (ours)": EnergyModel.planaria(dram_pj_per_bit=4.0),
+        "no SRAM term": EnergyModel.planaria(sram_pj_per_byte=0.0),
+        "no DRAM term": EnergyModel.planaria(dram_pj_per_bit=0.0),
+        "PE and static only": EnergyModel.planaria(
+            sram_pj_per_byte=0.0, dram_pj_per_bit=0.0, vector_op_pj=0.0, ring_pj_per_bit_hop=0.0
+        ),
+        "previous model (ours, dynamic)": EnergyModel(),
+    }
+    for name, m in variants.items():
+        d = P.isolated_comparison(energy=m)
+        tiny = d[d["network"].str.contains("tiny")]["isolated_energy_ratio"].iloc[0]
+        gm = float(np.exp(np.log(d["isolated_energy_ratio"]).mean()))
+        print(
+            json.dumps({"variant": name, "energy_gmean_x": round(gm, 3), "tiny_x": round(tiny, 3)})
+        )
+
+
+def nodes() -> None:
+    st = QUICK
+    sim = systems(st)["planaria"]
+    for load in (0.5, 1.0, 2.0):
+        rate = P.reference_rate("C", load)
         out = {
-            "point": f"{w}/{q}",
-            "fairness_x": a["fairness"] / b["fairness"],
-            "fairness_spread": [min(f), max(f)],
-            "energy_reduction_x": b["energy_j"] / a["energy_j"],
-            "energy_spread": [min(e), max(e)],
-            "sla": [a["sla_rate"], b["sla_rate"]],
-            "throughput_x": float(np.median(tq["planaria"]) / np.median(tq["prema"])),
-            "throughput_spread": [min(r), max(r)],
+            f"{w}/{q}": P.nodes_for_sla(sim, st, w, q, rate, max_nodes=10)
+            for w in "ABC"
+            for q in "SMH"
         }
-        print(json.dumps(out), flush=True)
+        print(json.dumps({"fig16_load": load, "rate": round(rate, 1), **out}), flush=True)
+
+
+def compare(quick_dir: str, full_dir: str) -> None:
+    """Each quick comparison value against the full run's value and spread."""
+    q = {r["id"]: r for r in json.loads(Path(quick_dir, "summary.json").read_text())["comparisons"]}
+    f = {r["id"]: r for r in json.loads(Path(full_dir, "summary.json").read_text())["comparisons"]}
+    print("| id | quick | full | full spread | quick inside? |\n|---|---:|---:|---|---|")
+    for cid, rf in f.items():
+        rq = q.get(cid, {})
+        vq, vf, sp = rq.get("ours"), rf.get("ours"), rf.get("spread")
+        inside = "-"
+        if sp and isinstance(vq, (int, float)):
+            inside = "yes" if sp[0] - 1e-9 <= vq <= sp[1] + 1e-9 else "**no**"
+        print(f"| {cid} | {vq} | {vf} | {sp or '-'} | {inside} |")
 
 
 if __name__ == "__main__":
-    {"ablations": ablations, "full-check": full_check}[sys.argv[1]]()
+    cmd = sys.argv[1]
+    if cmd == "compare":
+        compare(sys.argv[2], sys.argv[3])
+    else:
+        {"ablations": ablations, "throughput": throughput, "isolated": isolated, "nodes": nodes}[
+            cmd
+        ]()

@@ -192,6 +192,39 @@ def test_fission_energy_hand_check_one_subarray() -> None:
     assert int(costs.bytes_moved[0]) == loaded + out
 
 
+def test_static_energy_and_fission_overhead_hand_check() -> None:
+    """The Planaria model's static term (powered subarrays x seconds x W) and the fission
+    overhead (PE term x 1.206), by hand on one layer, on 1 subarray and on 128x128."""
+    from npusched.hardware.energy import ARTIFACT_SRAM_LEAK_W, PLANARIA_ENERGY
+
+    assert abs(ARTIFACT_SRAM_LEAK_W - 23.6738) < 1e-3  # the artifact's CACTI-P
+    m = EnergyModel.planaria()
+    assert m.pe_cycle_pj == pytest.approx(1.365 / 700e6 / 1024 * 1e12)  # 1.904 pJ
+    assert m.static_w_per_subarray == pytest.approx(ARTIFACT_SRAM_LEAK_W / 16)
+    assert PLANARIA_ENERGY["fission_logic_overhead"] == 0.206
+    kw = dict(powered_pes=1024, gemm_cycles=1000, vector_ops=10, sram_bytes=0, dram_bytes=0)
+    e = m.layer_energy_j(**kw, ring_bit_hops=0, static_subarray_s=2e-6)  # type: ignore[arg-type]
+    want = (1024 * 1000 * m.pe_cycle_pj + 10) * 1e-12 + 2e-6 * 1.4796
+    assert float(e) == pytest.approx(want, rel=1e-4)
+    f = m.layer_energy_j(**kw, ring_bit_hops=0, fission=True)  # type: ignore[arg-type]
+    assert float(f) == pytest.approx((1024 * 1000 * m.pe_cycle_pj + 10) * 1.206 * 1e-12)
+    # one 32x32x32 GEMM on one subarray: the default model's energy x the terms above
+    net = one_layer(32, 32, 32)
+    plain = FissionArray().layer_costs(net, 1, subarrays=1)
+    cyc = int(plain.cycles[0])
+    fa = FissionArray(energy=EnergyModel(static_w_per_subarray=1.5, fission_logic_overhead=0.2))
+    got = float(fa.layer_costs(net, 1, subarrays=1).energy_j[0])
+    pe = 1024 * cyc * 1e-12
+    assert got == pytest.approx(float(plain.energy_j[0]) + 0.2 * pe + 1.5 * cyc / 700e6)
+    # the monolithic array: 16 subarray equivalents leak for every cycle, no overhead
+    sa = get_device("prema-npu")
+    leaky = EnergyModel(static_w_per_subarray=1.5)
+    mono = systolic_energy_j(sa, net, 1, leaky)  # type: ignore[arg-type]
+    base = systolic_energy_j(sa, net, 1)  # type: ignore[arg-type]
+    mc = int(sa.layer_costs(net, 1).cycles[0])
+    assert float(mono[0]) == pytest.approx(float(base[0]) + 16 * 1.5 * mc / 700e6)
+
+
 def test_ring_energy_and_monolithic_energy() -> None:
     net = get_network("resnet-50")
     with_ring = FissionArray().layer_costs(net, 1).energy_j

@@ -261,3 +261,26 @@ def test_cli_networks_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     doc = json.loads((out / "summary.json").read_text())
     assert doc["benchmarks"] == "full-size" and "ssd-resnet34" in doc["isolated_speedup"]
     _check_comparisons(doc["comparisons"])
+
+
+def test_quick_setup_is_the_full_runs_first_instances() -> None:
+    """--quick keeps the full run's instance size and runs its first instances (same seeds),
+    so each quick per-instance value is one of the full run's: fairness, a min/max over an
+    instance's requests, depends on the size (docs/papers/planaria.md)."""
+    import tomllib
+
+    from npusched.experiments.suite_files import packaged_suite, parse_suite
+
+    raw = tomllib.loads(packaged_suite("planaria").read_text())
+    full = parse_suite(raw, quick=False).mt_setup()  # type: ignore[union-attr]
+    quick = parse_suite(raw, quick=True).mt_setup()  # type: ignore[union-attr]
+    assert quick.n_requests == full.n_requests == 200
+    assert quick.seed == full.seed and quick.load == full.load
+    assert quick.instances < full.instances
+    assert quick.throughput_instances <= full.throughput_instances
+    from npusched.experiments.reproduce.planaria import MultiTenantSetup, workload_instance
+
+    assert workload_instance(quick, "C", "S", 300.0, 2) == workload_instance(
+        full, "C", "S", 300.0, 2
+    )
+    assert MultiTenantSetup().fig16_load == full.fig16_load == 1.0  # Fig. 13-15's C rate

@@ -47,7 +47,7 @@ def test_packaged_files_hold_the_python_api_defaults() -> None:
     assert tuple(x / 1000.0 for x in p.paper_range_ms) == prema.PAPER_JOB_RANGE_S
     pl, plq = load_suite("planaria"), load_suite("planaria", quick=True)
     assert pl.mt_setup() == planaria.MultiTenantSetup()
-    assert plq.mt_setup() == planaria.MultiTenantSetup(n_requests=100, instances=4)
+    assert plq.mt_setup() == planaria.MultiTenantSetup(instances=4, throughput_instances=3)
     d, dq = load_suite("dfs"), load_suite("dfs", quick=True)
     assert tuple(d.networks) == dfs.NETWORKS and tuple(dq.networks) == dfs.QUICK_NETWORKS
     assert tuple(d.calibration_networks) == dfs.NETWORKS and (d.sensitivity, dq.sensitivity) == (
@@ -257,7 +257,7 @@ def _small_planaria(tmp_path: Path) -> Path:
     path = export_suite("planaria", tmp_path)
     text = path.read_text().replace('scenarios = ["A", "B", "C"]', 'scenarios = ["C"]')
     text = text.replace('qos_levels = ["S", "M", "H"]', 'qos_levels = ["S", "H"]')
-    text = text.replace("n_requests = 500", "n_requests = 20").replace(
+    text = text.replace("n_requests = 200", "n_requests = 20").replace(
         "instances = 20 ", "instances = 2 "
     )
     path.write_text(text)

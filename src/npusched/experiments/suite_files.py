@@ -250,7 +250,7 @@ class PlanariaSetupEntry(_Strict):
     load: PositiveFloat
     max_nodes: PositiveInt
     throughput_instances: PositiveInt = 5
-    fig16_load: PositiveFloat = 0.5
+    fig16_load: PositiveFloat = 1.0
 
 
 class PlanariaSuite(_Strict):

@@ -74,7 +74,9 @@ paper's scheduler use time.) :meth:`FissionArray.fission_table` returns that tab
 time of every candidate.
 
 Energy comes from :class:`~npusched.hardware.energy.EnergyModel` (45 nm constants with their
-sources), with ``n x 1024`` PEs powered and ring-bus hops charged.
+sources), with ``n x 1024`` PEs powered and ring-bus hops charged; where the model sets them,
+static energy for the ``n`` powered subarrays over the layer's cycles and the fission logic
+overhead on the PE and vector terms.
 """
 
 from __future__ import annotations
@@ -528,6 +530,8 @@ class FissionArray(Component):
                     sram_bytes=sram,
                     dram_bytes=dram,
                     ring_bit_hops=ring_bits,
+                    static_subarray_s=n * cyc / base.f,
+                    fission=True,
                 )
                 labels.append(f"{k}x{r}x{cc}/{split}" if k > 1 else f"1x{r}x{cc}")
                 cyc_l.append(np.where(valid, cyc, inf))
@@ -551,6 +555,8 @@ class FissionArray(Component):
                 sram_bytes=2 * in_bytes + out_bytes,
                 dram_bytes=v_bytes + out_bytes,
                 ring_bit_hops=0,
+                static_subarray_s=n * v_cyc / base.f,
+                fission=True,
             )
         )
         shape = bm.shape
