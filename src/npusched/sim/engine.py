@@ -150,6 +150,13 @@ _FAST_VIEW = (
     and "__slots__" not in SchedulerView.__dict__
 )
 
+# The same for the machine policies' view.
+_FAST_MACHINE_VIEW = (
+    tuple(f.name for f in dataclass_fields(MachineView))
+    == ("now", "ready", "running", "preempting", "resources", "reason", "profiles")
+    and "__slots__" not in MachineView.__dict__
+)
+
 _Plan = tuple[Profile, ExecPlan, float]
 _Variant = tuple[tuple[str, Any], ...]
 
@@ -1345,23 +1352,45 @@ class _Run:
         self.pending = keep
 
     def _machine_view(self, reason: str) -> MachineView:
+        """The machine policy's view: the lists are fresh per decision (a policy may keep
+        them), the resource views are shared while no resource's free units change."""
         running: list[Job] = []
         preempting: list[Job] = []
+        frees = []
         for res in self.res:
+            frees.append(res.free)
             for j in res.jobs:
                 (preempting if j.state is PREEMPTING else running).append(j)
-        running.extend(e[0] for e in self.pending)
-        return MachineView(
+        if self.pending:
+            running.extend(e[0] for e in self.pending)
+        key = tuple(frees)
+        cache = self.__dict__.setdefault("_res_views", {})
+        resources = cache.get(key)
+        if resources is None:
+            resources = cache[key] = {
+                r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in self.res
+            }
+        if not _FAST_MACHINE_VIEW:  # pragma: no cover - only if MachineView changes shape
+            return MachineView(
+                self.clock.now,
+                self.ready,
+                running,
+                preempting,
+                resources,
+                reason,
+                self.sim.profiles,
+            )
+        view = object.__new__(MachineView)
+        view.__dict__.update(
             now=self.clock.now,
             ready=self.ready,
             running=running,
             preempting=preempting,
-            resources={
-                r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in self.res
-            },
+            resources=resources,
             reason=reason,
             profiles=self.sim.profiles,
         )
+        return view
 
     def _invalid(self, cand: object, what_ok: str = "a job in the ready queue") -> SimulationError:
         if isinstance(cand, Job):
