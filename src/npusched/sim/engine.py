@@ -1442,6 +1442,12 @@ class _Run:
             job._until = step
             if job.state is RUNNING:
                 self._retime(job)
+        for j, alloc in sched.assign.items():
+            job = self._own(j)
+            self._assign(job, alloc)
+        self._check_capacity()
+        self._drain_pending()
+        # Rates after the starts: a job this decision starts at once runs at its rate at once.
         for j, factor in sched.rates.items():
             job = self._own(j)
             if not (factor > 0.0 and math.isfinite(factor)):
@@ -1450,11 +1456,6 @@ class _Run:
                 )
             if job.state is RUNNING and factor != job.rate:
                 self._set_rate(job, float(factor))
-        for j, alloc in sched.assign.items():
-            job = self._own(j)
-            self._assign(job, alloc)
-        self._check_capacity()
-        self._drain_pending()
         q = self.queue
         for t in sched.timers:
             if not (t >= now - TIME_TOL_S and math.isfinite(t)):
