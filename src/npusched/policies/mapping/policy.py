@@ -115,6 +115,11 @@ class HaxconnPolicy(MachinePolicyBase, Component):
     def reset(self) -> None:
         self.spec_ = get_soc(self.soc)
         self.acc_index_ = {a: i for i, a in enumerate(self.spec_.accelerators)}
+        self.allocs_ = [Allocation.of(a) for a in self.spec_.accelerators]
+        #: The group each job last started (a job stops only at the end of its group, so a
+        #: waiting job's group is the next one, a running job's this one).
+        self.group_: dict[int, int] = {}
+        self.checked_ = False
         self.model_ = PccsContention()
         self.plans_: dict[int, _Plan] = {}
         self.profiles_: dict[str, GroupProfile] = {}
@@ -134,6 +139,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         self.solves_ = 0
 
     def on_complete(self, job: Any, now: float) -> None:
+        self.group_.pop(job.id, None)
         plan = self.plans_.pop(job.id, None)
         if plan is not None and self.swaps is not None:
             self.ended_[job.id] = (now, plan.row[-1], plan.profile)
@@ -208,12 +214,15 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         accs = self.spec_.accelerators
         now = view.now
         free = {name: rv.free for name, rv in view.resources.items()}
-        for name in accs:
-            if name not in free:
-                raise ConfigError(
-                    f"haxconn policy: machine has no resource {name!r}; use "
-                    f"npusched.sim.resources.soc({accs!r})"
-                )
+        if not self.checked_:
+            for name in accs:
+                if name not in free:
+                    raise ConfigError(
+                        f"haxconn policy: machine has no resource {name!r}; use "
+                        f"npusched.sim.resources.soc({accs!r})"
+                    )
+            self.checked_ = True
+        group = self.group_
         assign: dict[JobView, Allocation] = {}
         until: dict[JobView, int] = {}
         # Passes over the ready queue until one starts nothing: a start moves its
@@ -225,7 +234,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 if job in assign:
                     continue
                 plan = self.plans_[job.id]
-                g = self._group(job)
+                g = group.get(job.id, -1) + 1  # as _group(job), without the look-up
                 a = plan.row[g]
                 if not self.queues_[a] or self.queues_[a][0] != (job.id, g):
                     continue
@@ -265,7 +274,8 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 self.ready_at_.pop(job.id, None)
                 self.queues_[a].popleft()
                 free[accs[a]] -= 1
-                assign[job] = Allocation.of(accs[a])
+                assign[job] = self.allocs_[a]
+                group[job.id] = g
                 if g + 1 < len(plan.row):
                     until[job] = plan.starts[g + 1]
             if len(assign) == started:
@@ -287,7 +297,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             demand = []
             for j in running:
                 plan = self.plans_[j.id]
-                g = self._group(j)
+                g = group[j.id]
                 demand.append(
                     float(plan.profile.mem_bps[g, plan.row[g]]) / self.spec_.memory_bandwidth_bps
                 )
