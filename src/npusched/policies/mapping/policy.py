@@ -286,7 +286,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             # after it starts the assigned jobs), in machine order as the engine lists them.
             acc_index = self.acc_index_
             entries = [
-                (acc_index.get(j.allocation.resource, -1) if j.allocation else -1, j)
+                (acc_index.get(j.allocation.resource or "", -1) if j.allocation else -1, j)
                 for j in view.running
                 if j.id in self.plans_
             ]
