@@ -1445,7 +1445,8 @@ class _Run:
         for j, alloc in sched.assign.items():
             job = self._own(j)
             self._assign(job, alloc)
-        self._check_capacity()
+        if sched.assign or sched.merge:  # nothing else can raise the units needed
+            self._check_capacity()
         self._drain_pending()
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
         for j, factor in sched.rates.items():
