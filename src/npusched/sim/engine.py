@@ -84,6 +84,7 @@ from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from operator import attrgetter, countOf
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -1367,9 +1368,9 @@ class _Run:
         cache = self.__dict__.setdefault("_res_views", {})
         resources = cache.get(key)
         if resources is None:
-            resources = cache[key] = {
-                r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in self.res
-            }
+            resources = cache[key] = MappingProxyType(  # shared: read-only
+                {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in self.res}
+            )
         if not _FAST_MACHINE_VIEW:  # pragma: no cover - only if MachineView changes shape
             return MachineView(
                 self.clock.now,
