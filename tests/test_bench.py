@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -298,3 +299,46 @@ def test_families_entry_runs_each_family_through_run_config() -> None:
     assert rows["SJF: load_ratio"]["target"] == "<= 1.5"
     # the run_config path is not left wrapped
     assert Simulator.run.__name__ == "run"
+
+
+def test_sweep_entry_times_one_and_two_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sweep``: the same points at 1 and 2 workers through ``run_tasks`` (here in process,
+    so the test stays fast), every row back, points/s and the ratio in the entry."""
+    from npusched.bench import sweep as sweep_mod
+    from npusched.experiments import backends
+
+    calls: list[int | None] = []
+    real = backends.run_tasks
+
+    def in_process(tasks: Any, on_done: Any, *, backend: str, workers: int | None) -> None:
+        assert backend == "process"
+        calls.append(workers)
+        real(tasks, on_done, backend="inprocess")
+
+    monkeypatch.setattr(backends, "run_tasks", in_process)
+    monkeypatch.setattr(sweep_mod, "worker_start_s", lambda repeat=3: 0.25)
+    monkeypatch.setattr(sweep_mod, "SWEEP_POINTS", 3)
+    entry = bench.run_scenario("sweep", requests=20, isolate=False)
+    assert calls == [1, 2] and entry["points"] == 3
+    assert entry["points_per_s_1"] == pytest.approx(3 / entry["sweep_1_worker_s"])
+    assert entry["speedup_2_workers"] == pytest.approx(
+        entry["sweep_1_worker_s"] / entry["sweep_2_workers_s"]
+    )
+    assert entry["targets"]["worker_start_s"]["met"] is True
+    assert entry["targets"]["speedup_2_workers"]["met"] is None  # under 2,000 requests
+
+
+def test_sweep_tasks_are_distinct_valid_points() -> None:
+    from npusched.bench.sweep import sweep_tasks
+    from npusched.experiments.backends import run_point
+
+    tasks = sweep_tasks(12, points=2, seed=5)
+    assert [t.seed for t in tasks] == [5, 6] and len({t.point_id for t in tasks}) == 2
+    row = run_point(tasks[0])
+    assert row["seed"] == 5 and len(row["latencies_s"]) == 12
+
+
+@pytest.mark.slow
+def test_sweep_scenario_through_the_pool() -> None:
+    entry = bench.run_scenario("sweep", requests=10, isolate=False)
+    assert entry["points"] == 16 and entry["points_per_s_2"] > 0 and entry["worker_start_s"] > 0

@@ -235,7 +235,7 @@ def test_quirks_switch_off_one_at_a_time() -> None:
 
 
 def test_bench_reference_model_reaches_the_artifacts_optimum() -> None:
-    from npusched.bench_haxconn import artifact_reference_z3
+    from npusched.bench.haxconn import artifact_reference_z3
 
     mk, status = artifact_reference_z3(artifact_instance(), time_limit_s=60)
     assert status == "optimal"

@@ -16,6 +16,7 @@ from npusched.policies.spatial.planaria import (
     estimate_resources,
     fits,
     predict_remaining,
+    schedule_counts,
     schedule_tasks_spatially,
 )
 
@@ -159,3 +160,28 @@ def test_predict_remaining_from_variant_profiles() -> None:
         predict_remaining(plans, 0, 1.5)
     with pytest.raises(SimulationError):
         predict_remaining(plans, plans[0].steps + 1)
+
+
+# --- the vectorised Algorithm 1 the policy runs ------------------------------------------------
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([1.0, 2.0, 3.0, 11.0]),  # priority
+            st.one_of(st.floats(-0.01, 0.05), st.just(float("inf"))),  # slack, s
+            st.floats(0.0, 0.05),  # work, s
+            st.floats(0.0, 0.01),  # floor, s
+        ),
+        max_size=12,
+    )
+)
+def test_schedule_counts_equals_the_pseudo_code(rows: list[tuple[float, ...]]) -> None:
+    """``schedule_counts`` (arrays, every task at once) gives the counts of
+    ``schedule_tasks_spatially`` (one task record at a time) on every queue."""
+    q = [task(i, p, s, w, f) for i, (p, s, w, f) in enumerate(rows)]
+    ref = schedule_tasks_spatially(q, 16)
+    prio = np.array([t.priority for t in q], dtype=np.float64)
+    slack = np.array([t.slack_s for t in q], dtype=np.float64)
+    rem = np.array([t.remaining_s for t in q], dtype=np.float64).reshape(len(q), 16)
+    got = schedule_counts(prio, slack, rem, 16)
+    assert {i: int(c) for i, c in enumerate(got) if c > 0} == ref

@@ -235,7 +235,9 @@ class Schedule:
         merge: batches to merge (see :class:`Merge`), applied before ``assign``.
         timers: absolute times (seconds) at which to wake the policy (reason ``"timer"``).
         rates: ``{job: factor}``: a running job's speed factor from now on (contention,
-            throttling); the engine re-times its events, its position stays exact.
+            throttling), applied after ``assign``, so a job this decision starts at once runs
+            at its factor from its start; the engine re-times its events, its position stays
+            exact.
     """
 
     assign: Mapping[JobView, Allocation] = field(default_factory=dict)

@@ -84,6 +84,7 @@ from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from operator import attrgetter, countOf
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -148,6 +149,13 @@ _VIEW_FIELDS = ("now", "ready", "running", "reason", "profiles")
 _FAST_VIEW = (
     tuple(f.name for f in dataclass_fields(SchedulerView)) == _VIEW_FIELDS
     and "__slots__" not in SchedulerView.__dict__
+)
+
+# The same for the machine policies' view.
+_FAST_MACHINE_VIEW = (
+    tuple(f.name for f in dataclass_fields(MachineView))
+    == ("now", "ready", "running", "preempting", "resources", "reason", "profiles")
+    and "__slots__" not in MachineView.__dict__
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
@@ -1345,23 +1353,45 @@ class _Run:
         self.pending = keep
 
     def _machine_view(self, reason: str) -> MachineView:
+        """The machine policy's view: the lists are fresh per decision (a policy may keep
+        them), the resource views are shared while no resource's free units change."""
         running: list[Job] = []
         preempting: list[Job] = []
+        frees = []
         for res in self.res:
+            frees.append(res.free)
             for j in res.jobs:
                 (preempting if j.state is PREEMPTING else running).append(j)
-        running.extend(e[0] for e in self.pending)
-        return MachineView(
+        if self.pending:
+            running.extend(e[0] for e in self.pending)
+        key = tuple(frees)
+        cache = self.__dict__.setdefault("_res_views", {})
+        resources = cache.get(key)
+        if resources is None:
+            resources = cache[key] = MappingProxyType(  # shared: read-only
+                {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in self.res}
+            )
+        if not _FAST_MACHINE_VIEW:  # pragma: no cover - only if MachineView changes shape
+            return MachineView(
+                self.clock.now,
+                self.ready,
+                running,
+                preempting,
+                resources,
+                reason,
+                self.sim.profiles,
+            )
+        view = object.__new__(MachineView)
+        view.__dict__.update(
             now=self.clock.now,
             ready=self.ready,
             running=running,
             preempting=preempting,
-            resources={
-                r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in self.res
-            },
+            resources=resources,
             reason=reason,
             profiles=self.sim.profiles,
         )
+        return view
 
     def _invalid(self, cand: object, what_ok: str = "a job in the ready queue") -> SimulationError:
         if isinstance(cand, Job):
@@ -1413,6 +1443,13 @@ class _Run:
             job._until = step
             if job.state is RUNNING:
                 self._retime(job)
+        for j, alloc in sched.assign.items():
+            job = self._own(j)
+            self._assign(job, alloc)
+        if sched.assign or sched.merge:  # nothing else can raise the units needed
+            self._check_capacity()
+        self._drain_pending()
+        # Rates after the starts: a job this decision starts at once runs at its rate at once.
         for j, factor in sched.rates.items():
             job = self._own(j)
             if not (factor > 0.0 and math.isfinite(factor)):
@@ -1421,11 +1458,6 @@ class _Run:
                 )
             if job.state is RUNNING and factor != job.rate:
                 self._set_rate(job, float(factor))
-        for j, alloc in sched.assign.items():
-            job = self._own(j)
-            self._assign(job, alloc)
-        self._check_capacity()
-        self._drain_pending()
         q = self.queue
         for t in sched.timers:
             if not (t >= now - TIME_TOL_S and math.isfinite(t)):

@@ -11,8 +11,9 @@ the engine with plain decisions:
 * each accelerator serves groups in the schedule's per-accelerator order (Eq. 9);
 * an accelerator change waits the transition cost ``out + in`` (a timer), as in Eq. 2;
 * contention: at every wake the policy sets each running job's rate to ``1 / s(d, e)`` of its
-  current group (PCCS model, :mod:`npusched.hardware.contention`); a zero-delay timer after
-  any start re-times the jobs that just started, so the engine's execution equals
+  current group (PCCS model, :mod:`npusched.hardware.contention`), the jobs it starts in the
+  same decision included (the engine applies rates after it starts them), so the engine's
+  execution equals
   :func:`~npusched.policies.mapping.execute.execute` for the same schedule.
 
 **Schedule swaps** (D-HaX-CoNN in an engine run): with ``swaps``, every batch of jobs that
@@ -113,6 +114,12 @@ class HaxconnPolicy(MachinePolicyBase, Component):
     # --- hooks ---------------------------------------------------------------------------
     def reset(self) -> None:
         self.spec_ = get_soc(self.soc)
+        self.acc_index_ = {a: i for i, a in enumerate(self.spec_.accelerators)}
+        self.allocs_ = [Allocation.of(a) for a in self.spec_.accelerators]
+        #: The group each job last started (a job stops only at the end of its group, so a
+        #: waiting job's group is the next one, a running job's this one).
+        self.group_: dict[int, int] = {}
+        self.checked_ = False
         self.model_ = PccsContention()
         self.plans_: dict[int, _Plan] = {}
         self.profiles_: dict[str, GroupProfile] = {}
@@ -132,6 +139,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         self.solves_ = 0
 
     def on_complete(self, job: Any, now: float) -> None:
+        self.group_.pop(job.id, None)
         plan = self.plans_.pop(job.id, None)
         if plan is not None and self.swaps is not None:
             self.ended_[job.id] = (now, plan.row[-1], plan.profile)
@@ -206,67 +214,97 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         accs = self.spec_.accelerators
         now = view.now
         free = {name: rv.free for name, rv in view.resources.items()}
-        for name in accs:
-            if name not in free:
-                raise ConfigError(
-                    f"haxconn policy: machine has no resource {name!r}; use "
-                    f"npusched.sim.resources.soc({accs!r})"
-                )
+        if not self.checked_:
+            for name in accs:
+                if name not in free:
+                    raise ConfigError(
+                        f"haxconn policy: machine has no resource {name!r}; use "
+                        f"npusched.sim.resources.soc({accs!r})"
+                    )
+            self.checked_ = True
+        group = self.group_
         assign: dict[JobView, Allocation] = {}
         until: dict[JobView, int] = {}
-        for job in view.ready:
-            plan = self.plans_[job.id]
-            g = self._group(job)
-            a = plan.row[g]
-            if not self.queues_[a] or self.queues_[a][0] != (job.id, g):
-                continue
-            if g == 0 and plan.deps:  # a consumer (Scenario 4): producers, then the hand-over
-                if any(d not in self.ended_ for d in plan.deps):
+        # Passes over the ready queue until one starts nothing: a start moves its
+        # accelerator's queue on, and the job now at its head may begin its transition wait
+        # at this instant (the decision the engine would otherwise make right after the start).
+        while True:
+            started = len(assign)
+            for job in view.ready:
+                if job in assign:
                     continue
-                key = job.id
-                if key not in self.ready_at_:
-                    r = 0.0
-                    for dep in plan.deps:
-                        end, last, prof = self.ended_[dep]
-                        tr = 0.0 if last == a else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
-                        r = max(r, end + tr)
-                    self.ready_at_[key] = r
-                    if r > now + 1e-12:
-                        timers.append(r)
+                plan = self.plans_[job.id]
+                g = group.get(job.id, -1) + 1  # as _group(job), without the look-up
+                a = plan.row[g]
+                if not self.queues_[a] or self.queues_[a][0] != (job.id, g):
+                    continue
+                if g == 0 and plan.deps:  # a consumer (Scenario 4): producers, then the hand-over
+                    if any(d not in self.ended_ for d in plan.deps):
                         continue
-                if self.ready_at_[key] > now + 1e-12:
+                    key = job.id
+                    if key not in self.ready_at_:
+                        r = 0.0
+                        for dep in plan.deps:
+                            end, last, prof = self.ended_[dep]
+                            tr = (
+                                0.0
+                                if last == a
+                                else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
+                            )
+                            r = max(r, end + tr)
+                        self.ready_at_[key] = r
+                        if r > now + 1e-12:
+                            timers.append(r)
+                            continue
+                    if self.ready_at_[key] > now + 1e-12:
+                        continue
+                elif g > 0 and plan.row[g - 1] != a:  # transition (Eq. 2): wait out + in
+                    key = job.id
+                    if key not in self.ready_at_:
+                        tr = float(
+                            plan.profile.out_s[g - 1, plan.row[g - 1]] + plan.profile.in_s[g, a]
+                        )
+                        self.ready_at_[key] = now + tr
+                        timers.append(now + tr)
+                        continue
+                    if self.ready_at_[key] > now + 1e-12:
+                        continue
+                if free[accs[a]] < 1:
                     continue
-            elif g > 0 and plan.row[g - 1] != a:  # transition (Eq. 2): wait out + in
-                key = job.id
-                if key not in self.ready_at_:
-                    tr = float(plan.profile.out_s[g - 1, plan.row[g - 1]] + plan.profile.in_s[g, a])
-                    self.ready_at_[key] = now + tr
-                    timers.append(now + tr)
-                    continue
-                if self.ready_at_[key] > now + 1e-12:
-                    continue
-            if free[accs[a]] < 1:
-                continue
-            self.ready_at_.pop(job.id, None)
-            self.queues_[a].popleft()
-            free[accs[a]] -= 1
-            assign[job] = Allocation.of(accs[a])
-            if g + 1 < len(plan.row):
-                until[job] = plan.starts[g + 1]
+                self.ready_at_.pop(job.id, None)
+                self.queues_[a].popleft()
+                free[accs[a]] -= 1
+                assign[job] = self.allocs_[a]
+                group[job.id] = g
+                if g + 1 < len(plan.row):
+                    until[job] = plan.starts[g + 1]
+            if len(assign) == started:
+                break
         rates: dict[JobView, float] = {}
         if self.contention:
-            running = [j for j in view.running if j.id in self.plans_]
+            # Every job running once this decision is carried out (the engine applies rates
+            # after it starts the assigned jobs), in machine order as the engine lists them.
+            acc_index = self.acc_index_
+            entries = [
+                (acc_index.get(j.allocation.resource or "", -1) if j.allocation else -1, j)
+                for j in view.running
+                if j.id in self.plans_
+            ]
+            if assign:
+                entries.extend((accs.index(a.resource), j) for j, a in assign.items())
+                entries.sort(key=lambda e: e[0])
+            running = [j for _, j in entries]
             demand = []
             for j in running:
                 plan = self.plans_[j.id]
-                g = self._group(j)
-                demand.append(float(plan.profile.mem_bps[g, plan.row[g]]) / self.spec_.memory_bandwidth_bps)
+                g = group[j.id]
+                demand.append(
+                    float(plan.profile.mem_bps[g, plan.row[g]]) / self.spec_.memory_bandwidth_bps
+                )
             tot = sum(demand)
             for j, d in zip(running, demand, strict=True):
                 slow = self.model_.slowdown_one(d, tot - d) if len(running) > 1 else 1.0
                 rates[j] = 1.0 / slow
-        if assign:
-            timers.append(now)  # re-time rates once the new jobs run
         return Schedule(assign=assign, until_step=until, timers=timers, rates=rates)
 
 

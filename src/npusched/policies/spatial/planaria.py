@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -65,6 +65,7 @@ __all__ = [
     "estimate_resources",
     "fits",
     "predict_remaining",
+    "schedule_counts",
     "schedule_tasks_spatially",
 ]
 
@@ -213,6 +214,52 @@ def allocate_unfit_tasks(
     return allocation
 
 
+def schedule_counts(
+    priority: FloatArray, slack_s: FloatArray, remaining_s: FloatArray, size: int = 16
+) -> npt.NDArray[np.int64]:
+    """SCHEDULETASKSSPATIALLY over arrays, every task at once: the subarrays of each task (0:
+    it waits), the same counts as :func:`schedule_tasks_spatially` on the same queue, bit for
+    bit (each line does the same float operations in the same order).
+
+    Args:
+        priority: ``(n,)`` priorities, > 0 (not checked: the policy builds these).
+        slack_s: ``(n,)`` seconds left until each task's QoS deadline (``inf``: no bound).
+        remaining_s: ``(n, >= size)`` predicted remaining seconds on 1..size subarrays.
+        size: the array's subarrays.
+    """
+    n = len(priority)
+    if n <= 1:  # a lone task: its estimate plus every spare subarray (lines 26-32), i.e. all
+        return np.full(n, size, dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    rem = remaining_s if remaining_s.shape[1] == size else remaining_s[:, :size]
+    ok = rem <= slack_s[:, None]  # lines 16-20, every task and count at once
+    est = np.where(ok.any(axis=1), ok.argmax(axis=1), rem.argmin(axis=1)) + 1  # line 21
+    if int(est.sum()) <= size:  # line 6: ALLOCATEFITTASKS
+        at_est = rem[np.arange(n), est - 1]
+        scores = priority / np.maximum(at_est, _MIN_REMAINING_S)  # line 27
+        remaining_array = size - int(est.sum())  # line 29
+        fraction = scores / scores.sum()  # line 31
+        extra = _largest_remainder(fraction * remaining_array, remaining_array, scores)
+        return est + extra
+    # ALLOCATEUNFITTASKS (lines 36-49), as allocate_unfit_tasks
+    keyed = []
+    est_l = est.tolist()
+    for pos, (p, sl, e) in enumerate(zip(priority.tolist(), slack_s.tolist(), est_l, strict=True)):
+        if sl > 0:
+            keyed.append((0, -(p / (sl * e)), pos))
+        else:
+            keyed.append((1, -(p / e), pos))
+    keyed.sort()
+    left = size
+    for _, _, pos in keyed:
+        if left <= 0:
+            break
+        give = min(est_l[pos], left)
+        counts[pos] = give
+        left -= give
+    return counts
+
+
 def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> dict[int, int]:
     """SCHEDULETASKSSPATIALLY (lines 1-12): ``{task id: subarrays}`` for the tasks that run,
     summing to at most ``size``."""
@@ -228,6 +275,21 @@ def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> di
 
 
 # --- the policy on the engine contract ---------------------------------------------------------
+class _Table(NamedTuple):
+    """One request shape's configuration table: ``cum_t[s]`` the prefix sums (seconds) at step
+    ``s`` on 1..size subarrays, ``total`` the last row, ``at_start`` the remaining time at
+    ``(0, 0.0)``, ``steps`` the plan's steps; ``zeros`` a finished job's remaining time."""
+
+    cum_t: FloatArray
+    total: FloatArray
+    at_start: FloatArray
+    steps: int
+
+    @property
+    def zeros(self) -> FloatArray:
+        return np.zeros(len(self.total))
+
+
 class PlanariaPolicy(MachinePolicyBase, Component):
     """Planaria's spatial scheduler as a machine policy (``kind = "machine"``) on one
     fission-array resource (:func:`npusched.sim.resources.fission_array`).
@@ -264,9 +326,12 @@ class PlanariaPolicy(MachinePolicyBase, Component):
         self.name = name
         self.targets_: dict[int, int] = {}
         self.promised_: dict[int, int] = {}
-        #: Per request shape: the prefix sums of its plan on 1..size subarrays, stacked
-        #: ``(size, S + 1)`` (the configuration tables PREDICTTIME reads).
-        self.tables_: dict[tuple[Any, ...], FloatArray] = {}
+        #: Per request shape: the prefix sums of its plan on 1..size subarrays, one row per
+        #: step (the configuration tables PREDICTTIME reads).
+        self.tables_: dict[tuple[Any, ...], _Table] = {}
+        self.size_: int | None = None
+        #: Allocations by unit count (immutable, shared by every decision of a run).
+        self.allocs_: dict[int, Allocation] = {}
 
     def validate(self) -> None:
         """Check the parameters: ``resource`` is ``None`` or a non-empty string, ``name`` a
@@ -284,6 +349,8 @@ class PlanariaPolicy(MachinePolicyBase, Component):
         self.targets_ = {}
         self.promised_ = {}
         self.tables_ = {}
+        self.size_ = None
+        self.allocs_ = {}
 
     def _capacity(self, view: MachineView) -> int:
         if self.resource is None:
@@ -296,85 +363,136 @@ class PlanariaPolicy(MachinePolicyBase, Component):
             )
         return res.capacity
 
+    def _table(self, job: JobView, size: int, profiles: Mapping[str, Any]) -> _Table:
+        """The job's configuration table (cached per request shape)."""
+        req = job.request
+        key = (job.network, req.batch, req.seq_in, req.seq_out, size)
+        tab = self.tables_.get(key)
+        if tab is None:
+            prof = profiles[job.network]
+            cum = np.stack(
+                [
+                    prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n).cum_s
+                    for n in range(1, size + 1)
+                ]
+            )
+            cum_t = np.ascontiguousarray(cum.T)  # row s: the prefix sums at step s, 1..size
+            total = cum_t[-1]
+            tab = self.tables_[key] = _Table(
+                cum_t, total, np.maximum(total - cum_t[0], 0.0), cum.shape[1] - 1
+            )
+        return tab
+
+    def _remaining(self, job: JobView, tab: _Table) -> FloatArray:
+        """PREDICTTIME for every count at the job's position (as :func:`predict_remaining`,
+        vectorised over counts; the same float operations)."""
+        step, frac = job.position
+        if step >= tab.steps:
+            return tab.zeros
+        if step == 0 and frac == 0.0:
+            return tab.at_start
+        row = tab.cum_t[step]
+        if frac == 0.0:  # row + 0.0 * (...) is row exactly
+            return np.maximum(tab.total - row, 0.0)
+        done = row + frac * (tab.cum_t[step + 1] - row)
+        return np.maximum(tab.total - done, 0.0)
+
     def tasks(self, view: MachineView) -> list[tuple[JobView, SpatialTask]]:
         """Algorithm 1's task records for every unfinished job, in a fixed order (running and
         re-allocating jobs first, then the ready queue in dispatch order)."""
         size = self._capacity(view)
         out = []
+        now = view.now
         for job in (*view.running, *view.preempting, *view.ready):
-            req = job.request
-            key = (job.network, req.batch, req.seq_in, req.seq_out, size)
-            cum = self.tables_.get(key)
-            if cum is None:
-                prof = view.profiles[job.network]
-                cum = np.stack(
-                    [
-                        prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n).cum_s
-                        for n in range(1, size + 1)
-                    ]
-                )
-                self.tables_[key] = cum
-            step, frac = job.position
-            steps = cum.shape[1] - 1
-            if step >= steps:
-                remaining = np.zeros(size)
-            else:  # PREDICTTIME for every count at once (as predict_remaining, vectorised)
-                done = cum[:, step] + frac * (cum[:, step + 1] - cum[:, step])
-                remaining = np.maximum(cum[:, -1] - done, 0.0)
-            slo = req.slo_s
-            slack = math.inf if slo is None else slo - (view.now - job.arrival_s)
+            remaining = self._remaining(job, self._table(job, size, view.profiles))
+            slo = job.request.slo_s
+            slack = math.inf if slo is None else slo - (now - job.arrival_s)
             out.append((job, SpatialTask(job.id, float(job.priority), slack, remaining)))
         return out
+
+    def _targets(self, jobs: Sequence[JobView], view: MachineView, size: int) -> dict[int, int]:
+        """Algorithm 1 on every unfinished job at once (:func:`schedule_counts`): the same
+        counts as :func:`schedule_tasks_spatially` over :meth:`tasks`."""
+        n = len(jobs)
+        if n <= 1:  # schedule_counts' lone task: the whole array, no table needed
+            return {j.id: size for j in jobs}
+        now = view.now
+        profiles = view.profiles
+        rows = []
+        prio = np.empty(n)
+        slack = np.empty(n)
+        for i, job in enumerate(jobs):
+            rows.append(self._remaining(job, self._table(job, size, profiles)))
+            prio[i] = job.priority
+            slo = job.request.slo_s
+            slack[i] = math.inf if slo is None else slo - (now - job.arrival_s)
+        counts = schedule_counts(prio, slack, np.array(rows), size).tolist()
+        return {job.id: c for job, c in zip(jobs, counts, strict=True)}
 
     def select(self, view: MachineView) -> Schedule:
         """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
         count (see the class docstring); on other wakes, continue moving."""
-        size = self._capacity(view)
-        if view.reason in ("arrival", "completion"):
-            pairs = self.tasks(view)
-            counts = schedule_tasks_spatially([t for _, t in pairs], size)
-            self.targets_ = {task.id: counts.get(task.id, 0) for _, task in pairs}
+        size = self.size_
+        if size is None:
+            size = self.size_ = self._capacity(view)
         jobs = [*view.running, *view.preempting, *view.ready]
-        live = {j.id for j in jobs}
-        self.promised_ = {k: v for k, v in self.promised_.items() if k in live}
+        if view.reason in ("arrival", "completion"):
+            self.targets_ = self._targets(jobs, view, size)
+        targets = self.targets_
+        old = self.promised_
+        promised_all = self.promised_ = {j.id: old[j.id] for j in jobs if j.id in old}
+        allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
         # Units the engine counts as held or promised (its capacity check): a job holds its
         # units until it stops; a move adds only the growth beyond what it holds.
+        running, preempting, waiting = JobState.RUNNING, JobState.PREEMPTING, JobState.WAITING
+        held_of = []
         need = 0
         for job in jobs:
-            need += self._committed(job)
-        grow: list[tuple[JobView, int]] = []
-        for job in jobs:  # shrinks and preemptions first: they never raise the count
-            want = self.targets_.get(job.id, 0)
-            held = self._held(job)
-            promised = self.promised_.get(job.id, held)
+            st = job.state
+            held = 0
+            if st is running or st is preempting:
+                alloc = job.allocation
+                if alloc is not None:
+                    held = int(alloc.units or 0)
+            held_of.append(held)
+            if st is not waiting:
+                p = promised_all.get(job.id, held)
+                need += p if p > held else held
+        grow: list[tuple[JobView, int, int]] = []
+        for job, held in zip(jobs, held_of, strict=True):  # shrinks and preemptions first
+            want = targets.get(job.id, 0)
+            promised = promised_all.get(job.id, held)
             if want == promised:
                 continue
             if want == 0:
-                if job.state is JobState.RUNNING:
+                if job.state is running:
                     preempt.append(job)
-                    self.promised_[job.id] = 0
+                    promised_all[job.id] = 0
                 elif job.state is JobState.STARTING:
                     preempt.append(job)  # the engine returns it to the queue
                     need -= promised
-                    self.promised_[job.id] = 0
+                    promised_all[job.id] = 0
                 continue
-            if want < max(held, promised) and job.state is not JobState.WAITING:
-                assign[job] = Allocation(self.resource, want)
+            if want < max(held, promised) and job.state is not waiting:
+                assign[job] = allocs.get(want) or allocs.setdefault(
+                    want, Allocation(self.resource, want)
+                )
                 need -= max(held, promised) - max(held, want)
-                self.promised_[job.id] = want
+                promised_all[job.id] = want
             else:
-                grow.append((job, want))
-        for job, want in grow:  # then growths and starts, in queue order, while units allow
-            held = self._held(job)
-            before = max(held, self.promised_.get(job.id, held))
+                grow.append((job, want, held))
+        for job, want, held in grow:  # then growths and starts, in queue order, while units allow
+            before = max(held, promised_all.get(job.id, held))
             extra = max(held, want) - before
             if need + extra > size:
                 continue  # retried when units are released (the next wake)
-            assign[job] = Allocation(self.resource, want)
+            assign[job] = allocs.get(want) or allocs.setdefault(
+                want, Allocation(self.resource, want)
+            )
             need += extra
-            self.promised_[job.id] = want
+            promised_all[job.id] = want
         if not assign and not preempt:
             return NOTHING
         return Schedule(assign=assign, preempt=preempt, mechanism=Mechanism.CHECKPOINT)
@@ -385,10 +503,3 @@ class PlanariaPolicy(MachinePolicyBase, Component):
         if job.state in (JobState.RUNNING, JobState.PREEMPTING) and job.allocation is not None:
             return int(job.allocation.units or 0)
         return 0
-
-    def _committed(self, job: JobView) -> int:
-        held = self._held(job)
-        promised = self.promised_.get(job.id, held)
-        if job.state is JobState.WAITING:
-            return 0
-        return max(held, promised)

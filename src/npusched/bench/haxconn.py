@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from npusched.bench import TARGETS, Reporter, Target, _engine_only, _no_report, scenario
+from npusched.bench.core import TARGETS, Reporter, Target, _engine_only, _no_report, scenario
 from npusched.workloads.request import Request
 
 __all__ = ["SOLVER_LIMIT_S", "artifact_reference_z3", "haxconn_setup"]
@@ -50,8 +50,9 @@ def artifact_reference_z3(inst: Any, time_limit_s: float = SOLVER_LIMIT_S) -> tu
         opt.add(st[0] >= 0)
         for g in range(1, d.n_groups):
             tr = z3.If(on_gpu[g] != on_gpu[g - 1], d.transition_ms[g - 1], 0.0)
-            prev = z3.If(on_gpu[g], d.gpu_ms[g - 1] * float(sg[g - 1]),
-                         d.dla_ms[g - 1] * float(sd[g - 1]))
+            prev = z3.If(
+                on_gpu[g], d.gpu_ms[g - 1] * float(sg[g - 1]), d.dla_ms[g - 1] * float(sd[g - 1])
+            )
             opt.add(st[g] >= st[g - 1] + tr + prev)
             later = [on_gpu[k] == on_gpu[g] for k in range(g + 1, d.n_groups)]
             opt.add(z3.Implies(on_gpu[g] != on_gpu[g - 1], z3.And(*later) if later else True))
@@ -62,10 +63,15 @@ def artifact_reference_z3(inst: Any, time_limit_s: float = SOLVER_LIMIT_S) -> tu
     for i in range(a.n_groups):
         for j in range(b.n_groups):
             s1, s2 = starts[0][i], starts[1][j]
-            opt.add(z3.Or(z3.Not(gpus[0][i]), z3.Not(gpus[1][j]),
-                          s1 + a.gpu_ms[i] <= s2, s2 + b.gpu_ms[j] <= s1))
-            opt.add(z3.Or(gpus[0][i], gpus[1][j],
-                          s1 + a.dla_ms[i] <= s2, s2 + b.dla_ms[j] <= s1))
+            opt.add(
+                z3.Or(
+                    z3.Not(gpus[0][i]),
+                    z3.Not(gpus[1][j]),
+                    s1 + a.gpu_ms[i] <= s2,
+                    s2 + b.gpu_ms[j] <= s1,
+                )
+            )
+            opt.add(z3.Or(gpus[0][i], gpus[1][j], s1 + a.dla_ms[i] <= s2, s2 + b.dla_ms[j] <= s1))
     opt.minimize(z3.If(ends[0] > ends[1], ends[0], ends[1]))
     res = opt.check()
     m = opt.model()
@@ -93,8 +99,12 @@ def solver_scenario(
     from npusched.policies.mapping.instance import artifact_instance, solve_instance
 
     inst = artifact_instance()
-    entry: dict[str, Any] = {"name": "solver", "requests": 1, "seed": seed,
-                             "time_limit_s": SOLVER_LIMIT_S}
+    entry: dict[str, Any] = {
+        "name": "solver",
+        "requests": 1,
+        "seed": seed,
+        "time_limit_s": SOLVER_LIMIT_S,
+    }
     for sem in ("artifact", "paper"):
         for s in ("cpsat", "z3"):
             report(f"{s} {sem}", 0, 0)
@@ -135,11 +145,18 @@ def haxconn_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
 
     dev = SocDevice(soc="xavier")
     profiles = {n: compile_profile(get_network(n), dev, (1,)) for n in HAXCONN_NETWORKS}
-    sim = Simulator(profiles, HaxconnPolicy(soc="xavier"),
-                    machine=soc_machine(get_soc("xavier").accelerators), checkpoint_cost=False)
+    sim = Simulator(
+        profiles,
+        HaxconnPolicy(soc="xavier"),
+        machine=soc_machine(get_soc("xavier").accelerators),
+        checkpoint_cost=False,
+    )
     k = len(HAXCONN_NETWORKS)
-    reqs = [Request(k * f + i, f * FRAME_PERIOD_S, n)
-            for f in range(max(requests // k, 1)) for i, n in enumerate(HAXCONN_NETWORKS)]
+    reqs = [
+        Request(k * f + i, f * FRAME_PERIOD_S, n)
+        for f in range(max(requests // k, 1))
+        for i, n in enumerate(HAXCONN_NETWORKS)
+    ]
     return sim, reqs
 
 

@@ -1,0 +1,121 @@
+"""Scenario ``sweep``: points through the sweep's process pool at 1 and 2 workers.
+
+Each point is the ``HPF`` family's config of :func:`~npusched.bench.families.family_configs`
+(P-HPF on ``prema-npu``, ``requests`` requests, power recorded) with its own seed, run by
+:func:`~npusched.experiments.backends.run_tasks` on the ``process`` backend (spawned workers,
+points in chunks) exactly as ``npusched sweep`` runs them, rows handed to the driver, no files
+written. Timed in wall seconds (the pool's processes run beside the driver), from the pool's
+start to its last row, so worker start-up counts. ``worker_start_s``: wall seconds of a fresh
+Python process that imports what a worker imports before its first point (the backend, the
+run config and the runner).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Any
+
+from npusched.bench.core import TARGETS, Reporter, Target, _no_report, scenario
+
+__all__ = ["SWEEP_POINTS", "sweep_tasks", "worker_start_s"]
+
+#: Points of the ``sweep`` scenario (each of ``--requests`` requests).
+SWEEP_POINTS = 16
+
+TARGETS["sweep"] = (
+    Target("speedup_2_workers", ">=", 1.7, min_requests=2_000),
+    Target("worker_start_s", "<=", 0.3),
+)
+
+_WORKER_IMPORTS = (
+    "import npusched.experiments.backends; "
+    "from npusched.experiments.config import RunConfig; "
+    "from npusched.experiments.runner import run_config"
+)
+
+
+def sweep_tasks(requests: int, points: int = SWEEP_POINTS, seed: int = 0) -> list[Any]:
+    """``points`` point tasks of ``requests`` requests each (the ``HPF`` family's config,
+    seeds ``seed .. seed + points - 1``)."""
+    from npusched.bench.families import family_configs
+    from npusched.experiments.backends import PointTask
+    from npusched.experiments.config import parse_config
+
+    base = family_configs(requests)["HPF"]
+    tasks = []
+    for i in range(points):
+        cfg = parse_config(dict(base, seed=seed + i), source=f"bench sweep point {i}")
+        tasks.append(
+            PointTask(
+                point_id=f"p{i:04d}",
+                index=i,
+                combo=0,
+                seed=seed + i,
+                params={},
+                config=cfg.model_dump(mode="json"),
+                base_dir=".",
+                label=f"bench sweep point {i}",
+            )
+        )
+    return tasks
+
+
+def worker_start_s(repeat: int = 3) -> float:
+    """Fastest wall seconds of ``repeat`` fresh interpreters importing a worker's modules."""
+    best = float("inf")
+    for _ in range(max(repeat, 1)):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", _WORKER_IMPORTS], check=True)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+@scenario(
+    "sweep",
+    default_requests=2_000,
+    description="16 points of --requests requests through the sweep's process pool, 1 and 2 workers",
+)
+def sweep_scenario(
+    *,
+    requests: int,
+    seed: int,
+    reference: bool = True,
+    report: Reporter = _no_report,
+    repeat: int = 1,
+) -> dict[str, Any]:
+    """The ``sweep`` entry: ``points_per_s_1`` and ``points_per_s_2`` (points per wall second
+    with 1 and 2 pool workers, the fastest of ``repeat`` runs each), ``speedup_2_workers``
+    (their ratio), ``worker_start_s`` and ``cpu_count``."""
+    import os
+
+    from npusched.experiments.backends import run_tasks
+
+    tasks = sweep_tasks(requests, SWEEP_POINTS, seed)
+    secs: dict[int, float] = {}
+    for rnd in range(max(repeat, 1)):
+        for workers in (1, 2):
+            report(f"{workers} worker(s)", rnd, repeat)
+            rows: list[dict[str, Any]] = []
+            t = time.perf_counter()
+            run_tasks(tasks, rows.append, backend="process", workers=workers)
+            wall = time.perf_counter() - t
+            assert len(rows) == len(tasks)
+            secs[workers] = min(secs.get(workers, wall), wall)
+    report("worker start", 0, 0)
+    return {
+        "name": "sweep",
+        "requests": requests,
+        "points": len(tasks),
+        "seed": seed,
+        "repeat": repeat,
+        "cpu_count": os.cpu_count(),
+        "sweep_1_worker_s": secs[1],
+        "sweep_2_workers_s": secs[2],
+        "points_per_s_1": len(tasks) / secs[1],
+        "points_per_s_2": len(tasks) / secs[2],
+        "speedup_2_workers": secs[1] / secs[2],
+        "worker_start_s": worker_start_s(),
+        "load_average_1min": os.getloadavg()[0],
+    }
