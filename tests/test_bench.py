@@ -316,7 +316,7 @@ def test_sweep_entry_times_one_and_two_workers(monkeypatch: pytest.MonkeyPatch) 
         real(tasks, on_done, backend="inprocess")
 
     monkeypatch.setattr(backends, "run_tasks", in_process)
-    monkeypatch.setattr(sweep_mod, "worker_start_s", lambda repeat=3: 0.25)
+    monkeypatch.setattr(sweep_mod, "worker_start_s", lambda repeat=3: (0.25, 1.5))
     monkeypatch.setattr(sweep_mod, "SWEEP_POINTS", 3)
     entry = bench.run_scenario("sweep", requests=20, isolate=False)
     assert calls == [1, 2] and entry["points"] == 3
@@ -325,7 +325,32 @@ def test_sweep_entry_times_one_and_two_workers(monkeypatch: pytest.MonkeyPatch) 
         entry["sweep_1_worker_s"] / entry["sweep_2_workers_s"]
     )
     assert entry["targets"]["worker_start_s"]["met"] is True
+    assert entry["pool_first_start_s"] == 1.5
     assert entry["targets"]["speedup_2_workers"]["met"] is None  # under 2,000 requests
+
+
+def test_a_pool_worker_is_forked_from_a_server_that_imported_the_engine() -> None:
+    """The sweep's workers start from a fork server that preloaded the runner (Linux): a
+    worker finds the engine already imported, so it does not pay the imports per worker."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from npusched.experiments.backends import WORKER_PRELOAD, _pool_context
+
+    ctx = _pool_context(multiprocessing)
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        assert ctx.get_start_method() == "spawn"
+        return
+    assert ctx.get_start_method() == "forkserver"
+    with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+        loaded = pool.submit(_modules_loaded, WORKER_PRELOAD).result()
+    assert loaded == [True] * len(WORKER_PRELOAD)
+
+
+def _modules_loaded(names: tuple[str, ...]) -> list[bool]:
+    import sys
+
+    return [n in sys.modules for n in names]
 
 
 def test_sweep_tasks_are_distinct_valid_points() -> None:

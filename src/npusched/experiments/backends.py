@@ -10,8 +10,9 @@ same rows for the same points; only ``wall_s`` (the point's run time) differs.
 
 * ``inprocess``: a loop in the calling process (debugging, profiling, tiny sweeps).
 * ``process`` (default): :class:`concurrent.futures.ProcessPoolExecutor` with ``workers``
-  processes (default: all cores, ``os.cpu_count()``), started with ``spawn`` so that the
-  driver's threads (the progress bar) are never forked. Points travel in chunks
+  processes (default: all cores, ``os.cpu_count()``), forked from a ``forkserver`` that has
+  imported the engine once (``spawn`` where there is no fork server), so a worker starts in
+  milliseconds and the driver's threads (the progress bar) are never forked. Points travel in chunks
   (:func:`chunk_size`: about 8 per worker, at most 16 points each); a chunk's rows reach
   ``on_done`` when the chunk finishes. As with any spawn-based pool, the
   calling script's main module must be importable and guarded by
@@ -215,7 +216,7 @@ def run_points(tasks: Sequence[PointTask]) -> tuple[list[dict[str, Any]], BaseEx
 
 
 def _run_pool(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
-    """Run ``tasks`` on a spawned process pool. A worker that dies (killed, out of memory)
+    """Run ``tasks`` on a process pool (:func:`_pool_context`). A worker that dies (killed, out of memory)
     breaks the whole pool: its unfinished points are resubmitted to a fresh pool, up to
     :data:`POOL_RESTARTS` times; then the sweep stops with an error (exit status 1)."""
     from concurrent.futures.process import BrokenProcessPool
@@ -252,7 +253,7 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
     n = min(workers or os.cpu_count() or 1, len(tasks))
-    ctx = multiprocessing.get_context("spawn")
+    ctx = _pool_context(multiprocessing)
     size = chunk_size(len(tasks), n)
     chunks = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
@@ -283,6 +284,24 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
                 f.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+#: what a pool worker needs to run a point, imported once in the fork server (where there is
+#: one) instead of once per worker: pandas, the config schema and the engine cost about 2 s of
+#: CPU to import, which a spawned worker paid before its first point
+WORKER_PRELOAD = ("npusched.experiments.config", "npusched.experiments.runner")
+
+
+def _pool_context(multiprocessing: Any) -> Any:
+    """The pool's start method: ``forkserver`` where the platform has it, with
+    :data:`WORKER_PRELOAD` imported once in the server so that each worker is a fork of an
+    already-imported process (it starts in milliseconds); else ``spawn``. Neither forks the
+    driver itself, so its threads (the progress bar) are never copied into a worker."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(list(WORKER_PRELOAD))
+        return ctx
+    return multiprocessing.get_context("spawn")
 
 
 def itertools_islice(it: Any, n: int) -> list[Any]:
