@@ -66,6 +66,39 @@ def test_slowdown_functions_are_the_artifacts() -> None:
     assert np.all(np.isfinite(s)) and np.all(s >= 1.0)
 
 
+def test_artifact_contention_model_by_hand() -> None:
+    """ArtifactContention: the artifact's s(own) per device while another DNN overlaps, 1 alone;
+    the executor passes each running group's accelerator."""
+    from npusched.hardware.artifact_contention import ArtifactContention
+    from npusched.hardware.soc import GroupProfile, get_soc
+    from npusched.policies.mapping.execute import Schedule, Task, Workload, execute
+
+    m = ArtifactContention("xavier")
+    assert m.slowdown_one(0.5, 0.0, 0) == 1.0  # alone: no slowdown (not quirk 1)
+    assert m.slowdown_one(0.5, 0.3, 0) == pytest.approx(2.0)  # GPU middle piece 100/(100-50)
+    assert m.slowdown_one(0.2, 0.3, 1) == pytest.approx(1.25)  # DLA first piece 100/(100-20)
+    assert m.slowdown_one(0.99, 0.3, 0) == pytest.approx(20.0)  # clipped to 95%
+    np.testing.assert_allclose(
+        m.slowdown(np.array([[0.5, 0.2]]), np.array([[0.2, 0.5]]), np.array([[0, 1]])),
+        [[2.0, 1.25]])
+    np.testing.assert_allclose(m.slowdown(np.array([0.5, 0.2]), np.array([0.0, 0.0])), [1.0, 1.0])
+    soc = get_soc("xavier")
+    bw = soc.memory_bandwidth_bps
+
+    def prof(t_ms: float, mem: float) -> GroupProfile:
+        z = np.zeros((1, 2))
+        return GroupProfile(network="x", accelerators=soc.accelerators, bounds=((0, 0),),
+                            time_s=np.array([[t_ms, t_ms]]) * 1e-3, out_s=z, in_s=z,
+                            mem_bps=np.array([[mem, mem]]) * bw, source="test")
+
+    # a: 2 ms on the GPU at 50% (s = 2 beside b); b: 1 ms on the DLA at 20% (s = 1.25 beside a)
+    w = Workload(soc, (Task("a", prof(2.0, 0.5)), Task("b", prof(1.0, 0.2))), m)
+    r = execute(w, Schedule(((0,), (1,))))
+    # b ends at 1.25 ms (progress 1/1.25); a did 1.25/2 = 0.625 ms of work, then 1.375 alone
+    assert r.finish_s[1] * 1e3 == pytest.approx(1.25)
+    assert r.finish_s[0] * 1e3 == pytest.approx(2.625)
+
+
 def test_artifact_quirks_by_hand() -> None:
     inst = parse_instance(_inst(
         _dnn("a", [1, 1, 1], [2, 2, 2], [0.5, 0.5], [50, 0, 0], [0, 0, 20]),
