@@ -273,3 +273,37 @@ def test_bench_reference_model_reaches_the_artifacts_optimum() -> None:
     mk, status = artifact_reference_z3(artifact_instance(), time_limit_s=60)
     assert status == "optimal"
     assert mk == pytest.approx(ARTIFACT_OPTIMUM_MS, abs=1e-9)
+
+
+def test_paper_lower_bound_by_hand() -> None:
+    """The enumeration's LP bound: on FORCED it is the hand optimum 4.875 (with overlap c,
+    M >= 3 + c/2 and M >= 6 - 0.3 c); on QUIRK2 (no memory traffic) 6.0, and with it both
+    solvers prove the paper optimum 6.0 at once."""
+    from npusched.policies.mapping.instance_bounds import pair_lower_bound, paper_lower_bound
+
+    forced = parse_instance(FORCED)
+    b = paper_lower_bound(forced)
+    assert b.bound_ms == pytest.approx(4.875, rel=1e-5) and b.bound_ms <= 4.875
+    assert b.pairs[0][0] == ((0, 0, 0), (1, 1, 1))
+    assert len(b.pairs) == 6 * 6  # rows with at most one change of 3 groups: 6 per DNN
+    # a mapping's bound never exceeds any timing of it: the serial timing of FORCED's mapping
+    assert pair_lower_bound(forced, ((0, 0, 0), (1, 1, 1))) <= 6.0
+    q = parse_instance(QUIRK2)
+    assert paper_lower_bound(q).bound_ms == pytest.approx(6.0, rel=1e-5)
+    for solver in ("cpsat", "z3"):
+        r = solve_instance(q, "paper", solver, time_limit_s=20)
+        assert r.status == "optimal" and r.makespan_ms == pytest.approx(6.0, abs=1e-6)
+
+
+def test_paper_lower_bound_of_the_artifact_instance() -> None:
+    """Below every schedule found (3.402 ms is the best known, CP-SAT with the bounds), above
+    the contention-free optimum; two device-row pairs stay open at 3.402."""
+    from npusched.policies.mapping.instance_bounds import paper_lower_bound
+
+    b = paper_lower_bound(artifact_instance())
+    assert 3.35 < b.bound_ms < 3.402
+    assert len(b.pairs) == 20 * 16
+    assert b.open_pairs(3.402) == 2
+    # the best known schedule's pair is among the open ones
+    best = ((0,) * 10, (1, 0, 0, 0, 0, 0, 0, 0))
+    assert dict(b.pairs)[best] < 3.402

@@ -11,6 +11,7 @@ groups on one accelerator are then consecutive, and its chain already separates 
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -18,6 +19,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from npusched.policies.mapping.instance import MapInstance, serial_bound_ms
+from npusched.policies.mapping.instance_bounds import PaperBound
 
 __all__ = ["solve_cpsat_instance"]
 
@@ -36,8 +38,12 @@ def solve_cpsat_instance(
     time_limit_s: float,
     tick_ms: float,
     fixed: tuple[tuple[int, ...], ...] | None = None,
+    bounds: PaperBound | None = None,
 ) -> Raw:
-    """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``."""
+    """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``. ``bounds`` (``paper``
+    semantics, two DNNs, latency): the enumeration's per-mapping lower bounds, added as
+    ``makespan >= bound`` implied by each pair of device rows
+    (:mod:`npusched.policies.mapping.instance_bounds`)."""
 
     def ticks(v: float) -> int:
         return max(round(v / tick_ms), 0)
@@ -114,6 +120,8 @@ def solve_cpsat_instance(
     if inst.objective == "latency":
         mk = m.new_int_var(0, horizon, "makespan")
         m.add_max_equality(mk, ends)
+        if bounds is not None:
+            _add_pair_bounds(m, x, mk, bounds, tick_ms)
         m.minimize(mk)
     else:
         invs = []
@@ -143,6 +151,33 @@ def solve_cpsat_instance(
     end_ms = [solver.value(e) * tick_ms for e in ends]
     status = "optimal" if code == cp_model.OPTIMAL else "feasible"
     return devices, starts, end_ms, status, solve_s
+
+
+def _add_pair_bounds(
+    m: cp_model.CpModel,
+    x: list[list[cp_model.IntVar]],
+    mk: cp_model.IntVar,
+    bounds: PaperBound,
+    tick_ms: float,
+) -> None:
+    """One literal per device row of each DNN (``z[n][row]`` forces ``x`` to the row; exactly
+    one per DNN, since the rows are every row the transition limit allows), and for each pair of
+    rows ``makespan >= ceil(bound / tick)`` when both are chosen; the least bound holds always."""
+    z: list[dict[tuple[int, ...], cp_model.IntVar]] = [{}, {}]
+    for (ra, rb), _ in bounds.pairs:
+        for n, row in ((0, ra), (1, rb)):
+            if row not in z[n]:
+                lit = m.new_bool_var(f"z{n}_{len(z[n])}")
+                for g, dev in enumerate(row):
+                    m.add_implication(lit, x[n][g] if dev == 0 else x[n][g].negated())
+                z[n][row] = lit
+    for n in (0, 1):
+        m.add_exactly_one(z[n].values())
+    m.add(mk >= math.ceil(bounds.bound_ms / tick_ms))
+    for (ra, rb), b in bounds.pairs:
+        need = math.ceil(b / tick_ms)
+        if need > math.ceil(bounds.bound_ms / tick_ms):
+            m.add(mk >= need).only_enforce_if([z[0][ra], z[1][rb]])
 
 
 def _hint_serial(

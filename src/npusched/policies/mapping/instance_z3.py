@@ -17,6 +17,7 @@ from typing import Any
 
 from npusched.errors import ConfigError, SimulationError
 from npusched.policies.mapping.instance import MapInstance, serial_bound_ms
+from npusched.policies.mapping.instance_bounds import PaperBound
 
 __all__ = ["solve_z3_instance"]
 
@@ -46,8 +47,10 @@ def solve_z3_instance(
     *,
     time_limit_s: float,
     fixed: tuple[tuple[int, ...], ...] | None = None,
+    bounds: PaperBound | None = None,
 ) -> Raw:
-    """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``."""
+    """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``. ``bounds``: as in
+    :func:`~npusched.policies.mapping.instance_cpsat.solve_cpsat_instance`."""
     z3 = _z3()
     N = len(inst.dnns)
     opt = z3.Optimize()
@@ -143,6 +146,14 @@ def solve_z3_instance(
         if semantics == "paper":
             # the serial schedule (each DNN on one accelerator, one after the other) bounds it
             opt.add(mk <= R(serial_bound_ms(inst, semantics)))
+        if bounds is not None:  # the enumeration's bounds, implied by each pair of rows
+            opt.add(mk >= R(bounds.bound_ms))
+            for (ra, rb), pair_lb in bounds.pairs:
+                if pair_lb > bounds.bound_ms:
+                    match = [v if dev == 0 else z3.Not(v)
+                             for row, xs in ((ra, x[0]), (rb, x[1]))
+                             for v, dev in zip(xs, row, strict=True)]
+                    opt.add(z3.Implies(z3.And(*match), mk >= R(pair_lb)))
         h = opt.minimize(mk)
     else:
         invs = []
