@@ -137,10 +137,10 @@ def test_forced_mapping_paper_contention_by_hand() -> None:
     assert ends[0] == pytest.approx([2.0, 3.875, 4.875])
     assert ends[1] == pytest.approx([1.25, 2.5, 3.75])
     # 4.875 is optimal: with overlap c, a takes >= 3 + c/2 and both >= 6 - 0.3 c together, so
-    # max(...) >= 4.875. The solver never claims better; it proves no optimum within 3 s
-    # (docs/papers/haxconn.md, "solver speed").
-    r = solve_instance(inst, "paper", "cpsat", time_limit_s=3)
-    assert 4.875 - 2e-3 <= r.makespan_ms <= 6.0 + 1e-9
+    # max(...) >= 4.875. CP-SAT proves it: the union cut (sum ov >= R_a + R_b - makespan) and
+    # the enumeration's bound (exactly 4.875 here) close the search.
+    r = solve_instance(inst, "paper", "cpsat", time_limit_s=20)
+    assert r.status == "optimal" and r.makespan_ms == pytest.approx(4.875, abs=1e-6)
 
 
 @pytest.mark.parametrize("solver", ["cpsat", "z3"])

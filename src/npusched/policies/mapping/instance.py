@@ -456,7 +456,8 @@ def solve_instance(
 ) -> MapResult:
     """Solve ``inst`` under ``semantics`` ("artifact" or "paper") with ``solver`` ("cpsat" or
     "z3"). CP-SAT works in integer ticks of ``tick_ms`` (default 1e-4 ms for ``artifact``,
-    1e-3 ms for ``paper``); under ``artifact`` the reported times are re-timed exactly from the
+    1e-2 ms for ``paper``: the artifact's own resolution, its times have two decimals in ms;
+    contention extras are rounded up to a tick, and ``optimal`` means proven in that model); under ``artifact`` the reported times are re-timed exactly from the
     solver's mapping and order (:func:`evaluate`); under ``paper`` to the least fixpoint of
     the contention equations (:func:`paper_ends`). Z3 works on rationals in 1e-6 ms.
     ``fixed`` (per DNN, 0 = GPU / 1 = DLA per group) pins the mapping: only the timing is
@@ -479,7 +480,7 @@ def solve_instance(
     if solver == "cpsat":
         from npusched.policies.mapping.instance_cpsat import solve_cpsat_instance
 
-        tick = tick_ms if tick_ms is not None else (1e-4 if semantics == "artifact" else 1e-3)
+        tick = tick_ms if tick_ms is not None else (1e-4 if semantics == "artifact" else 1e-2)
         raw = solve_cpsat_instance(
             inst, semantics, time_limit_s=time_limit_s, tick_ms=tick, fixed=fixed,
             bounds=bounds,

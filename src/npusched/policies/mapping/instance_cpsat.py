@@ -39,6 +39,7 @@ def solve_cpsat_instance(
     tick_ms: float,
     fixed: tuple[tuple[int, ...], ...] | None = None,
     bounds: PaperBound | None = None,
+    union_cut: bool = True,
 ) -> Raw:
     """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``. ``bounds`` (``paper``
     semantics, two DNNs, latency): the enumeration's per-mapping lower bounds, added as
@@ -115,11 +116,19 @@ def solve_cpsat_instance(
         ends.append(et_n[-1])
     for dev in (0, 1):
         m.add_no_overlap(ivs[dev])
+    mk = m.new_int_var(0, horizon, "makespan")
+    m.add_max_equality(mk, ends)
     if semantics == "paper":
-        _contention(m, inst, x, st, et_all, s_gpu, s_dla, horizon, tick_ms)
+        ovs = _contention(m, inst, x, st, et_all, s_gpu, s_dla, horizon, tick_ms,
+                          keep_all=union_cut)
+        if union_cut:
+            # the busy times of two DNNs intersect for at least R_n + R_k - makespan, and the
+            # intersection is their overlap (same-accelerator pairs never overlap)
+            for (n, k), pair_ovs in ovs.items():
+                busy = [et_all[i][g] - st[i][g] for i in (n, k)
+                        for g in range(inst.dnns[i].n_groups)]
+                m.add(sum(pair_ovs) >= sum(busy) - mk)
     if inst.objective == "latency":
-        mk = m.new_int_var(0, horizon, "makespan")
-        m.add_max_equality(mk, ends)
         if bounds is not None:
             _add_pair_bounds(m, x, mk, bounds, tick_ms)
         m.minimize(mk)
@@ -216,7 +225,8 @@ def _contention(
     s_dla: list[np.ndarray],
     horizon: int,
     tick_ms: float,
-) -> None:
+    keep_all: bool = False,
+) -> dict[tuple[int, int], list[Any]]:
     """Eq. 7-8 for two accelerators: a group on accelerator ``a`` loses ``ov (1 - 1/s_a)`` for
     every overlap ``ov`` with a group of another DNN (necessarily on the other accelerator).
 
@@ -226,6 +236,7 @@ def _contention(
     fixpoint (what fluid execution gives, :func:`paper_ends`) is no later, keeps every chain and
     no-overlap constraint and ends no later; the caller re-times the solution to it."""
     N = len(inst.dnns)
+    ovs: dict[tuple[int, int], list[Any]] = {}
     terms: dict[tuple[int, int], list[Any]] = {
         (n, g): [] for n in range(N) for g in range(inst.dnns[n].n_groups)
     }
@@ -241,12 +252,13 @@ def _contention(
                 for h in range(inst.dnns[k].n_groups):
                     cg, cd = coef(n, g)
                     cg2, cd2 = coef(k, h)
-                    if cg == cd == cg2 == cd2 == 0:
+                    if cg == cd == cg2 == cd2 == 0 and not keep_all:
                         continue
                     tag = f"{n}_{g}_{k}_{h}"
                     # min(e1, e2) - max(s1, s2) is the least of the four e - s: ov is at
                     # least one of them (a clause of four literals)
                     ov = m.new_int_var(0, horizon, f"ov{tag}")
+                    ovs.setdefault((n, k), []).append(ov)
                     lits = []
                     for e_ in (et[n][g], et[k][h]):
                         for s_ in (st[n][g], st[k][h]):
@@ -269,3 +281,4 @@ def _contention(
             if terms[(n, g)]:
                 m.add(extra * COEF_SCALE >= sum(terms[(n, g)]))
             m.add(et[n][g] - st[n][g] == td + (tg - td) * x[n][g] + extra)
+    return ovs

@@ -114,6 +114,7 @@ def solve_z3_instance(
                     else:
                         sep = z3.Or(et[n][g] <= st[k][h], et[k][h] <= st[n][g])
                         opt.add(z3.Implies(x[n][g] == x[k][h], sep))
+    pair_ovs: dict[tuple[int, int], list[Any]] = {}
     if semantics == "paper":
         extra: dict[tuple[int, int], list[Any]] = {
             (n, g): [] for n in range(N) for g in range(inst.dnns[n].n_groups)
@@ -127,6 +128,7 @@ def solve_z3_instance(
                         hi = z3.If(et[n][g] <= et[k][h], et[n][g], et[k][h])
                         ov = z3.Real(f"ov{n}_{g}_{k}_{h}")
                         opt.add(ov >= 0, ov >= hi - lo)
+                        pair_ovs.setdefault((n, k), []).append(ov)
                         for (a, i), (b, j) in (((n, g), (k, h)), ((k, h), (n, g))):
                             c = z3.If(
                                 x[a][i],
@@ -146,6 +148,11 @@ def solve_z3_instance(
         if semantics == "paper":
             # the serial schedule (each DNN on one accelerator, one after the other) bounds it
             opt.add(mk <= R(serial_bound_ms(inst, semantics)))
+            # the union cut (as in the CP-SAT encoding): two DNNs' busy times intersect for at
+            # least R_n + R_k - makespan, and the intersection is their overlap
+            for (n, k), ovl in pair_ovs.items():
+                busy = [et[i][g] - st[i][g] for i in (n, k) for g in range(inst.dnns[i].n_groups)]
+                opt.add(z3.Sum(ovl) >= z3.Sum(busy) - mk)
         if bounds is not None:  # the enumeration's bounds, implied by each pair of rows
             opt.add(mk >= R(bounds.bound_ms))
             for (ra, rb), pair_lb in bounds.pairs:
