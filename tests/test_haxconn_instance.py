@@ -140,7 +140,9 @@ def test_forced_mapping_paper_contention_by_hand() -> None:
     # max(...) >= 4.875. CP-SAT proves it: the union cut (sum ov >= R_a + R_b - makespan) and
     # the enumeration's bound (exactly 4.875 here) close the search.
     r = solve_instance(inst, "paper", "cpsat", time_limit_s=20)
-    assert r.status == "optimal" and r.makespan_ms == pytest.approx(4.875, abs=1e-6)
+    # optimal in the 10 us tick model, whose contention extras are rounded up (< 1 tick per
+    # group: 6 groups, 0.06 ms); re-timed exactly, it lies between the bound and that allowance
+    assert r.status == "optimal" and 4.875 - 1e-6 <= r.makespan_ms <= 4.875 + 0.06
 
 
 @pytest.mark.parametrize("solver", ["cpsat", "z3"])

@@ -146,6 +146,11 @@ def solve_cpsat_instance(
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
+    if semantics == "paper":
+        # no LP relaxation: the overlap disjunctions make it weak, and the union cut and the
+        # pair bounds act by propagation. Measured on the artifact's instance: 2.2 s to the
+        # proven optimum instead of 11 s; 2.2-4.7 s instead of 4-17 s on three variants of it
+        solver.parameters.linearization_level = 0
     t0 = time.perf_counter()
     code = solver.solve(m)
     solve_s = time.perf_counter() - t0
