@@ -130,3 +130,19 @@ def test_gap_analysis_columns() -> None:
     assert r["paper/ours GPU-only"] == pytest.approx(7.02 / 7.32, abs=0.01)
     text = gap_reading(rows)
     assert "Table 2's measured GoogLeNet" in text
+    # the factors added in the second round (issue 22): every column a finite number
+    for k in ("artifact GPU&DSA %", "artifact baselines %", "artifact contention %",
+              "20 groups %", "transitions x2.4 %"):
+        assert np.isfinite(float(r[k])), k
+    assert "artifact baselines" in text and "Mean over these experiments" in text
+
+
+def test_artifact_gpu_dsa_is_dnn1_gpu_dnn2_dla() -> None:
+    from npusched.experiments.reproduce.haxconn import TABLE6, _workload, artifact_gpu_dsa
+
+    e1 = TABLE6[0]
+    s2 = artifact_gpu_dsa(_workload(e1.soc, e1.nets, 10))
+    assert s2.assignment == ((0,) * 10, (1,) * 10)
+    e5 = TABLE6[4]  # three DNNs: the last one on the DSA (our choice)
+    s3 = artifact_gpu_dsa(_workload(e5.soc, e5.nets, 10, dict(e5.after)))
+    assert s3.assignment == ((0,) * 10, (0,) * 10, (1,) * 10)

@@ -65,8 +65,9 @@ class PccsContention(Component):
             if getattr(self, name) < 0:
                 raise ParameterError("PccsContention", name, getattr(self, name), ">= 0")
 
-    def slowdown_one(self, own: float, external: float) -> float:
-        """Scalar :meth:`slowdown` (the executor's inner loop; same formula, no NumPy)."""
+    def slowdown_one(self, own: float, external: float, device: int = 0) -> float:
+        """Scalar :meth:`slowdown` (the executor's inner loop; same formula, no NumPy).
+        ``device`` (the accelerator index) is unused here; device-aware models read it."""
         d = max(own, 0.0)
         e = max(external, 0.0)
         u = d + e
@@ -77,9 +78,12 @@ class PccsContention(Component):
         )
         return 1.0 + d * extra
 
-    def slowdown(self, own: npt.ArrayLike, external: npt.ArrayLike) -> FloatArray:
+    def slowdown(
+        self, own: npt.ArrayLike, external: npt.ArrayLike, device: npt.ArrayLike | None = None
+    ) -> FloatArray:
         """Execution-time multiplier (>= 1) for requested throughput ``own`` beside ``external``,
-        both as fractions of the SoC's peak bandwidth (broadcasting NumPy arrays)."""
+        both as fractions of the SoC's peak bandwidth (broadcasting NumPy arrays). ``device``
+        (accelerator indices, broadcasting like ``own``) is unused by this model."""
         self._check()
         d = np.clip(np.asarray(own, dtype=np.float64), 0.0, None)
         e = np.clip(np.asarray(external, dtype=np.float64), 0.0, None)

@@ -171,7 +171,7 @@ def execute_batch(
             for a in range(1, n_acc):
                 tot = tot + own[:, a]
             ext = tot[:, None] - own
-            slow = model.slowdown(own, ext)
+            slow = model.slowdown(own, ext, a_idx[None, :])
             multi = running.sum(axis=1) > 1
             slow = np.where(running & multi[:, None], slow, 1.0)
         else:

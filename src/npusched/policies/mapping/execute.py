@@ -311,7 +311,7 @@ def execute(
             own = [demand[running[a][0]][running[a][1]][a] for a in accs]
             if contention and len(accs) > 1:
                 tot = sum(own)
-                slow = [slow_fn(d, tot - d) for d in own]
+                slow = [slow_fn(d, tot - d, a) for d, a in zip(own, accs, strict=True)]
             else:
                 slow = [1.0] * len(accs)
             t_done = now + min(running[a][2] * s for a, s in zip(accs, slow, strict=True))

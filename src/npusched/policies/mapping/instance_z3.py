@@ -17,6 +17,7 @@ from typing import Any
 
 from npusched.errors import ConfigError, SimulationError
 from npusched.policies.mapping.instance import MapInstance, serial_bound_ms
+from npusched.policies.mapping.instance_bounds import PaperBound
 
 __all__ = ["solve_z3_instance"]
 
@@ -46,8 +47,10 @@ def solve_z3_instance(
     *,
     time_limit_s: float,
     fixed: tuple[tuple[int, ...], ...] | None = None,
+    bounds: PaperBound | None = None,
 ) -> Raw:
-    """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``."""
+    """Solve; returns ``(devices, starts_ms, ends_ms, status, solve_s)``. ``bounds``: as in
+    :func:`~npusched.policies.mapping.instance_cpsat.solve_cpsat_instance`."""
     z3 = _z3()
     N = len(inst.dnns)
     opt = z3.Optimize()
@@ -111,6 +114,7 @@ def solve_z3_instance(
                     else:
                         sep = z3.Or(et[n][g] <= st[k][h], et[k][h] <= st[n][g])
                         opt.add(z3.Implies(x[n][g] == x[k][h], sep))
+    pair_ovs: dict[tuple[int, int], list[Any]] = {}
     if semantics == "paper":
         extra: dict[tuple[int, int], list[Any]] = {
             (n, g): [] for n in range(N) for g in range(inst.dnns[n].n_groups)
@@ -124,6 +128,7 @@ def solve_z3_instance(
                         hi = z3.If(et[n][g] <= et[k][h], et[n][g], et[k][h])
                         ov = z3.Real(f"ov{n}_{g}_{k}_{h}")
                         opt.add(ov >= 0, ov >= hi - lo)
+                        pair_ovs.setdefault((n, k), []).append(ov)
                         for (a, i), (b, j) in (((n, g), (k, h)), ((k, h), (n, g))):
                             c = z3.If(
                                 x[a][i],
@@ -143,6 +148,19 @@ def solve_z3_instance(
         if semantics == "paper":
             # the serial schedule (each DNN on one accelerator, one after the other) bounds it
             opt.add(mk <= R(serial_bound_ms(inst, semantics)))
+            # the union cut (as in the CP-SAT encoding): two DNNs' busy times intersect for at
+            # least R_n + R_k - makespan, and the intersection is their overlap
+            for (n, k), ovl in pair_ovs.items():
+                busy = [et[i][g] - st[i][g] for i in (n, k) for g in range(inst.dnns[i].n_groups)]
+                opt.add(z3.Sum(ovl) >= z3.Sum(busy) - mk)
+        if bounds is not None:  # the enumeration's bounds, implied by each pair of rows
+            opt.add(mk >= R(bounds.bound_ms))
+            for (ra, rb), pair_lb in bounds.pairs:
+                if pair_lb > bounds.bound_ms:
+                    match = [v if dev == 0 else z3.Not(v)
+                             for row, xs in ((ra, x[0]), (rb, x[1]))
+                             for v, dev in zip(xs, row, strict=True)]
+                    opt.add(z3.Implies(z3.And(*match), mk >= R(pair_lb)))
         h = opt.minimize(mk)
     else:
         invs = []
