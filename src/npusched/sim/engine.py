@@ -26,7 +26,8 @@ small handler (``_Run.handlers``):
   wait; a policy that can tell which ticks change nothing, ``quiet_periods(view, first_s)``,
   gets a tick only at the first boundary where its decision can change, and the skipped ones
   credited at once before the next event, ``on_periods(view, first_s, count)``: the decisions
-  are those of ticking every period, at a cost that grows with events, not simulated time),
+  are those of ticking every period, at a cost that grows with events, not simulated time; a
+  policy whose ``ticks_every_period`` is true gets every tick),
 
 and finds where a job stands at any time as ``executed = executed_at_t0 + rate * (now - t0)``.
 
@@ -1713,6 +1714,7 @@ class _Run:
             and sim.skip_periods
             and callable(getattr(policy, "quiet_periods", None))
             and callable(getattr(policy, "on_periods", None))
+            and not getattr(policy, "ticks_every_period", False)
         )
         period_f = float(period) if period is not None else 0.0
         dispatch = self._dispatch
