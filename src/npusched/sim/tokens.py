@@ -17,6 +17,10 @@ rule with the ``>=`` threshold, a job whose tokens reached the top level is a ca
 later decision (tokens never fall; the threshold is a level), so it leaves the token updates and
 ``quiet_periods`` and waits in a heap in ``choose``'s order. Superseded ticks that
 ``quiet_periods``' "never" put about 2**40 periods ahead are kept aside, not in the event heap.
+Under the linear rule with the ``>=`` threshold (the default), no decision scans the queue: a
+waiting job's tokens are evaluated only around the boundaries where they can reach a level, and
+the waiting jobs are held by level in heaps (``lazy``, see ``docs/engine.md``), so a decision
+costs O(levels log n).
 
 The result is the general loop's with ``skip_periods=True`` to the last bit: the same wakes (the
 same catch-up of skipped boundaries, the same stale ticks and superseded completions waking the
