@@ -26,7 +26,8 @@ small handler (``_Run.handlers``):
   wait; a policy that can tell which ticks change nothing, ``quiet_periods(view, first_s)``,
   gets a tick only at the first boundary where its decision can change, and the skipped ones
   credited at once before the next event, ``on_periods(view, first_s, count)``: the decisions
-  are those of ticking every period, at a cost that grows with events, not simulated time),
+  are those of ticking every period, at a cost that grows with events, not simulated time; a
+  policy whose ``ticks_every_period`` is true gets every tick),
 
 and finds where a job stands at any time as ``executed = executed_at_t0 + rate * (now - t0)``.
 
@@ -135,6 +136,10 @@ PREEMPTION_POINTS = ("tile", "layer")
 _ORDER = attrgetter("order")
 _MAX_IDLE_TICKS = 10_000
 _MAX_SAME_INSTANT = 1_000_000
+#: Preemptions in a row that lose or gain no work (a KILL, or a CHECKPOINT stop before the job
+#: computed anything new, e.g. while it was still restoring) with no completion between them:
+#: beyond this the run is a livelock (time advances, nothing finishes) and raises.
+_MAX_FUTILE_PREEMPTIONS = 10_000
 #: Most period ticks one quiet stretch may skip (a bound, not a limit: the next event re-plans).
 _QUIET_MAX = 1 << 40
 _KILL = Mechanism.KILL
@@ -602,6 +607,17 @@ class _ShapeTable(dict[tuple[Any, ...], int]):
         return code
 
 
+def livelock_message(policy: str, now: float) -> str:
+    """The error of a run that preempted :data:`_MAX_FUTILE_PREEMPTIONS` times in a row without
+    progress (shared by every loop)."""
+    return (
+        f"policy {policy!r} preempted {_MAX_FUTILE_PREEMPTIONS} times in a row without any job "
+        f"making progress or finishing (t={now!r} s): a livelock of the configuration (e.g. "
+        "include_running=false, where any candidate preempts the running job, with KILL or a "
+        "restore longer than the period); allowed: a configuration that lets a job finish"
+    )
+
+
 class _Run:
     """State of one simulation run (the :class:`Simulator` itself stays stateless).
 
@@ -647,6 +663,7 @@ class _Run:
         self.sched_k = -1
         self.tick_epoch = 0
         self.idle_periods = 0
+        self.futile = 0  # preemptions in a row that made no progress (_MAX_FUTILE_PREEMPTIONS)
         self.completed: list[Job] = []
         self.released: list[Job] = []
         self.res_name_of: dict[int, str] = {}
@@ -1159,6 +1176,7 @@ class _Run:
         """KILL: stop ``job`` now and throw its progress away."""
         now = self.clock.now
         self._end_segment(job, now, job.executed_s)
+        self._futile_preemption()
         job.wasted_s += job._exec
         job._exec = 0.0
         job._restore_bytes = 0
@@ -1166,6 +1184,13 @@ class _Run:
         job._epoch += 1
         self._release(job)
         self._requeue(job, now)
+
+    def _futile_preemption(self) -> None:
+        """Count a preemption that made no progress; raise past :data:`_MAX_FUTILE_PREEMPTIONS`
+        in a row (a livelock)."""
+        self.futile += 1
+        if self.futile > _MAX_FUTILE_PREEMPTIONS:
+            raise SimulationError(livelock_message(self._pname(), self.clock.now))
 
     def _requeue(self, job: Job, now: float) -> None:
         job.state = WAITING
@@ -1211,6 +1236,7 @@ class _Run:
         now = self.clock.now
         iso = job.isolated_s
         self._end_segment(job, now, iso)
+        self.futile = 0
         job.state = DONE
         job._epoch = epoch + 1
         self._finish_samples(job, job._rows, job.samples)
@@ -1273,7 +1299,12 @@ class _Run:
             return ""
         now = self.clock.now
         restored = now >= job._t0
+        before = job._exec
         self._end_segment(job, now, job._limit)
+        if job._exec > before:
+            self.futile = 0
+        else:
+            self._futile_preemption()
         job.preemptions += 1
         save_s = 0.0
         if restored:
@@ -1745,6 +1776,7 @@ class _Run:
             and sim.skip_periods
             and callable(getattr(policy, "quiet_periods", None))
             and callable(getattr(policy, "on_periods", None))
+            and not getattr(policy, "ticks_every_period", False)
         )
         period_f = float(period) if period is not None else 0.0
         dispatch = self._dispatch

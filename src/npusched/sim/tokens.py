@@ -17,6 +17,10 @@ rule with the ``>=`` threshold, a job whose tokens reached the top level is a ca
 later decision (tokens never fall; the threshold is a level), so it leaves the token updates and
 ``quiet_periods`` and waits in a heap in ``choose``'s order. Superseded ticks that
 ``quiet_periods``' "never" put about 2**40 periods ahead are kept aside, not in the event heap.
+Under the linear rule with the ``>=`` threshold (the default), no decision scans the queue: a
+waiting job's tokens are evaluated only around the boundaries where they can reach a level, and
+the waiting jobs are held by level in heaps (``lazy``, see ``docs/engine.md``), so a decision
+costs O(levels log n).
 
 The result is the general loop's with ``skip_periods=True`` to the last bit: the same wakes (the
 same catch-up of skipped boundaries, the same stale ticks and superseded completions waking the
@@ -101,7 +105,13 @@ def execute_tokens(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     from npusched.policies.temporal.mechanism import dynamic_choice
     from npusched.policies.temporal.prema import _NEVER, PERIOD_S, NPPrema, round_down_to_level
-    from npusched.sim.engine import _MAX_IDLE_TICKS, _QUIET_MAX, PowerPiece
+    from npusched.sim.engine import (
+        _MAX_FUTILE_PREEMPTIONS,
+        _MAX_IDLE_TICKS,
+        _QUIET_MAX,
+        PowerPiece,
+        livelock_message,
+    )
 
     sim = run.sim
     policy = run.policy
@@ -175,6 +185,31 @@ def execute_tokens(run: _Run) -> SimResult:
     top_cut = top_level - 1e-12 * max(top_level, 1.0)  # the candidate cut of threshold 9
     saturating = cumulative and not strict  # under ">" a job at 9 tokens is not a candidate
     arr_t = [*arr_s, inf]
+    nwait = 0  # jobs in the ready queue
+
+    # The linear rule's exact candidate search (``lazy``: linear tokens, threshold ">=", every
+    # priority at or above the lowest level). A waiting job's tokens grow with its waiting time
+    # (``priority x (1 + (since - waited ... boundary) / estimate)``), so the boundary at which
+    # they reach a level is known in advance: a job's tokens are evaluated (the general loop's
+    # float expression, at the boundary being credited) only from shortly before it can reach
+    # its next level (``promo``, a heap of boundary indices; 2e-9 relative margin, then every
+    # boundary until it does), and between evaluations every comparison with a level cut gives
+    # what the up-to-date value would. The waiting jobs are held by level: ``cnt_x[i]`` counts
+    # those whose tokens reached level ``i`` exactly (the threshold is the highest level with
+    # one), ``cheap[i]`` holds those whose tokens pass level ``i``'s candidate cut (``eps``
+    # below it) in ``choose``'s order, and ``qheap[i]`` those still below level ``i``, by the
+    # time they reach it (``quiet_periods``). Decisions are then O(levels log n), not O(n).
+    nlev = len(levels)
+    lazy = not cumulative and not strict and min(fprio, default=top_level) >= levels[0]
+    cand_cut = [lv - 1e-12 * max(lv, 1.0) for lv in levels]  # ``candidates``' cut at lv
+    lvl_c = [-1] * n  # highest level whose candidate cut a waiting job's tokens pass
+    lvl_x = [-1] * n  # highest level its tokens reach
+    cnt_x = [0] * nlev
+    cheap: list[list[tuple[Any, ...]]] = [[] for _ in levels]
+    qheap: list[list[tuple[float, int, int]]] = [[] for _ in levels]
+    promo: list[tuple[int, int, int]] = []
+    ver = [0] * n  # bumped at each enqueue: heap entries of an earlier stay are stale
+    waiting = [False] * n
 
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # as in npusched.sim.ranked; one machine event ``mkind`` at ``tm``; completion events a
@@ -213,6 +248,7 @@ def execute_tokens(run: _Run) -> SimResult:
     tick_pending = False
     skip_k0: int | None = None
     idle_periods = 0
+    futile = 0  # preemptions in a row without progress (the engine's livelock guard)
 
     def end_segment(k: int, te: float, exec_end: float) -> None:
         """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1)."""
@@ -261,8 +297,200 @@ def execute_tokens(run: _Run) -> SimResult:
             return (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], k)
         return (arr_s[k], rid[k], k)  # first_come: (arrival, id)
 
+    def levels_of(t: float) -> tuple[int, int]:
+        """(``lvl_c``, ``lvl_x``) of tokens ``t``."""
+        c = x = -1
+        for i in range(nlev):
+            if t >= cand_cut[i]:
+                c = i
+                if t >= levels[i]:
+                    x = i
+            else:
+                break
+        return c, x
+
+    def cheap_entry(k: int) -> tuple[Any, ...]:
+        """Job ``k``'s entry in ``cheap``: ``choose``'s key of a waiting job (without the
+        running flag), its stay (``ver``) and index."""
+        if sjf:  # shortest_remaining: (remaining, arrival, id)
+            rem = est[k] - exe[k]
+            return (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], ver[k], k)
+        return (arr_s[k], rid[k], ver[k], k)  # first_come: (arrival, id)
+
+    def promo_at(k: int, nx: int) -> int:
+        """A boundary index at or before the first at which waiting job ``k`` can reach level
+        ``nx`` (tokens at boundary ``b``: ``priority x (1 + (waited + b - since) / est)``)."""
+        e = est[k]
+        if e <= 0.0:
+            return -1
+        b = since[k] - waited[k] + (levels[nx] * (1.0 - 2e-9) / fprio[k] - 1.0) * e
+        return math.floor(b / period) - 1
+
+    def lazy_enqueue(k: int) -> None:
+        nonlocal nwait
+        waiting[k] = True
+        ver[k] += 1
+        v = ver[k]
+        t = tok[k]
+        c, x = levels_of(t)
+        lvl_c[k] = c
+        lvl_x[k] = x
+        cnt_x[x] += 1
+        heappush(cheap[c], cheap_entry(k))
+        if x + 1 < nlev:
+            heappush(promo, (promo_at(k, x + 1), v, k))
+            top = t * (1.0 + 1e-12)
+            v0 = since[k] - waited[k]
+            e = est[k]
+            for i in range(x + 1, nlev):
+                lv = levels[i]
+                if lv > top:
+                    heappush(qheap[i], (v0 + (lv * (1.0 - 1e-9) / fprio[k] - 1.0) * e, v, k))
+        nwait += 1
+
+    def dequeue(k: int) -> None:
+        """Job ``k`` leaves the ready queue (it starts)."""
+        nonlocal nwait
+        nwait -= 1
+        if lazy:
+            waiting[k] = False
+            cnt_x[lvl_x[k]] -= 1
+        elif saturating and tok[k] >= top_level:
+            heappop(sat)  # ``k`` is its best job
+        else:
+            low.remove(k)
+
+    def lazy_credit(kb: int, now: float, last: float) -> None:
+        """Credit the boundary of index ``kb`` (at ``last``; the wake's time ``now``): the jobs
+        due in ``promo`` get the general loop's tokens and move up their levels."""
+        while promo and promo[0][0] <= kb:
+            _, v, k = heappop(promo)
+            if not waiting[k] or ver[k] != v:
+                continue
+            if last == now:  # ``on_period``'s expression
+                set_gain(k, slowdown(waited[k] + (now - since[k]), est[k]))
+            else:  # ``on_periods``'
+                set_gain(k, slowdown(waited[k] + (now - since[k]) - (now - last), est[k]))
+            c, x = levels_of(tok[k])
+            if c != lvl_c[k]:
+                lvl_c[k] = c
+                heappush(cheap[c], cheap_entry(k))
+            if x != lvl_x[k]:
+                cnt_x[lvl_x[k]] -= 1
+                cnt_x[x] += 1
+                lvl_x[k] = x
+            if x + 1 < nlev:
+                nb = promo_at(k, x + 1)
+                heappush(promo, (nb if nb > kb else kb + 1, v, k))
+
+    def lazy_threshold() -> int:
+        """The threshold's level index (waiting jobs and, if included, the running one)."""
+        t_i = nlev - 1
+        while t_i >= 0 and cnt_x[t_i] == 0:
+            t_i -= 1
+        if run_k >= 0 and incl_run:
+            xr = levels_of(tok[run_k])[1]
+            if xr > t_i:
+                t_i = xr
+        return t_i
+
+    def lazy_pick(now: float) -> int:
+        """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
+        the threshold, and the running job if it is a candidate."""
+        t_i = lazy_threshold()
+        if t_i < 0:
+            return -1
+        best = -1
+        bkey: tuple[Any, ...] | None = None
+        for i in range(t_i, nlev):
+            h = cheap[i]
+            while h:
+                e = h[0]
+                k = e[-1]
+                if waiting[k] and ver[k] == e[-2] and lvl_c[k] == i:
+                    break
+                heappop(h)
+            if h:
+                e = h[0]
+                key = e[:-2]
+                if bkey is None or key < bkey:
+                    best, bkey = e[-1], key
+        if run_k >= 0 and incl_run and tok[run_k] >= cand_cut[t_i]:
+            if bkey is None:
+                return run_k
+            if sjf:  # (remaining, running first, arrival, id)
+                rem = est[run_k] - executed(run_k, now)
+                if rem < 0.0:
+                    rem = 0.0
+                if rem <= bkey[0]:
+                    return run_k
+            elif arr_s[run_k] <= bkey[0]:  # (arrival, running first, id)
+                return run_k
+        return best
+
+    def lazy_quiet(now: float, first_s: float) -> int:
+        """``quiet_periods`` over the level structure: the jobs whose time to reach a level
+        at or above the threshold is within three periods of the soonest, evaluated exactly."""
+        if run_k >= 0 and not preemptive:
+            return never
+        if run_k < 0:
+            return 0
+        t_i = lazy_threshold()
+        thr = levels[t_i]
+        best = never
+        if incl_run:
+            top = tok[run_k] * (1.0 + 1e-12)
+            if top < top_level:
+                for lv in levels:
+                    if lv <= top or lv < thr:
+                        continue
+                    need = lv * (1.0 - 1e-9) / fprio[run_k] - 1.0
+                    best = to_gain(gain[run_k], need, waited[run_k], p, est[run_k], False, False)
+                    break
+        ahead = first_s - now
+        qmin = inf
+        for i in range(t_i, nlev):
+            h = qheap[i]
+            lv = levels[i]
+            while h:
+                _, v, k = h[0]
+                if waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv:
+                    break
+                heappop(h)
+            if h and h[0][0] < qmin:
+                qmin = h[0][0]
+        if qmin == inf:
+            return max(best - 1, 0)
+        lim = qmin + 3.0 * p
+        for i in range(t_i, nlev):
+            h = qheap[i]
+            lv = levels[i]
+            seen = []
+            while h:
+                e = h[0]
+                _, v, k = e
+                if not (waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv):
+                    heappop(h)
+                    continue
+                if e[0] > lim:
+                    break
+                seen.append(heappop(h))
+                need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
+                w = waited[k] + (now - since[k]) + ahead
+                kk = to_gain(gain[k], need, w, p, est[k], True, False)
+                if kk < best:
+                    best = kk
+            for e in seen:
+                heappush(h, e)
+        return max(best - 1, 0)
+
     def enqueue(k: int) -> None:
-        """Job ``k`` joins the ready queue."""
+        """Job ``k`` joins the ready queue (``since[k]`` set first)."""
+        nonlocal nwait
+        if lazy:
+            lazy_enqueue(k)
+            return
+        nwait += 1
         if saturating and tok[k] >= top_level:
             heappush(sat, sat_key(k))
         else:
@@ -278,6 +506,12 @@ def execute_tokens(run: _Run) -> SimResult:
     def on_periods(now: float, first_s: float, count: int) -> None:
         """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once (jobs
         at the top level are left as they are: see ``sat``)."""
+        if lazy:
+            last = first_s + (count - 1) * p
+            lazy_credit(round(first_s / period) + count - 1, now, last)
+            if run_k >= 0:
+                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
+            return
         if not cumulative:
             last = first_s + (count - 1) * p
             for k in low:
@@ -305,6 +539,11 @@ def execute_tokens(run: _Run) -> SimResult:
 
     def on_period(now: float) -> None:
         """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""
+        if lazy:
+            lazy_credit(round(now / period), now, now)
+            if run_k >= 0:
+                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
+            return
         if not cumulative:
             for k in low:
                 set_gain(k, slowdown(waited[k] + (now - since[k]), est[k]))
@@ -320,6 +559,8 @@ def execute_tokens(run: _Run) -> SimResult:
 
     def pick(now: float) -> int:
         """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none."""
+        if lazy:
+            return lazy_pick(now)
         run_in = run_k >= 0 and incl_run
         if not strict and (sat or (run_in and tok[run_k] >= top_level)):
             # The threshold is the top level: the candidates are ``sat`` and the jobs within
@@ -376,6 +617,8 @@ def execute_tokens(run: _Run) -> SimResult:
 
     def quiet_periods(now: float, first_s: float) -> int:
         """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision."""
+        if lazy:
+            return lazy_quiet(now, first_s)
         if run_k >= 0 and not preemptive:
             return never
         if run_k < 0 or strict:
@@ -425,7 +668,7 @@ def execute_tokens(run: _Run) -> SimResult:
         t = tm if tm < next_arr else next_arr
         if live and live[0] < t:
             t = live[0]
-        if t == inf and not low and not sat:
+        if t == inf and not nwait:
             break  # only superseded events are left: they would wake the loop to do nothing
         if far_min <= t and far_min <= ts:  # a run this long: the far ticks join the heap
             for b in far:
@@ -485,6 +728,7 @@ def execute_tokens(run: _Run) -> SimResult:
                     else:
                         end_segment(run_k, now, limit)
                     col_finish[run_row] = now
+                    futile = 0
                     n_finished += 1
                     run_k = -1
                     mkind = _NONE
@@ -493,7 +737,14 @@ def execute_tokens(run: _Run) -> SimResult:
                 elif mkind == _STOP:
                     k = pre_k
                     restored = now >= t0
+                    before = exe[k]
                     end_segment(k, now, limit)
+                    if exe[k] > before:
+                        futile = 0
+                    else:
+                        futile += 1
+                        if futile > _MAX_FUTILE_PREEMPTIONS:
+                            raise SimulationError(livelock_message(policy.name, now))
                     npre[k] += 1
                     save_s = 0.0
                     if restored:
@@ -509,15 +760,15 @@ def execute_tokens(run: _Run) -> SimResult:
                 else:  # _SAVE_DONE: the victim waits again, keeping its progress
                     k = pre_k
                     pre_k = -1
-                    enqueue(k)
                     since[k] = now
+                    enqueue(k)
                     mkind = _NONE
                     tm = inf
                     preempted = True
             elif live and live[0] <= horizon:
                 heappop(live)
                 tick_pending = False
-                if not low and not sat:
+                if not nwait:
                     continue  # nobody waits: the tick is skipped
                 ticked = True
             else:
@@ -526,8 +777,8 @@ def execute_tokens(run: _Run) -> SimResult:
             woke = True
         arrived = next_arr <= horizon
         while next_arr <= horizon:
-            enqueue(ai)
             since[ai] = now
+            enqueue(ai)
             events += 1
             ai += 1
             next_arr = arr_t[ai]
@@ -580,6 +831,9 @@ def execute_tokens(run: _Run) -> SimResult:
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
                         end_segment(k, now, executed(k, now))
+                        futile += 1
+                        if futile > _MAX_FUTILE_PREEMPTIONS:
+                            raise SimulationError(livelock_message(policy.name, now))
                         wasted[k] += exe[k]
                         exe[k] = 0.0
                         rbytes[k] = 0
@@ -596,13 +850,10 @@ def execute_tokens(run: _Run) -> SimResult:
                             f"allowed: {', '.join(m.value for m in Mechanism)}"
                         )
                 if start:  # give the array to ``cand`` (restoring its checkpoint first)
-                    if saturating and tok[cand] >= top_level:
-                        heappop(sat)  # ``cand`` is its best job
-                    else:
-                        low.remove(cand)
+                    dequeue(cand)
                     if killed >= 0:
-                        enqueue(killed)
                         since[killed] = now
+                        enqueue(killed)
                         killed = -1
                     k = cand
                     waited[k] += now - since[k]
@@ -620,7 +871,7 @@ def execute_tokens(run: _Run) -> SimResult:
                     run_k = k
                     mkind = _COMPLETE
                     tm = t0 + (iso - ex0)
-        if not low and not sat:
+        if not nwait:
             skip_k0 = None  # ticks while nobody waits change nothing
             continue
         # ``_Run._plan_tick``: the next tick at the first boundary that can change a decision.
@@ -635,7 +886,7 @@ def execute_tokens(run: _Run) -> SimResult:
             if idle_periods > _MAX_IDLE_TICKS:  # pragma: no cover - Algorithm 2 always picks
                 raise SimulationError(
                     f"policy {policy.name!r} left the machine idle for {_MAX_IDLE_TICKS} "
-                    f"periods with {len(low) + len(sat)} jobs waiting and nothing else to happen "
+                    f"periods with {nwait} jobs waiting and nothing else to happen "
                     f"(t={now!r} s)"
                 )
             nq = 0

@@ -174,6 +174,37 @@ class TokenScheduler(TemporalPolicyBase, Component):
     def on_complete(self, job: JobView, now: float) -> None:
         self._state().pop(job.id, None)
 
+    #: The methods that define the token rule (Algorithm 2 lines 3, 6-7): a subclass that
+    #: overrides one of them has its own rule, which the closed forms of the period skipping
+    #: (:meth:`quiet_periods`, :meth:`on_periods`) cannot know.
+    RULE_METHODS: tuple[str, ...] = ("tokens_of", "on_period", "slowdown")
+
+    def own_rule(self) -> bool:
+        """Whether this policy's class overrides the token rule (:data:`RULE_METHODS`) without
+        also giving its own :meth:`quiet_periods`: then every period boundary is a tick (the
+        engine skips none), and :meth:`candidates` reads the tokens through :meth:`tokens_of`."""
+        cls = type(self)
+        if cls.quiet_periods is not TokenScheduler.quiet_periods:
+            return False
+        return any(getattr(cls, m) is not getattr(TokenScheduler, m) for m in self.RULE_METHODS)
+
+    @property
+    def ticks_every_period(self) -> bool:
+        """The engine's cue (``Simulator(skip_periods=...)``): skip no period boundary, because
+        :meth:`on_periods` cannot credit skipped ones under a subclass's own token rule."""
+        return self.own_rule()
+
+    def token_list(self, jobs: Sequence[JobView]) -> list[float]:
+        """:meth:`tokens_of` of each of ``jobs``: the one place the candidate search, the
+        threshold and the period skipping read tokens (inlined for the built-in rule)."""
+        if type(self).tokens_of is not TokenScheduler.tokens_of:
+            return [self.tokens_of(j) for j in jobs]
+        get = self._state().get
+        return [
+            j.priority * (1.0 + g) if (g := get(j.id, 0.0)) > 0.0 else float(j.priority)
+            for j in jobs
+        ]
+
     def tokens_of(self, job: JobView) -> float:
         """Current tokens of ``job``: ``priority x (1 + gain)`` (its priority if it never
         gained at a period boundary or was never seen dispatching)."""
@@ -259,6 +290,8 @@ class TokenScheduler(TemporalPolicyBase, Component):
         the threshold or a level above it, whichever is the next level above its current tokens
         (with a 1e-9 relative margin, so rounding can only make it tick early). A non-preemptive policy never changes a running task at a tick.
         """
+        if self.own_rule():
+            return 0  # a subclass's token rule: tick at every boundary
         running = view.running
         if running is not None and not self.preemptive:
             return _NEVER
@@ -276,10 +309,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
         if self.include_running:
             jobs.append(running)
         gs = [get(j.id, 0.0) for j in jobs]
-        toks = [
-            j.priority * (1.0 + g) if g > 0.0 else float(j.priority)
-            for j, g in zip(jobs, gs, strict=True)
-        ]
+        toks = self.token_list(jobs)
         # Levels below the threshold are irrelevant: a task reaching one stays out of the
         # candidates, and the threshold (a level) changes only when a task reaches a higher one.
         thr = round_down_to_level(max(toks), levels)
@@ -379,19 +409,16 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
     def threshold_of(self, jobs: Sequence[JobView]) -> float:
         """The largest token count among ``jobs`` rounded down to a priority level."""
-        return round_down_to_level(max(self.tokens_of(j) for j in jobs), self.token_levels)
+        return round_down_to_level(max(self.token_list(jobs)), self.token_levels)
 
     def candidates(self, jobs: Sequence[JobView]) -> list[JobView]:
         """Tasks whose tokens pass the threshold (``>=``; or ``>`` with a ``>=`` fallback), in
-        the order of ``jobs``. One pass: each task's tokens are computed once (as
-        :meth:`tokens_of`), the threshold is :meth:`threshold_of` of them."""
+        the order of ``jobs``. One pass: each task's tokens are read once
+        (:meth:`token_list`, so a subclass's :meth:`tokens_of` is honoured), the threshold is
+        :meth:`threshold_of` of them."""
         if not jobs:
             return []
-        get = self._state().get
-        toks = [
-            j.priority * (1.0 + g) if (g := get(j.id, 0.0)) > 0.0 else float(j.priority)
-            for j in jobs
-        ]
+        toks = self.token_list(jobs)
         thr = round_down_to_level(max(toks), self.token_levels)
         eps = 1e-12 * max(thr, 1.0)  # token sums are floats; levels are exact
         if self.threshold == ">":

@@ -1,0 +1,83 @@
+"""Algorithm 2's token rule is read through the policy's own methods on every path: a subclass
+with a quadratic token rule gets its rule honoured by the general loop, with and without period
+skipping, whatever ``fast_path`` says (issue 24 item 2)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from npusched.policies.contract import JobView
+from npusched.policies.temporal.prema import PPrema
+from npusched.sim import tokens
+from npusched.sim.engine import Simulator, _Run
+from simhelpers import make_profile, req
+
+MS = 1e-3
+US = 1e-6
+
+
+class QuadPrema(PPrema):
+    """P-PREMA whose tokens grow with the square of the slowdown: ``priority x (1 + s^2)``,
+    ``s`` the (linear rule's) slowdown credited at the latest period boundary."""
+
+    name = "P-PREMA-quad"
+
+    def tokens_of(self, job: JobView) -> float:
+        g = self._state().get(job.id, 0.0)
+        return job.priority * (1.0 + g * g)
+
+
+def _system() -> tuple[dict[str, Any], list[Any]]:
+    """test_prema_policies' hand-computed scenario: "a" = layers of 1, 2, 1 ms (the middle one
+    4 tiles), checkpoint bytes 1000/2000/3000 at 1 GB/s; "b" = one 0.5 ms layer. J0 = a,
+    priority 3, at 0; J1 = b, priority 1, at 0.1 ms; J2 = a, priority 9, at 3.204 ms."""
+    profiles = {
+        "a": make_profile(
+            "a", [1 * MS, 2 * MS, 1 * MS], tiles=[1, 4, 1], checkpoint_bytes=[1000, 2000, 3000]
+        ),
+        "b": make_profile("b", [0.5 * MS], checkpoint_bytes=[500]),
+    }
+    reqs = [req(0, 0.0, "a", 3), req(1, 0.1 * MS, "b", 1), req(2, 3.204 * MS, "a", 9)]
+    return profiles, reqs
+
+
+def test_own_rule_detected() -> None:
+    assert QuadPrema().own_rule() and QuadPrema().ticks_every_period
+    assert not PPrema().own_rule() and not PPrema().ticks_every_period
+
+
+@pytest.mark.parametrize("skip_periods", [True, False])
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_quadratic_token_subclass_on_every_path(skip_periods: bool, fast_path: bool) -> None:
+    """Times in ms, period 0.25 ms, CHECKPOINT. J1 waits from 0.1; its slowdown at the ticks
+    0.25, 0.5, 0.75, 1.0 is 0.3, 0.8, 1.3, 1.8, so its quadratic tokens are 1.09, 1.64, 2.69 and
+    4.24 at 1.0 (the linear rule's 2.8 would wait for 1.25's 3.3): threshold 3, candidates J0
+    (3 tokens, 3 ms left) and J1 (0.5 ms): CHECKPOINT J0 at its 1st layer's end (work 1.0),
+    save 1,000 B to 1.001; J1 runs 1.001 -> 1.501; J0 restores 1 us and runs from 1.502.
+    At 3.204 J2 (9 tokens) is the only candidate (J0: 3 x (1 + (0.501/4)^2) = 3.05): J0 stops
+    at its tile end (work 3.0) at 3.502, saves 2,000 B to 3.504; J2 runs to 7.504; J0 restores
+    2 us to 7.506 and finishes its last 1 ms at 8.506. (The built-in linear rule gives 8.508,
+    2.002, 7.506: see test_prema_policies.)"""
+    profiles, reqs = _system()
+    sim = Simulator(profiles, QuadPrema(), fast_path=fast_path, skip_periods=skip_periods)
+    run = _Run(sim, reqs, math.inf, None)
+    assert not tokens.applies(run)  # the inline fast path does not know this rule
+    cols = sim.run(reqs).columns
+    assert cols["finish_s"].tolist() == pytest.approx(
+        [8.506 * MS, 1.501 * MS, 7.504 * MS], abs=1e-12
+    )
+    assert cols["preemptions"].tolist() == [2, 0, 0]
+    assert cols["checkpoint_bytes"].tolist() == [3000, 0, 0]
+
+
+@pytest.mark.parametrize("skip_periods", [True, False])
+def test_builtin_rule_unchanged_on_the_same_system(skip_periods: bool) -> None:
+    profiles, reqs = _system()
+    sim = Simulator(profiles, PPrema(), skip_periods=skip_periods)
+    cols = sim.run(reqs).columns
+    assert cols["finish_s"].tolist() == pytest.approx(
+        [8.508 * MS, 2.002 * MS, 7.506 * MS], abs=1e-12
+    )
