@@ -376,12 +376,10 @@ class RunConfig(_Strict):
 
 
 def import_builtin_policies() -> None:
-    """Register the built-in policies, temporal and machine (they register when their package
-    is imported)."""
-    import npusched.policies.temporal  # noqa: F401
-    from npusched.policies.machine import import_builtin_machine_policies
+    """Register the built-in policies of every kind (:mod:`npusched.policies.catalog`)."""
+    from npusched.policies.registry import REGISTRY
 
-    import_builtin_machine_policies()
+    REGISTRY.load_builtins()
 
 
 # --- error formatting --------------------------------------------------------------------------

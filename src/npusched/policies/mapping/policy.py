@@ -268,12 +268,3 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         if assign:
             timers.append(now)  # re-time rates once the new jobs run
         return Schedule(assign=assign, until_step=until, timers=timers, rates=rates)
-
-
-def _register() -> None:
-    from npusched.policies.machine import MACHINE_POLICIES
-
-    MACHINE_POLICIES.register("HaX-CoNN", HaxconnPolicy)
-
-
-_register()
