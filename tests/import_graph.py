@@ -59,14 +59,25 @@ def _eager_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom
             yield from _eager_imports(node.body)
 
 
-def graph(src: Path = SRC) -> dict[str, set[str]]:
-    """Module -> the package modules it imports eagerly."""
+def _all_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement, lazy ones too (``if TYPE_CHECKING:`` blocks excepted)."""
+    for node in body:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from _all_imports(node.orelse)
+            continue
+        for n in ast.walk(node):
+            if isinstance(n, ast.Import | ast.ImportFrom):
+                yield n
+
+
+def graph(src: Path = SRC, *, lazy: bool = False) -> dict[str, set[str]]:
+    """Module -> the package modules it imports eagerly (``lazy``: also inside functions)."""
     mods = modules(src)
     g: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         is_pkg = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in _eager_imports(tree.body):
+        for node in (_all_imports if lazy else _eager_imports)(tree.body):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -81,6 +92,32 @@ def graph(src: Path = SRC) -> dict[str, set[str]]:
                 if t in mods and t != name:
                     g[name].add(t)
     return g
+
+
+#: package -> packages it must not import, lazily or not (the data flow of DESIGN.md: models ->
+#: hardware -> policies -> sim -> metrics -> report, workloads beside; experiments wires them,
+#: the CLI sits on top)
+LAYERS: dict[str, tuple[str, ...]] = {
+    "models": ("hardware", "policies", "sim", "experiments", "report", "cli"),
+    "hardware": ("policies", "sim", "experiments", "report", "cli"),
+    "workloads": ("hardware", "policies", "sim", "experiments", "report", "cli"),
+    "policies": ("sim", "experiments", "report", "cli"),
+    "sim": ("experiments", "report", "cli"),
+    "metrics": ("sim", "experiments", "report", "cli"),
+    "report": ("experiments", "cli"),
+    "experiments": ("cli",),
+}
+
+
+def breaches(g: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """``(importer, imported)`` pairs that break :data:`LAYERS`."""
+    out = []
+    for m, deps in sorted(g.items()):
+        top = m.split(".")[1] if "." in m else ""
+        for d in sorted(deps):
+            if (d.split(".")[1] if "." in d else "") in LAYERS.get(top, ()):
+                out.append((m, d))
+    return out
 
 
 def circles(g: dict[str, set[str]]) -> list[list[str]]:
@@ -127,3 +164,5 @@ if __name__ == "__main__":
     for c in found:
         print(" <-> ".join(c))
     print(f"{len(found)} circle(s)")
+    for a, b in breaches(graph(lazy=True)):
+        print(f"layer breach: {a} -> {b}")

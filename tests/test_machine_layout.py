@@ -28,7 +28,12 @@ def test_machine_for_builds_the_device_machine() -> None:
     cfg = parse_config(
         {
             "hardware": {"device": "ab9"},
-            "workload": {"kind": "poisson", "models": ["resnet-18"], "n_requests": 4, "rate_per_s": 10.0},
+            "workload": {
+                "kind": "poisson",
+                "models": ["resnet-18"],
+                "n_requests": 4,
+                "rate_per_s": 10.0,
+            },
             "policy": {"name": "NP-FCFS"},
         }
     )

@@ -1112,7 +1112,7 @@ def trace_cmd(
     plugin: PluginOpt = None,
 ) -> None:
     """Export one run's timeline as Chrome trace / Perfetto JSON (open in ui.perfetto.dev)."""
-    from npusched.report.trace import trace_config_file
+    from npusched.experiments.trace import trace_config_file
 
     show = _common(quiet=quiet, verbose=verbose, plugins=plugin)
     path, n = trace_config_file(config, out, seed=seed)
