@@ -187,39 +187,17 @@ def models_list(fmt: FormatOpt = "table") -> None:
     render(rows, fmt, title="npusched model zoo")
 
 
-def _layer_rows(net: object) -> list[dict[str, object]]:
-    from npusched.models.ir import Network
-
-    assert isinstance(net, Network)
-    return [
-        {
-            "idx": i,
-            "name": ly.name,
-            "kind": str(ly.kind),
-            "M": ly.m,
-            "K": ly.k,
-            "N": ly.n,
-            "groups": ly.groups,
-            "macs": ly.macs,
-            "in_elems": ly.input_elems,
-            "out_elems": ly.output_elems,
-            "weights": ly.weight_elems,
-            "repeat": ly.repeat or "",
-        }
-        for i, ly in enumerate(net.layers)
-    ]
-
-
 @models_app.command("show")
 def models_show(name: str, fmt: FormatOpt = "table") -> None:
     """Print the layer table of zoo network NAME."""
+    from npusched.hardware.summary import layer_rows
     from npusched.models.zoo import entry, get_network
     from npusched.report.tables import render
 
     net = get_network(name)
     desc = entry(name).description
     title = f"{net.name}: {net.macs:,} MACs, {net.params:,} params" + (f" ({desc})" if desc else "")
-    render(_layer_rows(net), fmt, title=title)
+    render(layer_rows(net), fmt, title=title)
 
 
 @models_app.command("import")
@@ -230,18 +208,11 @@ def models_import(
 ) -> None:
     """Import a model and print its layer table: an ONNX file (``.onnx``) or a SCALE-Sim
     topology CSV (``.csv``: convolution or GEMM layout, SCALE-Sim's unpadded output sizes)."""
+    from npusched.hardware.summary import layer_rows, load_network
     from npusched.report.tables import render
 
-    if file.suffix.lower() == ".csv":
-        from npusched.models.scalesim import from_scalesim
-
-        net = from_scalesim(file, name=name)
-        render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
-        return
-    from npusched.models import from_onnx
-
-    net = from_onnx(str(file), name=name)
-    symbolic = net.meta.get("symbolic_dims")
+    net = load_network(file, name=name, zoo=False)
+    symbolic = net.meta.get("symbolic_dims") if file.suffix.lower() != ".csv" else None
     if symbolic:
         # non-batch sizes are only right if these really are 1: say so instead of staying silent
         print(
@@ -249,7 +220,7 @@ def models_import(
             f"in the model for exact layer sizes): {', '.join(map(str, symbolic))}",
             file=sys.stderr,
         )
-    render(_layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
+    render(layer_rows(net), fmt, title=f"{net.name}: {net.macs:,} MACs, {net.params:,} params")
 
 
 @models_app.command("export")
@@ -292,38 +263,10 @@ def models_exits(
     fmt: FormatOpt = "table",
 ) -> None:
     """Attach early exits to zoo network NAME (equidistant in FLOPs) and print them."""
-    import numpy as np
-
-    from npusched.models.exits import early_exit_network
+    from npusched.hardware.summary import exit_rows
     from npusched.report.tables import render
 
-    net = early_exit_network(name, rates, n_exits)
-    cum = np.cumsum(net.columns["macs"]) / max(net.macs, 1)
-    lut = None
-    if device is not None:
-        from npusched.hardware import get_device
-
-        dev = get_device(device)
-        exit_lut = getattr(dev, "exit_lut", None)
-        if exit_lut is None:
-            from npusched.errors import ConfigError
-
-            raise ConfigError(f"device {device!r} has no exit latency table (try zc706-npu)")
-        lut = exit_lut(net, b_max)
-    rows: list[dict[str, object]] = []
-    for i, ex in enumerate(net.exits):
-        row: dict[str, object] = {
-            "exit": ex.name,
-            "after": net.layers[ex.after].name,
-            "flops_frac": round(float(cum[ex.after]), 3),
-            "rate": ex.rate,
-            "head_macs": sum(x.macs for x in ex.layers),
-        }
-        if lut is not None:
-            row.update(
-                {f"B={b}": round(float(lut[i, b - 1]) * 1e3, 2) for b in range(1, b_max + 1)}
-            )
-        rows.append(row)
+    net, rows = exit_rows(name, n_exits, rates, device, b_max)
     render(rows, fmt, title=f"{net.name}: {len(net.exits)} exits")
 
 
@@ -364,144 +307,31 @@ def profile_cmd(
     default sequence lengths. JSON output is one object: device, totals and (with --layers)
     per-layer rows; CSV output is the per-layer rows (or the totals with --no-layers).
     """
-    from npusched.hardware import get_device
-    from npusched.hardware.profile import compile_profile
-    from npusched.models.zoo import get_network
+    from npusched.hardware.summary import compute_only_summary, profile_summary
     from npusched.report.tables import render
 
     _common(plugins=plugin)
-    bad = [b for b in batch or [] if b < 1]
-    if bad:
-        raise ConfigError(f"--batch must be an integer >= 1, got {bad[0]}")
-    batches = sorted(set(batch or [1]))
-    if network.lower().endswith(".onnx"):
-        from npusched.models import from_onnx
-
-        net = from_onnx(network)
-    elif network.lower().endswith(".csv"):
-        from npusched.models.scalesim import from_scalesim
-
-        net = from_scalesim(network)
-    else:
-        net = get_network(network)
-    dev = get_device(device)
     if compute_only:
-        _compute_only(net, dev, batches, fmt)
+        co = compute_only_summary(network, device, batch)
+        if fmt == "json":
+            typer.echo(json.dumps(co.to_json(), indent=2))
+        elif fmt == "csv":
+            render(co.layers, fmt)
+        else:
+            title = f"{co.network}: compute cycles, {co.rows}x{co.cols} array"
+            render(co.layers, fmt, title=title)
+            total = [{"network": co.network, "total_compute_cycles": co.total_compute_cycles}]
+            render(total, fmt, title="total")
         return
-    axes = getattr(dev, "variant_axes", {})
-    if subarrays is None and "subarrays" in axes:
-        subarrays = max(axes["subarrays"])  # the whole array unless asked otherwise
-    if subarrays is not None:
-        if "subarrays" not in axes:
-            raise ConfigError(f"--subarrays: device {device!r} has no subarrays axis")
-        if subarrays not in axes["subarrays"]:
-            allowed = axes["subarrays"]
-            raise ConfigError(
-                f"--subarrays must be in {allowed[0]}..{allowed[-1]} for {device!r}, "
-                f"got {subarrays}"
-            )
-        dev = dev.variant(subarrays=subarrays)  # type: ignore[attr-defined]
-    prof = compile_profile(net, dev, batches)
-    peak = getattr(dev, "peak_macs_per_s", None)
-
-    layer_rows: list[dict[str, object]] = []
-    totals: list[dict[str, object]] = []
-    for b in batches:
-        r = prof.row(b)
-        plan = prof.plan(b)
-        busy_s = plan.total_s
-        total: dict[str, object] = {
-            "network": net.name,
-            "device": dev.name,
-            "batch": b,
-            "cycles": int(prof.cycles[r, plan.layer].sum()),
-            "isolated_ms": round(busy_s * 1e3, 4),
-            "tiles": int(plan.tiles.sum()),
-            "mbytes_moved": round(float(prof.bytes_moved[r, plan.layer].sum()) / 1e6, 3),
-            "energy_mj": round(prof.energy(b) * 1e3, 4),
-        }
-        if isinstance(peak, float) and busy_s > 0:
-            macs = net.total_macs() * b
-            total["util_pct"] = round(100.0 * macs / (peak * busy_s), 2)
-        totals.append(total)
-        layer_rows.extend(
-            {
-                "batch": b,
-                "idx": i,
-                "layer": ly.name,
-                "kind": str(ly.kind),
-                "cycles": int(prof.cycles[r, i]),
-                "time_us": round(float(prof.latency_s[r, i]) * 1e6, 3),
-                "tiles": int(prof.tiles[r, i]),
-                "bytes_moved": int(prof.bytes_moved[r, i]),
-                "ckpt_bytes": int(prof.checkpoint_bytes[r, i]),
-            }
-            for i, ly in enumerate(net.layers)
-        )
-
+    ps = profile_summary(network, device, batch, subarrays=subarrays)
     if fmt == "json":
-        doc: dict[str, object] = {
-            "network": net.name,
-            "device": dev.name,
-            "device_params": getattr(dev, "get_params", dict)(),
-            "totals": totals,
-        }
-        if layers:
-            doc["layers"] = layer_rows
-        typer.echo(json.dumps(doc, indent=2, default=float))
-        return
-    if fmt == "csv":
-        render(layer_rows if layers else totals, fmt)
-        return
-    if layers:
-        for b in batches:
-            rows = [
-                {k: v for k, v in row.items() if k != "batch"}
-                for row in layer_rows
-                if row["batch"] == b
-            ]
-            render(rows, fmt, title=f"{net.name} on {dev.name}, batch {b}")
-    render(totals, fmt, title="total (isolated latency)")
-
-
-def _compute_only(net: Any, dev: Any, batches: list[int], fmt: str) -> None:
-    """``profile --compute-only``: per-layer compute cycles (device cycles) of ``net`` on
-    ``dev``'s systolic array without memory stalls or accumulator limit (SCALE-Sim's compute
-    report convention), batch 1; one line per recurrent layer (one time step)."""
-    from npusched.hardware.systolic import SystolicArray
-    from npusched.report.tables import render
-
-    if not isinstance(dev, SystolicArray):
-        raise ConfigError(
-            f"--compute-only: device {dev.name!r} is not a systolic array; allowed: prema-npu "
-            "or another SystolicArray device"
-        )
-    if batches != [1]:
-        raise ConfigError(
-            f"--compute-only: SCALE-Sim's compute report has no batch axis, got --batch "
-            f"{batches[-1] if batches[0] == 1 else batches[0]}; allowed: 1 (or no --batch)"
-        )
-    array = SystolicArray(**{**dev.get_params(), "acc_depth": None, "memory_stalls": False})
-    cycles = array.layer_costs(net, 1).cycles
-    rows = [
-        {"name": ly.name, "compute_cycles": int(c)}
-        for ly, c in zip(net.layers, cycles.tolist(), strict=True)
-    ]
-    total = int(cycles.sum())
-    if fmt == "json":
-        doc = {
-            "network": net.name,
-            "array": f"{array.rows}x{array.cols} weight-stationary",
-            "layers": rows,
-            "total_compute_cycles": total,
-        }
-        typer.echo(json.dumps(doc, indent=2))
-        return
-    if fmt == "csv":
-        render(rows, fmt)
-        return
-    render(rows, fmt, title=f"{net.name}: compute cycles, {array.rows}x{array.cols} array")
-    render([{"network": net.name, "total_compute_cycles": total}], fmt, title="total")
+        typer.echo(json.dumps(ps.to_json(layers=layers), indent=2, default=float))
+    elif fmt == "csv":
+        render(ps.layers if layers else ps.totals, fmt)
+    else:
+        for b in ps.batches if layers else ():
+            render(ps.layers_of(b), fmt, title=f"{ps.network} on {ps.device}, batch {b}")
+        render(ps.totals, fmt, title="total (isolated latency)")
 
 
 # --- run ---------------------------------------------------------------------------------------
