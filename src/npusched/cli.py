@@ -462,120 +462,36 @@ def map_cmd(
     verbose: VerboseOpt = False,
 ) -> None:
     """HaX-CoNN: the contention-aware layer-group schedule of DNNs on an SoC, with baselines."""
+    from npusched.experiments.mapping import check_time_limit, map_instance, map_networks
+    from npusched.report.tables import render
+
     _common(quiet=quiet, verbose=verbose)
-    if time_limit is not None and not (0 < time_limit < float("inf")):
-        raise ConfigError(f"--time-limit must be a number of seconds > 0, got {time_limit}")
+    check_time_limit(time_limit)
     if instance is not None:
         if networks:
             raise ConfigError(
                 "map: networks: given with --instance; allowed: networks or --instance, not both"
             )
-        _map_instance(instance, semantics, solver, fmt, 60.0 if time_limit is None else time_limit)
-        return
-    if not networks:
-        raise ConfigError(
-            "map: networks: none given; allowed: two or three zoo networks, or --instance FILE"
-        )
-    if not 2 <= len(networks) <= 3:
-        raise ConfigError(f"NETWORKS: give two or three networks, got {len(networks)}")
-    if transitions < 0:
-        raise ConfigError(f"--transitions must be >= 0, got {transitions}")
-    if groups < 1:
-        raise ConfigError(f"--groups must be >= 1, got {groups}")
-    from npusched.hardware.soc import generate_profile, get_soc, load_profile_csv
-    from npusched.models.zoo import get_network
-    from npusched.policies.mapping import Task, Workload
-    from npusched.policies.mapping.haxconn import haxconn
-    from npusched.report.tables import render
-
-    spec = get_soc(soc)
-    measured = load_profile_csv(profile_csv, spec) if profile_csv is not None else {}
-    tasks = []
-    for n in networks:
-        if profile_csv is not None:
-            if n not in measured:
-                raise ConfigError(
-                    f"{profile_csv}: no rows for network {n!r}; networks: {', '.join(sorted(measured))}"
-                )
-            tasks.append(Task(n, measured[n]))
+        solved = map_instance(instance, semantics, solver, time_limit)
+        if fmt == "json":
+            typer.echo(json.dumps(solved.doc))
         else:
-            tasks.append(Task(n, generate_profile(get_network(n), spec, n_groups=groups)))
-    h = haxconn(
-        Workload(spec, tuple(tasks)),
-        goal,
-        space=space,
-        max_transitions=transitions,
-        time_limit_s=1.0 if time_limit is None else time_limit,
-    )
-    accs = spec.accelerators
-    rows: list[dict[str, object]] = [
-        {
-            "method": m,
-            "predicted_ms": round(r.predicted.makespan_s * 1e3, 3),
-            "realised_ms": round(r.realised.makespan_s * 1e3, 3),
-            "fps": round(r.realised.fps, 1),
-            "transitions": str(r.schedule.transitions()),
-        }
-        for m, r in h.baselines.items()
-    ]
-    rows.append(
-        {
-            "method": f"HaX-CoNN ({h.source}{', proven' if h.proven else ''})",
-            "predicted_ms": round(
-                (h.predicted_objective if goal == "latency" else h.realised.makespan_s) * 1e3, 3
-            ),
-            "realised_ms": round(h.realised.makespan_s * 1e3, 3),
-            "fps": round(h.realised.fps, 1),
-            "transitions": str(h.schedule.transitions()),
-        }
-    )
-    render(rows, fmt, title=f"HaX-CoNN on {spec.name}: {' + '.join(networks)} ({goal})")
-    if fmt == "table" and not quiet:
-        for t, row in zip(tasks, h.schedule.assignment, strict=True):
-            segs, start = [], 0
-            for g in range(1, len(row) + 1):
-                if g == len(row) or row[g] != row[start]:
-                    segs.append(f"groups {start}-{g - 1} on {accs[row[start]]}")
-                    start = g
-            typer.echo(f"{t.name}: " + "; ".join(segs))
-
-
-def _map_instance(path: Path, semantics: str, solver: str, fmt: str, time_limit: float) -> None:
-    import json as _json
-
-    from npusched.policies.mapping.instance import (
-        SEMANTICS,
-        SOLVERS,
-        load_instance,
-        solve_instance,
-    )
-    from npusched.report.tables import render
-
-    if semantics not in SEMANTICS:
-        raise ConfigError(f"--semantics: {semantics!r}; allowed: {', '.join(SEMANTICS)}")
-    if solver not in SOLVERS:
-        raise ConfigError(f"--solver: {solver!r}; allowed: {', '.join(SOLVERS)}")
-    inst = load_instance(path)
-    res = solve_instance(inst, semantics, solver, time_limit_s=time_limit)
-    if fmt == "json":
-        typer.echo(_json.dumps(res.to_json(inst)))
+            render(solved.rows, fmt, title=solved.title)
         return
-    rows: list[dict[str, object]] = [
-        {
-            "dnn": d.name,
-            "devices": "".join("G" if v == "gpu" else "D" for v in dev),
-            "end_ms": round(e, 4),
-        }
-        for d, dev, e in zip(inst.dnns, res.devices, res.end_ms, strict=True)
-    ]
-    render(
-        rows,
-        fmt,
-        title=(
-            f"{path.name}: {semantics} semantics, {solver}, {inst.objective}: makespan "
-            f"{res.makespan_ms:.4f} ms ({res.status}, {res.solve_s:.2f} s)"
-        ),
+    m = map_networks(
+        networks,
+        soc=soc,
+        goal=goal,
+        space=space,
+        transitions=transitions,
+        groups=groups,
+        profile_csv=profile_csv,
+        time_limit=time_limit,
     )
+    render(m.rows, fmt, title=m.title)
+    if fmt == "table" and not quiet:
+        for name, segs in m.segments:
+            typer.echo(f"{name}: " + "; ".join(segs))
 
 
 # --- reproduce ---------------------------------------------------------------------------------
