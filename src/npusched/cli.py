@@ -51,9 +51,47 @@ class _InOrder(TyperGroup):
     ORDER = ("prema", "planaria", "fluid", "haxconn", "dfs", "all")
 
     def list_commands(self, ctx: Any) -> list[str]:
-        names = super().list_commands(ctx)
+        from npusched.experiments.reproduce.suites import SUITES
+
+        names = sorted(set(super().list_commands(ctx)) | set(SUITES.names()))
         rank = {n: i for i, n in enumerate(self.ORDER)}
         return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """A named sub-command, else ``reproduce NAME`` for any registered study (``SUITES``)."""
+        found = super().get_command(ctx, cmd_name)
+        if found is not None:
+            return found
+        from npusched.experiments.reproduce.suites import SUITES
+
+        if cmd_name not in SUITES:
+            return None
+        return typer.main.get_command(_study_app(cmd_name))
+
+
+def _study_app(name: str) -> typer.Typer:
+    """``npusched reproduce NAME`` for a study with no command of its own: the shared options
+    only (``--out``, ``--quick``, ``--set``, ``-q``, ``-v``)."""
+    one = typer.Typer(context_settings=CONTEXT)
+
+    @one.command(name, help=f"Run the registered study {name!r}.")
+    def study(
+        out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+            f"out/{name}"
+        ),
+        quick: Annotated[bool, typer.Option(help="The study's quick run.")] = False,
+        sets: SetOpt = None,
+        quiet: QuietOpt = False,
+        verbose: VerboseOpt = False,
+    ) -> None:
+        from npusched.experiments.reproduce.suites import run_study
+
+        summary = run_study(
+            name, out, quick=quick, sets=sets, progress=_common(quiet=quiet, verbose=verbose)
+        )
+        _print_headline(summary, f"{name}: our numbers vs the paper's", out)
+
+    return one
 
 
 reproduce_app = typer.Typer(
@@ -505,6 +543,15 @@ ExportOpt = Annotated[
     Path | None,
     typer.Option("--export", help="Write the packaged suite file here for editing, and exit."),
 ]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Set a suite-file parameter (repeatable; dotted inside a table, e.g. setup.load=1.2; "
+        "the value is read as TOML).",
+    ),
+]
 
 
 def _run_suite(
@@ -514,13 +561,20 @@ def _run_suite(
     config: Path | None,
     export: Path | None,
     progress: bool = True,
+    *,
+    sets: list[str] | None = None,
     **options: tuple[str, Any],
 ) -> dict[str, Any] | None:
     """Export the packaged suite file (``--export``; returns ``None``) or run the suite with its
-    packaged or ``--config`` parameters and the command-line ``options`` given (field ->
-    ``(option, value)``, ``None`` values left to the file)."""
-    from npusched.experiments.suite_files import export_suite, run_suite
+    packaged or ``--config`` parameters, the ``--set KEY=VALUE`` ``sets`` and the command-line
+    ``options`` given (field -> ``(option, value)``, ``None`` values left to the file)."""
+    from npusched.experiments.suite_files import export_suite, run_suite, set_overrides
 
+    given = {k: v for k, v in options.items() if v[1] is not None}
+    for key, (opt, value) in set_overrides(sets).items():
+        if key in given:
+            raise ConfigError(f"{opt} and {given[key][0]}: the same parameter; give one")
+        given[key] = (opt, value)
     if export is not None:
         path = export_suite(name, export)
         typer.echo(f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})")
@@ -528,7 +582,6 @@ def _run_suite(
     from npusched.experiments.runner import check_out_dir
 
     check_out_dir(out)  # a file of that name fails now, not after the suite's first part
-    given = {k: v for k, v in options.items() if v[1] is not None}
     return run_suite(name, out, config=config, quick=quick, progress=progress, overrides=given)
 
 
@@ -560,6 +613,7 @@ def reproduce_prema(
         bool | None,
         typer.Option("--plots/--no-plots", help="Draw the PNG figures (CSVs and reports always)."),
     ] = None,
+    sets: SetOpt = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
     quiet: QuietOpt = False,
@@ -573,6 +627,7 @@ def reproduce_prema(
         config,
         export,
         _common(quiet=quiet, verbose=verbose),
+        sets=sets,
         runs=("--runs", runs),
         seed=("--seed", seed),
         load=("--load", load),
@@ -606,6 +661,7 @@ def reproduce_haxconn(
     experiment: Annotated[
         list[int] | None, typer.Option(help="Table 6 experiment numbers (repeatable).")
     ] = None,
+    sets: SetOpt = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
     quiet: QuietOpt = False,
@@ -619,6 +675,7 @@ def reproduce_haxconn(
         config,
         export,
         _common(quiet=quiet, verbose=verbose),
+        sets=sets,
         parts=("--only", only or None),
         experiments=("--experiment", experiment or None),
     )
@@ -663,6 +720,7 @@ def reproduce_dfs(
             help="Fuse vector layers into the GEMM step before them (else per operator).",
         ),
     ] = None,
+    sets: SetOpt = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
     quiet: QuietOpt = False,
@@ -676,6 +734,7 @@ def reproduce_dfs(
         config,
         export,
         _common(quiet=quiet, verbose=verbose),
+        sets=sets,
         cap_w=("--cap-w", cap_w),
         efficiency=("--efficiency", efficiency),
         fuse=("--fuse", fuse),
@@ -703,6 +762,7 @@ def reproduce_planaria(
             help="Benchmarks: 'artifact' (the authors' planaria/<name>, default) or 'full-size'."
         ),
     ] = None,
+    sets: SetOpt = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
     quiet: QuietOpt = False,
@@ -717,6 +777,7 @@ def reproduce_planaria(
         config,
         export,
         _common(quiet=quiet, verbose=verbose),
+        sets=sets,
         multi_tenant=("--multi-tenant", multi_tenant),
         benchmarks=("--networks", networks),
     )
@@ -1002,6 +1063,7 @@ def reproduce_fluid(
             help="NPU per serving policy: dse (default: its own DSE at B = 8) or table1."
         ),
     ] = None,
+    sets: SetOpt = None,
     config: ConfigOpt = None,
     export: ExportOpt = None,
     quiet: QuietOpt = False,
@@ -1015,6 +1077,7 @@ def reproduce_fluid(
         config,
         export,
         _common(quiet=quiet, verbose=verbose),
+        sets=sets,
         serving=("--serving", serving),
         designs=("--designs", designs),
     )

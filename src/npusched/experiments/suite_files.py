@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import os
+import tomllib
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
@@ -69,6 +70,7 @@ __all__ = [
     "load_suite",
     "packaged_suite",
     "parse_suite",
+    "set_overrides",
     "suite_sweep_data",
     "write_sweep_file",
 ]
@@ -1037,6 +1039,38 @@ def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
         atomic_write_text(out, head + yaml.safe_dump(data, sort_keys=False))
     except OSError as e:
         raise ConfigError(f"{out}: cannot write: {e.strerror}") from None
+    return out
+
+
+def set_overrides(values: Sequence[str] | None) -> dict[str, tuple[str, Any]]:
+    """``--set KEY=VALUE`` options as :func:`parse_suite` ``overrides``.
+
+    ``KEY`` is a suite-file key, dotted for a key inside a table (``setup.load=1.2``);
+    ``VALUE`` is read as a TOML value (``5``, ``1.5``, ``true``, ``["a", "b"]``, ``"x"``) and
+    taken as a plain string if it is not one (``device=planaria``). Several ``--set`` for keys
+    of one table merge. A bad value is reported against ``--set KEY``."""
+    out: dict[str, tuple[str, Any]] = {}
+    for raw in values or ():
+        key, eq, text = raw.partition("=")
+        key = key.strip()
+        parts = key.split(".")
+        if not eq or not key or any(not p.strip() for p in parts):
+            raise ConfigError(
+                f"--set {raw!r}: expected KEY=VALUE; allowed: a suite-file key (dotted inside a "
+                "table, e.g. setup.load=1.2) and a TOML value"
+            )
+        try:
+            value: Any = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        for part in reversed(parts[1:]):
+            value = {part.strip(): value}
+        head = parts[0].strip()
+        if head in out and isinstance(out[head][1], dict) and isinstance(value, dict):
+            value = _merge(out[head][1], value)
+        elif head in out:
+            raise ConfigError(f"--set {key}: given twice")
+        out[head] = (f"--set {key}" if len(parts) == 1 else f"--set {head}", value)
     return out
 
 
