@@ -90,3 +90,43 @@ def test_report_does_not_run_simulations() -> None:
     )
     assert "npusched.experiments.trace" in modules()
     assert "npusched.report.trace" not in modules()
+
+
+#: modules over 800 lines in experiments/ and cli/ (issue 29's limit), left for later
+LONG_OK: dict[str, str] = {
+    "npusched/experiments/reproduce/planaria.py": "not moved this round (issue 21 edits it)",
+    "npusched/experiments/reproduce/haxconn.py": "not moved this round (issue 22 edits it)",
+}
+LONG_KNOWN: dict[str, str] = {
+    "npusched/experiments/reproduce/prema.py": "issue 29 item 6: PREMA study not split yet",
+    "npusched/experiments/reproduce/dfs.py": "issue 29 item 6: DFS study not split yet",
+    "npusched/experiments/reproduce/fluid.py": "issue 29 item 6: Fluid study not split yet",
+    "npusched/experiments/suite_files.py": "issue 29 item 6: not split per study yet",
+}
+
+
+def _long_modules() -> list[str]:
+    from import_graph import SRC
+
+    out = []
+    for sub in ("experiments", "cli"):
+        for f in sorted((SRC / "npusched" / sub).rglob("*.py")):
+            if len(f.read_text(encoding="utf-8").splitlines()) > 800:
+                out.append(f.relative_to(SRC).as_posix())
+    return out
+
+
+def test_no_unknown_long_module() -> None:
+    new = [m for m in _long_modules() if m not in LONG_OK and m not in LONG_KNOWN]
+    assert not new, f"modules over 800 lines: {new}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason=w, strict=True))
+        for p, w in LONG_KNOWN.items()
+    ],
+)
+def test_known_long_module_split(path: str) -> None:
+    assert path not in _long_modules()
