@@ -1,8 +1,9 @@
 """The built-in policies: the one place that fills :data:`~npusched.policies.registry.REGISTRY`.
 
-Each row is ``(kind, name, factory)``; the registry registers them, in this order, on its first
-use. A new built-in policy is one import and one row here (its module does not register
-itself). The order is the order ``names()`` lists them in.
+Each row is ``(kind, name, factory)``, registered in this order when this module is imported
+(the package ``npusched.policies`` imports it first thing). A new built-in policy is one import
+and one row here (its module does not register itself). The order is the order ``names()``
+lists them in.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from npusched.policies.batching.policies import (
 )
 from npusched.policies.mapping.policy import HaxconnPolicy
 from npusched.policies.power.policy import DFS, DVFS
-from npusched.policies.registry import PolicyKind
+from npusched.policies.registry import REGISTRY, PolicyKind
 from npusched.policies.spatial.planaria import PlanariaPolicy
 from npusched.policies.temporal.fcfs import FCFS
 from npusched.policies.temporal.hpf import HPF
@@ -61,3 +62,6 @@ _BY_KIND: tuple[tuple[PolicyKind, dict[str, Callable[..., Any]]], ...] = (
 BUILTINS: tuple[tuple[PolicyKind, str, Callable[..., Any]], ...] = tuple(
     (kind, name, factory) for kind, table in _BY_KIND for name, factory in table.items()
 )
+
+for _kind, _name, _factory in BUILTINS:
+    REGISTRY.register(_kind, _name, _factory)

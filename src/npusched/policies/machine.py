@@ -17,7 +17,7 @@ different conformance suites, so every caller that lists ``POLICIES.names()`` ke
 temporal policies only. A run config names either kind in ``[policy] name``:
 :func:`get_any_policy` looks in both, and one registry never holds a name twice.
 
-Built-ins are registered by :mod:`npusched.policies.catalog` on the registry's first use.
+Built-ins are registered by :mod:`npusched.policies.catalog` when the package is imported.
 """
 
 from __future__ import annotations
@@ -82,8 +82,8 @@ class MachinePolicyBase(PolicyBase):
 
 
 def import_builtin_machine_policies() -> None:
-    """Register the built-in policies (kept for callers of the old API; every registry lookup
-    does this itself)."""
+    """Kept for callers of the old API: the built-ins are registered when the package
+    ``npusched.policies`` is imported (it was, to import this module)."""
     REGISTRY.load_builtins()
 
 

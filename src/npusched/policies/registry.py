@@ -13,9 +13,11 @@ registries are views of it: :data:`POLICIES` (temporal), :data:`MACHINE_POLICIES
 ``get``, ``create``, ``names``, ``in``) restricted to its kind, with its own entry-point group
 (``npusched.policies``, ``npusched.machine_policies``, ``npusched.power_policies``).
 
-The built-in policies are filled in **one place**, :mod:`npusched.policies.catalog`; the
-registry imports it on first use (a function-level import, so this module imports no policy
-implementation and no implementation imports a registry to register itself).
+The built-in policies are filled in **one place**, :mod:`npusched.policies.catalog`, which the
+package ``npusched.policies`` imports: importing this module (or any module of the package)
+runs the package first, so the built-ins are always registered before anyone can look a name
+up. This module imports no policy implementation, and no implementation imports the registry to
+register itself.
 """
 
 from __future__ import annotations
@@ -61,23 +63,12 @@ class PolicyRegistry:
     def __init__(self) -> None:
         self._entries: dict[str, PolicyEntry] = {}
         self._views: dict[PolicyKind, KindRegistry[Any]] = {}
-        self._builtins = "unloaded"  # -> "loading" -> "loaded"
 
     # -- filling -------------------------------------------------------------------------------
     def load_builtins(self) -> None:
-        """Register the built-in policies (:mod:`npusched.policies.catalog`) once."""
-        if self._builtins != "unloaded":
-            return
-        self._builtins = "loading"
-        try:
-            from npusched.policies.catalog import BUILTINS
-
-            for kind, name, factory in BUILTINS:
-                self._add(kind, name, factory)
-        except BaseException:
-            self._builtins = "unloaded"
-            raise
-        self._builtins = "loaded"
+        """Nothing left to do: the package ``npusched.policies`` registered the built-ins
+        (:mod:`npusched.policies.catalog`) when this module was imported. Kept so callers can
+        say that they rely on them."""
 
     def _add(self, kind: PolicyKind, name: str, factory: Callable[..., Any]) -> None:
         old = self._entries.get(name)
@@ -91,7 +82,6 @@ class PolicyRegistry:
         """Register ``factory`` under ``name`` as a policy of ``kind`` (a taken name raises)."""
         if kind not in KINDS:
             raise ConfigError(f"policy kind {kind!r}: unknown; allowed: {', '.join(KINDS)}")
-        self.load_builtins()
         self._add(kind, name, factory)
 
     def unregister(self, name: str) -> None:
@@ -102,7 +92,6 @@ class PolicyRegistry:
 
     # -- looking up ----------------------------------------------------------------------------
     def _load_entry_points(self, kinds: tuple[PolicyKind, ...]) -> None:
-        self.load_builtins()
         for k in kinds:
             self.view(k)._load_entry_points()
 
@@ -185,7 +174,6 @@ class KindRegistry(Registry[T], Generic[T]):
         }
 
     def _load_entry_points(self) -> None:
-        self.owner.load_builtins()
         if self._loaded_entry_points or self._entry_point_group is None:
             return
         self._loaded_entry_points = True
