@@ -23,7 +23,7 @@ _LAZY: dict[str, str] = {
     "single_npu": "npusched.sim.resources",
     "fission_array": "npusched.sim.resources",
     "POLICIES": "npusched.policies",
-    "MACHINE_POLICIES": "npusched.policies.machine",
+    "MACHINE_POLICIES": "npusched.policies.registry",
     "DEVICES": "npusched.hardware",
     "get_device": "npusched.hardware",
     "compile_profile": "npusched.hardware",
@@ -84,8 +84,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'npusched' has no attribute {name!r}")
-    if name == "MACHINE_POLICIES":  # the built-in machine policies register on import
-        import_module(module).import_builtin_machine_policies()
     value = getattr(import_module(module), name)
     globals()[name] = value  # later look-ups skip this function
     return value
@@ -104,7 +102,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from npusched.models import NetBuilder, Network, get_network, list_networks
     from npusched.plugins import load_plugin
     from npusched.policies import POLICIES
-    from npusched.policies.machine import MACHINE_POLICIES
+    from npusched.policies.registry import MACHINE_POLICIES
     from npusched.registry import registered
     from npusched.sim.engine import SimResult, Simulator
     from npusched.sim.resources import Machine, Resource, fission_array, single_npu

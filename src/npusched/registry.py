@@ -133,13 +133,11 @@ def registered(
         machine_policies: machine policy name -> factory.
         devices: device name -> factory.
     """
-    import npusched.policies  # noqa: F401  (built-in temporal policies first: no name clash later)
     from npusched.hardware import DEVICES
     from npusched.models import zoo
-    from npusched.policies.base import POLICIES
-    from npusched.policies.machine import MACHINE_POLICIES, import_builtin_machine_policies
+    from npusched.policies.registry import MACHINE_POLICIES, POLICIES, REGISTRY
 
-    import_builtin_machine_policies()
+    REGISTRY.load_builtins()  # built-ins first: a clash shows here, not later
     nets = list(networks)
     undo: list[Callable[[], None]] = []
     try:

@@ -13,25 +13,10 @@ Any problem raises a single-line :class:`~npusched.errors.ConfigError`:
 Parsing has no side effects: no files are written and nothing is simulated (building the device
 and policy to check their parameters is pure).
 
-Machines, plan axes and power (:func:`machine_for`, :func:`axes_for`, :func:`power_for`):
-
-* ``[machine]`` lists the resources (``resources = [{name, kind, capacity, units_axis, fixed,
-  idle_power_w}]``, :class:`~npusched.sim.resources.Resource`). Without it the device implies
-  one: a device with a ``subarrays`` plan axis (``planaria``) is one fission array whose
-  capacity is its largest subarray count (16) and whose allocation picks the axis; a device
-  with an ``accelerator`` axis (``soc``) is one one-unit resource per accelerator, named like
-  it and fixing the axis; any other device is one NPU of one unit. A resource's ``idle_power_w`` defaults to the device's
-  ``idle_power_w`` (AB9: static + constant power), else 0. A temporal policy needs exactly one
-  resource (it holds all of it: on ``planaria``, all 16 subarrays).
-* ``[hardware] axes = {axis = [values]}`` restricts the plan variants compiled (checked against
-  the device's ``variant_axes``). An axis nobody chooses at run time (not a resource's units or
-  fixed axis, not ``frequency_hz`` under a power policy) runs at its first value, so by default
-  it is compiled only at the device's own parameter of that name when there is one (AB9 without
-  a power policy: its ``frequency_hz``, 1 GHz).
-* ``[power]`` (or top-level ``power = {name = "DFS", cap_w = 33}``) caps the machine's power
-  with a registered power policy (``DFS``, ``DVFS``); the device needs a ``frequency_hz`` axis
-  (``ab9``), DVFS needs ``hardware.params.voltage_v = "dvfs"``, and ``idle_power_w`` defaults to
-  the device's.
+Machines, plan axes and power are built from a parsed config by
+:mod:`npusched.experiments.assemble` (:func:`machine_for`, :func:`axes_for`, :func:`power_for`,
+re-exported here); the machine a device implies is the device's own word
+(:func:`npusched.hardware.machines.machine_layout`).
 """
 
 from __future__ import annotations
@@ -53,6 +38,12 @@ from pydantic import (
 )
 
 from npusched.errors import ConfigError, NpuschedError, ParameterError
+from npusched.experiments.assemble import (
+    _check_policy_machine,
+    axes_for,
+    machine_for,
+    power_for,
+)
 from npusched.hardware.profile import MAX_BATCH
 from npusched.workloads.generators import MAX_REQUESTS
 
@@ -376,12 +367,10 @@ class RunConfig(_Strict):
 
 
 def import_builtin_policies() -> None:
-    """Register the built-in policies, temporal and machine (they register when their package
-    is imported)."""
-    import npusched.policies.temporal  # noqa: F401
-    from npusched.policies.machine import import_builtin_machine_policies
+    """Register the built-in policies of every kind (:mod:`npusched.policies.catalog`)."""
+    from npusched.policies.registry import REGISTRY
 
-    import_builtin_machine_policies()
+    REGISTRY.load_builtins()
 
 
 # --- error formatting --------------------------------------------------------------------------
@@ -563,222 +552,6 @@ def check_components(cfg: RunConfig, source: str = "<config>") -> None:
     _check_policy_machine(cfg, policy, machine, source)
     power = power_for(cfg, device, source)
     axes_for(cfg, device, source, machine=machine, power=power)
-
-
-def _offered_axes(device: Any) -> dict[str, tuple[Any, ...]]:
-    return {str(k): tuple(v) for k, v in (getattr(device, "variant_axes", None) or {}).items()}
-
-
-def _device_idle_w(device: Any) -> float:
-    idle = getattr(device, "idle_power_w", 0.0)
-    return float(idle) if isinstance(idle, int | float) else 0.0
-
-
-def machine_for(cfg: RunConfig, device: Any, source: str = "<config>") -> Any:
-    """The :class:`~npusched.sim.resources.Machine` of ``cfg``: its ``[machine]`` table, or the
-    one the device implies (see the module docstring). Checks every resource's ``units_axis``
-    (a device axis offering ``1 .. capacity``) and ``fixed`` axes (offered values)."""
-    from npusched.sim.resources import Machine, Resource
-
-    offered = _offered_axes(device)
-    idle = _device_idle_w(device)
-    if cfg.machine is None:
-        subs = offered.get("subarrays")
-        if subs:
-            cap = max(int(v) for v in subs)
-            return Machine(
-                (
-                    Resource(
-                        "array", "fission-array", cap, units_axis="subarrays", idle_power_w=idle
-                    ),
-                )
-            )
-        accs = offered.get("accelerator")
-        if accs:  # an SoC: one one-unit resource per accelerator, fixing the axis
-            return Machine(
-                tuple(Resource(str(a), str(a), 1, fixed={"accelerator": a}) for a in accs)
-            )
-        return Machine((Resource("npu", idle_power_w=idle),))
-    out = []
-    for i, r in enumerate(cfg.machine.resources):
-        where = f"{source}: machine.resources[{i}]"
-        if r.units_axis is not None:
-            values = offered.get(r.units_axis)
-            if values is None:
-                raise ConfigError(
-                    f"{where}.units_axis: device {cfg.hardware.device!r} has no plan axis "
-                    f"{r.units_axis!r}; allowed: {', '.join(offered) or '(none)'}"
-                )
-            missing = [u for u in range(1, r.capacity + 1) if u not in values]
-            if missing:
-                raise ConfigError(
-                    f"{where}.capacity: {r.capacity} units need {r.units_axis} = 1..{r.capacity}, "
-                    f"but the device has no {r.units_axis}={missing[0]}; allowed: "
-                    f"{', '.join(map(str, values))}"
-                )
-        for k, v in r.fixed.items():
-            if k not in offered:
-                raise ConfigError(
-                    f"{where}.fixed.{k}: device {cfg.hardware.device!r} has no plan axis {k!r}; "
-                    f"allowed: {', '.join(offered) or '(none)'}"
-                )
-            if v not in offered[k]:
-                raise ConfigError(
-                    f"{where}.fixed.{k}: {v!r} not offered; allowed: "
-                    f"{', '.join(map(str, offered[k]))}"
-                )
-        out.append(
-            Resource(
-                r.name,
-                r.kind,
-                r.capacity,
-                units_axis=r.units_axis,
-                fixed=dict(r.fixed),
-                idle_power_w=idle if r.idle_power_w is None else float(r.idle_power_w),
-            )
-        )
-    return Machine(tuple(out))
-
-
-def _check_policy_machine(cfg: RunConfig, policy: Any, machine: Any, source: str) -> None:
-    """A temporal policy needs a one-resource machine; a machine policy that names the plan
-    axis its units select (``units_axis``, Planaria: ``subarrays``) needs a resource with it."""
-    kind = getattr(policy, "kind", "temporal")
-    if kind == "temporal" and len(machine.resources) != 1:
-        raise ConfigError(
-            f"{source}: machine.resources: {cfg.policy.name} is a temporal policy and holds the "
-            f"whole of a one-resource machine; this machine has {len(machine.resources)}"
-        )
-    soc = getattr(policy, "soc", None)
-    dev_soc = cfg.hardware.params.get("soc", "orin") if cfg.hardware.device == "soc" else None
-    if kind == "machine" and soc is not None and dev_soc is not None and soc != dev_soc:
-        raise ConfigError(
-            f"{source}: policy.params.soc: {soc!r}, but the device is SoC {dev_soc!r}; "
-            f"allowed: {dev_soc}"
-        )
-    want = getattr(policy, "units_axis", None)
-    if kind == "machine" and want is not None:
-        name = getattr(policy, "resource", None)
-        if name is not None and name not in machine.names:
-            raise ConfigError(
-                f"{source}: policy.params.resource: no resource {name!r}; allowed: "
-                f"{', '.join(machine.names)}"
-            )
-        res = machine.resources[machine.index(name)]
-        if res.units_axis != want:
-            raise ConfigError(
-                f"{source}: policy.name: {cfg.policy.name} allocates units of a resource whose "
-                f'units_axis is {want!r} (e.g. hardware.device = "planaria"); resource '
-                f"{res.name!r} has {res.units_axis!r}"
-            )
-
-
-def power_for(cfg: RunConfig, device: Any, source: str = "<config>") -> Any:
-    """The power policy of ``cfg.power`` (``None`` without one), with ``idle_power_w`` set to
-    the device's unless the table gives it; checks the device has a ``frequency_hz`` axis and
-    runs at the policy's voltages."""
-    if cfg.power is None:
-        return None
-    from npusched.policies.power import power_policy_from_config
-
-    pol = power_policy_from_config(cfg.power, where=f"{source}: power")
-    if "cap_w" not in cfg.power:  # no silent default cap
-        raise ConfigError(
-            f"{source}: power.cap_w: missing required key (the machine's power cap in watts, "
-            'e.g. power = { name = "DFS", cap_w = 33 })'
-        )
-    freqs = _offered_axes(device).get("frequency_hz")
-    if not freqs:
-        raise ConfigError(
-            f"{source}: power: device {cfg.hardware.device!r} has no frequency_hz plan axis; "
-            f'a power policy needs one (e.g. hardware.device = "ab9")'
-        )
-    if "idle_power_w" not in cfg.power and hasattr(device, "idle_power_w"):
-        pol.set_params(idle_power_w=_device_idle_w(device))
-    idle = getattr(pol, "idle_power_w", 0.0)
-    cap = getattr(pol, "cap_w", None)
-    if isinstance(cap, int | float) and isinstance(idle, int | float) and cap <= idle:
-        raise ConfigError(
-            f"{source}: power.cap_w: {cap:g} W is not above the idle power {idle:g} W of "
-            f"{cfg.hardware.device!r}; allowed: > {idle:g} W"
-        )
-    voltage_at = getattr(device, "voltage_at", None)
-    if voltage_at is not None:
-        want = pol.level_voltages(freqs)
-        have = tuple(float(voltage_at(f)) for f in freqs)
-        if not all(abs(a - b) < 1e-12 for a, b in zip(want, have, strict=True)):
-            hint = '"dvfs"' if len(set(want)) > 1 else repr(want[0])
-            raise ConfigError(
-                f"{source}: hardware.params.voltage_v: power policy {pol.name} runs at "
-                f"{sorted(set(want))} V but the device at {sorted(set(have))} V; "
-                f"allowed: {hint}"
-            )
-    return pol
-
-
-def axes_for(
-    cfg: RunConfig,
-    device: Any,
-    source: str = "<config>",
-    *,
-    machine: Any = None,
-    power: Any = None,
-) -> dict[str, tuple[Any, ...]] | None:
-    """Plan axes to compile for ``cfg`` (``None``: the device has none).
-
-    ``[hardware] axes`` values are checked against the device's ``variant_axes``; an axis left
-    out is compiled at every offered value if something chooses it at run time (a resource's
-    units or fixed axis, ``frequency_hz`` under a power policy), else at the device's own
-    parameter of that name when it is offered, else at every value (the first runs).
-    """
-    offered = _offered_axes(device)
-    if not offered:
-        if cfg.hardware.axes:
-            name = next(iter(cfg.hardware.axes))
-            raise ConfigError(
-                f"{source}: hardware.axes.{name}: device {cfg.hardware.device!r} has no plan "
-                "axes; allowed: (none)"
-            )
-        return None
-    given = dict(cfg.hardware.axes or {})
-    for name, values in given.items():
-        if name not in offered:
-            raise ConfigError(
-                f"{source}: hardware.axes.{name}: device {cfg.hardware.device!r} has no such "
-                f"plan axis; allowed: {', '.join(offered)}"
-            )
-        bad = [v for v in values if v not in offered[name]]
-        if bad:
-            raise ConfigError(
-                f"{source}: hardware.axes.{name}: {bad[0]!r} not offered; allowed: "
-                f"{', '.join(map(str, offered[name]))}"
-            )
-    machine = machine_for(cfg, device, source) if machine is None else machine
-    chosen: set[str] = set()
-    for r in machine.resources:
-        if r.units_axis is not None:
-            chosen.add(r.units_axis)
-        chosen.update(r.fixed)
-    if power is not None:
-        chosen.add("frequency_hz")
-    out: dict[str, tuple[Any, ...]] = {}
-    for name, offered_values in offered.items():
-        if name in given:
-            out[name] = tuple(dict.fromkeys(given[name]))
-        elif name in chosen:
-            out[name] = offered_values
-        else:
-            own = getattr(device, name, None)
-            out[name] = (own,) if own is not None and own in offered_values else offered_values
-    for r in machine.resources:
-        if r.units_axis is not None:
-            missing = [u for u in range(1, r.capacity + 1) if u not in out[r.units_axis]]
-            if missing:
-                raise ConfigError(
-                    f"{source}: hardware.axes.{r.units_axis}: resource {r.name!r} allocates "
-                    f"1..{r.capacity} units; {missing[0]} is missing"
-                )
-    return out
 
 
 #: Policy parameters that only a preemptive policy uses (a non-preemptive one never preempts).

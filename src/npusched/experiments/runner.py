@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from npusched._io import atomic_path, atomic_write_text
+from npusched._io import atomic_path, atomic_write_text, check_out_dir
+from npusched._io import check_out_file as check_out_file  # re-exported (moved to _io)
 from npusched.errors import ConfigError
 from npusched.experiments.config import (
     PoissonWorkloadConfig,
@@ -438,50 +439,6 @@ def summary_json(summary: Mapping[str, float]) -> str:
 
     clean = {k: cell(k, v) for k, v in sorted(summary.items())}
     return json.dumps(clean, indent=2, sort_keys=True, allow_nan=False) + "\n"
-
-
-def check_out_dir(out_dir: str | os.PathLike[str], *, option: str = "--out") -> None:
-    """Fail before simulating if ``out_dir`` cannot become the output directory: it is a file,
-    sits below a file, or its nearest existing ancestor is not writable (probed by creating
-    and removing a temporary directory there: permission bits do not tell for root or for
-    ``/proc``). Leaves nothing behind. ``option`` names the option in the message."""
-    if str(out_dir).strip() == "":
-        raise ConfigError(f"{option}: empty path; name an output directory (e.g. out/run)")
-    d = Path(out_dir)
-    if d.exists() and not d.is_dir():
-        raise ConfigError(f"{d}: {option} must be a directory, but a file of that name exists")
-    parent = d
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ConfigError(
-            f"{d}: {option}: cannot create the output directory: {parent} is not a directory"
-        )
-    _probe_writable(parent, d, option)
-
-
-def _probe_writable(parent: Path, target: Path, option: str) -> None:
-    import tempfile
-
-    try:
-        os.rmdir(tempfile.mkdtemp(prefix=".npusched-probe-", dir=parent))
-    except OSError as e:
-        raise ConfigError(
-            f"{target}: {option}: cannot write there: {parent}: {e.strerror or e}"
-        ) from None
-
-
-def check_out_file(path: str | os.PathLike[str], *, option: str = "--out") -> None:
-    """Fail before any work if ``path`` cannot be written as a file: it is a directory, its
-    directory does not exist, or that directory is not writable. Leaves nothing behind."""
-    if str(path).strip() == "":
-        raise ConfigError(f"{option}: empty path; name an output file")
-    p = Path(path)
-    if p.is_dir():
-        raise ConfigError(f"{p}: {option} must be a file, but it is a directory")
-    if not p.parent.is_dir():
-        raise ConfigError(f"{p}: {option}: the directory {p.parent} does not exist")
-    _probe_writable(p.parent, p, option)
 
 
 def write_outputs(out: RunOutput, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:

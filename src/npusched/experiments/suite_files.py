@@ -1,5 +1,9 @@
 """The ``reproduce <paper>`` suites as experiment files (``npusched reproduce NAME --config``).
 
+The PREMA, DFS and Fluid Batching parameter models live with their study
+(:mod:`npusched.experiments.studies`); Planaria's and HaX-CoNN's are here. This module holds the
+shared part: loading, the one-line errors, ``--set`` and the conversion to sweeps.
+
 Each suite's parameters (networks, policies, loads and rates, batch sizes, seeds, solver limits,
 quick and full sizes) live in a TOML file shipped with the package,
 ``npusched/data/experiments/suites/<name>.toml``. ``npusched reproduce NAME`` loads it;
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import os
+import tomllib
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
@@ -37,202 +42,48 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
 from npusched.experiments.config import (
-    BatchSize,
     PositiveFloat,
     PositiveInt,
     Switch,
-    _field_check,
     _network_names,
-    _not_bool,
     read_config_data,
 )
+from npusched.experiments.studies._fields import Names, NonNegInt, _Strict
+from npusched.experiments.studies.dfs.suite import DfsSuite
+from npusched.experiments.studies.fluid.suite import (
+    FluidFig9Entry,
+    FluidServingEntry,
+    FluidSuite,
+    fluid_sweep,
+)
+from npusched.experiments.studies.prema.suite import PremaPolicyEntry, PremaSuite, prema_sweep
 
 __all__ = [
     "SUITE_MODELS",
     "DfsSuite",
+    "FluidFig9Entry",
+    "FluidServingEntry",
     "FluidSuite",
     "HaxconnSuite",
     "PlanariaSuite",
+    "PremaPolicyEntry",
     "PremaSuite",
     "export_suite",
     "load_suite",
     "packaged_suite",
     "parse_suite",
+    "set_overrides",
     "suite_sweep_data",
     "write_sweep_file",
 ]
-
-NonNegInt = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, strict=True)]
-Names = Annotated[list[str], Field(min_length=1)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _unique(values: Sequence[Any], what: str) -> None:
-    dup = next((v for v in values if list(values).count(v) > 1), None)
-    if dup is not None:
-        raise ValueError(f"{what} {dup!r} appears twice")
-
-
-def _device(name: str) -> str:
-    from npusched.hardware import DEVICES
-
-    _field_check(DEVICES.get, name)
-    return name
-
-
-# --- PREMA ------------------------------------------------------------------------------------
-class PremaPolicyEntry(_Strict):
-    """One policy configuration of the PREMA study (``policies = [{...}, ...]``).
-
-    Attributes:
-        label: its name in the results (``P-PREMA-dynamic``); ``NP-FCFS`` is the baseline.
-        policy: a registered temporal policy (``npusched`` policy names, e.g. ``P-PREMA``).
-        mechanism: ``checkpoint``, ``kill``, ``dynamic`` or ``dynamic-kill`` (preemptive only).
-        predictor: the latency estimate the policy sees, ``prema`` or ``oracle``.
-        tokens: PREMA's token rule, ``cumulative`` or ``linear`` (token policies only).
-    """
-
-    label: str
-    policy: str
-    mechanism: Literal["checkpoint", "kill", "dynamic", "dynamic-kill"] | None = None
-    predictor: Literal["prema", "oracle"] = "prema"
-    tokens: Literal["cumulative", "linear"] | None = None
-
-    @field_validator("policy")
-    @classmethod
-    def _known(cls, v: str) -> str:
-        import npusched.policies.temporal  # noqa: F401  (registers the built-ins)
-        from npusched.policies.base import POLICIES
-
-        _field_check(POLICIES.get, v)
-        return v
-
-
-class PremaSuite(_Strict):
-    """``suite = "prema"``: PREMA (HPCA 2020) Sec. IV-D and VI (see
-    :mod:`npusched.experiments.reproduce.prema` for the method).
-
-    Attributes:
-        networks: zoo names of the DNN mix.
-        device: the NPU (``prema-npu``, PREMA Table I).
-        n_tasks: tasks per workload.
-        batch_sizes: one set of workloads per batch size.
-        load: offered load while tasks arrive (sets the dispatch window), in (0, 100].
-        seed: base seed of every workload.
-        preemption_point: where CHECKPOINT stops a task, ``tile`` or ``layer``.
-        runs: workloads per (policy, batch size), and low-priority samples per (DNN, batch)
-            in the mechanism study (Fig. 5/6).
-        plots: draw the PNG figures.
-        policies: the policy configurations, in report order (must include ``NP-FCFS``).
-        paper_range: also run ``paper_range_policies`` with tasks limited to
-            ``paper_range_ms`` (into ``OUT/paper-range``).
-        paper_range_ms: ``[lo, hi]`` milliseconds of isolated latency (the paper's 0.5-45).
-        paper_range_policies: labels (of ``policies``) of the paper-range study.
-        sweep_loads: the loads of the suite as a sweep (:func:`suite_sweep_data`; the
-            reproduction itself runs at ``load``).
-    """
-
-    suite: Literal["prema"]
-    description: str = ""
-    networks: Names
-    device: str
-    n_tasks: PositiveInt
-    batch_sizes: Annotated[list[BatchSize], Field(min_length=1)]
-    load: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
-    seed: NonNegInt
-    preemption_point: Literal["tile", "layer"]
-    runs: PositiveInt
-    plots: Switch
-    policies: Annotated[list[PremaPolicyEntry], Field(min_length=1)]
-    paper_range: Switch
-    paper_range_ms: tuple[PositiveFloat, PositiveFloat]
-    paper_range_policies: list[str]
-    sweep_loads: Annotated[
-        list[Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]], Field(min_length=1)
-    ]
-
-    @field_validator("networks")
-    @classmethod
-    def _networks(cls, v: list[str]) -> list[str]:
-        return _network_names(v)
-
-    @field_validator("device")
-    @classmethod
-    def _known_device(cls, v: str) -> str:
-        return _device(v)
-
-    @model_validator(mode="after")
-    def _check(self) -> PremaSuite:
-        labels = [p.label for p in self.policies]
-        _unique(labels, "policies: label")
-        if "NP-FCFS" not in labels:
-            raise ValueError("policies: NP-FCFS (the baseline) must be among the labels")
-        bad = [x for x in self.paper_range_policies if x not in labels]
-        if bad:
-            raise ValueError(
-                f"paper_range_policies: {bad[0]!r} is not a label of policies; allowed: "
-                + ", ".join(labels)
-            )
-        lo, hi = self.paper_range_ms
-        if not lo < hi:
-            raise ValueError(f"paper_range_ms: must be [lo, hi] with lo < hi, got {[lo, hi]}")
-        return self
-
-    def setup(self) -> Any:
-        """The :class:`~npusched.experiments.reproduce.prema.PremaSetup` of these parameters."""
-        from npusched.experiments.reproduce.prema import PremaSetup
-
-        return PremaSetup(
-            networks=tuple(self.networks),
-            device=self.device,
-            n_tasks=self.n_tasks,
-            batch_sizes=tuple(self.batch_sizes),
-            load=float(self.load),
-            seed=self.seed,
-            preemption_point=self.preemption_point,
-        )
-
-    def specs(self) -> list[Any]:
-        """The :class:`~npusched.experiments.reproduce.prema.PolicySpec` list."""
-        from npusched.experiments.reproduce.prema import PolicySpec
-
-        return [
-            PolicySpec(p.label, p.policy, p.mechanism, p.predictor, p.tokens)
-            for p in self.policies
-        ]
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce prema`` with these parameters."""
-        from npusched.experiments.reproduce.prema import reproduce
-
-        lo, hi = self.paper_range_ms
-        return reproduce(
-            out,
-            quick=quick,
-            runs=self.runs,
-            progress=progress,
-            setup=self.setup(),
-            specs=self.specs(),
-            plots=self.plots,
-            paper_range=self.paper_range,
-            paper_range_s=(lo / 1000.0, hi / 1000.0),
-            range_labels=tuple(self.paper_range_policies),
-        )
-
 
 # --- Planaria ---------------------------------------------------------------------------------
 class PlanariaSetupEntry(_Strict):
@@ -303,192 +154,6 @@ class PlanariaSuite(_Strict):
             setup=self.mt_setup(),
             scenarios=tuple(self.scenarios),
             qos_levels=tuple(self.qos_levels),
-        )
-
-
-# --- DFS --------------------------------------------------------------------------------------
-class DfsSuite(_Strict):
-    """``suite = "dfs"``: layer-wise DFS vs DVFS (ETRI J. 2022) Sec. 4 (see
-    :mod:`npusched.experiments.reproduce.dfs`). Not a grid of runs: one frame per (network,
-    power policy).
-
-    Attributes:
-        networks: the benchmarks evaluated.
-        calibration_networks: the networks the AB9's STC efficiency is calibrated over (to the
-            paper's 1.99 ms mean layer time).
-        cap_w: the power limit, watts.
-        efficiency: the AB9 ``stc_efficiency`` in (0, 1], ``"fit"`` (the least-squares fit's)
-            or ``"calibrate"`` (to the paper's 1.99 ms mean layer time).
-        fit: refit the idle power, dynamic power and efficiency (else the stored fit).
-        time_scale: ``"global"`` or ``"per-network"`` (each network its Table 6 frame time).
-        fuse: decide per GEMM step with vector layers fused into it (else per zoo operator).
-        plots: draw the PNG figures.
-        sensitivity: also run the power-model sensitivity grid.
-        sensitivity_idle_w: its idle powers (static + constant), watts.
-        sensitivity_dynamic_w: its full-array dynamic powers at 1 GHz, watts.
-    """
-
-    suite: Literal["dfs"]
-    description: str = ""
-    networks: Names
-    calibration_networks: Names
-    cap_w: PositiveFloat
-    efficiency: Annotated[float, Field(gt=0, le=1)] | Literal["calibrate", "fit"]
-    fit: Switch = True
-    time_scale: Literal["global", "per-network"] = "global"
-    fuse: Switch
-    plots: Switch
-    sensitivity: Switch
-    sensitivity_idle_w: Annotated[list[PositiveFloat], Field(min_length=1)]
-    sensitivity_dynamic_w: Annotated[list[PositiveFloat], Field(min_length=1)]
-
-    @field_validator("networks", "calibration_networks")
-    @classmethod
-    def _nets(cls, v: list[str]) -> list[str]:
-        from npusched.experiments.reproduce.dfs import PAPER_TABLE6
-
-        names = _network_names(v)
-        bad = [n for n in names if n not in PAPER_TABLE6]
-        if bad:  # Table 6 and the report compare every network with the paper's
-            raise ValueError(f"{bad[0]!r} is not a benchmark of the paper; allowed: "
-                             + ", ".join(PAPER_TABLE6))
-        return names
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce dfs`` with these parameters (``progress`` is unused)."""
-        from npusched.experiments.reproduce.dfs import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            cap_w=float(self.cap_w),
-            efficiency=None
-            if self.efficiency == "fit"
-            else ("calibrate" if self.efficiency == "calibrate" else float(self.efficiency)),
-            fit=self.fit,
-            time_scale=self.time_scale,
-            plots=self.plots,
-            fuse=self.fuse,
-            networks=tuple(self.networks),
-            calibration_networks=tuple(self.calibration_networks),
-            sensitivity_grid=self.sensitivity,
-            sensitivity_idle_w=tuple(self.sensitivity_idle_w),
-            sensitivity_dynamic_w=tuple(self.sensitivity_dynamic_w),
-        )
-
-
-# --- Fluid Batching ---------------------------------------------------------------------------
-def _board(v: str) -> str:
-    from npusched.hardware.gemm_npu import BOARDS
-
-    if v not in BOARDS:
-        raise ValueError(f"unknown board {v!r}; allowed: {', '.join(BOARDS)}")
-    return v
-
-
-Board = Annotated[str, BeforeValidator(_board)]
-
-
-def _serving_model(v: str) -> str:
-    """A model the serving experiments can run: one with the paper's exit rates (its 4 exits)
-    and a Table I design."""
-    from npusched.hardware.gemm_dse import PAPER_TABLE1
-    from npusched.models.exits import PAPER_EXIT_RATES
-
-    name = _network_names([v])[0]
-    allowed = [m for m in dict.fromkeys(m for m, _ in PAPER_TABLE1) if m in PAPER_EXIT_RATES]
-    if name not in allowed:
-        raise ValueError(f"{v!r} has no exit rates and Table I design; allowed: "
-                         + ", ".join(allowed))
-    return name
-
-
-ServingModel = Annotated[str, BeforeValidator(_serving_model)]
-
-
-class FluidServingEntry(_Strict):
-    """One Fig. 7/8 experiment: model, board, p99 SLO (seconds), Poisson rates (samples/s)."""
-
-    model: ServingModel
-    board: Board
-    slo_s: PositiveFloat
-    rates: Annotated[list[PositiveFloat], Field(min_length=1)]
-
-
-class FluidFig9Entry(_Strict):
-    """One Fig. 9 panel: model, board, arrival rate (samples/s), the SLOs swept (seconds)."""
-
-    model: ServingModel
-    board: Board
-    rate: PositiveFloat
-    slos: Annotated[list[PositiveFloat], Field(min_length=1)]
-
-
-class FluidSuite(_Strict):
-    """``suite = "fluid"``: Fluid Batching (Kouris et al.) DSE, Fig. 10 and the serving
-    experiments (see :mod:`npusched.experiments.reproduce.fluid`). Table II's points are the
-    paper's rows (``PAPER["table2"]``), not parameters.
-
-    Attributes:
-        pairs: ``[model, board]`` pairs of the DSE and Fig. 10 (Table I's designs).
-        b_max: largest batch size.
-        min_dsp_fraction: the DSE keeps designs using at least this fraction of the DSPs.
-        tp_max: the DSE's largest ``T_P``.
-        serving: run the serving experiments (Fig. 7-9, Table II) on the engine.
-        seeds: seeds per serving point.
-        n_samples: samples per serving point.
-        designs: NPU per serving policy, ``table1`` (Table I's) or ``dse`` (its own DSE).
-        serving_setups: Fig. 7/8's experiments.
-        fig9: Fig. 9's panels.
-    """
-
-    suite: Literal["fluid"]
-    description: str = ""
-    pairs: Annotated[list[tuple[str, Board]], Field(min_length=1)]
-    b_max: PositiveInt
-    min_dsp_fraction: Annotated[float, Field(gt=0, le=1)]
-    tp_max: PositiveInt
-    serving: Switch
-    seeds: PositiveInt
-    n_samples: PositiveInt
-    designs: Literal["table1", "dse"]
-    serving_setups: Annotated[list[FluidServingEntry], Field(min_length=1)]
-    fig9: Annotated[list[FluidFig9Entry], Field(min_length=1)]
-
-    @field_validator("pairs")
-    @classmethod
-    def _pairs(cls, v: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        from npusched.hardware.gemm_dse import PAPER_TABLE1
-
-        bad = [p for p in v if tuple(p) not in PAPER_TABLE1]
-        if bad:  # the DSE table sets every pair beside Table I's design
-            raise ValueError(
-                f"{list(bad[0])} has no Table I design; allowed: "
-                + ", ".join(f"[{m}, {b}]" for m, b in PAPER_TABLE1)
-            )
-        return v
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce fluid`` with these parameters."""
-        from npusched.experiments.reproduce.fluid import ServingSetup, reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            b_max=self.b_max,
-            progress=progress,
-            serving=self.serving,
-            seeds=self.seeds,
-            n_samples=self.n_samples,
-            designs=self.designs,
-            pairs=[(m, b) for m, b in self.pairs],
-            min_dsp_fraction=float(self.min_dsp_fraction),
-            tp_max=self.tp_max,
-            serving_setups=[
-                ServingSetup(s.model, s.board, float(s.slo_s), tuple(s.rates))
-                for s in self.serving_setups
-            ],
-            fig9_setups=[(f.model, f.board, float(f.rate), tuple(f.slos)) for f in self.fig9],
         )
 
 
@@ -802,76 +467,14 @@ def suite_sweep_data(suite: Suite) -> dict[str, Any]:
       its own DSE design (``hardware.params.tr/tp/tc``). Fig. 9 and Table II are not in it.
     """
     if isinstance(suite, PremaSuite):
-        return _prema_sweep(suite)
+        return prema_sweep(suite)
     if isinstance(suite, PlanariaSuite):
         return _planaria_sweep(suite)
     if isinstance(suite, FluidSuite):
-        return _fluid_sweep(suite)
+        return fluid_sweep(suite)
     raise ConfigError(
         f"suite {suite.suite!r} is not a grid of simulation runs; allowed: {', '.join(SWEEPABLE)}"
     )
-
-
-def _prema_sweep(s: PremaSuite) -> dict[str, Any]:
-    from npusched.experiments.reproduce.prema import _Context
-
-    ctx = _Context(s.setup())
-    batches = sorted(set(s.batch_sizes))
-    policies = []
-    for p in s.policies:
-        params: dict[str, Any] = {}
-        if p.mechanism is not None:
-            params["mechanism"] = p.mechanism
-        if p.tokens is not None:
-            params["tokens"] = p.tokens
-        policies.append(
-            {"label": p.label, "policy": {"name": p.policy, "params": params},
-             "sim.predictor": p.predictor}
-        )
-    # the reproduction's dispatch window (_Context.window), at each load of the sweep
-    mean_iso = {b: ctx.mean_isolated(b) for b in batches}
-    grids = [
-        {
-            "policy": policies,
-            "load": [{"label": float(load)}],
-            "batch": [
-                {
-                    "label": b,
-                    "workload.batch_sizes": [b],
-                    "workload.window_s": s.n_tasks * mean_iso[b] / float(load),
-                }
-            ],
-        }
-        for load in s.sweep_loads
-        for b in batches
-    ]
-    return {
-        "name": "prema-suite",
-        "description": (
-            f"PREMA suite as a sweep: {len(s.policies)} policies x loads "
-            f"{[float(x) for x in s.sweep_loads]} x batch sizes {batches} x {s.runs} seeds, "
-            f"{s.n_tasks} tasks per workload."
-        ),
-        "seeds": {"start": s.seed, "count": s.runs},
-        "base": {
-            "hardware": {"device": s.device},
-            "workload": {
-                "kind": "prema",
-                "n_tasks": s.n_tasks,
-                "models": list(s.networks),
-                "window_s": ctx.window(batches[0]),
-                "batch_sizes": [batches[0]],
-            },
-            "sim": {"preemption_point": s.preemption_point},
-        },
-        "grids": grids,
-        "report": {
-            "x": "load",
-            "metrics": ["antt", "stp", "fairness", "sla_violation_rate_n4",
-                        "p95_high_priority_norm"],
-            "baseline": "NP-FCFS",
-        },
-    }
 
 
 def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
@@ -923,104 +526,6 @@ def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
     }
 
 
-def _fluid_policy(name: str, slo_s: float, b_max: int) -> dict[str, Any]:
-    """A Fig. 7-9 policy name as a named-axis value: the policy and the NPU batching it runs
-    on (:func:`npusched.experiments.reproduce.fluid_serving.policy_for`)."""
-    if name == "SERIAL":
-        pol: dict[str, Any] = {"name": "SERIAL"}
-        strategy, stackable = "serial", False
-    elif name == "FluidB":
-        pol = {"name": "FluidB", "params": {"slo_s": slo_s, "b_max": b_max}}
-        strategy, stackable = "fluid", True
-    elif name == "LazyBatching":
-        pol = {"name": "LazyBatching", "params": {"slo_s": slo_s, "b_max": b_max}}
-        strategy, stackable = "r", False
-    else:
-        kind, _, size = name.split("-")
-        params = {"slo_s": slo_s, "timeout": size, "b_max": b_max, "name": name}
-        pol = {"name": "AdaptB", "params": params}
-        strategy, stackable = kind.lower(), False
-    return {
-        "label": name,
-        "policy": pol,
-        "hardware.params.strategy": strategy,
-        "hardware.params.stackable": stackable,
-    }
-
-
-def _fluid_sweep(s: FluidSuite) -> dict[str, Any]:
-    from npusched.experiments.reproduce.fluid_serving import POLICY_NAMES
-    from npusched.hardware.gemm_dse import PAPER_TABLE1
-    from npusched.hardware.gemm_npu import BOARDS
-
-    grids = []
-    for st in s.serving_setups:
-        if (st.model, st.board) not in PAPER_TABLE1:
-            raise ConfigError(
-                f"fluid suite as a sweep: serving setup {st.model}/{st.board} has no Table I "
-                f"design; allowed: {', '.join(f'{m}/{b}' for m, b in PAPER_TABLE1)}"
-            )
-        d, b = PAPER_TABLE1[(st.model, st.board)], BOARDS[st.board]
-        setup = {
-            "label": f"{st.model}/{st.board}",
-            "hardware": {
-                "device": "gemm-npu",
-                "params": {
-                    "tr": d.tr,
-                    "tp": d.tp,
-                    "tc": d.tc,
-                    "frequency_hz": b.frequency_hz,
-                    "memory_bandwidth_bps": b.bandwidth_bps,
-                },
-            },
-            "workload.models": [st.model],
-            "workload.qos": {st.model: st.slo_s},
-            "exits": {st.model: {"n_exits": 4}},
-        }
-        for name in POLICY_NAMES:
-            pol = _fluid_policy(name, float(st.slo_s), s.b_max)
-            if s.designs == "dse":  # each policy on its own DSE design (the grid's device)
-                from npusched.experiments.reproduce.fluid_serving import _model
-
-                dd = _model(st.model, st.board).design(
-                    pol["hardware.params.strategy"], pol["hardware.params.stackable"], "dse"
-                )
-                pol.update({"hardware.params.tr": dd.tr, "hardware.params.tp": dd.tp,
-                            "hardware.params.tc": dd.tc})
-            grids.append(
-                {
-                    "setup": [setup],
-                    "policy": [pol],
-                    "workload.rate_per_s": list(st.rates),
-                }
-            )
-    first = s.serving_setups[0]
-    return {
-        "name": "fluid-suite",
-        "description": (
-            "Fluid Batching Fig. 7/8 as a sweep: SERIAL, FC-/R-AdaptB, LazyBatching and FluidB "
-            f"on {'their own DSE designs' if s.designs == 'dse' else 'Table I designs'}, "
-            f"{s.n_samples} samples per point, {s.seeds} seeds."
-        ),
-        "seeds": {"start": 0, "count": s.seeds},
-        "base": {
-            "workload": {
-                "kind": "poisson",
-                "models": [first.model],
-                "rate_per_s": float(first.rates[0]),
-                "n_requests": s.n_samples,
-            },
-            "sim": {"preemption_point": "layer"},
-        },
-        "grids": grids,
-        "report": {
-            "x": "workload.rate_per_s",
-            "metrics": ["mean_latency_s", "p99_latency_s", "slo_attainment", "throughput_rps"],
-            "baseline": "LazyBatching",
-        },
-    }
-
-
 def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
     """Write :func:`suite_sweep_data` of ``suite`` as a YAML experiment file."""
     import yaml
@@ -1037,6 +542,38 @@ def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
         atomic_write_text(out, head + yaml.safe_dump(data, sort_keys=False))
     except OSError as e:
         raise ConfigError(f"{out}: cannot write: {e.strerror}") from None
+    return out
+
+
+def set_overrides(values: Sequence[str] | None) -> dict[str, tuple[str, Any]]:
+    """``--set KEY=VALUE`` options as :func:`parse_suite` ``overrides``.
+
+    ``KEY`` is a suite-file key, dotted for a key inside a table (``setup.load=1.2``);
+    ``VALUE`` is read as a TOML value (``5``, ``1.5``, ``true``, ``["a", "b"]``, ``"x"``) and
+    taken as a plain string if it is not one (``device=planaria``). Several ``--set`` for keys
+    of one table merge. A bad value is reported against ``--set KEY``."""
+    out: dict[str, tuple[str, Any]] = {}
+    for raw in values or ():
+        key, eq, text = raw.partition("=")
+        key = key.strip()
+        parts = key.split(".")
+        if not eq or not key or any(not p.strip() for p in parts):
+            raise ConfigError(
+                f"--set {raw!r}: expected KEY=VALUE; allowed: a suite-file key (dotted inside a "
+                "table, e.g. setup.load=1.2) and a TOML value"
+            )
+        try:
+            value: Any = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        for part in reversed(parts[1:]):
+            value = {part.strip(): value}
+        head = parts[0].strip()
+        if head in out and isinstance(out[head][1], dict) and isinstance(value, dict):
+            value = _merge(out[head][1], value)
+        elif head in out:
+            raise ConfigError(f"--set {key}: given twice")
+        out[head] = (f"--set {key}" if len(parts) == 1 else f"--set {head}", value)
     return out
 
 

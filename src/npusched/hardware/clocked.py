@@ -61,6 +61,7 @@ import numpy as np
 from npusched.base import Component
 from npusched.errors import HardwareConfigError
 from npusched.hardware.base import LayerCosts
+from npusched.hardware.machines import ResourceLayout, machine_layout
 from npusched.hardware.power import AB9, FREQUENCIES_HZ
 from npusched.models.ir import Network
 
@@ -176,6 +177,10 @@ class Clocked(Component):
         own = dict(getattr(self.base_(), "variant_axes", None) or {})
         own["frequency_hz"] = self._levels()
         return own
+
+    def machine_layout(self) -> tuple[ResourceLayout, ...]:
+        """The wrapped device's machine (a clock changes no resource)."""
+        return machine_layout(self.base_())
 
     @property
     def frequency_hz(self) -> float:

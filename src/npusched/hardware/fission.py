@@ -91,6 +91,7 @@ from npusched.base import Component
 from npusched.errors import HardwareConfigError
 from npusched.hardware.base import FloatArray, IntArray, LayerCosts
 from npusched.hardware.energy import PSUM_BYTES, EnergyModel, gemm_sram_bytes
+from npusched.hardware.machines import ResourceLayout
 from npusched.hardware.systolic import (
     CHECKPOINT_STATS,
     _batches,
@@ -330,6 +331,12 @@ class FissionArray(Component):
     def variant_axes(self) -> dict[str, tuple[int, ...]]:
         """``{"subarrays": (1, ..., num_subarrays)}``."""
         return {"subarrays": tuple(range(1, int(self.num_subarrays) + 1))}
+
+    def machine_layout(self) -> tuple[ResourceLayout, ...]:
+        """The machine this device makes: one fission array of ``num_subarrays`` units whose
+        allocation picks the ``subarrays`` plan axis (:mod:`npusched.hardware.machines`)."""
+        n = int(self.num_subarrays)
+        return (ResourceLayout("array", "fission-array", n, units_axis="subarrays"),)
 
     @property
     def peak_macs_per_s(self) -> float:

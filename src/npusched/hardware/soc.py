@@ -40,6 +40,7 @@ import numpy.typing as npt
 from npusched.base import Component
 from npusched.errors import ConfigError, HardwareConfigError, UnknownNameError
 from npusched.hardware.base import LayerCosts
+from npusched.hardware.machines import ResourceLayout
 from npusched.models.ir import LayerKind, Network
 
 FloatArray = npt.NDArray[np.float64]
@@ -708,6 +709,14 @@ class SocDevice(Component):
     @property
     def variant_axes(self) -> dict[str, tuple[str, ...]]:
         return {"accelerator": self.spec.accelerators}
+
+    def machine_layout(self) -> tuple[ResourceLayout, ...]:
+        """The machine this SoC makes: one one-unit resource per accelerator, named like it and
+        fixing the ``accelerator`` axis, drawing no idle power (:mod:`npusched.hardware.machines`)."""
+        return tuple(
+            ResourceLayout(str(a), str(a), 1, fixed={"accelerator": a}, idle_power_w=0.0)
+            for a in self.spec.accelerators
+        )
 
     def cache_key(self) -> tuple[object, ...]:
         return ("soc", self.soc, self.calibrate)

@@ -1,4 +1,5 @@
-"""The temporal-policy protocol and the policy registry.
+"""The temporal-policy protocol (its registry, :data:`POLICIES`, is the ``temporal`` kind of
+:data:`npusched.policies.registry.REGISTRY`).
 
 A temporal policy decides *which ready job holds the whole accelerator* and, when that means
 displacing the running job, *which preemption mechanism* to use. It never advances time and never
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from npusched.policies.contract import Decision, JobView, SchedulerView
-from npusched.registry import Registry
+from npusched.policies.registry import POLICIES as POLICIES
 
 
 @runtime_checkable
@@ -42,9 +43,6 @@ class TemporalPolicy(Protocol):
     def on_period(self, view: SchedulerView) -> None: ...
 
     def select(self, view: SchedulerView) -> Decision: ...
-
-
-POLICIES: Registry[TemporalPolicy] = Registry("policy", entry_point_group="npusched.policies")
 
 
 class PolicyBase:

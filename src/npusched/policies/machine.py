@@ -9,14 +9,15 @@ of subarrays) and Fluid Batching's serving policies (``"FluidB"``, ``"AdaptB"``,
 HaX-CoNN's layer-group mapping (``"HaX-CoNN"``, on an SoC: one one-unit resource per
 accelerator, named like the accelerators).
 
-Machine policies have their **own registry**, beside the temporal :data:`POLICIES`: the two
-kinds answer different decision types, run on different machines (a temporal policy holds the
-whole of a one-resource machine) and pass different conformance suites, so every caller that
-lists ``POLICIES.names()`` keeps getting temporal policies only. A run config names either
-kind in ``[policy] name``: :func:`get_any_policy` looks in both, and the two registries never
-share a name (:func:`check_disjoint`).
+Machine policies are the ``machine`` kind of the one policy registry
+(:data:`npusched.policies.registry.REGISTRY`); :data:`MACHINE_POLICIES` is its view of that
+kind, beside the temporal :data:`POLICIES`: the two kinds answer different decision types, run
+on different machines (a temporal policy holds the whole of a one-resource machine) and pass
+different conformance suites, so every caller that lists ``POLICIES.names()`` keeps getting
+temporal policies only. A run config names either kind in ``[policy] name``:
+:func:`get_any_policy` looks in both, and one registry never holds a name twice.
 
-Built-ins register when :func:`import_builtin_machine_policies` imports their package.
+Built-ins are registered by :mod:`npusched.policies.catalog` when the package is imported.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from npusched.errors import NpuschedError, UnknownNameError
+from npusched.errors import NpuschedError
 from npusched.policies.base import PolicyBase
 from npusched.policies.contract import JobView, MachineView, Schedule
-from npusched.registry import Registry
+from npusched.policies.registry import MACHINE_POLICIES, REGISTRY
 
 __all__ = [
     "MACHINE_POLICIES",
@@ -80,70 +81,40 @@ class MachinePolicyBase(PolicyBase):
         raise NotImplementedError
 
 
-MACHINE_POLICIES: Registry[MachinePolicy] = Registry(
-    "machine policy", entry_point_group="npusched.machine_policies"
-)
-
-
 def import_builtin_machine_policies() -> None:
-    """Register the built-in machine policies (they register when their package is imported)."""
-    import npusched.policies.batching
-    import npusched.policies.mapping.policy
-    import npusched.policies.spatial  # noqa: F401
-
-
-def _import_all() -> None:
-    import npusched.policies.temporal  # noqa: F401
-
-    import_builtin_machine_policies()
+    """Kept for callers of the old API: the built-ins are registered when the package
+    ``npusched.policies`` is imported (it was, to import this module)."""
+    REGISTRY.load_builtins()
 
 
 def all_policy_names() -> list[str]:
-    """Every registered policy name: temporal first, then machine policies."""
-    from npusched.policies.base import POLICIES
-
-    _import_all()
-    return [*POLICIES.names(), *MACHINE_POLICIES.names()]
+    """Every registered temporal or machine policy name: temporal first, then machine."""
+    return [*REGISTRY.names("temporal"), *REGISTRY.names("machine")]
 
 
 def check_disjoint() -> None:
     """Raise :class:`~npusched.errors.NpuschedError` if a name is registered as both a temporal
-    and a machine policy (a config could not tell which one it means)."""
-    from npusched.policies.base import POLICIES
-
-    _import_all()
-    both = sorted(set(POLICIES.names()) & set(MACHINE_POLICIES.names()))
+    and a machine policy (the one registry refuses such a registration; this re-checks the
+    entry points too)."""
+    both = sorted(set(REGISTRY.names("temporal")) & set(REGISTRY.names("machine")))
     if both:
         raise NpuschedError(f"policy name {both[0]!r} is registered as temporal and machine")
 
 
-def _factory(name: str) -> tuple[Literal["temporal", "machine"], Callable[..., Any]]:
-    from npusched.policies.base import POLICIES
-
-    _import_all()
-    for kind, reg in (("temporal", POLICIES), ("machine", MACHINE_POLICIES)):
-        try:
-            return kind, reg.get(name)  # type: ignore[return-value]
-        except UnknownNameError:
-            continue
-    raise UnknownNameError("policy", name, all_policy_names())
+_RUNNABLE: tuple[Literal["temporal", "machine"], ...] = ("temporal", "machine")
 
 
 def policy_kind(name: str) -> Literal["temporal", "machine"]:
     """``"temporal"`` or ``"machine"`` for a registered policy name (unknown names raise
-    :class:`~npusched.errors.UnknownNameError` listing both registries)."""
-    return _factory(name)[0]
+    :class:`~npusched.errors.UnknownNameError` listing both kinds)."""
+    return REGISTRY.entry(name, _RUNNABLE).kind  # type: ignore[return-value]
 
 
 def policy_factory(name: str) -> Callable[..., Any]:
-    """The factory registered under ``name`` in either registry."""
-    return _factory(name)[1]
+    """The factory registered under ``name`` as a temporal or machine policy."""
+    return REGISTRY.entry(name, _RUNNABLE).factory
 
 
 def get_any_policy(name: str, /, **params: Any) -> Any:
     """A temporal or machine policy by name with constructor ``params``."""
-    from npusched.policies.base import POLICIES
-
-    kind, _ = _factory(name)
-    reg: Registry[Any] = POLICIES if kind == "temporal" else MACHINE_POLICIES
-    return reg.create(name, **params)
+    return REGISTRY.create(name, kinds=_RUNNABLE, **params)

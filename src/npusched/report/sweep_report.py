@@ -481,7 +481,7 @@ def write_report(
             "below it; run `npusched sweep` or `npusched reproduce` first"
         )
     o = Path(out) if out is not None else d
-    from npusched.experiments.runner import check_out_dir
+    from npusched._io import check_out_dir
 
     check_out_dir(o, option="--out" if out is not None else "DIRECTORY")
     files = o / FILES_DIR

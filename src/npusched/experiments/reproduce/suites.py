@@ -21,14 +21,14 @@ run finished where it supports it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from npusched.errors import ConfigError, NpuschedError
 from npusched.registry import Registry
 
-__all__ = ["QUICK_CLOCK_LEVELS_HZ", "SUITES", "packaged_experiments", "reproduce_all"]
+__all__ = ["QUICK_CLOCK_LEVELS_HZ", "SUITES", "packaged_experiments", "reproduce_all", "run_study"]
 
 #: ``compare``'s DFS clock levels in quick mode (Hz): four of Table 5's 100-700 MHz (the
 #: fission array's profile has one variant per subarray count and level; 17 levels take
@@ -43,11 +43,18 @@ SUITES: Registry[dict[str, Any]] = Registry("reproduction suite")
 
 def _from_file(name: str) -> Callable[..., dict[str, Any]]:
     def run(
-        out: Path, *, quick: bool, progress: bool, config: str | Path | None = None
+        out: Path,
+        *,
+        quick: bool,
+        progress: bool,
+        config: str | Path | None = None,
+        overrides: Mapping[str, tuple[str, Any]] | None = None,
     ) -> dict[str, Any]:
         from npusched.experiments.suite_files import run_suite
 
-        return run_suite(name, out, config=config, quick=quick, progress=progress)
+        return run_suite(
+            name, out, config=config, quick=quick, progress=progress, overrides=overrides
+        )
 
     run.__doc__ = f"The {name!r} suite with its packaged parameters (or the file ``config``)."
     return run
@@ -57,6 +64,33 @@ def _from_file(name: str) -> Callable[..., dict[str, Any]]:
 # (npusched/data/experiments/suites/<name>.toml; see npusched.experiments.suite_files).
 for _name in ("prema", "planaria", "dfs", "fluid", "haxconn"):
     SUITES.register(_name, _from_file(_name))
+
+
+def run_study(
+    name: str,
+    out: str | Path,
+    *,
+    quick: bool = False,
+    sets: Sequence[str] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """``npusched reproduce NAME [--set KEY=VALUE ...] [--quick]`` for any registered study:
+    the ``--set`` values are checked, and ``out`` too, before it runs."""
+    import inspect
+
+    from npusched._io import check_out_dir
+    from npusched.experiments.suite_files import set_overrides
+
+    run = SUITES.get(name)
+    overrides = set_overrides(sets)
+    extra: dict[str, Any] = {}
+    if overrides:
+        if "overrides" not in inspect.signature(run).parameters:
+            key = next(iter(overrides))
+            raise ConfigError(f"--set {key}: study {name!r} takes no parameters from --set")
+        extra["overrides"] = overrides
+    check_out_dir(out)
+    return run(Path(out), quick=quick, progress=progress, **extra)
 
 
 def packaged_experiments() -> list[Path]:

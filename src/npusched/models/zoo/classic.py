@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
-from npusched.models.zoo import register
 from npusched.models.zoo.common import imagenet_builder, pooled_classifier
+from npusched.models.zoo.registry import register
 
 _TV = "torchvision model table (GFLOPS column = GMACs)"
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
-from npusched.models.zoo import register
 from npusched.models.zoo.common import imagenet_builder, pooled_classifier
+from npusched.models.zoo.registry import register
 
 # depth: dense layers per block (growth rate 32, bottleneck width 4 x 32, compression 0.5)
 DENSENET_SPECS: dict[int, tuple[int, int, int, int]] = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
-from npusched.models.zoo import register
+from npusched.models.zoo.registry import register
 from npusched.models.zoo.resnet import resnet_stages, resnet_stem
 
 COCO_CLASSES = 80  # darknet COCO heads: 3 anchors x (80 classes + 5) = 255 filters per scale

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
-from npusched.models.zoo import register
 from npusched.models.zoo.common import imagenet_builder, pooled_classifier
+from npusched.models.zoo.registry import register
 
 Kernel = int | tuple[int, int]
 

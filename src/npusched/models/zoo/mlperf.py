@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
-from npusched.models.zoo import register
+from npusched.models.zoo.registry import register
 from npusched.models.zoo.resnet import resnet_stages, resnet_stem
 
 # --- RetinaNet -----------------------------------------------------------------------------------

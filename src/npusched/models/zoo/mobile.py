@@ -19,8 +19,8 @@ import math
 
 from npusched.models.builder import NetBuilder, Padding, Tensor
 from npusched.models.ir import Network
-from npusched.models.zoo import register
 from npusched.models.zoo.common import imagenet_builder, pooled_classifier
+from npusched.models.zoo.registry import register
 
 # --- MobileNet-v1 ------------------------------------------------------------------------------
 # Depthwise-separable blocks of Howard et al. 2017, Table 1: (pointwise out channels, dw stride).

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from npusched.models.ir import Layer, LayerKind, Network, make_network
-from npusched.models.zoo import register
+from npusched.models.zoo.registry import register
 
 __all__ = ["ARTIFACT", "ARTIFACT_SOURCE", "artifact_network"]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import Network
-from npusched.models.zoo import register
+from npusched.models.zoo.registry import register
 
 
 def lstm_params(inp: int, hidden: int) -> int:

@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 from npusched.errors import ModelError
 from npusched.models.builder import NetBuilder, Tensor
 from npusched.models.ir import LayerKind, Network
-from npusched.models.zoo import register
+from npusched.models.zoo.registry import register
 
 
 # --- shared blocks -------------------------------------------------------------------------------

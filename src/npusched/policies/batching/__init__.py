@@ -69,10 +69,3 @@ __all__ = [
     "serial_decide",
     "slack",
 ]
-
-from npusched.policies.machine import MACHINE_POLICIES
-
-MACHINE_POLICIES.register("FluidB", FluidBPolicy)
-MACHINE_POLICIES.register("AdaptB", AdaptBPolicy)
-MACHINE_POLICIES.register("SERIAL", SerialPolicy)
-MACHINE_POLICIES.register("LazyBatching", LazyBatchingPolicy)

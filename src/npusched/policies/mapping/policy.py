@@ -306,12 +306,3 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 slow = self.model_.slowdown_one(d, tot - d) if len(running) > 1 else 1.0
                 rates[j] = 1.0 / slow
         return Schedule(assign=assign, until_step=until, timers=timers, rates=rates)
-
-
-def _register() -> None:
-    from npusched.policies.machine import MACHINE_POLICIES
-
-    MACHINE_POLICIES.register("HaX-CoNN", HaxconnPolicy)
-
-
-_register()

@@ -49,7 +49,7 @@ from npusched.policies.power.schedule import (
     schedule_steps,
     switch_costs,
 )
-from npusched.registry import Registry
+from npusched.policies.registry import POWER_POLICIES as _POWER_POLICIES
 
 if TYPE_CHECKING:
     from npusched.hardware.profile import ExecPlan
@@ -379,11 +379,8 @@ class GroupedSteps(Component):
         return self.policy.switch_cost(prev, nxt)
 
 
-POWER_POLICIES: Registry[PowerPolicyBase] = Registry(
-    "power policy", entry_point_group="npusched.power_policies"
-)
-POWER_POLICIES.register("DFS", DFS)
-POWER_POLICIES.register("DVFS", DVFS)
+# the power kind of the one policy registry (DFS and DVFS are filled in by the catalog)
+POWER_POLICIES = _POWER_POLICIES
 
 
 def get_power_policy(name: str, /, **params: object) -> PowerPolicyBase:

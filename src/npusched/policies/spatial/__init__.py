@@ -23,7 +23,3 @@ __all__ = [
     "predict_remaining",
     "schedule_tasks_spatially",
 ]
-
-from npusched.policies.machine import MACHINE_POLICIES
-
-MACHINE_POLICIES.register("Planaria", PlanariaPolicy)

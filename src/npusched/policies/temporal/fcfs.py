@@ -5,10 +5,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from npusched.policies.temporal.mechanism import RankedPolicy, register_variants
+from npusched.policies.temporal.mechanism import RankedPolicy
 
 
-@register_variants
 class FCFS(RankedPolicy):
     """Run the earliest-dispatched ready job (ties by request id).
 

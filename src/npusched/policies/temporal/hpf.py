@@ -6,10 +6,9 @@ import operator
 from functools import partial
 from typing import Any
 
-from npusched.policies.temporal.mechanism import RankedPolicy, register_variants
+from npusched.policies.temporal.mechanism import RankedPolicy
 
 
-@register_variants
 class HPF(RankedPolicy):
     """Run the ready job with the highest ``priority`` (ties: earliest dispatched).
 

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from npusched.base import Component
 from npusched.errors import ParameterError
-from npusched.policies.base import POLICIES, TemporalPolicyBase
+from npusched.policies.base import TemporalPolicyBase
 from npusched.policies.contract import KEEP, Decision, JobView, Mechanism, SchedulerView
 
 MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
@@ -200,9 +200,9 @@ class RankedPolicy(TemporalPolicyBase, Component):
 R = TypeVar("R", bound=RankedPolicy)
 
 
-def register_variants(cls: type[R]) -> type[R]:
-    """Class decorator: register ``NP-<family>`` and ``P-<family>`` in :data:`POLICIES`, each a
-    factory taking only ``mechanism``."""
+def variants(cls: type[R]) -> dict[str, Callable[..., RankedPolicy]]:
+    """``NP-<family>`` and ``P-<family>`` of a ranked policy class, each a factory taking only
+    ``mechanism`` (registered by :mod:`npusched.policies.catalog`)."""
 
     def non_preemptive(mechanism: str = "checkpoint") -> RankedPolicy:
         return cls(preemptive=False, mechanism=mechanism)  # type: ignore[call-arg]
@@ -210,6 +210,4 @@ def register_variants(cls: type[R]) -> type[R]:
     def preemptive(mechanism: str = "checkpoint") -> RankedPolicy:
         return cls(preemptive=True, mechanism=mechanism)  # type: ignore[call-arg]
 
-    POLICIES.register(f"NP-{cls.family}")(non_preemptive)
-    POLICIES.register(f"P-{cls.family}")(preemptive)
-    return cls
+    return {f"NP-{cls.family}": non_preemptive, f"P-{cls.family}": preemptive}

@@ -65,7 +65,7 @@ from itertools import pairwise
 
 from npusched.base import Component
 from npusched.errors import ParameterError
-from npusched.policies.base import POLICIES, TemporalPolicyBase
+from npusched.policies.base import TemporalPolicyBase
 from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView
 from npusched.policies.temporal.mechanism import check_mode, check_seconds, decide
 from npusched.policies.temporal.sjf import shortest_remaining
@@ -490,7 +490,3 @@ class PPrema(PreemptiveTokenScheduler, NPPrema):
     """
 
     name = "P-PREMA"
-
-
-POLICIES.register("NP-PREMA", NPPrema)
-POLICIES.register("P-PREMA", PPrema)

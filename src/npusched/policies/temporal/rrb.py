@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from npusched.base import Component
 from npusched.errors import ParameterError
-from npusched.policies.base import POLICIES, TemporalPolicyBase
+from npusched.policies.base import TemporalPolicyBase
 from npusched.policies.contract import KEEP, Decision, JobView, Mechanism, SchedulerView
 from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds, decide
 from npusched.policies.temporal.prema import PERIOD_S
@@ -148,7 +148,3 @@ class PRRB(NPRRB):
         # above; the pointer must still name the victim's model then, or the model after it
         # would be skipped (and with two models the victim would resume at once).
         return decision
-
-
-POLICIES.register("NP-RRB", NPRRB)
-POLICIES.register("P-RRB", PRRB)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from npusched.base import Component
-from npusched.policies.base import POLICIES, TemporalPolicyBase
+from npusched.policies.base import TemporalPolicyBase
 from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView
 from npusched.policies.temporal.mechanism import check_mode, decide
 
@@ -84,7 +84,3 @@ class PSJF(TemporalPolicyBase, Component):
         return decide(
             view, shortest_remaining(pool, view.running), preemptive=True, mode=self.mechanism
         )
-
-
-POLICIES.register("NP-SJF", NPSJF)
-POLICIES.register("P-SJF", PSJF)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from npusched.policies.base import POLICIES
 from npusched.policies.contract import JobView
 from npusched.policies.temporal.prema import PreemptiveTokenScheduler, TokenScheduler
 
@@ -36,7 +35,3 @@ class PToken(PreemptiveTokenScheduler, NPToken):
     """Preemptive TOKEN; parameters: see :class:`PreemptiveTokenScheduler`."""
 
     name = "P-TOKEN"
-
-
-POLICIES.register("NP-TOKEN", NPToken)
-POLICIES.register("P-TOKEN", PToken)

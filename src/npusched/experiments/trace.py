@@ -4,6 +4,9 @@ The run is the one ``npusched run CONFIG`` simulates, recorded with its timeline
 :func:`npusched.report.timeline.write_chrome_trace`'s (jobs on the accelerator track, their
 save/restore/switch segments, each segment's resource, units and frequency in its ``args``,
 arrivals, the requests-in-system counter and one track per request), written atomically.
+
+It lives in ``experiments`` (it runs a simulation through :mod:`npusched.experiments.runner`);
+``report`` only renders: no arrow runs from ``report`` up to the runner.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def trace_config_file(
     Returns:
         The trace's path and the number of timeline segments in it.
     """
+    from npusched._io import check_out_file
     from npusched.experiments.config import load_config
     from npusched.experiments.runner import run_config
     from npusched.report.timeline import write_chrome_trace
@@ -42,8 +46,6 @@ def trace_config_file(
         raise ConfigError(f"{o}: --out must be a file (e.g. trace.json), but it is a directory")
     if not o.parent.is_dir():
         raise ConfigError(f"{o}: --out's directory {o.parent} does not exist")
-    from npusched.experiments.runner import check_out_file
-
     check_out_file(o)  # an unwritable directory (e.g. /proc) fails before the simulation
     res = run_config(cfg, base_dir=p.parent, source=str(p), timeline=True)
     timeline = res.result.timeline or []

@@ -1,0 +1,7 @@
+"""``python -m npusched.cli``."""
+
+import sys
+
+from npusched.cli import main
+
+sys.exit(main())
