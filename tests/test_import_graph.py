@@ -10,11 +10,7 @@ import pytest
 from import_graph import breaches, circles, graph, modules
 
 #: circles other work removes; each an expected failure naming its issue
-KNOWN: dict[frozenset[str], str] = {
-    frozenset({"npusched.bench", "npusched.bench_haxconn"}): (
-        "issue 25: bench.py <-> bench_haxconn.py until bench becomes its own package"
-    ),
-}
+KNOWN: dict[frozenset[str], str] = {}
 
 
 def test_graph_reads_the_package() -> None:

@@ -54,13 +54,13 @@ def bench_cmd(
         list[str] | None,
         typer.Option(
             metavar="NAME",
-            help="Scenario to run (repeatable): temporal, prema, spatial, concurrent. Default: all.",
+            help="Scenario to run (repeatable): temporal, prema, spatial, concurrent, families, solver, haxconn, sweep. Default: all.",
         ),
     ] = None,
     requests: Annotated[
         int | None,
         typer.Option(
-            help="Requests per scenario (default: temporal 100,000, prema 20,000, spatial 5,000, concurrent 20,000)."
+            help="Requests per scenario (default: temporal 100,000, prema 20,000, spatial 5,000, concurrent 20,000, families 5,000, haxconn and sweep 2,000)."
         ),
     ] = None,
     as_json: Annotated[
@@ -415,7 +415,9 @@ def validate_cmd(
             "policy": p["policy"],
             "load": p["load"],
             "antt_meas": round(p["measured"]["antt"], 3),
+            "antt_sd_meas": round(p["spread"]["measured"]["antt"]["std"], 3),
             "antt_pred": round(p["predicted"]["antt"], 3),
+            "antt_inside": p["within_spread"]["antt"],
             "p99_ms_meas": round(p["measured"]["p99_s"] * 1e3, 2),
             "p99_ms_pred": round(p["predicted"]["p99_s"] * 1e3, 2),
             "req_err_med_%": round(p["request_error"]["median_abs_pct"], 1),
