@@ -81,3 +81,57 @@ def test_builtin_rule_unchanged_on_the_same_system(skip_periods: bool) -> None:
     assert cols["finish_s"].tolist() == pytest.approx(
         [8.508 * MS, 2.002 * MS, 7.506 * MS], abs=1e-12
     )
+
+
+class QuadValuePrema(PPrema):
+    """The same quadratic rule given through the formula itself (``token_value``), which
+    ``tokens_of``, ``token_list`` and the token loop all call."""
+
+    name = "P-PREMA-quad-value"
+
+    @staticmethod
+    def token_value(priority: float, gain: float) -> float:
+        return priority * (1.0 + gain * gain) if gain > 0.0 else float(priority)
+
+
+@pytest.mark.parametrize("skip_periods", [True, False])
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_token_value_override_on_every_path(skip_periods: bool, fast_path: bool) -> None:
+    """The schedule of test_quadratic_token_subclass_on_every_path, the rule overridden one
+    level down (the formula, not ``tokens_of``)."""
+    assert QuadValuePrema().own_rule()
+    profiles, reqs = _system()
+    sim = Simulator(profiles, QuadValuePrema(), fast_path=fast_path, skip_periods=skip_periods)
+    assert not tokens.applies(_Run(sim, reqs, math.inf, None))
+    cols = sim.run(reqs).columns
+    assert cols["finish_s"].tolist() == pytest.approx(
+        [8.506 * MS, 1.501 * MS, 7.504 * MS], abs=1e-12
+    )
+
+
+def test_token_loop_calls_the_policys_formulas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's token loop writes no token formula of its own: it calls
+    ``TokenScheduler.token_value`` and ``slowdown_of`` (counted here), and its result is the
+    general loop's."""
+    from npusched.policies.temporal import prema
+
+    calls = {"token_value": 0, "slowdown_of": 0}
+    value, slow = prema.TokenScheduler.token_value, prema.TokenScheduler.slowdown_of
+
+    def counted_value(priority: float, gain: float) -> float:
+        calls["token_value"] += 1
+        return value(priority, gain)
+
+    def counted_slow(waited_s: float, estimated_s: float) -> float:
+        calls["slowdown_of"] += 1
+        return slow(waited_s, estimated_s)
+
+    monkeypatch.setattr(prema.TokenScheduler, "token_value", staticmethod(counted_value))
+    monkeypatch.setattr(prema.TokenScheduler, "slowdown_of", staticmethod(counted_slow))
+    profiles, reqs = _system()
+    fast = Simulator(profiles, PPrema(), fast_path=True)
+    assert tokens.applies(_Run(fast, reqs, math.inf, None))
+    got = fast.run(reqs).columns["finish_s"].tolist()
+    assert calls["token_value"] > 0 and calls["slowdown_of"] > 0
+    general = Simulator(profiles, PPrema(), fast_path=False).run(reqs).columns
+    assert got == general["finish_s"].tolist()

@@ -75,13 +75,15 @@ _ALGORITHM_2 = (
     "quiet_periods",
     "_periods_to_gain",
     "on_complete",
+    "token_value",
+    "slowdown_of",
 )
 
 
 def applies(run: _Run) -> bool:
     """Whether ``run`` may take :func:`execute_tokens` (see the module docstring)."""
     from npusched.policies.base import PolicyBase
-    from npusched.policies.temporal.prema import NPPrema, TokenScheduler
+    from npusched.policies.temporal.prema import NPPrema, TokenScheduler, overrides
     from npusched.policies.temporal.token import NPToken
 
     sim = run.sim
@@ -96,7 +98,7 @@ def applies(run: _Run) -> bool:
         and getattr(cls, "on_dispatch", None) is PolicyBase.on_dispatch
     ):
         return False
-    if any(getattr(cls, m) is not getattr(TokenScheduler, m) for m in _ALGORITHM_2):
+    if overrides(cls, _ALGORITHM_2):
         return False
     return plain_run(run)
 
@@ -130,6 +132,9 @@ def execute_tokens(run: _Run) -> SimResult:
     incl_run = bool(pol.include_running)
     sjf = type(policy).choose is NPPrema.choose
     to_gain: Callable[..., int] = pol._periods_to_gain
+    # Algorithm 2's formulas, the policy's own (written once, in TokenScheduler)
+    token_value: Callable[[float, float], float] = pol.token_value
+    slowdown_of: Callable[[float, float], float] = pol.slowdown_of
     never = _NEVER  # ``quiet_periods``' "never"
 
     arrivals = run.arrivals
@@ -282,13 +287,11 @@ def execute_tokens(run: _Run) -> SimResult:
         return exe[k]
 
     def set_gain(k: int, g: float) -> None:
-        """Store job ``k``'s gain and its tokens (``TokenScheduler.tokens_of``)."""
+        """Store job ``k``'s gain and its tokens (``TokenScheduler.token_value``)."""
         gain[k] = g
-        tok[k] = prio[k] * (1.0 + g) if g > 0.0 else fprio[k]
+        tok[k] = token_value(prio[k], g)
 
-    def slowdown(w: float, e: float) -> float:
-        """``TokenScheduler.slowdown`` of a job that waited ``w`` seconds, estimate ``e``."""
-        return 0.0 if w <= 0.0 else (w / e if e > 0 else inf)
+    slowdown = slowdown_of  # ``TokenScheduler.slowdown_of(waited_s, estimated_s)``
 
     def sat_key(k: int) -> tuple[Any, ...]:
         """Job ``k``'s entry in ``sat``: the waiting-job part of ``choose``'s key."""
@@ -524,9 +527,8 @@ def execute_tokens(run: _Run) -> SimResult:
         for k in low:
             total = count * (waited[k] + (now - since[k])) - span
             if total > 0.0:
-                e = est[k]
-                g = gain[k] = gain[k] + (total / e if e > 0 else inf)
-                t = tok[k] = prio[k] * (1.0 + g) if g > 0.0 else fprio[k]
+                g = gain[k] = gain[k] + slowdown_of(total, est[k])
+                t = tok[k] = token_value(prio[k], g)
                 if t >= top_level:
                     up = True
         if up and saturating:
@@ -534,8 +536,7 @@ def execute_tokens(run: _Run) -> SimResult:
         if run_k >= 0 and incl_run and (tok[run_k] < top_level or not saturating):
             w = waited[run_k]
             if w > 0.0:
-                e = est[run_k]
-                set_gain(run_k, gain[run_k] + count * (w / e if e > 0 else inf))
+                set_gain(run_k, gain[run_k] + count * slowdown_of(w, est[run_k]))
 
     def on_period(now: float) -> None:
         """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""

@@ -105,6 +105,14 @@ def cumulative_gain(waited_s: float, periods: int, period_s: float, estimated_s:
     return (k * waited_s + period_s * k * (k + 1.0) / 2.0) / estimated_s
 
 
+def overrides(cls: type, names: Sequence[str]) -> bool:
+    """Whether class ``cls`` defines any of ``names`` other than :class:`TokenScheduler` does
+    (compared as stored on the classes, so static and class methods compare by identity)."""
+    from inspect import getattr_static
+
+    return any(getattr_static(cls, m) is not getattr_static(TokenScheduler, m) for m in names)
+
+
 class TokenScheduler(TemporalPolicyBase, Component):
     """Token bookkeeping shared by PREMA and TOKEN (Algorithm 2 lines 1-9).
 
@@ -177,7 +185,13 @@ class TokenScheduler(TemporalPolicyBase, Component):
     #: The methods that define the token rule (Algorithm 2 lines 3, 6-7): a subclass that
     #: overrides one of them has its own rule, which the closed forms of the period skipping
     #: (:meth:`quiet_periods`, :meth:`on_periods`) cannot know.
-    RULE_METHODS: tuple[str, ...] = ("tokens_of", "on_period", "slowdown")
+    RULE_METHODS: tuple[str, ...] = (
+        "tokens_of",
+        "on_period",
+        "slowdown",
+        "token_value",
+        "slowdown_of",
+    )
 
     def own_rule(self) -> bool:
         """Whether this policy's class overrides the token rule (:data:`RULE_METHODS`) without
@@ -186,7 +200,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
         cls = type(self)
         if cls.quiet_periods is not TokenScheduler.quiet_periods:
             return False
-        return any(getattr(cls, m) is not getattr(TokenScheduler, m) for m in self.RULE_METHODS)
+        return overrides(cls, self.RULE_METHODS)
 
     @property
     def ticks_every_period(self) -> bool:
@@ -200,23 +214,36 @@ class TokenScheduler(TemporalPolicyBase, Component):
         if type(self).tokens_of is not TokenScheduler.tokens_of:
             return [self.tokens_of(j) for j in jobs]
         get = self._state().get
-        return [
-            j.priority * (1.0 + g) if (g := get(j.id, 0.0)) > 0.0 else float(j.priority)
-            for j in jobs
-        ]
+        value = self.token_value
+        return [value(j.priority, get(j.id, 0.0)) for j in jobs]
+
+    @staticmethod
+    def token_value(priority: float, gain: float) -> float:
+        """Algorithm 2's tokens of a task of ``priority`` that gained ``gain`` (in units of its
+        priority): ``priority x (1 + gain)``, its priority while it gained nothing. The one
+        place the formula is written: :meth:`tokens_of`, :meth:`token_list` and the engine's
+        token loop (``sim/tokens.py``) all call it."""
+        return priority * (1.0 + gain) if gain > 0.0 else float(priority)
+
+    @staticmethod
+    def slowdown_of(waited_s: float, estimated_s: float) -> float:
+        """Slowdown_normalized (Algorithm 2 line 6): ``waited_s`` ready-queue seconds over the
+        estimated isolated seconds (0 before any wait; infinite for a zero estimate). The one
+        place the formula is written: :meth:`slowdown`, the period credits and the engine's
+        token loop all call it."""
+        if waited_s <= 0.0:
+            return 0.0
+        return waited_s / estimated_s if estimated_s > 0 else float("inf")
 
     def tokens_of(self, job: JobView) -> float:
         """Current tokens of ``job``: ``priority x (1 + gain)`` (its priority if it never
         gained at a period boundary or was never seen dispatching)."""
-        gain = self._state().get(job.id, 0.0)
-        return job.priority * (1.0 + gain) if gain > 0.0 else float(job.priority)
+        return self.token_value(job.priority, self._state().get(job.id, 0.0))
 
-    @staticmethod
-    def slowdown(job: JobView) -> float:
+    @classmethod
+    def slowdown(cls, job: JobView) -> float:
         """Slowdown_normalized so far: ready-queue seconds over the estimated isolated time."""
-        if job.waited_s <= 0.0:
-            return 0.0
-        return job.waited_s / job.estimated_s if job.estimated_s > 0 else float("inf")
+        return cls.slowdown_of(job.waited_s, job.estimated_s)
 
     def on_period(self, view: SchedulerView) -> None:
         """Algorithm 2 lines 6-7 (``tokens += priority x slowdown``), in the configured reading.
@@ -256,24 +283,21 @@ class TokenScheduler(TemporalPolicyBase, Component):
         # cumulative: sum over the boundaries b_i = first + i p of waited(b_i) / estimated
         span = count * (now - first_s) - p * count * (count - 1) / 2.0  # sum of (now - b_i)
         get = gain.get
+        slowdown_of = self.slowdown_of
         for job in view.ready:
             total = count * job.waited_s - span
             if total > 0.0:
-                est = job.estimated_s
                 jid = job.id
-                gain[jid] = get(jid, 0.0) + (total / est if est > 0 else float("inf"))
+                gain[jid] = get(jid, 0.0) + slowdown_of(total, job.estimated_s)
         if running is not None and self.include_running:
             w = running.waited_s
             if w > 0.0:
-                est = running.estimated_s
                 rid = running.id
-                gain[rid] = get(rid, 0.0) + count * (w / est if est > 0 else float("inf"))
+                gain[rid] = get(rid, 0.0) + count * slowdown_of(w, running.estimated_s)
 
-    @staticmethod
-    def _slowdown_at(job: JobView, waited_s: float) -> float:
-        if waited_s <= 0.0:
-            return 0.0
-        return waited_s / job.estimated_s if job.estimated_s > 0 else float("inf")
+    @classmethod
+    def _slowdown_at(cls, job: JobView, waited_s: float) -> float:
+        return cls.slowdown_of(waited_s, job.estimated_s)
 
     def quiet_periods(self, view: SchedulerView, first_s: float) -> int:
         """How many of the next period boundaries (``first_s``, the first after ``view.now``,
