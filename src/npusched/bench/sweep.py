@@ -3,13 +3,15 @@
 Each point is the ``HPF`` family's config of :func:`~npusched.bench.families.family_configs`
 (P-HPF on ``prema-npu``, ``requests`` requests, power recorded) with its own seed, run by
 :func:`~npusched.experiments.backends.run_tasks` on the ``process`` backend (workers forked
-from a preloaded server, points in chunks) exactly as ``npusched sweep`` runs them, rows handed to the driver, no files
-written. Timed in wall seconds (the pool's processes run beside the driver), from the pool's
-start to its last row, so worker start-up counts (the pool's fork server is started before
-either, so the one-off server start is reported apart, as ``pool_first_start_s``). ``worker_start_s``: wall seconds from a new
-one-worker pool to its first result, the fork server already up (workers are forked from a
-server that imported the engine once); ``pool_first_start_s``: the same for the process's
-first pool, which starts the server and pays its imports.
+from a preloaded server, points in chunks) exactly as ``npusched sweep`` runs them, rows
+handed to the driver, no files written. Timed in wall seconds (the pool's processes run beside
+the driver), from the pool's start to its last row, so worker start-up counts; the pool's fork
+server is started before either sweep, and its one-off start is reported apart.
+
+``worker_start_s``: wall seconds from a new one-worker pool to its first result, the fork
+server already up (workers are forked from a server that imported the engine once);
+``pool_first_start_s``: the same for the process's first pool, which starts the server and pays
+its imports.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ TARGETS["sweep"] = (
     Target("speedup_2_workers", ">=", 1.7, min_requests=2_000),
     Target("worker_start_s", "<=", 0.3),
 )
+
 
 def sweep_tasks(requests: int, points: int = SWEEP_POINTS, seed: int = 0) -> list[Any]:
     """``points`` point tasks of ``requests`` requests each (the ``HPF`` family's config,
