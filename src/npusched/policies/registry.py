@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, cast, get_args
 
 from npusched.errors import ConfigError, NpuschedError, UnknownNameError
-from npusched.registry import Registry, unknown_keyword
+from npusched.registry import Registry
 
 __all__ = [
     "KINDS",
@@ -186,17 +186,6 @@ class KindRegistry(Registry[T], Generic[T]):
     def get(self, name: str) -> Callable[..., T]:
         """The factory registered under ``name`` (raises :class:`UnknownNameError`)."""
         return cast("Callable[..., T]", self.owner.entry(name, (self.policy_kind,)).factory)
-
-    def create(self, name: str, /, **kwargs: object) -> T:
-        factory = self.get(name)
-        bad = unknown_keyword(factory, kwargs)
-        if bad is not None:
-            key, allowed = bad
-            raise ConfigError(
-                f"{self.kind} {name!r}: unknown parameter {key!r}; "
-                f"allowed: {', '.join(allowed) or '(none)'}"
-            )
-        return factory(**kwargs)
 
     def names(self) -> list[str]:
         self._load_entry_points()
