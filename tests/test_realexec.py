@@ -341,8 +341,9 @@ def test_measured_overheads_enter_the_profile_and_the_admission(setup: Any, tmp_
 
     models, sessions, cal, profiles = setup
     dispatch, admit = measure_overheads(models, sessions, profiles, per_network=2)
-    # the executor's own seconds: positive, and far below a group's compute seconds
-    assert 0 < dispatch < 0.5 * min(min(v[1]) for v in cal.latency_s.values())
+    # the executor's own seconds: positive and small (an absolute bound: a ratio to the
+    # calibrated group seconds, measured at another moment, failed on a machine under load 8)
+    assert 0 < dispatch < 0.05
     assert 0 < admit < 0.05
     c2 = dc_replace(cal, dispatch_s=1e-3, admit_s=2e-3)
     back = Calibration.load(c2.save(tmp_path / "c.json"))
