@@ -420,7 +420,7 @@ def test_real_worker_killed_mid_sweep(tmp_path: Path, capsys: pytest.CaptureFixt
 
     exp_path = tmp_path / "exp.toml"
     exp_path.write_text(
-        SWEEP.replace("n_tasks = 4", "n_tasks = 400").replace("seeds = [0]", "seeds = [0, 1]")
+        SWEEP.replace("n_tasks = 4", "n_tasks = 3000").replace("seeds = [0]", "seeds = [0, 1]")
     )
     exp = load_experiment(exp_path)
     box: dict[str, object] = {}
@@ -433,8 +433,10 @@ def test_real_worker_killed_mid_sweep(tmp_path: Path, capsys: pytest.CaptureFixt
     deadline = time.monotonic() + 120
     while not multiprocessing.active_children() and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(1.0)  # the worker is importing or simulating
-    victim = multiprocessing.active_children()[0]
+    time.sleep(0.3)  # the worker is simulating (forked from a server that imported the engine)
+    alive = multiprocessing.active_children()
+    assert alive, "the sweep finished before a worker could be killed: make its points longer"
+    victim = alive[0]
     os.kill(victim.pid, signal.SIGKILL)  # type: ignore[arg-type]
     t.join(timeout=600)
     assert "res" in box

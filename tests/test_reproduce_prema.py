@@ -146,6 +146,8 @@ def test_reproduce_quick_cli(tmp_path: Path) -> None:
     from npusched.cli import main
 
     assert main(["reproduce", "prema", "--quick", "--out", str(tmp_path / "q")]) == 0
+    from npusched.experiments.reproduce.prema import QUICK_RUNS
+
     summary = json.loads((tmp_path / "q" / "summary.json").read_text())
-    assert summary["runs"] == 3
+    assert summary["runs"] == QUICK_RUNS == 8  # stratified: 8 workloads per batch size
     assert "P-PREMA-dynamic" in summary["policies"]
