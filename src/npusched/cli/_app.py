@@ -169,8 +169,10 @@ def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
     rows = [
         {"quantity": key, "ours": val.get("ours"), "paper": val.get("paper")}
         for key, val in summary.get("headline", {}).items()
+        if isinstance(val, dict)
     ]
-    render(rows, "table", title=title)
+    if rows:
+        render(rows, "table", title=title)
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
 
 

@@ -175,18 +175,8 @@ def reproduce_prema(
         paper_range=("--paper-range", paper_range),
         plots=("--plots", plots),
     )
-    if summary is None:
-        return
-    from npusched.report.tables import render
-
-    rows = [
-        {"quantity": key, "ours": val.get("ours"), "paper": val.get("paper")}
-        for key, val in summary.get("headline", {}).items()
-        if isinstance(val, dict)
-    ]
-    if rows:
-        render(rows, "table", title="PREMA: our numbers vs the paper's")
-    typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
+    if summary is not None:
+        _print_headline(summary, "PREMA: our numbers vs the paper's", out)
 
 
 @reproduce_app.command("haxconn")

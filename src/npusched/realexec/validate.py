@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from npusched.errors import ConfigError
@@ -473,17 +474,23 @@ def measured_profiles(
         times = per[r.id]
         lat = np.array([times[g] for g in range(len(times))], dtype=np.float64) + dispatch_s
         key = f"{r.network}#{r.id}"
-        profs[key] = Profile.from_tables(
-            base.network,
-            device_name=base.device_name,
-            batch_sizes=base.batch_sizes,
-            latency_s=lat[None, :],
-            frequency_hz=base.frequency_hz,
-            memory_bandwidth_bps=base.memory_bandwidth_bps,
-            checkpoint_bytes=base.checkpoint_bytes,
-        )
+        profs[key] = _retimed(base, lat)
         reqs.append(replace(r, network=key))
     return profs, reqs, df
+
+
+def _retimed(base: Profile, latency_s: npt.NDArray[np.float64]) -> Profile:
+    """``base`` with its groups' seconds replaced by ``latency_s`` (one row; everything else,
+    the checkpoint bytes included, kept)."""
+    return Profile.from_tables(
+        base.network,
+        device_name=base.device_name,
+        batch_sizes=base.batch_sizes,
+        latency_s=latency_s[None, :],
+        frequency_hz=base.frequency_hz,
+        memory_bandwidth_bps=base.memory_bandwidth_bps,
+        checkpoint_bytes=base.checkpoint_bytes,
+    )
 
 
 def scaled_profiles(cal: Any, models: Mapping[str, Any], speed: float) -> dict[str, Profile]:
@@ -493,15 +500,7 @@ def scaled_profiles(cal: Any, models: Mapping[str, Any], speed: float) -> dict[s
     for n, m in models.items():
         base = cal.profile(m)
         lat = np.array(cal.latency_s[n][1], dtype=np.float64) * speed + cal.dispatch_s
-        out[n] = Profile.from_tables(
-            base.network,
-            device_name=base.device_name,
-            batch_sizes=base.batch_sizes,
-            latency_s=lat[None, :],
-            frequency_hz=base.frequency_hz,
-            memory_bandwidth_bps=base.memory_bandwidth_bps,
-            checkpoint_bytes=base.checkpoint_bytes,
-        )
+        out[n] = _retimed(base, lat)
     return out
 
 
