@@ -96,7 +96,6 @@ LONG_OK: dict[str, str] = {
 }
 LONG_KNOWN: dict[str, str] = {
     "npusched/experiments/reproduce/prema.py": "issue 29 item 6: PREMA study not split yet",
-    "npusched/experiments/reproduce/fluid.py": "issue 29 item 6: Fluid study not split yet",
 }
 
 
