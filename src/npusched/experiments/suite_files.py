@@ -82,6 +82,7 @@ __all__ = [
     "parse_suite",
     "set_overrides",
     "suite_sweep_data",
+    "toml_value",
     "write_sweep_file",
 ]
 
@@ -545,6 +546,15 @@ def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
     return out
 
 
+def toml_value(text: str) -> Any:
+    """A command-line value as ``--set`` reads it: a TOML value (``5``, ``1.5``, ``true``,
+    ``["a", "b"]``, ``{load = 1.2}``), else the plain string (``planaria``)."""
+    try:
+        return tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+
+
 def set_overrides(values: Sequence[str] | None) -> dict[str, tuple[str, Any]]:
     """``--set KEY=VALUE`` options as :func:`parse_suite` ``overrides``.
 
@@ -562,10 +572,7 @@ def set_overrides(values: Sequence[str] | None) -> dict[str, tuple[str, Any]]:
                 f"--set {raw!r}: expected KEY=VALUE; allowed: a suite-file key (dotted inside a "
                 "table, e.g. setup.load=1.2) and a TOML value"
             )
-        try:
-            value: Any = tomllib.loads(f"v = {text.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = text.strip()
+        value: Any = toml_value(text)
         for part in reversed(parts[1:]):
             value = {part.strip(): value}
         head = parts[0].strip()
