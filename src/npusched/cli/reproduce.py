@@ -1,5 +1,6 @@
-"""``npusched reproduce NAME`` (one command per registered study; the papers' own commands with
-their options) and ``npusched suites``."""
+"""``npusched reproduce NAME`` (one command over the registered studies, its options derived from
+the study's suite model; the papers' commands are this command with their old option names as
+aliases), ``npusched reproduce all`` and ``npusched suites``."""
 
 from __future__ import annotations
 
@@ -93,6 +94,14 @@ def _headline_title(name: str) -> str:
     return f"{titles.get(name, name)}: our numbers vs the paper's"
 
 
+def _short(text: str, width: int = 72) -> str:
+    """A long default cut at an item boundary, its closing bracket kept (``[a, b, ...]``)."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 5].rsplit(", ", 1)[0]
+    return cut + ", ..." + (text[-1] if text[-1] in "]}" else "")
+
+
 def _study_options(
     name: str,
 ) -> tuple[list[inspect.Parameter], list[Any], list[str], dict[str, tuple[str, str]]]:
@@ -112,9 +121,9 @@ def _study_options(
         if p.option in taken:
             shadowed.append(p.key)
             continue
-        default = f"default {p.default}" if p.default else "no default"
+        default = f"default {_short(p.default)}" if p.default else "no default"
         desc = p.description[:1].upper() + p.description[1:]
-        text = f"{desc} ({p.type}; {default})".strip().replace("[", "\\[")
+        text = f"{desc} ({p.type}; {default})".strip()
         names = [p.option, *aliases.get(p.key, ())]
         for i, opt_name in enumerate(names):
             if i:

@@ -132,7 +132,10 @@ def _descriptions(model: type[BaseModel]) -> dict[str, str]:
         elif cur and line.startswith("        "):
             for k in cur:
                 out[k] += " " + line.strip()
-    return {k: re.sub(r"``([^`]+)``", r"`\1`", v) for k, v in out.items()}
+    def plain(v: str) -> str:  # reST roles and literals as Markdown code
+        return re.sub(r"``([^`]+)``", r"`\1`", re.sub(r":[a-z]+:`~?", "`", v))
+
+    return {k: plain(v) for k, v in out.items()}
 
 
 def _toml_text(v: Any) -> str:
