@@ -116,7 +116,6 @@ def comparisons(summary: Mapping[str, Any], names: Sequence[str]) -> list[dict[s
     return out
 
 
-
 def _pct(x: float | None) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{100 * x:+.0f}%"
 

@@ -35,7 +35,6 @@ from npusched.report.tables import csv_text as _csv
 __all__ = ["reproduce"]
 
 
-
 def reproduce(
     out: str | Path,
     *,

@@ -123,7 +123,6 @@ TABLE2_ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-
 def table2_ablations(
     base: Sequence[Any], n: int, designs: str, lazy_invocation_s: float | None
 ) -> list[dict[str, Any]]:
