@@ -166,7 +166,7 @@ PAPER_ABSTRACT_SLA_GAIN: dict[str, float] = {"C/S": 0.45, "C/M": 0.15, "C/H": 0.
 #: Figures that need the multi-tenant engine (issue 9), with what each measures.
 MULTI_TENANT_FIGURES: dict[str, str] = {
     "fig12": "throughput_qps: highest Poisson rate meeting the SLA, planaria vs prema",
-    "fig13": "sla_rate: fraction of workload instances meeting the SLA at a fixed rate",
+    "fig13": "qos_rate: fraction of requests within their QoS bound at a fixed rate",
     "fig14": "fairness (PREMA's definition), planaria / prema",
     "fig15": "energy_j of the workloads, prema / planaria",
     "fig16": "minimum nodes for 99% SLA at one rate for every workload, one DNN per node",
@@ -462,22 +462,27 @@ def throughput_qps(
 def fixed_rate_point(
     simulate: Simulate, setup: MultiTenantSetup, scenario: str, qos: str, rate: float
 ) -> dict[str, Any]:
-    """Fig. 13-15 at one rate over ``setup.instances`` instances: ``sla_rate`` (fraction of
-    instances meeting the SLA), ``fairness`` (PREMA's definition, mean over instances) and
-    ``energy_j`` (mean total energy per instance, joules; NaN without an ``energy_j``
-    column), and per instance ``met_all``, ``fairness_all`` and ``energy_all``."""
-    from npusched.metrics import fairness, sla_met
+    """Fig. 13-15 at one rate over ``setup.instances`` instances: ``qos_rate`` (Fig. 13 as
+    compared: the fraction of requests finishing within their QoS bound, mean over instances),
+    ``sla_rate`` (the other reading: the fraction of instances meeting the SLA),
+    ``fairness`` (PREMA's definition, mean over instances) and ``energy_j`` (mean total
+    energy per instance, joules; NaN without an ``energy_j`` column), and per instance
+    ``qos_all``, ``met_all``, ``fairness_all`` and ``energy_all``."""
+    from npusched.metrics import fairness, sla_met, slo_attainment
 
-    met, fair, energy = [], [], []
+    met, att, fair, energy = [], [], [], []
     for i in range(setup.instances):
         df = simulate(workload_instance(setup, scenario, qos, rate, i))
         met.append(bool(sla_met(df, SLA_FRACTION)))
+        att.append(float(slo_attainment(df)))
         fair.append(float(fairness(df)))
         energy.append(float(df["energy_j"].sum()) if "energy_j" in df else float("nan"))
     return {
+        "qos_rate": float(np.mean(att)),
         "sla_rate": float(np.mean(met)),
         "fairness": float(np.mean(fair)),
         "energy_j": float(np.mean(energy)),
+        "qos_all": att,
         "met_all": met,
         "fairness_all": fair,
         "energy_all": energy,
@@ -1051,15 +1056,17 @@ def comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
             )
         )
     for w, q, k, p in points():
+        gain = _sla_gain(p)
         recs.append(
             _record(
                 f"fig13/{k}/sla_gain",
                 "Fig. 13",
-                f"SLA satisfaction rate, Planaria minus PREMA, Workload-{w} QoS-{q}",
+                f"SLA satisfaction rate (requests within QoS), Planaria minus PREMA, "
+                f"Workload-{w} QoS-{q}",
                 pm["fig13_sla_gain"].get(k),
-                p["sla_rate"]["planaria"] - p["sla_rate"]["prema"],
+                gain,
                 kind="gain",
-                cause=_sla_cause(p, q),
+                cause=_sla_cause(p, q, pm["fig13_sla_gain"].get(k)),
             )
         )
         if k in PAPER_ABSTRACT_SLA_GAIN:
@@ -1069,9 +1076,9 @@ def comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
                     "abstract",
                     f"SLA satisfaction gain as the abstract orders it, Workload-{w} QoS-{q}",
                     PAPER_ABSTRACT_SLA_GAIN[k],
-                    p["sla_rate"]["planaria"] - p["sla_rate"]["prema"],
+                    gain,
                     kind="gain",
-                    cause=_sla_cause(p, q)
+                    cause=_sla_cause(p, q, PAPER_ABSTRACT_SLA_GAIN[k])
                     if PAPER_ABSTRACT_SLA_GAIN[k] == pm["fig13_sla_gain"].get(k)
                     else "the abstract's order (45, 15, 16%) reverses Sec. VI-B1's "
                     "(16% for QoS-S to 45% for QoS-H); fig13 records use Sec. VI-B1",
@@ -1146,31 +1153,40 @@ _FIG12_SCHED = (
     "(paper 7.4x). Without "
     "GNMT requests A/M is 4.39x, C/S 50.5x"
 )
-#: Fig. 13's gain against the fixed rate (quick setup, ``benchmarks/planaria_ablations.py``).
-_SLA_LOADS = (
-    "An SLA rate is all or nothing unless the rate sits at the instances' boundary; gains at "
-    "loads 0.25 / 1.0 / 2.0: A/S 0 / 0 / 0.75, A/M 0 / 1 / 0.5, A/H 0.75 / 0 / 0, C/H 0.25 / 0 / 0"
+#: Fig. 13's readings measured (quick setup, ``benchmarks/planaria_ablations.py``).
+_SLA_READINGS = (
+    "Fig. 13 is compared as the gain in the fraction of requests within their QoS bound "
+    "(ours: the paper's 'fraction of multi-tenant workloads that adheres to the SLA' read "
+    "per request, as its 'both satisfy the SLAs 99% of the time' for A/S suggests). Read per "
+    "instance (an instance meets the SLA or not) the gain is all or nothing at one rate: "
+    "{inst:g} here; gains at loads 0.25 / 1.0 / 2.0 per instance: A/M 0 / 1 / 0.5, A/H "
+    "0.75 / 0 / 0, C/H 0.25 / 0 / 0; per request at loads 0.5 / 1.0: A/M 0.01 / 0.13, A/H "
+    "0.34 / 0.55, B/M 0.80 / 0.85, C/M 0.37 / 0.49, C/H 0.62 / 0.70. The paper's rate is not "
+    "given (ours: load 1.0)"
 )
 
 
-def _sla_cause(p: dict[str, Any], q: str) -> str:
-    """Why Fig. 13's gain is pinned at the fixed rate: both systems saturate, or one cannot meet
-    the QoS bound at any rate."""
-    a, b = p["sla_rate"]["planaria"], p["sla_rate"]["prema"]
-    rate, tp = p["fixed_rate_qps"], p["throughput_qps"]
-    if a == b:
-        return (
-            f"both systems' SLA rate is {a:g} at the fixed rate {rate:.3g} req/s "
-            f"(throughputs: Planaria {tp['planaria']:.3g}, PREMA {tp['prema']:.3g} req/s); "
-            f"the paper's rate is not given. {_SLA_LOADS}"
-        )
-    zero = _zero_cause(p, q)
-    between = (
-        f"the fixed rate {rate:.3g} req/s lies between PREMA's throughput {tp['prema']:.3g} and "
-        f"Planaria's {tp['planaria']:.3g} req/s, so nearly all instances meet the SLA on one "
-        f"and none on the other; the paper's rate is not given. {_SLA_LOADS}"
+def _sla_gain(p: dict[str, Any]) -> float:
+    """Fig. 13's gain as compared: Planaria's fraction of requests within QoS minus PREMA's
+    (``sla_rate``, the per-instance reading, for summaries written before ``qos_rate``)."""
+    r = p.get("qos_rate") or p["sla_rate"]
+    return float(r["planaria"] - r["prema"])
+
+
+def _sla_cause(p: dict[str, Any], q: str, paper: float | None) -> str:
+    """Why Fig. 13's gain differs: where PREMA cannot meet the QoS bound at any rate, and the
+    two readings of the SLA satisfaction rate with the rate's effect (:data:`_SLA_READINGS`)."""
+    gain = _sla_gain(p)
+    if paper and 0.5 <= gain / paper <= 2.0:
+        return ""
+    inst = p["sla_rate"]["planaria"] - p["sla_rate"]["prema"]
+    qr = p.get("qos_rate") or p["sla_rate"]
+    head = (
+        f"at the fixed rate {p['fixed_rate_qps']:.3g} req/s, {qr['planaria']:.1%} of Planaria's "
+        f"and {qr['prema']:.1%} of PREMA's requests finish within QoS"
     )
-    return f"{zero}; {between}" if zero else between
+    zero = _zero_cause(p, q)
+    return "; ".join(x for x in (zero, head, _SLA_READINGS.format(inst=inst)) if x)
 
 
 def _throughput_cause(p: dict[str, Any], paper: float | None) -> str:
@@ -1269,9 +1285,9 @@ def _report_md(fig17: pd.DataFrame, summary: dict[str, Any]) -> str:
         lines += [
             "## Fig. 12-16 (multi-tenant), both systems",
             "",
-            "| workload | QoS | system | throughput qps (median) | SLA rate | fairness | "
-            "energy J | nodes |",
-            "|---|---|---|---:|---:|---:|---:|---:|",
+            "| workload | QoS | system | throughput qps (median) | requests within QoS | "
+            "instances meeting SLA | fairness | energy J | nodes |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|",
         ]
         for w, by_q in workloads.items():
             for q, p in by_q.items():
@@ -1279,6 +1295,7 @@ def _report_md(fig17: pd.DataFrame, summary: dict[str, Any]) -> str:
                     nodes = p["nodes_for_sla"].get(name, "")
                     lines.append(
                         f"| {w} | {q} | {name} | {p['throughput_qps'][name]:.3g} | "
+                        f"{(p.get('qos_rate') or {}).get(name, float('nan')):.3g} | "
                         f"{p['sla_rate'][name]:.3g} | {p['fairness'][name]:.3g} | "
                         f"{p['energy_j'][name]:.3g} | "
                         f"{'> max' if nodes is None else nodes} |"
