@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from npusched.experiments.reproduce import planaria as P
+from npusched.experiments.studies.planaria.points import _has_depthwise
 from npusched.hardware.energy import ARTIFACT_SRAM_LEAK_W, EnergyModel
 from npusched.hardware.profile import compile_profile
 from npusched.hardware.systolic import SystolicArray
@@ -59,7 +60,7 @@ def _requests(mode: str) -> Wrap:
             elif mode == "no-gnmt":
                 reqs = [r for r in reqs if "gnmt" not in r.network]
             elif mode == "no-depthwise":
-                reqs = [r for r in reqs if not P._has_depthwise(r.network)]
+                reqs = [r for r in reqs if not _has_depthwise(r.network)]
             df = sim(reqs)
             if mode == "pooled-sla":  # the SLA over all vision / all GNMT requests
                 gnmt = df["network"].str.contains("gnmt")
