@@ -18,7 +18,8 @@ depthwise layer as the paper describes it (:func:`paper_network`, ``"pipelined"`
   the headline too). :func:`layer_speedups` checks every layer against the paper's "up to 16x".
 * **Multi-tenant (Fig. 12-16).** Throughput at SLA (Fig. 12, :func:`throughput_qps`: the highest
   rate at which a workload instance meets the MLPerf SLA, no floor, median and spread over
-  ``throughput_instances`` instances); SLA satisfaction rate, fairness and energy at one fixed
+  ``throughput_instances`` instances); SLA satisfaction rate (compared per request: the
+  fraction of requests within QoS; per instance kept too), fairness and energy at one fixed
   rate per workload (Fig. 13-15, :func:`fixed_rate_point` over ``instances`` instances); the
   nodes Planaria needs for 99% SLA at one rate for every workload (Fig. 16,
   :func:`nodes_for_sla`). :func:`planaria_simulate` runs
@@ -30,4 +31,11 @@ depthwise layer as the paper describes it (:func:`paper_network`, ``"pipelined"`
 with ``ratio``, ``direction``, ``spread`` and the measured ``cause`` where a value differs
 (:data:`CAUSES`); ``report.md`` shows the same table. Outputs: ``fig17.csv``,
 ``fig17_layers.csv``, ``fig17_speedup.png``, ``fig17_energy.png``, ``summary.json``, ``report.md``.
+
+Modules: :mod:`.suite` (the parameters: :class:`~.suite.MultiTenantSetup`, the suite file's
+:class:`~.suite.PlanariaSuite` and its sweep), :mod:`.paper` (the paper's numbers),
+:mod:`.points` (the points and both systems' simulators), :mod:`.figures` (``comparisons``
+and ``report.md``), :mod:`.report` (the measured causes, :data:`~.report.CAUSES`) and
+:mod:`.run` (:func:`~.run.reproduce`). :mod:`npusched.experiments.reproduce.planaria`
+re-exports the public names.
 """
