@@ -4,7 +4,7 @@
     python benchmarks/planaria_ablations.py fig13 [0.5,1.0]  # Fig. 13 per request, per load
     python benchmarks/planaria_ablations.py throughput [A/M,C/S] [default,no GNMT]  # Fig. 12
     python benchmarks/planaria_ablations.py isolated     # Fig. 17 energy per energy term
-    python benchmarks/planaria_ablations.py nodes        # Fig. 16 node counts per rate
+    python benchmarks/planaria_ablations.py nodes [0.5,1.0,2.0]  # Fig. 16 node counts per rate
     python benchmarks/planaria_ablations.py compare QUICK_DIR FULL_DIR  # quick inside full?
 
 Each prints one JSON line per point (Planaria over PREMA; the quick setup: 200 requests x 4
@@ -254,7 +254,8 @@ def isolated() -> None:
 def nodes() -> None:
     st = QUICK
     sim = systems(st)["planaria"]
-    for load in (0.5, 1.0, 2.0):
+    loads = [float(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [0.5, 1.0, 2.0]
+    for load in loads:
         rate = P.reference_rate("C", load)
         out = {
             f"{w}/{q}": P.nodes_for_sla(sim, st, w, q, rate, max_nodes=10)

@@ -172,6 +172,7 @@ def comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
         )
     for w, q, k, p in points():
         gain = _sla_gain(p)
+        qa = p.get("qos_all")
         recs.append(
             _record(
                 f"fig13/{k}/sla_gain",
@@ -181,6 +182,9 @@ def comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 pm["fig13_sla_gain"].get(k),
                 gain,
                 kind="gain",
+                spread=_spread([a - b for a, b in zip(qa["planaria"], qa["prema"], strict=True)])
+                if qa
+                else None,
                 cause=_sla_cause(p, q, pm["fig13_sla_gain"].get(k)),
             )
         )
