@@ -1,7 +1,7 @@
 """The ``reproduce <paper>`` suites as experiment files (``npusched reproduce NAME --config``).
 
-The PREMA, DFS and Fluid Batching parameter models live with their study
-(:mod:`npusched.experiments.studies`); Planaria's and HaX-CoNN's are here. This module holds the
+The PREMA, DFS, Fluid Batching and Planaria parameter models live with their study
+(:mod:`npusched.experiments.studies`); HaX-CoNN's is here. This module holds the
 shared part: loading, the one-line errors, ``--set`` and the conversion to sweeps.
 
 Each suite's parameters (networks, policies, loads and rates, batch sizes, seeds, solver limits,
@@ -52,7 +52,6 @@ from npusched.errors import ConfigError
 from npusched.experiments.config import (
     PositiveFloat,
     PositiveInt,
-    Switch,
     _network_names,
     read_config_data,
 )
@@ -63,6 +62,10 @@ from npusched.experiments.studies.fluid.suite import (
     FluidServingEntry,
     FluidSuite,
     fluid_sweep,
+)
+from npusched.experiments.studies.planaria.suite import (
+    PlanariaSuite,
+    planaria_sweep,
 )
 from npusched.experiments.studies.prema.suite import PremaPolicyEntry, PremaSuite, prema_sweep
 
@@ -85,77 +88,6 @@ __all__ = [
     "toml_value",
     "write_sweep_file",
 ]
-
-# --- Planaria ---------------------------------------------------------------------------------
-class PlanariaSetupEntry(_Strict):
-    """``[setup]``: the multi-tenant study (Fig. 12-16), as
-    :class:`~npusched.experiments.reproduce.planaria.MultiTenantSetup` documents it (requests
-    per instance, instances per point, base seed, the throughput search's relative tolerance and
-    starting rate in requests/s, the fixed rate as a load on the monolithic array, Fig. 16's
-    node limit)."""
-
-    n_requests: PositiveInt
-    instances: PositiveInt
-    seed: NonNegInt
-    rate_tol: Annotated[float, Field(gt=0, lt=1)]
-    min_rate: PositiveFloat
-    load: PositiveFloat
-    max_nodes: PositiveInt
-    throughput_instances: PositiveInt = 5
-    fig16_load: PositiveFloat = 1.0
-
-
-class PlanariaSuite(_Strict):
-    """``suite = "planaria"``: Planaria (MICRO 2020) Sec. VI (see
-    :mod:`npusched.experiments.reproduce.planaria`).
-
-    Attributes:
-        networks: the DNNs of Fig. 17 (each alone on 16 subarrays vs the 128x128 array).
-        benchmarks: ``"artifact"`` (the authors' ``planaria/<name>`` definitions) or
-            ``"full-size"`` (the zoo's networks).
-        plots: draw the PNG figures.
-        multi_tenant: also run Fig. 12-16 against PREMA (slow).
-        scenarios: Table I workloads (``A``, ``B``, ``C``) of the multi-tenant grid.
-        qos_levels: QoS levels (``S``, ``M``, ``H``) of the multi-tenant grid.
-        setup: the multi-tenant study's sizes and seeds.
-    """
-
-    suite: Literal["planaria"]
-    description: str = ""
-    networks: Names
-    benchmarks: Literal["artifact", "full-size"] = "artifact"
-    plots: Switch
-    multi_tenant: Switch
-    scenarios: Annotated[list[Literal["A", "B", "C"]], Field(min_length=1)]
-    qos_levels: Annotated[list[Literal["S", "M", "H"]], Field(min_length=1)]
-    setup: PlanariaSetupEntry
-
-    @field_validator("networks")
-    @classmethod
-    def _networks(cls, v: list[str]) -> list[str]:
-        return _network_names(v)
-
-    def mt_setup(self) -> Any:
-        """The :class:`~npusched.experiments.reproduce.planaria.MultiTenantSetup`."""
-        from npusched.experiments.reproduce.planaria import MultiTenantSetup
-
-        return MultiTenantSetup(**self.setup.model_dump(), benchmarks=self.benchmarks)
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce planaria`` with these parameters."""
-        from npusched.experiments.reproduce.planaria import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            plots=self.plots,
-            progress=progress,
-            networks=tuple(self.networks),
-            multi_tenant=self.multi_tenant,
-            setup=self.mt_setup(),
-            scenarios=tuple(self.scenarios),
-            qos_levels=tuple(self.qos_levels),
-        )
 
 
 # --- HaX-CoNN ---------------------------------------------------------------------------------
@@ -185,9 +117,9 @@ class HaxconnSuite(_Strict):
     parts: Annotated[
         list[Literal["table6", "table8", "fig5", "fig7", "solver", "gap"]], Field(min_length=1)
     ]
-    experiments: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal[
-        "all"
-    ]
+    experiments: (
+        Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal["all"]
+    )
     table6_free_time_limit_s: PositiveFloat
     table8_networks: Names
     fig5_networks: Names
@@ -290,8 +222,11 @@ def _clean_loc(loc: Sequence[Any]) -> list[Any]:
         for p in loc
         if not (
             isinstance(p, str)
-            and ("[" in p or p.startswith(("constrained-", "function-", "literal")) or p
-                 in {"float", "int", "str", "bool", "tuple", "list"})
+            and (
+                "[" in p
+                or p.startswith(("constrained-", "function-", "literal"))
+                or p in {"float", "int", "str", "bool", "tuple", "list"}
+            )
         )
     ]
 
@@ -470,61 +405,12 @@ def suite_sweep_data(suite: Suite) -> dict[str, Any]:
     if isinstance(suite, PremaSuite):
         return prema_sweep(suite)
     if isinstance(suite, PlanariaSuite):
-        return _planaria_sweep(suite)
+        return planaria_sweep(suite)
     if isinstance(suite, FluidSuite):
         return fluid_sweep(suite)
     raise ConfigError(
         f"suite {suite.suite!r} is not a grid of simulation runs; allowed: {', '.join(SWEEPABLE)}"
     )
-
-
-def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
-    from npusched.experiments.reproduce.planaria import reference_rate
-    from npusched.workloads.planaria import PRIORITIES, qos_table, scenario_networks
-
-    st = s.setup
-    # a sweep runs the zoo's layer tables as they are: the per-channel depthwise mapping
-    workloads = [
-        {
-            "label": f"{w}/{q}",
-            "workload": {
-                "kind": "poisson",
-                "models": list(scenario_networks(w, s.benchmarks)),
-                "rate_per_s": reference_rate(
-                    w, st.load, benchmarks=s.benchmarks, depthwise="per-channel"
-                ),
-                "n_requests": st.n_requests,
-                "priorities": list(PRIORITIES),
-                "qos": qos_table(w, q, s.benchmarks),
-            },
-        }
-        for w in s.scenarios
-        for q in s.qos_levels
-    ]
-    return {
-        "name": "planaria-suite",
-        "description": (
-            "Planaria suite as a sweep: P-PREMA on the 128x128 array vs Planaria on 16 fission "
-            f"subarrays, Table I workloads at load {st.load:g}, {st.instances} instance"
-            f"{'' if st.instances == 1 else 's'}."
-        ),
-        "seeds": {"start": st.seed, "count": st.instances},
-        "base": {"workload": workloads[0]["workload"]},
-        "grid": {
-            "system": [
-                {"label": "PREMA", "hardware": {"device": "prema-npu"},
-                 "policy": {"name": "P-PREMA", "params": {"mechanism": "checkpoint"}},
-                 "sim.predictor": "prema"},
-                {"label": "Planaria", "hardware": {"device": "planaria"},
-                 "policy": {"name": "Planaria"}},
-            ],
-            "workload": workloads,
-        },
-        "report": {
-            "metrics": ["slo_attainment", "fairness", "antt", "p99_latency_s", "energy_j"],
-            "baseline": "PREMA",
-        },
-    }
 
 
 def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
