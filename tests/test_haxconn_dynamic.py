@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from npusched.errors import ConfigError
-from npusched.experiments.reproduce.haxconn import (
-    TABLE6,
+from npusched.experiments.studies.haxconn.figures import gap_reading
+from npusched.experiments.studies.haxconn.paper import TABLE6
+from npusched.experiments.studies.haxconn.points import (
     engine_dynamic,
     gap_analysis,
-    gap_reading,
     spread_ratios,
 )
 from npusched.hardware import compile_profile
@@ -138,7 +138,8 @@ def test_gap_analysis_columns() -> None:
 
 
 def test_artifact_gpu_dsa_is_dnn1_gpu_dnn2_dla() -> None:
-    from npusched.experiments.reproduce.haxconn import TABLE6, _workload, artifact_gpu_dsa
+    from npusched.experiments.studies.haxconn.paper import TABLE6
+    from npusched.experiments.studies.haxconn.points import _workload, artifact_gpu_dsa
 
     e1 = TABLE6[0]
     s2 = artifact_gpu_dsa(_workload(e1.soc, e1.nets, 10))

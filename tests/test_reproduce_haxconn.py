@@ -9,7 +9,8 @@ import pytest
 
 from npusched.cli import main
 from npusched.experiments.reproduce.haxconn import TABLE6, TABLE8_NETS, reproduce
-from npusched.experiments.reproduce.haxconn_records import TABLE8_PAPER, _spearman, record
+from npusched.experiments.studies.haxconn.paper import TABLE8_PAPER
+from npusched.experiments.studies.haxconn.report import _spearman, record
 from npusched.report.comparisons import flagged, records_from_summary
 
 FIELDS = ("id", "figure", "label", "paper", "ours", "ratio", "direction", "cause", "spread")

@@ -8,9 +8,10 @@ GoogLeNet on Xavier (see ``docs/papers/haxconn.md``).
 
 A ``cause`` is written where the contract asks for one (direction not ``same`` or ``ours /
 paper`` outside 0.5-2), from measurements of the same run: the ablation columns of
-:func:`~npusched.experiments.reproduce.haxconn.gap_analysis` (one factor flipped at a time),
+:func:`~npusched.experiments.studies.haxconn.points.gap_analysis` (one factor flipped at a time),
 the paper's own baseline latencies against ours, and the per-cell ablations of Table 8.
 """
+
 
 from __future__ import annotations
 
@@ -18,34 +19,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["TABLE7_PAPER", "TABLE8_PAPER", "build_records", "record"]
+from npusched.experiments.studies.haxconn.paper import TABLE7_PAPER, TABLE8_PAPER
 
-#: The paper's Table 8 (AGX Orin), lower triangle in :data:`TABLE8_NETS` order: per cell the
-#: best baseline the paper names and HaX-CoNN's FPS over it (x); ``None`` is the paper's "x"
-#: (GPU-only is HaX-CoNN's best, no gain).
-TABLE8_PAPER: tuple[tuple[tuple[str, float | None], ...], ...] = (
-    (("GPU", 1.13),),
-    (("GPU", 1.14), ("H2H", 1.18)),
-    (("GPU", 1.06), ("D/G", 1.18), ("GPU", 1.22)),
-    (("GPU", 1.08), ("GPU", None), ("D/G", 1.25), ("D/G", 1.18)),
-    (("GPU", 1.10), ("GPU", 1.15), ("GPU", 1.15), ("D/G", 1.06), ("H2H", 1.05)),
-    (("GPU", None), ("D/G", 1.14), ("G/D", 1.13), ("D/G", 1.32), ("GPU", 1.19), ("GPU", 1.23)),
-    (("GPU", None), ("D/G", 1.21), ("H2H", 1.06), ("GPU", 1.16), ("GPU", 1.11), ("GPU", 1.06),
-     ("GPU", 1.17)),
-    (("GPU", 1.11), ("G/D", 1.05), ("G/D", 1.08), ("D/G", 1.19), ("GPU", 1.08), ("D/G", 1.24),
-     ("GPU", 1.11), ("GPU", 1.09)),
-    (("GPU", 1.09), ("G/D", 1.08), ("G/D", 1.17), ("GPU", 1.14), ("Her.", 1.07), ("D/G", 1.18),
-     ("H2H", 1.09), ("GPU", 1.08), ("GPU", 1.18)),
-    (("GPU", None), ("GPU", 1.11), ("GPU", 1.04), ("GPU", None), ("GPU", None), ("GPU", 1.08),
-     ("GPU", None), ("GPU", None), ("GPU", None), ("GPU", None)),
-)
-
-#: Table 7: the slowdown (%) of the DNNs when the Z3 solver runs beside them on a CPU core.
-TABLE7_PAPER: dict[str, float] = {
-    "CaffeNet": 0.45, "DenseNet": 0.89, "GoogleNet": 1.64, "Inc-res-v2": 0.69,
-    "Inception": 1.64, "MobileNet": 1.31, "ResNet18": 0.16, "ResNet52": 0.23,
-    "ResNet101": 0.38, "ResNet152": 0.71, "VGG16": 1.12, "VGG19": 1.59,
-}
+__all__ = ["build_records", "record"]
 
 SYNTHETIC = "synthetic rooflines calibrated to Table 5 (the artifact profiles none of these DNNs per group on this SoC)"
 
@@ -165,7 +141,8 @@ def build_records(
             "over the best baseline (%), synthetic",
             r["paper improvement %"], r["improvement %"], cause=_table6_cause(r, gaps.get(e)),
         ))
-    from npusched.experiments.reproduce.haxconn import GAP_FACTORS, TABLE6
+    from npusched.experiments.studies.haxconn.figures import GAP_FACTORS
+    from npusched.experiments.studies.haxconn.paper import TABLE6
 
     if len(t6) == len(TABLE6):  # the mean of every row, with the gap analysis' factors
         paper_mean = sum(float(r["paper improvement %"]) for r in t6) / len(t6)
@@ -216,7 +193,7 @@ def build_records(
         ))
     # Table 8, one record per cell
     idx = {n: i for i, n in enumerate(table8_nets)}
-    from npusched.experiments.reproduce.haxconn import TABLE8_NETS
+    from npusched.experiments.studies.haxconn.paper import TABLE8_NETS
 
     full = {n: i for i, n in enumerate(TABLE8_NETS)}
     for r in t8:
