@@ -20,6 +20,10 @@ Methodology (with the choices the paper leaves open):
   row, Table 8 cell, Fig. 5 and Fig. 6 value, the misprediction figure, the abstract's
   contention reduction and Table 7 (not modelled: no CPU in the simulated SoC), each with the
   paper's number, ours and the measured cause. ``synthetic`` in a label: our rooflines.
+* **Table 6's baselines**: the paper's four columns as the artifact runs them
+  (:func:`~.points.table6_baselines`: GPU-only, GPU & DSA with DNN-1 on the GPU and DNN-2 on
+  the DLA, Herald, one-shot H2H); our stronger variants (best-orientation GPU & DSA, H2H with a
+  remapping hill climb, Mensa) are columns beside them.
 * **HaX-CoNN**: the restricted space with one transition per DNN (Table 6's setting), proven
   optimal by the bounded exhaustive search (:mod:`npusched.policies.mapping.exhaustive`;
   ``solver s`` is the whole search, baselines included), and the free space with CP-SAT seeded
