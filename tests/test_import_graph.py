@@ -91,7 +91,6 @@ def test_report_does_not_run_simulations() -> None:
 
 #: modules over 800 lines in experiments/ and cli/ (issue 29's limit), left for later
 LONG_OK: dict[str, str] = {
-    "npusched/experiments/reproduce/haxconn.py": "not moved this round (issue 22 edits it)",
 }
 LONG_KNOWN: dict[str, str] = {
     "npusched/experiments/reproduce/prema.py": "issue 29 item 6: PREMA study not split yet",

@@ -1,7 +1,7 @@
 """The ``reproduce <paper>`` suites as experiment files (``npusched reproduce NAME --config``).
 
-The PREMA, DFS, Fluid Batching and Planaria parameter models live with their study
-(:mod:`npusched.experiments.studies`); HaX-CoNN's is here. This module holds the
+The PREMA, DFS, Fluid Batching, Planaria and HaX-CoNN parameter models live with their
+study (:mod:`npusched.experiments.studies`). This module holds the
 shared part: loading, the one-line errors, ``--set`` and the conversion to sweeps.
 
 Each suite's parameters (networks, policies, loads and rates, batch sizes, seeds, solver limits,
@@ -38,24 +38,18 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from pydantic import (
     BaseModel,
-    Field,
     ValidationError,
-    field_validator,
 )
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
 from npusched.experiments.config import (
-    PositiveFloat,
-    PositiveInt,
-    _network_names,
     read_config_data,
 )
-from npusched.experiments.studies._fields import Names, NonNegInt, _Strict
 from npusched.experiments.studies.dfs.suite import DfsSuite
 from npusched.experiments.studies.fluid.suite import (
     FluidFig9Entry,
@@ -63,6 +57,7 @@ from npusched.experiments.studies.fluid.suite import (
     FluidSuite,
     fluid_sweep,
 )
+from npusched.experiments.studies.haxconn.suite import HaxconnSuite
 from npusched.experiments.studies.planaria.suite import (
     PlanariaSuite,
     planaria_sweep,
@@ -88,75 +83,6 @@ __all__ = [
     "toml_value",
     "write_sweep_file",
 ]
-
-
-# --- HaX-CoNN ---------------------------------------------------------------------------------
-class HaxconnSuite(_Strict):
-    """``suite = "haxconn"``: HaX-CoNN (PPoPP'24) Sec. 5 (see
-    :mod:`npusched.experiments.reproduce.haxconn`). Not a grid of runs: solver experiments.
-
-    Attributes:
-        parts: outputs to produce (``table6``, ``table8``, ``fig5``, ``fig7``, ``solver``,
-            ``gap``: the measured causes of the gap to the paper's Table 6).
-        experiments: Table 6 experiment numbers (1-10), or ``"all"``.
-        table6_free_time_limit_s: CP-SAT limit of Table 6's free-space search, seconds.
-        table8_networks: Table 8's DNNs (every pair of them runs).
-        fig5_networks: Fig. 5's DNNs (two instances of each).
-        fig7_experiments: Table 6 experiments D-HaX-CoNN switches between (Fig. 7).
-        fig7_time_limit_s: D-HaX-CoNN's CP-SAT budget per change, seconds of its
-            deterministic clock (see ``engine_dynamic``).
-        fig7_phase_s: how long each DNN set of Fig. 7 runs before the next change, seconds.
-        solver_groups: layer groups per DNN of the solver benchmark.
-        solver_time_limit_s: limit per solve, seconds.
-        solver_repeats: solves per point (the median is reported).
-        z3_max_groups: the largest group count Z3 runs at.
-    """
-
-    suite: Literal["haxconn"]
-    description: str = ""
-    parts: Annotated[
-        list[Literal["table6", "table8", "fig5", "fig7", "solver", "gap"]], Field(min_length=1)
-    ]
-    experiments: (
-        Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal["all"]
-    )
-    table6_free_time_limit_s: PositiveFloat
-    table8_networks: Names
-    fig5_networks: Names
-    fig7_experiments: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)]
-    fig7_time_limit_s: PositiveFloat
-    fig7_phase_s: PositiveFloat = 10.0
-    solver_groups: Annotated[list[PositiveInt], Field(min_length=1)]
-    solver_time_limit_s: PositiveFloat
-    solver_repeats: PositiveInt
-    z3_max_groups: NonNegInt
-
-    @field_validator("table8_networks", "fig5_networks")
-    @classmethod
-    def _nets(cls, v: list[str]) -> list[str]:
-        return _network_names(v)
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce haxconn`` with these parameters."""
-        from npusched.experiments.reproduce.haxconn import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            parts=tuple(self.parts),
-            experiments=None if self.experiments == "all" else list(self.experiments),
-            table6_free_time_limit_s=float(self.table6_free_time_limit_s),
-            table8_networks=tuple(self.table8_networks),
-            fig5_networks=tuple(self.fig5_networks),
-            fig7_experiments=tuple(self.fig7_experiments),
-            fig7_time_limit_s=float(self.fig7_time_limit_s),
-            fig7_phase_s=float(self.fig7_phase_s),
-            solver_groups=tuple(self.solver_groups),
-            solver_time_limit_s=float(self.solver_time_limit_s),
-            solver_repeats=self.solver_repeats,
-            z3_max_groups=self.z3_max_groups,
-            progress=progress,
-        )
 
 
 Suite = PremaSuite | PlanariaSuite | DfsSuite | FluidSuite | HaxconnSuite
