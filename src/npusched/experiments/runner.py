@@ -311,7 +311,9 @@ def power_summary(result: SimResult, machine: Any = None) -> dict[str, float]:
 
         peak = peak_machine_power_w(result, machine)
     elif result.power is not None:
-        _, watts = result.power_timeline()
+        from npusched.metrics.power import piece_power_timeline
+
+        _, watts = piece_power_timeline(result.power)
         peak = float(watts.max()) if watts.size else 0.0
     return {
         "energy_j": float(result.energy_j),
