@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 
 @cache
-def _installed_entry_points() -> EntryPoints:
+def _installed_entry_points() -> Any:
     """Every installed distribution's entry points, read once per process (one read scans
     every distribution's metadata: about 0.07 s, which each registry and each policy kind used
     to pay again on its first look-up)."""
@@ -28,7 +28,8 @@ def _installed_entry_points() -> EntryPoints:
 def group_entry_points(group: str) -> EntryPoints:
     """The installed entry points of ``group`` (``importlib.metadata.entry_points(group=...)``
     from the one read of :func:`_installed_entry_points`)."""
-    return _installed_entry_points().select(group=group)
+    eps: EntryPoints = _installed_entry_points().select(group=group)
+    return eps
 
 
 def unknown_keyword(
