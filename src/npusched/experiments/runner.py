@@ -406,7 +406,11 @@ def run_config(
     with _progress_bar(len(requests), progress) as callback:
         result = sim.run(requests, until=cfg.sim.until_s, progress=callback)
     records = result.to_frame()
-    finished = records[~np.isnan(records["finish_s"].to_numpy(dtype=np.float64))]
+    # the metrics read numeric columns only: the finished rows of those, taken from the
+    # result's arrays (the string columns are not copied row by row)
+    cols = result.columns
+    done = ~np.isnan(cols["finish_s"])
+    finished = pd.DataFrame({k: v[done] for k, v in cols.items() if v.dtype != object})
     summary = summarize(
         finished,
         busy_s=result.busy_s,
