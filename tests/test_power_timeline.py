@@ -81,9 +81,9 @@ def test_power_timeline_equals_the_piece_at_a_time_sum(ps: list[PowerPiece]) -> 
 def test_piece_power_timeline_equals_the_piece_at_a_time_sum(
     ps: list[PowerPiece], bisect_below: int
 ) -> None:
-    """The metrics' vectorised timeline (plans grouped, steps found by ``searchsorted`` per plan
-    or by bisection per piece) gives the same bits as the engine's (itself equal to the
-    reference above)."""
+    """The timeline gives the same bits whichever way a plan's steps are found (one
+    ``searchsorted`` per plan, or bisection per piece below ``_BISECT_BELOW`` pieces): here
+    against the default split (itself equal to the reference above)."""
     import npusched.metrics.power as mp
 
     old = mp._BISECT_BELOW
