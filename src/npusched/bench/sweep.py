@@ -102,7 +102,8 @@ def sweep_scenario(
 ) -> dict[str, Any]:
     """The ``sweep`` entry: ``points_per_s_1`` and ``points_per_s_2`` (points per wall second
     with 1 and 2 pool workers, the fastest of ``repeat`` runs each), ``speedup_2_workers``
-    (their ratio), ``point_wall_s_median`` (a point's wall seconds in the one-worker sweep),
+    (their ratio), ``point_wall_s_median`` (a point's wall seconds in the one-worker sweep, the
+    first apart), ``first_point_wall_s`` (the one-worker sweep's first point: a fresh worker),
     ``worker_start_s`` and ``pool_first_start_s`` (:func:`worker_start_s`) and ``cpu_count``."""
     from npusched.experiments.backends import run_tasks
 
@@ -113,6 +114,7 @@ def sweep_scenario(
     start, first = worker_start_s()
     secs: dict[int, float] = {}
     point_s: list[float] = []
+    first_s: list[float] = []
     for rnd in range(max(repeat, 1)):
         for workers in (1, 2):
             report(f"{workers} worker(s)", rnd, repeat)
@@ -122,8 +124,9 @@ def sweep_scenario(
             wall = time.perf_counter() - t
             assert len(rows) == len(tasks)
             secs[workers] = min(secs.get(workers, wall), wall)
-            if workers == 1:
-                point_s += [float(r["wall_s"]) for r in rows]
+            if workers == 1:  # one worker runs the points in order: index 0 is its first
+                point_s += [float(r["wall_s"]) for r in rows if r["index"] != 0]
+                first_s += [float(r["wall_s"]) for r in rows if r["index"] == 0]
     point_s.sort()
     return {
         "name": "sweep",
@@ -138,7 +141,9 @@ def sweep_scenario(
         "points_per_s_2": len(tasks) / secs[2],
         "speedup_2_workers": secs[1] / secs[2],
         # how long a point is (one worker: nothing beside it), to judge the case's fairness
-        "point_wall_s_median": point_s[len(point_s) // 2],
+        "point_wall_s_median": point_s[len(point_s) // 2] if point_s else None,
+        # a fresh worker's first point (cold caches: what every worker pays once)
+        "first_point_wall_s": min(first_s),
         "worker_start_s": start,
         "pool_first_start_s": first,
         "load_average_1min": os.getloadavg()[0],
