@@ -327,6 +327,7 @@ def test_sweep_entry_times_one_and_two_workers(monkeypatch: pytest.MonkeyPatch) 
     assert entry["targets"]["worker_start_s"]["met"] is True
     assert entry["pool_first_start_s"] == 1.5
     assert entry["targets"]["speedup_2_workers"]["met"] is None  # under 2,000 requests
+    assert 0 < entry["points_in_flight_1"] <= 1.0 and 0 < entry["points_in_flight_2"] <= 1.0
 
 
 def test_a_pool_worker_is_forked_from_a_server_that_imported_the_engine() -> None:

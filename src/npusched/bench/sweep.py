@@ -115,6 +115,7 @@ def sweep_scenario(
     secs: dict[int, float] = {}
     point_s: list[float] = []
     first_s: list[float] = []
+    busy: dict[int, float] = {}  # per worker count: the best run's point seconds over its wall
     for rnd in range(max(repeat, 1)):
         for workers in (1, 2):
             report(f"{workers} worker(s)", rnd, repeat)
@@ -123,6 +124,8 @@ def sweep_scenario(
             run_tasks(tasks, rows.append, backend="process", workers=workers)
             wall = time.perf_counter() - t
             assert len(rows) == len(tasks)
+            if wall <= secs.get(workers, wall):
+                busy[workers] = sum(float(r["wall_s"]) for r in rows) / wall
             secs[workers] = min(secs.get(workers, wall), wall)
             if workers == 1:  # one worker runs the points in order: index 0 is its first
                 point_s += [float(r["wall_s"]) for r in rows if r["index"] != 0]
@@ -144,6 +147,12 @@ def sweep_scenario(
         "point_wall_s_median": point_s[len(point_s) // 2] if point_s else None,
         # a fresh worker's first point (cold caches: what every worker pays once)
         "first_point_wall_s": min(first_s),
+        # points in flight on average (the points' wall seconds summed over the sweep's wall):
+        # at most the worker count; what is missing is the pool's serial part (start, hand-
+        # over, an idle worker at the end), whatever else the machine runs (a loaded machine
+        # slows the points, not their overlap)
+        "points_in_flight_1": busy[1],
+        "points_in_flight_2": busy[2],
         "worker_start_s": start,
         "pool_first_start_s": first,
         "load_average_1min": os.getloadavg()[0],
