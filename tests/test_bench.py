@@ -327,6 +327,7 @@ def test_sweep_entry_times_one_and_two_workers(monkeypatch: pytest.MonkeyPatch) 
     assert entry["targets"]["worker_start_s"]["met"] is True
     assert entry["pool_first_start_s"] == 1.5
     assert entry["targets"]["speedup_2_workers"]["met"] is None  # under 2,000 requests
+    assert 0 < entry["points_in_flight_1"] <= 1.0 and 0 < entry["points_in_flight_2"] <= 1.0
 
 
 def test_a_pool_worker_is_forked_from_a_server_that_imported_the_engine() -> None:
@@ -342,15 +343,28 @@ def test_a_pool_worker_is_forked_from_a_server_that_imported_the_engine() -> Non
         assert ctx.get_start_method() == "spawn"
         return
     assert ctx.get_start_method() == "forkserver"
+    from npusched.experiments.worker_preload import MODULES
+
+    names = (*WORKER_PRELOAD, *MODULES)
     with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-        loaded = pool.submit(_modules_loaded, WORKER_PRELOAD).result()
-    assert loaded == [True] * len(WORKER_PRELOAD)
+        loaded = pool.submit(_modules_loaded, names).result()
+        read = pool.submit(_entry_points_read).result()
+    # everything a point runs through (policies, engine, metrics, pyarrow) is imported and the
+    # entry points are read before a worker's first point
+    assert loaded == [True] * len(names)
+    assert read
 
 
 def _modules_loaded(names: tuple[str, ...]) -> list[bool]:
     import sys
 
     return [n in sys.modules for n in names]
+
+
+def _entry_points_read() -> bool:
+    from npusched.registry import _installed_entry_points
+
+    return _installed_entry_points.cache_info().currsize == 1
 
 
 def test_sweep_tasks_are_distinct_valid_points() -> None:

@@ -83,3 +83,33 @@ def test_engine_policy_solves_once_per_distinct_workload() -> None:
 
     h = haxconn(_workload("xavier", nets), "latency", max_transitions=1)
     np.testing.assert_allclose(first[nets], h.realised.finish_s, rtol=1e-9)
+
+
+def test_solves_and_profiles_are_shared_across_policy_instances(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A second policy instance in the same process (a sweep's next point, a bench repeat)
+    reuses the first one's group profiles and solve: ``haxconn()`` is not called again, the
+    per-run count of distinct workloads (``solves_``) is unchanged, and the run is identical."""
+    import npusched.policies.mapping.policy as pm
+
+    monkeypatch.setattr(pm, "_SHARED", {})
+    calls: list[int] = []
+    real = pm.haxconn
+
+    def counting(*a: object, **k: object) -> object:
+        calls.append(1)
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pm, "haxconn", counting)
+    nets = ("googlenet", "resnet-50")
+    first_pol = HaxconnPolicy(soc="xavier", max_transitions=1)
+    first = _run("xavier", nets, first_pol)
+    second_pol = HaxconnPolicy(soc="xavier", max_transitions=1)
+    second = _run("xavier", nets, second_pol)
+    assert calls == [1]
+    assert first_pol.solves_ == second_pol.solves_ == 1
+    assert first.tobytes() == second.tobytes()
+    # another goal or T is another solve
+    _run("xavier", nets, HaxconnPolicy(soc="xavier", max_transitions=2))
+    assert calls == [1, 1]

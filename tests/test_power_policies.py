@@ -336,3 +336,21 @@ def test_engine_hooks_step_levels_and_switch_cost() -> None:
     assert DVFS().switch_cost((5e8, 0.95), (1e9, 1.0)) == 2.15e-3
     assert DVFS().switch_cost((8e8, 1.0), (1e9, 1.0)) == 20e-6
     assert DFS().switch_cost((1e9, 1.0), (1e9, 1.0)) == 0.0
+
+
+def test_switch_cost_rechecks_a_parameter_changed_after_a_passing_check() -> None:
+    """The engine asks ``switch_cost`` at every start, so the parameters are checked again only
+    when one changed: a value made invalid after a passing check (or one of another type, a
+    bool for a number) still raises."""
+    pol = DFS(cap_w=30.0)
+    a, b = (1e9, 0.8), (1.2e9, 0.9)
+    first = pol.switch_cost(a, b)
+    assert pol.switch_cost(a, b) == first
+    pol.volt_switch_s = -1.0
+    with pytest.raises(ParameterError):
+        pol.switch_cost(a, b)
+    pol.volt_switch_s = 2e-6
+    assert pol.switch_cost(a, b) == 2e-6
+    pol.cap_w = True  # type: ignore[assignment]
+    with pytest.raises(ParameterError):
+        pol.switch_cost(a, b)

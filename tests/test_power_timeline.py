@@ -4,6 +4,7 @@ replaced (kept here as the reference) to the last bit, on random pieces of rando
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,5 +72,46 @@ def pieces(draw: st.DrawFn) -> list[PowerPiece]:
 @given(ps=pieces())
 def test_power_timeline_equals_the_piece_at_a_time_sum(ps: list[PowerPiece]) -> None:
     got, want = power_timeline(ps), reference(ps)
+    for g, w in zip(got, want, strict=True):
+        assert g.tobytes() == w.tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(ps=pieces(), bisect_below=st.sampled_from([0, 3, 100]))
+def test_piece_power_timeline_equals_the_piece_at_a_time_sum(
+    ps: list[PowerPiece], bisect_below: int
+) -> None:
+    """The timeline gives the same bits whichever way a plan's steps are found (one
+    ``searchsorted`` per plan, or bisection per piece below ``_BISECT_BELOW`` pieces): here
+    against the default split (itself equal to the reference above)."""
+    import npusched.metrics.power as mp
+
+    old = mp._BISECT_BELOW
+    mp._BISECT_BELOW = bisect_below
+    try:
+        got = mp.piece_power_timeline(ps)
+    finally:
+        mp._BISECT_BELOW = old
+    for g, w in zip(got, power_timeline(ps), strict=True):
+        assert g.tobytes() == w.tobytes()
+
+
+@pytest.mark.parametrize("fam", ["PREMA", "Planaria", "HaX-CoNN"])
+def test_piece_power_timeline_on_a_run_equals_the_engine_s(fam: str) -> None:
+    """On real runs (P-PREMA with RNNs: many plans, many pieces per plan; Planaria's
+    subarray variants; HaX-CoNN's contention rates) the vectorised timeline equals the
+    engine's to the last bit."""
+    from npusched.bench.families import family_configs
+    from npusched.experiments.config import parse_config
+    from npusched.experiments.runner import run_config
+    from npusched.metrics.power import piece_power_timeline
+
+    cfg = family_configs(300)[fam]
+    if fam == "PREMA":
+        cfg["workload"]["models"] = ["alexnet", "resnet-50", "rnn-sa", "mobilenet-v1"]
+    out = run_config(parse_config(cfg, source=fam))
+    assert out.result.power
+    got = piece_power_timeline(out.result.power)
+    want = out.result.power_timeline()
     for g, w in zip(got, want, strict=True):
         assert g.tobytes() == w.tobytes()

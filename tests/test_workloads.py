@@ -326,3 +326,42 @@ def test_trace_file_errors(tmp_path: Path) -> None:
 def test_trace_extra_columns_can_be_ignored(tmp_path: Path) -> None:
     p = _write(tmp_path, "arrival_s,network,finish_s\n0,resnet-18,1.0\n")
     assert load_trace(p, ignore_extra_columns=True)[0].network == "resnet-18"
+
+
+def test_assemble_equals_one_request_per_row() -> None:
+    """``assemble`` builds the requests column-wise (one positional map): each equals the
+    request built field by field from its row, in stable arrival order, with ``None`` kept,
+    SLOs as floats, sequence lengths as ints and non-``str`` names converted."""
+    import numpy as np
+
+    from npusched.workloads.generators import assemble
+    from npusched.workloads.request import Request
+
+    arr = [0.3, 0.1, 0.3, 0.0]
+    nets = [np.str_("alexnet"), "gnmt", "alexnet", "gnmt"]
+    slo = [None, np.float64(0.5), 1, None]
+    s_in = [None, np.int64(7), None, 3]
+    got = assemble(
+        arr, nets, batch=[1, 4, 16, 1], priority=[9, 3, 1, 1], slo_s=slo, seq_in=s_in,
+        seq_out=[None, 9, None, np.int64(4)],
+    )
+    order = [3, 1, 0, 2]
+    want = [
+        Request(
+            id=k,
+            arrival_s=arr[i],
+            network=str(nets[i]),
+            batch=[1, 4, 16, 1][i],
+            priority=[9, 3, 1, 1][i],
+            slo_s=None if slo[i] is None else float(slo[i]),  # type: ignore[arg-type]
+            seq_in=None if s_in[i] is None else int(s_in[i]),  # type: ignore[arg-type]
+            seq_out=[None, 9, None, 4][i],
+        )
+        for k, i in enumerate(order)
+    ]
+    assert got == want
+    for g in got:
+        assert type(g.network) is str and type(g.arrival_s) is float
+        assert g.slo_s is None or type(g.slo_s) is float
+        assert g.seq_in is None or type(g.seq_in) is int
+        assert g.seq_out is None or type(g.seq_out) is int

@@ -288,8 +288,14 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
 
 #: what a pool worker needs to run a point, imported once in the fork server (where there is
 #: one) instead of once per worker: pandas, the config schema and the engine cost about 2 s of
-#: CPU to import, which a spawned worker paid before its first point
-WORKER_PRELOAD = ("npusched.experiments.config", "npusched.experiments.runner")
+#: CPU to import, which a spawned worker paid before its first point; the policies, the engine,
+#: the metrics, pyarrow and the entry points another 0.5 s on a worker's first point
+#: (:mod:`npusched.experiments.worker_preload`)
+WORKER_PRELOAD = (
+    "npusched.experiments.config",
+    "npusched.experiments.runner",
+    "npusched.experiments.worker_preload",
+)
 
 
 def _pool_context(multiprocessing: Any) -> Any:

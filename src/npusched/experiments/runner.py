@@ -311,7 +311,9 @@ def power_summary(result: SimResult, machine: Any = None) -> dict[str, float]:
 
         peak = peak_machine_power_w(result, machine)
     elif result.power is not None:
-        _, watts = result.power_timeline()
+        from npusched.metrics.power import piece_power_timeline
+
+        _, watts = piece_power_timeline(result.power)
         peak = float(watts.max()) if watts.size else 0.0
     return {
         "energy_j": float(result.energy_j),
@@ -404,7 +406,11 @@ def run_config(
     with _progress_bar(len(requests), progress) as callback:
         result = sim.run(requests, until=cfg.sim.until_s, progress=callback)
     records = result.to_frame()
-    finished = records[~np.isnan(records["finish_s"].to_numpy(dtype=np.float64))]
+    # the metrics read numeric columns only: the finished rows of those, taken from the
+    # result's arrays (the string columns are not copied row by row)
+    cols = result.columns
+    done = ~np.isnan(cols["finish_s"])
+    finished = pd.DataFrame({k: v[done] for k, v in cols.items() if v.dtype != object})
     summary = summarize(
         finished,
         busy_s=result.busy_s,

@@ -242,15 +242,21 @@ def summarize(
         out[f"sla_violation_rate_{_nname(n)}"] = float(rate)
 
     qs = list(percentiles)
+    q_arr = np.asarray(qs, dtype=np.float64)
+    lat_all = _col(df, "latency_s")
 
-    def add_percentiles(sub: pd.DataFrame, infix: str) -> None:
-        lat = latency_percentiles(sub, qs)
-        norm = latency_percentiles(sub, qs, normalized=True)
-        for q, v, w in zip(qs, lat.tolist(), norm.tolist(), strict=True):
+    def pct(v: FloatArray) -> list[float]:  # as latency_percentiles, on the values
+        if v.size == 0:
+            return [float("nan")] * len(qs)
+        return np.asarray(np.percentile(v, q_arr), dtype=np.float64).tolist()
+
+    def add_percentiles(lat: FloatArray, norm: FloatArray, infix: str) -> None:
+        for q, v, w in zip(qs, pct(lat), pct(norm), strict=True):
             out[f"{_qname(q)}{infix}_latency_s"] = float(v)
             out[f"{_qname(q)}{infix}_norm"] = float(w)
 
-    add_percentiles(df, "")
+    # the per-priority rows as masks over two arrays, not as filtered copies of the frame
+    add_percentiles(lat_all, x, "")
     prio = df["priority"].to_numpy(dtype=np.int64)
     present = sorted(set(prio.tolist()))
     label = priority_label(present)
@@ -258,7 +264,8 @@ def summarize(
     if set(present) <= set(PRIORITY_LEVELS.values()):
         levels = sorted(PRIORITY_LEVELS.values())
     for p in levels:
-        add_percentiles(df[prio == p], f"_{label(p)}")
+        at = prio == p
+        add_percentiles(lat_all[at], x[at], f"_{label(p)}")
 
     out["slo_attainment"] = slo_attainment(df)
     span = makespan_s

@@ -177,9 +177,9 @@ class KindRegistry(Registry[T], Generic[T]):
         if self._loaded_entry_points or self._entry_point_group is None:
             return
         self._loaded_entry_points = True
-        from importlib.metadata import entry_points
+        from npusched.registry import group_entry_points
 
-        for ep in entry_points(group=self._entry_point_group):
+        for ep in group_entry_points(self._entry_point_group):
             if ep.name not in self.owner._entries:
                 self.owner._add(self.policy_kind, ep.name, ep.load())
 

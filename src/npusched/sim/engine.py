@@ -79,7 +79,7 @@ import contextlib
 import gc
 import math
 from array import array
-from bisect import bisect_left, bisect_right, insort
+from bisect import insort
 from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -305,100 +305,12 @@ def power_timeline(
     pieces: Sequence[PowerPiece],
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """The exact summed power of ``pieces`` as breakpoints ``times_s`` and the watts that hold
-    from each breakpoint to the next (the last entry is 0 W after everything ends).
+    from each breakpoint to the next (the last entry is 0 W after everything ends): see
+    :func:`npusched.metrics.power.piece_power_timeline`, which computes it (imported here
+    lazily: the metrics package imports pandas)."""
+    from npusched.metrics.power import piece_power_timeline
 
-    Each piece contributes its plan's per-step power (energy / latency, scaled by the piece's
-    rate) between the times its step boundaries are reached; the sum over pieces is computed
-    by sorting all +/- power changes once (``O(n log n)`` in the steps covered).
-
-    Per piece only its first and last step are found (bisecting the plan's prefix sums); the
-    boundary times and watts of every piece are computed in one pass of array operations, each
-    element by the same float operations as a piece at a time (``start + (clip(cum, exec0,
-    exec1) - exec0) / rate``, ``power * rate``), laid out in the same order (per piece its
-    rises, then its falls), so the sort and the running sum give the same bits.
-    """
-    plan_at: dict[int, tuple[int, int]] = {}  # id(plan) -> offsets in cum_all / pw_all
-    cum_parts: list[npt.NDArray[np.float64]] = []
-    pw_parts: list[npt.NDArray[np.float64]] = []
-    n_cum = n_pw = 0
-    c0: list[int] = []  # per kept piece: index of its first bound in cum_all
-    p0: list[int] = []  # and of its first step in pw_all
-    ms: list[int] = []  # steps it covers
-    start: list[float] = []
-    end: list[float] = []
-    ex0: list[float] = []
-    ex1: list[float] = []
-    rate: list[float] = []
-    for p in pieces:
-        if p.end_s <= p.start_s or p.exec1_s <= p.exec0_s:
-            continue
-        plan = p.plan
-        at = plan_at.get(id(plan))
-        if at is None:
-            at = plan_at[id(plan)] = (n_cum, n_pw)
-            cum_parts.append(plan.cum_s)
-            pw = plan.power_w
-            pw_parts.append(pw)
-            n_cum += len(plan.cum_s)
-            n_pw += len(pw)
-        cum = plan._cum_list()
-        s0 = bisect_right(cum, p.exec0_s) - 1
-        s1 = bisect_left(cum, p.exec1_s)
-        s0 = max(s0, 0)
-        s1 = min(max(s1, s0 + 1), plan.steps)
-        if s1 <= s0:
-            continue
-        c0.append(at[0] + s0)
-        p0.append(at[1] + s0)
-        ms.append(s1 - s0)
-        start.append(p.start_s)
-        end.append(p.end_s)
-        ex0.append(p.exec0_s)
-        ex1.append(p.exec1_s)
-        rate.append(p.rate)
-    if not ms:
-        return np.zeros(1), np.zeros(1)
-    cum_all = np.concatenate(cum_parts)
-    pw_all = np.concatenate(pw_parts)
-    m = np.asarray(ms, dtype=np.int64)
-    nb = m + 1  # bounds per piece
-    # Bounds: piece i's ``cum[s0 : s1 + 1]``, clipped to its work, as times.
-    b_first = np.cumsum(nb) - nb
-    within = np.arange(int(nb.sum()), dtype=np.int64) - np.repeat(b_first, nb)
-    bounds = np.clip(
-        cum_all[np.repeat(np.asarray(c0, dtype=np.int64), nb) + within],
-        np.repeat(np.asarray(ex0), nb),
-        np.repeat(np.asarray(ex1), nb),
-    )
-    t = np.repeat(np.asarray(start), nb) + (bounds - np.repeat(np.asarray(ex0), nb)) / np.repeat(
-        np.asarray(rate), nb
-    )
-    t[b_first + m] = np.asarray(end)
-    # Watts: piece i's ``power_w[s0:s1] * rate``.
-    s_first = np.cumsum(m) - m
-    j = np.arange(int(m.sum()), dtype=np.int64) - np.repeat(s_first, m)
-    watts = pw_all[np.repeat(np.asarray(p0, dtype=np.int64), m) + j] * np.repeat(
-        np.asarray(rate), m
-    )
-    # Laid out as a piece at a time: [rises (t[:-1]) of piece 0, its falls (t[1:]), piece 1...].
-    rise_at = np.repeat(2 * s_first, m) + j
-    fall_at = rise_at + np.repeat(m, m)
-    b_of_step = np.repeat(b_first, m) + j  # index in ``t`` of each step's start bound
-    times = np.empty(2 * len(j))
-    delta = np.empty(2 * len(j))
-    times[rise_at] = t[b_of_step]
-    times[fall_at] = t[b_of_step + 1]
-    delta[rise_at] = watts
-    delta[fall_at] = -watts
-    order = np.argsort(times, kind="stable")
-    times = times[order]
-    level = np.cumsum(delta[order])
-    # Keep the last level at each distinct time.
-    last = np.r_[times[1:] != times[:-1], True]
-    times = times[last]
-    level = level[last]
-    level[np.abs(level) < 1e-9 * max(1.0, float(np.max(np.abs(level))))] = 0.0
-    return times, level
+    return piece_power_timeline(pieces)
 
 
 class Simulator:

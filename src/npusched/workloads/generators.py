@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -196,21 +196,31 @@ def assemble(
     s_in: Sequence[int | None] = [None] * n if seq_in is None else seq_in
     s_out: Sequence[int | None] = [None] * n if seq_out is None else seq_out
     order = np.argsort(arr, kind="stable")
-    # Python lists: indexing them boxes no NumPy scalar per field (the same values).
-    arr_l, b_l, p_l = arr.tolist(), b.tolist(), p.tolist()
-    return [
-        Request(
-            id=new_id,
-            arrival_s=arr_l[i],
-            network=str(networks[i]),
-            batch=b_l[i],
-            priority=p_l[i],
-            slo_s=None if slo[i] is None else float(slo[i]),
-            seq_in=None if s_in[i] is None else int(s_in[i]),
-            seq_out=None if s_out[i] is None else int(s_out[i]),
-        )
-        for new_id, i in enumerate(order.tolist())
+    idx = order.tolist()
+    # Columns as Python lists in dispatch order, each value converted once, then one
+    # positional constructor call per request (``map`` over the columns: no per-field
+    # indexing and no keyword matching). Python lists box no NumPy scalar per field.
+    names = [networks[i] for i in idx]
+    if not all(type(x) is str for x in names):
+        names = [str(x) for x in names]
+    cols: list[list[Any]] = [
+        names,
+        b[order].tolist(),
+        p[order].tolist(),
+        _opt_col(slo, idx, float, n),
+        _opt_col(s_in, idx, int, n),
+        _opt_col(s_out, idx, int, n),
     ]
+    return list(map(Request, range(n), arr[order].tolist(), *cols))
+
+
+def _opt_col(
+    col: Sequence[Any], idx: list[int], conv: Callable[[Any], Any], n: int
+) -> list[Any]:
+    """``col`` in the order ``idx`` with each value ``conv``-erted (``None`` kept)."""
+    if all(x is None for x in col):
+        return [None] * n
+    return [None if col[i] is None else conv(col[i]) for i in idx]
 
 
 def prema_workload(

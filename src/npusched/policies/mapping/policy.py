@@ -57,6 +57,36 @@ class _Plan:
     row: tuple[int, ...]
     starts: list[int]  # first layer of each group
     deps: tuple[int, ...] = ()  # job ids of producers in the same frame
+    #: per group: requested memory throughput on its accelerator as a fraction of the SoC's
+    #: bandwidth (``mem_bps[g, row[g]] / memory_bandwidth_bps``)
+    demand: list[float] | None = None
+    #: per group: the transition wait before it (``out_s[g-1, row[g-1]] + in_s[g, row[g]]``,
+    #: seconds; 0.0 where the accelerator does not change, and for group 0)
+    wait: list[float] | None = None
+
+
+#: Process-wide memo of the planning inputs and solves, shared by every policy instance (a
+#: sweep's points or a bench's repeats re-create the policy): per (network, SoC, ``n_groups``)
+#: the group profile, and per (goal, ``max_transitions``, profiles) the solved schedule. The
+#: restricted search is exhaustive (its result does not depend on the machine's speed), so a
+#: memoised schedule is the one a fresh solve returns. Keys hold ``id`` of objects the entry
+#: keeps alive, so an id is never reused while its entry exists. Cleared when it holds
+#: :data:`_SHARED_MAX` entries.
+_SHARED: dict[tuple[object, ...], tuple[object, ...]] = {}
+_SHARED_MAX = 256
+
+
+def _shared(key: tuple[object, ...], keep: tuple[object, ...], make: Any) -> Any:
+    """``make()`` memoised under ``key`` in :data:`_SHARED` (``keep``: the objects whose ids
+    ``key`` holds, kept alive with the value)."""
+    hit = _SHARED.get(key)
+    if hit is not None:
+        return hit[0]
+    if len(_SHARED) >= _SHARED_MAX:
+        _SHARED.clear()
+    value = make()
+    _SHARED[key] = (value, keep)
+    return value
 
 
 @dataclass(frozen=True)
@@ -137,6 +167,11 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         # of a frame (and per swap schedule for D-HaX-CoNN): frames repeat their networks
         self.memo_: dict[tuple[object, ...], GroupSchedule] = {}
         self.solves_ = 0
+        #: per (profile id, row): the per-group demand and wait lists of :class:`_Plan`
+        self.rows_: dict[tuple[int, tuple[int, ...]], tuple[list[int], list[float], list[float]]]
+        self.rows_ = {}
+        #: slowdown per (own demand, external demand): the contention model is a pure function
+        self.slow_: dict[tuple[float, float], float] = {}
 
     def on_complete(self, job: Any, now: float) -> None:
         self.group_.pop(job.id, None)
@@ -148,8 +183,11 @@ class HaxconnPolicy(MachinePolicyBase, Component):
     def _plan(self, jobs: list[JobView]) -> None:
         for j in jobs:  # one profile per network for the whole run (frames repeat networks)
             if j.network not in self.profiles_:
-                self.profiles_[j.network] = generate_profile(
-                    get_network(j.network), self.spec_, n_groups=self.n_groups
+                net, spec, k = get_network(j.network), self.spec_, self.n_groups
+                self.profiles_[j.network] = _shared(
+                    ("profile", id(net), id(spec), k),
+                    (net, spec),
+                    lambda: generate_profile(net, spec, n_groups=k),  # noqa: B023
                 )
         profiles = [self.profiles_[j.network] for j in jobs]
         nets = tuple(j.network for j in jobs)
@@ -173,9 +211,15 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             key = ("solve", nets)
             if key not in self.memo_:
                 self.solves_ += 1
-                self.memo_[key] = haxconn(
-                    self._workload(nets, profiles), self.goal, max_transitions=self.max_transitions
-                ).schedule
+                self.memo_[key] = _shared(
+                    ("solve", self.goal, self.max_transitions, nets, *map(id, profiles)),
+                    tuple(profiles),
+                    lambda: haxconn(
+                        self._workload(nets, profiles),
+                        self.goal,
+                        max_transitions=self.max_transitions,
+                    ).schedule,
+                )
             sched = self.memo_[key]
         if sched.order is None:
             from npusched.policies.mapping.execute import execute
@@ -187,9 +231,29 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         assert sched.order is not None
         for n, (j, p, row) in enumerate(zip(jobs, profiles, sched.assignment, strict=True)):
             deps = tuple(jobs[d].id for d in after[n]) if after else ()
-            self.plans_[j.id] = _Plan(p, row, [s for s, _ in p.bounds], deps)
+            starts, demand, wait = self._rows(p, tuple(row))
+            self.plans_[j.id] = _Plan(p, row, starts, deps, demand, wait)
         for a, q in enumerate(sched.order):
             self.queues_[a].extend((jobs[n].id, g) for n, g in q)
+
+    def _rows(
+        self, p: GroupProfile, row: tuple[int, ...]
+    ) -> tuple[list[int], list[float], list[float]]:
+        """The first layer of each group, and :class:`_Plan`'s ``demand`` and ``wait`` lists
+        of profile ``p`` run on ``row`` (built once per pair; the same float operations as a
+        look-up per wake)."""
+        key = (id(p), row)
+        hit = self.rows_.get(key)
+        if hit is None:
+            bw = self.spec_.memory_bandwidth_bps
+            demand = [float(p.mem_bps[g, a]) / bw for g, a in enumerate(row)]
+            wait = [0.0] + [
+                float(p.out_s[g - 1, row[g - 1]] + p.in_s[g, row[g]]) if row[g - 1] != row[g]
+                else 0.0
+                for g in range(1, len(row))
+            ]
+            hit = self.rows_[key] = ([s for s, _ in p.bounds], demand, wait)
+        return hit
 
     def _workload(self, nets: tuple[str, ...], profiles: list[GroupProfile]) -> Workload:
         return Workload(self.spec_, tuple(Task(n, p) for n, p in zip(nets, profiles, strict=True)))
@@ -261,9 +325,8 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 elif g > 0 and plan.row[g - 1] != a:  # transition (Eq. 2): wait out + in
                     key = job.id
                     if key not in self.ready_at_:
-                        tr = float(
-                            plan.profile.out_s[g - 1, plan.row[g - 1]] + plan.profile.in_s[g, a]
-                        )
+                        assert plan.wait is not None
+                        tr = plan.wait[g]
                         self.ready_at_[key] = now + tr
                         timers.append(now + tr)
                         continue
@@ -291,18 +354,21 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 if j.id in self.plans_
             ]
             if assign:
-                entries.extend((accs.index(a.resource), j) for j, a in assign.items())
+                entries.extend((acc_index[a.resource or ""], j) for j, a in assign.items())
                 entries.sort(key=lambda e: e[0])
             running = [j for _, j in entries]
-            demand = []
-            for j in running:
-                plan = self.plans_[j.id]
-                g = group[j.id]
-                demand.append(
-                    float(plan.profile.mem_bps[g, plan.row[g]]) / self.spec_.memory_bandwidth_bps
-                )
-            tot = sum(demand)
-            for j, d in zip(running, demand, strict=True):
-                slow = self.model_.slowdown_one(d, tot - d) if len(running) > 1 else 1.0
-                rates[j] = 1.0 / slow
+            plans = self.plans_
+            demand = [plans[j.id].demand[group[j.id]] for j in running]  # type: ignore[index]
+            if len(running) > 1:
+                tot = sum(demand)
+                memo = self.slow_
+                for j, d in zip(running, demand, strict=True):
+                    k = (d, tot - d)
+                    slow = memo.get(k)
+                    if slow is None:
+                        slow = memo[k] = self.model_.slowdown_one(d, tot - d)
+                    rates[j] = 1.0 / slow
+            else:
+                for j in running:
+                    rates[j] = 1.0
         return Schedule(assign=assign, until_step=until, timers=timers, rates=rates)

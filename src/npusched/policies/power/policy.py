@@ -120,6 +120,21 @@ class PowerPolicyBase(Component):
         raise NotImplementedError
 
     def _validated(self) -> tuple[float, float, float]:
+        """``(cap_w, freq_switch_s, volt_switch_s)`` checked; the engine asks at every start
+        (:meth:`switch_cost`), so the check runs again only when a value (or its type)
+        changed since the last one passed."""
+        key = tuple(
+            (type(v), v)
+            for v in (self.cap_w, self.freq_switch_s, self.volt_switch_s, self.idle_power_w)
+        )
+        hit = self.__dict__.get("_validated_for")
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        out = self._check_values()
+        self.__dict__["_validated_for"] = (key, out)
+        return out
+
+    def _check_values(self) -> tuple[float, float, float]:
         owner = type(self).__name__
         idle = self.idle_power_w
         if (
