@@ -95,7 +95,6 @@ LONG_OK: dict[str, str] = {
     "npusched/experiments/reproduce/haxconn.py": "not moved this round (issue 22 edits it)",
 }
 LONG_KNOWN: dict[str, str] = {
-    "npusched/experiments/reproduce/prema.py": "issue 29 item 6: PREMA study not split yet",
     "npusched/experiments/reproduce/dfs.py": "issue 29 item 6: DFS study not split yet",
     "npusched/experiments/reproduce/fluid.py": "issue 29 item 6: Fluid study not split yet",
 }

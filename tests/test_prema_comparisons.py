@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from npusched.experiments.reproduce import prema_ablations as pa
-from npusched.experiments.reproduce.prema import (
+from npusched.experiments.studies.prema import ablations as pa
+from npusched.experiments.studies.prema.comparisons import _record
+from npusched.experiments.studies.prema.points import (
     DEFAULT_RUNS,
     PremaSetup,
     _Context,
-    _record,
     _select_runs,
     policy_specs,
-    reproduce,
 )
+from npusched.experiments.studies.prema.run import reproduce
 from npusched.policies.base import POLICIES
 
 TINY = PremaSetup(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))

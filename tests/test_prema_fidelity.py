@@ -17,14 +17,9 @@ from hypothesis import strategies as st
 
 from npusched.cli import main
 from npusched.errors import ConfigError
-from npusched.experiments.reproduce.prema import (
-    HEADLINE_TEXT,
-    PAPER_JOB_RANGE_S,
-    RANGE_DIR,
-    PremaSetup,
-    policy_specs,
-    reproduce,
-)
+from npusched.experiments.studies.prema.paper import HEADLINE_TEXT, PAPER_JOB_RANGE_S
+from npusched.experiments.studies.prema.points import PremaSetup, policy_specs
+from npusched.experiments.studies.prema.run import RANGE_DIR, reproduce
 from npusched.hardware import compile_profile, get_device
 from npusched.hardware.systolic import CHECKPOINT_BANDWIDTH_BPS, SystolicArray
 from npusched.models.scalesim import from_scalesim, scalesim_output_size

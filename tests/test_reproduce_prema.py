@@ -9,13 +9,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from npusched.experiments.reproduce.prema import (
+from npusched.experiments.studies.prema.points import (
     MAIN_COLUMNS,
     PolicySpec,
     PremaSetup,
     policy_specs,
-    reproduce,
 )
+from npusched.experiments.studies.prema.run import reproduce
 
 #: A small but complete setup: two CNNs and a recurrent network, one batch size, 4 tasks.
 TINY = PremaSetup(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
@@ -146,7 +146,7 @@ def test_reproduce_quick_cli(tmp_path: Path) -> None:
     from npusched.cli import main
 
     assert main(["reproduce", "prema", "--quick", "--out", str(tmp_path / "q")]) == 0
-    from npusched.experiments.reproduce.prema import QUICK_RUNS
+    from npusched.experiments.studies.prema.points import QUICK_RUNS
 
     summary = json.loads((tmp_path / "q" / "summary.json").read_text())
     assert summary["runs"] == QUICK_RUNS == 8  # stratified: 8 workloads per batch size

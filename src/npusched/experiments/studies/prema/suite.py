@@ -49,7 +49,7 @@ class PremaPolicyEntry(_Strict):
 
 class PremaSuite(_Strict):
     """``suite = "prema"``: PREMA (HPCA 2020) Sec. IV-D and VI (see
-    :mod:`npusched.experiments.reproduce.prema` for the method).
+    :mod:`npusched.experiments.studies.prema` for the method).
 
     Attributes:
         networks: zoo names of the DNN mix.
@@ -118,8 +118,8 @@ class PremaSuite(_Strict):
         return self
 
     def setup(self) -> Any:
-        """The :class:`~npusched.experiments.reproduce.prema.PremaSetup` of these parameters."""
-        from npusched.experiments.reproduce.prema import PremaSetup
+        """The :class:`~npusched.experiments.studies.prema.points.PremaSetup` of these parameters."""
+        from npusched.experiments.studies.prema.points import PremaSetup
 
         return PremaSetup(
             networks=tuple(self.networks),
@@ -132,8 +132,8 @@ class PremaSuite(_Strict):
         )
 
     def specs(self) -> list[Any]:
-        """The :class:`~npusched.experiments.reproduce.prema.PolicySpec` list."""
-        from npusched.experiments.reproduce.prema import PolicySpec
+        """The :class:`~npusched.experiments.studies.prema.points.PolicySpec` list."""
+        from npusched.experiments.studies.prema.points import PolicySpec
 
         return [
             PolicySpec(p.label, p.policy, p.mechanism, p.predictor, p.tokens)
@@ -142,7 +142,7 @@ class PremaSuite(_Strict):
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
         """``npusched reproduce prema`` with these parameters."""
-        from npusched.experiments.reproduce.prema import reproduce
+        from npusched.experiments.studies.prema.run import reproduce
 
         lo, hi = self.paper_range_ms
         return reproduce(
@@ -161,7 +161,7 @@ class PremaSuite(_Strict):
 
 
 def prema_sweep(s: PremaSuite) -> dict[str, Any]:
-    from npusched.experiments.reproduce.prema import _Context
+    from npusched.experiments.studies.prema.points import _Context
 
     ctx = _Context(s.setup())
     batches = sorted(set(s.batch_sizes))

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from npusched.experiments.reproduce.prema import (
-    PAPER_JOB_RANGE_S,
+from npusched.experiments.studies.prema.paper import PAPER_JOB_RANGE_S
+from npusched.experiments.studies.prema.points import (
     PolicySpec,
     PremaSetup,
     _Context,
