@@ -42,11 +42,15 @@ Methodology (Sec. III and VI, with the choices the paper leaves open stated here
   memory bandwidth (the save; 0 for KILL and DRAIN); wait time = first start - arrival of the
   high-priority task.
 
-Outputs in the output directory: ``main_points.csv`` / ``main_records.csv`` / ``mech_points.csv``
-(raw results, one row per finished point, appended as points finish: a killed run resumes and
-skips points already present with the same configuration hash; ``--runs`` is not part of the
-hash, so more runs extend earlier ones), ``fig*.csv`` and ``fig*.png`` per figure,
-``predictor.csv``, ``summary.json`` and ``report.md``.
+Outputs in the output directory: the store (:mod:`npusched.experiments.store`:
+``points/<id>.parquet``, one file per finished point, written atomically the moment it finishes,
+a main point with its per-request records; ``store.json``, the configuration hash): a killed
+run resumes and skips the finished points; ``--runs`` is not part of the hash, so more runs
+extend earlier ones. From the store, at the end of every run: ``main_points.csv`` /
+``main_records.csv`` / ``mech_points.csv`` (this run's raw points in a canonical order, so a
+resumed run's equal an uninterrupted one's), ``fig*.csv`` and ``fig*.png`` per figure,
+``predictor.csv``, ``summary.json``, ``report.md`` and ``fidelity.md``; the paper-job-range
+study likewise in ``paper-range/``.
 
 Modules: :mod:`~.suite` (the parameters, declared once), :mod:`~.paper` (the paper's numbers),
 :mod:`~.points` (setups, workloads and points), :mod:`~.figures` (tabulation),

@@ -8,7 +8,6 @@ import csv
 import io
 import json
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
+from npusched.experiments.store import done_ids, open_store, point_key, read_rows, write_point
 from npusched.experiments.studies.prema.comparisons import _spread, _token_rules, comparisons
 from npusched.experiments.studies.prema.figures import (
     _checkpoint_vs_kill,
@@ -80,99 +80,30 @@ RANGE_LABELS: tuple[str, ...] = (
 )
 
 
-# --- resumable CSV stores ---------------------------------------------------------------------
-class _Store:
-    """An append-only CSV of finished points with a fixed header.
-
-    Every row is written with one ``write`` and flushed, so a killed run loses at most the row
-    being written; :meth:`lines` drops a truncated last line (and rewrites the file without it)
-    and rows whose column count does not match the header.
-    """
-
-    def __init__(self, path: Path, columns: Sequence[str]) -> None:
-        self.path = path
-        self.columns = list(columns)
-
-    def lines(self) -> list[str]:
-        """The header and the complete rows (``[]`` if there is no file). A truncated last line
-        and rows whose column count does not match are dropped, and the file rewritten without
-        them; a file with another header (an older layout) is moved aside to ``.csv.old``."""
-        if not self.path.exists():
-            return []
-        lines = self.path.read_text().splitlines(keepends=True)
-        if not lines or next(csv.reader([lines[0]])) != self.columns:
-            os.replace(self.path, self.path.with_suffix(".csv.old"))
-            return []
-        good = lines[:1] + [
-            line
-            for line in lines[1:]
-            # a line without its newline was truncated by a kill
-            if line.endswith("\n") and len(next(csv.reader([line]), [])) == len(self.columns)
-        ]
-        if len(good) != len(lines):
-            self.rewrite(good)
-        return good
-
-    def rewrite(self, lines: Sequence[str]) -> None:
-        """Replace the file's content with ``lines`` (atomically)."""
-        atomic_write_text(self.path, "".join(lines))
-
-    def load(self) -> pd.DataFrame:
-        """The complete rows (see :meth:`lines`) as a frame with the store's columns."""
-        import pandas as pd
-        good = self.lines()
-        if not good:
-            return pd.DataFrame(columns=self.columns)
-        # a hash of digits only (e.g. "012345678901") must not be read as a number
-        return pd.read_csv(io.StringIO("".join(good)), dtype={"config_hash": str})
-
-    def append(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        if not rows:
-            return
-        new = not self.path.exists()
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=self.columns, lineterminator="\n")
-        if new:
-            w.writeheader()
-        for r in rows:
-            w.writerow({c: _cell(r.get(c)) for c in self.columns})
-        with self.path.open("a") as f:
-            f.write(buf.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-
-
+# --- the raw points: one store (experiments/store.py) -------------------------------------------
 def _cell(v: Any) -> Any:
     if isinstance(v, float):
         return repr(v) if math.isfinite(v) else ("" if math.isnan(v) else repr(v))
     return "" if v is None else v
 
 
-# --- driver -----------------------------------------------------------------------------------
-def _done_keys(df: pd.DataFrame, key: Sequence[str], chash: str) -> set[tuple[Any, ...]]:
-    if df.empty:
-        return set()
-    sub = df[df["config_hash"].astype(str) == chash]
-    return {tuple(r) for r in sub[list(key)].itertuples(index=False, name=None)}
+def _csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """``rows`` as CSV with the header ``columns`` (floats by ``repr``: exact; NaN and
+    missing cells empty)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({c: _cell(r.get(c)) for c in columns})
+    return buf.getvalue()
 
 
-def _drop_orphan_records(store: _Store, done: set[tuple[Any, ...]], chash: str) -> None:
-    """Remove records of points without a row in ``main_points.csv`` (a run killed after writing
-    a point's records but before its row): the point is computed again, and the resumed
-    ``main_records.csv`` then equals an uninterrupted run's instead of holding both copies."""
-    lines = store.lines()
-    if not lines:
-        return
-    i_label, i_batch, i_run = (RECORD_COLUMNS.index(k) for k in MAIN_KEY)
-    i_hash = RECORD_COLUMNS.index("config_hash")
-    keep = lines[:1]
-    for line in lines[1:]:
-        row = next(csv.reader([line]))
-        key = (row[i_label], int(row[i_batch]), int(row[i_run]))
-        if row[i_hash] != chash or key in done:
-            keep.append(line)
-    if len(keep) != len(lines):
-        store.rewrite(keep)
+def _main_id(chash: str, spec: PolicySpec, batch: int, run: int) -> str:
+    return point_key("prema/main", chash, asdict(spec), batch, run)
+
+
+def _mech_id(chash: str, run: int, combo: int) -> str:
+    return point_key("prema/mech", chash, run, combo)
 
 
 def reproduce(
@@ -233,13 +164,13 @@ def reproduce(
     specs = list(specs or policy_specs())
     if "NP-FCFS" not in {s.label for s in specs}:
         raise ConfigError("the PREMA study needs NP-FCFS (the baseline) among its policies")
-    out = _check_out(out)
+    out = Path(out)
     res = _run_study(out, setup, specs, n_runs, progress, "reproduce prema", quick=quick)
     ranged = None
     if paper_range and setup.job_range_s is None:
         rsetup = replace(setup, job_range_s=(paper_range_s[0], paper_range_s[1]))
         rspecs = [sp for sp in specs if sp.label in set(range_labels)]
-        rout = _check_out(out / RANGE_DIR)
+        rout = out / RANGE_DIR
         ranged = _run_study(rout, rsetup, rspecs, n_runs, progress, "paper job range", quick=quick)
     abl = None
     default_mix = setup.networks == PREMA_NETWORKS and setup.job_range_s is None
@@ -280,39 +211,6 @@ def _run_ablations(
     return rows
 
 
-def _check_out(out: str | Path) -> Path:
-    """The output directory, created and checked writable before any work starts."""
-    if str(out).strip() == "":
-        raise ConfigError("--out: empty path; name an output directory (e.g. out/prema)")
-    path = Path(out)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:  # e.g. --out names an existing file, or a read-only parent
-        raise ConfigError(f"{path}: cannot use as the output directory: {e.strerror}") from None
-    probe = path / ".npusched-write-test"
-    try:
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        raise ConfigError(f"{path}: output directory is not writable: {e.strerror}") from None
-    return path
-
-
-def _check_stores(stores: Sequence[_Store], chash: str) -> None:
-    """Refuse a directory whose raw points belong to another configuration (seed, load, ...):
-    the raw CSVs would mix both (the derived outputs use only this configuration's rows)."""
-    for store in stores:
-        df = store.load()
-        if df.empty:
-            continue
-        other = sorted(set(df["config_hash"].astype(str)) - {chash})
-        if other:
-            raise ConfigError(
-                f"{store.path}: holds points of another configuration (hash {other[0]}; this one "
-                f"is {chash}); use another --out or delete the directory"
-            )
-
-
 def _run_study(
     out: Path,
     setup: PremaSetup,
@@ -322,42 +220,45 @@ def _run_study(
     desc: str,
     quick: bool = False,
 ) -> _Results:
-    """Compute (or resume) every point of ``setup`` into ``out`` and load the results; with
-    ``quick``, the ``n_runs`` workloads per batch size are chosen by :func:`_select_runs`."""
+    """Compute (or resume) every point of ``setup`` into ``out``'s store
+    (:mod:`npusched.experiments.store`: one file per finished point, written atomically, so a
+    killed run loses only the points running and a rerun skips the finished ones), write the
+    raw CSVs of this run's points and load the results; with ``quick``, the ``n_runs``
+    workloads per batch size are chosen by :func:`_select_runs`."""
     chash = setup.config_hash()
-    main_store = _Store(out / "main_points.csv", MAIN_COLUMNS)
-    rec_store = _Store(out / "main_records.csv", RECORD_COLUMNS)
-    mech_store = _Store(out / "mech_points.csv", MECH_COLUMNS)
-    _check_stores((main_store, rec_store, mech_store), chash)
-    done_main = _done_keys(main_store.load(), MAIN_KEY, chash)
-    done_mech = _done_keys(mech_store.load(), MECH_KEY, chash)
-    _drop_orphan_records(rec_store, done_main, chash)
-
+    open_store(out, {"study": "prema", "config_hash": chash})
+    done = done_ids(out)
     batches = tuple(sorted(set(setup.batch_sizes)))
     n_combos = len(setup.networks) * len(batches)
-    todo_mech = [(r, c) for r in range(n_runs) for c in range(n_combos) if (r, c) not in done_mech]
+    mech = [(r, c, _mech_id(chash, r, c)) for r in range(n_runs) for c in range(n_combos)]
     ctx = _Context(setup)
     selected = _select_runs(ctx, n_runs, quick)
-    todo_main = [
-        (spec, b, r)
+    main = [
+        (spec, b, r, _main_id(chash, spec, b, r))
         for b in batches
         for r in selected[b]
         for spec in specs
-        if (spec.label, b, r) not in done_main
     ]
+    todo_mech = [x for x in mech if x[2] not in done]
+    todo_main = [x for x in main if x[3] not in done]
     total = len(todo_mech) + len(todo_main)
     with progress_bar(total, f"[bold]{desc}[/]", enabled=progress) as bar:
         step: Callable[[str], None] = (lambda _desc: None) if bar is None else bar.step
-        for r, c in todo_mech:
-            mech_store.append([_mech_point(ctx, r, c, chash)])
+        for r, c, pid in todo_mech:
+            write_point(out, {"point_id": pid, **_mech_point(ctx, r, c, chash)})
             step(f"Fig. 5/6 sample {r}.{c}")
-        for spec, b, r in todo_main:
+        for spec, b, r, pid in todo_main:
             row, recs = _main_point(ctx, spec, b, r, chash)
-            rec_store.append(recs)  # records first: a point counts as done once its row exists
-            main_store.append([row])
+            write_point(out, {"point_id": pid, **row, "records": recs})
             step(f"{spec.label} b{b} run {r}")
+    main_rows = read_rows(out, [x[3] for x in main])
+    records = [rec for row in main_rows for rec in row["records"]]
+    mech_rows = read_rows(out, [x[2] for x in mech])
+    atomic_write_text(out / "mech_points.csv", _csv_text(MECH_COLUMNS, mech_rows))
+    atomic_write_text(out / "main_records.csv", _csv_text(RECORD_COLUMNS, records))
+    atomic_write_text(out / "main_points.csv", _csv_text(MAIN_COLUMNS, main_rows))
 
-    res = _load_results(out, setup, n_runs, chash, [s.label for s in specs], selected)
+    res = _load_results(out, setup, n_runs, selected)
     res.windows_s = {int(b): ctx.window(b) for b in batches}
     res.labels = tuple(s.label for s in specs)
     if "NP-TOKEN" in res.labels and setup.job_range_s is None:
@@ -366,36 +267,20 @@ def _run_study(
 
 
 def _load_results(
-    out: Path,
-    setup: PremaSetup,
-    n_runs: int,
-    chash: str,
-    labels: Iterable[str],
-    selected: Mapping[int, Sequence[int]],
+    out: Path, setup: PremaSetup, n_runs: int, selected: Mapping[int, Sequence[int]]
 ) -> _Results:
-    keep = set(labels)
-    pairs = {(int(b), int(r)) for b, rs in selected.items() for r in rs}
+    """The raw CSVs of this run's points (:func:`_run_study`) as frames, in a canonical row
+    order (so that the aggregates' float sums do not depend on the order the points were
+    computed in: one run, a resumed one, or ``--runs`` raised later)."""
+    import pandas as pd
 
-    def chosen(df: pd.DataFrame) -> Any:
-        return [(int(b), int(r)) in pairs for b, r in zip(df["batch"], df["run"], strict=True)]
+    def load(name: str) -> pd.DataFrame:
+        # a hash of digits only (e.g. "012345678901") must not be read as a number
+        return pd.read_csv(out / name, dtype={"config_hash": str})
 
-    main = _Store(out / "main_points.csv", MAIN_COLUMNS).load()
-    main = main[main["config_hash"].astype(str) == chash]
-    main = main[chosen(main)]
-    main = main[main["label"].isin(keep)].drop_duplicates(MAIN_KEY, keep="last")
-    rec = _Store(out / "main_records.csv", RECORD_COLUMNS).load()
-    rec = rec[rec["config_hash"].astype(str) == chash]
-    rec = rec[chosen(rec)]
-    rec = rec.drop_duplicates([*MAIN_KEY, "id"], keep="last")
-    rec = rec.merge(main[MAIN_KEY], on=MAIN_KEY, how="inner")
-    mech = _Store(out / "mech_points.csv", MECH_COLUMNS).load()
-    mech = mech[(mech["config_hash"].astype(str) == chash) & (mech["run"] < n_runs)]
-    mech = mech.drop_duplicates(MECH_KEY, keep="last")
-    # a canonical row order, so that the aggregates' float sums do not depend on the order the
-    # points were computed in (one run, a resumed one, or --runs raised later)
-    main = main.sort_values(MAIN_KEY, kind="stable")
-    rec = rec.sort_values([*MAIN_KEY, "id"], kind="stable")
-    mech = mech.sort_values(MECH_KEY, kind="stable")
+    main = load("main_points.csv").sort_values(MAIN_KEY, kind="stable")
+    rec = load("main_records.csv").sort_values([*MAIN_KEY, "id"], kind="stable")
+    mech = load("mech_points.csv").sort_values(MECH_KEY, kind="stable")
     return _Results(
         main.reset_index(drop=True),
         rec.reset_index(drop=True),
