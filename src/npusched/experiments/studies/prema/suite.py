@@ -161,6 +161,10 @@ class PremaSuite(_Strict):
 
 
 def prema_sweep(s: PremaSuite) -> dict[str, Any]:
+    """``s`` as a sweep: policy x load (``sweep_loads``) x batch size x ``runs`` seeds. Seed
+    ``i`` of batch size ``b`` draws the reproduction's workload (b, run i) (``seed_stream =
+    [seed, 1, b]``), in the reproduction's dispatch window at each load; so a point at the
+    reproduction's ``load`` gives the reproduction's result for that (policy, b, run)."""
     from npusched.experiments.studies.prema.points import _Context
 
     ctx = _Context(s.setup())
@@ -187,6 +191,8 @@ def prema_sweep(s: PremaSuite) -> dict[str, Any]:
                     "label": b,
                     "workload.batch_sizes": [b],
                     "workload.window_s": s.n_tasks * mean_iso[b] / float(load),
+                    # the reproduction's stream of (b, run): seed i of the sweep is run i
+                    "workload.seed_stream": [s.seed, 1, b],
                 }
             ],
         }
@@ -200,7 +206,7 @@ def prema_sweep(s: PremaSuite) -> dict[str, Any]:
             f"{[float(x) for x in s.sweep_loads]} x batch sizes {batches} x {s.runs} seeds, "
             f"{s.n_tasks} tasks per workload."
         ),
-        "seeds": {"start": s.seed, "count": s.runs},
+        "seeds": {"start": 0, "count": s.runs},
         "base": {
             "hardware": {"device": s.device},
             "workload": {
