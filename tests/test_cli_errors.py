@@ -438,7 +438,7 @@ def test_raising_runs_later_gives_the_fresh_result(tmp_path: Path) -> None:
     from npusched.experiments.studies.prema.points import PremaSetup, policy_specs
     from npusched.experiments.studies.prema.run import reproduce
 
-    setup = PremaSetup(networks=("alexnet", "googlenet", "rnn-sa"), n_tasks=4, batch_sizes=(1, 4))
+    setup = PremaSetup.of(networks=("alexnet", "googlenet", "rnn-sa"), n_tasks=4, batch_sizes=(1, 4))
     labels = {"NP-FCFS", "NP-SJF", "P-HPF", "P-PREMA", "P-PREMA-dynamic"}
     specs = [s for s in policy_specs() if s.label in labels]
     reproduce(tmp_path / "fresh", runs=3, setup=setup, specs=specs, plots=False)

@@ -25,7 +25,7 @@ from npusched.hardware.systolic import CHECKPOINT_BANDWIDTH_BPS, SystolicArray
 from npusched.models.scalesim import from_scalesim, scalesim_output_size
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = PremaSetup(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
+TINY = PremaSetup.of(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
 LABELS = {
     "NP-FCFS",
     "NP-SJF",
@@ -154,7 +154,7 @@ def test_empty_out_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_folder_of_another_configuration_is_refused(tmp_path: Path) -> None:
     specs = [s for s in SPECS if s.label == "NP-FCFS"]
     reproduce(tmp_path, runs=1, setup=TINY, specs=specs, plots=False, paper_range=False)
-    other = PremaSetup(**{**TINY.__dict__, "seed": 1})
+    other = TINY.replace(seed=1)
     with pytest.raises(ConfigError, match="holds points of another configuration"):
         reproduce(tmp_path, runs=1, setup=other, specs=specs, plots=False, paper_range=False)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, fields
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +17,7 @@ from npusched.experiments.studies.prema.points import (
 from npusched.experiments.studies.prema.run import reproduce
 
 #: A small but complete setup: two CNNs and a recurrent network, one batch size, 4 tasks.
-TINY = PremaSetup(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
+TINY = PremaSetup.of(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
 TINY_SPECS = [
     s
     for s in policy_specs()
@@ -53,10 +52,10 @@ def test_policy_specs_cover_the_study() -> None:
 def test_hash_covers_every_setup_field() -> None:
     """Every field of the setup changes the hash (stale points are never reused); equal setups
     hash alike. That the run count is not hashed is checked by the resume test."""
-    assert TINY.config_hash() == PremaSetup(**asdict(TINY)).config_hash()
+    assert TINY.config_hash() == PremaSetup(**TINY.model_dump()).config_hash()
     changed = {
         "networks": ("alexnet", "rnn-sa"),
-        "device": "other-npu",
+        "device": "prema-npu-dfs",
         "n_tasks": 5,
         "batch_sizes": (4,),
         "load": 3.0,
@@ -64,8 +63,8 @@ def test_hash_covers_every_setup_field() -> None:
         "preemption_point": "layer",
         "job_range_s": (0.5e-3, 45e-3),
     }
-    assert set(changed) == {f.name for f in fields(PremaSetup)}  # a new field needs a case
-    hashes = {k: PremaSetup(**{**asdict(TINY), k: v}).config_hash() for k, v in changed.items()}
+    assert set(changed) == set(PremaSetup.model_fields)  # a new field needs a case
+    hashes = {k: TINY.replace(**{k: v}).config_hash() for k, v in changed.items()}
     assert TINY.config_hash() not in hashes.values()
     assert len(set(hashes.values())) == len(changed)
 
@@ -161,7 +160,7 @@ def test_killed_run_resumes_with_nothing_lost(tmp_path: Path) -> None:
         "import sys\n"
         "from npusched.experiments.studies.prema.points import PremaSetup, policy_specs\n"
         "from npusched.experiments.studies.prema.run import reproduce\n"
-        f"setup = PremaSetup(networks={TINY.networks!r}, n_tasks=4, batch_sizes=(1,))\n"
+        f"setup = PremaSetup.of(networks={TINY.networks!r}, n_tasks=4, batch_sizes=(1,))\n"
         f"specs = [s for s in policy_specs() if s.label in {set(specs)!r}]\n"
         "reproduce(sys.argv[1], runs=2, setup=setup, specs=specs, plots=False,"
         " paper_range=False)\n"
@@ -201,8 +200,7 @@ def test_reproduce_quick_cli(tmp_path: Path) -> None:
     from npusched.cli import main
 
     assert main(["reproduce", "prema", "--quick", "--out", str(tmp_path / "q")]) == 0
-    from npusched.experiments.studies.prema.points import QUICK_RUNS
 
     summary = json.loads((tmp_path / "q" / "summary.json").read_text())
-    assert summary["runs"] == QUICK_RUNS == 8  # stratified: 8 workloads per batch size
+    assert summary["runs"] == 8  # stratified: 8 workloads per batch size (the [quick] runs)
     assert "P-PREMA-dynamic" in summary["policies"]

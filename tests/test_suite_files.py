@@ -40,13 +40,11 @@ def test_packaged_files_hold_the_python_api_defaults() -> None:
     from npusched.experiments.reproduce import dfs, fluid, haxconn, planaria
     from npusched.experiments.studies.prema import paper as prema_paper
     from npusched.experiments.studies.prema import points as prema
-    from npusched.experiments.studies.prema import run as prema_run
 
     p, pq = load_suite("prema"), load_suite("prema", quick=True)
-    assert p.setup() == prema.PremaSetup() and len(p.specs()) == 34
+    assert p.setup() == prema.PremaSetup.of() and len(p.specs()) == 34
     assert "P-RRB-kill" not in {s.label for s in p.specs()}  # livelocks (see prema.toml)
-    assert (p.runs, pq.runs) == (prema.DEFAULT_RUNS, prema.QUICK_RUNS)
-    assert tuple(p.paper_range_policies) == prema_run.RANGE_LABELS
+    assert (p.runs, pq.runs) == (prema.DEFAULT_RUNS, 8)  # the quick run's pool is the full run
     assert tuple(x / 1000.0 for x in p.paper_range_ms) == prema_paper.PAPER_JOB_RANGE_S
     pl, plq = load_suite("planaria"), load_suite("planaria", quick=True)
     assert pl.mt_setup() == planaria.MultiTenantSetup()

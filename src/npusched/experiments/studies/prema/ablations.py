@@ -145,7 +145,7 @@ def run_variant(variant: Variant, runs: int, base: PremaSetup | None = None) -> 
     :class:`PremaSetup`) over ``runs`` workloads per batch size (see the module docstring)."""
     from npusched.metrics import antt, fairness, stp
 
-    setup = replace(base or PremaSetup(), **variant.setup)
+    setup = (base or PremaSetup.of()).replace(**variant.setup)
     ctx = _VariantContext(setup, variant)
     per: dict[str, dict[str, list[float]]] = {}
     finish: dict[str, list[np.ndarray]] = {}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -366,7 +365,7 @@ def _range_summary(ranged: _Results, specs: Sequence[PolicySpec]) -> dict[str, A
     _, m = _mech_tables(ranged)
     mech = _mech_info(m)
     return {
-        "setup": asdict(ranged.setup),
+        "setup": ranged.setup.model_dump(),
         "config_hash": ranged.setup.config_hash(),
         "dispatch_window_s": ranged.windows_s,
         "job_span_ms": _job_span_ms(ranged),

@@ -5,17 +5,15 @@ stratified workload choice and the NP-TOKEN probe; and the raw points' columns."
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from npusched.errors import ConfigError, SimulationError
-from npusched.experiments.studies.prema.paper import PREMA_NETWORKS
+from npusched.experiments.studies.prema.suite import PremaSetup
 from npusched.hardware.profile import Profile
 from npusched.workloads.request import Request
 
@@ -23,10 +21,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-#: Bumped when a change alters the results, so stale points are not reused (2: cumulative
-#: tokens by default, 142 GB/s effective checkpoint bandwidth; 3: linear tokens by default).
-RESULTS_VERSION = 3
-QUICK_RUNS = 8
+#: The full run's workloads per batch size, the pool the quick run's are chosen from
+#: (:func:`_select_runs`): the packaged suite file's ``runs`` (a test holds them together).
 DEFAULT_RUNS = 25
 #: Workloads per batch size of each one-factor ablation of the full run.
 ABLATION_RUNS = 10
@@ -34,52 +30,6 @@ SLA_NS: tuple[int, ...] = tuple(range(2, 21))
 
 
 # --- configuration ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PremaSetup:
-    """Everything that determines the results except the number of runs.
-
-    Attributes:
-        networks: zoo names of the DNNs.
-        device: device name.
-        n_tasks: tasks per workload.
-        batch_sizes: one set of workloads per batch size.
-        load: offered load while tasks arrive (sets the dispatch window, see the module doc).
-        seed: base seed of every workload.
-        preemption_point: ``"tile"`` or ``"layer"`` (engine).
-        job_range_s: ``(lo, hi)`` seconds: keep only tasks whose isolated latency lies in it
-            (``None``: every task). :data:`PAPER_JOB_RANGE_S` is the paper's 0.5-45 ms
-            (Sec. IV-D); see :meth:`_Context.workload` for how tasks are drawn under it.
-    """
-
-    networks: tuple[str, ...] = PREMA_NETWORKS
-    device: str = "prema-npu"
-    n_tasks: int = 8
-    batch_sizes: tuple[int, ...] = (1, 4, 16)
-    load: float = 1.5
-    seed: int = 0
-    preemption_point: str = "tile"
-    job_range_s: tuple[float, float] | None = None
-
-    def range_text(self) -> str:
-        """The job-length range in words (``"all"`` or ``"0.5-45 ms"``)."""
-        if self.job_range_s is None:
-            return "all lengths"
-        lo, hi = self.job_range_s
-        return f"{lo * 1e3:g}-{hi * 1e3:g} ms"
-
-    def in_range(self, isolated_s: float) -> bool:
-        """Whether a task of ``isolated_s`` seconds belongs to this setup's workloads."""
-        if self.job_range_s is None:
-            return True
-        lo, hi = self.job_range_s
-        return lo <= isolated_s <= hi
-
-    def config_hash(self) -> str:
-        """A short hash of the setup and :data:`RESULTS_VERSION` (not of the run count)."""
-        blob = json.dumps({**asdict(self), "version": RESULTS_VERSION}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
 @dataclass(frozen=True)
 class PolicySpec:
     """One policy configuration of the study.

@@ -9,7 +9,7 @@ import io
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,50 +34,32 @@ from npusched.experiments.studies.prema.figures import (
 )
 from npusched.experiments.studies.prema.paper import (
     FAMILIES,
-    PAPER_JOB_RANGE_S,
     PREMA_NETWORKS,
     SHORT,
 )
 from npusched.experiments.studies.prema.points import (
     ABLATION_RUNS,
-    DEFAULT_RUNS,
     MAIN_COLUMNS,
     MAIN_KEY,
     MECH_COLUMNS,
     MECH_KEY,
-    QUICK_RUNS,
     RECORD_COLUMNS,
     SLA_NS,
     PolicySpec,
-    PremaSetup,
     _Context,
     _main_point,
     _mech_point,
     _np_token_probe,
     _Results,
     _select_runs,
-    policy_specs,
 )
 from npusched.experiments.studies.prema.report import _fidelity, _fidelity_md, _report_md
+from npusched.experiments.studies.prema.suite import PremaSetup, PremaSuite
 from npusched.report.progress import progress_bar
 from npusched.report.suite_output import NoPlots, json_safe, write_csv
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-#: The policies of the paper-job-range study (the headline figures only).
-RANGE_LABELS: tuple[str, ...] = (
-    "NP-FCFS",
-    "NP-SJF",
-    "NP-PREMA",
-    "P-SJF-dynamic",
-    "P-PREMA",
-    "P-PREMA-kill",
-    "P-PREMA-dynamic",
-    "P-PREMA-dynamic-kill",
-    "P-PREMA-dynamic-cumulative",
-)
 
 
 # --- the raw points: one store (experiments/store.py) -------------------------------------------
@@ -108,75 +90,77 @@ def _mech_id(chash: str, run: int, combo: int) -> str:
 
 def reproduce(
     out: str | Path,
+    suite: PremaSuite | None = None,
     *,
     quick: bool = False,
-    runs: int | None = None,
-    seed: int = 0,
     progress: bool = False,
     setup: PremaSetup | None = None,
     specs: Sequence[PolicySpec] | None = None,
-    plots: bool = True,
-    load: float | None = None,
-    paper_range: bool = True,
-    paper_range_s: tuple[float, float] = PAPER_JOB_RANGE_S,
-    range_labels: Sequence[str] = RANGE_LABELS,
     ablation_runs: int = ABLATION_RUNS,
+    **params: Any,
 ) -> dict[str, Any]:
     """Run (or resume) the PREMA reproduction into ``out`` and write its tables and plots.
 
     Args:
         out: output directory (created if needed).
-        quick: :data:`QUICK_RUNS` workloads per (policy, batch size) instead of
-            :data:`DEFAULT_RUNS`, chosen from the full run's :data:`DEFAULT_RUNS` by
-            stratified sampling (:func:`_select_runs`), so the quick run's workloads are a
-            representative subset of the full run's; no ablations.
-        runs: workloads per (policy, batch size), and low-priority samples per (DNN, batch
-            size) in the mechanism study (with ``quick``: how many to select).
-        seed: base seed.
+        suite: the parameters (:class:`~npusched.experiments.studies.prema.suite.PremaSuite`;
+            default: the packaged suite file's, with ``quick`` its ``[quick]`` ones).
+        quick: the quick run: the suite's ``runs`` workloads per (policy, batch size) chosen
+            from the full run's :data:`DEFAULT_RUNS` by stratified sampling
+            (:func:`_select_runs`), so they are a representative subset of the full run's; no
+            ablations.
         progress: show a Rich progress bar over points.
-        setup: the study's fixed parameters (default :class:`PremaSetup` with ``seed``).
-        specs: policy configurations (default :func:`policy_specs`; must include ``NP-FCFS``).
-        plots: also draw the PNG figures (the CSV tables and reports are always written).
-        load: offered load while tasks arrive (default :attr:`PremaSetup.load`, 1.5); sets the
-            dispatch window. Ignored when ``setup`` is given.
-        paper_range: also run the headline policies (:data:`RANGE_LABELS`) with tasks limited
-            to the paper's 0.5-45 ms (:data:`PAPER_JOB_RANGE_S`) into ``out/paper-range`` and
-            report their figures beside the main ones (only if ``setup`` has no range itself).
-        paper_range_s: ``(lo, hi)`` seconds of that study (default the paper's 0.5-45 ms).
-        range_labels: the policy labels of that study (default :data:`RANGE_LABELS`).
+        setup: a setup in place of the suite's workload keys (e.g. one with a job range).
+        specs: policy configurations in place of the suite's ``policies`` (must include
+            ``NP-FCFS``).
         ablation_runs: workloads per batch size of each one-factor ablation
             (:mod:`~npusched.experiments.studies.prema.ablations`, written to
             ``ablations.csv`` and quoted in the ``cause`` of the comparisons); 0 skips them.
             Full runs of setups with the paper's eight DNNs only (not with ``quick``).
+        **params: any key of the suite file (``runs``, ``seed``, ``load``, ``plots``,
+            ``paper_range``, ``paper_range_ms``, ...), applied over ``suite`` and checked by
+            its schema (a bad value: one line naming the key).
 
     Returns:
         The ``summary.json`` content.
     """
-    n_runs = runs if runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
-    if n_runs < 1:
-        raise ConfigError(f"--runs must be >= 1, got {n_runs}")
-    if seed < 0:
-        raise ConfigError(f"--seed must be >= 0, got {seed}")
-    if load is not None and not (0.0 < load <= 100.0):
-        raise ConfigError(f"--load must be in (0, 100], got {load}")
+    suite = _with_params(suite, quick, params)
     if setup is None:
-        setup = PremaSetup(seed=seed) if load is None else PremaSetup(seed=seed, load=load)
-    specs = list(specs or policy_specs())
+        setup = suite.setup()
+    specs = list(specs or suite.specs())
     if "NP-FCFS" not in {s.label for s in specs}:
         raise ConfigError("the PREMA study needs NP-FCFS (the baseline) among its policies")
+    n_runs = suite.runs
     out = Path(out)
     res = _run_study(out, setup, specs, n_runs, progress, "reproduce prema", quick=quick)
     ranged = None
-    if paper_range and setup.job_range_s is None:
-        rsetup = replace(setup, job_range_s=(paper_range_s[0], paper_range_s[1]))
-        rspecs = [sp for sp in specs if sp.label in set(range_labels)]
+    if suite.paper_range and setup.job_range_s is None:
+        lo, hi = suite.paper_range_ms
+        rsetup = setup.replace(job_range_s=(lo / 1000.0, hi / 1000.0))
+        rspecs = [sp for sp in specs if sp.label in set(suite.paper_range_policies)]
         rout = out / RANGE_DIR
         ranged = _run_study(rout, rsetup, rspecs, n_runs, progress, "paper job range", quick=quick)
     abl = None
     default_mix = setup.networks == PREMA_NETWORKS and setup.job_range_s is None
     if ablation_runs and not quick and default_mix:
         abl = _run_ablations(out, setup, ablation_runs, progress)
-    return write_outputs(out, res, specs, plots=plots, ranged=ranged, ablations=abl)
+    return write_outputs(out, res, specs, plots=suite.plots, ranged=ranged, ablations=abl)
+
+
+def _with_params(suite: PremaSuite | None, quick: bool, params: Mapping[str, Any]) -> PremaSuite:
+    """``suite`` (default: the packaged file's, quick or full) with the suite-file keys
+    ``params`` (checked by the schema, before anything runs)."""
+    from npusched.experiments.suite_files import load_suite, parse_suite
+
+    over = {k: (k, v) for k, v in params.items()}
+    if suite is None:
+        found = load_suite("prema", quick=quick, overrides=over)
+    elif params:
+        found = parse_suite(suite.model_dump(), "reproduce", name="prema", overrides=over)
+    else:
+        found = suite
+    assert isinstance(found, PremaSuite)
+    return found
 
 
 #: Subdirectory of the output directory holding the paper-job-range study's raw points.
@@ -510,7 +494,7 @@ def write_outputs(
         {
             "paper": "PREMA (HPCA 2020)",
             "runs": res.runs,
-            "setup": asdict(res.setup),
+            "setup": res.setup.model_dump(),
             "config_hash": res.setup.config_hash(),
             "dispatch_window_s": res.windows_s,
             "policies": policies,

@@ -1,8 +1,23 @@
-"""PREMA (HPCA 2020): the study's parameters (:class:`PremaSuite`, ``suite = "prema"``) and
-its points as a sweep (:func:`prema_sweep`: policy x load x batch size x seed)."""
+"""PREMA (HPCA 2020): the study's parameters, declared once, and its points as a sweep.
+
+* :class:`PremaWorkloads`: the keys that determine the workloads and simulations;
+* :class:`PremaSetup` (those keys and a job-length range): what a reproduction's points depend
+  on, its configuration hash; :meth:`PremaSetup.of` fills the keys not given from the packaged
+  suite file;
+* :class:`PremaSuite` (``suite = "prema"``, the suite file's schema): those keys and the run's
+  (runs, policies, plots, the paper-range study, the sweep's loads). :meth:`PremaSuite.setup`
+  and :meth:`PremaSuite.specs` derive the reproduction's setup and policies,
+  :func:`~npusched.experiments.studies.prema.run.reproduce` takes any key as a keyword, and
+  :func:`prema_sweep` converts the suite to a sweep.
+
+The values live in one place, the packaged file ``npusched/data/experiments/suites/prema.toml``.
+"""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -16,10 +31,101 @@ from npusched.experiments.config import (
     _field_check,
     _network_names,
 )
-from npusched.experiments.studies._fields import Names, NonNegInt, _device, _Strict, _unique
+from npusched.experiments.studies._fields import NonNegInt, _device, _Strict, _unique
+
+#: Bumped when a change alters the results, so stale points are not reused (2: cumulative
+#: tokens by default, 142 GB/s effective checkpoint bandwidth; 3: linear tokens by default).
+RESULTS_VERSION = 3
+
+Load = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
 
 
 # --- PREMA ------------------------------------------------------------------------------------
+class PremaWorkloads(_Strict):
+    """The keys that determine the PREMA study's workloads and simulations (see
+    :mod:`npusched.experiments.studies.prema` for the method).
+
+    Attributes:
+        networks: zoo names of the DNN mix.
+        device: the NPU (``prema-npu``, PREMA Table I).
+        n_tasks: tasks per workload.
+        batch_sizes: one set of workloads per batch size.
+        load: offered load while tasks arrive (sets the dispatch window), in (0, 100].
+        seed: base seed of every workload.
+        preemption_point: where CHECKPOINT stops a task, ``tile`` or ``layer``.
+    """
+
+    networks: Annotated[tuple[str, ...], Field(min_length=1)]
+    device: str
+    n_tasks: PositiveInt
+    batch_sizes: Annotated[tuple[BatchSize, ...], Field(min_length=1)]
+    load: Load
+    seed: NonNegInt
+    preemption_point: Literal["tile", "layer"]
+
+    @field_validator("networks")
+    @classmethod
+    def _networks(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_network_names(list(v)))
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, v: str) -> str:
+        return _device(v)
+
+
+@functools.cache
+def _packaged_workloads() -> dict[str, Any]:
+    """The :class:`PremaWorkloads` keys of the packaged suite file (its full run)."""
+    from npusched.experiments.suite_files import load_suite
+
+    suite = load_suite("prema")
+    return {k: getattr(suite, k) for k in PremaWorkloads.model_fields}
+
+
+class PremaSetup(PremaWorkloads):
+    """Everything that determines a reproduction's results except the number of runs: the
+    :class:`PremaWorkloads` keys (:meth:`of`: the packaged suite file's values with changes) and
+
+    Attributes:
+        job_range_s: ``(lo, hi)`` seconds: keep only tasks whose isolated latency lies in it
+            (``None``: every task). The paper-range study sets the suite's ``paper_range_ms``
+            here; see :meth:`~npusched.experiments.studies.prema.points._Context.draw` for how
+            tasks are drawn under it.
+    """
+
+    job_range_s: tuple[PositiveFloat, PositiveFloat] | None = None
+
+    @classmethod
+    def of(cls, **changes: Any) -> PremaSetup:
+        """The packaged suite file's setup with ``changes`` (validated): ``PremaSetup.of()``
+        is the paper's, ``PremaSetup.of(seed=1, batch_sizes=(1,))`` a variant of it."""
+        return cls(**{**_packaged_workloads(), **changes})
+
+    def replace(self, **changes: Any) -> PremaSetup:
+        """A copy with ``changes`` (validated)."""
+        return type(self)(**{**self.model_dump(), **changes})
+
+    def range_text(self) -> str:
+        """The job-length range in words (``"all"`` or ``"0.5-45 ms"``)."""
+        if self.job_range_s is None:
+            return "all lengths"
+        lo, hi = self.job_range_s
+        return f"{lo * 1e3:g}-{hi * 1e3:g} ms"
+
+    def in_range(self, isolated_s: float) -> bool:
+        """Whether a task of ``isolated_s`` seconds belongs to this setup's workloads."""
+        if self.job_range_s is None:
+            return True
+        lo, hi = self.job_range_s
+        return lo <= isolated_s <= hi
+
+    def config_hash(self) -> str:
+        """A short hash of the setup and :data:`RESULTS_VERSION` (not of the run count)."""
+        blob = json.dumps({**self.model_dump(), "version": RESULTS_VERSION}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
 class PremaPolicyEntry(_Strict):
     """One policy configuration of the PREMA study (``policies = [{...}, ...]``).
 
@@ -47,20 +153,22 @@ class PremaPolicyEntry(_Strict):
         return v
 
 
-class PremaSuite(_Strict):
+class _SuiteHead(_Strict):
+    """The keys every suite file starts with."""
+
+    suite: Literal["prema"]
+    description: str = ""
+
+
+# (the bases' fields come first, the last base's first: suite, description, the workload keys)
+class PremaSuite(PremaWorkloads, _SuiteHead):
     """``suite = "prema"``: PREMA (HPCA 2020) Sec. IV-D and VI (see
     :mod:`npusched.experiments.studies.prema` for the method).
 
     Attributes:
-        networks: zoo names of the DNN mix.
-        device: the NPU (``prema-npu``, PREMA Table I).
-        n_tasks: tasks per workload.
-        batch_sizes: one set of workloads per batch size.
-        load: offered load while tasks arrive (sets the dispatch window), in (0, 100].
-        seed: base seed of every workload.
-        preemption_point: where CHECKPOINT stops a task, ``tile`` or ``layer``.
         runs: workloads per (policy, batch size), and low-priority samples per (DNN, batch)
-            in the mechanism study (Fig. 5/6).
+            in the mechanism study (Fig. 5/6); the quick run chooses its workloads from the
+            full run's by stratified sampling.
         plots: draw the PNG figures.
         policies: the policy configurations, in report order (must include ``NP-FCFS``).
         paper_range: also run ``paper_range_policies`` with tasks limited to
@@ -71,34 +179,13 @@ class PremaSuite(_Strict):
             reproduction itself runs at ``load``).
     """
 
-    suite: Literal["prema"]
-    description: str = ""
-    networks: Names
-    device: str
-    n_tasks: PositiveInt
-    batch_sizes: Annotated[list[BatchSize], Field(min_length=1)]
-    load: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
-    seed: NonNegInt
-    preemption_point: Literal["tile", "layer"]
     runs: PositiveInt
     plots: Switch
     policies: Annotated[list[PremaPolicyEntry], Field(min_length=1)]
     paper_range: Switch
     paper_range_ms: tuple[PositiveFloat, PositiveFloat]
     paper_range_policies: list[str]
-    sweep_loads: Annotated[
-        list[Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]], Field(min_length=1)
-    ]
-
-    @field_validator("networks")
-    @classmethod
-    def _networks(cls, v: list[str]) -> list[str]:
-        return _network_names(v)
-
-    @field_validator("device")
-    @classmethod
-    def _known_device(cls, v: str) -> str:
-        return _device(v)
+    sweep_loads: Annotated[list[Load], Field(min_length=1)]
 
     @model_validator(mode="after")
     def _check(self) -> PremaSuite:
@@ -117,19 +204,9 @@ class PremaSuite(_Strict):
             raise ValueError(f"paper_range_ms: must be [lo, hi] with lo < hi, got {[lo, hi]}")
         return self
 
-    def setup(self) -> Any:
-        """The :class:`~npusched.experiments.studies.prema.points.PremaSetup` of these parameters."""
-        from npusched.experiments.studies.prema.points import PremaSetup
-
-        return PremaSetup(
-            networks=tuple(self.networks),
-            device=self.device,
-            n_tasks=self.n_tasks,
-            batch_sizes=tuple(self.batch_sizes),
-            load=float(self.load),
-            seed=self.seed,
-            preemption_point=self.preemption_point,
-        )
+    def setup(self) -> PremaSetup:
+        """The reproduction's setup: these :class:`PremaWorkloads` keys, every job length."""
+        return PremaSetup(**{k: getattr(self, k) for k in PremaWorkloads.model_fields})
 
     def specs(self) -> list[Any]:
         """The :class:`~npusched.experiments.studies.prema.points.PolicySpec` list."""
@@ -144,20 +221,18 @@ class PremaSuite(_Strict):
         """``npusched reproduce prema`` with these parameters."""
         from npusched.experiments.studies.prema.run import reproduce
 
-        lo, hi = self.paper_range_ms
-        return reproduce(
-            out,
-            quick=quick,
-            runs=self.runs,
-            progress=progress,
-            setup=self.setup(),
-            specs=self.specs(),
-            plots=self.plots,
-            paper_range=self.paper_range,
-            paper_range_s=(lo / 1000.0, hi / 1000.0),
-            range_labels=tuple(self.paper_range_policies),
-        )
+        return reproduce(out, self, quick=quick, progress=progress)
 
+
+def _with_attributes(doc: str | None, base: type) -> str:
+    """``doc`` with ``base``'s ``Attributes:`` entries first in its list (the keys a model
+    inherits are documented where they are declared)."""
+    head, _, own = (doc or "").partition("Attributes:\n")
+    inherited = (base.__doc__ or "").partition("Attributes:\n")[2].rstrip()
+    return f"{head}Attributes:\n{inherited}\n{own}"
+
+
+PremaSuite.__doc__ = _with_attributes(PremaSuite.__doc__, PremaWorkloads)
 
 
 def prema_sweep(s: PremaSuite) -> dict[str, Any]:
