@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from npusched.errors import ConfigError, SimulationError
-from npusched.experiments.studies.prema.suite import PremaSetup
+from npusched.experiments.studies.prema.suite import PolicySpec, PremaSetup
 from npusched.hardware.profile import Profile
 from npusched.workloads.request import Request
 
@@ -30,36 +30,6 @@ SLA_NS: tuple[int, ...] = tuple(range(2, 21))
 
 
 # --- configuration ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PolicySpec:
-    """One policy configuration of the study.
-
-    Attributes:
-        label: name in the results (``NP-PREMA``, ``P-SJF-dynamic``, ...).
-        registry: registered policy name.
-        mechanism: the ``mechanism`` parameter (``None`` for non-preemptive policies).
-        estimator: ``"prema"`` or ``"oracle"``.
-        tokens: the token rule of a token policy (``None``: the policy's default,
-            ``"linear"``; see :mod:`npusched.policies.temporal.prema`).
-    """
-
-    label: str
-    registry: str
-    mechanism: str | None = None
-    estimator: str = "prema"
-    tokens: str | None = None
-
-    def build(self) -> Any:
-        """A fresh policy object."""
-        import npusched.policies.temporal  # noqa: F401  (registers the built-ins)
-        from npusched.policies.base import POLICIES
-
-        params: dict[str, Any] = {} if self.mechanism is None else {"mechanism": self.mechanism}
-        if self.tokens is not None:
-            params["tokens"] = self.tokens
-        return POLICIES.create(self.registry, **params)
-
-
 def policy_specs() -> list[PolicySpec]:
     """Every policy configuration of the study, in report order: the ``policies`` of the
     packaged suite file (``npusched/data/experiments/suites/prema.toml``, where each entry and
@@ -213,7 +183,7 @@ def _main_point(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from npusched.metrics import antt, fairness, sla_violation_rates, stp
 
-    df = ctx.simulate(spec.build(), ctx.workload(batch, run), spec.estimator)
+    df = ctx.simulate(spec.build(), ctx.workload(batch, run), spec.predictor)
     ntt = df["latency_s"].to_numpy(float) / df["isolated_s"].to_numpy(float)
     high = ntt[df["priority"].to_numpy() == 9]
     row: dict[str, Any] = {

@@ -9,7 +9,6 @@ import io
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,7 +80,7 @@ def _csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
 
 
 def _main_id(chash: str, spec: PolicySpec, batch: int, run: int) -> str:
-    return point_key("prema/main", chash, asdict(spec), batch, run)
+    return point_key("prema/main", chash, spec.model_dump(), batch, run)
 
 
 def _mech_id(chash: str, run: int, combo: int) -> str:

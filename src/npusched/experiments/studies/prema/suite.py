@@ -132,14 +132,15 @@ class PremaPolicyEntry(_Strict):
     Attributes:
         label: its name in the results (``P-PREMA-dynamic``); ``NP-FCFS`` is the baseline.
         policy: a registered temporal policy (``npusched`` policy names, e.g. ``P-PREMA``).
-        mechanism: ``checkpoint``, ``kill``, ``dynamic`` or ``dynamic-kill`` (preemptive only).
+        mechanism: ``checkpoint``, ``kill``, ``dynamic``, ``dynamic-kill`` or ``drain``
+            (preemptive only; ``drain`` is the mechanism study's, Fig. 5/6).
         predictor: the latency estimate the policy sees, ``prema`` or ``oracle``.
         tokens: PREMA's token rule, ``cumulative`` or ``linear`` (token policies only).
     """
 
     label: str
     policy: str
-    mechanism: Literal["checkpoint", "kill", "dynamic", "dynamic-kill"] | None = None
+    mechanism: Literal["checkpoint", "kill", "dynamic", "dynamic-kill", "drain"] | None = None
     predictor: Literal["prema", "oracle"] = "prema"
     tokens: Literal["cumulative", "linear"] | None = None
 
@@ -151,6 +152,25 @@ class PremaPolicyEntry(_Strict):
 
         _field_check(POLICIES.get, v)
         return v
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        """Fields by keyword, or positionally in their order: ``PolicySpec("P-HPF-kill",
+        "P-HPF", "kill")``."""
+        super().__init__(**dict(zip(type(self).model_fields, args, strict=False)), **data)
+
+    def build(self) -> Any:
+        """A fresh policy object."""
+        import npusched.policies.temporal  # noqa: F401  (registers the built-ins)
+        from npusched.policies.base import POLICIES
+
+        params: dict[str, Any] = {} if self.mechanism is None else {"mechanism": self.mechanism}
+        if self.tokens is not None:
+            params["tokens"] = self.tokens
+        return POLICIES.create(self.policy, **params)
+
+
+#: The reproduction's name for a policy configuration (one declaration: the suite file's).
+PolicySpec = PremaPolicyEntry
 
 
 class _SuiteHead(_Strict):
@@ -208,14 +228,9 @@ class PremaSuite(PremaWorkloads, _SuiteHead):
         """The reproduction's setup: these :class:`PremaWorkloads` keys, every job length."""
         return PremaSetup(**{k: getattr(self, k) for k in PremaWorkloads.model_fields})
 
-    def specs(self) -> list[Any]:
-        """The :class:`~npusched.experiments.studies.prema.points.PolicySpec` list."""
-        from npusched.experiments.studies.prema.points import PolicySpec
-
-        return [
-            PolicySpec(p.label, p.policy, p.mechanism, p.predictor, p.tokens)
-            for p in self.policies
-        ]
+    def specs(self) -> list[PremaPolicyEntry]:
+        """The policy configurations, in report order."""
+        return list(self.policies)
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
         """``npusched reproduce prema`` with these parameters."""
