@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from npusched.experiments.studies.prema.paper import FAMILIES, PAPER, SHORT
 from npusched.experiments.studies.prema.points import SLA_NS, PolicySpec, _Results
+from npusched.report.suite_output import NoPlots, write_csv
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -413,3 +416,231 @@ def _headline(
         else math.nan,
     }
     return {k: {"ours": ours[k], "paper": PAPER[k]} for k in PAPER}
+
+
+@dataclass
+class Tables:
+    """What :func:`write_figures` tabulated, for ``summary.json`` and ``report.md``."""
+
+    #: :func:`_policy_table` (``policies.csv``), and indexed by policy.
+    table: pd.DataFrame
+    t: pd.DataFrame
+    #: The labels with results, in report order.
+    present: list[str]
+    fig14: pd.DataFrame
+    per_batch: pd.DataFrame
+    pred_t: pd.DataFrame
+    pred_info: dict[str, Any]
+    oracle_t: pd.DataFrame
+    #: Fig. 5/6 tables by name (none without samples).
+    mt: dict[str, pd.DataFrame]
+    mech_info: dict[str, Any]
+
+
+def write_figures(
+    out: Path, res: _Results, specs: Sequence[PolicySpec], *, plots: bool = True
+) -> Tables:
+    """The figures' and tables' files: ``policies.csv``, Fig. 11-15 and Fig. 5/6 (CSV, and PNG
+    if ``plots``), ``per_batch.csv``, ``predictor.csv`` and ``predictor_vs_oracle.csv``."""
+    import pandas as pd
+
+    from npusched.report import plots as png
+
+    draw = png if plots else NoPlots()
+
+    labels = [s.label for s in specs]
+    table = _policy_table(res, labels)
+    write_csv(out / "policies.csv", table)
+    t = table.set_index("policy") if not table.empty else table
+    present = [lb for lb in labels if not table.empty and lb in t.index]
+
+    def imp(label: str, metric: str) -> float:
+        return _f(t.loc[label, f"{metric}_improvement"]) if label in present else math.nan
+
+    # Fig. 11 / 12 / 15 -----------------------------------------------------------------------
+    metrics = ("antt", "fairness", "stp")
+
+    def improvement_figure(
+        name: str,
+        groups: list[str],
+        series: Mapping[str, str],
+        title: str,
+        xs: list[str],
+        note: str | None = None,
+    ) -> None:
+        """``<name>.csv``: the rows of the policies ``fmt.format(group)`` for every series
+        format and group; ``<name>.png``: per metric, each series' improvement vs NP-FCFS with
+        the groups on the x axis (labelled ``xs``)."""
+        wanted = [fmt.format(g) for fmt in series.values() for g in groups]
+        write_csv(out / f"{name}.csv", table[table["policy"].isin(wanted)])
+        if groups:
+            draw.panels(
+                out / f"{name}.png",
+                xs,
+                {
+                    f"{m.upper()} improvement vs NP-FCFS": {
+                        s: [imp(fmt.format(g), m) for g in groups] for s, fmt in series.items()
+                    }
+                    for m in metrics
+                },
+                title=title,
+                note=note,
+            )
+
+    np_labels = [
+        lb
+        for lb in present
+        if lb.startswith("NP-") and not lb.endswith(("-oracle", "-cumulative"))
+    ]
+    improvement_figure(
+        "fig11_nonpreemptive",
+        np_labels,
+        {"NP": "{}"},
+        "Fig. 11: non-preemptive NPU (normalised to NP-FCFS)",
+        [lb.removeprefix("NP-") for lb in np_labels],
+    )
+    fams = [f for f in FAMILIES if f"P-{f}" in present]
+    improvement_figure(
+        "fig12_preemptive",
+        fams,
+        {"static CHECKPOINT": "P-{}", "dynamic (Alg. 3)": "P-{}-dynamic"},
+        "Fig. 12: preemptive NPU, static vs dynamic mechanism",
+        fams,
+    )
+    improvement_figure(
+        "fig15_checkpoint_vs_kill",
+        fams,
+        {
+            "CHECKPOINT": "P-{}",
+            "KILL": "P-{}-kill",
+            "dyn. CHECKPOINT": "P-{}-dynamic",
+            "dyn. KILL": "P-{}-dynamic-kill",
+        },
+        "Fig. 15: CHECKPOINT vs KILL",
+        fams,
+        note="n/a: not run. Static P-RRB + KILL is left out: time slicing with KILL restarts "
+        "every task longer than the quantum, so such tasks never finish (a livelock).",
+    )
+
+    # Fig. 13: SLA violation rate vs N ------------------------------------------------------------
+    fig13 = table[["policy", *(f"sla_n{n}" for n in SLA_NS)]] if present else pd.DataFrame()
+    write_csv(out / "fig13_sla.csv", fig13)
+    sla_show = [
+        lb
+        for lb in (
+            "NP-FCFS",
+            "NP-HPF",
+            "NP-SJF",
+            "NP-PREMA",
+            "P-HPF-dynamic",
+            "P-SJF-dynamic",
+            "P-PREMA-dynamic",
+        )
+        if lb in present
+    ]
+    if sla_show:
+        draw.lines(
+            out / "fig13_sla.png",
+            list(SLA_NS),
+            {lb: [_f(t.loc[lb, f"sla_n{n}"]) for n in SLA_NS] for lb in sla_show},
+            xlabel="SLA target N (latency <= N x isolated)",
+            ylabel="SLA violation rate",
+            title="Fig. 13: SLA violations (all tasks)",
+            percent=True,
+        )
+
+    # Fig. 14: tail latency of high-priority tasks ------------------------------------------------
+    tail_labels = [
+        lb
+        for lb in (
+            "NP-FCFS",
+            "NP-HPF",
+            "P-HPF",
+            "P-HPF-dynamic",
+            "P-SJF",
+            "P-SJF-dynamic",
+            "P-PREMA",
+            "P-PREMA-dynamic",
+        )
+        if lb in present
+    ]
+    fig14 = _p95_high(res, labels)
+    write_csv(out / "fig14_tail_high_priority.csv", fig14)
+    if not fig14.empty:
+        f14 = fig14.set_index("policy")
+        shown = [lb for lb in tail_labels if lb in f14.index]
+        cats = [SHORT.get(n, n) for n in res.setup.networks] + ["average"]
+        draw.grouped_bars(
+            out / "fig14_tail_high_priority.png",
+            cats,
+            {lb: [_f(f14.loc[lb, c]) for c in cats] for lb in shown},
+            ylabel="p95 latency / isolated (high priority)",
+            title="Fig. 14: 95th-percentile latency of high-priority tasks, batch 1",
+            log=True,
+            reference=1.0,
+            note="n/a: no high-priority batch-1 task of that DNN in these workloads.",
+        )
+
+    per_batch = _per_batch(
+        res,
+        [
+            lb
+            for lb in (
+                "NP-SJF",
+                "NP-PREMA",
+                "P-SJF-dynamic",
+                "P-PREMA",
+                "P-PREMA-dynamic",
+                "P-PREMA-dynamic-cumulative",
+            )
+            if lb in present
+        ],
+    )
+    write_csv(out / "per_batch.csv", per_batch)
+
+    # Predictor -----------------------------------------------------------------------------------
+    pred_t, pred_info = _predictor_table(res)
+    write_csv(out / "predictor.csv", pred_t)
+    oracle_t = _oracle_table(table) if present else pd.DataFrame()
+    write_csv(out / "predictor_vs_oracle.csv", oracle_t)
+
+    # Fig. 5/6 --------------------------------------------------------------------------------------
+    mt, m = _mech_tables(res)
+    mech_info: dict[str, Any] = {}
+    if mt:
+        for name, frame in mt.items():
+            write_csv(out / f"{name}.csv", frame)
+        panels = {  # file: (column suffix, y label, title)
+            "fig5a_preemption_latency": (
+                "_latency_us",
+                "preemption latency (us)",
+                "Fig. 5a: preemption latency by preempted task",
+            ),
+            "fig5b_wait_time": (
+                "_wait_ms",
+                "preempting task wait (ms)",
+                "Fig. 5b: preempting task's wait time by preempted task",
+            ),
+            "fig6a_stp": ("_stp", "STP normalised to NP-FCFS", "Fig. 6a: STP by preempting task"),
+            "fig6b_ntt": (
+                "_ntt",
+                "NTT improvement vs NP-FCFS",
+                "Fig. 6b: preempting task's NTT improvement",
+            ),
+        }
+        for fname, (col, ylabel, title) in panels.items():
+            fig6 = fname.startswith("fig6")  # by preempting task, normalised: reference line at 1
+            frame = mt["fig6_by_network"] if fig6 else mt["fig5_by_network"]
+            draw.grouped_bars(
+                out / f"{fname}.png",
+                frame["high_net" if fig6 else "low_net"].tolist(),
+                {k.upper(): frame[f"{k}{col}"].tolist() for k in ("checkpoint", "kill", "drain")},
+                ylabel=ylabel,
+                title=title,
+                reference=1.0 if fig6 else None,
+            )
+        mech_info = _mech_info(m)
+
+    return Tables(
+        table, t, present, fig14, per_batch, pred_t, pred_info, oracle_t, mt, mech_info
+    )
