@@ -204,3 +204,15 @@ def test_reproduce_quick_cli(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "q" / "summary.json").read_text())
     assert summary["runs"] == 8  # stratified: 8 workloads per batch size (the [quick] runs)
     assert "P-PREMA-dynamic" in summary["policies"]
+
+
+def test_keywords_are_the_suite_files_keys(tmp_path: Path) -> None:
+    """``reproduce``'s parameters are the suite file's keys, checked by its schema before any
+    work: a bad value is one line naming the keyword, an unknown one lists the keys."""
+    from npusched.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^reproduce: --runs: input should be greater than 0"):
+        reproduce(tmp_path / "a", runs=0)
+    with pytest.raises(ConfigError, match=r"--bogus: unknown key; allowed: suite, .*sweep_loads"):
+        reproduce(tmp_path / "a", bogus=1)
+    assert not (tmp_path / "a").exists()

@@ -141,7 +141,8 @@ def _with_params(suite: PremaSuite | None, quick: bool, params: Mapping[str, Any
     ``params`` (checked by the schema, before anything runs)."""
     from npusched.experiments.suite_files import load_suite, parse_suite
 
-    over = {k: (k, v) for k, v in params.items()}
+    # a bad value is reported against the keyword, named as its command-line option
+    over = {k: (f"--{k.replace('_', '-')}", v) for k, v in params.items()}
     if suite is None:
         found = load_suite("prema", quick=quick, overrides=over)
     elif params:
