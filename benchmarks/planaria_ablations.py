@@ -1,9 +1,10 @@
 """The measurements behind ``docs/papers/planaria.md``: one factor at a time, and quick vs full.
 
     python benchmarks/planaria_ablations.py ablations    # Fig. 13-15 ratios per factor
+    python benchmarks/planaria_ablations.py fig13 [0.5,1.0]  # Fig. 13 per request, per load
     python benchmarks/planaria_ablations.py throughput [A/M,C/S] [default,no GNMT]  # Fig. 12
     python benchmarks/planaria_ablations.py isolated     # Fig. 17 energy per energy term
-    python benchmarks/planaria_ablations.py nodes        # Fig. 16 node counts per rate
+    python benchmarks/planaria_ablations.py nodes [0.5,1.0,2.0]  # Fig. 16 node counts per rate
     python benchmarks/planaria_ablations.py compare QUICK_DIR FULL_DIR  # quick inside full?
 
 Each prints one JSON line per point (Planaria over PREMA; the quick setup: 200 requests x 4
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from npusched.experiments.reproduce import planaria as P
+from npusched.experiments.studies.planaria.points import _has_depthwise
 from npusched.hardware.energy import ARTIFACT_SRAM_LEAK_W, EnergyModel
 from npusched.hardware.profile import compile_profile
 from npusched.hardware.systolic import SystolicArray
@@ -58,8 +60,12 @@ def _requests(mode: str) -> Wrap:
             elif mode == "no-gnmt":
                 reqs = [r for r in reqs if "gnmt" not in r.network]
             elif mode == "no-depthwise":
-                reqs = [r for r in reqs if not P._has_depthwise(r.network)]
-            return sim(reqs)
+                reqs = [r for r in reqs if not _has_depthwise(r.network)]
+            df = sim(reqs)
+            if mode == "pooled-sla":  # the SLA over all vision / all GNMT requests
+                gnmt = df["network"].str.contains("gnmt")
+                df = df.assign(network=np.where(gnmt, "planaria/gnmt", "vision"))
+            return df
 
         return f
 
@@ -72,11 +78,14 @@ def systems(
     energy: EnergyModel | None = None,
     mono_iso: bool = False,
     prema_policy: str = "P-PREMA",
+    prema_mechanism: str = "checkpoint",
     wrap: Wrap | None = None,
 ) -> dict[str, P.Simulate]:
     nets = scenario_networks("C", st.benchmarks)
     pl = P.planaria_simulate(nets, depthwise=st.depthwise, energy=energy)
-    pr = P.prema_simulate(nets, depthwise=st.depthwise, energy=energy, policy=prema_policy)
+    pr = P.prema_simulate(
+        nets, depthwise=st.depthwise, energy=energy, policy=prema_policy, mechanism=prema_mechanism
+    )
     if mono_iso:  # Planaria's fairness against the monolithic isolated time
         sa = SystolicArray()
         iso = {
@@ -116,7 +125,21 @@ def point(
         "energy_reduction_x": round(b["energy_j"] / a["energy_j"], 3),
         "sla": [a["sla_rate"], b["sla_rate"]],
         "sla_gain": round(a["sla_rate"] - b["sla_rate"], 3),
+        "qos": [round(a["qos_rate"], 4), round(b["qos_rate"], 4)],
+        "qos_gain": round(a["qos_rate"] - b["qos_rate"], 4),
     }
+
+
+def fig13() -> None:
+    """Fig. 13 as compared (the gain in requests within QoS) at every point, per load."""
+    loads = [float(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [0.5, 1.0]
+    for load in loads:
+        for w in "ABC":
+            for q in "SMH":
+                r = point(QUICK, w, q, load=load)
+                print(json.dumps({"load": load, "point": f"{w}/{q}", "qos": r["qos"],
+                                  "qos_gain": r["qos_gain"], "sla_gain": r["sla_gain"]}),
+                      flush=True)  # fmt: skip
 
 
 POINTS = (("A", "S"), ("A", "M"), ("A", "H"), ("B", "M"), ("C", "S"), ("C", "H"))
@@ -179,6 +202,8 @@ def throughput() -> None:
         "no GNMT": {"wrap": _requests("no-gnmt")},
         "PREMA runs P-SJF": {"prema_policy": "P-SJF"},
         "no depthwise networks": {"wrap": _requests("no-depthwise")},
+        "SLA pooled over vision / GNMT requests": {"wrap": _requests("pooled-sla")},
+        "PREMA with Algorithm 3 (dynamic mechanism)": {"prema_mechanism": "dynamic"},
         "100 requests": {"st": dataclasses.replace(QUICK, n_requests=100)},
         "500 requests": {"st": dataclasses.replace(QUICK, n_requests=500)},
     }
@@ -229,7 +254,8 @@ def isolated() -> None:
 def nodes() -> None:
     st = QUICK
     sim = systems(st)["planaria"]
-    for load in (0.5, 1.0, 2.0):
+    loads = [float(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [0.5, 1.0, 2.0]
+    for load in loads:
         rate = P.reference_rate("C", load)
         out = {
             f"{w}/{q}": P.nodes_for_sla(sim, st, w, q, rate, max_nodes=10)
@@ -258,6 +284,5 @@ if __name__ == "__main__":
     if cmd == "compare":
         compare(sys.argv[2], sys.argv[3])
     else:
-        {"ablations": ablations, "throughput": throughput, "isolated": isolated, "nodes": nodes}[
-            cmd
-        ]()
+        cmds = {"ablations": ablations, "fig13": fig13, "throughput": throughput}
+        {**cmds, "isolated": isolated, "nodes": nodes}[cmd]()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npusched.experiments.reproduce import dfs_fit
 from npusched.experiments.reproduce._fidelity import comparison
-from npusched.experiments.reproduce.dfs import NETWORKS, PAPER_TABLE6
+from npusched.experiments.studies.dfs import fit as dfs_fit
+from npusched.experiments.studies.dfs.paper import NETWORKS, PAPER_TABLE6
 
 FIT = dfs_fit.FITTED
 

@@ -713,7 +713,7 @@ def test_fluidb_policy_validates() -> None:
 
 
 def test_serving_point_metrics() -> None:
-    from npusched.experiments.reproduce.fluid_serving import POLICY_NAMES, run_point
+    from npusched.experiments.studies.fluid.serving import POLICY_NAMES, run_point
 
     pts = {p: run_point("resnet-50", "zc706", p, 20.0, 0.4, 0, 120) for p in POLICY_NAMES}
     for p, r in pts.items():
@@ -758,7 +758,7 @@ def test_engine_fluidb_matches_reference_on_random_workloads(
 
 
 def test_serving_point_with_dse_designs() -> None:
-    from npusched.experiments.reproduce.fluid_serving import _model, run_point
+    from npusched.experiments.studies.fluid.serving import _model, run_point
 
     r = run_point("resnet-50", "zc706", "FluidB", 20.0, 0.4, 0, 60, designs="dse")
     assert r.avg_latency_s > 0
@@ -773,7 +773,8 @@ def test_serving_defaults_to_each_policys_own_dse_design() -> None:
     default; Table I's design for every policy is the option."""
     import inspect
 
-    from npusched.experiments.reproduce import fluid, fluid_serving
+    from npusched.experiments.reproduce import fluid
+    from npusched.experiments.studies.fluid import serving as fluid_serving
     from npusched.experiments.suite_files import load_suite
 
     assert inspect.signature(fluid.reproduce).parameters["designs"].default == "dse"
@@ -789,7 +790,7 @@ def test_serving_defaults_to_each_policys_own_dse_design() -> None:
 def test_utilisation_is_the_npus_efficiency_while_busy() -> None:
     """The paper's utilisation: SERIAL's is its batch-1 efficiency at any rate (Sec. IV: "SERIAL
     yields ... the lowest utilisation"), not the offered load; ``run_utilisation`` is the load."""
-    from npusched.experiments.reproduce.fluid_serving import run_point
+    from npusched.experiments.studies.fluid.serving import run_point
 
     lo = run_point("resnet-50", "zc706", "SERIAL", 5.0, 0.4, 0, 120)
     hi = run_point("resnet-50", "zc706", "SERIAL", 20.0, 0.4, 0, 120)
@@ -803,7 +804,7 @@ def test_utilisation_is_the_npus_efficiency_while_busy() -> None:
 def test_table2_ablation_factors() -> None:
     """One factor at a time: burstier arrivals (same mean rate) and a tighter violation
     threshold raise the violation rate; longer service times raise latency."""
-    from npusched.experiments.reproduce.fluid_serving import run_point
+    from npusched.experiments.studies.fluid.serving import run_point
 
     args = ("resnet-50", "zcu104", "LazyBatching", 40.0, 0.1, 0, 300)
     base = run_point(*args)

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from npusched.errors import ConfigError
-from npusched.experiments.reproduce.haxconn import (
-    TABLE6,
+from npusched.experiments.studies.haxconn.figures import gap_reading
+from npusched.experiments.studies.haxconn.paper import TABLE6
+from npusched.experiments.studies.haxconn.points import (
     engine_dynamic,
     gap_analysis,
-    gap_reading,
     spread_ratios,
 )
 from npusched.hardware import compile_profile
@@ -130,15 +130,16 @@ def test_gap_analysis_columns() -> None:
     assert r["paper/ours GPU-only"] == pytest.approx(7.02 / 7.32, abs=0.01)
     text = gap_reading(rows)
     assert "Table 2's measured GoogLeNet" in text
-    # the factors added in the second round (issue 22): every column a finite number
-    for k in ("artifact GPU&DSA %", "artifact baselines %", "artifact contention %",
-              "20 groups %", "transitions x2.4 %"):
+    # every factor column a finite number
+    for k in ("best GPU&DSA %", "H2H remap %", "artifact contention %",
+              "20 groups %", "transitions x2.4 %", "memory x0.6 %", "artifact memory %"):
         assert np.isfinite(float(r[k])), k
-    assert "artifact baselines" in text and "Mean over these experiments" in text
+    assert "five baselines" in text and "Mean over these experiments" in text
 
 
 def test_artifact_gpu_dsa_is_dnn1_gpu_dnn2_dla() -> None:
-    from npusched.experiments.reproduce.haxconn import TABLE6, _workload, artifact_gpu_dsa
+    from npusched.experiments.studies.haxconn.paper import TABLE6
+    from npusched.experiments.studies.haxconn.points import _workload, artifact_gpu_dsa
 
     e1 = TABLE6[0]
     s2 = artifact_gpu_dsa(_workload(e1.soc, e1.nets, 10))

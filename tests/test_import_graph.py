@@ -91,12 +91,8 @@ def test_report_does_not_run_simulations() -> None:
 
 #: modules over 800 lines in experiments/ and cli/ (issue 29's limit), left for later
 LONG_OK: dict[str, str] = {
-    "npusched/experiments/reproduce/planaria.py": "not moved this round (issue 21 edits it)",
-    "npusched/experiments/reproduce/haxconn.py": "not moved this round (issue 22 edits it)",
 }
 LONG_KNOWN: dict[str, str] = {
-    "npusched/experiments/reproduce/dfs.py": "issue 29 item 6: DFS study not split yet",
-    "npusched/experiments/reproduce/fluid.py": "issue 29 item 6: Fluid study not split yet",
 }
 
 

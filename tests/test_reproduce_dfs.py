@@ -8,16 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npusched.experiments.reproduce.dfs import (
-    NETWORKS,
-    PAPER_TABLE6,
+from npusched.experiments.reproduce.dfs import reproduce
+from npusched.experiments.studies.dfs.paper import NETWORKS, PAPER_TABLE6
+from npusched.experiments.studies.dfs.points import (
     FrameJob,
     FrameResult,
     _schedules,
     calibrate_efficiency,
     engine_frame,
     policy_table,
-    reproduce,
     run_frame,
     schedule_frame,
     sensitivity,
@@ -145,7 +144,7 @@ def test_cli_reproduce_dfs_full(tmp_path: Path) -> None:
 
 
 def test_windowed_peak_power() -> None:
-    from npusched.experiments.reproduce.dfs import windowed_peak_power
+    from npusched.experiments.studies.dfs.points import windowed_peak_power
 
     # constant power: any window sees it
     assert windowed_peak_power([1.0, 2.0], [5.0, 5.0], 0.5) == pytest.approx(5.0)

@@ -9,7 +9,8 @@ import pytest
 
 from npusched.cli import main
 from npusched.experiments.reproduce.haxconn import TABLE6, TABLE8_NETS, reproduce
-from npusched.experiments.reproduce.haxconn_records import TABLE8_PAPER, _spearman, record
+from npusched.experiments.studies.haxconn.paper import TABLE8_PAPER
+from npusched.experiments.studies.haxconn.report import _spearman, record
 from npusched.report.comparisons import flagged, records_from_summary
 
 FIELDS = ("id", "figure", "label", "paper", "ours", "ratio", "direction", "cause", "spread")
@@ -129,3 +130,16 @@ def test_cli_map_measured_profiles(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "bad.csv:3: time_ms='fast'; expected a number" in err and len(err.strip().splitlines()) == 1
     assert main(["map", "a", "c", "--soc", "xavier", "--profile-csv", str(good)]) == 2
     assert "no rows for network 'c'; networks: a, b" in capsys.readouterr().err
+
+
+def test_balance_bound_gain_by_hand() -> None:
+    """The most a mapping could gain over GPU-only from whole-network times (Table 8's cause)."""
+    from npusched.experiments.studies.haxconn.points import balance_bound_gain
+
+    assert balance_bound_gain([1.0, 1.0], [1.0, 1.0]) == 100.0  # one DNN per accelerator
+    # half of the work moves: GPU 2 - x = DLA 3x at x = 0.5, bound 1.5 ms, 2 / 1.5 - 1
+    assert balance_bound_gain([1.0, 1.0], [3.0, 3.0]) == 33.3
+    # the DLA-friendly DNN moves first (DLA 1 ms for 2 ms of GPU work): GPU 1 = DLA 1, bound 1
+    assert balance_bound_gain([1.0, 2.0], [4.0, 1.0]) == 200.0
+    # a fraction of the first DNN: GPU 4 - 3x = DLA 3x at x = 2/3, bound 2 ms
+    assert balance_bound_gain([3.0, 1.0], [3.0, 3.0]) == 100.0

@@ -356,7 +356,7 @@ def test_fluid_suite_as_a_sweep(tmp_path: Path) -> None:
     assert cfg["policy"]["params"]["timeout"] == "M"
     assert cfg["hardware"]["params"]["strategy"] == "r"
     assert cfg["hardware"]["params"]["stackable"] is False
-    from npusched.experiments.reproduce.fluid_serving import _model
+    from npusched.experiments.studies.fluid.serving import _model
 
     own = _model("inception-v3", "zcu104").design("r", False, "dse")  # its own DSE (default)
     hw = cfg["hardware"]["params"]

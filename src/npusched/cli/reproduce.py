@@ -1,10 +1,12 @@
-"""``npusched reproduce NAME`` (one command per registered study; the papers' own commands with
-their options) and ``npusched suites``."""
+"""``npusched reproduce NAME`` (one command over the registered studies, its options derived from
+the study's suite model; the papers' commands are this command with their old option names as
+aliases), ``npusched reproduce all`` and ``npusched suites``."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -28,7 +30,8 @@ from npusched.errors import ConfigError
 
 class _InOrder(TyperGroup):
     """Lists sub-commands in :attr:`ORDER` (the papers in the order the README presents
-    them, then ``all``) instead of the order their functions appear in this file."""
+    them, then ``all``) instead of the order their functions appear in this file, and makes
+    every registered study (``SUITES``) a sub-command (:func:`_study_command`)."""
 
     ORDER = ("prema", "planaria", "fluid", "haxconn", "dfs", "all")
 
@@ -40,7 +43,7 @@ class _InOrder(TyperGroup):
         return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        """A named sub-command, else ``reproduce NAME`` for any registered study (``SUITES``)."""
+        """A named sub-command (``all``), else ``reproduce NAME`` for a registered study."""
         found = super().get_command(ctx, cmd_name)
         if found is not None:
             return found
@@ -48,170 +51,192 @@ class _InOrder(TyperGroup):
 
         if cmd_name not in SUITES:
             return None
-        return typer.main.get_command(_study_app(cmd_name))
+        return _study_command(cmd_name)
 
 
-def _study_app(name: str) -> typer.Typer:
-    """``npusched reproduce NAME`` for a study with no command of its own: the shared options
-    only (``--out``, ``--quick``, ``--set``, ``-q``, ``-v``)."""
-    one = typer.Typer(context_settings=CONTEXT)
-
-    @one.command(name, help=f"Run the registered study {name!r}.")
-    def study(
-        out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
-            f"out/{name}"
-        ),
-        quick: Annotated[bool, typer.Option(help="The study's quick run.")] = False,
-        sets: SetOpt = None,
-        quiet: QuietOpt = False,
-        verbose: VerboseOpt = False,
-    ) -> None:
-        from npusched.experiments.reproduce.suites import run_study
-
-        summary = run_study(
-            name, out, quick=quick, sets=sets, progress=_common(quiet=quiet, verbose=verbose)
-        )
-        _print_headline(summary, f"{name}: our numbers vs the paper's", out)
-
-    return one
-
-
-reproduce_app = typer.Typer(
-    cls=_InOrder,
-    help="Reproduce a paper's evaluation.",
-    no_args_is_help=True,
-    rich_markup_mode="markdown",
-    context_settings=CONTEXT,
-)
-app.add_typer(models_app, name="models")
-app.add_typer(reproduce_app, name="reproduce")
-app.add_typer(reproduce_app, name="reproduce")
-suites_app = typer.Typer(
-    help="The reproduce suites' experiment files: list, export for editing, convert to sweeps.",
-    no_args_is_help=True,
-    context_settings=CONTEXT,
-)
-app.add_typer(suites_app, name="suites")
-
-
-
-def _run_suite(
-    name: str,
-    out: Path,
-    quick: bool,
-    config: Path | None,
-    export: Path | None,
-    progress: bool = True,
-    *,
-    sets: list[str] | None = None,
-    **options: tuple[str, Any],
-) -> dict[str, Any] | None:
-    """Export the packaged suite file (``--export``; returns ``None``) or run the suite with its
-    packaged or ``--config`` parameters, the ``--set KEY=VALUE`` ``sets`` and the command-line
-    ``options`` given (field -> ``(option, value)``, ``None`` values left to the file)."""
-    from npusched.experiments.suite_files import export_suite, run_suite, set_overrides
-
-    given = {k: v for k, v in options.items() if v[1] is not None}
-    for key, (opt, value) in set_overrides(sets).items():
-        if key in given:
-            raise ConfigError(f"{opt} and {given[key][0]}: the same parameter; give one")
-        given[key] = (opt, value)
-    if export is not None:
-        path = export_suite(name, export)
-        typer.echo(f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})")
-        return None
-    from npusched.experiments.runner import check_out_dir
-
-    check_out_dir(out)  # a file of that name fails now, not after the suite's first part
-    return run_suite(name, out, config=config, quick=quick, progress=progress, overrides=given)
-
-
-@reproduce_app.command("prema")
-def reproduce_prema(
-    out: Annotated[
-        Path,
-        typer.Option("--out", "-o", help="Output directory; a rerun resumes the finished points."),
-    ] = Path("out/prema"),
-    quick: Annotated[bool, typer.Option(help="Fewer runs (under a minute).")] = False,
-    runs: Annotated[
-        int | None, typer.Option(help="Workloads per point (default: the suite file's, 25).")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option(help="Base seed of every workload (>= 0; default 0).")
-    ] = None,
-    load: Annotated[
-        float | None,
-        typer.Option(help="Offered load while tasks arrive (default 1.5; sets the window)."),
-    ] = None,
-    paper_range: Annotated[
-        bool | None,
-        typer.Option(
-            "--paper-range/--no-paper-range",
-            help="Also run the headline policies with tasks limited to the paper's 0.5-45 ms.",
-        ),
-    ] = None,
-    plots: Annotated[
-        bool | None,
-        typer.Option("--plots/--no-plots", help="Draw the PNG figures (CSVs and reports always)."),
-    ] = None,
-    sets: SetOpt = None,
-    config: ConfigOpt = None,
-    export: ExportOpt = None,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = False,
-) -> None:
-    """PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study."""
-    summary = _run_suite(
-        "prema",
-        out,
-        quick,
-        config,
-        export,
-        _common(quiet=quiet, verbose=verbose),
-        sets=sets,
-        runs=("--runs", runs),
-        seed=("--seed", seed),
-        load=("--load", load),
-        paper_range=("--paper-range", paper_range),
-        plots=("--plots", plots),
-    )
-    if summary is not None:
-        _print_headline(summary, "PREMA: our numbers vs the paper's", out)
-
-
-@reproduce_app.command("haxconn")
-def reproduce_haxconn(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
-        "out/haxconn"
+#: per study: the command's help and ``--quick``'s (else the suite file's description)
+HELP: dict[str, tuple[str, str]] = {
+    "prema": (
+        "PREMA (HPCA 2020) Sec. VI: Fig. 5/6, 11-15 and the predictor study.",
+        "Fewer runs (under a minute).",
     ),
-    quick: Annotated[bool, typer.Option(help="Short solver limits, fewer pairs.")] = False,
-    only: Annotated[
-        list[str] | None,
-        typer.Option(help="Parts to run (repeatable): table6, table8, fig5, fig7, solver, gap."),
-    ] = None,
-    experiment: Annotated[
-        list[int] | None, typer.Option(help="Table 6 experiment numbers (repeatable).")
-    ] = None,
-    sets: SetOpt = None,
-    config: ConfigOpt = None,
-    export: ExportOpt = None,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = False,
-) -> None:
-    """HaX-CoNN (PPoPP'24) Sec. 5: Table 6, Table 8, Fig. 5, Fig. 7 and a CP-SAT vs Z3 benchmark."""
-    summary = _run_suite(
-        "haxconn",
-        out,
-        quick,
-        config,
-        export,
-        _common(quiet=quiet, verbose=verbose),
-        sets=sets,
-        parts=("--only", only or None),
-        experiments=("--experiment", experiment or None),
+    "planaria": (
+        "Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with "
+        "--multi-tenant, Fig. 12-16 against PREMA.",
+        "Fewer workload instances.",
+    ),
+    "fluid": (
+        "Fluid Batching (Kouris et al.): DSE vs Table I, Fig. 10, Fig. 7-9, Table II.",
+        "Two (model, board) pairs, coarser DSE, 1 seed x 1500 samples (~2 min).",
+    ),
+    "haxconn": (
+        "HaX-CoNN (PPoPP'24) Sec. 5: Table 6, Table 8, Fig. 5, Fig. 7 and a CP-SAT vs Z3 "
+        "benchmark.",
+        "Short solver limits, fewer pairs.",
+    ),
+    "dfs": (
+        "Layer-wise DFS vs DVFS under a power limit (ETRI J. 2022): Fig. 4-6, Table 6.",
+        "The stored fit and no sensitivity grid (all eight networks).",
+    ),
+}
+#: option names kept from before the options were derived from the models: study -> key ->
+#: further names of that key's option (a derived name they take is left to --set)
+ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "planaria": {"benchmarks": ("--networks",)},
+    "haxconn": {"parts": ("--only",), "experiments": ("--experiment",)},
+}
+#: the options every study command has (a parameter deriving one of these is left to --set)
+SHARED = ("--out", "--quick", "--set", "--config", "--export", "--quiet", "--verbose", "--help")
+
+
+def _headline_title(name: str) -> str:
+    titles = {"prema": "PREMA", "dfs": "DFS vs DVFS", "planaria": "Planaria"}
+    return f"{titles.get(name, name)}: our numbers vs the paper's"
+
+
+def _short(text: str, width: int = 72) -> str:
+    """A long default cut at an item boundary, its closing bracket kept (``[a, b, ...]``)."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 5].rsplit(", ", 1)[0]
+    return cut + ", ..." + (text[-1] if text[-1] in "]}" else "")
+
+
+def _study_options(
+    name: str,
+) -> tuple[list[inspect.Parameter], list[Any], list[str], dict[str, tuple[str, str]]]:
+    """The derived options of study ``name``: the signature parameters (``p_<key>``, and
+    ``a<i>_<key>`` for the names kept in :data:`ALIASES`), the parameters they come from, the
+    keys left to ``--set`` (their option name is taken) and alias parameter -> (key, name)."""
+    from npusched.experiments.studies.params import FLAG, MULTI, study_params
+
+    aliases = ALIASES.get(name, {})
+    taken = set(SHARED) | {n for names in aliases.values() for n in names}
+    kw = inspect.Parameter.KEYWORD_ONLY
+    sig: list[inspect.Parameter] = []
+    used: list[Any] = []
+    shadowed: list[str] = []
+    alias_of: dict[str, tuple[str, str]] = {}
+    for p in study_params(name):
+        if p.option in taken:
+            shadowed.append(p.key)
+            continue
+        default = f"default {_short(p.default)}" if p.default else "no default"
+        desc = p.description[:1].upper() + p.description[1:]
+        text = f"{desc} ({p.type}; {default})".strip()
+        names = [p.option, *aliases.get(p.key, ())]
+        for i, opt_name in enumerate(names):
+            if i:
+                text = f"The same as {p.option}."
+            if p.kind == FLAG:
+                opt = typer.Option(f"{opt_name}/--no-{opt_name[2:]}", help=text)
+                ann: Any = Annotated[bool | None, opt]
+            elif p.kind == MULTI:
+                more = "" if i else " Repeatable."
+                opt = typer.Option(opt_name, help=text + more, metavar="VALUE")
+                ann = Annotated[list[str] | None, opt]
+            else:
+                opt = typer.Option(opt_name, help=text, metavar="VALUE")
+                ann = Annotated[str | None, opt]
+            pname = f"a{i}_{p.key}" if i else f"p_{p.key}"
+            sig.append(inspect.Parameter(pname, kw, default=None, annotation=ann))
+            if i:
+                alias_of[pname] = (p.key, opt_name)
+        used.append(p)
+    return sig, used, shadowed, alias_of
+
+
+def _study_command(name: str) -> Any:
+    """``npusched reproduce NAME``: the shared options (``--out``, ``--quick``, ``--set``, ``-q``,
+    ``-v``; ``--config`` and ``--export`` for a study with a suite file) and one option per
+    parameter of the study's model (:func:`npusched.experiments.studies.params.study_params`),
+    whose values reach the suite as ``--set`` would."""
+    from npusched.experiments.suite_files import SUITE_MODELS
+
+    has_file = name in SUITE_MODELS
+    sig, used, shadowed, alias_of = _study_options(name) if has_file else ([], [], [], {})
+    help_text, quick_help = HELP.get(name, (f"Run the registered study {name!r}.", ""))
+    kw = inspect.Parameter.KEYWORD_ONLY
+    out_opt = typer.Option("--out", "-o", help="Output directory; a rerun resumes where it can.")
+    quick_opt = typer.Option("--quick", help=quick_help or "The study's quick run.")
+    head = [
+        inspect.Parameter("out", kw, default=Path(f"out/{name}"), annotation=Annotated[Path, out_opt]),
+        inspect.Parameter("quick", kw, default=False, annotation=Annotated[bool, quick_opt]),
+    ]
+    tail = [inspect.Parameter("sets", kw, default=None, annotation=SetOpt)]
+    if has_file:
+        tail += [
+            inspect.Parameter("config", kw, default=None, annotation=ConfigOpt),
+            inspect.Parameter("export", kw, default=None, annotation=ExportOpt),
+        ]
+    tail += [
+        inspect.Parameter("quiet", kw, default=False, annotation=QuietOpt),
+        inspect.Parameter("verbose", kw, default=False, annotation=VerboseOpt),
+    ]
+
+    def command(**kwargs: Any) -> None:
+        from npusched.experiments.reproduce.suites import run_study
+        from npusched.experiments.studies.params import option_overrides
+
+        progress = _common(quiet=kwargs["quiet"], verbose=kwargs["verbose"])
+        given = {p.key: kwargs[f"p_{p.key}"] for p in used}
+        names: dict[str, str] = {}
+        for pname, (key, opt_name) in alias_of.items():
+            if kwargs[pname] is None or kwargs[pname] == []:
+                continue
+            if given[key] is not None and given[key] != []:
+                raise ConfigError(
+                    f"--{key.replace('_', '-')} and {opt_name}: the same parameter; give one"
+                )
+            given[key], names[key] = kwargs[pname], opt_name
+        options = option_overrides(used, given, names)
+        if kwargs.get("export") is not None:
+            from npusched.experiments.suite_files import export_suite, set_overrides
+
+            set_overrides(kwargs["sets"])  # a malformed --set fails here too
+            path = export_suite(name, kwargs["export"])
+            typer.echo(
+                f"{name} suite: {path} (edit it, then: npusched reproduce {name} --config {path})"
+            )
+            return
+        out = kwargs["out"]
+        summary = run_study(
+            name,
+            out,
+            quick=kwargs["quick"],
+            sets=kwargs["sets"],
+            options=options,
+            config=kwargs.get("config"),
+            progress=progress,
+        )
+        RENDER.get(name, _render_headline(name))(summary, out)
+
+    params = head + sig + tail
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    epilog = (
+        "Every parameter is also --set KEY=VALUE (its suite-file key, e.g. "
+        f"{used[0].key if used else 'key'}=...)."
+        if has_file
+        else ""
     )
-    if summary is None:
-        return
+    if shadowed:
+        epilog += " Only as --set: " + ", ".join(shadowed) + " (the option name is taken)."
+    one = typer.Typer(
+        context_settings=CONTEXT, rich_markup_mode="markdown", add_completion=False
+    )
+    one.command(name, help=help_text, epilog=epilog or None)(command)
+    return typer.main.get_command(one)
+
+
+def _render_headline(name: str) -> Any:
+    def render(summary: dict[str, Any], out: Path) -> None:
+        _print_headline(summary, _headline_title(name), out)
+
+    return render
+
+
+def _render_haxconn(summary: dict[str, Any], out: Path) -> None:
     from npusched.report.tables import render
 
     rows = [
@@ -231,89 +256,51 @@ def reproduce_haxconn(
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
 
 
-@reproduce_app.command("dfs")
-def reproduce_dfs(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/dfs"),
-    quick: Annotated[
-        bool, typer.Option(help="Three networks (VGG-16, ResNet-18, SqueezeNet) instead of eight.")
-    ] = False,
-    cap_w: Annotated[
-        float | None, typer.Option(help="Power limit in watts (> 0; default 33).")
-    ] = None,
-    efficiency: Annotated[
-        float | None,
-        typer.Option(help="AB9 STC efficiency in (0, 1] (default: the least-squares fit's)."),
-    ] = None,
-    fuse: Annotated[
-        bool | None,
-        typer.Option(
-            "--fuse/--no-fuse",
-            help="Fuse vector layers into the GEMM step before them (else per operator).",
-        ),
-    ] = None,
-    sets: SetOpt = None,
-    config: ConfigOpt = None,
-    export: ExportOpt = None,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = False,
-) -> None:
-    """Layer-wise DFS vs DVFS under a power limit (ETRI J. 2022): Fig. 4-6, Table 6."""
-    summary = _run_suite(
-        "dfs",
-        out,
-        quick,
-        config,
-        export,
-        _common(quiet=quiet, verbose=verbose),
-        sets=sets,
-        cap_w=("--cap-w", cap_w),
-        efficiency=("--efficiency", efficiency),
-        fuse=("--fuse", fuse),
-    )
-    if summary is not None:
-        _print_headline(summary, "DFS vs DVFS: our numbers vs the paper's", out)
+def _render_fluid(summary: dict[str, Any], out: Path) -> None:
+    from npusched.report.tables import render
+
+    rows = [
+        {k: r[k] for k in ("model", "board", "ours", "paper", "paper_over_ours")}
+        for r in summary["dse"]
+    ]
+    render(rows, "table", title="Fluid Batching: DSE design points vs Table I")
+    if summary.get("table2"):
+        render(
+            [
+                {
+                    "model": r["model"],
+                    "board": r["board"],
+                    "gain_ours": round(r["avg_latency_gain"], 2),
+                    "gain_paper": round(r["paper_gain"], 2),
+                }
+                for r in summary["table2"]
+            ],
+            "table",
+            title="Table II: average-latency gain of FluidB over LazyBatching",
+        )
+    typer.echo(f"report: {Path(out) / 'report.md'} (CSVs and plots in {out})")
 
 
-@reproduce_app.command("planaria")
-def reproduce_planaria(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
-        "out/planaria"
-    ),
-    quick: Annotated[bool, typer.Option(help="Fewer workload instances.")] = False,
-    multi_tenant: Annotated[
-        bool | None,
-        typer.Option(
-            "--multi-tenant/--no-multi-tenant",
-            help="Also run Fig. 12-15 (throughput at SLA, SLA rate, fairness, energy; slow).",
-        ),
-    ] = None,
-    networks: Annotated[
-        str | None,
-        typer.Option(
-            help="Benchmarks: 'artifact' (the authors' planaria/<name>, default) or 'full-size'."
-        ),
-    ] = None,
-    sets: SetOpt = None,
-    config: ConfigOpt = None,
-    export: ExportOpt = None,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = False,
-) -> None:
-    """Planaria (MICRO 2020) Sec. VI: Fig. 17 (isolated speedup and energy) and, with
-    --multi-tenant, Fig. 12-16 against PREMA."""
-    summary = _run_suite(
-        "planaria",
-        out,
-        quick,
-        config,
-        export,
-        _common(quiet=quiet, verbose=verbose),
-        sets=sets,
-        multi_tenant=("--multi-tenant", multi_tenant),
-        benchmarks=("--networks", networks),
-    )
-    if summary is not None:
-        _print_headline(summary, "Planaria: our numbers vs the paper's", out)
+#: how a study's command prints its result (default: the headline beside the paper's)
+RENDER: dict[str, Any] = {"haxconn": _render_haxconn, "fluid": _render_fluid}
+
+
+reproduce_app = typer.Typer(
+    cls=_InOrder,
+    help="Reproduce a paper's evaluation: `npusched reproduce NAME [--set KEY=VALUE ...] "
+    "[--quick]` for every registered study (its parameters are options too), or `all`.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    context_settings=CONTEXT,
+)
+app.add_typer(models_app, name="models")
+app.add_typer(reproduce_app, name="reproduce")
+suites_app = typer.Typer(
+    help="The reproduce suites' experiment files: list, export for editing, convert to sweeps.",
+    no_args_is_help=True,
+    context_settings=CONTEXT,
+)
+app.add_typer(suites_app, name="suites")
 
 
 @reproduce_app.command("all")
@@ -362,69 +349,6 @@ def reproduce_all_cmd(
         figure_format=figure_format,
     )
     typer.echo(f"report: {html} and {md}")
-
-
-@reproduce_app.command("fluid")
-def reproduce_fluid(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/fluid"),
-    quick: Annotated[
-        bool,
-        typer.Option(help="Two (model, board) pairs, coarser DSE, 1 seed x 1500 samples (~2 min)."),
-    ] = False,
-    serving: Annotated[
-        bool | None,
-        typer.Option(
-            "--serving/--no-serving", help="Run the serving experiments (Fig. 7-9, Table II)."
-        ),
-    ] = None,
-    designs: Annotated[
-        Literal["dse", "table1"] | None,
-        typer.Option(
-            help="NPU per serving policy: dse (default: its own DSE at B = 8) or table1."
-        ),
-    ] = None,
-    sets: SetOpt = None,
-    config: ConfigOpt = None,
-    export: ExportOpt = None,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = False,
-) -> None:
-    """Fluid Batching (Kouris et al.): DSE vs Table I, Fig. 10, Fig. 7-9, Table II."""
-    summary = _run_suite(
-        "fluid",
-        out,
-        quick,
-        config,
-        export,
-        _common(quiet=quiet, verbose=verbose),
-        sets=sets,
-        serving=("--serving", serving),
-        designs=("--designs", designs),
-    )
-    if summary is None:
-        return
-    from npusched.report.tables import render
-
-    rows = [
-        {k: r[k] for k in ("model", "board", "ours", "paper", "paper_over_ours")}
-        for r in summary["dse"]
-    ]
-    render(rows, "table", title="Fluid Batching: DSE design points vs Table I")
-    if summary.get("table2"):
-        render(
-            [
-                {
-                    "model": r["model"],
-                    "board": r["board"],
-                    "gain_ours": round(r["avg_latency_gain"], 2),
-                    "gain_paper": round(r["paper_gain"], 2),
-                }
-                for r in summary["table2"]
-            ],
-            "table",
-            title="Table II: average-latency gain of FluidB over LazyBatching",
-        )
-    typer.echo(f"report: {Path(out) / 'report.md'} (CSVs and plots in {out})")
 
 
 # --- suites ------------------------------------------------------------------------------------

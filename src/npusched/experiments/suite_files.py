@@ -1,7 +1,7 @@
 """The ``reproduce <paper>`` suites as experiment files (``npusched reproduce NAME --config``).
 
-The PREMA, DFS and Fluid Batching parameter models live with their study
-(:mod:`npusched.experiments.studies`); Planaria's and HaX-CoNN's are here. This module holds the
+The PREMA, DFS, Fluid Batching, Planaria and HaX-CoNN parameter models live with their
+study (:mod:`npusched.experiments.studies`). This module holds the
 shared part: loading, the one-line errors, ``--set`` and the conversion to sweeps.
 
 Each suite's parameters (networks, policies, loads and rates, batch sizes, seeds, solver limits,
@@ -39,31 +39,29 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from pydantic import (
     BaseModel,
-    Field,
     ValidationError,
-    field_validator,
 )
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
 from npusched.experiments.config import (
-    PositiveFloat,
-    PositiveInt,
-    Switch,
-    _network_names,
     read_config_data,
 )
-from npusched.experiments.studies._fields import Names, NonNegInt, _Strict
 from npusched.experiments.studies.dfs.suite import DfsSuite
 from npusched.experiments.studies.fluid.suite import (
     FluidFig9Entry,
     FluidServingEntry,
     FluidSuite,
     fluid_sweep,
+)
+from npusched.experiments.studies.haxconn.suite import HaxconnSuite
+from npusched.experiments.studies.planaria.suite import (
+    PlanariaSuite,
+    planaria_sweep,
 )
 from npusched.experiments.studies.prema.suite import PremaPolicyEntry, PremaSuite, prema_sweep
 
@@ -83,148 +81,9 @@ __all__ = [
     "parse_suite",
     "set_overrides",
     "suite_sweep_data",
+    "toml_value",
     "write_sweep_file",
 ]
-
-# --- Planaria ---------------------------------------------------------------------------------
-class PlanariaSetupEntry(_Strict):
-    """``[setup]``: the multi-tenant study (Fig. 12-16), as
-    :class:`~npusched.experiments.reproduce.planaria.MultiTenantSetup` documents it (requests
-    per instance, instances per point, base seed, the throughput search's relative tolerance and
-    starting rate in requests/s, the fixed rate as a load on the monolithic array, Fig. 16's
-    node limit)."""
-
-    n_requests: PositiveInt
-    instances: PositiveInt
-    seed: NonNegInt
-    rate_tol: Annotated[float, Field(gt=0, lt=1)]
-    min_rate: PositiveFloat
-    load: PositiveFloat
-    max_nodes: PositiveInt
-    throughput_instances: PositiveInt = 5
-    fig16_load: PositiveFloat = 1.0
-
-
-class PlanariaSuite(_Strict):
-    """``suite = "planaria"``: Planaria (MICRO 2020) Sec. VI (see
-    :mod:`npusched.experiments.reproduce.planaria`).
-
-    Attributes:
-        networks: the DNNs of Fig. 17 (each alone on 16 subarrays vs the 128x128 array).
-        benchmarks: ``"artifact"`` (the authors' ``planaria/<name>`` definitions) or
-            ``"full-size"`` (the zoo's networks).
-        plots: draw the PNG figures.
-        multi_tenant: also run Fig. 12-16 against PREMA (slow).
-        scenarios: Table I workloads (``A``, ``B``, ``C``) of the multi-tenant grid.
-        qos_levels: QoS levels (``S``, ``M``, ``H``) of the multi-tenant grid.
-        setup: the multi-tenant study's sizes and seeds.
-    """
-
-    suite: Literal["planaria"]
-    description: str = ""
-    networks: Names
-    benchmarks: Literal["artifact", "full-size"] = "artifact"
-    plots: Switch
-    multi_tenant: Switch
-    scenarios: Annotated[list[Literal["A", "B", "C"]], Field(min_length=1)]
-    qos_levels: Annotated[list[Literal["S", "M", "H"]], Field(min_length=1)]
-    setup: PlanariaSetupEntry
-
-    @field_validator("networks")
-    @classmethod
-    def _networks(cls, v: list[str]) -> list[str]:
-        return _network_names(v)
-
-    def mt_setup(self) -> Any:
-        """The :class:`~npusched.experiments.reproduce.planaria.MultiTenantSetup`."""
-        from npusched.experiments.reproduce.planaria import MultiTenantSetup
-
-        return MultiTenantSetup(**self.setup.model_dump(), benchmarks=self.benchmarks)
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce planaria`` with these parameters."""
-        from npusched.experiments.reproduce.planaria import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            plots=self.plots,
-            progress=progress,
-            networks=tuple(self.networks),
-            multi_tenant=self.multi_tenant,
-            setup=self.mt_setup(),
-            scenarios=tuple(self.scenarios),
-            qos_levels=tuple(self.qos_levels),
-        )
-
-
-# --- HaX-CoNN ---------------------------------------------------------------------------------
-class HaxconnSuite(_Strict):
-    """``suite = "haxconn"``: HaX-CoNN (PPoPP'24) Sec. 5 (see
-    :mod:`npusched.experiments.reproduce.haxconn`). Not a grid of runs: solver experiments.
-
-    Attributes:
-        parts: outputs to produce (``table6``, ``table8``, ``fig5``, ``fig7``, ``solver``,
-            ``gap``: the measured causes of the gap to the paper's Table 6).
-        experiments: Table 6 experiment numbers (1-10), or ``"all"``.
-        table6_free_time_limit_s: CP-SAT limit of Table 6's free-space search, seconds.
-        table8_networks: Table 8's DNNs (every pair of them runs).
-        fig5_networks: Fig. 5's DNNs (two instances of each).
-        fig7_experiments: Table 6 experiments D-HaX-CoNN switches between (Fig. 7).
-        fig7_time_limit_s: D-HaX-CoNN's CP-SAT budget per change, seconds of its
-            deterministic clock (see ``engine_dynamic``).
-        fig7_phase_s: how long each DNN set of Fig. 7 runs before the next change, seconds.
-        solver_groups: layer groups per DNN of the solver benchmark.
-        solver_time_limit_s: limit per solve, seconds.
-        solver_repeats: solves per point (the median is reported).
-        z3_max_groups: the largest group count Z3 runs at.
-    """
-
-    suite: Literal["haxconn"]
-    description: str = ""
-    parts: Annotated[
-        list[Literal["table6", "table8", "fig5", "fig7", "solver", "gap"]], Field(min_length=1)
-    ]
-    experiments: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal[
-        "all"
-    ]
-    table6_free_time_limit_s: PositiveFloat
-    table8_networks: Names
-    fig5_networks: Names
-    fig7_experiments: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)]
-    fig7_time_limit_s: PositiveFloat
-    fig7_phase_s: PositiveFloat = 10.0
-    solver_groups: Annotated[list[PositiveInt], Field(min_length=1)]
-    solver_time_limit_s: PositiveFloat
-    solver_repeats: PositiveInt
-    z3_max_groups: NonNegInt
-
-    @field_validator("table8_networks", "fig5_networks")
-    @classmethod
-    def _nets(cls, v: list[str]) -> list[str]:
-        return _network_names(v)
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce haxconn`` with these parameters."""
-        from npusched.experiments.reproduce.haxconn import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            parts=tuple(self.parts),
-            experiments=None if self.experiments == "all" else list(self.experiments),
-            table6_free_time_limit_s=float(self.table6_free_time_limit_s),
-            table8_networks=tuple(self.table8_networks),
-            fig5_networks=tuple(self.fig5_networks),
-            fig7_experiments=tuple(self.fig7_experiments),
-            fig7_time_limit_s=float(self.fig7_time_limit_s),
-            fig7_phase_s=float(self.fig7_phase_s),
-            solver_groups=tuple(self.solver_groups),
-            solver_time_limit_s=float(self.solver_time_limit_s),
-            solver_repeats=self.solver_repeats,
-            z3_max_groups=self.z3_max_groups,
-            progress=progress,
-        )
 
 
 Suite = PremaSuite | PlanariaSuite | DfsSuite | FluidSuite | HaxconnSuite
@@ -290,8 +149,11 @@ def _clean_loc(loc: Sequence[Any]) -> list[Any]:
         for p in loc
         if not (
             isinstance(p, str)
-            and ("[" in p or p.startswith(("constrained-", "function-", "literal")) or p
-                 in {"float", "int", "str", "bool", "tuple", "list"})
+            and (
+                "[" in p
+                or p.startswith(("constrained-", "function-", "literal"))
+                or p in {"float", "int", "str", "bool", "tuple", "list"}
+            )
         )
     ]
 
@@ -470,61 +332,12 @@ def suite_sweep_data(suite: Suite) -> dict[str, Any]:
     if isinstance(suite, PremaSuite):
         return prema_sweep(suite)
     if isinstance(suite, PlanariaSuite):
-        return _planaria_sweep(suite)
+        return planaria_sweep(suite)
     if isinstance(suite, FluidSuite):
         return fluid_sweep(suite)
     raise ConfigError(
         f"suite {suite.suite!r} is not a grid of simulation runs; allowed: {', '.join(SWEEPABLE)}"
     )
-
-
-def _planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
-    from npusched.experiments.reproduce.planaria import reference_rate
-    from npusched.workloads.planaria import PRIORITIES, qos_table, scenario_networks
-
-    st = s.setup
-    # a sweep runs the zoo's layer tables as they are: the per-channel depthwise mapping
-    workloads = [
-        {
-            "label": f"{w}/{q}",
-            "workload": {
-                "kind": "poisson",
-                "models": list(scenario_networks(w, s.benchmarks)),
-                "rate_per_s": reference_rate(
-                    w, st.load, benchmarks=s.benchmarks, depthwise="per-channel"
-                ),
-                "n_requests": st.n_requests,
-                "priorities": list(PRIORITIES),
-                "qos": qos_table(w, q, s.benchmarks),
-            },
-        }
-        for w in s.scenarios
-        for q in s.qos_levels
-    ]
-    return {
-        "name": "planaria-suite",
-        "description": (
-            "Planaria suite as a sweep: P-PREMA on the 128x128 array vs Planaria on 16 fission "
-            f"subarrays, Table I workloads at load {st.load:g}, {st.instances} instance"
-            f"{'' if st.instances == 1 else 's'}."
-        ),
-        "seeds": {"start": st.seed, "count": st.instances},
-        "base": {"workload": workloads[0]["workload"]},
-        "grid": {
-            "system": [
-                {"label": "PREMA", "hardware": {"device": "prema-npu"},
-                 "policy": {"name": "P-PREMA", "params": {"mechanism": "checkpoint"}},
-                 "sim.predictor": "prema"},
-                {"label": "Planaria", "hardware": {"device": "planaria"},
-                 "policy": {"name": "Planaria"}},
-            ],
-            "workload": workloads,
-        },
-        "report": {
-            "metrics": ["slo_attainment", "fairness", "antt", "p99_latency_s", "energy_j"],
-            "baseline": "PREMA",
-        },
-    }
 
 
 def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
@@ -546,6 +359,15 @@ def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
     return out
 
 
+def toml_value(text: str) -> Any:
+    """A command-line value as ``--set`` reads it: a TOML value (``5``, ``1.5``, ``true``,
+    ``["a", "b"]``, ``{load = 1.2}``), else the plain string (``planaria``)."""
+    try:
+        return tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+
+
 def set_overrides(values: Sequence[str] | None) -> dict[str, tuple[str, Any]]:
     """``--set KEY=VALUE`` options as :func:`parse_suite` ``overrides``.
 
@@ -563,10 +385,7 @@ def set_overrides(values: Sequence[str] | None) -> dict[str, tuple[str, Any]]:
                 f"--set {raw!r}: expected KEY=VALUE; allowed: a suite-file key (dotted inside a "
                 "table, e.g. setup.load=1.2) and a TOML value"
             )
-        try:
-            value: Any = tomllib.loads(f"v = {text.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = text.strip()
+        value: Any = toml_value(text)
         for part in reversed(parts[1:]):
             value = {part.strip(): value}
         head = parts[0].strip()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import sys
@@ -38,6 +39,16 @@ def _separated_columns(rows: Sequence[Mapping[str, Any]], cols: Sequence[str]) -
         )
         for c in cols
     }
+
+
+def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``rows`` (dicts sharing the first row's keys) as CSV text, ``\n`` line ends; ``""`` for
+    no rows."""
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    render(rows, "csv", out=buf)
+    return buf.getvalue()
 
 
 def render(

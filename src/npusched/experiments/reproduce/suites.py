@@ -72,23 +72,36 @@ def run_study(
     *,
     quick: bool = False,
     sets: Sequence[str] | None = None,
+    options: Mapping[str, tuple[str, Any]] | None = None,
+    config: str | Path | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """``npusched reproduce NAME [--set KEY=VALUE ...] [--quick]`` for any registered study:
-    the ``--set`` values are checked, and ``out`` too, before it runs."""
+    """``npusched reproduce NAME [--set KEY=VALUE ...] [--KEY VALUE ...] [--quick]`` for any
+    registered study: the ``--set`` values and the command's own ``options`` (suite-file key
+    -> ``(option, value)``; one key may not come from both) are checked, and ``out`` too,
+    before it runs. ``config`` is an edited suite file (studies with one)."""
     import inspect
 
     from npusched._io import check_out_dir
     from npusched.experiments.suite_files import set_overrides
 
     run = SUITES.get(name)
-    overrides = set_overrides(sets)
+    overrides = dict(options or {})
+    for key, (opt, value) in set_overrides(sets).items():
+        if key in overrides:
+            raise ConfigError(f"{opt} and {overrides[key][0]}: the same parameter; give one")
+        overrides[key] = (opt, value)
+    takes = inspect.signature(run).parameters
     extra: dict[str, Any] = {}
     if overrides:
-        if "overrides" not in inspect.signature(run).parameters:
+        if "overrides" not in takes:
             key = next(iter(overrides))
             raise ConfigError(f"--set {key}: study {name!r} takes no parameters from --set")
         extra["overrides"] = overrides
+    if config is not None:
+        if "config" not in takes:
+            raise ConfigError(f"--config: study {name!r} has no suite file")
+        extra["config"] = config
     check_out_dir(out)
     return run(Path(out), quick=quick, progress=progress, **extra)
 

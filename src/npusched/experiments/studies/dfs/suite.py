@@ -55,7 +55,7 @@ class DfsSuite(_Strict):
     @field_validator("networks", "calibration_networks")
     @classmethod
     def _nets(cls, v: list[str]) -> list[str]:
-        from npusched.experiments.reproduce.dfs import PAPER_TABLE6
+        from npusched.experiments.studies.dfs.paper import PAPER_TABLE6
 
         names = _network_names(v)
         bad = [n for n in names if n not in PAPER_TABLE6]
@@ -66,7 +66,7 @@ class DfsSuite(_Strict):
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
         """``npusched reproduce dfs`` with these parameters (``progress`` is unused)."""
-        from npusched.experiments.reproduce.dfs import reproduce
+        from npusched.experiments.studies.dfs.run import reproduce
 
         return reproduce(
             out,

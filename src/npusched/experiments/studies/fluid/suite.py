@@ -111,7 +111,8 @@ class FluidSuite(_Strict):
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
         """``npusched reproduce fluid`` with these parameters."""
-        from npusched.experiments.reproduce.fluid import ServingSetup, reproduce
+        from npusched.experiments.studies.fluid.points import ServingSetup
+        from npusched.experiments.studies.fluid.run import reproduce
 
         return reproduce(
             out,
@@ -136,7 +137,7 @@ class FluidSuite(_Strict):
 
 def _fluid_policy(name: str, slo_s: float, b_max: int) -> dict[str, Any]:
     """A Fig. 7-9 policy name as a named-axis value: the policy and the NPU batching it runs
-    on (:func:`npusched.experiments.reproduce.fluid_serving.policy_for`)."""
+    on (:func:`npusched.experiments.studies.fluid.serving.policy_for`)."""
     if name == "SERIAL":
         pol: dict[str, Any] = {"name": "SERIAL"}
         strategy, stackable = "serial", False
@@ -160,7 +161,7 @@ def _fluid_policy(name: str, slo_s: float, b_max: int) -> dict[str, Any]:
 
 
 def fluid_sweep(s: FluidSuite) -> dict[str, Any]:
-    from npusched.experiments.reproduce.fluid_serving import POLICY_NAMES
+    from npusched.experiments.studies.fluid.serving import POLICY_NAMES
     from npusched.hardware.gemm_dse import PAPER_TABLE1
     from npusched.hardware.gemm_npu import BOARDS
 
@@ -191,7 +192,7 @@ def fluid_sweep(s: FluidSuite) -> dict[str, Any]:
         for name in POLICY_NAMES:
             pol = _fluid_policy(name, float(st.slo_s), s.b_max)
             if s.designs == "dse":  # each policy on its own DSE design (the grid's device)
-                from npusched.experiments.reproduce.fluid_serving import _model
+                from npusched.experiments.studies.fluid.serving import _model
 
                 dd = _model(st.model, st.board).design(
                     pol["hardware.params.strategy"], pol["hardware.params.stackable"], "dse"

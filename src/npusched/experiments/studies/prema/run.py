@@ -130,7 +130,7 @@ def reproduce(
         rout = out / RANGE_DIR
         ranged = _run_study(rout, rsetup, rspecs, n_runs, progress, "paper job range", quick=quick)
     abl = None
-    default_mix = setup.networks == PREMA_NETWORKS and setup.job_range_s is None
+    default_mix = tuple(setup.networks) == PREMA_NETWORKS and setup.job_range_s is None
     if ablation_runs and not quick and default_mix:
         abl = _run_ablations(out, setup, ablation_runs, progress)
     return write_outputs(out, res, specs, plots=suite.plots, ranged=ranged, ablations=abl)

@@ -31,7 +31,7 @@ from npusched.experiments.config import (
     _field_check,
     _network_names,
 )
-from npusched.experiments.studies._fields import NonNegInt, _device, _Strict, _unique
+from npusched.experiments.studies._fields import Names, NonNegInt, _device, _Strict, _unique
 
 #: Bumped when a change alters the results, so stale points are not reused (2: cumulative
 #: tokens by default, 142 GB/s effective checkpoint bandwidth; 3: linear tokens by default).
@@ -55,18 +55,18 @@ class PremaWorkloads(_Strict):
         preemption_point: where CHECKPOINT stops a task, ``tile`` or ``layer``.
     """
 
-    networks: Annotated[tuple[str, ...], Field(min_length=1)]
+    networks: Names
     device: str
     n_tasks: PositiveInt
-    batch_sizes: Annotated[tuple[BatchSize, ...], Field(min_length=1)]
+    batch_sizes: Annotated[list[BatchSize], Field(min_length=1)]
     load: Load
     seed: NonNegInt
     preemption_point: Literal["tile", "layer"]
 
     @field_validator("networks")
     @classmethod
-    def _networks(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(_network_names(list(v)))
+    def _networks(cls, v: list[str]) -> list[str]:
+        return _network_names(v)
 
     @field_validator("device")
     @classmethod

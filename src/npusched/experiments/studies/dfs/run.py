@@ -1,0 +1,285 @@
+"""``npusched reproduce dfs``: run the study's points and write its outputs (the method is
+:mod:`npusched.experiments.studies.dfs`'s docstring)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from npusched._io import atomic_write_text
+from npusched.errors import ConfigError
+from npusched.experiments.studies.dfs.figures import draw_figures, power_rows
+from npusched.experiments.studies.dfs.paper import NETWORKS, PAPER, PAPER_TABLE6, QUICK_NETWORKS
+from npusched.experiments.studies.dfs.points import (
+    SENSITIVITY_DYNAMIC_W,
+    SENSITIVITY_IDLE_W,
+    FrameJob,
+    FrameRunner,
+    _mean,
+    _schedules,
+    calibrate_efficiency,
+    engine_frame,
+    policy_table,
+    sensitivity,
+)
+from npusched.experiments.studies.dfs.report import comparisons, report
+from npusched.hardware.power import AB9, fused_steps
+from npusched.models import get_network
+from npusched.policies.power import StepSchedule, get_power_policy
+from npusched.report.tables import csv_text as _csv
+
+__all__ = ["reproduce"]
+
+
+def reproduce(
+    out: str | Path,
+    *,
+    quick: bool = False,
+    cap_w: float = 33.0,
+    efficiency: float | str | None = None,
+    runner: FrameRunner = engine_frame,
+    plots: bool = True,
+    fuse: bool = True,
+    networks: Sequence[str] | None = None,
+    calibration_networks: Sequence[str] = NETWORKS,
+    sensitivity_grid: bool | None = None,
+    sensitivity_idle_w: Sequence[float] = SENSITIVITY_IDLE_W,
+    sensitivity_dynamic_w: Sequence[float] = SENSITIVITY_DYNAMIC_W,
+    idle_power_w: float | None = None,
+    dynamic_power_w: float | None = None,
+    fit: bool | None = None,
+    time_scale: str = "global",
+) -> dict[str, Any]:
+    """Run the Sec. 4 evaluation and write tables, plots, ``summary.json`` and ``report.md``.
+
+    Args:
+        out: output directory (created).
+        quick: the stored fit instead of a refit, and no sensitivity grid (all eight networks:
+            their mean is the headline, and a subset's mean is another number).
+        cap_w: the power limit (W; 33).
+        efficiency: ``stc_efficiency`` of the AB9; ``None`` the least-squares fit's
+            (:mod:`.dfs_fit`); ``"calibrate"`` calibrates it to the paper's 1.99 ms mean layer
+            time (:func:`calibrate_efficiency`).
+        idle_power_w, dynamic_power_w: the AB9's idle (static + constant) and full-array
+            dynamic power at 1 GHz in W; ``None``: the fit's.
+        fit: run the least-squares fit of the three scales over all eight networks (default: a
+            full run does, ``--quick`` uses the stored fit :data:`.dfs_fit.FITTED`).
+        time_scale: ``"global"`` (one efficiency for every network) or ``"per-network"`` (each
+            network the efficiency that reproduces its Table 6 DVFS frame time).
+        runner: runs one frame of a :class:`FrameJob` (default :func:`engine_frame`, the
+            engine; :func:`schedule_frame` executes the per-step schedule without it).
+        plots: write the PNG figures.
+        fuse: decide per GEMM step with vector layers fused into it (default, as the paper's
+            layer counts read) or per zoo operator (``False``).
+        networks: the networks evaluated (default :data:`NETWORKS`; quick
+            :data:`QUICK_NETWORKS`).
+        calibration_networks: the networks the STC efficiency is calibrated over (default all
+            eight, whatever ``networks`` is).
+        sensitivity_grid: also run the power-model sensitivity grid (default: unless ``quick``).
+        sensitivity_idle_w, sensitivity_dynamic_w: that grid's idle and full-array dynamic
+            powers (W).
+
+    Returns:
+        The summary written to ``summary.json``.
+    """
+    if not (isinstance(cap_w, int | float) and math.isfinite(cap_w) and cap_w > 0):
+        raise ConfigError(f"reproduce dfs: cap_w must be a number of watts > 0, got {cap_w!r}")
+    if time_scale not in ("global", "per-network"):
+        raise ConfigError(f"reproduce dfs: time_scale={time_scale!r}; allowed: global, per-network")
+    from npusched.experiments.studies.dfs import fit as dfs_fit
+
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    do_fit = (not quick) if fit is None else fit
+    fitted = dict(dfs_fit.FITTED)
+    fit_res = None
+    if do_fit:
+        fit_res = dfs_fit.fit(cap_w=cap_w, fuse=fuse)
+        fitted = {
+            "idle_power_w": fit_res.idle_power_w,
+            "peak_dynamic_power_w": fit_res.peak_dynamic_power_w,
+            "stc_efficiency": fit_res.stc_efficiency,
+        }
+    idle = fitted["idle_power_w"] if idle_power_w is None else float(idle_power_w)
+    dyn = fitted["peak_dynamic_power_w"] if dynamic_power_w is None else float(dynamic_power_w)
+    power_kw: dict[str, Any] = {
+        "static_power_w": max(idle - 6.0, 0.0),
+        "constant_power_w": min(6.0, idle),
+        "peak_dynamic_power_w": dyn,
+    }
+    if efficiency == "calibrate":
+        eff = calibrate_efficiency(
+            calibration_networks, cap_w=cap_w, fuse=fuse, device=AB9(**power_kw)
+        )
+    elif efficiency is None:
+        eff = fitted["stc_efficiency"]
+    else:
+        if not isinstance(efficiency, int | float) or not 0 < efficiency <= 1:
+            raise ConfigError(
+                f"reproduce dfs: efficiency={efficiency!r}; allowed: a number in (0, 1], "
+                "'calibrate' or None (the fit's)"
+            )
+        eff = float(efficiency)
+    device = AB9(**power_kw, stc_efficiency=eff)
+    names = tuple(networks) if networks is not None else (QUICK_NETWORKS if quick else NETWORKS)
+    per_eff = dfs_fit.per_network_efficiency(idle, dyn, eff, names, cap_w=cap_w, fuse=fuse)
+    fit_ssr, fit_resid, fit_vals = dfs_fit.exact(idle, dyn, eff, cap_w=cap_w, fuse=fuse)
+    fit_summary: dict[str, Any] = {
+        "method": "grid least squares (dfs_fit)" if do_fit else "stored fit (dfs_fit.FITTED)",
+        "idle_power_w": idle,
+        "peak_dynamic_power_w": dyn,
+        "stc_efficiency": eff,
+        "ssr": fit_ssr,
+        "residuals": fit_resid,
+        "values": fit_vals,
+        "grid_points": fit_res.grid_points if fit_res is not None else None,
+        "per_network_efficiency": per_eff,
+        "time_scale": time_scale,
+        "sensitivity": dfs_fit.sensitivity_around(idle, dyn, eff, cap_w=cap_w, fuse=fuse),
+    }
+
+    per_net: dict[str, dict[str, dict[str, Any]]] = {}
+    rows: list[dict[str, Any]] = []
+    schedules: dict[str, dict[str, StepSchedule]] = {}
+    base_device = device
+    for name in names:
+        net = get_network(name)
+        if time_scale == "per-network":
+            device = AB9(**{**base_device.get_params(), "stc_efficiency": per_eff[name]})
+        sch = _schedules(device, net, cap_w, fuse=fuse)
+        schedules[name] = sch
+        step_names = policy_table(device, net, (1.0,) * 20, fuse=fuse).layer_names
+        per_net[name] = {}
+        groups = fused_steps(net) if fuse else None
+        for pol, s in sch.items():
+            policy = get_power_policy(pol, cap_w=cap_w, idle_power_w=device.idle_power_w)
+            dev_p = AB9(**{**device.get_params(), "voltage_v": "dvfs" if pol == "DVFS" else 1.0})
+            fr = runner(FrameJob(net, policy, dev_p, s, groups))
+            per_net[name][pol] = asdict(fr)
+            rows.append({"network": name, "policy": pol, **asdict(fr)})
+        trace = [
+            {
+                "step": i,
+                "layers": step,
+                "dfs_mhz": sch["DFS"].frequency_hz[i] / 1e6,
+                "dfs_power_w": sch["DFS"].power_w[i],
+                "dfs_latency_s": sch["DFS"].latency_s[i],
+                "dfs_switch_s": sch["DFS"].switch_s[i],
+                "dvfs_mhz": sch["DVFS"].frequency_hz[i] / 1e6,
+                "dvfs_v": sch["DVFS"].voltage_v[i],
+                "dvfs_power_w": sch["DVFS"].power_w[i],
+                "dvfs_latency_s": sch["DVFS"].latency_s[i],
+                "dvfs_switch_s": sch["DVFS"].switch_s[i],
+            }
+            for i, step in enumerate(step_names)
+        ]
+        atomic_write_text(outdir / f"trace_{name}.csv", _csv(trace))
+        atomic_write_text(outdir / f"power_table_{name}.csv", _csv(power_rows(device, net)))
+
+    def ratio(net: str, key: str) -> float:
+        a, b = per_net[net]["DFS"][key], per_net[net]["DVFS"][key]
+        return float(a / b - 1.0)
+
+    fps_gain = {n: ratio(n, "fps") for n in names}
+    energy_change = {n: ratio(n, "energy_per_frame_j") for n in names}
+    power_change = {n: ratio(n, "avg_power_w") for n in names}
+    all_layers = sum(int(per_net[n]["DFS"]["layers"]) for n in names)
+    exec_time = sum(float(schedules[n]["DFS"].latency_s.sum()) for n in names)
+    overhead = {
+        n: per_net[n]["DFS"]["switch_time_s"] / per_net[n]["DFS"]["frame_time_s"] for n in names
+    }
+    headline: dict[str, dict[str, float | None]] = {
+        "fps_gain_mean": {"ours": _mean(list(fps_gain.values())), "paper": PAPER["fps_gain_mean"]},
+        "energy_change_mean": {
+            "ours": _mean(list(energy_change.values())),
+            "paper": PAPER["energy_change_mean"],
+        },
+        "avg_power_change_mean": {
+            "ours": _mean(list(power_change.values())),
+            "paper": PAPER["avg_power_change_mean"],
+        },
+        "dfs_peak_power_max_w": {
+            "ours": max(per_net[n]["DFS"]["peak_power_w"] for n in names),
+            "paper": PAPER["dfs_peak_power_max_w"],
+        },
+        "dfs_peak_power_5ms_max_w": {
+            "ours": max(per_net[n]["DFS"]["peak_power_5ms_w"] for n in names),
+            "paper": PAPER["dfs_peak_power_max_w"],
+        },
+        "dvfs_peak_power_max_w": {
+            "ours": max(per_net[n]["DVFS"]["peak_power_w"] for n in names),
+            "paper": None,
+        },
+        "mean_layer_time_s": {"ours": exec_time / all_layers, "paper": PAPER["mean_layer_time_s"]},
+        "dfs_overhead_mean": {"ours": _mean(list(overhead.values())), "paper": 0.01},
+    }
+    if "squeezenet" in names:
+        headline["fps_gain_squeezenet"] = {
+            "ours": fps_gain["squeezenet"],
+            "paper": PAPER["fps_gain_squeezenet"],
+        }
+        headline["energy_change_squeezenet"] = {
+            "ours": energy_change["squeezenet"],
+            "paper": PAPER["energy_change_squeezenet"],
+        }
+        headline["avg_power_change_squeezenet"] = {
+            "ours": power_change["squeezenet"],
+            "paper": PAPER["avg_power_change_squeezenet"],
+        }
+    table6 = [
+        {
+            "network": n,
+            "dvfs_voltage_switches": per_net[n]["DVFS"]["voltage_switches_per_frame"],
+            "dvfs_frame_ms": per_net[n]["DVFS"]["frame_time_s"] * 1e3,
+            "paper_voltage_switches": PAPER_TABLE6[n][0],
+            "paper_frame_ms": PAPER_TABLE6[n][1],
+            "layers": per_net[n]["DVFS"]["layers"],
+        }
+        for n in names
+    ]
+    summary: dict[str, Any] = {
+        "cap_w": cap_w,
+        "quick": quick,
+        "device": {k: v for k, v in base_device.get_params().items()},
+        "calibration": {
+            "stc_efficiency": eff,
+            "calibrated": efficiency == "calibrate",
+            "target_mean_layer_time_s": PAPER["mean_layer_time_s"],
+        },
+        "networks": per_net,
+        "per_network": {
+            n: {
+                "fps_gain": fps_gain[n],
+                "energy_change": energy_change[n],
+                "avg_power_change": power_change[n],
+                "dfs_overhead": overhead[n],
+            }
+            for n in names
+        },
+        "headline": headline,
+        "table6": table6,
+    }
+    fit_summary["per_network_time_scale_values"] = dfs_fit.evaluate_per_network(
+        idle, dyn, {n: per_eff[n] for n in names}, cap_w=cap_w, fuse=fuse
+    )
+    summary["fit"] = fit_summary
+    summary["comparisons"] = comparisons(summary, names)
+    summary["fuse_vector_layers"] = fuse
+    summary["frame_runner"] = getattr(runner, "__name__", type(runner).__name__)
+    if (not quick) if sensitivity_grid is None else sensitivity_grid:
+        sens = sensitivity(
+            names, cap_w=cap_w, fuse=fuse, idle_w=sensitivity_idle_w, dynamic_w=sensitivity_dynamic_w
+        )
+        summary["sensitivity"] = sens
+        atomic_write_text(outdir / "sensitivity.csv", _csv(sens))
+    atomic_write_text(outdir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(outdir / "results.csv", _csv(rows))
+    atomic_write_text(outdir / "table6.csv", _csv(table6))
+    if plots:
+        draw_figures(outdir, names, per_net, schedules, cap_w)
+    atomic_write_text(outdir / "report.md", report(summary, names))
+    return summary

@@ -1,0 +1,219 @@
+"""``npusched reproduce fluid``: run the study's points and write its outputs (the method is
+:mod:`npusched.experiments.studies.fluid`'s docstring)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from npusched._io import atomic_write_text
+from npusched.experiments.studies.fluid.figures import plot_fig10, serving_outputs, summary_of
+from npusched.experiments.studies.fluid.paper import PAPER, PAPER_TABLE1
+from npusched.experiments.studies.fluid.points import (
+    FIG9_SETUPS,
+    FIG10_CONFIGS,
+    SERVING_SETUPS,
+    ServingSetup,
+    _device,
+    _weights,
+    invocation_estimate,
+    table2_ablations,
+)
+from npusched.experiments.studies.fluid.report import comparisons, headline_causes, report
+from npusched.hardware.gemm_dse import explore, max_tr, resource_usage
+from npusched.hardware.gemm_npu import BOARDS
+from npusched.models import get_network
+from npusched.report.progress import progress_bar
+
+__all__ = ["reproduce"]
+
+
+def reproduce(
+    out: str | Path,
+    *,
+    quick: bool = False,
+    b_max: int = 8,
+    progress: bool = False,
+    serving: bool = True,
+    seeds: int | None = None,
+    n_samples: int | None = None,
+    designs: str = "dse",
+    pairs: Sequence[tuple[str, str]] | None = None,
+    min_dsp_fraction: float | None = None,
+    tp_max: int | None = None,
+    serving_setups: Sequence[ServingSetup] = SERVING_SETUPS,
+    fig9_setups: Sequence[tuple[str, str, float, Sequence[float]]] | None = None,
+    lazy_invocation_s: float | None = None,
+    ablations: bool = True,
+) -> dict[str, Any]:
+    """Run the evaluation and write the outputs to ``out``.
+
+    Args:
+        out: output directory (created).
+        quick: the two (model, board) pairs of Fig. 7/8 only, a coarser search
+            (``T_P * T_C >= 98%`` of the DSPs, ``T_P <= 32``), 1 seed (of the full run's 3) and
+            half the Fig. 9 SLOs. The samples per point are the full run's: where a baseline
+            cannot keep up its latency grows with the run's length, so the headline is only
+            comparable between runs of one length.
+        b_max: largest batch size (8 in the paper).
+        progress: show a progress bar on stderr.
+        serving: also run the serving experiments on the engine (Fig. 7-9, Table II).
+        seeds: seeds per serving point (default 3; quick 1).
+        n_samples: samples per serving point (default 1500, quick too).
+        designs: NPU design per serving policy: ``"dse"`` (default: each its own from our DSE,
+            the paper's method, Sec. IV, at B = 8; FluidB with ``w_b = 1``) or ``"table1"``
+            (Table I's for every policy).
+        pairs: the (model, board) pairs of the DSE and Fig. 10 (default Table I's; quick: those
+            of ``serving_setups``).
+        min_dsp_fraction, tp_max: the DSE's search bounds (default 0.9 and 64; quick 0.98 and
+            32).
+        serving_setups: Fig. 7/8's (model, board, SLO, rates) (default :data:`SERVING_SETUPS`).
+        fig9_setups: Fig. 9's (model, board, rate, SLOs) (default :data:`FIG9_SETUPS`; quick:
+            every other SLO).
+        lazy_invocation_s: LazyBatching's per-layer invocation cost in seconds (default
+            :data:`~npusched.policies.batching.lazyb.LAZY_INVOCATION_S`).
+        ablations: also run Table II's one-factor ablations (seed 0; :data:`TABLE2_ABLATIONS`).
+
+    Returns:
+        The summary written to ``summary.json``.
+    """
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if pairs is None:
+        pairs = [(s.model, s.board) for s in serving_setups] if quick else list(PAPER_TABLE1)
+    min_dsp = min_dsp_fraction if min_dsp_fraction is not None else (0.98 if quick else 0.9)
+    tp_max = tp_max if tp_max is not None else (32 if quick else 64)
+    if fig9_setups is None:
+        fig9_setups = [(m, b, r, slos[::2] if quick else slos) for m, b, r, slos in FIG9_SETUPS]
+    fig_rows: list[dict[str, Any]] = []
+    dse_rows: list[dict[str, Any]] = []
+    total = len(pairs) * len(FIG10_CONFIGS)
+    with progress_bar(total, "[bold]reproduce fluid[/]", enabled=progress) as bar:
+        for model, board in pairs:
+            net = get_network(model)
+            brd = BOARDS[board]
+            peak = 2.0 * brd.dsp * brd.frequency_hz / 1e9
+            for label, (strategy, stackable, wkind) in FIG10_CONFIGS.items():
+                res = explore(
+                    net,
+                    board,
+                    strategy=strategy,
+                    stackable=stackable,
+                    weights=list(_weights(wkind, b_max)),
+                    b_max=b_max,
+                    min_dsp_fraction=min_dsp,
+                    tp_max=tp_max,
+                )
+                for b, thr in enumerate(res.throughput_gops, start=1):
+                    fig_rows.append(
+                        {
+                            "model": model,
+                            "board": board,
+                            "config": label,
+                            "tr": res.design.tr,
+                            "tp": res.design.tp,
+                            "tc": res.design.tc,
+                            "batch": b,
+                            "throughput_gops": float(thr),
+                            "peak_gops": peak,
+                        }
+                    )
+                if label == "Fluid+Stackable":
+                    paper_d = PAPER_TABLE1[(model, board)]
+                    paper_thr = np.array(
+                        [
+                            _device(paper_d, board, "fluid", True).throughput_gops(net, b)
+                            for b in range(1, b_max + 1)
+                        ]
+                    )
+                    ours_use = resource_usage(res.design, brd)
+                    paper_use = resource_usage(paper_d, brd)
+                    dse_rows.append(
+                        {
+                            "model": model,
+                            "board": board,
+                            "ours": f"<{res.design.tr}, {res.design.tp}, {res.design.tc}>",
+                            "paper": f"<{paper_d.tr}, {paper_d.tp}, {paper_d.tc}>",
+                            "ours_dsp_pct": 100 * ours_use["dsp"],
+                            "ours_bram_pct": 100 * ours_use["bram"],
+                            "paper_dsp_pct": 100 * paper_use["dsp"],
+                            "paper_bram_pct": 100 * paper_use["bram"],
+                            "paper_tr_by_our_bram_model": max_tr(brd, paper_d.tp, paper_d.tc),
+                            "ours_score_gops": float(res.throughput_gops.sum()),
+                            "paper_design_score_gops": float(paper_thr.sum()),
+                            "paper_over_ours": float(paper_thr.sum() / res.throughput_gops.sum()),
+                            "designs_visited": res.visited,
+                        }
+                    )
+                if bar is not None:
+                    bar.step(f"{model}/{board} {label}")
+    fig = pd.DataFrame(fig_rows)
+    dse = pd.DataFrame(dse_rows)
+    atomic_write_text(out_dir / "fig10.csv", fig.to_csv(index=False))
+    atomic_write_text(out_dir / "dse.csv", dse.to_csv(index=False))
+    plot_fig10(fig, out_dir)
+    summary = summary_of(fig, dse, quick)
+    if serving:
+        from npusched.experiments.studies.fluid.serving import POLICY_NAMES, run_points
+
+        n_seeds = seeds if seeds is not None else (1 if quick else 3)
+        n = n_samples if n_samples is not None else 1500
+        main_pts = [
+            (s.model, s.board, pol, float(rate), s.slo_s, seed)
+            for s in serving_setups
+            for rate in s.rates
+            for pol in POLICY_NAMES
+            for seed in range(n_seeds)
+        ]
+        fig9_pts = [
+            (model, board, pol, rate, slo, seed)
+            for model, board, rate, slos in fig9_setups
+            for slo in slos
+            for pol in POLICY_NAMES
+            for seed in range(n_seeds)
+        ]
+        t2_pts = [
+            (str(r[0]), str(r[1]), pol, float(r[2]), float(r[3]), seed)
+            for r in PAPER["table2"]
+            for pol in ("LazyBatching", "FluidB")
+            for seed in range(n_seeds)
+        ]
+        total_pts = len(main_pts) + len(fig9_pts) + len(t2_pts)
+        with progress_bar(total_pts, "[bold]fluid serving[/]", enabled=progress) as bar2:
+            step = None if bar2 is None else bar2.step
+            raw = {
+                "fig7_8": run_points(main_pts, n, step, designs, lazy_invocation_s),
+                "fig9": run_points(fig9_pts, n, step, designs, lazy_invocation_s),
+                "table2": run_points(t2_pts, n, step, designs, lazy_invocation_s),
+            }
+        summary.update(serving_outputs(raw, out_dir))
+        from npusched.policies.batching.lazyb import LAZY_INVOCATION_S
+
+        summary["serving_setup"] = {
+            "seeds": n_seeds,
+            "samples_per_point": n,
+            "designs": designs,
+            "lazy_invocation_s": LAZY_INVOCATION_S
+            if lazy_invocation_s is None
+            else float(lazy_invocation_s),
+        }
+        if ablations:
+            abl = table2_ablations(raw["table2"], n, designs, lazy_invocation_s)
+            summary["table2_ablations"] = abl
+            abl_csv = pd.DataFrame(abl).to_csv(index=False)
+            atomic_write_text(out_dir / "table2_ablations.csv", abl_csv)
+    summary["headline_causes"] = headline_causes(summary)
+    summary["comparisons"] = comparisons(summary)
+    summary["invocations_estimate"] = {
+        m: invocation_estimate(m) for m in dict.fromkeys(m for m, _ in pairs)
+    }
+    atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(
+        out_dir / "report.md", report(fig, dse, quick, summary["invocations_estimate"], summary)
+    )
+    return summary
