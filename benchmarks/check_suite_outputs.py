@@ -10,7 +10,10 @@ Every file under BEFORE must exist under AFTER and vice versa. CSV, JSON, Markdo
 text files must be byte-identical except for provenance lines (the start/end timestamps,
 the commit and the version; matched by ``PROVENANCE``), which are dropped before comparing.
 Images (PNG, SVG, PDF) are compared byte for byte too; ``--skip-images`` leaves them out
-(matplotlib writes no timestamp into a PNG, so they are normally identical). Exit 0 when
+(matplotlib writes no timestamp into a PNG, so they are normally identical). ``--ignore GLOB``
+(repeatable; matched against each path relative to BEFORE / AFTER, e.g.
+``'*/points/*'``) leaves files out on both sides, e.g. a store's point files when a change
+moves a suite onto the shared store. Exit 0 when
 everything matches, 1 with one line per difference otherwise.
 """
 
@@ -19,6 +22,8 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 
 #: lines that carry provenance (when and from which commit), not results
@@ -39,8 +44,11 @@ def _lines(p: Path) -> list[bytes]:
     ]
 
 
-def compare(before: Path, after: Path, *, skip_images: bool = False) -> list[str]:
-    """One line per difference between the trees ``before`` and ``after``."""
+def compare(
+    before: Path, after: Path, *, skip_images: bool = False, ignore: Sequence[str] = ()
+) -> list[str]:
+    """One line per difference between the trees ``before`` and ``after`` (paths matching a
+    glob of ``ignore`` left out)."""
 
     def files(root: Path) -> set[Path]:
         return {
@@ -49,6 +57,7 @@ def compare(before: Path, after: Path, *, skip_images: bool = False) -> list[str
             if p.is_file()
             and not (skip_images and p.suffix.lower() in IMAGES)
             and p.suffix != ".log"
+            and not any(fnmatch(p.relative_to(root).as_posix(), g) for g in ignore)
         }
 
     a, b = files(before), files(after)
@@ -74,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("before", type=Path)
     ap.add_argument("after", type=Path)
     ap.add_argument("--skip-images", action="store_true")
+    ap.add_argument("--ignore", action="append", default=[], metavar="GLOB")
     args = ap.parse_args(argv)
-    diffs = compare(args.before, args.after, skip_images=args.skip_images)
+    diffs = compare(args.before, args.after, skip_images=args.skip_images, ignore=args.ignore)
     n = sum(1 for p in args.before.rglob("*") if p.is_file())
     for d in diffs:
         print(d)

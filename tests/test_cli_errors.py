@@ -423,25 +423,6 @@ def test_policy_registry_rejects_unknown_keyword() -> None:
         POLICIES.create("P-HPF", bogus=1)
 
 
-# --- resuming a killed reproduction ----------------------------------------------------------
-def test_resume_after_kill_between_records_and_point_row(tmp_path: Path) -> None:
-    """A kill after a point's records were stored but before its row: the resumed raw records
-    equal an uninterrupted run's byte for byte (no second copy of that point's records)."""
-    from npusched.experiments.reproduce.prema import PremaSetup, policy_specs, reproduce
-
-    setup = PremaSetup(networks=("alexnet", "rnn-sa"), n_tasks=3, batch_sizes=(1,))
-    specs = [s for s in policy_specs() if s.label in {"NP-FCFS", "P-HPF"}]
-    out = tmp_path / "prema"
-    full = reproduce(out, runs=2, setup=setup, specs=specs, plots=False)
-    records = (out / "main_records.csv").read_bytes()
-    points = (out / "main_points.csv").read_text().splitlines(keepends=True)
-    (out / "main_points.csv").write_text("".join(points[:-1]))  # last point's row never written
-    again = reproduce(out, runs=2, setup=setup, specs=specs, plots=False)
-    assert again["policies"] == full["policies"]
-    assert (out / "main_records.csv").read_bytes() == records
-    assert (out / "main_points.csv").read_text() == "".join(points)
-
-
 def test_debug_flag_anywhere_shows_the_exception(tmp_path: Path) -> None:
     from npusched.errors import ConfigError
 
@@ -454,9 +435,10 @@ def test_raising_runs_later_gives_the_fresh_result(tmp_path: Path) -> None:
     are aggregated in a canonical order, not in the order they were computed)."""
     import json
 
-    from npusched.experiments.reproduce.prema import PremaSetup, policy_specs, reproduce
+    from npusched.experiments.studies.prema.points import PremaSetup, policy_specs
+    from npusched.experiments.studies.prema.run import reproduce
 
-    setup = PremaSetup(networks=("alexnet", "googlenet", "rnn-sa"), n_tasks=4, batch_sizes=(1, 4))
+    setup = PremaSetup.of(networks=("alexnet", "googlenet", "rnn-sa"), n_tasks=4, batch_sizes=(1, 4))
     labels = {"NP-FCFS", "NP-SJF", "P-HPF", "P-PREMA", "P-PREMA-dynamic"}
     specs = [s for s in policy_specs() if s.label in labels]
     reproduce(tmp_path / "fresh", runs=3, setup=setup, specs=specs, plots=False)

@@ -93,7 +93,6 @@ def test_report_does_not_run_simulations() -> None:
 LONG_OK: dict[str, str] = {
 }
 LONG_KNOWN: dict[str, str] = {
-    "npusched/experiments/reproduce/prema.py": "issue 29 item 6: PREMA study not split yet",
 }
 
 

@@ -5,24 +5,23 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from npusched.experiments.reproduce import prema_ablations as pa
-from npusched.experiments.reproduce.prema import (
+from npusched.experiments.studies.prema import ablations as pa
+from npusched.experiments.studies.prema.comparisons import _record
+from npusched.experiments.studies.prema.points import (
     DEFAULT_RUNS,
     PremaSetup,
     _Context,
-    _record,
     _select_runs,
     policy_specs,
-    reproduce,
 )
+from npusched.experiments.studies.prema.run import reproduce
 from npusched.policies.base import POLICIES
 
-TINY = PremaSetup(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
+TINY = PremaSetup.of(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
 FIELDS = {"id", "figure", "label", "paper", "ours", "ratio", "direction", "cause", "spread"}
 
 
@@ -107,7 +106,7 @@ def test_priority_mix_variant_redraws_only_priorities() -> None:
 
 
 def test_ablation_variant_runs_and_reports_every_group() -> None:
-    row = pa.run_variant(pa.Variant("load", "3", setup={"load": 3.0}), 1, replace(TINY))
+    row = pa.run_variant(pa.Variant("load", "3", setup={"load": 3.0}), 1, TINY)
     assert row["factor"] == "load" and row["workloads"] == 1
     for grp in ("prema_dynamic", "np_token", "np_prema"):
         assert {"antt_x", "fairness_x", "stp_x", "antt_x_of_means"} <= set(row[grp])

@@ -17,20 +17,15 @@ from hypothesis import strategies as st
 
 from npusched.cli import main
 from npusched.errors import ConfigError
-from npusched.experiments.reproduce.prema import (
-    HEADLINE_TEXT,
-    PAPER_JOB_RANGE_S,
-    RANGE_DIR,
-    PremaSetup,
-    policy_specs,
-    reproduce,
-)
+from npusched.experiments.studies.prema.paper import HEADLINE_TEXT, PAPER_JOB_RANGE_S
+from npusched.experiments.studies.prema.points import PremaSetup, policy_specs
+from npusched.experiments.studies.prema.run import RANGE_DIR, reproduce
 from npusched.hardware import compile_profile, get_device
 from npusched.hardware.systolic import CHECKPOINT_BANDWIDTH_BPS, SystolicArray
 from npusched.models.scalesim import from_scalesim, scalesim_output_size
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = PremaSetup(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
+TINY = PremaSetup.of(networks=("googlenet", "alexnet", "rnn-sa"), n_tasks=4, batch_sizes=(1,))
 LABELS = {
     "NP-FCFS",
     "NP-SJF",
@@ -132,19 +127,17 @@ def test_reproduce_checks_the_output_dir_first(
 ) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(ConfigError, match="cannot use as the output directory"):
+    with pytest.raises(ConfigError, match="cannot create the output directory"):
         reproduce(blocker / "out", runs=1, setup=TINY, specs=SPECS[:1], plots=False)
     # an unwritable directory (simulated: tests may run as root) fails before any point
-    real = Path.write_text
+    import tempfile
 
-    def deny(self: Path, *args: Any, **kwargs: Any) -> int:
-        if self.name == ".npusched-write-test":
-            raise PermissionError(13, "Permission denied")
-        return real(self, *args, **kwargs)
+    def deny(*args: Any, **kwargs: Any) -> str:
+        raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "write_text", deny)
+    monkeypatch.setattr(tempfile, "mkdtemp", deny)
     out = tmp_path / "ro"
-    with pytest.raises(ConfigError, match="not writable: Permission denied"):
+    with pytest.raises(ConfigError, match=r"cannot write there: .*Permission denied"):
         reproduce(out, runs=1, setup=TINY, specs=SPECS[:1], plots=False)
     assert not (out / "main_points.csv").exists()
 
@@ -161,7 +154,7 @@ def test_empty_out_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_folder_of_another_configuration_is_refused(tmp_path: Path) -> None:
     specs = [s for s in SPECS if s.label == "NP-FCFS"]
     reproduce(tmp_path, runs=1, setup=TINY, specs=specs, plots=False, paper_range=False)
-    other = PremaSetup(**{**TINY.__dict__, "seed": 1})
+    other = TINY.replace(seed=1)
     with pytest.raises(ConfigError, match="holds points of another configuration"):
         reproduce(tmp_path, runs=1, setup=other, specs=specs, plots=False, paper_range=False)
 

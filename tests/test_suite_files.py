@@ -37,14 +37,15 @@ def test_every_packaged_suite_loads(name: str, quick: bool) -> None:
 
 def test_packaged_files_hold_the_python_api_defaults() -> None:
     """The files are what `reproduce` runs; the modules' defaults (their Python API) agree."""
-    from npusched.experiments.reproduce import dfs, fluid, haxconn, planaria, prema
+    from npusched.experiments.reproduce import dfs, fluid, haxconn, planaria
+    from npusched.experiments.studies.prema import paper as prema_paper
+    from npusched.experiments.studies.prema import points as prema
 
     p, pq = load_suite("prema"), load_suite("prema", quick=True)
-    assert p.setup() == prema.PremaSetup() and len(p.specs()) == 34
+    assert p.setup() == prema.PremaSetup.of() and len(p.specs()) == 34
     assert "P-RRB-kill" not in {s.label for s in p.specs()}  # livelocks (see prema.toml)
-    assert (p.runs, pq.runs) == (prema.DEFAULT_RUNS, prema.QUICK_RUNS)
-    assert tuple(p.paper_range_policies) == prema.RANGE_LABELS
-    assert tuple(x / 1000.0 for x in p.paper_range_ms) == prema.PAPER_JOB_RANGE_S
+    assert (p.runs, pq.runs) == (prema.DEFAULT_RUNS, 8)  # the quick run's pool is the full run
+    assert tuple(x / 1000.0 for x in p.paper_range_ms) == prema_paper.PAPER_JOB_RANGE_S
     pl, plq = load_suite("planaria"), load_suite("planaria", quick=True)
     assert pl.mt_setup() == planaria.MultiTenantSetup()
     assert plq.mt_setup() == planaria.MultiTenantSetup(instances=4, throughput_instances=3)
@@ -307,7 +308,7 @@ def test_prema_suite_as_a_sweep_file(tmp_path: Path) -> None:
     assert exp.axes == ["policy", "load", "batch"] and exp.spec.seed_list() == list(range(8))
     assert len(exp.points) == 2 * 3 * 2 * 8  # policies x quick sweep_loads x batches x seeds
     suite = load_suite("prema", path, quick=True)
-    from npusched.experiments.reproduce.prema import _Context
+    from npusched.experiments.studies.prema.points import _Context
 
     ctx = _Context(suite.setup())
     p = next(

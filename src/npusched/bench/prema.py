@@ -21,7 +21,7 @@ def prema_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
     from npusched.sim.engine import Simulator
     from npusched.workloads import prema_workload
 
-    setup = PremaSetup(seed=seed)
+    setup = PremaSetup.of(seed=seed)
     dev = get_device(setup.device)
     bs = tuple(sorted(set(setup.batch_sizes)))
     profiles = {n: compile_profile(get_network(n), dev, bs) for n in setup.networks}

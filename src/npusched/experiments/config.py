@@ -158,6 +158,11 @@ class PremaWorkloadConfig(_Strict):
     #: tasks run 0.5-45 ms, Sec. IV-D: ``job_range_ms = [0.5, 45]``); tasks outside it are
     #: redrawn, so the mix is the uniform one conditioned on the range.
     job_range_ms: tuple[NonNegFloat, NonNegFloat] | None = None
+    #: The workload's random stream: ``numpy.random.SeedSequence([*seed_stream, seed])`` with
+    #: the run's ``seed`` last, instead of the seed alone. ``npusched reproduce prema`` draws
+    #: the workload of (batch size b, run r) from ``[base seed, 1, b, r]``; its suite as a
+    #: sweep sets ``seed_stream = [base seed, 1, b]`` and seeds ``r``, so both draw the same.
+    seed_stream: list[Annotated[int, Field(ge=0, strict=True)]] | None = None
 
     @field_validator("models")
     @classmethod

@@ -134,7 +134,7 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
             w.window_s,
             batch_sizes=w.batch_sizes,
             priorities=w.priorities,
-            random_state=cfg.seed,
+            random_state=_prema_stream(cfg, w),
         )
     if isinstance(w, PoissonWorkloadConfig):
         qos_table = w.qos if isinstance(w.qos, dict) else None
@@ -154,6 +154,14 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
     if not path.is_absolute():
         path = base_dir / path
     return load_trace(path, ignore_extra_columns=w.ignore_extra_columns)
+
+
+def _prema_stream(cfg: RunConfig, w: PremaWorkloadConfig) -> int | np.random.Generator:
+    """The random state of a PREMA workload: the run's seed, or with ``seed_stream`` the
+    stream ``SeedSequence([*seed_stream, seed])`` (the reproduction's, see the config field)."""
+    if w.seed_stream is None:
+        return cfg.seed
+    return np.random.default_rng(np.random.SeedSequence([*w.seed_stream, cfg.seed]))
 
 
 def _slo_multiplier(cfg: RunConfig) -> float | None:
@@ -256,7 +264,8 @@ def _in_job_range(
     assert w.job_range_ms is not None
     lo, hi = (x * 1e-3 for x in w.job_range_ms)
     isolated = _isolated_fn(profiles, machine)
-    rng = np.random.default_rng(cfg.seed)
+    stream = _prema_stream(cfg, w)
+    rng = stream if isinstance(stream, np.random.Generator) else np.random.default_rng(stream)
     kept: list[Request] = []
     for _ in range(1000):
         pool = prema_workload(

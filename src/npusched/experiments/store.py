@@ -16,6 +16,13 @@ rename is atomic), and the consolidated table is what pandas and every dataframe
 A point file exists only once its point has finished, so ``kill -9`` loses at most the points
 that were running, and a rerun skips every point whose file exists (a point id is a hash of its
 complete config, so a changed point is never mistaken for a done one).
+
+A reproduction study (e.g. PREMA's) keeps its points in the same store: :func:`open_store`
+prepares ``DIR`` (checked, ``points/`` created, a killed writer's temporary and unreadable
+files removed) and refuses a directory whose ``store.json`` names another configuration;
+:func:`point_key` names a point by a hash of what determines it, :func:`write_point` writes it
+and :func:`read_rows` reads finished points back as Python values (nested lists and mappings
+too: a point may carry its per-request records).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,10 +51,22 @@ from npusched.experiments.backends import (
 from npusched.experiments.sweep import Experiment, Point, select_points
 from npusched.report.progress import progress_bar
 
-__all__ = ["SweepSummary", "consolidate", "done_ids", "load_results", "run_sweep", "write_point"]
+__all__ = [
+    "SweepSummary",
+    "consolidate",
+    "done_ids",
+    "load_results",
+    "open_store",
+    "point_key",
+    "read_rows",
+    "run_sweep",
+    "write_point",
+]
 
 RESULTS = "results.parquet"
 META = "experiment.json"
+#: The configuration a study's store belongs to (:func:`open_store`).
+STORE_META = "store.json"
 
 
 @dataclass
@@ -193,6 +212,61 @@ def consolidate(
     with atomic_path(path) as tmp:
         df.to_parquet(tmp, index=False, engine="pyarrow")
     return path
+
+
+def point_key(*parts: Any) -> str:
+    """A point id: 16 hex digits of a hash of ``parts`` (JSON values: what determines the
+    point, e.g. the configuration hash, the policy and the workload's indices)."""
+    import hashlib
+
+    blob = json.dumps(list(parts), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def open_store(out_dir: str | os.PathLike[str], meta: Mapping[str, Any]) -> Path:
+    """Prepare ``out_dir`` as the point store of a run whose configuration is ``meta`` (JSON
+    values, e.g. the study's name and configuration hash) and return it.
+
+    Checked before anything is written (:func:`npusched.experiments.runner.check_out_dir`);
+    then ``points/`` is created, the temporary files of a killed writer and unreadable point
+    files are removed (their points run again), and ``store.json`` is written. A directory
+    whose ``store.json`` holds another configuration is refused (its points would be mixed
+    with this run's in the outputs derived from the store)."""
+    from npusched.experiments.runner import check_out_dir
+
+    d = Path(out_dir)
+    check_out_dir(d)
+    try:
+        (d / POINTS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{d}: cannot create the output directory: {e.strerror}") from None
+    remove_stale_temp_files(d)
+    drop_corrupt_points(d)
+    want = json.loads(json.dumps(dict(meta), sort_keys=True))
+    path = d / STORE_META
+    if path.exists():
+        try:
+            prev = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            prev = None
+        if isinstance(prev, dict) and prev != want:
+            diff = sorted(k for k in set(prev) | set(want) if prev.get(k) != want.get(k))
+            k = diff[0]
+            raise ConfigError(
+                f"{d}: holds points of another configuration ({k} {prev.get(k)!r}; this one "
+                f"is {want.get(k)!r}); use another --out or delete the directory"
+            )
+    atomic_write_text(path, json.dumps(want, indent=2, sort_keys=True) + "\n")
+    return d
+
+
+def read_rows(out_dir: str | os.PathLike[str], ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of the finished points ``ids`` (in that order; each must exist) as Python
+    values: ints, floats (NaN kept), strings, lists and mappings exactly as written."""
+    import pyarrow.parquet as pq
+
+    d = Path(out_dir) / POINTS_DIR
+    return [pq.read_table(d / f"{i}.parquet").to_pylist()[0] for i in ids]
 
 
 def _task(

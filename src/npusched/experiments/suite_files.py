@@ -23,10 +23,11 @@ Suites that are grids of simulation runs also convert to the sweep format
 resumable store: :func:`suite_sweep_data` gives the experiment mapping (PREMA: policy x batch
 size x seed; Planaria: system x (workload, QoS) x instance at the fixed rate of Fig. 13-15).
 ``npusched sweep SUITE.toml`` accepts a suite file directly, and ``npusched suites sweep-file``
-writes the converted experiment file. The sweep seeds each point's workload from the run
-config's ``seed`` (:func:`npusched.experiments.runner.build_requests`), so its draws are not the
-reproduction's (which seeds per (batch, run) and reuses one workload for every policy): the grid
-and the distributions are the same, the samples differ.
+writes the converted experiment file. PREMA's sweep draws the reproduction's samples: seed ``i``
+of batch size ``b`` is the reproduction's workload (b, run i) (``workload.seed_stream``, see
+:func:`~npusched.experiments.studies.prema.suite.prema_sweep`), the same for every policy, so
+a point at the reproduction's load gives the reproduction's result. (The quick reproduction
+runs a stratified subset of the full run's workloads; the quick sweep runs the first ones.)
 """
 
 from __future__ import annotations

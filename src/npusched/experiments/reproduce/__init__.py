@@ -1,6 +1,6 @@
 """``npusched reproduce <paper>``: suites that re-run a paper's evaluation and compare.
 
-* :mod:`npusched.experiments.reproduce.prema` - PREMA (HPCA 2020), Sec. IV-D and VI.
+* :mod:`npusched.experiments.studies.prema` - PREMA (HPCA 2020), Sec. IV-D and VI.
 * :mod:`npusched.experiments.reproduce.planaria` - Planaria (MICRO 2020), Sec. VI.
 * :mod:`npusched.experiments.reproduce.dfs` - layer-wise DFS vs DVFS (ETRI J. 2022), Sec. 4.
 * :mod:`npusched.experiments.reproduce.fluid` - Fluid Batching (Kouris et al.): DSE, Fig. 7-10.

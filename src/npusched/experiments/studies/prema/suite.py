@@ -1,8 +1,23 @@
-"""PREMA (HPCA 2020): the study's parameters (:class:`PremaSuite`, ``suite = "prema"``) and
-its points as a sweep (:func:`prema_sweep`: policy x load x batch size x seed)."""
+"""PREMA (HPCA 2020): the study's parameters, declared once, and its points as a sweep.
+
+* :class:`PremaWorkloads`: the keys that determine the workloads and simulations;
+* :class:`PremaSetup` (those keys and a job-length range): what a reproduction's points depend
+  on, its configuration hash; :meth:`PremaSetup.of` fills the keys not given from the packaged
+  suite file;
+* :class:`PremaSuite` (``suite = "prema"``, the suite file's schema): those keys and the run's
+  (runs, policies, plots, the paper-range study, the sweep's loads). :meth:`PremaSuite.setup`
+  and :meth:`PremaSuite.specs` derive the reproduction's setup and policies,
+  :func:`~npusched.experiments.studies.prema.run.reproduce` takes any key as a keyword, and
+  :func:`prema_sweep` converts the suite to a sweep.
+
+The values live in one place, the packaged file ``npusched/data/experiments/suites/prema.toml``.
+"""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -18,22 +33,114 @@ from npusched.experiments.config import (
 )
 from npusched.experiments.studies._fields import Names, NonNegInt, _device, _Strict, _unique
 
+#: Bumped when a change alters the results, so stale points are not reused (2: cumulative
+#: tokens by default, 142 GB/s effective checkpoint bandwidth; 3: linear tokens by default).
+RESULTS_VERSION = 3
+
+Load = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
+
 
 # --- PREMA ------------------------------------------------------------------------------------
+class PremaWorkloads(_Strict):
+    """The keys that determine the PREMA study's workloads and simulations (see
+    :mod:`npusched.experiments.studies.prema` for the method).
+
+    Attributes:
+        networks: zoo names of the DNN mix.
+        device: the NPU (``prema-npu``, PREMA Table I).
+        n_tasks: tasks per workload.
+        batch_sizes: one set of workloads per batch size.
+        load: offered load while tasks arrive (sets the dispatch window), in (0, 100].
+        seed: base seed of every workload.
+        preemption_point: where CHECKPOINT stops a task, ``tile`` or ``layer``.
+    """
+
+    networks: Names
+    device: str
+    n_tasks: PositiveInt
+    batch_sizes: Annotated[list[BatchSize], Field(min_length=1)]
+    load: Load
+    seed: NonNegInt
+    preemption_point: Literal["tile", "layer"]
+
+    @field_validator("networks")
+    @classmethod
+    def _networks(cls, v: list[str]) -> list[str]:
+        return _network_names(v)
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, v: str) -> str:
+        return _device(v)
+
+
+@functools.cache
+def _packaged_workloads() -> dict[str, Any]:
+    """The :class:`PremaWorkloads` keys of the packaged suite file (its full run)."""
+    from npusched.experiments.suite_files import load_suite
+
+    suite = load_suite("prema")
+    return {k: getattr(suite, k) for k in PremaWorkloads.model_fields}
+
+
+class PremaSetup(PremaWorkloads):
+    """Everything that determines a reproduction's results except the number of runs: the
+    :class:`PremaWorkloads` keys (:meth:`of`: the packaged suite file's values with changes) and
+
+    Attributes:
+        job_range_s: ``(lo, hi)`` seconds: keep only tasks whose isolated latency lies in it
+            (``None``: every task). The paper-range study sets the suite's ``paper_range_ms``
+            here; see :meth:`~npusched.experiments.studies.prema.points._Context.draw` for how
+            tasks are drawn under it.
+    """
+
+    job_range_s: tuple[PositiveFloat, PositiveFloat] | None = None
+
+    @classmethod
+    def of(cls, **changes: Any) -> PremaSetup:
+        """The packaged suite file's setup with ``changes`` (validated): ``PremaSetup.of()``
+        is the paper's, ``PremaSetup.of(seed=1, batch_sizes=(1,))`` a variant of it."""
+        return cls(**{**_packaged_workloads(), **changes})
+
+    def replace(self, **changes: Any) -> PremaSetup:
+        """A copy with ``changes`` (validated)."""
+        return type(self)(**{**self.model_dump(), **changes})
+
+    def range_text(self) -> str:
+        """The job-length range in words (``"all"`` or ``"0.5-45 ms"``)."""
+        if self.job_range_s is None:
+            return "all lengths"
+        lo, hi = self.job_range_s
+        return f"{lo * 1e3:g}-{hi * 1e3:g} ms"
+
+    def in_range(self, isolated_s: float) -> bool:
+        """Whether a task of ``isolated_s`` seconds belongs to this setup's workloads."""
+        if self.job_range_s is None:
+            return True
+        lo, hi = self.job_range_s
+        return lo <= isolated_s <= hi
+
+    def config_hash(self) -> str:
+        """A short hash of the setup and :data:`RESULTS_VERSION` (not of the run count)."""
+        blob = json.dumps({**self.model_dump(), "version": RESULTS_VERSION}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
 class PremaPolicyEntry(_Strict):
     """One policy configuration of the PREMA study (``policies = [{...}, ...]``).
 
     Attributes:
         label: its name in the results (``P-PREMA-dynamic``); ``NP-FCFS`` is the baseline.
         policy: a registered temporal policy (``npusched`` policy names, e.g. ``P-PREMA``).
-        mechanism: ``checkpoint``, ``kill``, ``dynamic`` or ``dynamic-kill`` (preemptive only).
+        mechanism: ``checkpoint``, ``kill``, ``dynamic``, ``dynamic-kill`` or ``drain``
+            (preemptive only; ``drain`` is the mechanism study's, Fig. 5/6).
         predictor: the latency estimate the policy sees, ``prema`` or ``oracle``.
         tokens: PREMA's token rule, ``cumulative`` or ``linear`` (token policies only).
     """
 
     label: str
     policy: str
-    mechanism: Literal["checkpoint", "kill", "dynamic", "dynamic-kill"] | None = None
+    mechanism: Literal["checkpoint", "kill", "dynamic", "dynamic-kill", "drain"] | None = None
     predictor: Literal["prema", "oracle"] = "prema"
     tokens: Literal["cumulative", "linear"] | None = None
 
@@ -46,21 +153,42 @@ class PremaPolicyEntry(_Strict):
         _field_check(POLICIES.get, v)
         return v
 
+    def __init__(self, *args: Any, **data: Any) -> None:
+        """Fields by keyword, or positionally in their order: ``PolicySpec("P-HPF-kill",
+        "P-HPF", "kill")``."""
+        super().__init__(**dict(zip(type(self).model_fields, args, strict=False)), **data)
 
-class PremaSuite(_Strict):
+    def build(self) -> Any:
+        """A fresh policy object."""
+        import npusched.policies.temporal  # noqa: F401  (registers the built-ins)
+        from npusched.policies.base import POLICIES
+
+        params: dict[str, Any] = {} if self.mechanism is None else {"mechanism": self.mechanism}
+        if self.tokens is not None:
+            params["tokens"] = self.tokens
+        return POLICIES.create(self.policy, **params)
+
+
+#: The reproduction's name for a policy configuration (one declaration: the suite file's).
+PolicySpec = PremaPolicyEntry
+
+
+class _SuiteHead(_Strict):
+    """The keys every suite file starts with."""
+
+    suite: Literal["prema"]
+    description: str = ""
+
+
+# (the bases' fields come first, the last base's first: suite, description, the workload keys)
+class PremaSuite(PremaWorkloads, _SuiteHead):
     """``suite = "prema"``: PREMA (HPCA 2020) Sec. IV-D and VI (see
-    :mod:`npusched.experiments.reproduce.prema` for the method).
+    :mod:`npusched.experiments.studies.prema` for the method).
 
     Attributes:
-        networks: zoo names of the DNN mix.
-        device: the NPU (``prema-npu``, PREMA Table I).
-        n_tasks: tasks per workload.
-        batch_sizes: one set of workloads per batch size.
-        load: offered load while tasks arrive (sets the dispatch window), in (0, 100].
-        seed: base seed of every workload.
-        preemption_point: where CHECKPOINT stops a task, ``tile`` or ``layer``.
         runs: workloads per (policy, batch size), and low-priority samples per (DNN, batch)
-            in the mechanism study (Fig. 5/6).
+            in the mechanism study (Fig. 5/6); the quick run chooses its workloads from the
+            full run's by stratified sampling.
         plots: draw the PNG figures.
         policies: the policy configurations, in report order (must include ``NP-FCFS``).
         paper_range: also run ``paper_range_policies`` with tasks limited to
@@ -71,34 +199,13 @@ class PremaSuite(_Strict):
             reproduction itself runs at ``load``).
     """
 
-    suite: Literal["prema"]
-    description: str = ""
-    networks: Names
-    device: str
-    n_tasks: PositiveInt
-    batch_sizes: Annotated[list[BatchSize], Field(min_length=1)]
-    load: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
-    seed: NonNegInt
-    preemption_point: Literal["tile", "layer"]
     runs: PositiveInt
     plots: Switch
     policies: Annotated[list[PremaPolicyEntry], Field(min_length=1)]
     paper_range: Switch
     paper_range_ms: tuple[PositiveFloat, PositiveFloat]
     paper_range_policies: list[str]
-    sweep_loads: Annotated[
-        list[Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]], Field(min_length=1)
-    ]
-
-    @field_validator("networks")
-    @classmethod
-    def _networks(cls, v: list[str]) -> list[str]:
-        return _network_names(v)
-
-    @field_validator("device")
-    @classmethod
-    def _known_device(cls, v: str) -> str:
-        return _device(v)
+    sweep_loads: Annotated[list[Load], Field(min_length=1)]
 
     @model_validator(mode="after")
     def _check(self) -> PremaSuite:
@@ -117,51 +224,38 @@ class PremaSuite(_Strict):
             raise ValueError(f"paper_range_ms: must be [lo, hi] with lo < hi, got {[lo, hi]}")
         return self
 
-    def setup(self) -> Any:
-        """The :class:`~npusched.experiments.reproduce.prema.PremaSetup` of these parameters."""
-        from npusched.experiments.reproduce.prema import PremaSetup
+    def setup(self) -> PremaSetup:
+        """The reproduction's setup: these :class:`PremaWorkloads` keys, every job length."""
+        return PremaSetup(**{k: getattr(self, k) for k in PremaWorkloads.model_fields})
 
-        return PremaSetup(
-            networks=tuple(self.networks),
-            device=self.device,
-            n_tasks=self.n_tasks,
-            batch_sizes=tuple(self.batch_sizes),
-            load=float(self.load),
-            seed=self.seed,
-            preemption_point=self.preemption_point,
-        )
-
-    def specs(self) -> list[Any]:
-        """The :class:`~npusched.experiments.reproduce.prema.PolicySpec` list."""
-        from npusched.experiments.reproduce.prema import PolicySpec
-
-        return [
-            PolicySpec(p.label, p.policy, p.mechanism, p.predictor, p.tokens)
-            for p in self.policies
-        ]
+    def specs(self) -> list[PremaPolicyEntry]:
+        """The policy configurations, in report order."""
+        return list(self.policies)
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
         """``npusched reproduce prema`` with these parameters."""
-        from npusched.experiments.reproduce.prema import reproduce
+        from npusched.experiments.studies.prema.run import reproduce
 
-        lo, hi = self.paper_range_ms
-        return reproduce(
-            out,
-            quick=quick,
-            runs=self.runs,
-            progress=progress,
-            setup=self.setup(),
-            specs=self.specs(),
-            plots=self.plots,
-            paper_range=self.paper_range,
-            paper_range_s=(lo / 1000.0, hi / 1000.0),
-            range_labels=tuple(self.paper_range_policies),
-        )
+        return reproduce(out, self, quick=quick, progress=progress)
 
+
+def _with_attributes(doc: str | None, base: type) -> str:
+    """``doc`` with ``base``'s ``Attributes:`` entries first in its list (the keys a model
+    inherits are documented where they are declared)."""
+    head, _, own = (doc or "").partition("Attributes:\n")
+    inherited = (base.__doc__ or "").partition("Attributes:\n")[2].rstrip()
+    return f"{head}Attributes:\n{inherited}\n{own}"
+
+
+PremaSuite.__doc__ = _with_attributes(PremaSuite.__doc__, PremaWorkloads)
 
 
 def prema_sweep(s: PremaSuite) -> dict[str, Any]:
-    from npusched.experiments.reproduce.prema import _Context
+    """``s`` as a sweep: policy x load (``sweep_loads``) x batch size x ``runs`` seeds. Seed
+    ``i`` of batch size ``b`` draws the reproduction's workload (b, run i) (``seed_stream =
+    [seed, 1, b]``), in the reproduction's dispatch window at each load; so a point at the
+    reproduction's ``load`` gives the reproduction's result for that (policy, b, run)."""
+    from npusched.experiments.studies.prema.points import _Context
 
     ctx = _Context(s.setup())
     batches = sorted(set(s.batch_sizes))
@@ -187,6 +281,8 @@ def prema_sweep(s: PremaSuite) -> dict[str, Any]:
                     "label": b,
                     "workload.batch_sizes": [b],
                     "workload.window_s": s.n_tasks * mean_iso[b] / float(load),
+                    # the reproduction's stream of (b, run): seed i of the sweep is run i
+                    "workload.seed_stream": [s.seed, 1, b],
                 }
             ],
         }
@@ -200,7 +296,7 @@ def prema_sweep(s: PremaSuite) -> dict[str, Any]:
             f"{[float(x) for x in s.sweep_loads]} x batch sizes {batches} x {s.runs} seeds, "
             f"{s.n_tasks} tasks per workload."
         ),
-        "seeds": {"start": s.seed, "count": s.runs},
+        "seeds": {"start": 0, "count": s.runs},
         "base": {
             "hardware": {"device": s.device},
             "workload": {

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from npusched.experiments.reproduce.prema import (
-    PAPER_JOB_RANGE_S,
+from npusched.experiments.studies.prema.paper import PAPER_JOB_RANGE_S
+from npusched.experiments.studies.prema.points import (
     PolicySpec,
     PremaSetup,
     _Context,
@@ -145,7 +145,7 @@ def run_variant(variant: Variant, runs: int, base: PremaSetup | None = None) -> 
     :class:`PremaSetup`) over ``runs`` workloads per batch size (see the module docstring)."""
     from npusched.metrics import antt, fairness, stp
 
-    setup = replace(base or PremaSetup(), **variant.setup)
+    setup = (base or PremaSetup.of()).replace(**variant.setup)
     ctx = _VariantContext(setup, variant)
     per: dict[str, dict[str, list[float]]] = {}
     finish: dict[str, list[np.ndarray]] = {}

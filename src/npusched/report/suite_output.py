@@ -1,0 +1,63 @@
+"""Writing a reproduction suite's outputs: Markdown tables, CSV tables, JSON-safe values, and a
+stand-in for the plots module when no figures are wanted. Shared by the studies
+(:mod:`npusched.experiments.studies`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from npusched._io import atomic_write_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["NoPlots", "json_safe", "md_table", "write_csv"]
+
+
+class NoPlots:
+    """Stands in for :mod:`npusched.report.plots` when no figures are wanted: every drawing
+    function does nothing."""
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
+
+
+def md_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
+    """``df`` as a Markdown table; floats formatted with ``floatfmt``, ``n/a`` if not finite."""
+    if df.empty:
+        return "_(no data)_\n"
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(str(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        cells = []
+        for v in row:
+            if isinstance(v, float | np.floating):
+                cells.append("n/a" if not math.isfinite(float(v)) else floatfmt.format(float(v)))
+            else:
+                cells.append(str(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(path: Path, df: pd.DataFrame) -> None:
+    """``df`` as CSV without its index, written atomically."""
+    atomic_write_text(path, df.to_csv(index=False))
+
+
+def json_safe(obj: Any) -> Any:
+    """JSON-safe copy: NaN/inf -> None, numpy scalars -> Python, tuples -> lists, keys -> str."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        x = float(obj)
+        return x if math.isfinite(x) else None
+    return obj
