@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from npusched.errors import ConfigError
 from npusched.workloads.request import Request
 
 if TYPE_CHECKING:
@@ -251,3 +252,52 @@ class Schedule:
 
 NOTHING = Schedule()
 """A machine policy's "change nothing"."""
+
+
+# --- the power cap rule the engine applies (the power policies' side of the contract) --------
+
+
+class PowerCapError(ConfigError):
+    """The power limit is below the lowest level's power of some step, or below the idle power."""
+
+
+def job_cap_w(cap_w: float, idle_power_w: float, units: int, capacity: int) -> float:
+    """The power cap (W) of one job holding ``units`` of a resource of ``capacity`` units whose
+    idle power is ``idle_power_w`` (W), when the machine's cap is ``cap_w`` (W): the job's idle
+    share plus its share of the dynamic budget, ``(cap_w - idle_power_w) * units / capacity``
+    (the rule of :mod:`npusched.policies.power.policy`, where :func:`~npusched.policies.power.
+    policy.split_cap` splits the budget among several jobs the same way). The engine compares
+    it with the plan's power, which includes the job's idle share.
+
+    Raises:
+        PowerCapError: if the cap is below the idle power, or ``units`` is not in
+            ``0..capacity``.
+    """
+    if capacity <= 0:
+        raise PowerCapError(f"split_cap: total_units must be > 0, got {capacity}")
+    if units < 0 or units > capacity:
+        raise PowerCapError(
+            f"split_cap: allocations {{0: {units}}} exceed the {capacity} units available"
+        )
+    budget = cap_w - idle_power_w
+    if budget < 0:
+        raise PowerCapError(f"power cap {cap_w:g} W is below the idle power {idle_power_w:g} W")
+    return float(budget * units / capacity + idle_power_w * units / capacity)
+
+
+# --- hooks the engine may skip -------------------------------------------------------------------
+
+_F = TypeVar("_F")
+
+
+def no_op_hook(fn: _F) -> _F:
+    """Mark a hook that does nothing (the shared base's ``on_dispatch``, ``on_complete``,
+    ``on_period``): the engine does not call a hook that a policy class leaves as such."""
+    fn.__npusched_no_op__ = True  # type: ignore[attr-defined]
+    return fn
+
+
+def is_no_op(cls: type, hook: str) -> bool:
+    """Whether ``cls`` leaves ``hook`` as a :func:`no_op_hook` (or has no such attribute)."""
+    fn = getattr(cls, hook, None)
+    return fn is None or bool(getattr(fn, "__npusched_no_op__", False))

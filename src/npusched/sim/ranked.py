@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from npusched.errors import SimulationError
-from npusched.policies.contract import Mechanism
+from npusched.policies.contract import Mechanism, is_no_op
 from npusched.sim.events import TIME_TOL_S
 
 if TYPE_CHECKING:
@@ -63,7 +63,6 @@ _ISOLATED_S = itemgetter(2)  # of a request's ``(profile, plan, isolated seconds
 
 def applies(run: _Run) -> bool:
     """Whether ``run`` may take :func:`execute_ranked` (see the module docstring)."""
-    from npusched.policies.base import PolicyBase
     from npusched.policies.temporal.mechanism import RankedPolicy
 
     sim = run.sim
@@ -81,7 +80,7 @@ def applies(run: _Run) -> bool:
     ):
         return False
     for hook in ("on_dispatch", "on_complete", "on_period"):
-        if getattr(cls, hook, None) is not getattr(PolicyBase, hook):
+        if not is_no_op(cls, hook):
             return False
     return plain_run(run)
 

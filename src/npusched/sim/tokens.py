@@ -47,7 +47,7 @@ from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from npusched.errors import SimulationError
-from npusched.policies.contract import Mechanism
+from npusched.policies.contract import Mechanism, is_no_op
 from npusched.sim.events import TIME_TOL_S
 from npusched.sim.ranked import plain_run, write_records
 
@@ -82,7 +82,6 @@ _ALGORITHM_2 = (
 
 def applies(run: _Run) -> bool:
     """Whether ``run`` may take :func:`execute_tokens` (see the module docstring)."""
-    from npusched.policies.base import PolicyBase
     from npusched.policies.temporal.prema import NPPrema, TokenScheduler, overrides
     from npusched.policies.temporal.token import NPToken
 
@@ -95,7 +94,7 @@ def applies(run: _Run) -> bool:
         and run.temporal
         and isinstance(policy, TokenScheduler)
         and cls.choose in (NPPrema.choose, NPToken.choose)
-        and getattr(cls, "on_dispatch", None) is PolicyBase.on_dispatch
+        and is_no_op(cls, "on_dispatch")
     ):
         return False
     if overrides(cls, _ALGORITHM_2):
