@@ -79,7 +79,7 @@ import contextlib
 import gc
 import math
 from array import array
-from bisect import bisect_left, bisect_right, insort
+from bisect import insort
 from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -318,47 +318,70 @@ def power_timeline(
     exec1) - exec0) / rate``, ``power * rate``), laid out in the same order (per piece its
     rises, then its falls), so the sort and the running sum give the same bits.
     """
-    plan_at: dict[int, tuple[int, int]] = {}  # id(plan) -> offsets in cum_all / pw_all
+    if not pieces:
+        return np.zeros(1), np.zeros(1)
+    # The pieces as columns (one pass over the tuples), and each piece's plan as an index into
+    # ``plans`` (first appearance first).
+    start_c, end_c, plan_c, ex0_c, ex1_c, rate_c, _ = zip(*pieces, strict=True)
+    plan_ix: dict[int, int] = {}
+    plans: list[ExecPlan] = []
+    ix: list[int] = []
+    for plan in plan_c:
+        k = plan_ix.get(id(plan))
+        if k is None:
+            k = plan_ix[id(plan)] = len(plans)
+            plans.append(plan)
+        ix.append(k)
+    start_a = np.array(start_c, dtype=np.float64)
+    end_a = np.array(end_c, dtype=np.float64)
+    ex0_a = np.array(ex0_c, dtype=np.float64)
+    ex1_a = np.array(ex1_c, dtype=np.float64)
+    rate_a = np.array(rate_c, dtype=np.float64)
+    ix_a = np.array(ix, dtype=np.int64)
+    # Each piece's first and last step, bisecting its plan's prefix sums (one ``searchsorted``
+    # per plan over its pieces: ``bisect_right(cum, exec0) - 1`` and ``bisect_left(cum,
+    # exec1)``, clamped to ``0 <= s0 < s1 <= steps``).
+    s0_a = np.zeros(len(ix), dtype=np.int64)
+    s1_a = np.zeros(len(ix), dtype=np.int64)
+    steps_a = np.empty(len(plans), dtype=np.int64)
+    cum_off = np.empty(len(plans), dtype=np.int64)
+    pw_off = np.empty(len(plans), dtype=np.int64)
     cum_parts: list[npt.NDArray[np.float64]] = []
     pw_parts: list[npt.NDArray[np.float64]] = []
     n_cum = n_pw = 0
-    c0: list[int] = []  # per kept piece: index of its first bound in cum_all
-    p0: list[int] = []  # and of its first step in pw_all
-    ms: list[int] = []  # steps it covers
-    start: list[float] = []
-    end: list[float] = []
-    ex0: list[float] = []
-    ex1: list[float] = []
-    rate: list[float] = []
-    for p in pieces:
-        if p.end_s <= p.start_s or p.exec1_s <= p.exec0_s:
-            continue
-        plan = p.plan
-        at = plan_at.get(id(plan))
-        if at is None:
-            at = plan_at[id(plan)] = (n_cum, n_pw)
-            cum_parts.append(plan.cum_s)
-            pw = plan.power_w
-            pw_parts.append(pw)
-            n_cum += len(plan.cum_s)
-            n_pw += len(pw)
-        cum = plan._cum_list()
-        s0 = bisect_right(cum, p.exec0_s) - 1
-        s1 = bisect_left(cum, p.exec1_s)
-        s0 = max(s0, 0)
-        s1 = min(max(s1, s0 + 1), plan.steps)
-        if s1 <= s0:
-            continue
-        c0.append(at[0] + s0)
-        p0.append(at[1] + s0)
-        ms.append(s1 - s0)
-        start.append(p.start_s)
-        end.append(p.end_s)
-        ex0.append(p.exec0_s)
-        ex1.append(p.exec1_s)
-        rate.append(p.rate)
-    if not ms:
+    if len(plans) == 1:
+        groups: list[npt.NDArray[np.int64]] = [np.arange(len(ix), dtype=np.int64)]
+    else:
+        by_plan = np.argsort(ix_a, kind="stable")
+        cuts = np.flatnonzero(np.diff(ix_a[by_plan])) + 1
+        groups = np.split(by_plan, cuts)
+    for g in groups:
+        k = int(ix_a[g[0]])
+        plan = plans[k]
+        cum = plan.cum_s
+        s0_a[g] = np.searchsorted(cum, ex0_a[g], side="right") - 1
+        s1_a[g] = np.searchsorted(cum, ex1_a[g], side="left")
+        steps_a[k] = plan.steps
+        cum_off[k] = n_cum
+        pw_off[k] = n_pw
+        pw = plan.power_w
+        cum_parts.append(cum)
+        pw_parts.append(pw)
+        n_cum += len(cum)
+        n_pw += len(pw)
+    np.maximum(s0_a, 0, out=s0_a)
+    s1_a = np.minimum(np.maximum(s1_a, s0_a + 1), steps_a[ix_a])
+    kept = (end_a > start_a) & (ex1_a > ex0_a) & (s1_a > s0_a)
+    if not kept.any():
         return np.zeros(1), np.zeros(1)
+    c0 = (cum_off[ix_a] + s0_a)[kept]
+    p0 = (pw_off[ix_a] + s0_a)[kept]
+    ms = (s1_a - s0_a)[kept]
+    start = start_a[kept]
+    end = end_a[kept]
+    ex0 = ex0_a[kept]
+    ex1 = ex1_a[kept]
+    rate = rate_a[kept]
     cum_all = np.concatenate(cum_parts)
     pw_all = np.concatenate(pw_parts)
     m = np.asarray(ms, dtype=np.int64)
