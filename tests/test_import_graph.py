@@ -121,3 +121,18 @@ def test_no_unknown_long_module() -> None:
 )
 def test_known_long_module_split(path: str) -> None:
     assert path not in _long_modules()
+
+
+def test_sim_reads_policies_only_through_the_contract() -> None:
+    """Issue 25: the engine knows no policy class; everything it reads of a policy is declared
+    in ``npusched.policies.contract`` (ready orders, no-op hooks, Algorithm 3 on numbers, the
+    power-cap rule). Lazy imports count."""
+    g = graph(lazy=True)
+    bad = sorted(
+        (m, d)
+        for m, deps in g.items()
+        if m == "npusched.sim" or m.startswith("npusched.sim.")
+        for d in deps
+        if d.startswith("npusched.policies") and d != "npusched.policies.contract"
+    )
+    assert not bad, f"sim imports policy modules: {bad}"

@@ -355,3 +355,31 @@ def test_sjf_subclass_that_chooses_otherwise_runs_the_general_loop() -> None:
     reqs = bench_workload(40, profiles, random_state=0)
     assert jobs_made(Simulator(profiles, Other()), reqs) == 40
     assert jobs_made(Simulator(profiles, PSJF()), reqs) == 0
+
+
+def test_declared_orders() -> None:
+    """The orders the engine keeps (``declared_order``), and a subclass that decides its own
+    way declares none (it runs the general loop)."""
+    from npusched.policies.base import POLICIES
+    from npusched.policies.contract import declared_order
+    from npusched.policies.temporal.prema import PPrema
+
+    want = {
+        "NP-FCFS": "rank",
+        "P-HPF": "rank",
+        "NP-SJF": "remaining",
+        "P-SJF": "remaining",
+        "NP-PREMA": "tokens-remaining",
+        "P-PREMA": "tokens-remaining",
+        "NP-TOKEN": "tokens-arrival",
+        "P-TOKEN": "tokens-arrival",
+        "P-RRB": None,
+    }
+    for name, order in want.items():
+        assert declared_order(POLICIES.create(name)) == order, name
+
+    class OwnThreshold(PPrema):
+        def threshold_of(self, jobs):  # type: ignore[no-untyped-def]
+            return super().threshold_of(jobs)
+
+    assert declared_order(OwnThreshold()) is None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from npusched.policies.contract import Decision, JobView, SchedulerView
+from npusched.policies.contract import Decision, JobView, SchedulerView, no_op_hook
 from npusched.policies.registry import POLICIES as POLICIES
 
 
@@ -57,12 +57,15 @@ class PolicyBase:
     def reset(self) -> None:
         self.validate()
 
+    @no_op_hook
     def on_dispatch(self, job: JobView, now: float) -> None:
         return None
 
+    @no_op_hook
     def on_complete(self, job: JobView, now: float) -> None:
         return None
 
+    @no_op_hook
     def on_period(self, view: Any) -> None:
         return None
 

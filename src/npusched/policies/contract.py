@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from npusched.errors import ConfigError
 from npusched.workloads.request import Request
 
 if TYPE_CHECKING:
@@ -251,3 +252,108 @@ class Schedule:
 
 NOTHING = Schedule()
 """A machine policy's "change nothing"."""
+
+
+# --- the power cap rule the engine applies (the power policies' side of the contract) --------
+
+
+class PowerCapError(ConfigError):
+    """The power limit is below the lowest level's power of some step, or below the idle power."""
+
+
+def job_cap_w(cap_w: float, idle_power_w: float, units: int, capacity: int) -> float:
+    """The power cap (W) of one job holding ``units`` of a resource of ``capacity`` units whose
+    idle power is ``idle_power_w`` (W), when the machine's cap is ``cap_w`` (W): the job's idle
+    share plus its share of the dynamic budget, ``(cap_w - idle_power_w) * units / capacity``
+    (the rule of :mod:`npusched.policies.power.policy`, where :func:`~npusched.policies.power.
+    policy.split_cap` splits the budget among several jobs the same way). The engine compares
+    it with the plan's power, which includes the job's idle share.
+
+    Raises:
+        PowerCapError: if the cap is below the idle power, or ``units`` is not in
+            ``0..capacity``.
+    """
+    if capacity <= 0:
+        raise PowerCapError(f"split_cap: total_units must be > 0, got {capacity}")
+    if units < 0 or units > capacity:
+        raise PowerCapError(
+            f"split_cap: allocations {{0: {units}}} exceed the {capacity} units available"
+        )
+    budget = cap_w - idle_power_w
+    if budget < 0:
+        raise PowerCapError(f"power cap {cap_w:g} W is below the idle power {idle_power_w:g} W")
+    return float(budget * units / capacity + idle_power_w * units / capacity)
+
+
+# --- hooks the engine may skip -------------------------------------------------------------------
+
+_F = TypeVar("_F")
+
+
+def no_op_hook(fn: _F) -> _F:
+    """Mark a hook that does nothing (the shared base's ``on_dispatch``, ``on_complete``,
+    ``on_period``): the engine does not call a hook that a policy class leaves as such."""
+    fn.__npusched_no_op__ = True  # type: ignore[attr-defined]
+    return fn
+
+
+def is_no_op(cls: type, hook: str) -> bool:
+    """Whether ``cls`` leaves ``hook`` as a :func:`no_op_hook` (or has no such attribute)."""
+    fn = getattr(cls, hook, None)
+    return fn is None or bool(getattr(fn, "__npusched_no_op__", False))
+
+
+# --- Algorithm 3 on numbers (PREMA Sec. IV-C), the one copy every path calls ----------------
+
+
+def dynamic_choice(
+    cur_est: float, cur_exec: float, cand_est: float, cand_exec: float, preempt: Mechanism
+) -> Mechanism:
+    """PREMA's Algorithm 3 on numbers (estimated and executed seconds of the running job and of
+    the candidate): ``DRAIN`` when the candidate's remaining time over the running job's
+    estimate exceeds the running job's remaining time over the candidate's estimate, else
+    ``preempt``. :func:`npusched.policies.temporal.mechanism.dynamic_mechanism` applies it to
+    job views; the engine's loops call it without building views."""
+    cur_rem = cur_est - cur_exec
+    if cur_rem < 0.0:
+        cur_rem = 0.0
+    cand_rem = cand_est - cand_exec
+    if cand_rem < 0.0:
+        cand_rem = 0.0
+    deg_current = cand_rem / cur_est if cur_est > 0 else float("inf")
+    deg_candidate = cur_rem / cand_est if cand_est > 0 else float("inf")
+    return Mechanism.DRAIN if deg_current > deg_candidate else preempt
+
+
+# --- ready-queue orders a temporal policy may declare ----------------------------------------
+
+#: The orders the engine can keep a temporal policy's ready queue in (``ready_order``):
+#: ``"rank"`` (a rank fixed at dispatch: ``queue_key`` / ``rank_key`` / ``better``; FCFS, HPF),
+#: ``"remaining"`` (shortest estimated remaining time; SJF), ``"tokens-remaining"`` and
+#: ``"tokens-arrival"`` (PREMA's Algorithm 2 choosing the shortest estimated remaining job, or
+#: the first come, among the candidates; PREMA, TOKEN).
+READY_ORDERS: tuple[str, ...] = ("rank", "remaining", "tokens-remaining", "tokens-arrival")
+
+
+def declared_order(policy: object) -> str | None:
+    """The ready-queue order ``policy`` declares, or ``None``.
+
+    A policy class declares ``ready_order`` (one of :data:`READY_ORDERS`) and, in
+    ``ready_order_methods``, the methods whose behaviour the order stands for (default
+    ``("select",)``). The declaration holds for the class that makes it and for subclasses
+    that keep every one of those methods as the declaring class has them (compared as stored,
+    so static and class methods compare by identity); a subclass that overrides one decides
+    its own way, and the engine then calls its methods (the general loop)."""
+    from inspect import getattr_static
+
+    cls = type(policy)
+    owner = next((c for c in cls.__mro__ if "ready_order" in c.__dict__), None)
+    if owner is None:
+        return None
+    order = owner.__dict__["ready_order"]
+    if order not in READY_ORDERS:
+        return None
+    for m in getattr(owner, "ready_order_methods", ("select",)):
+        if getattr_static(cls, m, None) is not getattr_static(owner, m, None):
+            return None
+    return str(order)

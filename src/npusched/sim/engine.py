@@ -97,12 +97,13 @@ from npusched.policies.contract import (
     Allocation,
     MachineView,
     Mechanism,
+    PowerCapError,
     ResourceView,
     Schedule,
     SchedulerView,
+    is_no_op,
+    job_cap_w,
 )
-from npusched.policies.power.policy import job_cap_w
-from npusched.policies.power.schedule import PowerCapError
 from npusched.sim.events import (
     ARRIVAL,
     BOUNDARY,
@@ -1665,10 +1666,8 @@ class _Run:
         on_dispatch = policy.on_dispatch
         on_complete = policy.on_complete
         # Hooks left as the shared base's no-ops are not called at all.
-        from npusched.policies.base import PolicyBase as _Base
-
-        call_dispatch = getattr(type(policy), "on_dispatch", None) is not _Base.on_dispatch
-        call_complete = getattr(type(policy), "on_complete", None) is not _Base.on_complete
+        call_dispatch = not is_no_op(type(policy), "on_dispatch")
+        call_complete = not is_no_op(type(policy), "on_complete")
         select = policy.select
         new_view = object.__new__
         view_cls = SchedulerView

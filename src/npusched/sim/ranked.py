@@ -15,7 +15,7 @@ save-done before arrival; a completion a preemption superseded still opens a wak
 as the general loop's stale event does), the same handlers written out (segment closing with
 energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
 Algorithm 3's dynamic choice through
-:func:`~npusched.policies.temporal.mechanism.dynamic_choice`), the same float operations in
+:func:`~npusched.policies.contract.dynamic_choice`), the same float operations in
 the same order, so every column, ``events``, ``busy_s``, energy and ``layer_executions`` are
 equal (``tests/test_ranked_fast_path.py`` checks it on random workloads for every ranked
 policy, mechanism, preemption point and checkpoint cost).
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from npusched.errors import SimulationError
-from npusched.policies.contract import Mechanism
+from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
 from npusched.sim.events import TIME_TOL_S
 
 if TYPE_CHECKING:
@@ -62,45 +62,37 @@ _ISOLATED_S = itemgetter(2)  # of a request's ``(profile, plan, isolated seconds
 
 
 def applies(run: _Run) -> bool:
-    """Whether ``run`` may take :func:`execute_ranked` (see the module docstring)."""
-    from npusched.policies.base import PolicyBase
-    from npusched.policies.temporal.mechanism import RankedPolicy
-
+    """Whether ``run`` may take :func:`execute_ranked` (see the module docstring): the policy
+    declares ``"rank"`` (with a ``queue_key``) or ``"remaining"``
+    (:func:`~npusched.policies.contract.declared_order`), has no period, leaves every hook a
+    no-op, and the run is plain."""
     sim = run.sim
     policy = run.policy
     cls = type(policy)
     if not (getattr(sim, "fast_path", True) and run.temporal):
         return False
-    if _remaining_first(policy):
-        pass
-    elif not (
-        isinstance(policy, RankedPolicy)
-        and cls.select is RankedPolicy.select
-        and callable(getattr(cls, "queue_key", None))
-        and getattr(policy, "period_s", None) is None
-    ):
+    order = declared_order(policy)
+    if order == "rank":
+        if not callable(getattr(cls, "queue_key", None)):
+            return False
+    elif order != "remaining":
+        return False
+    if getattr(policy, "period_s", None) is not None:
         return False
     for hook in ("on_dispatch", "on_complete", "on_period"):
-        if getattr(cls, hook, None) is not getattr(PolicyBase, hook):
+        if not is_no_op(cls, hook):
             return False
     return plain_run(run)
 
 
 def _remaining_first(policy: Any) -> bool:
     """Whether ``policy`` declares the shortest-estimated-remaining order (``ready_order =
-    "remaining"``: SJF) and chooses as the class that declared it (its ``select`` is that
-    class's): the ready queue is then a heap of ``(estimated - executed, dispatch order)``,
-    keyed when a job enters it (a waiting job's work does not change), and a preemptive one
-    displaces the running job when the best waiting job's key is below the running job's
-    remaining estimate now (ties keep the running job)."""
-    cls = type(policy)
-    owner = next((c for c in cls.__mro__ if "ready_order" in c.__dict__), None)
-    return (
-        owner is not None
-        and owner.__dict__["ready_order"] == "remaining"
-        and cls.select is owner.__dict__.get("select")
-        and getattr(policy, "period_s", None) is None
-    )
+    "remaining"``: SJF) and chooses as the class that declared it: the ready queue is then a
+    heap of ``(estimated - executed, dispatch order)``, keyed when a job enters it (a waiting
+    job's work does not change), and a preemptive one displaces the running job when the best
+    waiting job's key is below the running job's remaining estimate now (ties keep the
+    running job)."""
+    return declared_order(policy) == "remaining"
 
 
 def plain_run(run: _Run) -> bool:
@@ -170,9 +162,14 @@ def execute_ranked(run: _Run) -> SimResult:
         # ``better`` as a comparison written out where it is ``operator.gt`` (HPF) or
         # ``operator.lt`` (FCFS): ``a > b`` is exactly ``operator.gt(a, b)``, without the call.
         cmp = (
-            0 if not preemptive else 1 if better is operator.gt else 2 if better is operator.lt else 3
+            0
+            if not preemptive
+            else 1
+            if better is operator.gt
+            else 2
+            if better is operator.lt
+            else 3
         )
-    from npusched.policies.temporal.mechanism import dynamic_choice
     from npusched.sim.engine import PowerPiece
 
     dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
@@ -255,6 +252,7 @@ def execute_ranked(run: _Run) -> SimResult:
             est_of = list(map(_ISOLATED_S, req_plans))
     else:
         est_of = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
+
     def srpt_key(k: int) -> tuple[float, int]:
         """SJF's ready entry of job ``k`` (``shortest_remaining``'s key, float operations and
         ties: remaining estimate clamped at 0, then dispatch order = arrival, id)."""

@@ -27,7 +27,7 @@ same catch-up of skipped boundaries, the same stale ticks and superseded complet
 loop, events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the event
 queue's order), the same machine handlers as :mod:`npusched.sim.ranked` (segment closing with
 energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
-Algorithm 3 through :func:`~npusched.policies.temporal.mechanism.dynamic_choice`), so every
+Algorithm 3 through :func:`~npusched.policies.contract.dynamic_choice`), so every
 column, ``events``, ``busy_s``, energy and ``layer_executions`` are equal
 (``tests/test_token_fast_path.py`` checks it for every token policy, token rule, threshold,
 ``include_running`` and mechanism on random workloads).
@@ -47,7 +47,7 @@ from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from npusched.errors import SimulationError
-from npusched.policies.contract import Mechanism
+from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
 from npusched.sim.events import TIME_TOL_S
 from npusched.sim.ranked import plain_run, write_records
 
@@ -60,53 +60,27 @@ _CHECKPOINT = Mechanism.CHECKPOINT
 _KILL = Mechanism.KILL
 _DRAIN = Mechanism.DRAIN
 _NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
-#: The Algorithm 2 methods this path writes out: a subclass overriding any runs the general loop.
-_ALGORITHM_2 = (
-    "select",
-    "pick",
-    "queue",
-    "candidates",
-    "threshold_of",
-    "tokens_of",
-    "slowdown",
-    "_slowdown_at",
-    "on_period",
-    "on_periods",
-    "quiet_periods",
-    "_periods_to_gain",
-    "on_complete",
-    "token_value",
-    "slowdown_of",
-)
 
 
 def applies(run: _Run) -> bool:
-    """Whether ``run`` may take :func:`execute_tokens` (see the module docstring)."""
-    from npusched.policies.base import PolicyBase
-    from npusched.policies.temporal.prema import NPPrema, TokenScheduler, overrides
-    from npusched.policies.temporal.token import NPToken
-
+    """Whether ``run`` may take :func:`execute_tokens` (see the module docstring): the policy
+    declares a token order (:func:`~npusched.policies.contract.declared_order`: PREMA, TOKEN
+    and subclasses keeping Algorithm 2) and the run is plain."""
     sim = run.sim
     policy = run.policy
-    cls = type(policy)
     if not (
         getattr(sim, "fast_path", True)
         and sim.skip_periods
         and run.temporal
-        and isinstance(policy, TokenScheduler)
-        and cls.choose in (NPPrema.choose, NPToken.choose)
-        and getattr(cls, "on_dispatch", None) is PolicyBase.on_dispatch
+        and declared_order(policy) in ("tokens-remaining", "tokens-arrival")
+        and is_no_op(type(policy), "on_dispatch")
     ):
-        return False
-    if overrides(cls, _ALGORITHM_2):
         return False
     return plain_run(run)
 
 
 def execute_tokens(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
-    from npusched.policies.temporal.mechanism import dynamic_choice
-    from npusched.policies.temporal.prema import _NEVER, PERIOD_S, NPPrema, round_down_to_level
     from npusched.sim.engine import (
         _MAX_FUTILE_PREEMPTIONS,
         _MAX_IDLE_TICKS,
@@ -124,18 +98,19 @@ def execute_tokens(run: _Run) -> SimResult:
     static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
     dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
     period = float(pol.period_s)
-    p = float(pol.period_s or PERIOD_S)  # the policy's own ``p``
+    p = float(pol.token_period_s)  # the policy's own ``p``
     levels: tuple[float, ...] = tuple(pol.token_levels)
     top_level = levels[-1]
     cumulative = pol.tokens == "cumulative"
     strict = pol.threshold == ">"
     incl_run = bool(pol.include_running)
-    sjf = type(policy).choose is NPPrema.choose
+    sjf = declared_order(policy) == "tokens-remaining"
     to_gain: Callable[..., int] = pol._periods_to_gain
     # Algorithm 2's formulas, the policy's own (written once, in TokenScheduler)
     token_value: Callable[[float, float], float] = pol.token_value
     slowdown_of: Callable[[float, float], float] = pol.slowdown_of
-    never = _NEVER  # ``quiet_periods``' "never"
+    never: int = pol.never_periods  # ``quiet_periods``' "never"
+    round_down_to_level: Callable[[float, tuple[float, ...]], float] = pol.round_down
 
     arrivals = run.arrivals
     n = len(arrivals)

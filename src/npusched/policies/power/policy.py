@@ -42,6 +42,7 @@ import numpy.typing as npt
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.hardware.power import DFS_VOLTAGES_V, DVFS_VOLTAGES_V, FREQUENCIES_HZ, PowerTable
+from npusched.policies.contract import job_cap_w
 from npusched.policies.power.schedule import (
     PowerCapError,
     StepSchedule,
@@ -514,18 +515,3 @@ def shared_cap_levels(
             )
         out[job] = int(ok[-1])
     return out
-
-
-def job_cap_w(cap_w: float, idle_power_w: float, units: int, capacity: int) -> float:
-    """The power cap (W) of one job holding ``units`` of a resource of ``capacity`` units whose
-    idle power is ``idle_power_w``, when the machine's cap is ``cap_w`` (the rule of the module
-    docstring: the job's idle share plus its :func:`split_cap` share of the dynamic budget,
-    ``cap_w * units / capacity``). The engine compares it with the plan's power, which includes
-    the job's idle share.
-
-    Raises:
-        PowerCapError: if the cap is below the idle power, or ``units`` is not in
-            ``0..capacity``.
-    """
-    dyn = split_cap(cap_w, idle_power_w, {0: units}, capacity)[0]
-    return float(dyn + idle_power_w * units / capacity)

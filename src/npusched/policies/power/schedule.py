@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError
+from npusched.policies.contract import PowerCapError
 
 __all__ = [
     "PowerCapError",
@@ -47,10 +48,6 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-
-
-class PowerCapError(ConfigError):
-    """The power limit is below the lowest level's power of some step."""
 
 
 @dataclass(frozen=True)

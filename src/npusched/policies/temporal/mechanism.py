@@ -23,6 +23,7 @@ from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.policies.base import TemporalPolicyBase
 from npusched.policies.contract import KEEP, Decision, JobView, Mechanism, SchedulerView
+from npusched.policies.contract import dynamic_choice as dynamic_choice  # Algorithm 3, numbers
 
 MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
 
@@ -88,23 +89,6 @@ def dynamic_mechanism(
     return Mechanism.DRAIN if deg_current > deg_candidate else preempt
 
 
-def dynamic_choice(
-    cur_est: float, cur_exec: float, cand_est: float, cand_exec: float, preempt: Mechanism
-) -> Mechanism:
-    """:func:`dynamic_mechanism` on numbers (estimated and executed seconds of the running job
-    and of the candidate), with the same float operations: the engine's fast paths call it
-    without building job views."""
-    cur_rem = cur_est - cur_exec
-    if cur_rem < 0.0:
-        cur_rem = 0.0
-    cand_rem = cand_est - cand_exec
-    if cand_rem < 0.0:
-        cand_rem = 0.0
-    deg_current = cand_rem / cur_est if cur_est > 0 else float("inf")
-    deg_candidate = cur_rem / cand_est if cand_est > 0 else float("inf")
-    return Mechanism.DRAIN if deg_current > deg_candidate else preempt
-
-
 def select_mechanism(mode: str, current: JobView, candidate: JobView) -> Mechanism:
     """The mechanism ``mode`` prescribes for ``candidate`` displacing ``current``."""
     if mode == "checkpoint":
@@ -164,6 +148,9 @@ class RankedPolicy(TemporalPolicyBase, Component):
 
     family: str = ""
     period_s: float | None = None
+    #: The engine keeps the ready queue by ``queue_key`` while ``select`` is this class's
+    #: (:func:`~npusched.policies.contract.declared_order`).
+    ready_order = "rank"
     preemptive: bool
     mechanism: str
     pick_best: Callable[[Sequence[JobView]], JobView]

@@ -81,6 +81,27 @@ TOKEN_RULES = ("linear", "cumulative")
 _NEVER = 1 << 40
 
 
+#: The Algorithm 2 methods the engine's token loop writes out (with ``choose``): a subclass that
+#: overrides any of them decides its own way (``ready_order_methods``; the general loop).
+ALGORITHM_2_METHODS: tuple[str, ...] = (
+    "select",
+    "pick",
+    "queue",
+    "candidates",
+    "threshold_of",
+    "tokens_of",
+    "slowdown",
+    "_slowdown_at",
+    "on_period",
+    "on_periods",
+    "quiet_periods",
+    "_periods_to_gain",
+    "on_complete",
+    "token_value",
+    "slowdown_of",
+)
+
+
 def round_down_to_level(tokens: float, levels: Sequence[float]) -> float:
     """The largest level ``<= tokens`` (``tokens`` itself if it is below every level)."""
     below = [lv for lv in levels if lv <= tokens]
@@ -181,6 +202,16 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
     def on_complete(self, job: JobView, now: float) -> None:
         self._state().pop(job.id, None)
+
+    #: ``quiet_periods``' "never" (more boundaries than any run has).
+    never_periods: int = _NEVER
+    #: Algorithm 2's threshold: the largest level ``<= tokens`` (the engine's token loop too).
+    round_down = staticmethod(round_down_to_level)
+
+    @property
+    def token_period_s(self) -> float:
+        """The period ``p`` of the token rule (seconds): ``period_s``, or Table II's 0.25 ms."""
+        return float(self.period_s or PERIOD_S)
 
     #: The methods that define the token rule (Algorithm 2 lines 3, 6-7): a subclass that
     #: overrides one of them has its own rule, which the closed forms of the period skipping
@@ -472,6 +503,10 @@ class NPPrema(TokenScheduler):
 
     name = "NP-PREMA"
     preemptive = False
+    #: Algorithm 2, the shortest estimated remaining candidate first, kept by the engine
+    #: (:func:`~npusched.policies.contract.declared_order`) while these methods are this class's.
+    ready_order = "tokens-remaining"
+    ready_order_methods = ("choose", *ALGORITHM_2_METHODS)
 
     def choose(self, candidates: Sequence[JobView], running: JobView | None) -> JobView | None:
         """Algorithm 2 line 10: the shortest estimated remaining job among the candidates."""

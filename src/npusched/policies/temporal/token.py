@@ -12,7 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from npusched.policies.contract import JobView
-from npusched.policies.temporal.prema import PreemptiveTokenScheduler, TokenScheduler
+from npusched.policies.temporal.prema import (
+    ALGORITHM_2_METHODS,
+    PreemptiveTokenScheduler,
+    TokenScheduler,
+)
 
 
 def first_come(jobs: Sequence[JobView], running: JobView | None = None) -> JobView | None:
@@ -26,6 +30,9 @@ class NPToken(TokenScheduler):
 
     name = "NP-TOKEN"
     preemptive = False
+    #: Algorithm 2, the first-come candidate first (see :attr:`NPPrema.ready_order`).
+    ready_order = "tokens-arrival"
+    ready_order_methods = ("choose", *ALGORITHM_2_METHODS)
 
     def choose(self, candidates: Sequence[JobView], running: JobView | None) -> JobView | None:
         return first_come(candidates, running)
