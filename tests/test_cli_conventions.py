@@ -171,6 +171,7 @@ def test_report_names_a_corrupt_experiment_json(tmp_path: Path) -> None:
     rc, _, err = cli("report", str(d))
     assert rc == 2
     one_error_line(err, "experiment.json: not valid JSON")
+    assert not (d / "report_files").exists()  # checked before any work: nothing written
 
 
 # --- 7-10: config fields ----------------------------------------------------------------------

@@ -136,12 +136,18 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
 
 
-def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
-    from npusched.experiments.store import load_results
-
+def _sweep_meta(sweep_dir: Path) -> dict[str, Any]:
+    """A sweep's ``experiment.json`` as a dict, or :class:`ConfigError` naming the file."""
     meta = _read_json(sweep_dir / "experiment.json")
     if not isinstance(meta, dict):
         raise ConfigError(f"{sweep_dir / 'experiment.json'}: not a JSON object")
+    return meta
+
+
+def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
+    from npusched.experiments.store import load_results
+
+    meta = _sweep_meta(sweep_dir)
     name = str(meta.get("name", sweep_dir.name))
     sec = _Section(f"Sweep: {name}")
     if meta.get("description"):
@@ -480,6 +486,8 @@ def write_report(
             f"{d}: no sweep (experiment.json) or reproduction (summary.json with a headline) "
             "below it; run `npusched sweep` or `npusched reproduce` first"
         )
+    for s in sweeps:  # every input checked before any work starts (one line, nothing written)
+        _sweep_meta(s)
     o = Path(out) if out is not None else d
     from npusched._io import check_out_dir
 
