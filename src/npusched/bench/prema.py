@@ -14,7 +14,7 @@ from npusched.workloads.request import Request
 def prema_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
     """``prema``'s simulator (P-PREMA-dynamic as ``reproduce prema`` configures it) and
     requests (:func:`~npusched.workloads.prema_workload` at load :data:`BENCH_LOAD`)."""
-    from npusched.experiments.reproduce.prema import PolicySpec, PremaSetup
+    from npusched.experiments.studies.prema.suite import PolicySpec, PremaSetup
     from npusched.hardware import compile_profile, get_device
     from npusched.models import get_network
     from npusched.policies.temporal.predictor import make_estimator

@@ -62,7 +62,7 @@ class HaxconnSuite(_Strict):
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
         """``npusched reproduce haxconn`` with these parameters."""
-        from npusched.experiments.studies.haxconn import reproduce
+        from npusched.experiments.studies.haxconn.run import reproduce
 
         return reproduce(
             out,

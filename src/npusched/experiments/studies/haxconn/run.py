@@ -1,0 +1,287 @@
+"""Reproduce HaX-CoNN (PPoPP'24) Sec. 5: ``npusched reproduce haxconn [--quick] [--out DIR]``.
+
+Methodology (with the choices the paper leaves open):
+
+* **Profiles**: :func:`npusched.hardware.soc.generate_profile` (roofline per accelerator,
+  calibrated to Table 5; Snapdragon calibrated on Table 6 exp. 9), 10 layer groups per DNN
+  (Table 2's count; 5 per iteration in Table 8). The paper's DNNs map to
+  zoo networks as in ``npusched/data/haxconn/table5_standalone.csv`` (Alexnet/CaffeNet ->
+  ``alexnet``, Inception -> ``inception-v4``, FC_ResN18 -> ``fcn-resnet18``).
+* **Rounds and metrics**: every experiment is one *round*: the DNN set processes one frame
+  (Scenarios 2 and 4: the DNNs of one frame, with DNN_1 -> DNN_2 a dependency in Scenario 4;
+  Scenario 3, a streaming pipeline, in steady state: DNN_1 on frame k+1 beside DNN_2 on frame
+  k, so no dependency inside the round; Scenario 1: several instances on consecutive frames).
+  Latency = the round's makespan, FPS = frames per round / makespan (Table 6's FPS column is
+  1000 / latency in every row). Maximising that FPS is minimising the makespan, so Table 6,
+  Fig. 5 and Fig. 7 solve Eq. 11; Table 6's Max-FPS rows also report the gain when solved for
+  Eq. 10. Table 8 (throughput gains) solves Eq. 10 (sum_n 1/T_n), with the Eq. 11 gain and the
+  gain without contention beside it (one factor at a time).
+* **Comparisons**: ``summary.json``'s ``comparisons`` (:mod:`.report`): every Table 6
+  row, Table 8 cell, Fig. 5 and Fig. 6 value, the misprediction figure, the abstract's
+  contention reduction and Table 7 (not modelled: no CPU in the simulated SoC), each with the
+  paper's number, ours and the measured cause. ``synthetic`` in a label: our rooflines.
+* **Table 6's baselines**: the paper's four columns as the artifact runs them
+  (:func:`~.points.table6_baselines`: GPU-only, GPU & DSA with DNN-1 on the GPU and DNN-2 on
+  the DLA, Herald, one-shot H2H); our stronger variants (best-orientation GPU & DSA, H2H with a
+  remapping hill climb, Mensa) are columns beside them.
+* **HaX-CoNN**: the restricted space with one transition per DNN (Table 6's setting), proven
+  optimal by the bounded exhaustive search (:mod:`npusched.policies.mapping.exhaustive`;
+  ``solver s`` is the whole search, baselines included), and the free space with CP-SAT seeded
+  by the best heuristic (one second; ``free gap`` to the best proven lower bound).
+* **Table 8**: every pair (with itself too) of the ten Table 5 DNNs on Orin; the faster DNN runs
+  ``round(t_slow / t_fast)`` iterations (GPU times, Sec. 5.4); the cell is HaX-CoNN's FPS over
+  the best baseline's and the best baseline's name; "x" when HaX-CoNN's best is GPU-only.
+* **Fig. 5**: two instances of each of five DNNs on Orin (the paper names GoogLeNet; the other
+  four are our pick from Table 5).
+* **Fig. 7**: D-HaX-CoNN in one engine run (:func:`engine_dynamic`): the DNN sets of
+  experiments 2, 5 and 1 in turn, 10 s each, frames at a fixed rate; the schedule swaps come
+  from :func:`~npusched.policies.mapping.haxconn.dynamic_haxconn` on a deterministic clock and
+  are installed by engine timers; the realised latency at 25 ms, 100 ms, 250 ms, 500 ms and
+  1.5 s after each change is the engine's; the oracle is the restricted optimum.
+* **Gap**: :func:`gap_analysis` measures why our Table 6 gains are smaller than the paper's.
+* **Solver benchmark**: CP-SAT vs Z3 on 2 and 3 DNNs x 10/20/40/80 groups, restricted (T = 1)
+  and free, same instances, cold (no hint); time to proven optimum or the gap at the limit;
+  median of repeats; plus HaX-CoNN's pipeline (bounded exhaustive restricted search where the
+  space fits 2,000,000 schedules, else CP-SAT seeded with the best heuristic) with a 1 s budget.
+
+Outputs: ``table6.csv/.md``, ``solver_table6.csv``, ``table6_gap.csv``, ``table8.csv/.md``,
+``fig5.csv/.png``, ``fig6.csv``, ``fig7.csv/.png``, ``fig7_swaps.csv``, ``solver.csv/.md``, ``gantt_exp<N>.png`` (the first experiment run), ``predicted_vs_realised.csv``, ``summary.json``,
+``report.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from npusched._io import atomic_write_text
+from npusched.errors import ConfigError
+from npusched.experiments.studies.haxconn.figures import (
+    FIG7_TEXT,
+    GAP_TEXT,
+    _csv,
+    _md,
+    gantt,
+    gap_reading,
+)
+from npusched.experiments.studies.haxconn.paper import (
+    FIG5_NETS,
+    FIG7_EXPS,
+    TABLE6,
+    TABLE6_BASELINES,
+    TABLE8_NETS,
+    Experiment,
+)
+from npusched.experiments.studies.haxconn.points import (
+    _fig5,
+    _fig6,
+    _fig7,
+    _solver_bench,
+    _table6,
+    _table8,
+    gap_analysis,
+    table6_baselines,
+)
+from npusched.experiments.studies.haxconn.report import build_records
+
+__all__ = ["PARTS", "TABLE6", "Experiment", "gantt", "reproduce"]
+
+
+PARTS = ("table6", "table8", "fig5", "fig7", "solver", "gap")
+
+
+def reproduce(
+    out: str | Path,
+    *,
+    quick: bool = False,
+    parts: Sequence[str] = PARTS,
+    experiments: Sequence[int] | None = None,
+    table6_free_time_limit_s: float | None = None,
+    table8_networks: Sequence[str] | None = None,
+    fig5_networks: Sequence[str] = FIG5_NETS,
+    fig7_experiments: Sequence[int] = FIG7_EXPS,
+    fig7_time_limit_s: float | None = None,
+    fig7_phase_s: float | None = None,
+    solver_groups: Sequence[int] | None = None,
+    solver_time_limit_s: float | None = None,
+    solver_repeats: int | None = None,
+    z3_max_groups: int | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Run the suite into ``out`` (created) and return ``summary.json``'s content.
+
+    ``progress``: a progress bar on stderr over the suite's parts (Table 6, then each of
+    ``parts``), shown after 1 s.
+
+    ``quick``: shorter solver limits, Table 8 over four DNNs, the solver benchmark at 10 and 20
+    groups once. ``parts`` selects outputs (:data:`PARTS`; the solver benchmark needs z3);
+    ``experiments`` restricts Table 6 to those numbers (Table 6 and the Gantt chart of the first
+    one always run). The other keywords override what ``quick`` sets (seconds for the time
+    limits): the free-space CP-SAT limit of Table 6 (1.0; quick 0.3), Table 8's DNNs
+    (:data:`TABLE8_NETS`; quick the first four), Fig. 5's DNNs, Fig. 7's experiments, its
+    D-HaX-CoNN CP-SAT budget per change (1.5; quick 0.3) and phase length (10; quick 2), and the
+    solver benchmark's layer-group counts (10, 20, 40, 80; quick 10, 20), per-solve limit (5.0;
+    quick 1.0), repeats (3; quick 1) and the largest group count Z3 is run at (40; quick 20).
+    """
+    bad = [p for p in parts if p not in PARTS]
+    if bad:
+        raise ConfigError(f"--only {bad[0]!r}; allowed: {', '.join(PARTS)}")
+    from npusched.report.plots import grouped_bars, lines
+
+    outdir = Path(out)
+    if outdir.exists() and not outdir.is_dir():
+        raise ConfigError(f"--out {out}: not a directory")
+    outdir.mkdir(parents=True, exist_ok=True)
+    from contextlib import ExitStack
+
+    from npusched.report.progress import progress_bar
+
+    stack = ExitStack()
+    todo = ["table6", *(p for p in PARTS if p in parts and p != "table6")]
+    bar = stack.enter_context(
+        progress_bar(len(todo), "reproduce haxconn", enabled=progress, eta=True, delay_s=1.0)
+    )
+
+    def stage(part: str) -> None:
+        if bar is not None:
+            bar.step(part)
+
+    t6_limit = table6_free_time_limit_s
+    t6, pvr, kept, s6 = _table6(
+        t6_limit if t6_limit is not None else (0.3 if quick else 1.0), experiments
+    )
+    _csv(outdir / "table6.csv", t6)
+    _csv(outdir / "solver_table6.csv", s6)
+    atomic_write_text(outdir / "table6.md", _md(t6))
+    _csv(outdir / "predicted_vs_realised.csv", pvr)
+    first = min(kept)
+    w1, h1 = kept[first]
+    gantt(outdir / f"gantt_exp{first}.png", w1, h1.realised,
+          f"Exp. {first} ({w1.soc.name}, {' + '.join(t.name for t in w1.tasks)}): HaX-CoNN")
+    stage("table6")
+    t8: list[dict[str, Any]] = []
+    if "table8" in parts:
+        t8 = _table8(
+            table8_networks
+            if table8_networks is not None
+            else (TABLE8_NETS[:4] if quick else TABLE8_NETS)
+        )
+        _csv(outdir / "table8.csv", t8)
+        atomic_write_text(outdir / "table8.md", _md(t8))
+        stage("table8")
+    f5: list[dict[str, Any]] = []
+    if "fig5" in parts:
+        f5 = _fig5(fig5_networks)
+        _csv(outdir / "fig5.csv", f5)
+        grouped_bars(outdir / "fig5.png", [r["dnn"] for r in f5],
+                     {m: [r[f"{m} FPS"] for r in f5] for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")},
+                     ylabel="FPS (2 instances, Orin)", title="Fig. 5: Scenario 1")
+        stage("fig5")
+    f7: list[dict[str, Any]] = []
+    f7_swaps: list[dict[str, Any]] = []
+    if "fig7" in parts:
+        f7, f7_swaps = _fig7(
+            fig7_experiments,
+            fig7_time_limit_s if fig7_time_limit_s is not None else (0.3 if quick else 1.5),
+            fig7_phase_s if fig7_phase_s is not None else (2.0 if quick else 10.0),
+        )
+        _csv(outdir / "fig7.csv", f7)
+        _csv(outdir / "fig7_swaps.csv", f7_swaps)
+        found = [r for r in f7 if r["mode"] == "found"]
+        marks = [r for r in f7 if r["mode"] == "marks"]
+        lines(outdir / "fig7.png", [r["t_s"] for r in found],
+              {"D-HaX-CoNN (swap when found)": [r["latency_ms"] for r in found],
+               "D-HaX-CoNN (swap at the paper's marks)": [r["latency_ms"] for r in marks],
+               "oracle": [r["oracle_ms"] for r in found]},
+              xlabel="time (s); the DNN set changes every 10 s", ylabel="latency per frame (ms)",
+              title="Fig. 7: D-HaX-CoNN")
+        stage("fig7")
+    gap: list[dict[str, Any]] = []
+    if "gap" in parts:
+        gap = gap_analysis((1, 5) if quick else experiments)
+        _csv(outdir / "table6_gap.csv", gap)
+        stage("gap")
+    solver = (
+        _solver_bench(
+            solver_groups if solver_groups is not None else ((10, 20) if quick else (10, 20, 40, 80)),
+            solver_time_limit_s if solver_time_limit_s is not None else (1.0 if quick else 5.0),
+            solver_repeats if solver_repeats is not None else (1 if quick else 3),
+            z3_max_groups if z3_max_groups is not None else (20 if quick else 40),
+        )
+        if "solver" in parts
+        else []
+    )
+    if "solver" in parts:
+        stage("solver")
+    stack.close()
+    if solver:
+        _csv(outdir / "solver.csv", solver)
+        atomic_write_text(outdir / "solver.md", _md(solver))
+    f6 = _fig6([n for n in TABLE8_NETS if n != "googlenet"])
+    _csv(outdir / "fig6.csv", f6)
+    slow = [max(iv.slowdown) for w, h in kept.values()
+            for m, r in table6_baselines(w, h).items() if m in ("H2H", "Herald")
+            for iv in r.realised.intervals if iv.slowdown]
+    comparisons = build_records(
+        t6, t8, f5, pvr, gap, max(slow) if slow else None,
+        {r["dnn"]: r["no contention %"] for r in f5}, f6,
+        table8_networks if table8_networks is not None
+        else (TABLE8_NETS[:4] if quick else TABLE8_NETS),
+    )
+    improved = sum(1 for r in t8 if r["cell"] != "x")
+    summary: dict[str, Any] = {
+        "experiments": {
+            str(r["exp"]): {
+                "best_baseline": r["best baseline"],
+                "best_baseline_latency_ms": min(r[f"{m} ms"] for m in TABLE6_BASELINES),
+                "haxconn_latency_ms": r["HaX-CoNN ms"],
+                "improvement_pct": r["improvement %"],
+                "solver_s": r["solver s"],
+                "proven": r["proven"],
+                "transitions": r["TR"],
+                "paper_improvement_pct": r["paper improvement %"],
+            }
+            for r in t6
+        },
+        "table8": {"pairs": len(t8), "improved": improved, "gpu_only_or_equal": len(t8) - improved},
+        "fig5": {r["dnn"]: r["improvement %"] for r in f5},
+        "solver": solver,
+        "solver_table6": s6,
+        "table6_gap": gap,
+        "quick": quick,
+        "comparisons": comparisons,
+    }
+    if t6:  # ours beside the paper's, in the shape every suite's headline has
+        ours = [float(r["improvement %"]) for r in t6]
+        paper = [float(r["paper improvement %"]) for r in t6]
+        summary["headline"] = {
+            "table6_improvement_pct_mean": {"ours": float(np.mean(ours)), "paper": float(np.mean(paper))},
+            "table6_improvement_pct_max": {"ours": max(ours), "paper": max(paper)},
+            "table6_improvement_pct_min": {"ours": min(ours), "paper": min(paper)},
+        }
+    atomic_write_text(outdir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    report = [
+        "# HaX-CoNN reproduced\n",
+        "## Table 6 (latency in ms, realised under the contention model; synthetic rooflines)\n", _md(t6),
+        "## Solver per Table 6 experiment (restricted: proven optimum; free: 1 s anytime)\n",
+        _md(s6),
+        "## Why our Table 6 gains are smaller than the paper's (measured)\n",
+        GAP_TEXT, _md(gap), gap_reading(gap),
+        "## Predicted vs realised\n", _md(pvr),
+        "## Table 8 (Orin, all pairs; synthetic rooflines; Eq. 10)\n", _md(t8),
+        "## Fig. 5 (Scenario 1; synthetic rooflines)\n", _md(f5),
+        "## Fig. 6 (GoogLeNet on the GPU beside another DNN on the DLA, Xavier; synthetic rooflines)\n",
+        _md(f6),
+        "## Comparisons with the paper (synthetic rooflines wherever the label says so)\n",
+        _md([{k: v for k, v in c.items() if k != "spread"} for c in comparisons]),
+        "## Fig. 7 (D-HaX-CoNN in an engine run)\n", FIG7_TEXT, _md(f7),
+        "### Swaps (deterministic clock)\n", _md(f7_swaps),
+    ]
+    if solver:
+        report += ["## Solver benchmark (CP-SAT vs Z3)\n", _md(solver)]
+    atomic_write_text(outdir / "report.md", "\n".join(report))
+    return summary
