@@ -59,7 +59,6 @@ mechanism its ``mechanism`` parameter names (``"dynamic"`` is Algorithm 3).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from itertools import pairwise
@@ -127,15 +126,23 @@ def cumulative_gain(waited_s: float, periods: int, period_s: float, estimated_s:
     return (k * waited_s + period_s * k * (k + 1.0) / 2.0) / estimated_s
 
 
-@functools.cache
+_OVERRIDES: dict[tuple[type, tuple[str, ...]], bool] = {}
+
+
 def overrides(cls: type, names: tuple[str, ...]) -> bool:
     """Whether class ``cls`` defines any of ``names`` other than :class:`TokenScheduler` does
     (compared as stored on the classes, so static and class methods compare by identity).
     Cached per class: a class's methods are fixed once it is defined, and the engine asks at
     every period boundary."""
-    from inspect import getattr_static
+    key = (cls, names)
+    hit = _OVERRIDES.get(key)
+    if hit is None:
+        from inspect import getattr_static
 
-    return any(getattr_static(cls, m) is not getattr_static(TokenScheduler, m) for m in names)
+        hit = _OVERRIDES[key] = any(
+            getattr_static(cls, m) is not getattr_static(TokenScheduler, m) for m in names
+        )
+    return hit
 
 
 class TokenScheduler(TemporalPolicyBase, Component):
