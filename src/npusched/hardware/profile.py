@@ -20,6 +20,7 @@ import numpy as np
 
 from npusched.errors import HardwareConfigError
 from npusched.hardware.base import Device, FloatArray, IntArray, LayerCosts
+from npusched.models.ir import MAX_BATCH as _MAX_BATCH
 from npusched.models.ir import Network
 
 #: A plan's look-up table: ``array('d')`` for unrolled recurrent plans (8 bytes per step, bisect
@@ -851,9 +852,9 @@ def compile_sized_profile(
     )
 
 
-#: Largest batch size a profile is compiled for: far beyond any real batch, and small enough
-#: that per-layer cycle and byte counts stay well inside int64 (they overflow near 1e10).
-MAX_BATCH = 2**20
+#: Largest batch size a profile is compiled for (defined with the network IR, which workloads
+#: may read too: :data:`npusched.models.ir.MAX_BATCH`).
+MAX_BATCH = _MAX_BATCH
 
 
 def _batch_sizes(batch_sizes: Iterable[int]) -> tuple[int, ...]:

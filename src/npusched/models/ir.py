@@ -44,6 +44,11 @@ import numpy.typing as npt
 
 from npusched.errors import ModelError
 
+#: Largest batch size a network is run at (requests, traces, configs and compiled profiles):
+#: far beyond any real batch, and small enough that per-layer cycle and byte counts stay well
+#: inside int64 (they overflow near 1e10).
+MAX_BATCH = 2**20
+
 
 class LayerKind(StrEnum):
     """What a layer computes. GEMM kinds run on the MAC array; the rest on the vector unit."""

@@ -207,7 +207,7 @@ def load_trace(
         return [default if m else int(v) for v, m in zip(vals.tolist(), miss.tolist(), strict=True)]
 
     if "batch" in df.columns:  # the largest batch a profile can be compiled for
-        from npusched.hardware.profile import MAX_BATCH
+        from npusched.models.ir import MAX_BATCH
 
         big, _ = chk.number("batch", required=False)
         chk.fail(big > MAX_BATCH, "batch", f"must be <= {MAX_BATCH}")
