@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from npusched.cli import main
+from npusched.experiments.store import load_results
 from npusched.report.comparisons import flagged, records_from_summary
 from npusched.report.plots import figure_formats, lines
 from npusched.report.sweep_report import figure_caption, write_report
@@ -103,7 +104,7 @@ def outdir(tmp_path: Path) -> Path:
 
 
 def test_every_suite_has_figures_and_comparisons(outdir: Path) -> None:
-    html_path, md_path = write_report(outdir)
+    html_path, md_path = write_report(outdir, load_sweep=load_results)
     page = Page()
     page.feed(html_path.read_text(encoding="utf-8"))
     page.close()
@@ -142,7 +143,7 @@ def test_every_suite_has_figures_and_comparisons(outdir: Path) -> None:
 
 
 def test_figure_format_svg_embeds_svg_and_pdf_links(outdir: Path) -> None:
-    html_path, _ = write_report(outdir, figure_format="svg")
+    html_path, _ = write_report(outdir, figure_format="svg", load_sweep=load_results)
     page = Page()
     page.feed(html_path.read_text(encoding="utf-8"))
     svgs = [u for s in page.sections.values() for u in s["imgs"] if "svg" in u.split(",")[0]]
@@ -156,7 +157,12 @@ def test_figure_format_svg_embeds_svg_and_pdf_links(outdir: Path) -> None:
 
 def test_headline_fallback_and_flags() -> None:
     recs, source = records_from_summary(
-        {"headline": {"fps_gain_mean": {"ours": 1.0, "paper": 0.5}, "x_y": {"ours": -1, "paper": 2}}}
+        {
+            "headline": {
+                "fps_gain_mean": {"ours": 1.0, "paper": 0.5},
+                "x_y": {"ours": -1, "paper": 2},
+            }
+        }
     )
     assert source == "headline"
     assert recs[0]["figure"] == "Fig. 5" and recs[0]["ratio"] == 2.0 and not recs[0]["flag"]

@@ -359,7 +359,7 @@ def test_report_splits_many_series_over_figures(tmp_path: Path) -> None:
     exp = load_experiment(_exp_file(tmp_path, text))
     root = tmp_path / "results"
     run_sweep(exp, root / "small", backend="inprocess", progress=False)
-    write_report(root)
+    write_report(root, load_sweep=load_results)
     md = (root / "index.md").read_text()
     for kind in ("curves", "cdf", "bars"):
         for part in (1, 2):
@@ -370,7 +370,7 @@ def test_report_splits_many_series_over_figures(tmp_path: Path) -> None:
 
 def test_report_of_an_empty_dir_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no sweep"):
-        write_report(tmp_path)
+        write_report(tmp_path, load_sweep=load_results)
 
 
 # --- trace -------------------------------------------------------------------------------------
@@ -467,7 +467,7 @@ def test_compare_end_to_end(tmp_path: Path) -> None:
     assert (df["antt"] >= 1.0).all() and (df["energy_j"] > 0).all()
     assert (df[df["system"].str.endswith("+DFS")]["peak_power_w"] <= 30.0 + 1e-9).all()
     assert (out / "compare.png").read_bytes()[:4] == b"\x89PNG"
-    write_report(tmp_path)
+    write_report(tmp_path, load_sweep=load_results)
     assert "Compare: NP-FCFS, PREMA, Planaria" in (tmp_path / "index.md").read_text()
 
 

@@ -271,10 +271,13 @@ def report_cmd(
     """Write index.html (self-contained) and index.md: every reproduction's comparisons with
     the paper (flags and causes) and figures, and the tables and plots of every sweep below
     DIRECTORY, with the run's provenance."""
+    from npusched.experiments.store import load_results
     from npusched.report.sweep_report import write_report
 
     show = _common(quiet=quiet, verbose=verbose)
-    html, md = write_report(directory, out, figure_format=figure_format, progress=show)
+    html, md = write_report(
+        directory, out, figure_format=figure_format, progress=show, load_sweep=load_results
+    )
     if show:
         typer.echo(f"report: {html} and {md}")
 
@@ -331,7 +334,9 @@ def compare_cmd(
     scenario: Annotated[
         Literal["A", "B", "C"], typer.Option(help="Planaria Table I workload.")
     ] = "C",
-    qos: Annotated[Literal["S", "M", "H"], typer.Option(help="QoS level (Planaria Table I).")] = "S",
+    qos: Annotated[
+        Literal["S", "M", "H"], typer.Option(help="QoS level (Planaria Table I).")
+    ] = "S",
     load: Annotated[
         list[float] | None,
         typer.Option("--load", help="Offered load on the 128x128 array (repeatable; 0.25, 0.5)."),
@@ -429,5 +434,3 @@ def validate_cmd(
     if fmt == "table":
         taus = ", ".join(f"{k} {v:.2f}" for k, v in summary["rank_agreement"].items())
         print(f"rank agreement (Kendall tau): {taus}")
-
-

@@ -37,7 +37,7 @@ import json
 import os
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,9 +144,9 @@ def _sweep_meta(sweep_dir: Path) -> dict[str, Any]:
     return meta
 
 
-def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
-    from npusched.experiments.store import load_results
-
+def _sweep_section(
+    sweep_dir: Path, files: Path, base: Path, load_results: Callable[[Path], pd.DataFrame]
+) -> _Section:
     meta = _sweep_meta(sweep_dir)
     name = str(meta.get("name", sweep_dir.name))
     sec = _Section(f"Sweep: {name}")
@@ -210,8 +210,7 @@ def _sweep_section(sweep_dir: Path, files: Path, base: Path) -> _Section:
         if means is not None and len(series) > 1:
             shown = chunk if baseline in chunk else [baseline, *chunk]
             norm = {
-                s: [float(means.loc[s, m] / means.loc[baseline, m]) for m in metrics]
-                for s in shown
+                s: [float(means.loc[s, m] / means.loc[baseline, m]) for m in metrics] for s in shown
             }
             path = grouped_bars(
                 files / f"{slug}_bars{tag}.png",
@@ -358,8 +357,7 @@ def _html_table(df: pd.DataFrame) -> str:
     body = "".join(
         "<tr>"
         + "".join(
-            f'<td{" class=num" if _is_number(v) else ""}>{html.escape(_cell(v))}</td>'
-            for v in row
+            f"<td{' class=num' if _is_number(v) else ''}>{html.escape(_cell(v))}</td>" for v in row
         )
         + "</tr>"
         for row in df.itertuples(index=False)
@@ -452,6 +450,7 @@ def write_report(
     *,
     figure_format: str = "png",
     progress: bool = False,
+    load_sweep: Callable[[Path], pd.DataFrame] | None = None,
 ) -> tuple[Path, Path]:
     """Write ``index.html`` (self-contained) and ``index.md`` for everything below
     ``directory`` (see the module docstring). Returns their paths.
@@ -463,6 +462,9 @@ def write_report(
             PNG are embedded as SVG; the report's own figures are drawn as SVG too) or ``pdf``
             (PDFs written and linked beside the embedded PNGs).
         progress: a progress bar on stderr over the sections, shown after 1 s.
+        load_sweep: reads a sweep directory's finished points as one frame (the caller's
+            store: :func:`npusched.experiments.store.load_results`; the report reads no
+            store itself); needed when ``directory`` holds a sweep.
     """
     from npusched.report.comparisons import RATIO_BAND
     from npusched.report.plots import FIGURE_FORMATS, figure_formats
@@ -488,6 +490,8 @@ def write_report(
         )
     for s in sweeps:  # every input checked before any work starts (one line, nothing written)
         _sweep_meta(s)
+    if sweeps and load_sweep is None:
+        raise TypeError("write_report: load_sweep is needed to report a sweep")
     o = Path(out) if out is not None else d
     from npusched._io import check_out_dir
 
@@ -509,7 +513,7 @@ def write_report(
     heads.sort(key=lambda p: (order.index(p.parent.name) if p.parent.name in order else 99, p))
     jobs: list[Any] = [(_headline_section, (p, d, files)) for p in heads]
     jobs += [(_compare_section, (c, d, files)) for c in compares]
-    jobs += [(_sweep_section, (s, files, d)) for s in sweeps]
+    jobs += [(_sweep_section, (s, files, d, load_sweep)) for s in sweeps]
     sections: list[_Section] = []
     with (
         figure_formats(figure_format),

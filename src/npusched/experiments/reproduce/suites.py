@@ -141,6 +141,7 @@ def reproduce_all(
     Returns:
         The report's ``index.html`` and ``index.md``.
     """
+    from npusched.experiments.store import load_results
     from npusched.report.sweep_report import write_report
 
     root = Path(out)
@@ -163,7 +164,9 @@ def reproduce_all(
     with figure_formats(figure_format):
         failed = _run_all(root, names, by_suite, quick, sweeps, compare, progress, echo)
     write_provenance(root, quick=quick, started=started)
-    html, md = write_report(root, figure_format=figure_format, progress=progress)
+    html, md = write_report(
+        root, figure_format=figure_format, progress=progress, load_sweep=load_results
+    )
     if failed:
         raise ConfigError("reproduce all: failed suites: " + "; ".join(failed))
     return html, md
