@@ -19,7 +19,7 @@ Both are seen by the engine through the same hooks (``reset``, ``on_dispatch``, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -261,28 +261,55 @@ class PowerCapError(ConfigError):
     """The power limit is below the lowest level's power of some step, or below the idle power."""
 
 
+def split_cap(
+    cap_w: float,
+    idle_power_w: float,
+    units: Mapping[Hashable, int],
+    total_units: int,
+) -> dict[Hashable, float]:
+    """Per-job dynamic-power budgets (W) when jobs share one chip's cap (the rule of
+    :mod:`npusched.policies.power.policy`).
+
+    The idle power is drawn once; the dynamic budget ``cap_w - idle_power_w`` is split in
+    proportion to each job's allocated units out of ``total_units``. The budgets of the
+    allocated jobs sum to at most the dynamic budget.
+
+    Args:
+        cap_w: the chip's power limit (W).
+        idle_power_w: static + constant power (W).
+        units: allocated units per job (each >= 0; their sum <= ``total_units``).
+        total_units: the resource's capacity in units (> 0).
+
+    Returns:
+        Dynamic-power budget per job (W).
+
+    Raises:
+        PowerCapError: if the cap is below the idle power or the allocation oversubscribes.
+    """
+    if total_units <= 0:
+        raise PowerCapError(f"split_cap: total_units must be > 0, got {total_units}")
+    if any(u < 0 for u in units.values()) or sum(units.values()) > total_units:
+        raise PowerCapError(
+            f"split_cap: allocations {dict(units)} exceed the {total_units} units available"
+        )
+    budget = cap_w - idle_power_w
+    if budget < 0:
+        raise PowerCapError(f"power cap {cap_w:g} W is below the idle power {idle_power_w:g} W")
+    return {job: budget * u / total_units for job, u in units.items()}
+
+
 def job_cap_w(cap_w: float, idle_power_w: float, units: int, capacity: int) -> float:
     """The power cap (W) of one job holding ``units`` of a resource of ``capacity`` units whose
     idle power is ``idle_power_w`` (W), when the machine's cap is ``cap_w`` (W): the job's idle
-    share plus its share of the dynamic budget, ``(cap_w - idle_power_w) * units / capacity``
-    (the rule of :mod:`npusched.policies.power.policy`, where :func:`~npusched.policies.power.
-    policy.split_cap` splits the budget among several jobs the same way). The engine compares
-    it with the plan's power, which includes the job's idle share.
+    share plus its :func:`split_cap` share of the dynamic budget. The engine compares it with
+    the plan's power, which includes the job's idle share.
 
     Raises:
         PowerCapError: if the cap is below the idle power, or ``units`` is not in
             ``0..capacity``.
     """
-    if capacity <= 0:
-        raise PowerCapError(f"split_cap: total_units must be > 0, got {capacity}")
-    if units < 0 or units > capacity:
-        raise PowerCapError(
-            f"split_cap: allocations {{0: {units}}} exceed the {capacity} units available"
-        )
-    budget = cap_w - idle_power_w
-    if budget < 0:
-        raise PowerCapError(f"power cap {cap_w:g} W is below the idle power {idle_power_w:g} W")
-    return float(budget * units / capacity + idle_power_w * units / capacity)
+    dyn = split_cap(cap_w, idle_power_w, {0: units}, capacity)[0]
+    return float(dyn + idle_power_w * units / capacity)
 
 
 # --- hooks the engine may skip -------------------------------------------------------------------

@@ -42,7 +42,7 @@ import numpy.typing as npt
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.hardware.power import DFS_VOLTAGES_V, DVFS_VOLTAGES_V, FREQUENCIES_HZ, PowerTable
-from npusched.policies.contract import job_cap_w
+from npusched.policies.contract import job_cap_w, split_cap
 from npusched.policies.power.schedule import (
     PowerCapError,
     StepSchedule,
@@ -435,42 +435,6 @@ def power_policy_from_config(
     except NpuschedError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
     return pol
-
-
-def split_cap(
-    cap_w: float,
-    idle_power_w: float,
-    units: Mapping[Hashable, int],
-    total_units: int,
-) -> dict[Hashable, float]:
-    """Per-job dynamic-power budgets (W) when jobs share one chip's cap.
-
-    The idle power is drawn once; the dynamic budget ``cap_w - idle_power_w`` is split in
-    proportion to each job's allocated units out of ``total_units`` (see module docstring). The
-    budgets of the allocated jobs sum to at most the dynamic budget.
-
-    Args:
-        cap_w: the chip's power limit (W).
-        idle_power_w: static + constant power (W).
-        units: allocated units per job (each >= 0; their sum <= ``total_units``).
-        total_units: the resource's capacity in units (> 0).
-
-    Returns:
-        Dynamic-power budget per job (W).
-
-    Raises:
-        PowerCapError: if the cap is below the idle power or the allocation oversubscribes.
-    """
-    if total_units <= 0:
-        raise PowerCapError(f"split_cap: total_units must be > 0, got {total_units}")
-    if any(u < 0 for u in units.values()) or sum(units.values()) > total_units:
-        raise PowerCapError(
-            f"split_cap: allocations {dict(units)} exceed the {total_units} units available"
-        )
-    budget = cap_w - idle_power_w
-    if budget < 0:
-        raise PowerCapError(f"power cap {cap_w:g} W is below the idle power {idle_power_w:g} W")
-    return {job: budget * u / total_units for job, u in units.items()}
 
 
 def shared_cap_levels(
