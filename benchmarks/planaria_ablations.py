@@ -4,6 +4,8 @@
     python benchmarks/planaria_ablations.py fig13 [0.5,1.0]  # Fig. 13 per request, per load
     python benchmarks/planaria_ablations.py throughput [A/M,C/S] [default,no GNMT]  # Fig. 12
     python benchmarks/planaria_ablations.py isolated     # Fig. 17 energy per energy term
+    python benchmarks/planaria_ablations.py terms [planaria/resnet-50,planaria/mobilenet-v1]
+        # each energy term alone, per network, both systems (mJ), and the artifact's accounting
     python benchmarks/planaria_ablations.py nodes [0.5,1.0,2.0]  # Fig. 16 node counts per rate
     python benchmarks/planaria_ablations.py compare QUICK_DIR FULL_DIR  # quick inside full?
 
@@ -24,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from npusched.experiments.reproduce import planaria as P
-from npusched.experiments.studies.planaria.points import _has_depthwise
+from npusched.experiments.studies.planaria import points as _points
+from npusched.experiments.studies.planaria.points import _has_depthwise, stable_qps
 from npusched.hardware.energy import ARTIFACT_SRAM_LEAK_W, EnergyModel
 from npusched.hardware.profile import compile_profile
 from npusched.hardware.systolic import SystolicArray
@@ -33,6 +36,20 @@ from npusched.workloads.request import Request
 
 QUICK = P.MultiTenantSetup(instances=4, throughput_instances=3)
 Wrap = Callable[[P.Simulate], P.Simulate]
+
+
+def _fill_drain(fn: Callable[[], Any]) -> Any:
+    """``fn()`` with Algorithm 1's per-tile fill and drain on both arrays (PREMA's model, the
+    suite's before it took the authors' compute model; ``points.FILL_DRAIN``)."""
+    from npusched.hardware.profile import clear_profile_cache
+
+    _points.FILL_DRAIN = True
+    clear_profile_cache()
+    try:
+        return fn()
+    finally:
+        _points.FILL_DRAIN = False
+        clear_profile_cache()
 
 
 def _ungated_sram(sim: P.Simulate) -> P.Simulate:
@@ -150,6 +167,8 @@ def ablations() -> None:
     dyn = EnergyModel.planaria(static_w_per_subarray=0.0)
     variants: dict[str, Callable[[str, str], dict[str, Any]]] = {
         "default (load 1.0, 200 requests)": lambda w, q: point(base, w, q),
+        "Algorithm 1's fill and drain": lambda w, q: _fill_drain(lambda: point(base, w, q)),
+        "load 0.5": lambda w, q: point(base, w, q, load=0.5),
         "load 0.25": lambda w, q: point(base, w, q, load=0.25),
         "load 2.0": lambda w, q: point(base, w, q, load=2.0),
         "50 requests (the artifact's)": lambda w, q: point(
@@ -182,10 +201,16 @@ def ablations() -> None:
             print(json.dumps({"variant": name, "point": f"{w}/{q}", **fn(w, q)}), flush=True)
 
 
-def _throughput(st: P.MultiTenantSetup, w: str, q: str, **kw: Any) -> dict[str, Any]:
+def _throughput(
+    st: P.MultiTenantSetup, w: str, q: str, *, capped: bool = True, **kw: Any
+) -> dict[str, Any]:
     sy = systems(st, **kw)
+    cap = stable_qps(st, w)
     tq = {
-        n: [P.throughput_qps(s, st, w, q, instance=i) for i in range(st.throughput_instances)]
+        n: [
+            P.throughput_qps(s, st, w, q, instance=i, cap=cap[n] if capped else None)
+            for i in range(st.throughput_instances)
+        ]
         for n, s in sy.items()
     }
     a, b = float(np.median(tq["planaria"])), float(np.median(tq["prema"]))
@@ -198,6 +223,7 @@ def _throughput(st: P.MultiTenantSetup, w: str, q: str, **kw: Any) -> dict[str, 
 def throughput() -> None:
     variants: dict[str, dict[str, Any]] = {
         "default": {},
+        "no cap at the sustainable rate": {"capped": False},
         "GNMT one step (not 32 + 32)": {"wrap": _requests("gnmt-1step")},
         "no GNMT": {"wrap": _requests("no-gnmt")},
         "PREMA runs P-SJF": {"prema_policy": "P-SJF"},
@@ -206,6 +232,7 @@ def throughput() -> None:
         "PREMA with Algorithm 3 (dynamic mechanism)": {"prema_mechanism": "dynamic"},
         "100 requests": {"st": dataclasses.replace(QUICK, n_requests=100)},
         "500 requests": {"st": dataclasses.replace(QUICK, n_requests=500)},
+        "Algorithm 1's fill and drain": {"fill": True},
     }
     pts = (
         [tuple(p.split("/")) for p in sys.argv[2].split(",")]
@@ -222,8 +249,13 @@ def throughput() -> None:
         if only and not any(name.startswith(o) for o in only):
             continue
         st = kw.pop("st", QUICK)
+        fill = kw.pop("fill", False)
         for w, q in pts:
-            out = _throughput(st, w, q, **kw)
+            out = (
+                _fill_drain(lambda: _throughput(st, w, q, **kw))  # noqa: B023
+                if fill
+                else _throughput(st, w, q, **kw)
+            )
             print(json.dumps({"variant": name, "point": f"{w}/{q}", **out}), flush=True)
 
 
@@ -244,11 +276,57 @@ def isolated() -> None:
     }
     for name, m in variants.items():
         d = P.isolated_comparison(energy=m)
+        if name.startswith("default"):
+            f = _fill_drain(lambda: P.isolated_comparison(energy=m))  # noqa: B023
+            g = float(np.exp(np.log(f["isolated_energy_ratio"]).mean()))
+            s = float(np.exp(np.log(f["isolated_speedup"]).mean()))
+            print(json.dumps({"variant": "Algorithm 1's fill and drain",
+                              "energy_gmean_x": round(g, 3), "speedup_gmean_x": round(s, 3)}))
         tiny = d[d["network"].str.contains("tiny")]["isolated_energy_ratio"].iloc[0]
         gm = float(np.exp(np.log(d["isolated_energy_ratio"]).mean()))
         print(
             json.dumps({"variant": name, "energy_gmean_x": round(gm, 3), "tiny_x": round(tiny, 3)})
         )
+
+
+def terms() -> None:
+    """Each term of ``EnergyModel.planaria()`` alone (the others 0), per network and system,
+    in mJ; then the energy ratio under the authors' artifact's core accounting, which charges
+    one 32x32 subarray's dynamic energy per cycle of a thread (``stats.get_energy``:
+    ``core_compute_cycles * core_dyn_energy``, not times the threads or the composed size)."""
+    nets = sys.argv[2].split(",") if len(sys.argv) > 2 else [
+        "planaria/resnet-50", "planaria/mobilenet-v1"
+    ]
+    base = EnergyModel.planaria()
+    names = ["pe_cycle_pj", "vector_op_pj", "sram_pj_per_byte", "dram_pj_per_bit",
+             "ring_pj_per_bit_hop", "static_w_per_subarray"]
+    zero = {n: 0.0 for n in names}
+    parts: dict[str, pd.DataFrame] = {}
+    for n in names:
+        m = EnergyModel.planaria(**{**zero, n: getattr(base, n)})
+        parts[n] = P.isolated_comparison(nets, energy=m).set_index("network")
+    for net in nets:
+        row = {
+            t: [round(float(parts[t].loc[net, "monolithic_mj"]), 4),
+                round(float(parts[t].loc[net, "planaria_mj"]), 4)]
+            for t in names
+        }
+        mono = sum(v[0] for v in row.values())
+        pl = sum(v[1] for v in row.values())
+        # artifact accounting: the PE term of one subarray per thread-cycle, both systems
+        pe_m, pe_p = row["pe_cycle_pj"]
+        art_both = (mono - pe_m * 15 / 16) / (pl - pe_p * 15 / 16)
+        art_pl = mono / (pl - pe_p * 15 / 16)
+        st_m, st_p = row["static_w_per_subarray"]  # the artifact adds no leakage
+        art_dyn = (mono - pe_m * 15 / 16 - st_m) / (pl - pe_p * 15 / 16 - st_p)
+        print(json.dumps({
+            "network": net, "terms_mj_mono_planaria": row,
+            "ratio": round(mono / pl, 3),
+            "ratio_artifact_pe_both": round(art_both, 3),
+            "ratio_artifact_pe_planaria_only": round(art_pl, 3),
+            "ratio_artifact_pe_both_no_static": round(art_dyn, 3),
+            "speedup": round(float(parts["pe_cycle_pj"].loc[net, "isolated_speedup"]), 3),
+        }), flush=True)
 
 
 def nodes() -> None:
@@ -285,4 +363,4 @@ if __name__ == "__main__":
         compare(sys.argv[2], sys.argv[3])
     else:
         cmds = {"ablations": ablations, "fig13": fig13, "throughput": throughput}
-        {**cmds, "isolated": isolated, "nodes": nodes}[cmd]()
+        {**cmds, "isolated": isolated, "terms": terms, "nodes": nodes}[cmd]()

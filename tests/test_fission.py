@@ -276,3 +276,28 @@ def test_device_protocol_and_params() -> None:
     v = fa.variant(subarrays=4)
     assert v.memory_bandwidth_bps == pytest.approx(358e9 / 4)
     assert v.peak_macs_per_s == pytest.approx(4 * 32 * 32 * 700e6)
+
+
+def test_fill_drain_off_is_the_artifacts_compute_model() -> None:
+    """``fill_drain=False``: a tile costs its streamed rows only, so a compute-only layer is
+    the artifact's ``b*oh*ow * ceil(oc/M) * ceil(kw*kh*ic/N)`` (he-actlab/planaria.code,
+    ``Core.get_core_compute_cycles``, ``overhead = 0``); on by default (Algorithm 1)."""
+    from npusched.hardware.systolic import SystolicArray
+
+    # a 3x3 conv, 64 -> 200 channels on 14x14 outputs: K = 576, N = 200, M = 196
+    net = make_network(
+        "conv", [Layer("c", LayerKind.CONV, m=196, k=576, n=200, input_elems=1, output_elems=1)]
+    )
+    sa = SystolicArray(fill_drain=False, memory_stalls=False)
+    assert int(sa.layer_costs(net, 1).cycles[0]) == 196 * 2 * 5
+    on = SystolicArray(memory_stalls=False)
+    assert on.fill_drain is True
+    assert int(on.layer_costs(net, 1).cycles[0]) == 2 * 5 * (196 + 128 + 2 * 128)
+    assert sa.cache_key() != on.cache_key()
+    # the fission array alike: one 32x32 subarray, ceil(200/32) x ceil(576/32) tiles
+    fa = FissionArray(fill_drain=False, memory_stalls=False)
+    assert int(fa.layer_costs(net, 1, subarrays=1).cycles[0]) == 196 * 7 * 18
+    with pytest.raises(HardwareConfigError, match="fill_drain"):
+        SystolicArray(fill_drain="no")  # type: ignore[arg-type]
+    with pytest.raises(HardwareConfigError, match="fill_drain"):
+        FissionArray(fill_drain=1)  # type: ignore[arg-type]

@@ -106,11 +106,29 @@ def test_paper_depthwise_mapping_keeps_macs_and_bounds_layers() -> None:
     dw = [ly for ly in net.layers if ly.kind == LayerKind.DWCONV]
     assert all(ly.groups == 1 and ly.k == 9 and ly.n == 1 for ly in dw)
     assert paper_network("planaria/mobilenet-v1", "per-channel") is zoo
-    # Sec. VI-B2: depthwise layers gain up to 16x; above it only by Algorithm 1's fill/drain
-    # (16 x 2432/2144 = 18.15x on full 2048-row tiles), every such layer with its reason
+    # Sec. VI-B2: depthwise layers gain "up to 16x"; with the authors' compute model (no
+    # per-tile fill and drain, the suite's default) no layer exceeds it, and the best
+    # depthwise layers reach it exactly (16 columns at once)
+    df = layer_speedups(["planaria/mobilenet-v1", "planaria/tiny-yolov2"])
+    assert (df["reason"] == "").all()
+    assert df["speedup"].max() == pytest.approx(16.0, rel=1e-3)
+    pc = layer_speedups(["planaria/mobilenet-v1"], depthwise="per-channel")
+    assert pc["speedup"].max() <= 16.0 + 1e-9
+
+
+def test_algorithm1_fill_drain_explains_every_layer_over_16x(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With PREMA's Algorithm 1 (SH + 2*SW fill and drain per tile) a depthwise layer gains
+    more than 16x, each such layer by the fill/drain reason."""
+    from npusched.experiments.reproduce.planaria import layer_speedups
+    from npusched.experiments.studies.planaria import points
+
+    monkeypatch.setattr(points, "FILL_DRAIN", True)
     df = layer_speedups(["planaria/mobilenet-v1", "planaria/tiny-yolov2"])
     assert (df["reason"] != "unexplained").all()
-    assert df["speedup"].max() <= 16 * 2432 / 2144 + 1e-9
+    # 16 x 2432/2144 = 18.15x on full 2048-row tiles
+    assert 16 < df["speedup"].max() <= 16 * 2432 / 2144 + 1e-9
     assert (df.loc[df["speedup"] > 16, "reason"] != "").all()
     # the per-channel mapping lets a 7x7 depthwise layer reach 16 x 433/145 = 47.8x
     pc = layer_speedups(["planaria/mobilenet-v1"], depthwise="per-channel")
@@ -194,11 +212,17 @@ def test_prema_throughput_search_deterministic_for_a_seed() -> None:
     q3 = throughput_qps(prema, MultiTenantSetup(n_requests=30, min_rate=1e6), "A", "M", history=h3)
     assert 0 < q3 < 1e6 and not h3[0][1]
     assert q3 == pytest.approx(q1, rel=0.25)
-    # QoS-H: the authors' ResNet-50 alone takes longer on the monolithic array than its bound
-    assert throughput_qps(prema, st, "A", "H") == 0.0
-    over = isolated_over_qos(st, "A", "H", "prema")
-    iso_ms, bound_ms = over["planaria/resnet-50"]
-    assert iso_ms > bound_ms == pytest.approx(15 / 16, rel=1e-3)
+    # capped at the sustainable rate: never above it, and the cap itself where the SLA holds
+    h4: list[tuple[float, bool]] = []
+    assert throughput_qps(prema, st, "A", "M", cap=q1 / 4, history=h4) == q1 / 4
+    assert max(r for r, _ in h4) <= q1 / 4
+    # QoS-H: the authors' ResNet-50 alone meets its bound on the monolithic array (0.60 ms
+    # against 0.94 ms, the artifact's compute model); MobileNet-v1's QoS-M bound it does not
+    assert isolated_over_qos(st, "A", "H", "prema") == {}
+    iso_ms, bound_ms = isolated_over_qos(st, "B", "M", "prema")["planaria/mobilenet-v1"]
+    assert iso_ms > bound_ms == pytest.approx(2.5, rel=1e-3)
+    prema_b = prema_simulate(scenario_networks("B", "artifact"))
+    assert throughput_qps(prema_b, st, "B", "M") == 0.0
     assert (df["energy_j"] > 0).all() and (df["latency_s"] >= df["isolated_s"] - 1e-12).all()
 
 

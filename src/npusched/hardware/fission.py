@@ -226,6 +226,9 @@ class FissionArray(Component):
         vector_lanes: total SIMD lanes (128), >= ``num_subarrays``.
         ring_hop_cycles: cycles per subarray boundary a tile's data crosses (1), >= 0.
         memory_stalls: ``False`` costs tiles by their compute phase only.
+        fill_drain: ``True`` (the default) adds each logical array's fill and drain,
+            ``SH + 2*SW`` cycles, to every tile's compute phase (Algorithm 1); ``False`` charges
+            the streamed rows only, as the authors' simulator does (see ``SystolicArray``).
         energy: the :class:`~npusched.hardware.energy.EnergyModel` (defaults if ``None``).
         checkpoint: what a preemption or re-allocation saves per layer: ``"tile"`` (the
             default; Sec. IV-D: "only a single tile of intermediate results needs to be stored
@@ -250,6 +253,7 @@ class FissionArray(Component):
         vector_lanes: int = 128,
         ring_hop_cycles: int = 1,
         memory_stalls: bool = True,
+        fill_drain: bool = True,
         energy: EnergyModel | None = None,
         checkpoint: str = "tile",
         name: str = "planaria",
@@ -267,6 +271,7 @@ class FissionArray(Component):
         self.vector_lanes = vector_lanes
         self.ring_hop_cycles = ring_hop_cycles
         self.memory_stalls = memory_stalls
+        self.fill_drain = fill_drain
         self.energy = energy
         self.checkpoint = checkpoint
         self.name = name
@@ -292,6 +297,7 @@ class FissionArray(Component):
                 mac_pj=0.0,
                 dram_pj=0.0,
                 ckpt_max=self.checkpoint == "max",
+                fill=bool(self.fill_drain),
             )
         except HardwareConfigError as e:
             raise HardwareConfigError(str(e).replace("SystolicArray", "FissionArray")) from None
@@ -302,6 +308,10 @@ class FissionArray(Component):
         if not isinstance(self.memory_stalls, bool | np.bool_):
             raise HardwareConfigError(
                 f"FissionArray: memory_stalls must be true or false, got {self.memory_stalls!r}"
+            )
+        if not isinstance(self.fill_drain, bool | np.bool_):
+            raise HardwareConfigError(
+                f"FissionArray: fill_drain must be true or false, got {self.fill_drain!r}"
             )
         if self.checkpoint not in FISSION_CHECKPOINTS:
             raise HardwareConfigError(

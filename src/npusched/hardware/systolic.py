@@ -145,6 +145,7 @@ class _Config:
     mac_pj: float
     dram_pj: float
     ckpt_max: bool
+    fill: bool = True
 
     @property
     def bytes_per_cycle(self) -> float:
@@ -194,6 +195,11 @@ class SystolicArray(Component):
         acc_depth: ACCQ rows per ``GEMM_OP`` (``ACC``, 2048), >= 1, or ``None`` for no limit.
         vector_lanes: vector-unit elements per cycle (128), >= 1.
         memory_stalls: if ``False``, tiles cost their compute phase only (compute-only mode).
+        fill_drain: if ``True`` (the default, Algorithm 1) every tile's compute phase adds the
+            array's fill and drain, ``SH + 2 * SW`` cycles; ``False`` charges the streamed rows
+            only, the compute model of the Planaria authors' simulator (he-actlab/planaria.code,
+            ``Core.get_core_compute_cycles``: ``b*oh*ow * ceil(oc/M) * ceil(kw*kh*ic/N)``,
+            ``overhead = 0``), i.e. the next weight tile loads while the current one streams.
         mac_energy_pj: energy per MAC and per vector element operation in pJ (1.0), >= 0.
         dram_energy_pj_per_byte: energy per DRAM byte in pJ (32.0), >= 0.
         checkpoint: how ``checkpoint_bytes`` summarises a layer's tile boundaries: ``"mean"``
@@ -223,6 +229,7 @@ class SystolicArray(Component):
         checkpoint: str = "mean",
         name: str = "prema-npu",
         checkpoint_bandwidth_bps: float = CHECKPOINT_BANDWIDTH_BPS,
+        fill_drain: bool = True,
     ) -> None:
         self.rows = rows
         self.cols = cols
@@ -240,6 +247,7 @@ class SystolicArray(Component):
         self.checkpoint = checkpoint
         self.name = name
         self.checkpoint_bandwidth_bps = checkpoint_bandwidth_bps
+        self.fill_drain = fill_drain
         self._config()  # fail fast on bad keywords; nothing is stored
 
     # --- parameters -----------------------------------------------------------------------------
@@ -249,6 +257,10 @@ class SystolicArray(Component):
         if not isinstance(self.memory_stalls, bool | np.bool_):
             raise HardwareConfigError(
                 f"SystolicArray: memory_stalls must be true or false, got {self.memory_stalls!r}"
+            )
+        if not isinstance(self.fill_drain, bool | np.bool_):
+            raise HardwareConfigError(
+                f"SystolicArray: fill_drain must be true or false, got {self.fill_drain!r}"
             )
         if self.checkpoint not in CHECKPOINT_STATS:
             raise HardwareConfigError(
@@ -275,6 +287,7 @@ class SystolicArray(Component):
                 "dram_energy_pj_per_byte", self.dram_energy_pj_per_byte, positive=False
             ),
             ckpt_max=self.checkpoint == "max",
+            fill=bool(self.fill_drain),
         )
 
     def cache_key(self) -> tuple[object, ...]:
@@ -538,7 +551,8 @@ def _gemm_tiles(
     """Algorithm 1's cost of ``GEMM_OP`` tiles (any broadcastable integer arrays).
 
     A tile streams ``streamed`` columns through a ``k_rows x n_cols`` weight tile of ``width``
-    bytes per element. Returns its compute phase ``a + SH + 2 * SW``, its memory phase (access
+    bytes per element. Returns its compute phase ``a + SH + 2 * SW`` (``a`` alone when the
+    device's ``fill_drain`` is off), its memory phase (access
     latency plus the weight and input tile loads at the memory bandwidth), its cost (the larger
     of the two, or the compute phase alone without memory stalls), all in cycles, and the
     bytes it loads. The one per-tile formula behind :meth:`SystolicArray.layer_costs_grid`
@@ -547,7 +561,7 @@ def _gemm_tiles(
     ``k`` arrays that split the load is ``1/k`` of each one's traffic (Planaria's fission
     array; the loaded bytes are then fractional).
     """
-    compute = streamed + (cfg.rows + 2 * cfg.cols)
+    compute = streamed + (cfg.rows + 2 * cfg.cols if cfg.fill else 0)
     if weight_share == 1.0 and input_share == 1.0:
         loaded = (n_cols * k_rows + k_rows * streamed) * width
     else:

@@ -39,6 +39,27 @@ def _has_depthwise(name: str) -> bool:
     return any(ly.kind == LayerKind.DWCONV for ly in get_network(name).layers)
 
 
+#: Per-tile fill and drain on both arrays: ``False``, the compute model of the authors' simulator
+#: (he-actlab/planaria.code, ``Core.get_core_compute_cycles``: a tile costs its streamed rows
+#: times the column and row folds, ``overhead = 0``; the paper: "cycle-accurate simulator [...]
+#: We verify the cycle counts with our Verilog"). With Algorithm 1's ``SH + 2*SW`` per tile
+#: (PREMA's model, ``True``) the monolithic array runs the artifact's ResNet-50 in 1.12 ms
+#: against 0.60 ms, and misses QoS-H (0.94 ms) alone, where the paper's PREMA meets it.
+FILL_DRAIN = False
+
+
+def monolithic_array() -> SystolicArray:
+    """The paper's baseline: PREMA's 128x128 array (``prema-npu``'s parameters: 700 MHz,
+    358 GB/s, 12 MB) costed as the authors' simulator costs a 128x128 array (no per-tile fill
+    and drain, :data:`FILL_DRAIN`); depthwise layers as :func:`paper_network` maps them."""
+    return SystolicArray(fill_drain=FILL_DRAIN)
+
+
+def fission_device(energy: EnergyModel | None = None) -> FissionArray:
+    """Planaria's 16 x (32x32) array with ``energy``, costed like :func:`monolithic_array`."""
+    return FissionArray(energy=energy, fill_drain=FILL_DRAIN)
+
+
 #: Depthwise mappings: ``"pipelined"`` (the paper's, the suite's default) or ``"per-channel"``.
 DEPTHWISE_MAPPINGS = ("pipelined", "per-channel")
 
@@ -99,7 +120,7 @@ def isolated_comparison(
         networks: zoo names (default: the nine of Workload-C).
         batch: batch size.
         fission: the fission device (default :class:`FissionArray` with ``energy``).
-        monolithic: the baseline (default ``SystolicArray()``, i.e. ``prema-npu``).
+        monolithic: the baseline (default :func:`monolithic_array`).
         energy: the energy model charged to both (defaults if ``None``; a ``fission`` given
             with its own ``energy`` keeps it).
         depthwise: the depthwise mapping of both systems (:func:`paper_network`).
@@ -111,8 +132,8 @@ def isolated_comparison(
         ``isolated_energy_ratio``.
     """
     model = energy if energy is not None else EnergyModel.planaria()
-    fa = fission if fission is not None else FissionArray(energy=model)
-    sa = monolithic if monolithic is not None else SystolicArray()
+    fa = fission if fission is not None else fission_device(model)
+    sa = monolithic if monolithic is not None else monolithic_array()
     full = fa.variant(subarrays=int(fa.num_subarrays))
     rows = []
     for name in networks:
@@ -148,14 +169,15 @@ def layer_speedups(
     Returns:
         One row per GEMM layer: ``network``, ``layer``, ``kind``, ``speedup``,
         ``streamed_per_tile`` (mean streamed rows ``a`` per monolithic tile), ``fill_bound``
-        (``16 x (a + 384) / (a + 96)``: 16 columns at once, and Algorithm 1's fill and drain of
-        ``SH + 2*SW`` cycles per tile, 384 on 128x128 and 96 on 32x32) and ``reason``: empty
+        (``16 x (a + 384) / (a + 96)`` with Algorithm 1's fill and drain of ``SH + 2*SW``
+        cycles per tile, 384 on 128x128 and 96 on 32x32; ``16`` without, the suite's default
+        :data:`FILL_DRAIN`) and ``reason``: empty
         within ``bound``; the fill-and-drain reason where the speed-up is within
         ``fill_bound``; ``"unexplained"`` otherwise.
     """
-    fa = FissionArray()
+    fa = fission_device()
     full = fa.variant(subarrays=int(fa.num_subarrays))
-    sa = SystolicArray()
+    sa = monolithic_array()
     rows = []
     for name in networks:
         net = paper_network(name, depthwise)
@@ -167,12 +189,13 @@ def layer_speedups(
             sp = float(cm.cycles[i] / cf.cycles[i])
             a = ly.m * ly.groups / max(int(cm.tiles[i]), 1) * math.ceil(ly.n / sa.cols)
             a *= math.ceil(ly.k / sa.rows)
-            fill = bound * (a + sa.rows + 2 * sa.cols) / (a + 32 + 2 * 32)
+            om, of = (sa.rows + 2 * sa.cols, 32 + 2 * 32) if sa.fill_drain else (0, 0)
+            fill = bound * (a + om) / (a + of)
             reason = ""
             if sp > bound:
                 reason = (
-                    f"fill/drain: Algorithm 1 charges SH+2SW per tile (384 cycles on 128x128, 96 "
-                    f"on 32x32); {a:.0f} rows per tile: 16 x {a + 384:.0f}/{a + 96:.0f} = "
+                    f"fill/drain: Algorithm 1 charges SH+2SW per tile ({om} cycles on 128x128, "
+                    f"{of} on 32x32); {a:.0f} rows per tile: 16 x {a + om:.0f}/{a + of:.0f} = "
                     f"{fill:.1f}x"
                     if sp <= fill * 1.01
                     else "unexplained"
@@ -217,9 +240,9 @@ def isolated_over_qos(
     ``{network: [isolated ms, bound ms]}``: such a network misses its bound at any rate."""
     from npusched.workloads.planaria import qos_table
 
-    fa = FissionArray()
+    fa = fission_device()
     dev: Any = fa.variant(subarrays=int(fa.num_subarrays)) if system == "planaria" else None
-    dev = dev if dev is not None else SystolicArray()
+    dev = dev if dev is not None else monolithic_array()
     out = {}
     for n, bound in qos_table(scenario, qos, setup.benchmarks).items():
         iso = compile_profile(paper_network(n, setup.depthwise), dev).isolated_latency(1)
@@ -236,10 +259,16 @@ def throughput_qps(
     *,
     instance: int = 0,
     history: list[tuple[float, bool]] | None = None,
+    cap: float | None = None,
 ) -> float:
     """Fig. 12: the highest Poisson rate (req/s) at which instance ``instance`` meets the SLA
     (99% of vision and 97% of GNMT requests within QoS), by
-    :func:`npusched.metrics.throughput_at_sla` (galloping then bisection to ``rate_tol``).
+    :func:`npusched.metrics.throughput_at_sla` (galloping then bisection to ``rate_tol``),
+    at most ``cap`` (the system's sustainable rate, :func:`stable_qps`): MLPerf's server
+    scenario, whose SLA the paper adopts, runs at least 60 s (270,336 queries), over which a
+    rate above what the system can serve grows its queue without bound and misses; a
+    200-request instance above it is a burst that can still drain within loose bounds
+    (Workload-A QoS-S: 15-100 ms).
 
     No artificial floor: if the SLA fails at ``setup.min_rate``, the rate is halved until it
     holds and the search brackets between the two. 0.0 only where it fails even once the mean
@@ -262,8 +291,42 @@ def throughput_qps(
         if lo < floor:
             return 0.0
         lo *= 0.5
+    if cap is not None and lo >= cap:
+        return float(cap)
     hi = None if lo == setup.min_rate else 2.0 * lo
-    return throughput_at_sla(run, SLA_FRACTION, lo=lo, hi=hi, tol=setup.rate_tol, history=history)
+    if cap is not None and hi is not None:
+        hi = min(hi, cap)
+    found = throughput_at_sla(
+        run,
+        SLA_FRACTION,
+        lo=lo,
+        hi=hi,
+        tol=setup.rate_tol,
+        history=history,
+        max_rate=cap if cap is not None else 1e12,
+    )
+    return float(min(found, cap)) if cap is not None else found
+
+
+def stable_qps(setup: MultiTenantSetup, scenario: str) -> dict[str, float]:
+    """Each system's sustainable rate on ``scenario`` (networks equally likely), requests
+    per second: above it no schedule keeps up. PREMA's one array serves one request at a
+    time: ``1 / mean T_mono``. Planaria's 16 subarrays are best used when every request gets
+    the count ``n`` that minimises its subarray-time ``n x T(n)``: ``16 / mean min_n n T(n)``
+    (``T(n)`` the isolated latency on ``n`` subarrays; ``n = 16`` gives ``capacity_qps``'s
+    bound, smaller ``n`` are more efficient)."""
+    fa = fission_device()
+    size = int(fa.num_subarrays)
+    best = []
+    for n in scenario_networks(scenario, setup.benchmarks):
+        prof = compile_profile(paper_network(n, setup.depthwise), fa)
+        best.append(min(k * prof.isolated_latency(1, subarrays=k) for k in range(1, size + 1)))
+    return {
+        "planaria": float(size / np.mean(best)),
+        "prema": reference_rate(
+            scenario, 1.0, benchmarks=setup.benchmarks, depthwise=setup.depthwise
+        ),
+    }
 
 
 def fixed_rate_point(
@@ -339,7 +402,7 @@ def reference_rate(
 ) -> float:
     """A fixed rate: ``load`` / the scenario's mean isolated latency on the monolithic array
     (networks equally likely), requests per second."""
-    sa = monolithic if monolithic is not None else SystolicArray()
+    sa = monolithic if monolithic is not None else monolithic_array()
     iso = [
         compile_profile(paper_network(n, depthwise), sa).isolated_latency(1)
         for n in scenario_networks(scenario, benchmarks)
@@ -351,7 +414,7 @@ def capacity_qps(setup: MultiTenantSetup, scenario: str) -> dict[str, float]:
     """Each system's capacity on ``scenario``, requests per second: 1 / the mean isolated
     latency of its networks (equally likely) alone on the monolithic array (``prema``) or on
     all 16 subarrays (``planaria``), no QoS bound; Fig. 12's throughputs are set against it."""
-    fa = FissionArray()
+    fa = fission_device()
     full = fa.variant(subarrays=int(fa.num_subarrays))
     iso = [
         compile_profile(paper_network(n, setup.depthwise), full).isolated_latency(1)
@@ -387,7 +450,7 @@ def prema_simulate(
     from npusched.sim.engine import Simulator
 
     model = energy if energy is not None else EnergyModel.planaria()
-    sa = monolithic if monolithic is not None else SystolicArray()
+    sa = monolithic if monolithic is not None else monolithic_array()
     nets = {n: paper_network(n, depthwise) for n in networks}
     profiles = {n: compile_profile(net, sa) for n, net in nets.items()}
     layer_energy = {n: systolic_energy_j(sa, net, 1, model) for n, net in nets.items()}
@@ -436,7 +499,7 @@ def planaria_simulate(
     from npusched.sim.resources import fission_array
 
     model = energy if energy is not None else EnergyModel.planaria()
-    fa = fission if fission is not None else FissionArray(energy=model)
+    fa = fission if fission is not None else fission_device(model)
     size = int(fa.num_subarrays)
     profiles = {n: compile_profile(paper_network(n, depthwise), fa) for n in networks}
     dram_j_per_byte = 8.0 * fa.energy_model_.key()[3] * 1e-12
@@ -491,6 +554,7 @@ def _multi_tenant(
     }
     grid = [(w, q) for w in scenarios for q in qos_levels]
     capacity = {w: capacity_qps(setup, w) for w in scenarios}
+    stable = {w: stable_qps(setup, w) for w in scenarios}
     fig16_rate = reference_rate("C", setup.fig16_load, benchmarks=setup.benchmarks, depthwise=dwm)
     out: dict[str, Any] = {}
     with progress_bar(len(grid), "Planaria Fig. 12-16", enabled=progress) as bar:
@@ -499,7 +563,7 @@ def _multi_tenant(
             row: dict[str, Any] = {"fixed_rate_qps": rate, "fig16_rate_qps": fig16_rate}
             for name, sim in systems.items():
                 tq = [
-                    throughput_qps(sim, setup, w, q, instance=i)
+                    throughput_qps(sim, setup, w, q, instance=i, cap=stable[w][name])
                     for i in range(setup.throughput_instances)
                 ]
                 row.setdefault("throughput_qps", {})[name] = float(np.median(tq))
@@ -510,6 +574,7 @@ def _multi_tenant(
                 name: isolated_over_qos(setup, w, q, name) for name in systems
             }
             row["capacity_qps"] = capacity[w]
+            row["stable_qps"] = stable[w]
             # Fig. 16 (Planaria only, as in the paper): nodes for 99% SLA at one rate
             row["nodes_for_sla"] = {
                 "planaria": nodes_for_sla(
