@@ -167,7 +167,7 @@ def comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 _ratio(p["throughput_qps"]),
                 kind="x",
                 spread=_spread(_ratios(ta, tb)),
-                cause=_zero_cause(p, q) or _throughput_cause(p, pm["fig12_throughput_x"].get(k)),
+                cause=_zero_cause(p, q) or _throughput_cause(p, pm["fig12_throughput_x"].get(k), k),
             )
         )
     for w, q, k, p in points():
