@@ -9,7 +9,10 @@ depthwise layer as the paper describes it (:func:`paper_network`, ``"pipelined"`
   fission array (16 subarrays, every layer on its fastest fission configuration,
   :class:`~npusched.hardware.fission.FissionArray`) and on PREMA's monolithic 128x128 array with
   the same PEs, buffers, clock and bandwidth (``prema-npu``,
-  :class:`~npusched.hardware.systolic.SystolicArray`). Speed-up = monolithic latency / fission
+  :class:`~npusched.hardware.systolic.SystolicArray`), both costed with the compute model of
+  the authors' simulator (a tile costs its streamed rows, no per-tile fill and drain:
+  :func:`~.points.monolithic_array`, :func:`~.points.fission_device`,
+  :data:`~.points.FILL_DRAIN`). Speed-up = monolithic latency / fission
   latency; energy ratio = monolithic energy / fission energy, both charged with the same
   :meth:`EnergyModel.planaria() <npusched.hardware.energy.EnergyModel.planaria>`: dynamic plus
   static energy, the paper's constants (0.64 pJ/bit/hop, the 20.6% fission power overhead)
@@ -17,7 +20,8 @@ depthwise layer as the paper describes it (:func:`paper_network`, ``"pipelined"`
   compared with the geometric mean (the paper does not say which mean; the arithmetic one is in
   the headline too). :func:`layer_speedups` checks every layer against the paper's "up to 16x".
 * **Multi-tenant (Fig. 12-16).** Throughput at SLA (Fig. 12, :func:`throughput_qps`: the highest
-  rate at which a workload instance meets the MLPerf SLA, no floor, median and spread over
+  rate at which a workload instance meets the MLPerf SLA, no floor, at most the system's
+  sustainable rate :func:`~.points.stable_qps`, median and spread over
   ``throughput_instances`` instances); SLA satisfaction rate (compared per request: the
   fraction of requests within QoS; per instance kept too), fairness and energy at one fixed
   rate per workload (Fig. 13-15, :func:`fixed_rate_point` over ``instances`` instances); the
