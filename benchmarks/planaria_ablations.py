@@ -30,7 +30,6 @@ from npusched.experiments.studies.planaria import points as _points
 from npusched.experiments.studies.planaria.points import _has_depthwise, stable_qps
 from npusched.hardware.energy import ARTIFACT_SRAM_LEAK_W, EnergyModel
 from npusched.hardware.profile import compile_profile
-from npusched.hardware.systolic import SystolicArray
 from npusched.workloads.planaria import scenario_networks
 from npusched.workloads.request import Request
 
@@ -104,7 +103,7 @@ def systems(
         nets, depthwise=st.depthwise, energy=energy, policy=prema_policy, mechanism=prema_mechanism
     )
     if mono_iso:  # Planaria's fairness against the monolithic isolated time
-        sa = SystolicArray()
+        sa = _points.monolithic_array()
         iso = {
             n: compile_profile(P.paper_network(n, st.depthwise), sa).isolated_latency(1)
             for n in nets
@@ -132,7 +131,11 @@ def point(
     sy = systems(st, **kw)
     if rate is None:
         rate = P.reference_rate(
-            w, st.load if load is None else load, benchmarks=st.benchmarks, depthwise=st.depthwise
+            w,
+            st.load if load is None else load,
+            _points.monolithic_array(),
+            benchmarks=st.benchmarks,
+            depthwise=st.depthwise,
         )
     a = P.fixed_rate_point(sy["planaria"], st, w, q, rate)
     b = P.fixed_rate_point(sy["prema"], st, w, q, rate)
@@ -357,7 +360,7 @@ def nodes() -> None:
     sim = systems(st)["planaria"]
     loads = [float(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [0.5, 1.0, 2.0]
     for load in loads:
-        rate = P.reference_rate("C", load)
+        rate = P.reference_rate("C", load, _points.monolithic_array())
         out = {
             f"{w}/{q}": P.nodes_for_sla(sim, st, w, q, rate, max_nodes=10)
             for w in "ABC"

@@ -393,13 +393,17 @@ def test_compare_with_capped_systems(tmp_path: object) -> None:
     assert m.loc["PREMA+DFS", "antt"] >= m.loc["PREMA", "antt"] - 1e-12
     assert m.loc["Planaria+DFS", "antt"] >= m.loc["Planaria", "antt"] - 1e-12
     assert (m["avg_power_w"] <= m["peak_power_w"]).all() and (m["energy_j"] > 0).all()
-    # the uncapped PREMA is the reproduction's PREMA (same requests, same timings)
+    # the uncapped PREMA is the reproduction's PREMA on the registry's prema-npu (same
+    # requests, same timings; the reproduction itself costs it without fill and drain)
+    from npusched.hardware.systolic import SystolicArray
+
+    sa = SystolicArray()
     setup = MultiTenantSetup(n_requests=30, instances=1, seed=0, benchmarks="full-size")
-    rate = reference_rate("B", 0.5, benchmarks="full-size", depthwise="per-channel")
+    rate = reference_rate("B", 0.5, sa, benchmarks="full-size", depthwise="per-channel")
     reqs = workload_instance(setup, "B", "S", rate, 0)
     from npusched.workloads.planaria import WORKLOADS
 
-    ref = prema_simulate(WORKLOADS["B"], depthwise="per-channel")(reqs)
+    ref = prema_simulate(WORKLOADS["B"], monolithic=sa, depthwise="per-channel")(reqs)
     assert m.loc["PREMA", "antt"] == pytest.approx(antt(ref), rel=1e-12)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cap_w"] == 30.0 and len(summary["means"]) == 5

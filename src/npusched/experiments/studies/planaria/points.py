@@ -324,7 +324,11 @@ def stable_qps(setup: MultiTenantSetup, scenario: str) -> dict[str, float]:
     return {
         "planaria": float(size / np.mean(best)),
         "prema": reference_rate(
-            scenario, 1.0, benchmarks=setup.benchmarks, depthwise=setup.depthwise
+            scenario,
+            1.0,
+            monolithic_array(),
+            benchmarks=setup.benchmarks,
+            depthwise=setup.depthwise,
         ),
     }
 
@@ -401,8 +405,10 @@ def reference_rate(
     depthwise: str = "pipelined",
 ) -> float:
     """A fixed rate: ``load`` / the scenario's mean isolated latency on the monolithic array
-    (networks equally likely), requests per second."""
-    sa = monolithic if monolithic is not None else monolithic_array()
+    (networks equally likely), requests per second. ``monolithic`` defaults to the registry's
+    ``prema-npu`` (``SystolicArray()``, Algorithm 1's fill and drain: what ``npusched compare``
+    and the suite as a sweep run); the reproduction passes :func:`monolithic_array`."""
+    sa = monolithic if monolithic is not None else SystolicArray()
     iso = [
         compile_profile(paper_network(n, depthwise), sa).isolated_latency(1)
         for n in scenario_networks(scenario, benchmarks)
@@ -423,7 +429,11 @@ def capacity_qps(setup: MultiTenantSetup, scenario: str) -> dict[str, float]:
     return {
         "planaria": float(1.0 / np.mean(iso)),
         "prema": reference_rate(
-            scenario, 1.0, benchmarks=setup.benchmarks, depthwise=setup.depthwise
+            scenario,
+            1.0,
+            monolithic_array(),
+            benchmarks=setup.benchmarks,
+            depthwise=setup.depthwise,
         ),
     }
 
@@ -555,11 +565,14 @@ def _multi_tenant(
     grid = [(w, q) for w in scenarios for q in qos_levels]
     capacity = {w: capacity_qps(setup, w) for w in scenarios}
     stable = {w: stable_qps(setup, w) for w in scenarios}
-    fig16_rate = reference_rate("C", setup.fig16_load, benchmarks=setup.benchmarks, depthwise=dwm)
+    mono = monolithic_array()
+    fig16_rate = reference_rate(
+        "C", setup.fig16_load, mono, benchmarks=setup.benchmarks, depthwise=dwm
+    )
     out: dict[str, Any] = {}
     with progress_bar(len(grid), "Planaria Fig. 12-16", enabled=progress) as bar:
         for w, q in grid:
-            rate = reference_rate(w, setup.load, benchmarks=setup.benchmarks, depthwise=dwm)
+            rate = reference_rate(w, setup.load, mono, benchmarks=setup.benchmarks, depthwise=dwm)
             row: dict[str, Any] = {"fixed_rate_qps": rate, "fig16_rate_qps": fig16_rate}
             for name, sim in systems.items():
                 tq = [
