@@ -130,12 +130,12 @@ def solve_z3_instance(
                         opt.add(ov >= 0, ov >= hi - lo)
                         pair_ovs.setdefault((n, k), []).append(ov)
                         for (a, i), (b, j) in (((n, g), (k, h)), ((k, h), (n, g))):
-                            c = z3.If(
-                                x[a][i],
-                                R(1.0 - 1.0 / float(s_gpu[a][i])),
-                                R(1.0 - 1.0 / float(s_dla[a][i])),
-                            )
-                            extra[(a, i)].append(z3.If(x[a][i] != x[b][j], c * ov, R(0)))
+                            # linear: a constant coefficient per branch (an If-valued
+                            # coefficient times ov would be a nonlinear product for Z3)
+                            cg = R(1.0 - 1.0 / float(s_gpu[a][i])) * ov
+                            cd = R(1.0 - 1.0 / float(s_dla[a][i])) * ov
+                            extra[(a, i)].append(z3.If(
+                                x[a][i], z3.If(x[b][j], R(0), cg), z3.If(x[b][j], cd, R(0))))
         for n, d in enumerate(inst.dnns):
             for g in range(d.n_groups):
                 t = z3.If(x[n][g], R(d.gpu_ms[g]), R(d.dla_ms[g]))
