@@ -309,3 +309,32 @@ def test_paper_lower_bound_of_the_artifact_instance() -> None:
     # the best known schedule's pair is among the open ones
     best = ((0,) * 10, (1, 0, 0, 0, 0, 0, 0, 0))
     assert dict(b.pairs)[best] < 3.402
+
+
+def test_paper_lower_bound_skips_the_lps_the_serial_schedule_closes() -> None:
+    """Pairs whose contention-free bound reaches the serial schedule keep that bound and skip
+    their LP: every pair bound is at most the full enumeration's, the least bound and the open
+    pairs below the serial schedule are the same, and most LPs are skipped."""
+    import math
+
+    from npusched.policies.mapping.instance import serial_bound_ms
+    from npusched.policies.mapping.instance_bounds import contention_free_bound, paper_lower_bound
+
+    inst = artifact_instance()
+    fast = paper_lower_bound(inst)
+    full = paper_lower_bound(inst, upper_ms=math.inf)
+    assert fast.bound_ms == full.bound_ms
+    ub = serial_bound_ms(inst, "paper")
+    full_d = dict(full.pairs)
+    skipped = 0
+    for rows, v in fast.pairs:
+        assert contention_free_bound(inst, rows) <= full_d[rows]
+        assert v <= full_d[rows]
+        if contention_free_bound(inst, rows) < ub:
+            assert v == full_d[rows]
+        else:
+            skipped += 1
+            assert v >= ub * (1 - 1e-8)
+    assert skipped == 201
+    for incumbent in (3.402, 3.45, ub):
+        assert fast.open_pairs(incumbent) == full.open_pairs(incumbent)

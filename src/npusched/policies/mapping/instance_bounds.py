@@ -138,7 +138,7 @@ def paper_lower_bound(inst: MapInstance, upper_ms: float | None = None) -> Paper
     ``upper_ms``: the makespan of a known schedule (default: the serial schedule,
     :func:`~npusched.policies.mapping.instance.serial_bound_ms`). A pair whose contention-free
     bound (:func:`contention_free_bound`) already reaches it cannot hold a better schedule, so
-    it keeps that bound and its LP is skipped (202 of 320 pairs of the artifact's instance):
+    it keeps that bound and its LP is skipped (201 of 320 pairs of the artifact's instance):
     every pair bound stays valid, the least one is unchanged."""
     from npusched.policies.mapping.instance import serial_bound_ms
 
