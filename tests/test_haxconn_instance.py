@@ -306,6 +306,8 @@ def test_paper_lower_bound_of_the_artifact_instance() -> None:
     assert 3.35 < b.bound_ms < 3.402
     assert len(b.pairs) == 20 * 16
     assert b.open_pairs(3.402) == 2
+    # Z3's schedule of the best pair (3.400314) is within 2e-6 of that pair's bound (3.400308)
+    assert b.open_pairs(3.400314) == 2 and b.open_pairs(3.400314, 2e-6) == 1
     # the best known schedule's pair is among the open ones
     best = ((0,) * 10, (1, 0, 0, 0, 0, 0, 0, 0))
     assert dict(b.pairs)[best] < 3.402

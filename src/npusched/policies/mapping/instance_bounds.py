@@ -50,9 +50,11 @@ class PaperBound:
     pairs: tuple[tuple[tuple[tuple[int, ...], tuple[int, ...]], float], ...]
     solve_s: float
 
-    def open_pairs(self, incumbent_ms: float) -> int:
-        """How many pairs a schedule of ``incumbent_ms`` has not closed (bound below it)."""
-        return sum(1 for _, b in self.pairs if b < incumbent_ms - 1e-9)
+    def open_pairs(self, incumbent_ms: float, rel_tol: float = 0.0) -> int:
+        """How many pairs a schedule of ``incumbent_ms`` has not closed (bound below it by more
+        than 1e-9 ms, or than ``rel_tol`` relative when that is larger)."""
+        slack = max(1e-9, incumbent_ms * rel_tol)
+        return sum(1 for _, b in self.pairs if b < incumbent_ms - slack)
 
 
 def pair_lower_bound(
