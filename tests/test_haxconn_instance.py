@@ -306,6 +306,74 @@ def test_paper_lower_bound_of_the_artifact_instance() -> None:
     assert 3.35 < b.bound_ms < 3.402
     assert len(b.pairs) == 20 * 16
     assert b.open_pairs(3.402) == 2
+    # Z3's schedule of the best pair (3.400314) is within 2e-6 of that pair's bound (3.400308)
+    assert b.open_pairs(3.400314) == 2 and b.open_pairs(3.400314, 2e-6) == 1
     # the best known schedule's pair is among the open ones
     best = ((0,) * 10, (1, 0, 0, 0, 0, 0, 0, 0))
     assert dict(b.pairs)[best] < 3.402
+
+
+def test_paper_lower_bound_skips_the_lps_the_serial_schedule_closes() -> None:
+    """Pairs whose contention-free bound reaches the serial schedule keep that bound and skip
+    their LP: every pair bound is at most the full enumeration's, the least bound and the open
+    pairs below the serial schedule are the same, and most LPs are skipped."""
+    import math
+
+    from npusched.policies.mapping.instance import serial_bound_ms
+    from npusched.policies.mapping.instance_bounds import contention_free_bound, paper_lower_bound
+
+    inst = artifact_instance()
+    fast = paper_lower_bound(inst)
+    full = paper_lower_bound(inst, upper_ms=math.inf)
+    assert fast.bound_ms == full.bound_ms
+    ub = serial_bound_ms(inst, "paper")
+    full_d = dict(full.pairs)
+    skipped = 0
+    for rows, v in fast.pairs:
+        assert contention_free_bound(inst, rows) <= full_d[rows]
+        assert v <= full_d[rows]
+        if contention_free_bound(inst, rows) < ub:
+            assert v == full_d[rows]
+        else:
+            skipped += 1
+            assert v >= ub * (1 - 1e-8)
+    assert skipped == 201
+    for incumbent in (3.402, 3.45, ub):
+        assert fast.open_pairs(incumbent) == full.open_pairs(incumbent)
+
+
+def test_z3_paper_pairs_proves_the_hand_optimum_and_agrees_with_cpsat() -> None:
+    """Z3 on the paper semantics, per transition configuration: FORCED's optimum 4.875 (by hand,
+    above) proven in exact rationals; CP-SAT's tick optimum, re-timed, lies within its rounding
+    allowance above it. Both solvers' mappings are the same."""
+    inst = parse_instance(FORCED)
+    z = solve_instance(inst, "paper", "z3", time_limit_s=20)
+    c = solve_instance(inst, "paper", "cpsat", time_limit_s=20)
+    assert z.status == c.status == "optimal"
+    assert z.makespan_ms == pytest.approx(4.875, abs=1e-5)
+    assert z.makespan_ms - 1e-5 <= c.makespan_ms <= z.makespan_ms + 0.06
+    assert z.devices == c.devices == (("gpu",) * 3, ("dla",) * 3)
+
+
+def test_z3_paper_pairs_on_the_artifact_instance() -> None:
+    """The artifact's instance under the paper semantics. Without the one device-row pair Z3
+    cannot decide (bound 3.3514 ms: GoogleNet on the GPU, AlexNet's last two groups on the DLA),
+    Z3 closes every pair: the optimum of the rest is the best pair's schedule, within
+    PAIR_TOLERANCE of that pair's LP bound (3.4003 ms), below CP-SAT's tick optimum (3.41 ms).
+    (With the pair kept, the search ends ``feasible`` at its time limit: `npusched bench
+    --scenario solver` reports it.)"""
+    from dataclasses import replace
+
+    from npusched.policies.mapping.instance_bounds import paper_lower_bound
+    from npusched.policies.mapping.instance_z3 import PAIR_TOLERANCE, solve_z3_paper_pairs
+
+    inst = artifact_instance()
+    b = paper_lower_bound(inst)
+    hard = ((0,) * 10, (0, 0, 0, 0, 0, 0, 1, 1))
+    assert b.pairs[0][0] == hard
+    rest = replace(b, pairs=b.pairs[1:], bound_ms=b.pairs[1][1])
+    devices, _, ends, status, _ = solve_z3_paper_pairs(inst, rest, time_limit_s=120.0)
+    assert status == "optimal"
+    assert devices == ((0,) * 10, (1, 0, 0, 0, 0, 0, 0, 0)) == b.pairs[1][0]
+    assert b.pairs[1][1] <= max(ends) <= b.pairs[1][1] * (1 + 2 * PAIR_TOLERANCE)
+    assert max(ends) < 3.41

@@ -459,7 +459,10 @@ def solve_instance(
     1e-2 ms for ``paper``: the artifact's own resolution, its times have two decimals in ms;
     contention extras are rounded up to a tick, and ``optimal`` means proven in that model); under ``artifact`` the reported times are re-timed exactly from the
     solver's mapping and order (:func:`evaluate`); under ``paper`` to the least fixpoint of
-    the contention equations (:func:`paper_ends`). Z3 works on rationals in 1e-6 ms.
+    the contention equations (:func:`paper_ends`). Z3 works on rationals in 1e-6 ms; under
+    ``paper`` with the bounds (two DNNs, latency) it runs per transition configuration
+    (:func:`~npusched.policies.mapping.instance_z3.solve_z3_paper_pairs`: ``optimal`` to a
+    relative 2e-6 when every configuration is closed).
     ``fixed`` (per DNN, 0 = GPU / 1 = DLA per group) pins the mapping: only the timing is
     solved (to time one semantics' schedule under the other). ``use_bounds`` (``paper``
     semantics, two DNNs, latency, no ``fixed``): add the transition-configuration enumeration's
@@ -486,10 +489,13 @@ def solve_instance(
             bounds=bounds,
         )
     else:
-        from npusched.policies.mapping.instance_z3 import solve_z3_instance
+        from npusched.policies.mapping.instance_z3 import solve_z3_instance, solve_z3_paper_pairs
 
-        raw = solve_z3_instance(inst, semantics, time_limit_s=time_limit_s, fixed=fixed,
-                                bounds=bounds)
+        if bounds is not None:  # paper, two DNNs, latency: Z3 per transition configuration
+            raw = solve_z3_paper_pairs(inst, bounds, time_limit_s=time_limit_s)
+        else:
+            raw = solve_z3_instance(inst, semantics, time_limit_s=time_limit_s, fixed=fixed,
+                                    bounds=bounds)
     devices, starts, ends, status, solve_s = raw
     solve_s += bound_s
     if semantics == "artifact":

@@ -70,7 +70,9 @@ and `H2H remap %` each of those two alone; `naive only %` over GPU-only and GPU 
 contention %` with a zero-slowdown model; `spread x2/x3 %` with every DNN's per-group DLA/GPU time
 ratios spread 2x/3x from their mean; `T=2 %` with two transitions per DNN (two-DNN experiments);
 `table2 googlenet %` with Table 2's measured GoogLeNet profile; `artifact contention %` with the
-artifact's slowdown functions; `20 groups %`; `transitions x2.4 %`; `memory x0.6 %` with every
+artifact's slowdown functions; `mispred %` / `artifact contention mispred %` the larger
+misprediction of H2H and Herald (Sec. 5.2) under our contention model / the artifact's functions;
+`20 groups %`; `transitions x2.4 %`; `memory x0.6 %` with every
 requested memory throughput x0.6; `artifact memory %` scaled per accelerator to the artifact's
 GoogLeNet (`artifact_memory_ratio`). `paper/ours <method>` is the paper's latency of that method over
 ours.
