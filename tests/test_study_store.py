@@ -253,8 +253,10 @@ def test_planaria_resumes_to_the_same_outputs(tmp_path: Path) -> None:
     assert reproduce(out, **kw) == first
     assert _outputs(out) == before
     assert all(f.stat().st_mtime_ns == t for f, t in kept.items())
+    fig17 = (out / "fig17.csv").stat().st_mtime_ns
     with pytest.raises(ConfigError, match="another configuration"):
         reproduce(out, **{**kw, "setup": MultiTenantSetup(n_requests=21, instances=2)})
+    assert (out / "fig17.csv").stat().st_mtime_ns == fig17  # refused before any work
 
 
 def test_haxconn_resumes_to_the_same_outputs(tmp_path: Path) -> None:

@@ -61,6 +61,7 @@ __all__ = [
     "done_ids",
     "load_results",
     "open_store",
+    "open_study_store",
     "point_key",
     "read_rows",
     "run_points",
@@ -336,6 +337,13 @@ def read_rows(out_dir: str | os.PathLike[str], ids: Sequence[str]) -> list[dict[
     return [decode_row(pq.read_table(d / f"{i}.parquet").to_pylist()[0]) for i in ids]
 
 
+def open_study_store(out_dir: str | os.PathLike[str], meta: Mapping[str, Any]) -> Path:
+    """:func:`open_store` for a study's ``meta`` in this store's row layout
+    (:data:`STORE_FORMAT`); :func:`run_points` calls it, and a study may call it first to
+    refuse a directory of another configuration before any work."""
+    return open_store(out_dir, {**meta, "store_format": STORE_FORMAT})
+
+
 @dataclass(frozen=True)
 class StudyPoint:
     """One point of a reproduction study: ``key`` its id in the store (:func:`point_key` of
@@ -376,7 +384,7 @@ def run_points(
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ValueError(f"run_points: point key {dup!r} occurs twice")
-    d = open_store(out_dir, {**meta, "store_format": STORE_FORMAT})
+    d = open_study_store(out_dir, meta)
     done = done_ids(d)
     todo = [p for p in points if p.key not in done]
     with progress_bar(len(todo), f"[bold]{desc}[/]", enabled=progress) as bar:

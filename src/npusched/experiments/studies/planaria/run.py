@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from npusched._io import atomic_write_text
-from npusched.experiments.store import StudyPoint, point_key, run_points
+from npusched.experiments.store import StudyPoint, open_study_store, point_key, run_points
 from npusched.experiments.studies.planaria.figures import (
     MULTI_TENANT_FIGURES,
     _report_md,
@@ -74,6 +74,8 @@ def reproduce(
     )
     if benchmarks is not None:
         st = dataclasses.replace(st, benchmarks=benchmarks)
+    if multi_tenant:  # a store of another setup is refused before any work
+        open_study_store(out, _store_meta(st))
     names = list(networks) if networks is not None else list(WORKLOADS["C"])
     if st.benchmarks == "artifact":
         names = [ARTIFACT_BENCHMARKS.get(n, n) for n in names]
@@ -174,6 +176,10 @@ def _workload(setup: MultiTenantSetup, scenario: str, qos: str) -> dict[str, Any
     return row
 
 
+def _store_meta(setup: MultiTenantSetup) -> dict[str, str]:
+    return {"study": "planaria", "config_hash": point_key(dataclasses.asdict(setup))}
+
+
 def _workloads(
     out: Path,
     setup: MultiTenantSetup,
@@ -194,8 +200,7 @@ def _workloads(
         )
         for w, q in grid
     ]
-    meta = {"study": "planaria", "config_hash": point_key(params)}
-    rows = run_points(out, meta, points, progress=progress, desc="Planaria Fig. 12-16")
+    rows = run_points(out, _store_meta(setup), points, progress=progress, desc="Planaria Fig. 12-16")
     found: dict[str, dict[str, Any]] = {}
     for (w, q), row in zip(grid, rows, strict=True):
         found.setdefault(w, {})[q] = row

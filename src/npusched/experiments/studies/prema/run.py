@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
-from npusched.experiments.store import StudyPoint, point_key, run_points
+from npusched.experiments.store import StudyPoint, open_study_store, point_key, run_points
 from npusched.experiments.studies.prema.comparisons import _spread, _token_rules, comparisons
 from npusched.experiments.studies.prema.figures import (
     _checkpoint_vs_kill,
@@ -201,6 +201,8 @@ def _run_study(
     raw CSVs of this run's points and load the results; with ``quick``, the ``n_runs``
     workloads per batch size are chosen by :func:`_select_runs`."""
     chash = setup.config_hash()
+    meta = {"study": "prema", "config_hash": chash}
+    open_study_store(out, meta)  # another configuration's store: refused before any work
     batches = tuple(sorted(set(setup.batch_sizes)))
     n_combos = len(setup.networks) * len(batches)
     ctx = _Context(setup)
@@ -229,9 +231,7 @@ def _run_study(
         for r in selected[b]
         for spec in specs
     ]
-    rows = run_points(
-        out, {"study": "prema", "config_hash": chash}, mech + main, progress=progress, desc=desc
-    )
+    rows = run_points(out, meta, mech + main, progress=progress, desc=desc)
     mech_rows, main_rows = rows[: len(mech)], rows[len(mech) :]
     records = [rec for row in main_rows for rec in row["records"]]
     atomic_write_text(out / "mech_points.csv", _csv_text(MECH_COLUMNS, mech_rows))
