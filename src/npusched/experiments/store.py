@@ -17,12 +17,15 @@ A point file exists only once its point has finished, so ``kill -9`` loses at mo
 that were running, and a rerun skips every point whose file exists (a point id is a hash of its
 complete config, so a changed point is never mistaken for a done one).
 
-A reproduction study (e.g. PREMA's) keeps its points in the same store: :func:`open_store`
-prepares ``DIR`` (checked, ``points/`` created, a killed writer's temporary and unreadable
-files removed) and refuses a directory whose ``store.json`` names another configuration;
-:func:`point_key` names a point by a hash of what determines it, :func:`write_point` writes it
-and :func:`read_rows` reads finished points back as Python values (nested lists and mappings
-too: a point may carry its per-request records).
+A reproduction study keeps its points in the same store, through one function:
+:func:`run_points` computes (or, after a kill, resumes) a study's list of :class:`StudyPoint`
+(a key and a function computing its row) and returns every row as read back from the store,
+so a fresh run and a resumed one hand their outputs the same values. Underneath,
+:func:`open_store` prepares ``DIR`` (checked, ``points/`` created, a killed writer's temporary
+and unreadable files removed) and refuses a directory whose ``store.json`` names another
+configuration; :func:`point_key` names a point by a hash of what determines it,
+:func:`write_study_point` writes it (a value that is not a scalar as JSON text, named in the
+row's ``__json__`` column) and :func:`read_rows` reads finished points back as Python values.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,21 +55,30 @@ from npusched.experiments.sweep import Experiment, Point, select_points
 from npusched.report.progress import progress_bar
 
 __all__ = [
+    "StudyPoint",
     "SweepSummary",
     "consolidate",
     "done_ids",
     "load_results",
     "open_store",
+    "open_study_store",
     "point_key",
     "read_rows",
+    "run_points",
     "run_sweep",
     "write_point",
+    "write_study_point",
 ]
 
 RESULTS = "results.parquet"
 META = "experiment.json"
 #: The configuration a study's store belongs to (:func:`open_store`).
 STORE_META = "store.json"
+#: The column of a study point's row naming the columns stored as JSON text (:func:`encode_row`).
+JSON_COLUMNS = "__json__"
+#: The layout of a study point's row (:func:`encode_row`); part of every study store's
+#: ``store.json``, so a store written in another layout is refused, not misread.
+STORE_FORMAT = 2
 
 
 @dataclass
@@ -260,13 +272,127 @@ def open_store(out_dir: str | os.PathLike[str], meta: Mapping[str, Any]) -> Path
     return d
 
 
+def _json_default(v: Any) -> Any:
+    import numpy as np
+
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError(f"a point's row holds {type(v).__name__!r}, which is not a JSON value")
+
+
+def _scalar(v: Any) -> bool:
+    import numpy as np
+
+    return v is None or isinstance(v, bool | int | float | str | np.bool_ | np.number)
+
+
+def encode_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``row`` as a study point's stored row: scalars (None, bools, ints, floats with NaN and
+    infinities, strings) as they are; any other value (lists, mappings, tuples, arrays) as
+    JSON text (floats by ``repr``: exact; NaN and infinities as ``NaN`` / ``Infinity``), its
+    column named in the ``__json__`` column (:data:`JSON_COLUMNS`).
+
+    JSON has no tuples and string keys only: a nested value is read back with lists for tuples
+    and mapping keys as strings (:func:`decode_row`), which is why :func:`run_points` hands
+    every caller the rows as read back."""
+    out: dict[str, Any] = {}
+    nested: list[str] = []
+    for k, v in row.items():
+        if k == JSON_COLUMNS:
+            raise ValueError(f"a point's row may not have a column named {JSON_COLUMNS!r}")
+        if _scalar(v):
+            out[k] = v.item() if hasattr(v, "item") else v
+        else:
+            out[k] = json.dumps(v, default=_json_default, separators=(",", ":"))
+            nested.append(k)
+    out[JSON_COLUMNS] = json.dumps(nested)
+    return out
+
+
+def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored study row (:func:`encode_row`) back as Python values, without ``point_id``."""
+    nested = set(json.loads(row[JSON_COLUMNS])) if JSON_COLUMNS in row else set()
+    return {
+        k: json.loads(v) if k in nested else v
+        for k, v in row.items()
+        if k not in (JSON_COLUMNS, "point_id")
+    }
+
+
+def write_study_point(out_dir: Path, point_id: str, row: Mapping[str, Any]) -> Path:
+    """Write a study point's ``row`` (:func:`encode_row`) atomically as
+    ``points/<point_id>.parquet``."""
+    return write_point(out_dir, {"point_id": point_id, **encode_row(row)})
+
+
 def read_rows(out_dir: str | os.PathLike[str], ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The rows of the finished points ``ids`` (in that order; each must exist) as Python
-    values: ints, floats (NaN kept), strings, lists and mappings exactly as written."""
+    """The rows of the finished study points ``ids`` (in that order; each must exist) as
+    Python values (:func:`decode_row`): ints, floats (NaN kept), strings, and the nested
+    values written as JSON text."""
     import pyarrow.parquet as pq
 
     d = Path(out_dir) / POINTS_DIR
-    return [pq.read_table(d / f"{i}.parquet").to_pylist()[0] for i in ids]
+    return [decode_row(pq.read_table(d / f"{i}.parquet").to_pylist()[0]) for i in ids]
+
+
+def open_study_store(out_dir: str | os.PathLike[str], meta: Mapping[str, Any]) -> Path:
+    """:func:`open_store` for a study's ``meta`` in this store's row layout
+    (:data:`STORE_FORMAT`); :func:`run_points` calls it, and a study may call it first to
+    refuse a directory of another configuration before any work."""
+    return open_store(out_dir, {**meta, "store_format": STORE_FORMAT})
+
+
+@dataclass(frozen=True)
+class StudyPoint:
+    """One point of a reproduction study: ``key`` its id in the store (:func:`point_key` of
+    what determines it), ``compute`` returns its row (a mapping of column -> value, see
+    :func:`encode_row`), ``label`` names it on the progress bar."""
+
+    key: str
+    compute: Callable[[], Mapping[str, Any]]
+    label: str = ""
+
+
+def run_points(
+    out_dir: str | os.PathLike[str],
+    meta: Mapping[str, Any],
+    points: Sequence[StudyPoint],
+    *,
+    progress: bool = False,
+    desc: str = "points",
+) -> list[dict[str, Any]]:
+    """Compute (or resume) a study's ``points`` in the store ``out_dir`` and return their rows,
+    in the order of ``points``, as read back from the store.
+
+    The store is opened with ``meta`` (JSON values naming the study and the configuration
+    its points belong to; :func:`open_store` refuses a directory holding another's). Every
+    point whose file exists is skipped; the others run in order, each written atomically the
+    moment it finishes, so ``kill -9`` loses only the point running and a rerun computes only
+    the missing ones. Returning the stored rows, not the computed ones, makes a resumed run's
+    outputs byte-identical to an uninterrupted one's.
+
+    Args:
+        out_dir: the study's output directory (created if needed).
+        meta: the configuration (e.g. ``{"study": "dfs", "config_hash": ...}``).
+        points: the points; keys must be unique.
+        progress: a progress bar (done / total of this run's points) on stderr.
+        desc: the progress bar's label.
+    """
+    keys = [p.key for p in points]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"run_points: point key {dup!r} occurs twice")
+    d = open_study_store(out_dir, meta)
+    done = done_ids(d)
+    todo = [p for p in points if p.key not in done]
+    with progress_bar(len(todo), f"[bold]{desc}[/]", enabled=progress) as bar:
+        for p in todo:
+            write_study_point(d, p.key, p.compute())
+            if bar is not None:
+                bar.step(p.label)
+    return read_rows(d, keys)
 
 
 def _task(

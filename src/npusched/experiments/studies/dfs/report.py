@@ -236,9 +236,9 @@ def report(summary: Mapping[str, Any], names: Sequence[str]) -> str:
             "mean_layer_ms",
         ):
             if k in r:
-                from npusched.experiments.studies.dfs.fit import TARGETS
+                from npusched.experiments.studies.dfs.fit import targets
 
-                lines.append(f"| {k} | {v[k]:+.3f} | {TARGETS[k]:+.3f} | {r[k]:+.3f} |")
+                lines.append(f"| {k} | {v[k]:+.3f} | {targets()[k]:+.3f} | {r[k]:+.3f} |")
         lines += [
             "",
             "Sensitivity around the fitted point (schedules recomputed, all eight networks):",

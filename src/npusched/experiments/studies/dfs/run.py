@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
+from npusched.experiments.store import StudyPoint, point_key, run_points
 from npusched.experiments.studies.dfs.figures import draw_figures, power_rows
 from npusched.experiments.studies.dfs.paper import NETWORKS, PAPER, PAPER_TABLE6, QUICK_NETWORKS
 from npusched.experiments.studies.dfs.points import (
@@ -53,6 +55,7 @@ def reproduce(
     dynamic_power_w: float | None = None,
     fit: bool | None = None,
     time_scale: str = "global",
+    progress: bool = False,
 ) -> dict[str, Any]:
     """Run the Sec. 4 evaluation and write tables, plots, ``summary.json`` and ``report.md``.
 
@@ -70,6 +73,7 @@ def reproduce(
             full run does, ``--quick`` uses the stored fit :data:`.dfs_fit.FITTED`).
         time_scale: ``"global"`` (one efficiency for every network) or ``"per-network"`` (each
             network the efficiency that reproduces its Table 6 DVFS frame time).
+        progress: a progress bar over the study's points on stderr.
         runner: runs one frame of a :class:`FrameJob` (default :func:`engine_frame`, the
             engine; :func:`schedule_frame` executes the per-step schedule without it).
         plots: write the PNG figures.
@@ -95,15 +99,27 @@ def reproduce(
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
     do_fit = (not quick) if fit is None else fit
+    do_sens = (not quick) if sensitivity_grid is None else sensitivity_grid
+    config = {
+        "cap_w": float(cap_w),
+        "efficiency": efficiency,
+        "runner": getattr(runner, "__name__", type(runner).__name__),
+        "fuse": fuse,
+        "calibration_networks": list(calibration_networks),
+        "sensitivity_grid": do_sens,
+        "sensitivity_idle_w": [float(x) for x in sensitivity_idle_w],
+        "sensitivity_dynamic_w": [float(x) for x in sensitivity_dynamic_w],
+        "idle_power_w": idle_power_w,
+        "dynamic_power_w": dynamic_power_w,
+        "fit": do_fit,
+        "time_scale": time_scale,
+    }
+    store = _Store(outdir, config, progress)
     fitted = dict(dfs_fit.FITTED)
-    fit_res = None
+    fit_grid_points = None
     if do_fit:
-        fit_res = dfs_fit.fit(cap_w=cap_w, fuse=fuse)
-        fitted = {
-            "idle_power_w": fit_res.idle_power_w,
-            "peak_dynamic_power_w": fit_res.peak_dynamic_power_w,
-            "stc_efficiency": fit_res.stc_efficiency,
-        }
+        fitted = store.one("fit", lambda: _fit_point(cap_w, fuse), "least-squares fit")
+        fit_grid_points = fitted.pop("grid_points")
     idle = fitted["idle_power_w"] if idle_power_w is None else float(idle_power_w)
     dyn = fitted["peak_dynamic_power_w"] if dynamic_power_w is None else float(dynamic_power_w)
     power_kw: dict[str, Any] = {
@@ -112,9 +128,15 @@ def reproduce(
         "peak_dynamic_power_w": dyn,
     }
     if efficiency == "calibrate":
-        eff = calibrate_efficiency(
-            calibration_networks, cap_w=cap_w, fuse=fuse, device=AB9(**power_kw)
-        )
+        eff = store.one(
+            "calibrate",
+            lambda: {
+                "stc_efficiency": calibrate_efficiency(
+                    calibration_networks, cap_w=cap_w, fuse=fuse, device=AB9(**power_kw)
+                )
+            },
+            "calibration",
+        )["stc_efficiency"]
     elif efficiency is None:
         eff = fitted["stc_efficiency"]
     else:
@@ -126,8 +148,13 @@ def reproduce(
         eff = float(efficiency)
     device = AB9(**power_kw, stc_efficiency=eff)
     names = tuple(networks) if networks is not None else (QUICK_NETWORKS if quick else NETWORKS)
-    per_eff = dfs_fit.per_network_efficiency(idle, dyn, eff, names, cap_w=cap_w, fuse=fuse)
-    fit_ssr, fit_resid, fit_vals = dfs_fit.exact(idle, dyn, eff, cap_w=cap_w, fuse=fuse)
+    fit_pt = store.one(
+        f"fit-summary/{','.join(names)}",
+        lambda: _fit_summary_point(idle, dyn, eff, names, cap_w, fuse),
+        "fit residuals",
+    )
+    per_eff = fit_pt["per_network_efficiency"]
+    fit_ssr, fit_resid, fit_vals = fit_pt["exact"]
     fit_summary: dict[str, Any] = {
         "method": "grid least squares (dfs_fit)" if do_fit else "stored fit (dfs_fit.FITTED)",
         "idle_power_w": idle,
@@ -136,31 +163,38 @@ def reproduce(
         "ssr": fit_ssr,
         "residuals": fit_resid,
         "values": fit_vals,
-        "grid_points": fit_res.grid_points if fit_res is not None else None,
+        "grid_points": fit_grid_points,
         "per_network_efficiency": per_eff,
         "time_scale": time_scale,
-        "sensitivity": dfs_fit.sensitivity_around(idle, dyn, eff, cap_w=cap_w, fuse=fuse),
+        "sensitivity": fit_pt["sensitivity_around"],
     }
 
     per_net: dict[str, dict[str, dict[str, Any]]] = {}
     rows: list[dict[str, Any]] = []
     schedules: dict[str, dict[str, StepSchedule]] = {}
     base_device = device
+    devices: dict[str, AB9] = {}
+    frame_points = []
     for name in names:
-        net = get_network(name)
         if time_scale == "per-network":
             device = AB9(**{**base_device.get_params(), "stc_efficiency": per_eff[name]})
-        sch = _schedules(device, net, cap_w, fuse=fuse)
-        schedules[name] = sch
+        devices[name] = device
+        schedules[name] = _schedules(device, get_network(name), cap_w, fuse=fuse)
+        frame_points.append(
+            StudyPoint(
+                store.key("frames", name),
+                partial(_frames, name, device, schedules[name], cap_w, fuse, runner),
+                f"{name} frames",
+            )
+        )
+    frames = store.run(frame_points, "DFS vs DVFS frames")
+    for name, fr in zip(names, frames, strict=True):
+        device = devices[name]
+        sch = schedules[name]
+        net = get_network(name)
         step_names = policy_table(device, net, (1.0,) * 20, fuse=fuse).layer_names
-        per_net[name] = {}
-        groups = fused_steps(net) if fuse else None
-        for pol, s in sch.items():
-            policy = get_power_policy(pol, cap_w=cap_w, idle_power_w=device.idle_power_w)
-            dev_p = AB9(**{**device.get_params(), "voltage_v": "dvfs" if pol == "DVFS" else 1.0})
-            fr = runner(FrameJob(net, policy, dev_p, s, groups))
-            per_net[name][pol] = asdict(fr)
-            rows.append({"network": name, "policy": pol, **asdict(fr)})
+        per_net[name] = fr["per_policy"]
+        rows += [{"network": name, "policy": pol, **r} for pol, r in per_net[name].items()]
         trace = [
             {
                 "step": i,
@@ -263,17 +297,22 @@ def reproduce(
         "headline": headline,
         "table6": table6,
     }
-    fit_summary["per_network_time_scale_values"] = dfs_fit.evaluate_per_network(
-        idle, dyn, {n: per_eff[n] for n in names}, cap_w=cap_w, fuse=fuse
-    )
+    fit_summary["per_network_time_scale_values"] = fit_pt["per_network_time_scale_values"]
     summary["fit"] = fit_summary
     summary["comparisons"] = comparisons(summary, names)
     summary["fuse_vector_layers"] = fuse
     summary["frame_runner"] = getattr(runner, "__name__", type(runner).__name__)
-    if (not quick) if sensitivity_grid is None else sensitivity_grid:
-        sens = sensitivity(
-            names, cap_w=cap_w, fuse=fuse, idle_w=sensitivity_idle_w, dynamic_w=sensitivity_dynamic_w
-        )
+    if do_sens:
+        grid = [(i, d) for i in sensitivity_idle_w for d in sensitivity_dynamic_w]
+        sens_points = [
+            StudyPoint(
+                store.key("sensitivity", names, i, d),
+                partial(_sensitivity_point, names, cap_w, fuse, i, d),
+                f"sensitivity idle {i:g} W, dynamic {d:g} W",
+            )
+            for i, d in grid
+        ]
+        sens = [r for p in store.run(sens_points, "DFS sensitivity grid") for r in p["rows"]]
         summary["sensitivity"] = sens
         atomic_write_text(outdir / "sensitivity.csv", _csv(sens))
     atomic_write_text(outdir / "summary.json", json.dumps(summary, indent=2) + "\n")
@@ -283,3 +322,81 @@ def reproduce(
         draw_figures(outdir, names, per_net, schedules, cap_w)
     atomic_write_text(outdir / "report.md", report(summary, names))
     return summary
+
+
+class _Store:
+    """The study's points in ``out``'s store (:func:`~npusched.experiments.store.run_points`):
+    the fit, the per-network frames and the sensitivity grid, so a killed run resumes; a
+    store of another configuration (``config``: every parameter that changes a point) is
+    refused."""
+
+    def __init__(self, out: Path, config: dict[str, Any], progress: bool) -> None:
+        self.out, self.progress = out, progress
+        self.meta = {"study": "dfs", "config_hash": point_key(config)}
+
+    def key(self, *parts: Any) -> str:
+        return point_key("dfs", self.meta["config_hash"], *parts)
+
+    def run(self, points: Sequence[StudyPoint], desc: str) -> list[dict[str, Any]]:
+        return run_points(self.out, self.meta, points, progress=self.progress, desc=desc)
+
+    def one(self, name: str, compute: Callable[[], Mapping[str, Any]], desc: str) -> dict[str, Any]:
+        return self.run([StudyPoint(self.key(name), compute, desc)], desc)[0]
+
+
+def _fit_point(cap_w: float, fuse: bool) -> dict[str, Any]:
+    """The least-squares fit of the three scales (:func:`.fit.fit`)."""
+    from npusched.experiments.studies.dfs import fit as dfs_fit
+
+    res = dfs_fit.fit(cap_w=cap_w, fuse=fuse)
+    return {
+        "idle_power_w": res.idle_power_w,
+        "peak_dynamic_power_w": res.peak_dynamic_power_w,
+        "stc_efficiency": res.stc_efficiency,
+        "grid_points": res.grid_points,
+    }
+
+
+def _fit_summary_point(
+    idle: float, dyn: float, eff: float, names: Sequence[str], cap_w: float, fuse: bool
+) -> dict[str, Any]:
+    """The fit's residuals and sensitivities at the scales used (:mod:`.fit`)."""
+    from npusched.experiments.studies.dfs import fit as dfs_fit
+
+    per_eff = dfs_fit.per_network_efficiency(idle, dyn, eff, names, cap_w=cap_w, fuse=fuse)
+    return {
+        "per_network_efficiency": per_eff,
+        "exact": dfs_fit.exact(idle, dyn, eff, cap_w=cap_w, fuse=fuse),
+        "sensitivity_around": dfs_fit.sensitivity_around(idle, dyn, eff, cap_w=cap_w, fuse=fuse),
+        "per_network_time_scale_values": dfs_fit.evaluate_per_network(
+            idle, dyn, {n: per_eff[n] for n in names}, cap_w=cap_w, fuse=fuse
+        ),
+    }
+
+
+def _sensitivity_point(
+    names: Sequence[str], cap_w: float, fuse: bool, idle_w: float, dynamic_w: float
+) -> dict[str, Any]:
+    """One (idle, dynamic power) cell of the sensitivity grid (:func:`.points.sensitivity`;
+    no row where ``idle_w >= cap_w``)."""
+    rows = sensitivity(names, cap_w=cap_w, fuse=fuse, idle_w=[idle_w], dynamic_w=[dynamic_w])
+    return {"rows": rows}
+
+
+def _frames(
+    name: str,
+    device: AB9,
+    sch: Mapping[str, StepSchedule],
+    cap_w: float,
+    fuse: bool,
+    runner: FrameRunner,
+) -> dict[str, Any]:
+    """One network's frame under each power policy (``per_policy``: policy -> frame result)."""
+    net = get_network(name)
+    groups = fused_steps(net) if fuse else None
+    per_policy: dict[str, Any] = {}
+    for pol, s in sch.items():
+        policy = get_power_policy(pol, cap_w=cap_w, idle_power_w=device.idle_power_w)
+        dev_p = AB9(**{**device.get_params(), "voltage_v": "dvfs" if pol == "DVFS" else 1.0})
+        per_policy[pol] = asdict(runner(FrameJob(net, policy, dev_p, s, groups)))
+    return {"per_policy": per_policy}

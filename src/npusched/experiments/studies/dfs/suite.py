@@ -65,7 +65,7 @@ class DfsSuite(_Strict):
         return names
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce dfs`` with these parameters (``progress`` is unused)."""
+        """``npusched reproduce dfs`` with these parameters."""
         from npusched.experiments.studies.dfs.run import reproduce
 
         return reproduce(
@@ -84,4 +84,5 @@ class DfsSuite(_Strict):
             sensitivity_grid=self.sensitivity,
             sensitivity_idle_w=tuple(self.sensitivity_idle_w),
             sensitivity_dynamic_w=tuple(self.sensitivity_dynamic_w),
+            progress=progress,
         )

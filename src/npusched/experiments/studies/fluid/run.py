@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from npusched._io import atomic_write_text
+from npusched.experiments.store import StudyPoint, point_key, run_points
 from npusched.experiments.studies.fluid.figures import plot_fig10, serving_outputs, summary_of
 from npusched.experiments.studies.fluid.paper import PAPER, PAPER_TABLE1
 from npusched.experiments.studies.fluid.points import (
@@ -28,7 +31,6 @@ from npusched.experiments.studies.fluid.report import comparisons, headline_caus
 from npusched.hardware.gemm_dse import explore, max_tr, resource_usage
 from npusched.hardware.gemm_npu import BOARDS
 from npusched.models import get_network
-from npusched.report.progress import progress_bar
 
 __all__ = ["reproduce"]
 
@@ -90,68 +92,39 @@ def reproduce(
     tp_max = tp_max if tp_max is not None else (32 if quick else 64)
     if fig9_setups is None:
         fig9_setups = [(m, b, r, slos[::2] if quick else slos) for m, b, r, slos in FIG9_SETUPS]
-    fig_rows: list[dict[str, Any]] = []
-    dse_rows: list[dict[str, Any]] = []
-    total = len(pairs) * len(FIG10_CONFIGS)
-    with progress_bar(total, "[bold]reproduce fluid[/]", enabled=progress) as bar:
-        for model, board in pairs:
-            net = get_network(model)
-            brd = BOARDS[board]
-            peak = 2.0 * brd.dsp * brd.frequency_hz / 1e9
-            for label, (strategy, stackable, wkind) in FIG10_CONFIGS.items():
-                res = explore(
-                    net,
-                    board,
-                    strategy=strategy,
-                    stackable=stackable,
-                    weights=list(_weights(wkind, b_max)),
-                    b_max=b_max,
-                    min_dsp_fraction=min_dsp,
-                    tp_max=tp_max,
-                )
-                for b, thr in enumerate(res.throughput_gops, start=1):
-                    fig_rows.append(
-                        {
-                            "model": model,
-                            "board": board,
-                            "config": label,
-                            "tr": res.design.tr,
-                            "tp": res.design.tp,
-                            "tc": res.design.tc,
-                            "batch": b,
-                            "throughput_gops": float(thr),
-                            "peak_gops": peak,
-                        }
-                    )
-                if label == "Fluid+Stackable":
-                    paper_d = PAPER_TABLE1[(model, board)]
-                    paper_thr = np.array(
-                        [
-                            _device(paper_d, board, "fluid", True).throughput_gops(net, b)
-                            for b in range(1, b_max + 1)
-                        ]
-                    )
-                    ours_use = resource_usage(res.design, brd)
-                    paper_use = resource_usage(paper_d, brd)
-                    dse_rows.append(
-                        {
-                            "model": model,
-                            "board": board,
-                            "ours": f"<{res.design.tr}, {res.design.tp}, {res.design.tc}>",
-                            "paper": f"<{paper_d.tr}, {paper_d.tp}, {paper_d.tc}>",
-                            "ours_dsp_pct": 100 * ours_use["dsp"],
-                            "ours_bram_pct": 100 * ours_use["bram"],
-                            "paper_dsp_pct": 100 * paper_use["dsp"],
-                            "paper_bram_pct": 100 * paper_use["bram"],
-                            "paper_tr_by_our_bram_model": max_tr(brd, paper_d.tp, paper_d.tc),
-                            "ours_score_gops": float(res.throughput_gops.sum()),
-                            "paper_design_score_gops": float(paper_thr.sum()),
-                            "paper_over_ours": float(paper_thr.sum() / res.throughput_gops.sum()),
-                            "designs_visited": res.visited,
-                        }
-                    )
-                if bar is not None:
-                    bar.step(f"{model}/{board} {label}")
+    n_seeds = seeds if seeds is not None else (1 if quick else 3)
+    n = n_samples if n_samples is not None else 1500
+    config = {
+        "b_max": b_max,
+        "serving": serving,
+        "seeds": n_seeds,
+        "n_samples": n,
+        "designs": designs,
+        "pairs": [list(pr) for pr in pairs],
+        "min_dsp_fraction": min_dsp,
+        "tp_max": tp_max,
+        "serving_setups": [asdict(st) for st in serving_setups],
+        "fig9_setups": [[m, b, r, list(slos)] for m, b, r, slos in fig9_setups],
+        "lazy_invocation_s": lazy_invocation_s,
+        "ablations": ablations,
+    }
+    meta = {"study": "fluid", "config_hash": point_key(config)}
+
+    def run(points: Sequence[StudyPoint], desc: str) -> list[dict[str, Any]]:
+        return run_points(out_dir, meta, points, progress=progress, desc=desc)
+
+    dse_points = [
+        StudyPoint(
+            point_key("fluid/dse", model, board, label, b_max, min_dsp, tp_max),
+            partial(_dse_point, model, board, label, b_max, min_dsp, tp_max),
+            f"{model}/{board} {label}",
+        )
+        for model, board in pairs
+        for label in FIG10_CONFIGS
+    ]
+    dse_found = run(dse_points, "reproduce fluid")
+    fig_rows = [r for pt in dse_found for r in pt["fig_rows"]]
+    dse_rows = [pt["dse_row"] for pt in dse_found if pt["dse_row"] is not None]
     fig = pd.DataFrame(fig_rows)
     dse = pd.DataFrame(dse_rows)
     atomic_write_text(out_dir / "fig10.csv", fig.to_csv(index=False))
@@ -159,10 +132,8 @@ def reproduce(
     plot_fig10(fig, out_dir)
     summary = summary_of(fig, dse, quick)
     if serving:
-        from npusched.experiments.studies.fluid.serving import POLICY_NAMES, run_points
+        from npusched.experiments.studies.fluid.serving import POLICY_NAMES, ServingPoint
 
-        n_seeds = seeds if seeds is not None else (1 if quick else 3)
-        n = n_samples if n_samples is not None else 1500
         main_pts = [
             (s.model, s.board, pol, float(rate), s.slo_s, seed)
             for s in serving_setups
@@ -183,14 +154,27 @@ def reproduce(
             for pol in ("LazyBatching", "FluidB")
             for seed in range(n_seeds)
         ]
-        total_pts = len(main_pts) + len(fig9_pts) + len(t2_pts)
-        with progress_bar(total_pts, "[bold]fluid serving[/]", enabled=progress) as bar2:
-            step = None if bar2 is None else bar2.step
-            raw = {
-                "fig7_8": run_points(main_pts, n, step, designs, lazy_invocation_s),
-                "fig9": run_points(fig9_pts, n, step, designs, lazy_invocation_s),
-                "table2": run_points(t2_pts, n, step, designs, lazy_invocation_s),
-            }
+        every = [*main_pts, *fig9_pts, *t2_pts]
+        keys = [point_key("fluid/serving", *pt, n, designs, lazy_invocation_s) for pt in every]
+        # a point in two figures runs once (a run is deterministic for its parameters)
+        unique = {k: pt for k, pt in zip(keys, every, strict=True)}
+        serving_points = [
+            StudyPoint(
+                k,
+                partial(_serving_point, pt, n, designs, lazy_invocation_s),
+                f"{pt[0]} {pt[2]} {pt[3]:g}/s",
+            )
+            for k, pt in unique.items()
+        ]
+        rows = run(serving_points, "fluid serving")
+        by_key = {p.key: ServingPoint(**r) for p, r in zip(serving_points, rows, strict=True)}
+        found = [by_key[k] for k in keys]
+        n_main, n_fig9 = len(main_pts), len(fig9_pts)
+        raw = {
+            "fig7_8": found[:n_main],
+            "fig9": found[n_main : n_main + n_fig9],
+            "table2": found[n_main + n_fig9 :],
+        }
         summary.update(serving_outputs(raw, out_dir))
         from npusched.policies.batching.lazyb import LAZY_INVOCATION_S
 
@@ -203,7 +187,12 @@ def reproduce(
             else float(lazy_invocation_s),
         }
         if ablations:
-            abl = table2_ablations(raw["table2"], n, designs, lazy_invocation_s)
+            abl_point = StudyPoint(
+                point_key("fluid/table2-ablations", n, designs, lazy_invocation_s),
+                lambda: {"rows": table2_ablations(raw["table2"], n, designs, lazy_invocation_s)},
+                "Table II ablations",
+            )
+            abl = run([abl_point], "fluid ablations")[0]["rows"]
             summary["table2_ablations"] = abl
             abl_csv = pd.DataFrame(abl).to_csv(index=False)
             atomic_write_text(out_dir / "table2_ablations.csv", abl_csv)
@@ -217,3 +206,79 @@ def reproduce(
         out_dir / "report.md", report(fig, dse, quick, summary["invocations_estimate"], summary)
     )
     return summary
+
+
+def _dse_point(
+    model: str, board: str, label: str, b_max: int, min_dsp: float, tp_max: int
+) -> dict[str, Any]:
+    """One (model, board, Fig. 10 configuration) design-space exploration: its Fig. 10 rows
+    (``fig_rows``, one per batch size) and, for ``Fluid+Stackable``, its Table I row against
+    the paper's design (``dse_row``; else ``None``)."""
+    net = get_network(model)
+    brd = BOARDS[board]
+    peak = 2.0 * brd.dsp * brd.frequency_hz / 1e9
+    strategy, stackable, wkind = FIG10_CONFIGS[label]
+    res = explore(
+        net,
+        board,
+        strategy=strategy,
+        stackable=stackable,
+        weights=list(_weights(wkind, b_max)),
+        b_max=b_max,
+        min_dsp_fraction=min_dsp,
+        tp_max=tp_max,
+    )
+    fig_rows = [
+        {
+            "model": model,
+            "board": board,
+            "config": label,
+            "tr": res.design.tr,
+            "tp": res.design.tp,
+            "tc": res.design.tc,
+            "batch": b,
+            "throughput_gops": float(thr),
+            "peak_gops": peak,
+        }
+        for b, thr in enumerate(res.throughput_gops, start=1)
+    ]
+    dse_row = None
+    if label == "Fluid+Stackable":
+        paper_d = PAPER_TABLE1[(model, board)]
+        paper_thr = np.array(
+            [
+                _device(paper_d, board, "fluid", True).throughput_gops(net, b)
+                for b in range(1, b_max + 1)
+            ]
+        )
+        ours_use = resource_usage(res.design, brd)
+        paper_use = resource_usage(paper_d, brd)
+        dse_row = {
+            "model": model,
+            "board": board,
+            "ours": f"<{res.design.tr}, {res.design.tp}, {res.design.tc}>",
+            "paper": f"<{paper_d.tr}, {paper_d.tp}, {paper_d.tc}>",
+            "ours_dsp_pct": 100 * ours_use["dsp"],
+            "ours_bram_pct": 100 * ours_use["bram"],
+            "paper_dsp_pct": 100 * paper_use["dsp"],
+            "paper_bram_pct": 100 * paper_use["bram"],
+            "paper_tr_by_our_bram_model": max_tr(brd, paper_d.tp, paper_d.tc),
+            "ours_score_gops": float(res.throughput_gops.sum()),
+            "paper_design_score_gops": float(paper_thr.sum()),
+            "paper_over_ours": float(paper_thr.sum() / res.throughput_gops.sum()),
+            "designs_visited": res.visited,
+        }
+    return {"fig_rows": fig_rows, "dse_row": dse_row}
+
+
+def _serving_point(
+    pt: tuple[str, str, str, float, float, int],
+    n: int,
+    designs: str,
+    lazy_invocation_s: float | None,
+) -> dict[str, Any]:
+    """One ``(model, board, policy, rate, slo_s, seed)`` serving run's metrics."""
+    from npusched.experiments.studies.fluid.serving import run_point
+
+    model, board, policy, rate, slo, seed = pt
+    return asdict(run_point(model, board, policy, rate, slo, seed, n, designs, lazy_invocation_s))

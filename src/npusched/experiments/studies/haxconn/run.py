@@ -52,14 +52,16 @@ Outputs: ``table6.csv/.md``, ``solver_table6.csv``, ``table6_gap.csv``, ``table8
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
+from npusched.experiments.store import StudyPoint, point_key, run_points
 from npusched.experiments.studies.haxconn.figures import (
     FIG7_TEXT,
     GAP_TEXT,
@@ -80,13 +82,19 @@ from npusched.experiments.studies.haxconn.points import (
     _fig5,
     _fig6,
     _fig7,
+    _groups,
     _solver_bench,
     _table6,
     _table8,
+    _workload,
     gap_analysis,
     table6_baselines,
 )
 from npusched.experiments.studies.haxconn.report import build_records
+
+if TYPE_CHECKING:
+    from npusched.policies.mapping.execute import Workload
+    from npusched.policies.mapping.haxconn import HaxconnResult
 
 __all__ = ["PARTS", "TABLE6", "Experiment", "gantt", "reproduce"]
 
@@ -130,65 +138,76 @@ def reproduce(
     bad = [p for p in parts if p not in PARTS]
     if bad:
         raise ConfigError(f"--only {bad[0]!r}; allowed: {', '.join(PARTS)}")
+    if experiments is not None and not any(e.exp in experiments for e in TABLE6):
+        raise ConfigError(f"experiments={list(experiments)!r}; allowed: "
+                          + ", ".join(str(e.exp) for e in TABLE6))
     from npusched.report.plots import grouped_bars, lines
 
     outdir = Path(out)
     if outdir.exists() and not outdir.is_dir():
         raise ConfigError(f"--out {out}: not a directory")
     outdir.mkdir(parents=True, exist_ok=True)
-    from contextlib import ExitStack
+    t6_limit = table6_free_time_limit_s if table6_free_time_limit_s is not None else (
+        0.3 if quick else 1.0)
+    t8_nets = list(table8_networks if table8_networks is not None
+                   else (TABLE8_NETS[:4] if quick else TABLE8_NETS))
+    f7_limit = fig7_time_limit_s if fig7_time_limit_s is not None else (0.3 if quick else 1.5)
+    f7_phase = fig7_phase_s if fig7_phase_s is not None else (2.0 if quick else 10.0)
+    gap_exps = (1, 5) if quick else experiments
+    s_groups = list(solver_groups if solver_groups is not None
+                    else ((10, 20) if quick else (10, 20, 40, 80)))
+    s_limit = solver_time_limit_s if solver_time_limit_s is not None else (1.0 if quick else 5.0)
+    s_repeats = solver_repeats if solver_repeats is not None else (1 if quick else 3)
+    s_z3 = z3_max_groups if z3_max_groups is not None else (20 if quick else 40)
+    config = {"table6_free_time_limit_s": t6_limit, "table8_networks": t8_nets,
+              "fig5_networks": list(fig5_networks), "fig7_experiments": list(fig7_experiments),
+              "fig7_time_limit_s": f7_limit, "fig7_phase_s": f7_phase,
+              "solver_groups": s_groups, "solver_time_limit_s": s_limit,
+              "solver_repeats": s_repeats, "z3_max_groups": s_z3}
+    meta = {"study": "haxconn", "config_hash": point_key(config)}
 
-    from npusched.report.progress import progress_bar
+    def run(points: Sequence[StudyPoint], desc: str) -> list[dict[str, Any]]:
+        return run_points(outdir, meta, points, progress=progress, desc=desc)
 
-    stack = ExitStack()
-    todo = ["table6", *(p for p in PARTS if p in parts and p != "table6")]
-    bar = stack.enter_context(
-        progress_bar(len(todo), "reproduce haxconn", enabled=progress, eta=True, delay_s=1.0)
-    )
+    def key(*parts: Any) -> str:
+        return point_key("haxconn", meta["config_hash"], *parts)
 
-    def stage(part: str) -> None:
-        if bar is not None:
-            bar.step(part)
-
-    t6_limit = table6_free_time_limit_s
-    t6, pvr, kept, s6 = _table6(
-        t6_limit if t6_limit is not None else (0.3 if quick else 1.0), experiments
-    )
+    live: dict[int, tuple[Workload, HaxconnResult]] = {}
+    t6_exps = [e.exp for e in TABLE6 if experiments is None or e.exp in experiments]
+    t6_found = run([StudyPoint(key("table6", x), partial(_table6_point, x, t6_limit, live),
+                               f"Table 6 exp. {x}") for x in t6_exps], "haxconn Table 6")
+    t6 = [r["row"] for r in t6_found]
+    s6 = [r["solver"] for r in t6_found]
+    pvr = [row for r in t6_found for row in r["pvr"]]
+    slow = [x for r in t6_found for x in r["slowdowns"]]
     _csv(outdir / "table6.csv", t6)
     _csv(outdir / "solver_table6.csv", s6)
     atomic_write_text(outdir / "table6.md", _md(t6))
     _csv(outdir / "predicted_vs_realised.csv", pvr)
-    first = min(kept)
-    w1, h1 = kept[first]
+    first = min(t6_exps)
+    w1, h1 = live[first] if first in live else _table6_solution(first)
     gantt(outdir / f"gantt_exp{first}.png", w1, h1.realised,
           f"Exp. {first} ({w1.soc.name}, {' + '.join(t.name for t in w1.tasks)}): HaX-CoNN")
-    stage("table6")
     t8: list[dict[str, Any]] = []
     if "table8" in parts:
-        t8 = _table8(
-            table8_networks
-            if table8_networks is not None
-            else (TABLE8_NETS[:4] if quick else TABLE8_NETS)
-        )
+        t8 = run([StudyPoint(key("table8"), lambda: {"rows": _table8(t8_nets)}, "Table 8")],
+                 "haxconn Table 8")[0]["rows"]
         _csv(outdir / "table8.csv", t8)
         atomic_write_text(outdir / "table8.md", _md(t8))
-        stage("table8")
     f5: list[dict[str, Any]] = []
     if "fig5" in parts:
-        f5 = _fig5(fig5_networks)
+        f5 = [row for r in run([StudyPoint(key("fig5", n), partial(_rows, _fig5, [n]), f"Fig. 5 {n}")
+                                for n in fig5_networks], "haxconn Fig. 5") for row in r["rows"]]
         _csv(outdir / "fig5.csv", f5)
         grouped_bars(outdir / "fig5.png", [r["dnn"] for r in f5],
                      {m: [r[f"{m} FPS"] for r in f5] for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")},
                      ylabel="FPS (2 instances, Orin)", title="Fig. 5: Scenario 1")
-        stage("fig5")
     f7: list[dict[str, Any]] = []
     f7_swaps: list[dict[str, Any]] = []
     if "fig7" in parts:
-        f7, f7_swaps = _fig7(
-            fig7_experiments,
-            fig7_time_limit_s if fig7_time_limit_s is not None else (0.3 if quick else 1.5),
-            fig7_phase_s if fig7_phase_s is not None else (2.0 if quick else 10.0),
-        )
+        f7_found = run([StudyPoint(key("fig7"), partial(_fig7_point, fig7_experiments, f7_limit,
+                                                          f7_phase), "Fig. 7")], "haxconn Fig. 7")
+        f7, f7_swaps = f7_found[0]["rows"], f7_found[0]["swaps"]
         _csv(outdir / "fig7.csv", f7)
         _csv(outdir / "fig7_swaps.csv", f7_swaps)
         found = [r for r in f7 if r["mode"] == "found"]
@@ -199,38 +218,30 @@ def reproduce(
                "oracle": [r["oracle_ms"] for r in found]},
               xlabel="time (s); the DNN set changes every 10 s", ylabel="latency per frame (ms)",
               title="Fig. 7: D-HaX-CoNN")
-        stage("fig7")
     gap: list[dict[str, Any]] = []
     if "gap" in parts:
-        gap = gap_analysis((1, 5) if quick else experiments)
+        g_exps = [e.exp for e in TABLE6 if gap_exps is None or e.exp in gap_exps]
+        gap = [row for r in run([StudyPoint(key("gap", x), partial(_rows, gap_analysis, [x]),
+                                            f"gap exp. {x}") for x in g_exps], "haxconn gap")
+               for row in r["rows"]]
         _csv(outdir / "table6_gap.csv", gap)
-        stage("gap")
-    solver = (
-        _solver_bench(
-            solver_groups if solver_groups is not None else ((10, 20) if quick else (10, 20, 40, 80)),
-            solver_time_limit_s if solver_time_limit_s is not None else (1.0 if quick else 5.0),
-            solver_repeats if solver_repeats is not None else (1 if quick else 3),
-            z3_max_groups if z3_max_groups is not None else (20 if quick else 40),
-        )
-        if "solver" in parts
-        else []
-    )
+    solver: list[dict[str, Any]] = []
     if "solver" in parts:
-        stage("solver")
-    stack.close()
+        by_size = run([StudyPoint(key("solver", g), partial(_rows, _solver_bench, [g], s_limit,
+                                                              s_repeats, s_z3), f"solvers {g} groups")
+                       for g in s_groups], "haxconn solver benchmark")
+        # the benchmark's order: DNN count, then group count
+        solver = [row for n_dnn in sorted({r["dnns"] for b in by_size for r in b["rows"]})
+                  for b in by_size for row in b["rows"] if row["dnns"] == n_dnn]
     if solver:
         _csv(outdir / "solver.csv", solver)
         atomic_write_text(outdir / "solver.md", _md(solver))
     f6 = _fig6([n for n in TABLE8_NETS if n != "googlenet"])
     _csv(outdir / "fig6.csv", f6)
-    slow = [max(iv.slowdown) for w, h in kept.values()
-            for m, r in table6_baselines(w, h).items() if m in ("H2H", "Herald")
-            for iv in r.realised.intervals if iv.slowdown]
     comparisons = build_records(
         t6, t8, f5, pvr, gap, max(slow) if slow else None,
         {r["dnn"]: r["no contention %"] for r in f5}, f6,
-        table8_networks if table8_networks is not None
-        else (TABLE8_NETS[:4] if quick else TABLE8_NETS),
+        t8_nets,
     )
     improved = sum(1 for r in t8 if r["cell"] != "x")
     summary: dict[str, Any] = {
@@ -285,3 +296,35 @@ def reproduce(
         report += ["## Solver benchmark (CP-SAT vs Z3)\n", _md(solver)]
     atomic_write_text(outdir / "report.md", "\n".join(report))
     return summary
+
+
+def _table6_point(exp: int, free_time_limit_s: float,
+                  live: dict[int, tuple[Workload, HaxconnResult]]) -> dict[str, Any]:
+    """One Table 6 experiment: its row, solver row, predicted-vs-realised rows and the largest
+    slowdowns of H2H's and Herald's contention intervals; the solved workload is kept in
+    ``live`` (for the Gantt chart)."""
+    t6, pvr, kept, s6 = _table6(free_time_limit_s, [exp])
+    live.update(kept)
+    w, h = kept[exp]
+    slow = [max(iv.slowdown) for m, r in table6_baselines(w, h).items() if m in ("H2H", "Herald")
+            for iv in r.realised.intervals if iv.slowdown]
+    return {"row": t6[0], "solver": s6[0], "pvr": pvr, "slowdowns": slow}
+
+
+def _table6_solution(exp: int) -> tuple[Workload, HaxconnResult]:
+    """Table 6 experiment ``exp``'s workload and restricted optimum (the bounded exhaustive
+    search: deterministic), for a resumed run's Gantt chart."""
+    from npusched.policies.mapping.haxconn import haxconn
+
+    e = next(e for e in TABLE6 if e.exp == exp)
+    w = _workload(e.soc, e.nets, _groups(e), dict(e.after))
+    return w, haxconn(w, "latency", max_transitions=1)
+
+
+def _rows(part: Callable[..., list[dict[str, Any]]], *args: Any) -> dict[str, Any]:
+    return {"rows": part(*args)}
+
+
+def _fig7_point(exps: Sequence[int], cpsat_s: float, phase_s: float) -> dict[str, Any]:
+    rows, swaps = _fig7(exps, cpsat_s, phase_s)
+    return {"rows": rows, "swaps": swaps}

@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from npusched._io import atomic_write_text
+from npusched.experiments.store import StudyPoint, open_study_store, point_key, run_points
 from npusched.experiments.studies.planaria.figures import (
     MULTI_TENANT_FIGURES,
     _report_md,
@@ -72,6 +74,8 @@ def reproduce(
     )
     if benchmarks is not None:
         st = dataclasses.replace(st, benchmarks=benchmarks)
+    if multi_tenant:  # a store of another setup is refused before any work
+        open_study_store(out, _store_meta(st))
     names = list(networks) if networks is not None else list(WORKLOADS["C"])
     if st.benchmarks == "artifact":
         names = [ARTIFACT_BENCHMARKS.get(n, n) for n in names]
@@ -158,9 +162,46 @@ def reproduce(
         },
     }
     if multi_tenant:
-        summary["workloads"] = _multi_tenant(st, scenarios, qos_levels, progress=progress)
+        summary["workloads"] = _workloads(out, st, scenarios, qos_levels, progress)
         summary["multi_tenant"]["setup"] = dataclasses.asdict(st)
     summary["comparisons"] = comparisons(summary)
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     atomic_write_text(out / "report.md", _report_md(fig17, summary))
     return summary
+
+
+def _workload(setup: MultiTenantSetup, scenario: str, qos: str) -> dict[str, Any]:
+    """One (workload, QoS) point of Fig. 12-16: both systems' row."""
+    row: dict[str, Any] = _multi_tenant(setup, [scenario], [qos])[scenario][qos]
+    return row
+
+
+def _store_meta(setup: MultiTenantSetup) -> dict[str, str]:
+    return {"study": "planaria", "config_hash": point_key(dataclasses.asdict(setup))}
+
+
+def _workloads(
+    out: Path,
+    setup: MultiTenantSetup,
+    scenarios: Sequence[str],
+    qos_levels: Sequence[str],
+    progress: bool,
+) -> dict[str, dict[str, Any]]:
+    """Fig. 12-16 per (workload, QoS), each one point of ``out``'s store
+    (:func:`~npusched.experiments.store.run_points`: a killed run resumes, a store of another
+    setup is refused)."""
+    params = dataclasses.asdict(setup)
+    grid = [(w, q) for w in scenarios for q in qos_levels]
+    points = [
+        StudyPoint(
+            point_key("planaria/multi-tenant", params, w, q),
+            partial(_workload, setup, w, q),
+            f"{w}/{q}",
+        )
+        for w, q in grid
+    ]
+    rows = run_points(out, _store_meta(setup), points, progress=progress, desc="Planaria Fig. 12-16")
+    found: dict[str, dict[str, Any]] = {}
+    for (w, q), row in zip(grid, rows, strict=True):
+        found.setdefault(w, {})[q] = row
+    return found

@@ -8,13 +8,14 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
-from npusched.experiments.store import done_ids, open_store, point_key, read_rows, write_point
+from npusched.experiments.store import StudyPoint, open_study_store, point_key, run_points
 from npusched.experiments.studies.prema.comparisons import _spread, _token_rules, comparisons
 from npusched.experiments.studies.prema.figures import (
     _checkpoint_vs_kill,
@@ -200,34 +201,39 @@ def _run_study(
     raw CSVs of this run's points and load the results; with ``quick``, the ``n_runs``
     workloads per batch size are chosen by :func:`_select_runs`."""
     chash = setup.config_hash()
-    open_store(out, {"study": "prema", "config_hash": chash})
-    done = done_ids(out)
+    meta = {"study": "prema", "config_hash": chash}
+    open_study_store(out, meta)  # another configuration's store: refused before any work
     batches = tuple(sorted(set(setup.batch_sizes)))
     n_combos = len(setup.networks) * len(batches)
-    mech = [(r, c, _mech_id(chash, r, c)) for r in range(n_runs) for c in range(n_combos)]
     ctx = _Context(setup)
     selected = _select_runs(ctx, n_runs, quick)
+
+    def main_point(spec: PolicySpec, b: int, r: int) -> dict[str, Any]:
+        row, recs = _main_point(ctx, spec, b, r, chash)
+        return {**row, "records": recs}
+
+    mech = [
+        StudyPoint(
+            _mech_id(chash, r, c),
+            partial(_mech_point, ctx, r, c, chash),
+            f"Fig. 5/6 sample {r}.{c}",
+        )
+        for r in range(n_runs)
+        for c in range(n_combos)
+    ]
     main = [
-        (spec, b, r, _main_id(chash, spec, b, r))
+        StudyPoint(
+            _main_id(chash, spec, b, r),
+            partial(main_point, spec, b, r),
+            f"{spec.label} b{b} run {r}",
+        )
         for b in batches
         for r in selected[b]
         for spec in specs
     ]
-    todo_mech = [x for x in mech if x[2] not in done]
-    todo_main = [x for x in main if x[3] not in done]
-    total = len(todo_mech) + len(todo_main)
-    with progress_bar(total, f"[bold]{desc}[/]", enabled=progress) as bar:
-        step: Callable[[str], None] = (lambda _desc: None) if bar is None else bar.step
-        for r, c, pid in todo_mech:
-            write_point(out, {"point_id": pid, **_mech_point(ctx, r, c, chash)})
-            step(f"Fig. 5/6 sample {r}.{c}")
-        for spec, b, r, pid in todo_main:
-            row, recs = _main_point(ctx, spec, b, r, chash)
-            write_point(out, {"point_id": pid, **row, "records": recs})
-            step(f"{spec.label} b{b} run {r}")
-    main_rows = read_rows(out, [x[3] for x in main])
+    rows = run_points(out, meta, mech + main, progress=progress, desc=desc)
+    mech_rows, main_rows = rows[: len(mech)], rows[len(mech) :]
     records = [rec for row in main_rows for rec in row["records"]]
-    mech_rows = read_rows(out, [x[2] for x in mech])
     atomic_write_text(out / "mech_points.csv", _csv_text(MECH_COLUMNS, mech_rows))
     atomic_write_text(out / "main_records.csv", _csv_text(RECORD_COLUMNS, records))
     atomic_write_text(out / "main_points.csv", _csv_text(MAIN_COLUMNS, main_rows))
