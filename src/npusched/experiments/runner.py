@@ -134,7 +134,7 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
             w.window_s,
             batch_sizes=w.batch_sizes,
             priorities=w.priorities,
-            random_state=_prema_stream(cfg, w),
+            random_state=_stream(cfg, w),
         )
     if isinstance(w, PoissonWorkloadConfig):
         qos_table = w.qos if isinstance(w.qos, dict) else None
@@ -147,7 +147,7 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
             priorities=w.priorities,
             qos=qos_table,
             batch_sizes=w.batch_sizes,
-            random_state=cfg.seed,
+            random_state=_stream(cfg, w),
         )
     assert isinstance(w, TraceWorkloadConfig)
     path = Path(w.path)
@@ -156,8 +156,10 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
     return load_trace(path, ignore_extra_columns=w.ignore_extra_columns)
 
 
-def _prema_stream(cfg: RunConfig, w: PremaWorkloadConfig) -> int | np.random.Generator:
-    """The random state of a PREMA workload: the run's seed, or with ``seed_stream`` the
+def _stream(
+    cfg: RunConfig, w: PremaWorkloadConfig | PoissonWorkloadConfig
+) -> int | np.random.Generator:
+    """The random state of a generated workload: the run's seed, or with ``seed_stream`` the
     stream ``SeedSequence([*seed_stream, seed])`` (the reproduction's, see the config field)."""
     if w.seed_stream is None:
         return cfg.seed
@@ -264,7 +266,7 @@ def _in_job_range(
     assert w.job_range_ms is not None
     lo, hi = (x * 1e-3 for x in w.job_range_ms)
     isolated = _isolated_fn(profiles, machine)
-    stream = _prema_stream(cfg, w)
+    stream = _stream(cfg, w)
     rng = stream if isinstance(stream, np.random.Generator) else np.random.default_rng(stream)
     kept: list[Request] = []
     for _ in range(1000):
