@@ -561,7 +561,7 @@ def check_components(cfg: RunConfig, source: str = "<config>") -> None:
         _build(source, "policy.params", validate)
     _check_unused_params(source, cfg.policy.name, pol_factory, policy, cfg.policy.params)
     machine = machine_for(cfg, device, source)
-    _check_policy_machine(cfg, policy, machine, source)
+    _check_policy_machine(cfg, policy, machine, source, device)
     power = power_for(cfg, device, source)
     axes_for(cfg, device, source, machine=machine, power=power)
 
