@@ -39,7 +39,7 @@ def xavier_device() -> str:
 
 
 def test_the_device_says_which_soc_it_is(xavier_device: str) -> None:
-    with pytest.raises(ConfigError, match="policy.params.soc: 'orin', but the device is SoC 'xavier'"):
+    with pytest.raises(ConfigError, match=r"policy\.params\.soc: 'orin', but the device is SoC 'xavier'"):
         parse_config(tomllib.loads(CFG % xavier_device), source="c")  # checks the components
 
 
