@@ -38,8 +38,10 @@ def test_record_follows_the_contract() -> None:
     assert none["direction"] == "n/a" and none["ratio"] is None and none["cause"] == "why"
     missing = _record("x/e", "Fig. 1", "gain (x)", 4.8, math.inf, cause="unbounded")
     assert missing["ours"] is None and missing["cause"] == "unbounded"
-    level = _record("x/f", "Fig. 5", "latency (us)", 12.0, 5.0, gain=False, cause="c")
-    assert level["direction"] == "same" and level["cause"] == "c"  # ratio 0.42
+    level = _record("x/f", "Fig. 5", "latency (us)", 12.0, 5.0, kind="value", cause="c")
+    assert level["direction"] == "n/a" and level["cause"] == "c"  # a plain value; ratio 0.42
+    close = _record("x/g", "Fig. 5", "latency (us)", 12.0, 10.0, kind="value", cause="c")
+    assert close["direction"] == "n/a" and close["cause"] == ""  # ratio 0.83
 
 
 def test_summary_carries_comparisons(tmp_path: Path) -> None:
@@ -69,8 +71,11 @@ def test_summary_carries_comparisons(tmp_path: Path) -> None:
     for r in recs:
         assert set(r) == FIELDS
         assert r["direction"] in ("same", "opposite", "n/a")
-        within = r["direction"] == "same" and r["ratio"] is not None and 0.5 <= r["ratio"] <= 2.0
-        assert (r["cause"] == "") == within, r["id"]
+        within = r["ratio"] is not None and 0.5 <= r["ratio"] <= 2.0
+        if r["direction"] == "opposite" or not within:
+            assert r["cause"], r["id"]
+        if r["direction"] == "same" and within:
+            assert r["cause"] == "", r["id"]
         if r["ours"] is not None and r["paper"]:
             assert r["ratio"] == pytest.approx(r["ours"] / r["paper"])
     head = {r["id"]: r for r in recs}["fig12/antt_x"]

@@ -278,7 +278,9 @@ def test_planaria_suite_as_a_sweep(tmp_path: Path) -> None:
     from npusched.experiments.reproduce.planaria import reference_rate
     from npusched.workloads.planaria import qos_table
 
-    assert pl["workload"]["rate_per_s"] == reference_rate("C", 1.0, depthwise="per-channel")
+    # the reproduction's fixed rate and instance stream (tests/test_planaria_same_samples.py)
+    assert pl["workload"]["rate_per_s"] == reference_rate("C", 1.0)
+    assert pl["workload"]["seed_stream"] == [0, 2, 2]
     assert pl["workload"]["qos"] == qos_table("C", "H", "artifact")
     out = tmp_path / "sweep"
     assert main(["sweep", str(path), "--out", str(out), "--backend", "inprocess", "-q"]) == 0

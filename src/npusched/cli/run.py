@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -44,7 +44,71 @@ def run_cmd(
     from npusched.experiments.runner import run_config_file
 
     progress = _common(quiet=quiet, verbose=verbose, plugins=plugin)
-    run_config_file(config, out, seed=seed, progress=progress, timeline=timeline, fmt=fmt)
+    result = run_config_file(config, out, seed=seed, progress=progress, timeline=timeline)
+    _print_summary(result, out, fmt)
+
+
+#: Metrics shown in the terminal table (all of them are in summary.json).
+_SHOWN = (
+    "n_requests",
+    "n_unfinished",
+    "antt",
+    "stp",
+    "fairness",
+    "mean_latency_s",
+    "p95_latency_s",
+    "p99_latency_s",
+    "p95_high_priority_norm",
+    "sla_violation_rate_n2",
+    "sla_violation_rate_n4",
+    "sla_violation_rate_n10",
+    "slo_attainment",
+    "throughput_rps",
+    "utilisation",
+    "preemptions",
+    "energy_j",
+    "peak_power_w",
+    "avg_power_w",
+)
+
+
+def _print_summary(out: Any, out_dir: Path, fmt: str = "table") -> None:
+    """The main metrics as a table; ``fmt="json"``: summary.json's text; ``"csv"``: every
+    metric as a ``metric,value`` row."""
+    if fmt == "json":
+        from npusched.experiments.runner import summary_json
+
+        print(summary_json(out.summary), end="")
+        return
+    if fmt == "csv":
+        import numpy as np
+
+        print("metric,value")
+        for k, v in sorted(out.summary.items()):
+            print(f"{k},{'' if not np.isfinite(v) else repr(float(v))}")
+        return
+    import numpy as np
+    from rich.console import Console
+    from rich.table import Table
+
+    from npusched.report.tables import console_width
+
+    cfg = out.config
+    title = (
+        f"{cfg.name + ': ' if cfg.name else ''}{cfg.policy.name} on {cfg.hardware.device}, "
+        f"{cfg.workload.kind} workload, seed {cfg.seed}"
+    )
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key in _SHOWN:
+        if key in out.summary:
+            v = out.summary[key]
+            text = "-" if not np.isfinite(v) else (f"{v:,.0f}" if v == int(v) else f"{v:.4g}")
+            table.add_row(key, text)
+    console = Console(width=console_width() or None)
+    console.print(table)
+    console.print(f"{len(out.summary)} metrics in {out_dir / 'summary.json'}")
 
 
 # --- bench -------------------------------------------------------------------------------------

@@ -108,9 +108,13 @@ def machine_for(cfg: RunConfig, device: Any, source: str = "<config>") -> Any:
     return Machine(tuple(out))
 
 
-def _check_policy_machine(cfg: RunConfig, policy: Any, machine: Any, source: str) -> None:
+def _check_policy_machine(
+    cfg: RunConfig, policy: Any, machine: Any, source: str, device: Any = None
+) -> None:
     """A temporal policy needs a one-resource machine; a machine policy that names the plan
-    axis its units select (``units_axis``, Planaria: ``subarrays``) needs a resource with it."""
+    axis its units select (``units_axis``, Planaria: ``subarrays``) needs a resource with it;
+    a policy built for one SoC (``soc``) needs a device that says it is that SoC (its own
+    ``soc`` attribute: the device, not this module, knows which SoC it models)."""
     kind = getattr(policy, "kind", "temporal")
     if kind == "temporal" and len(machine.resources) != 1:
         raise ConfigError(
@@ -118,7 +122,8 @@ def _check_policy_machine(cfg: RunConfig, policy: Any, machine: Any, source: str
             f"whole of a one-resource machine; this machine has {len(machine.resources)}"
         )
     soc = getattr(policy, "soc", None)
-    dev_soc = cfg.hardware.params.get("soc", "orin") if cfg.hardware.device == "soc" else None
+    dev_soc = getattr(device, "soc", None)
+    dev_soc = dev_soc if isinstance(dev_soc, str) else None
     if kind == "machine" and soc is not None and dev_soc is not None and soc != dev_soc:
         raise ConfigError(
             f"{source}: policy.params.soc: {soc!r}, but the device is SoC {dev_soc!r}; "

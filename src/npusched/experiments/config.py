@@ -84,6 +84,8 @@ PositiveInt = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, strict=True
 BatchSize = Annotated[int, BeforeValidator(_not_bool), Field(gt=0, le=MAX_BATCH, strict=True)]
 # switches are strict: "yes" and 1 are refused, only true/false
 Switch = Annotated[bool, Field(strict=True)]
+#: a workload's random stream prefix (``SeedSequence([*seed_stream, seed])``)
+SeedStream = list[Annotated[int, Field(ge=0, strict=True)]]
 
 
 def _priority(p: Any) -> Any:
@@ -162,7 +164,7 @@ class PremaWorkloadConfig(_Strict):
     #: the run's ``seed`` last, instead of the seed alone. ``npusched reproduce prema`` draws
     #: the workload of (batch size b, run r) from ``[base seed, 1, b, r]``; its suite as a
     #: sweep sets ``seed_stream = [base seed, 1, b]`` and seeds ``r``, so both draw the same.
-    seed_stream: list[Annotated[int, Field(ge=0, strict=True)]] | None = None
+    seed_stream: SeedStream | None = None
 
     @field_validator("models")
     @classmethod
@@ -195,6 +197,11 @@ class PoissonWorkloadConfig(_Strict):
     priorities: tuple[PositiveInt, PositiveInt] = (1, 11)
     qos: PositiveFloat | dict[str, PositiveFloat] | None = None
     batch_sizes: Annotated[list[BatchSize], Field(min_length=1)] = [1]
+    #: The workload's random stream, as for ``kind = "prema"``: ``SeedSequence([*seed_stream,
+    #: seed])``. ``npusched reproduce planaria`` draws instance i of (scenario s, QoS q) from
+    #: ``[base seed, s, q, i]``; its suite as a sweep sets ``seed_stream = [base seed, s, q]``
+    #: and seeds ``i``, so both draw the same requests.
+    seed_stream: SeedStream | None = None
 
     @field_validator("models")
     @classmethod
@@ -554,7 +561,7 @@ def check_components(cfg: RunConfig, source: str = "<config>") -> None:
         _build(source, "policy.params", validate)
     _check_unused_params(source, cfg.policy.name, pol_factory, policy, cfg.policy.params)
     machine = machine_for(cfg, device, source)
-    _check_policy_machine(cfg, policy, machine, source)
+    _check_policy_machine(cfg, policy, machine, source, device)
     power = power_for(cfg, device, source)
     axes_for(cfg, device, source, machine=machine, power=power)
 

@@ -77,28 +77,6 @@ PROGRESS_DELAY_S = 2.0
 
 Estimator = Callable[[Request, "Profile"], float]
 
-#: Metrics shown in the terminal table (all of them are in summary.json).
-_SHOWN = (
-    "n_requests",
-    "n_unfinished",
-    "antt",
-    "stp",
-    "fairness",
-    "mean_latency_s",
-    "p95_latency_s",
-    "p99_latency_s",
-    "p95_high_priority_norm",
-    "sla_violation_rate_n2",
-    "sla_violation_rate_n4",
-    "sla_violation_rate_n10",
-    "slo_attainment",
-    "throughput_rps",
-    "utilisation",
-    "preemptions",
-    "energy_j",
-    "peak_power_w",
-    "avg_power_w",
-)
 
 
 @dataclass
@@ -134,7 +112,7 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
             w.window_s,
             batch_sizes=w.batch_sizes,
             priorities=w.priorities,
-            random_state=_prema_stream(cfg, w),
+            random_state=_stream(cfg, w),
         )
     if isinstance(w, PoissonWorkloadConfig):
         qos_table = w.qos if isinstance(w.qos, dict) else None
@@ -147,7 +125,7 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
             priorities=w.priorities,
             qos=qos_table,
             batch_sizes=w.batch_sizes,
-            random_state=cfg.seed,
+            random_state=_stream(cfg, w),
         )
     assert isinstance(w, TraceWorkloadConfig)
     path = Path(w.path)
@@ -156,8 +134,10 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
     return load_trace(path, ignore_extra_columns=w.ignore_extra_columns)
 
 
-def _prema_stream(cfg: RunConfig, w: PremaWorkloadConfig) -> int | np.random.Generator:
-    """The random state of a PREMA workload: the run's seed, or with ``seed_stream`` the
+def _stream(
+    cfg: RunConfig, w: PremaWorkloadConfig | PoissonWorkloadConfig
+) -> int | np.random.Generator:
+    """The random state of a generated workload: the run's seed, or with ``seed_stream`` the
     stream ``SeedSequence([*seed_stream, seed])`` (the reproduction's, see the config field)."""
     if w.seed_stream is None:
         return cfg.seed
@@ -264,7 +244,7 @@ def _in_job_range(
     assert w.job_range_ms is not None
     lo, hi = (x * 1e-3 for x in w.job_range_ms)
     isolated = _isolated_fn(profiles, machine)
-    stream = _prema_stream(cfg, w)
+    stream = _stream(cfg, w)
     rng = stream if isinstance(stream, np.random.Generator) else np.random.default_rng(stream)
     kept: list[Request] = []
     for _ in range(1000):
@@ -533,50 +513,15 @@ def _write_timeline(out: RunOutput, d: Path) -> None:
     )
 
 
-def _print_summary(out: RunOutput, out_dir: Path, fmt: str = "table") -> None:
-    """The main metrics as a table; ``fmt="json"``: summary.json's text; ``"csv"``: every
-    metric as a ``metric,value`` row."""
-    if fmt == "json":
-        print(summary_json(out.summary), end="")
-        return
-    if fmt == "csv":
-        print("metric,value")
-        for k, v in sorted(out.summary.items()):
-            print(f"{k},{'' if not np.isfinite(v) else repr(float(v))}")
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    from npusched.report.tables import console_width
-
-    cfg = out.config
-    title = (
-        f"{cfg.name + ': ' if cfg.name else ''}{cfg.policy.name} on {cfg.hardware.device}, "
-        f"{cfg.workload.kind} workload, seed {cfg.seed}"
-    )
-    table = Table(title=title)
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    for key in _SHOWN:
-        if key in out.summary:
-            v = out.summary[key]
-            text = "-" if not np.isfinite(v) else (f"{v:,.0f}" if v == int(v) else f"{v:.4g}")
-            table.add_row(key, text)
-    console = Console(width=console_width() or None)
-    console.print(table)
-    console.print(f"{len(out.summary)} metrics in {out_dir / 'summary.json'}")
-
-
 def run_config_file(
     path: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     seed: int | None = None,
     progress: bool = True,
     timeline: bool = False,
-    fmt: str = "table",
 ) -> RunOutput:
-    """``npusched run``: load ``path``, simulate, write the outputs, print a summary (``fmt``:
-    ``table``, ``json`` or ``csv``, see :func:`_print_summary`).
+    """``npusched run``: load ``path``, simulate, write the outputs and return them (the CLI
+    prints the summary).
 
     Args:
         path: a ``.toml`` / ``.yaml`` run config.
@@ -596,5 +541,4 @@ def run_config_file(
     check_out_dir(out_dir)  # before a long simulation, not after it
     out = run_config(cfg, base_dir=p.parent, progress=progress, source=str(p), timeline=timeline)
     write_outputs(out, out_dir)
-    _print_summary(out, Path(out_dir), fmt)
     return out

@@ -26,7 +26,9 @@ size x seed; Planaria: system x (workload, QoS) x instance at the fixed rate of 
 writes the converted experiment file. PREMA's sweep draws the reproduction's samples: seed ``i``
 of batch size ``b`` is the reproduction's workload (b, run i) (``workload.seed_stream``, see
 :func:`~npusched.experiments.studies.prema.suite.prema_sweep`), the same for every policy, so
-a point at the reproduction's load gives the reproduction's result. (The quick reproduction
+a point at the reproduction's load gives the reproduction's result. Planaria's likewise: seed
+``i`` of (scenario, QoS) is the reproduction's instance ``i`` at Fig. 13-15's fixed rate, for
+both systems (:func:`~npusched.experiments.studies.planaria.suite.planaria_sweep`). (The quick reproduction
 runs a stratified subset of the full run's workloads; the quick sweep runs the first ones.)
 """
 

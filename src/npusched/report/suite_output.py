@@ -1,11 +1,14 @@
-"""Writing a reproduction suite's outputs: Markdown tables, CSV tables, JSON-safe values, and a
-stand-in for the plots module when no figures are wanted. Shared by the studies
-(:mod:`npusched.experiments.studies`)."""
+"""Writing a reproduction suite's outputs: Markdown tables, CSV tables (of row dicts or of a
+data frame), JSON-safe values, and a stand-in for the plots module when no figures are wanted.
+Shared by the studies (:mod:`npusched.experiments.studies`); the CLI's ``--format csv``
+(:func:`npusched.report.tables.render`) writes its CSV with :func:`csv_text` too."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +19,7 @@ from npusched._io import atomic_write_text
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NoPlots", "json_safe", "md_table", "write_csv"]
+__all__ = ["NoPlots", "csv_text", "json_safe", "md_table", "write_csv"]
 
 
 class NoPlots:
@@ -42,6 +45,19 @@ def md_table(df: pd.DataFrame, floatfmt: str = "{:.3g}") -> str:
                 cells.append(str(v))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``rows`` (dicts sharing the first row's keys) as CSV text, ``\n`` line ends; ``""`` for
+    no rows."""
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0].keys()), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(dict(r))
+    return buf.getvalue()
 
 
 def write_csv(path: Path, df: pd.DataFrame) -> None:

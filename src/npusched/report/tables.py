@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import sys
@@ -41,16 +40,6 @@ def _separated_columns(rows: Sequence[Mapping[str, Any]], cols: Sequence[str]) -
     }
 
 
-def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
-    """``rows`` (dicts sharing the first row's keys) as CSV text, ``\n`` line ends; ``""`` for
-    no rows."""
-    if not rows:
-        return ""
-    buf = io.StringIO()
-    render(rows, "csv", out=buf)
-    return buf.getvalue()
-
-
 def render(
     rows: Sequence[Mapping[str, Any]],
     fmt: str = "table",
@@ -67,12 +56,9 @@ def render(
         json.dump([dict(r) for r in rows], out, indent=2, default=_json_default)
         out.write("\n")
     elif fmt == "csv":
-        import csv
+        from npusched.report.suite_output import csv_text
 
-        w = csv.DictWriter(out, fieldnames=cols, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow(dict(r))
+        out.write(csv_text(rows) if rows else "\n")
     else:
         from rich.console import Console
         from rich.table import Table

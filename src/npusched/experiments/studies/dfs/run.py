@@ -32,7 +32,7 @@ from npusched.experiments.studies.dfs.report import comparisons, report
 from npusched.hardware.power import AB9, fused_steps
 from npusched.models import get_network
 from npusched.policies.power import StepSchedule, get_power_policy
-from npusched.report.tables import csv_text as _csv
+from npusched.report.suite_output import csv_text as _csv
 
 __all__ = ["reproduce"]
 

@@ -19,6 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from npusched.experiments.reproduce._fidelity import Kind, comparison
 from npusched.experiments.studies.haxconn.paper import TABLE7_PAPER, TABLE8_PAPER
 
 __all__ = ["build_records", "record"]
@@ -31,17 +32,6 @@ def _num(v: Any) -> float | None:
         return None
     f = float(v)
     return f if math.isfinite(f) else None
-
-
-def _direction(ours: float | None, paper: float | None, baseline: float | None) -> str:
-    if ours is None or paper is None or baseline is None:
-        return "n/a"
-    a, b = ours - baseline, paper - baseline
-    if abs(a) < 1e-9 and abs(b) < 1e-9:
-        return "same"
-    if abs(a) < 1e-9 or abs(b) < 1e-9:
-        return "n/a"
-    return "same" if (a > 0) == (b > 0) else "opposite"
 
 
 def _spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
@@ -59,31 +49,18 @@ def _spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
     return round(float(np.corrcoef(ra, rb)[0, 1]), 2)
 
 
-def _needs_cause(ours: float | None, paper: float | None, direction: str) -> bool:
-    if ours is None:
-        return True
-    if direction != "same":
-        return paper is not None
-    if paper is None or paper == 0.0:
-        return False
-    r = ours / paper
-    return not (0.5 <= r <= 2.0)
-
-
 def record(
     id: str, figure: str, label: str, paper: float | None, ours: float | None, *,
     baseline: float | None = 0.0, cause: str = "", spread: Sequence[float] | None = None,
 ) -> dict[str, Any]:
-    """One contract record; ``cause`` is kept only where the contract asks for one (or where
-    ``ours`` is None)."""
-    p, o = _num(paper), _num(ours)
-    ratio = None if p is None or o is None or p == 0.0 else round(o / p, 4)
-    d = _direction(o, p, baseline)
-    return {
-        "id": id, "figure": figure, "label": label, "paper": p, "ours": o, "ratio": ratio,
-        "direction": d, "cause": cause if _needs_cause(o, p, d) else "",
-        "spread": None if spread is None else [float(spread[0]), float(spread[1])],
-    }
+    """The shared record (:func:`~npusched.experiments.reproduce._fidelity.comparison`), ratio
+    to 4 decimals; ``baseline`` names the kind: 0 a change, 1 a gain, None a plain value."""
+    kind: Kind = "value" if baseline is None else ("gain" if baseline == 1.0 else "change")
+    if baseline not in (None, 0.0, 1.0):
+        raise ValueError(f"baseline {baseline!r}; allowed: None, 0.0, 1.0")
+    return comparison(
+        id, figure, label, _num(paper), _num(ours), kind=kind, cause=cause, spread=spread, digits=4
+    )
 
 
 def _fmt(v: Any) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from npusched.experiments.reproduce._fidelity import Kind, comparison
 from npusched.experiments.studies.planaria.paper import (
     DEPTHWISE_BOUND,
     PAPER,
@@ -34,19 +35,9 @@ MULTI_TENANT_FIGURES: dict[str, str] = {
 }
 
 
-def _direction(ours: float | None, paper: float | None, *, kind: str) -> str:
-    """``same`` / ``opposite`` / ``n/a``: ``x`` values against 1 (Planaria over PREMA), gains
-    against 0; node counts have no direction."""
-    if ours is None or paper is None or kind == "nodes" or not math.isfinite(paper):
-        return "n/a"
-    if math.isnan(ours):
-        return "n/a"
-    ref = 1.0 if kind == "x" else 0.0
-    if paper == ref:
-        return "n/a"
-    if ours == ref:
-        return "n/a"  # no effect either way (e.g. both systems meet the SLA): cause says why
-    return "same" if (ours - ref) * (paper - ref) > 0 else "opposite"
+#: Planaria's kinds of value in the shared record's terms: ``x`` (Planaria over PREMA, against
+#: 1), ``gain`` (a change, against 0), ``nodes`` (a plain count)
+_KINDS: dict[str, Kind] = {"x": "gain", "gain": "change", "nodes": "value"}
 
 
 def _record(
@@ -60,36 +51,28 @@ def _record(
     spread: list[float] | None = None,
     cause: str = "",
 ) -> dict[str, Any]:
-    finite = ours is not None and math.isfinite(ours)
-    ratio = None
-    if finite and paper not in (None, 0.0):
-        ratio = _r(ours / paper)  # type: ignore[operator]
-    direction = _direction(ours, paper, kind=kind)
-    fine = direction in ("same", "n/a") and ratio is not None and 0.5 <= ratio <= 2.0
-    if not cause and not fine:
+    """The shared record (:func:`~npusched.experiments.reproduce._fidelity.comparison`), with
+    paper, ours and ratio rounded to 4 decimals and Planaria's measured causes as defaults."""
+    if not cause:
         cause = (
             "" if paper is None else next((v for k, v in CAUSES.items() if cid.startswith(k)), "")
         )
-        if not cause:
-            if ours is not None and not finite:
-                cause = "PREMA never meets the SLA in any instance: the ratio is infinite"
-            elif paper is None:
-                cause = "the paper gives no number"
-            elif paper == 0.0:
-                cause = "the paper's gain is 0 (both systems meet the SLA): no ratio"
-            else:
-                cause = "not yet explained by an ablation"
-    return {
-        "id": cid,
-        "figure": figure,
-        "label": label,
-        "paper": None if paper is None else _r(paper),
-        "ours": None if ours is None else (_r(ours) if finite else ours),
-        "ratio": ratio,
-        "direction": direction,
-        "cause": cause,
-        "spread": spread,
-    }
+    if not cause:
+        if ours is not None and not math.isfinite(ours):
+            cause = "PREMA never meets the SLA in any instance: the ratio is infinite"
+        elif paper is None:
+            cause = "the paper gives no number"
+        elif paper == 0.0:
+            cause = "the paper's gain is 0 (both systems meet the SLA): no ratio"
+        else:
+            cause = "not yet explained by an ablation"
+    rec = comparison(
+        cid, figure, label, paper, ours, kind=_KINDS[kind], cause=cause, spread=spread, digits=4
+    )
+    for k in ("paper", "ours"):
+        if rec[k] is not None:
+            rec[k] = _r(rec[k])
+    return rec
 
 
 def comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -214,14 +214,20 @@ def layer_speedups(
     return pd.DataFrame(rows)
 
 
+def seed_stream(seed: int, scenario: str, qos: str) -> list[int]:
+    """The random stream of ``(scenario, qos)``'s workload instances without the instance:
+    ``[seed, scenario index, QoS index]`` (instance ``i`` draws from ``SeedSequence([*stream,
+    i])``; the suite as a sweep sets it as ``workload.seed_stream`` with seeds ``i``)."""
+    return [int(seed), "ABC".index(scenario), list(QOS_LEVELS).index(qos)]
+
+
 def workload_instance(
     setup: MultiTenantSetup, scenario: str, qos: str, rate: float, instance: int = 0
 ) -> list[Request]:
     """Instance ``instance`` of Table I's ``scenario`` at QoS level ``qos`` and ``rate`` req/s
-    (networks from ``setup.benchmarks``)."""
-    key = np.random.SeedSequence(
-        [setup.seed, "ABC".index(scenario), list(QOS_LEVELS).index(qos), instance]
-    )
+    (networks from ``setup.benchmarks``), drawn from ``SeedSequence([*seed_stream(...),
+    instance])``."""
+    key = np.random.SeedSequence([*seed_stream(setup.seed, scenario, qos), instance])
     return planaria_workload(
         scenario,
         qos,

@@ -140,11 +140,13 @@ class PlanariaSuite(_Strict):
 
 
 def planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
-    from npusched.experiments.studies.planaria.points import reference_rate
+    from npusched.experiments.studies.planaria.points import reference_rate, seed_stream
     from npusched.workloads.planaria import PRIORITIES, qos_table, scenario_networks
 
-    st = s.setup
-    # a sweep runs the zoo's layer tables as they are: the per-channel depthwise mapping
+    st = s.mt_setup()
+    # The requests are the reproduction's (Fig. 13-15's fixed rate, its seed stream: seed i is
+    # instance i); the machines run the zoo's layer tables as they are (the per-channel
+    # depthwise mapping), which the reproduction's ``depthwise`` may change.
     workloads = [
         {
             "label": f"{w}/{q}",
@@ -152,11 +154,12 @@ def planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
                 "kind": "poisson",
                 "models": list(scenario_networks(w, s.benchmarks)),
                 "rate_per_s": reference_rate(
-                    w, st.load, benchmarks=s.benchmarks, depthwise="per-channel"
+                    w, st.load, benchmarks=st.benchmarks, depthwise=st.depthwise
                 ),
                 "n_requests": st.n_requests,
                 "priorities": list(PRIORITIES),
                 "qos": qos_table(w, q, s.benchmarks),
+                "seed_stream": seed_stream(st.seed, w, q),
             },
         }
         for w in s.scenarios
@@ -169,7 +172,7 @@ def planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
             f"subarrays, Table I workloads at load {st.load:g}, {st.instances} instance"
             f"{'' if st.instances == 1 else 's'}."
         ),
-        "seeds": {"start": st.seed, "count": st.instances},
+        "seeds": {"start": 0, "count": st.instances},
         "base": {"workload": workloads[0]["workload"]},
         "grid": {
             "system": [

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from npusched.experiments.reproduce._fidelity import Kind, comparison
 from npusched.experiments.studies.prema.figures import RATED, _gain, _paired
 from npusched.experiments.studies.prema.points import _Results
 
@@ -71,31 +72,12 @@ def _record(
     *,
     cause: str = "",
     spread: Sequence[float] | None = None,
-    gain: bool = True,
+    kind: Kind = "gain",
 ) -> dict[str, Any]:
-    """One ``comparisons`` record (DESIGN.md's reproduction contract). ``gain``: the quantity
-    is a gain over a baseline (> 1 better; direction compares it with 1); otherwise direction
-    compares the two numbers' signs (``n/a`` for plain levels such as a latency)."""
-    val = float(ours) if ours is not None and math.isfinite(ours) else None
-    ratio = val / paper if val is not None and paper else None
-    if val is None or paper is None:
-        direction = "n/a"
-    elif gain:
-        direction = "same" if (val - 1.0) * (paper - 1.0) > 0 else "opposite"
-    else:
-        direction = "same" if val * paper > 0 else "n/a"
-    within = direction == "same" and ratio is not None and 0.5 <= ratio <= 2.0
-    return {
-        "id": cid,
-        "figure": figure,
-        "label": label,
-        "paper": paper,
-        "ours": val,
-        "ratio": ratio,
-        "direction": direction,
-        "cause": "" if within else cause or "no cause measured",
-        "spread": list(spread) if spread is not None else None,
-    }
+    """The shared record (:func:`~npusched.experiments.reproduce._fidelity.comparison`);
+    PREMA's values are mostly gains over a baseline (> 1 better), so ``kind`` defaults to
+    ``"gain"``."""
+    return comparison(cid, figure, label, paper, ours, kind=kind, cause=cause, spread=spread)
 
 
 def _abl(
@@ -169,7 +151,7 @@ def comparisons(summary: Mapping[str, Any], prema: str = "P-PREMA-dynamic") -> l
             "NP-PREMA's share of NP-SJF's ANTT (NP-SJF ANTT / NP-PREMA ANTT)",
             0.92,
             sjf / npp if sjf and npp else None,
-            gain=False,
+            kind="value",
         )
     )
     tok = g("NP-TOKEN", "fairness_improvement")
@@ -192,7 +174,7 @@ def comparisons(summary: Mapping[str, Any], prema: str = "P-PREMA-dynamic") -> l
             "SLA violation rate at N=4, P-PREMA (dynamic) (the paper: below 10%)",
             0.10,
             pr4,
-            gain=False,
+            kind="value",
             cause="the paper gives an upper bound (below 10% from N=4 on); ours is below it"
             if pr4 is not None and pr4 < 0.10
             else "",
@@ -205,7 +187,7 @@ def comparisons(summary: Mapping[str, Any], prema: str = "P-PREMA-dynamic") -> l
             "SLA violation rate at N=4, NP-FCFS",
             0.36,
             fc4,
-            gain=False,
+            kind="value",
         )
     )
     sat = fc4 / pr4 if fc4 is not None and pr4 else None
@@ -246,7 +228,7 @@ def comparisons(summary: Mapping[str, Any], prema: str = "P-PREMA-dynamic") -> l
                 f"p95 latency / isolated of high-priority batch-1 tasks, {label}, {what} (x)",
                 paper,
                 g(label, key),
-                gain=False,
+                kind="value",
                 cause=f"job-length range limited to the paper's 0.5-45 ms: "
                 f"{_fmt(g(label.replace('-cumulative', ''), key, rpol))}x; the p95 of a handful "
                 "of high-priority batch-1 tasks per DNN is close to their maximum",
@@ -263,7 +245,7 @@ def comparisons(summary: Mapping[str, Any], prema: str = "P-PREMA-dynamic") -> l
                 " (%), mean over the policy pairs",
                 paper,
                 ck.get(key),
-                gain=False,
+                kind="change",
                 cause=f"{_abl(abl, ab(f'fig15.{key}'), '%')}. {_fig15_cause(summary)}",
             )
         )
@@ -323,7 +305,7 @@ def comparisons(summary: Mapping[str, Any], prema: str = "P-PREMA-dynamic") -> l
                 label,
                 paper,
                 mech.get(key),
-                gain=unit == "x",
+                kind="gain" if unit == "x" else "value",
                 cause=cause,
             )
         )
@@ -335,7 +317,7 @@ def comparisons(summary: Mapping[str, Any], prema: str = "P-PREMA-dynamic") -> l
             "predictor error, MAPE over all requests (%)",
             1.6,
             pred.get("mape_percent"),
-            gain=False,
+            kind="value",
             cause="CNN estimates are exact (the per-layer estimate is the cost model); all the "
             f"error is the RNNs' ({_fmt(pred.get('mape_rnn_percent'))}% MAPE), from the "
             "synthetic output-length models standing in for the paper's unpublished profiles",
@@ -349,7 +331,7 @@ def comparisons(summary: Mapping[str, Any], prema: str = "P-PREMA-dynamic") -> l
             "P-PREMA (dynamic) with the predictor, share of its oracle twin's ANTT",
             0.99,
             orc.get("P-PREMA-dynamic", {}).get("antt_fraction"),
-            gain=False,
+            kind="value",
         )
     )
     rec += _floor_records(summary, prema)
