@@ -108,6 +108,11 @@ def test_temporal_entry_in_process() -> None:
     loop_s = entry["reference_s"]["bare_loop"] - entry["reference_setup_s"]["bare_loop"]
     assert entry["fraction_of_bare_loop"] == loop_s / entry["engine_s"]
     assert entry["fraction_of_bare_loop_with_setup"] > entry["fraction_of_bare_loop"]
+    # the SimPy models likewise, without their set-up: lower bounds of the speed-ups
+    for ref in ("simpy", "simpy_skip"):
+        loop = entry["reference_s"][ref] - entry["reference_setup_s"][ref]
+        assert entry[f"speedup_vs_{ref}_loop_only"] == loop / entry["engine_s"]
+        assert entry[f"speedup_vs_{ref}_loop_only"] < entry[f"speedup_vs_{ref}"]
     assert entry["preemptions"] > 0
     assert stages[0] == "workload" and {"engine", "simpy", "simpy_skip", "bare_loop"} <= set(stages)
     json.dumps(entry)

@@ -17,6 +17,7 @@ from npusched.policies.spatial.planaria import (
     fits,
     predict_remaining,
     schedule_counts,
+    schedule_counts_small,
     schedule_tasks_spatially,
 )
 
@@ -185,3 +186,41 @@ def test_schedule_counts_equals_the_pseudo_code(rows: list[tuple[float, ...]]) -
     rem = np.array([t.remaining_s for t in q], dtype=np.float64).reshape(len(q), 16)
     got = schedule_counts(prio, slack, rem, 16)
     assert {i: int(c) for i, c in enumerate(got) if c > 0} == ref
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([1.0, 2.0, 3.0, 11.0]),  # priority
+            st.one_of(st.floats(-0.01, 0.05), st.just(float("inf"))),  # slack, s
+            st.one_of(
+                st.tuples(st.floats(0.0, 0.05), st.floats(0.0, 0.01)),  # work, floor (s)
+                st.lists(st.floats(0.0, 0.02), min_size=16, max_size=16),  # any row
+            ),
+        ),
+        min_size=0,
+        max_size=9,
+    )
+)
+def test_schedule_counts_small_equals_the_arrays(rows: list[tuple[object, ...]]) -> None:
+    """The policy's Python-float Algorithm 1 for small queues gives ``schedule_counts``'s
+    counts (NumPy) on every queue of 2..7 tasks (ties in remainders and scores included),
+    and declines outside that range."""
+    prio = [float(r[0]) for r in rows]  # type: ignore[arg-type]
+    slack = [float(r[1]) for r in rows]  # type: ignore[arg-type]
+    rem = []
+    for r in rows:
+        x = r[2]
+        if isinstance(x, tuple):
+            rem.append(np.maximum(x[0] / N, x[1]).tolist())
+        else:
+            rem.append(list(x))  # type: ignore[call-overload]
+    got = schedule_counts_small(prio, slack, rem, 16)
+    if not 2 <= len(rows) < 8:
+        assert got is None
+        return
+    want = schedule_counts(
+        np.array(prio), np.array(slack), np.array(rem, dtype=np.float64).reshape(len(rows), 16)
+    )
+    assert got == want.tolist()

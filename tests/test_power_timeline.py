@@ -96,11 +96,80 @@ def test_piece_power_timeline_equals_the_piece_at_a_time_sum(
         assert g.tobytes() == w.tobytes()
 
 
+@st.composite
+def sequential_pieces(draw: st.DrawFn) -> list[PowerPiece]:
+    """Pieces one after another in time (a machine running one job at a time, the layout
+    ``_in_order`` sums without a sort), touching or with gaps, on plans whose steps may take
+    no time (equal bounds inside a piece: the layout must then fall back to the sort)."""
+    plans = []
+    for _ in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 8))
+        lat = draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
+        if not sum(lat):
+            lat[0] = 1
+        e = draw(st.lists(st.floats(0.0, 2.0), min_size=n, max_size=n))
+        plans.append(ExecPlan.from_steps([x * 1e-4 for x in lat], energy_j=e))
+    out = []
+    t = draw(st.integers(0, 10)) * 1e-4
+    for _ in range(draw(st.integers(1, 12))):
+        plan = draw(st.sampled_from(plans))
+        total = plan.total_s
+        a = draw(st.integers(0, 20)) * total / 20
+        b = draw(st.integers(0, 20)) * total / 20
+        a, b = min(a, b), max(a, b)
+        rate = draw(st.sampled_from([1.0, 0.5, 0.37, 1.3]))
+        span = (b - a) / rate
+        out.append(PowerPiece(t, t + span, plan, a, b, rate, "npu"))
+        t = t + span + draw(st.integers(0, 3)) * 1e-4
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(ps=sequential_pieces())
+def test_pieces_in_time_order_sum_to_the_reference_without_a_sort(
+    ps: list[PowerPiece],
+) -> None:
+    """The no-sort layout (``_in_order``) gives the reference's bits, and falls back to the
+    sort exactly where its order would differ."""
+    got, want = power_timeline(ps), reference(ps)
+    for g, w in zip(got, want, strict=True):
+        assert g.tobytes() == w.tobytes()
+
+
+def test_the_no_sort_layout_is_taken_on_a_temporal_run() -> None:
+    """A one-job-at-a-time run (P-PREMA on the NPU) takes the no-sort layout, and it equals
+    the reference."""
+    import npusched.metrics.power as mp
+    from npusched.bench.families import family_configs
+    from npusched.experiments.config import parse_config
+    from npusched.experiments.runner import run_config
+
+    out = run_config(parse_config(family_configs(200)["PREMA"], source="PREMA"))
+    assert out.result.power
+    pieces_ = out.result.power
+    taken: list[bool] = []
+    real = mp._in_order
+
+    def spy(*a: object) -> object:
+        r = real(*a)  # type: ignore[arg-type]
+        taken.append(r is not None)
+        return r
+
+    mp._in_order = spy  # type: ignore[assignment]
+    try:
+        got = mp.piece_power_timeline(pieces_)
+    finally:
+        mp._in_order = real
+    assert taken == [True]
+    for g, w in zip(got, reference(list(pieces_)), strict=True):
+        assert g.tobytes() == w.tobytes()
+
+
 @pytest.mark.parametrize("fam", ["PREMA", "Planaria", "HaX-CoNN"])
 def test_piece_power_timeline_on_a_run_equals_the_engine_s(fam: str) -> None:
     """On real runs (P-PREMA with RNNs: many plans, many pieces per plan; Planaria's
     subarray variants; HaX-CoNN's contention rates) the vectorised timeline equals the
-    engine's to the last bit."""
+    piece-at-a-time reference to the last bit."""
     from npusched.bench.families import family_configs
     from npusched.experiments.config import parse_config
     from npusched.experiments.runner import run_config
@@ -112,6 +181,6 @@ def test_piece_power_timeline_on_a_run_equals_the_engine_s(fam: str) -> None:
     out = run_config(parse_config(cfg, source=fam))
     assert out.result.power
     got = piece_power_timeline(out.result.power)
-    want = out.result.power_timeline()
+    want = reference(list(out.result.power))
     for g, w in zip(got, want, strict=True):
         assert g.tobytes() == w.tobytes()

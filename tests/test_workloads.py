@@ -365,3 +365,29 @@ def test_assemble_equals_one_request_per_row() -> None:
         assert g.slo_s is None or type(g.slo_s) is float
         assert g.seq_in is None or type(g.seq_in) is int
         assert g.seq_out is None or type(g.seq_out) is int
+
+
+def test_requests_from_columns_equal_the_dataclass_constructor() -> None:
+    """The trusted constructor (slots set directly, for the assembled columns) builds requests
+    equal field by field, in hash and in repr to ``Request(...)``, defaults included."""
+    from dataclasses import astuple
+
+    from npusched.workloads.request import Request, requests_from_columns
+
+    cols = (
+        [0.5, 0.25, 1.0],
+        ["alexnet", "rnn-sa", "vgg-16"],
+        [1, 4, 16],
+        [1, 3, 9],
+        [None, 0.01, None],
+        [None, 12, None],
+        [None, 7, None],
+    )
+    got = requests_from_columns(*[list(c) for c in cols])
+    want = [Request(i, *row) for i, row in enumerate(zip(*cols, strict=True))]
+    assert got == want
+    assert [astuple(g) for g in got] == [astuple(w) for w in want]
+    assert [hash(g) for g in got] == [hash(w) for w in want]
+    assert [repr(g) for g in got] == [repr(w) for w in want]
+    with pytest.raises(AttributeError):
+        got[0].batch = 2  # type: ignore[misc]

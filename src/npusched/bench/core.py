@@ -359,7 +359,9 @@ def run_bench(
         references, ``speedup_vs_simpy``, ``speedup_vs_simpy_skip`` (reference CPU seconds
         over the engine's), ``fraction_of_bare_loop`` (engine events/s over the bare loop's,
         counting the same events; the bare loop timed loop only, its set-up apart:
-        ``fraction_of_bare_loop_with_setup`` counts it), ``max_abs_finish_diff_s`` (seconds, worst over the
+        ``fraction_of_bare_loop_with_setup`` counts it), ``speedup_vs_simpy_loop_only`` and
+        ``speedup_vs_simpy_skip_loop_only`` (the SimPy models' seconds without that set-up:
+        the lower bounds), ``max_abs_finish_diff_s`` (seconds, worst over the
         references), ``reference_s``, ``finish_diff_s`` (per reference) and
         ``bare_loop_events`` (``null`` where the references did not run).
 

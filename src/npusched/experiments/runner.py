@@ -169,9 +169,11 @@ def compile_profiles(
 
     batches: dict[str, set[int]] = {}
     sizes: dict[str, set[int | None]] = {}
-    for r in requests:
-        batches.setdefault(r.network, set()).add(r.batch)
-        sizes.setdefault(r.network, set()).add(r.seq_in)
+    # the distinct shapes first (one set of tuples: a pass over the requests in C-level
+    # hashing, then a loop over a handful of shapes)
+    for name, batch, seq_in in {(r.network, r.batch, r.seq_in) for r in requests}:
+        batches.setdefault(name, set()).add(batch)
+        sizes.setdefault(name, set()).add(seq_in)
     for bs in batches.values():
         bs.update(int(b) for b in batch_sizes)
     given = networks or {}

@@ -11,8 +11,9 @@ computes on (unallocated, or held by a job restoring, saving or switching):
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
-from operator import attrgetter
+from collections.abc import Callable, Sequence
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,17 @@ __all__ = ["machine_power_timeline", "peak_machine_power_w", "piece_power_timeli
 #: sums one piece at a time (cheaper than a ``numpy.searchsorted`` call per plan).
 _BISECT_BELOW = 8
 
-_FIELDS = attrgetter("start_s", "end_s", "exec0_s", "exec1_s", "rate")
+_NAMES = ("start_s", "end_s", "exec0_s", "exec1_s", "rate")
+_FIELDS = attrgetter(*_NAMES)
+
+
+def _fields_of(piece: Any) -> Callable[[Any], tuple[float, ...]]:
+    """A getter of :data:`_NAMES` for pieces like ``piece``: by position for a named tuple
+    (a C-level tuple index, about 2x faster than five attribute look-ups), else by name."""
+    names = getattr(type(piece), "_fields", None)
+    if isinstance(piece, tuple) and names is not None and all(k in names for k in _NAMES):
+        return itemgetter(*(names.index(k) for k in _NAMES))
+    return _FIELDS
 
 
 def piece_power_timeline(
@@ -46,12 +57,17 @@ def piece_power_timeline(
     a piece at a time). Each element is computed by the same float operations as a piece at a
     time (``start + (clip(cum, exec0, exec1) - exec0) / rate``, ``power * rate``) and laid out
     in the same order (per piece its rises, then its falls), so the sort and the running sum
-    give the same bits as the piece-at-a-time sum.
+    give the same bits as the piece-at-a-time sum. Where the pieces follow one another in time
+    (one job at a time) the changes are laid out directly in that sorted order and no sort is
+    made (:func:`_in_order`, about 2x faster on a temporal run's pieces); where they overlap
+    the same layout is sorted once.
     """
     n = len(pieces)
     if n == 0:
         return np.zeros(1), np.zeros(1)
-    cols = np.array(list(map(_FIELDS, pieces)), dtype=np.float64).reshape(n, 5)
+    cols = np.fromiter(
+        chain.from_iterable(map(_fields_of(pieces[0]), pieces)), np.float64, 5 * n
+    ).reshape(n, 5)
     start_a, end_a, ex0_a, ex1_a, rate_a = cols.T
     keep = np.flatnonzero((end_a > start_a) & (ex1_a > ex0_a))
     if not keep.size:
@@ -111,17 +127,43 @@ def piece_power_timeline(
     nb = m + 1  # bounds per piece
     # Bounds: piece i's ``cum[s0 : s1 + 1]``, clipped to its work, as times.
     b_first = np.cumsum(nb) - nb
-    within = np.arange(int(nb.sum()), dtype=np.int64) - np.repeat(b_first, nb)
-    bounds = np.clip(
-        cum_all[np.repeat(c_off + s0, nb) + within], np.repeat(ex0, nb), np.repeat(ex1, nb)
-    )
-    t = np.repeat(start, nb) + (bounds - np.repeat(ex0, nb)) / np.repeat(rate, nb)
-    t[b_first + m] = end
+    b_last = b_first + m
+    ex0_b = np.repeat(ex0, nb)
+    bounds = np.clip(cum_all[_runs(c_off + s0, nb)], ex0_b, np.repeat(ex1, nb))
+    t = np.repeat(start, nb) + (bounds - ex0_b) / np.repeat(rate, nb)
+    t[b_last] = end
     # Watts: piece i's ``power_w[s0:s1] * rate``.
-    s_first = np.cumsum(m) - m
-    j = np.arange(int(m.sum()), dtype=np.int64) - np.repeat(s_first, m)
-    watts = pw_all[np.repeat(p_off + s0, m) + j] * np.repeat(rate, m)
-    # Laid out as a piece at a time: [rises (t[:-1]) of piece 0, its falls (t[1:]), piece 1...].
+    watts = pw_all[_runs(p_off + s0, m)] * np.repeat(rate, m)
+    fast = _in_order(t, b_first, b_last, m, watts)
+    if fast is not None:
+        times, level = fast
+    else:
+        times, level = _sorted_levels(t, watts, b_first, m)
+    level[np.abs(level) < 1e-9 * max(1.0, float(np.max(np.abs(level))))] = 0.0
+    return times, level
+
+
+def _runs(first: npt.NDArray[np.int64], count: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``concatenate([arange(f, f + c) for f, c in zip(first, count)])`` (every count >= 1)
+    as one running sum of +1 steps that jumps at each run's start."""
+    step = np.ones(int(count.sum()), dtype=np.int64)
+    starts = np.cumsum(count) - count
+    step[0] = first[0]
+    step[starts[1:]] = first[1:] - (first[:-1] + count[:-1] - 1)
+    return np.cumsum(step)
+
+
+def _sorted_levels(
+    t: npt.NDArray[np.float64],
+    watts: npt.NDArray[np.float64],
+    b_first: npt.NDArray[np.int64],
+    m: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The general case: the +/- power changes laid out as a piece at a time, [rises
+    (``t[:-1]``) of piece 0, its falls (``t[1:]``), piece 1...], stably sorted by time (which
+    fixes the summation order), summed, and the last level kept at each distinct time."""
+    s_first = b_first - np.arange(len(m))  # == cumsum(m) - m
+    j = np.arange(len(watts), dtype=np.int64) - np.repeat(s_first, m)
     rise_at = np.repeat(2 * s_first, m) + j
     fall_at = rise_at + np.repeat(m, m)
     b_of_step = np.repeat(b_first, m) + j  # index in ``t`` of each step's start bound
@@ -134,12 +176,72 @@ def piece_power_timeline(
     order = np.argsort(times, kind="stable")
     times = times[order]
     level = np.cumsum(delta[order])
-    # Keep the last level at each distinct time.
     last = np.r_[times[1:] != times[:-1], True]
-    times = times[last]
-    level = level[last]
-    level[np.abs(level) < 1e-9 * max(1.0, float(np.max(np.abs(level))))] = 0.0
-    return times, level
+    return times[last], level[last]
+
+
+def _in_order(
+    t: npt.NDArray[np.float64],
+    b_first: npt.NDArray[np.int64],
+    b_last: npt.NDArray[np.int64],
+    m: npt.NDArray[np.int64],
+    watts: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """:func:`_sorted_levels` with the pieces' changes laid out in its order inside each
+    piece, or ``None`` where that layout is not its order.
+
+    Per piece the changes in time order are rise 0, then at each interior bound ``u`` the rise
+    of step ``u`` and the fall of step ``u - 1``, then the last fall. That is the order the
+    stable sort of the piece-at-a-time layout gives them when the piece's ``t`` never
+    decreases and strictly increases between interior bounds (two interior bounds at one time
+    would put a fall before a rise that the sort puts first). Across pieces the layout keeps
+    the pieces' order, as the reference's does, so a stable sort by time of this layout is the
+    reference's sequence of changes and the running sum gives the same bits. Where the pieces
+    follow one another in time (a machine running one job at a time) the layout is already
+    sorted and no sort is made; where they overlap the sort finds one run per piece."""
+    n = len(watts)
+    if len(t) > 1:
+        same = t[1:] == t[:-1]
+        up = t[1:] >= t[:-1]
+        across = b_last[:-1]  # pairs (last bound of a piece, first of the next)
+        interior = np.ones(len(t) - 1, dtype=bool)  # pairs (u, u + 1), 1 <= u <= m - 2
+        interior[b_first] = False
+        interior[across] = False
+        interior[b_last - 1] = False
+        if (same & interior).any():
+            return None
+        in_order = bool(up.all())
+        if not in_order:
+            up[across] = True
+            if not up.all():
+                return None
+    else:
+        same = np.zeros(0, dtype=bool)
+        in_order = True
+    # Changes as pairs (the rise of step q, the fall of step q - 1) for q = 1..n-1, swapped
+    # where step q opens a piece (the previous piece's last fall comes first); then the first
+    # rise and the last fall around them.
+    delta = np.empty(2 * n)
+    pairs = delta[1:-1].reshape(n - 1, 2)
+    pairs[:, 0] = watts[1:]
+    pairs[:, 1] = -watts[:-1]
+    opens = (b_first - np.arange(len(m)))[1:] - 1  # rows whose step q opens a piece
+    pairs[opens] = pairs[opens, ::-1]
+    delta[0] = watts[0]
+    delta[-1] = -watts[-1]
+    reps = np.full(len(t), 2, dtype=np.int64)
+    reps[b_first] = 1
+    reps[b_last] = 1
+    if not in_order:  # overlapping pieces: one stable sort of the layout (a run per piece)
+        times = np.repeat(t, reps)
+        order = np.argsort(times, kind="stable")
+        times = times[order]
+        level = np.cumsum(delta[order])
+        keep = np.r_[times[1:] != times[:-1], True]
+        return times[keep], level[keep]
+    level = np.cumsum(delta)
+    last = np.r_[~same, True]
+    return t[last], level[(np.cumsum(reps) - 1)[last]]
 
 
 def machine_power_timeline(

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError, NpuschedError, UnknownNameError
-from npusched.workloads.request import PRIORITY_LEVELS, Request
+from npusched.workloads.request import PRIORITY_LEVELS, Request, requests_from_columns
 
 if TYPE_CHECKING:
     from npusched.hardware.profile import Profile
@@ -211,14 +211,14 @@ def assemble(
         _opt_col(s_in, idx, int, n),
         _opt_col(s_out, idx, int, n),
     ]
-    return list(map(Request, range(n), arr[order].tolist(), *cols))
+    return requests_from_columns(arr[order].tolist(), *cols)
 
 
 def _opt_col(
     col: Sequence[Any], idx: list[int], conv: Callable[[Any], Any], n: int
 ) -> list[Any]:
     """``col`` in the order ``idx`` with each value ``conv``-erted (``None`` kept)."""
-    if all(x is None for x in col):
+    if col.count(None) == len(col) if isinstance(col, list) else all(x is None for x in col):
         return [None] * n
     return [None if col[i] is None else conv(col[i]) for i in idx]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # PREMA's three user-defined priority levels; the values are also the initial tokens (Table II)
 # and the weights of the fairness metric (Eq. 2).
@@ -41,3 +42,74 @@ class Request:
     exit: int | None = None
     depends_on: int | None = None
     transfer_s: float = 0.0
+
+
+def _trusted_maker() -> Any:
+    """A positional constructor of :class:`Request` that skips the frozen dataclass's
+    ``__init__`` (eleven ``object.__setattr__`` look-ups per request): the slots are set
+    through their descriptors, the last three fields to their defaults. For columns already
+    converted to the fields' types (:func:`requests_from_columns`); about 2x faster."""
+    from dataclasses import fields
+
+    names = [f.name for f in fields(Request)]
+    assert names[:8] == [
+        "id",
+        "arrival_s",
+        "network",
+        "batch",
+        "priority",
+        "slo_s",
+        "seq_in",
+        "seq_out",
+    ]
+    defaults = [f.default for f in fields(Request)][8:]
+    s = [Request.__dict__[k].__set__ for k in names]
+    s_id, s_arr, s_net, s_b, s_p, s_slo, s_in, s_out = s[:8]
+    rest = list(zip(s[8:], defaults, strict=True))
+    new = object.__new__
+
+    def make(i: int, a: float, net: str, b: int, p: int, slo: Any, si: Any, so: Any) -> Request:
+        r = new(Request)
+        s_id(r, i)
+        s_arr(r, a)
+        s_net(r, net)
+        s_b(r, b)
+        s_p(r, p)
+        s_slo(r, slo)
+        s_in(r, si)
+        s_out(r, so)
+        for setter, value in rest:
+            setter(r, value)
+        return r
+
+    return make
+
+
+_make = _trusted_maker()
+
+
+def requests_from_columns(
+    arrival_s: list[float],
+    network: list[str],
+    batch: list[int],
+    priority: list[int],
+    slo_s: list[float | None],
+    seq_in: list[int | None],
+    seq_out: list[int | None],
+) -> list[Request]:
+    """Requests ``0..n-1`` from columns of plain Python values already of the fields' types
+    (``float``, ``str``, ``int``, ``None``; nothing is converted or checked), the other fields
+    at their defaults: equal to ``Request(i, arrival_s[i], ...)`` for every ``i``."""
+    return list(
+        map(
+            _make,
+            range(len(arrival_s)),
+            arrival_s,
+            network,
+            batch,
+            priority,
+            slo_s,
+            seq_in,
+            seq_out,
+        )
+    )

@@ -242,22 +242,89 @@ def schedule_counts(
         extra = _largest_remainder(fraction * remaining_array, remaining_array, scores)
         return est + extra
     # ALLOCATEUNFITTASKS (lines 36-49), as allocate_unfit_tasks
+    counts[:] = _unfit_counts(priority.tolist(), slack_s.tolist(), est.tolist(), size)
+    return counts
+
+
+def _unfit_counts(prio: list[float], slack: list[float], est: list[int], size: int) -> list[int]:
+    """ALLOCATEUNFITTASKS (lines 36-49) on plain lists, as :func:`allocate_unfit_tasks`:
+    the tasks in descending ``priority / (slack x estimate)`` order (past their deadline
+    last) get their estimates until the array is full."""
     keyed = []
-    est_l = est.tolist()
-    for pos, (p, sl, e) in enumerate(zip(priority.tolist(), slack_s.tolist(), est_l, strict=True)):
+    for pos, (p, sl, e) in enumerate(zip(prio, slack, est, strict=True)):
         if sl > 0:
             keyed.append((0, -(p / (sl * e)), pos))
         else:
             keyed.append((1, -(p / e), pos))
     keyed.sort()
+    counts = [0] * len(prio)
     left = size
     for _, _, pos in keyed:
         if left <= 0:
             break
-        give = min(est_l[pos], left)
+        give = min(est[pos], left)
         counts[pos] = give
         left -= give
     return counts
+
+
+#: Below this many tasks :func:`schedule_counts_small` runs Algorithm 1 on Python floats
+#: (NumPy's per-call cost dominates small arrays; its sums of fewer than 8 values are the
+#: sequential sums Python makes, so the bits agree).
+SMALL_QUEUE = 8
+
+
+def schedule_counts_small(
+    priority: list[float], slack_s: list[float], remaining_s: list[list[float]], size: int = 16
+) -> list[int] | None:
+    """:func:`schedule_counts` on Python floats for ``2 <= n <` :data:`SMALL_QUEUE` tasks:
+    the same counts, bit for bit (every float operation as NumPy makes it: ``np.round(x, 9)``
+    is ``rint(x * 1e9) / 1e9``, a sum of fewer than 8 values is sequential, ``lexsort`` is a
+    sort on the key tuple), or ``None`` outside that range or where a remaining time is NaN
+    (NumPy's ``argmin`` and Python's ``min`` treat NaN differently).
+
+    Args:
+        priority: ``n`` priorities (floats), > 0.
+        slack_s: ``n`` seconds left until each task's QoS deadline (``inf``: no bound).
+        remaining_s: ``n`` rows of predicted remaining seconds on 1..size (or more) subarrays.
+        size: the array's subarrays.
+    """
+    n = len(priority)
+    if not 2 <= n < SMALL_QUEUE:
+        return None
+    est: list[int] = []
+    at_est: list[float] = []
+    for row, sl in zip(remaining_s, slack_s, strict=True):
+        k = -1
+        for i in range(size):  # lines 16-21: the fewest subarrays that meet the QoS
+            if row[i] <= sl:
+                k = i
+                break
+        if k < 0:  # none meets it: the fastest count (the first of equal minima)
+            r = row[:size]
+            if any(x != x for x in r):
+                return None
+            k = r.index(min(r))
+        est.append(k + 1)
+        at_est.append(row[k])
+    total_est = sum(est)
+    if total_est > size:
+        return _unfit_counts(priority, slack_s, est, size)
+    scores = [
+        p / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S)
+        for p, a in zip(priority, at_est, strict=True)
+    ]
+    remaining_array = size - total_est
+    total = sum(scores)
+    shares = [sc / total * remaining_array for sc in scores]
+    base = [math.floor(sh + 1e-12) for sh in shares]
+    left = remaining_array - sum(base)
+    if left > 0:
+        rem = [round((sh - b) * 1e9) / 1e9 for sh, b in zip(shares, base, strict=True)]
+        order = sorted(range(n), key=lambda i: (-rem[i], -scores[i], i))
+        for i in order[:left]:
+            base[i] += 1
+    return [e + b for e, b in zip(est, base, strict=True)]
 
 
 def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> dict[int, int]:
@@ -418,6 +485,18 @@ class PlanariaPolicy(MachinePolicyBase, Component):
             return {j.id: size for j in jobs}
         now = view.now
         profiles = view.profiles
+        if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
+            p_l: list[float] = []
+            s_l: list[float] = []
+            r_l: list[list[float]] = []
+            for job in jobs:
+                r_l.append(self._remaining(job, self._table(job, size, profiles)).tolist())
+                p_l.append(float(job.priority))
+                slo = job.request.slo_s
+                s_l.append(math.inf if slo is None else slo - (now - job.arrival_s))
+            small = schedule_counts_small(p_l, s_l, r_l, size)
+            if small is not None:
+                return {job.id: c for job, c in zip(jobs, small, strict=True)}
         rows = []
         prio = np.empty(n)
         slack = np.empty(n)
