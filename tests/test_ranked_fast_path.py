@@ -90,6 +90,37 @@ def test_fast_path_equals_general_loop(
     _assert_identical(fast, general)
 
 
+#: Every declared ready order: rank (FCFS, HPF), remaining (SJF) and the token orders.
+DECLARED = (*RANKED, "NP-SJF", "P-SJF", "NP-PREMA", "P-PREMA", "NP-TOKEN", "P-TOKEN")
+
+
+@SETTINGS
+@given(
+    wl=energy_workload(),
+    name=st.sampled_from(DECLARED),
+    mechanism=st.sampled_from(MECHANISMS),
+    point=st.sampled_from(["tile", "layer"]),
+    cost=st.booleans(),
+)
+def test_timeline_on_the_column_loop_equals_general_loop(
+    wl: tuple, name: str, mechanism: str, point: str, cost: bool
+) -> None:
+    """``record_timeline`` no longer sends a run to the general loop: the column loop writes
+    the same ``Segment`` entries (run, restore, save) in the same order."""
+    profiles, reqs = wl
+    # NP-SJF, NP-PREMA and NP-TOKEN take no mechanism
+    mech = {} if name in ("NP-SJF", "NP-PREMA", "NP-TOKEN") else {"mechanism": mechanism}
+    kw = dict(preemption_point=point, checkpoint_cost=cost, record_timeline=True)
+    runs = []
+    for fast in (True, False):
+        sim = Simulator(profiles, POLICIES.create(name, **mech), fast_path=fast, **kw)  # type: ignore[arg-type]
+        assert columns.applies(_Run(sim, reqs, None, None)) == fast
+        runs.append(sim.run(reqs))
+    fast_r, general = runs
+    assert fast_r.timeline is not None and fast_r.timeline == general.timeline
+    _assert_identical(fast_r, general)
+
+
 @pytest.mark.parametrize("name", RANKED)
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_fast_path_equals_general_loop_at_load(name: str, mechanism: str) -> None:
@@ -133,7 +164,7 @@ def test_applies_only_where_the_result_is_the_same() -> None:
     assert takes(POLICIES.create("NP-FCFS"))
     assert takes(POLICIES.create("P-HPF"), record_power=True)  # the CLI's runs
     assert not takes(POLICIES.create("P-HPF"), fast_path=False)
-    assert not takes(POLICIES.create("P-HPF"), record_timeline=True)
+    assert takes(POLICIES.create("P-HPF"), record_timeline=True)  # the timeline is recorded
     assert not takes(POLICIES.create("P-HPF"), until=1.0)
     assert takes(POLICIES.create("P-SJF"))  # its ready order is declared
     assert takes(POLICIES.create("P-PREMA"))  # a token order: the same loop

@@ -99,11 +99,11 @@ def applies(run: _Run) -> bool:
 
 
 def plain_run(run: _Run) -> bool:
-    """What this loop needs of ``run`` besides its policy: no power policy, no timeline
-    recording, no ``until``, no dependent requests and no plans with early exits (power
-    recording is kept)."""
+    """What this loop needs of ``run`` besides its policy: no power policy, no ``until``, no
+    dependent requests and no plans with early exits (power pieces and the timeline are
+    recorded)."""
     sim = run.sim
-    if sim.power is not None or run.timeline is not None:
+    if sim.power is not None:
         return False
     if run.until != math.inf or run.dependents:
         return False
@@ -162,6 +162,7 @@ def execute_columns(run: _Run) -> SimResult:
         _MAX_IDLE_TICKS,
         _QUIET_MAX,
         PowerPiece,
+        Segment,
         livelock_message,
     )
 
@@ -201,6 +202,13 @@ def execute_columns(run: _Run) -> SimResult:
     # The power pieces (``record_power``), one per closed segment that computed, as the general
     # loop's ``_end_segment`` appends them (rate 1: no power policy on this path).
     pw = run.power
+    # The timeline (``record_timeline``): the general loop's ``Segment`` entries (run, restore,
+    # save) in the same order; every job holds all the resource's units at its variant's clock.
+    tl = run.timeline
+    f0 = math.nan
+    for key, val in run.variant0:
+        if key == "frequency_hz":
+            f0 = float(val)
     rname = res.name
     units = res.capacity
     cap = res.capacity
@@ -340,6 +348,7 @@ def execute_columns(run: _Run) -> SimResult:
     pre_k = -1
     killed = -1
     seg_start = 0.0
+    save_t = 0.0  # when the victim's save began (the timeline's "save" segment)
     t0 = 0.0
     ex0 = 0.0
     limit = 0.0
@@ -384,10 +393,19 @@ def execute_columns(run: _Run) -> SimResult:
             if rbytes[k]:
                 csec[k] += te - seg_start
             exec_end = exe[k]
+            if tl is not None and te > seg_start:
+                kind = "restore" if rbytes[k] else "switch"
+                tl.append(Segment(arrivals[k].id, seg_start, te, kind, rname, units, f0))
         else:
-            if t0 > seg_start and rbytes[k]:
-                csec[k] += t0 - seg_start
+            if t0 > seg_start:  # ``_charge_restore``
+                if rbytes[k]:
+                    csec[k] += t0 - seg_start
+                if tl is not None:
+                    kind = "restore" if rbytes[k] else "switch"
+                    tl.append(Segment(arrivals[k].id, seg_start, t0, kind, rname, units, f0))
             rbytes[k] = 0
+            if tl is not None and te > t0:
+                tl.append(Segment(arrivals[k].id, t0, te, "run", rname, units, f0))
         db = (te - seg_start) * units / cap if cap != 1 else te - seg_start
         steps = 0
         e = 0.0
@@ -840,6 +858,8 @@ def execute_columns(run: _Run) -> SimResult:
                             col_energy[run_row] += plan_energy
                         if pw is not None and limit > ex0 and now > t0:
                             pw.append(PowerPiece(t0, now, plan, ex0, limit, 1.0, rname))
+                        if tl is not None and now > t0:
+                            tl.append(Segment(arrivals[run_k].id, t0, now, "run", rname, units, f0))
                     else:
                         db, steps, e = end_segment(run_k, now, limit, seg_start, t0, ex0, plan)
                         busy += db
@@ -881,10 +901,13 @@ def execute_columns(run: _Run) -> SimResult:
                     csec[k] += save_s
                     busy += save_s * units / cap
                     mkind = _SAVE_DONE
+                    save_t = now
                     tm = now + save_s
                 else:  # _SAVE_DONE: the victim waits again, keeping its progress
                     k = pre_k
                     pre_k = -1
+                    if tl is not None and now > save_t:
+                        tl.append(Segment(arrivals[k].id, save_t, now, "save", rname, units, f0))
                     if token:
                         since[k] = now
                         enqueue(k)
