@@ -101,21 +101,26 @@ DECLARED = (*RANKED, "NP-SJF", "P-SJF", "NP-PREMA", "P-PREMA", "NP-TOKEN", "P-TO
     mechanism=st.sampled_from(MECHANISMS),
     point=st.sampled_from(["tile", "layer"]),
     cost=st.booleans(),
+    until=st.one_of(st.none(), st.integers(0, 400).map(lambda x: x * 1e-5)),
 )
-def test_timeline_on_the_column_loop_equals_general_loop(
-    wl: tuple, name: str, mechanism: str, point: str, cost: bool
+def test_timeline_and_until_on_the_column_loop_equal_general_loop(
+    wl: tuple, name: str, mechanism: str, point: str, cost: bool, until: float | None
 ) -> None:
-    """``record_timeline`` no longer sends a run to the general loop: the column loop writes
-    the same ``Segment`` entries (run, restore, save) in the same order."""
+    """``record_timeline`` and ``until`` no longer send a run to the general loop: the column
+    loop writes the same ``Segment`` entries (run, restore, save) in the same order, and stops
+    where the general loop stops, with the same partial records (nan finish, no resource, no
+    estimate for requests that never arrived)."""
     profiles, reqs = wl
-    # NP-SJF, NP-PREMA and NP-TOKEN take no mechanism
+    # NP-SJF, NP-PREMA and NP-TOKEN take no mechanism; only FCFS and HPF DRAIN
+    if mechanism == "drain" and name not in RANKED:
+        mechanism = "checkpoint"
     mech = {} if name in ("NP-SJF", "NP-PREMA", "NP-TOKEN") else {"mechanism": mechanism}
     kw = dict(preemption_point=point, checkpoint_cost=cost, record_timeline=True)
     runs = []
     for fast in (True, False):
         sim = Simulator(profiles, POLICIES.create(name, **mech), fast_path=fast, **kw)  # type: ignore[arg-type]
-        assert columns.applies(_Run(sim, reqs, None, None)) == fast
-        runs.append(sim.run(reqs))
+        assert columns.applies(_Run(sim, reqs, until, None)) == fast
+        runs.append(sim.run(reqs, until=until))
     fast_r, general = runs
     assert fast_r.timeline is not None and fast_r.timeline == general.timeline
     _assert_identical(fast_r, general)
@@ -165,7 +170,7 @@ def test_applies_only_where_the_result_is_the_same() -> None:
     assert takes(POLICIES.create("P-HPF"), record_power=True)  # the CLI's runs
     assert not takes(POLICIES.create("P-HPF"), fast_path=False)
     assert takes(POLICIES.create("P-HPF"), record_timeline=True)  # the timeline is recorded
-    assert not takes(POLICIES.create("P-HPF"), until=1.0)
+    assert takes(POLICIES.create("P-HPF"), until=1.0)  # stops as the general loop does
     assert takes(POLICIES.create("P-SJF"))  # its ready order is declared
     assert takes(POLICIES.create("P-PREMA"))  # a token order: the same loop
     assert not takes(POLICIES.create("P-RRB"))  # declares no order

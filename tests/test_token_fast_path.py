@@ -134,7 +134,7 @@ def test_applies_only_where_the_result_is_the_same() -> None:
     assert not takes(POLICIES.create("P-PREMA"), fast_path=False)
     assert not takes(POLICIES.create("P-PREMA"), skip_periods=False)
     assert takes(POLICIES.create("P-PREMA"), record_timeline=True)  # the timeline is recorded
-    assert not takes(POLICIES.create("P-PREMA"), until=1.0)
+    assert takes(POLICIES.create("P-PREMA"), until=1.0)  # stops as the general loop does
     assert takes(POLICIES.create("P-HPF"))  # a rank order: the same loop
     assert not takes(POLICIES.create("P-RRB"))  # declares no order
 

@@ -99,13 +99,11 @@ def applies(run: _Run) -> bool:
 
 
 def plain_run(run: _Run) -> bool:
-    """What this loop needs of ``run`` besides its policy: no power policy, no ``until``, no
-    dependent requests and no plans with early exits (power pieces and the timeline are
-    recorded)."""
+    """What this loop needs of ``run`` besides its policy: no power policy, no dependent
+    requests and no plans with early exits (power pieces and the timeline are recorded, and
+    ``until`` stops the run as it stops the general loop's)."""
     sim = run.sim
-    if sim.power is not None:
-        return False
-    if run.until != math.inf or run.dependents:
+    if sim.power is not None or run.dependents:
         return False
     return not any(entry[1].exits for entry in run.shape_plans)
 
@@ -222,6 +220,7 @@ def execute_columns(run: _Run) -> SimResult:
     col_energy = run.col_energy
     progress = run.progress
     chunk = max(1, -(-n // 100))
+    until = run.until  # the general loop's stop: no event after it is handled
 
     # Per request, by dispatch order: its estimate (called once per request in dispatch order,
     # as the general loop does; None where nothing reads it: no estimator, a static mechanism
@@ -811,7 +810,7 @@ def execute_columns(run: _Run) -> SimResult:
             ts = stale[0]
         if ts < t:
             t = ts
-        if t == inf:
+        if t == inf or t > until:
             break
         if t > now:
             if skip_k0 is not None:
@@ -1102,7 +1101,9 @@ def execute_columns(run: _Run) -> SimResult:
             tick_pending = True
         skip_k0 = k0 if nq > 0 else None
 
-    write_records(run, est_rec, npre, cbytes, csec, wasted, touched=touched)
+    if ai < n and est_rec is not None:  # stopped by ``until``: the rest never arrived
+        est_rec[ai:] = [math.nan] * (n - ai)
+    write_records(run, est_rec, npre, cbytes, csec, wasted, touched=touched, dispatched=ai)
     run.clock.now = now
     run.events = events
     run.layer_exec = layer_exec
@@ -1125,16 +1126,19 @@ def write_records(
     finish: Sequence[float] | None = None,
     energy: Sequence[float] | None = None,
     touched: list[int] | None = None,
+    dispatched: int | None = None,
 ) -> None:
-    """Store a fast path's per-request lists (by dispatch order) as ``run``'s result columns
-    (by result row; every request finished: ``until`` is not set).
+    """Store the column loop's per-request lists (by dispatch order) as ``run``'s result
+    columns (by result row).
 
     ``est`` None: the estimates are the isolated latencies (no estimator; plans without exits),
     copied from ``run.col_iso``. ``first`` / ``finish`` / ``energy`` replace the run's columns
     when given (a path that wrote those by row passes None). ``touched``: the only requests
     whose ``npre`` / ``cbytes`` / ``csec`` / ``wasted`` may be nonzero (the rest are written as
     the zeros they are). Lists become arrays through ``numpy.fromiter``, a ``memoryview`` of
-    doubles without a copy (the same values)."""
+    doubles without a copy (the same values). ``dispatched``: how many requests arrived before
+    the run stopped (``until``; None: all): the estimates of the others are not known (nan),
+    and a request that did not finish names no resource (the general loop's records)."""
     by_row = np.asarray(run.arrival_rows, dtype=np.int64)
     n = len(by_row)
     f8, i8 = np.float64, np.int64
@@ -1160,7 +1164,10 @@ def write_records(
             )
             setattr(run, name, sp)
     if est is None:
-        run.col_est = cast(Any, run.col_iso.copy())  # no estimator, no exits: the isolated latency
+        iso: Any = run.col_iso.copy()  # no estimator, no exits: the isolated latency
+        if dispatched is not None and dispatched < n:
+            iso[by_row[dispatched:]] = math.nan
+        run.col_est = iso
     else:
         dense.append(("col_est", est, f8))
     for name, vals, dtype in dense:
@@ -1173,4 +1180,6 @@ def write_records(
             setattr(run, name, col)
     col_res = np.empty(n, dtype=object)
     col_res[:] = run.res[0].name
+    if dispatched is not None and run.until != math.inf:
+        col_res[np.isnan(np.asarray(run.col_finish, dtype=np.float64))] = ""
     run.col_res = col_res
