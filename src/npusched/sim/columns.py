@@ -38,8 +38,9 @@ are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``
 
 When it applies (:func:`applies`): ``"rank"`` (with a ``queue_key``) or ``"remaining"`` with no
 period and the no-op hooks; a token order with ``Simulator(skip_periods=True)`` and a no-op
-``on_dispatch``; and a plain run (:func:`plain_run`). Anything else runs the general loop;
-``Simulator(fast_path=False)`` forces it.
+``on_dispatch``; and a plain run (:func:`plain_run`: no power policy, no dependent requests, no
+early exits; power pieces, the timeline and ``until`` are handled here). Anything else runs the
+general loop; ``Simulator(fast_path=False)`` forces it.
 """
 
 from __future__ import annotations
