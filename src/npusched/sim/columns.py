@@ -845,8 +845,8 @@ def execute_columns(run: _Run) -> SimResult:
         completed = False
         preempted = False
         # The machine event and the ticks due, in the event queue's order (time, then kind:
-        # every machine event before a tick of the same time).
-        while True:
+        # every machine event before a tick of the same time). A wake of arrivals only skips it.
+        while tm <= horizon or live:
             if tm <= horizon and not (live and live[0] < tm):
                 if mkind == _COMPLETE:
                     if ex0 <= 0.0 and t0 == seg_start:
@@ -971,7 +971,11 @@ def execute_columns(run: _Run) -> SimResult:
                         if not rank[cand] < run_rank:
                             cand = -1
                     elif cmp == 4:  # SJF: the running job's remaining estimate as of now
-                        r = est[run_k] - _done(exe[run_k], t0, limit, now)
+                        if now > t0:  # ``_done`` written out
+                            r = exe[run_k] + (now - t0)
+                            r = est[run_k] - (r if r < limit else limit)
+                        else:
+                            r = est[run_k] - exe[run_k]
                         if not top[0] < (0.0 if r < 0.0 else r):
                             cand = -1
                     elif not better(rank[cand], run_rank):
@@ -980,19 +984,21 @@ def execute_columns(run: _Run) -> SimResult:
                 start = run_k < 0
                 if not start:  # a preemptive policy displaces the running job
                     k = run_k
+                    if now > t0:  # its work done as of now (``_done`` written out)
+                        e_now = exe[k] + (now - t0)
+                        if e_now > limit:
+                            e_now = limit
+                    else:
+                        e_now = exe[k]
                     mech = static_mech
                     if mech is None:  # Algorithm 3
-                        mech = dynamic_choice(
-                            est[k], _done(exe[k], t0, limit, now), est[cand], exe[cand], dyn_preempt
-                        )
+                        mech = dynamic_choice(est[k], e_now, est[cand], exe[cand], dyn_preempt)
                     if mech is _CHECKPOINT:
                         if now < t0:  # still restoring: stop at once, where it stands
                             stop = exe[k]
                             t_stop = now
                         else:
-                            stop = plan.next_preemption_point(
-                                _done(exe[k], t0, limit, now), layer=layer_point, tol_s=tol
-                            )
+                            stop = plan.next_preemption_point(e_now, layer=layer_point, tol_s=tol)
                             t_stop = t0 + (stop - exe[k])
                             if t_stop < now:
                                 t_stop = now
@@ -1007,9 +1013,7 @@ def execute_columns(run: _Run) -> SimResult:
                             tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
-                        db, steps, e = end_segment(
-                            k, now, _done(exe[k], t0, limit, now), seg_start, t0, ex0, plan
-                        )
+                        db, steps, e = end_segment(k, now, e_now, seg_start, t0, ex0, plan)
                         busy += db
                         layer_exec += steps
                         if e:
@@ -1063,7 +1067,9 @@ def execute_columns(run: _Run) -> SimResult:
                     run_k = k
                     mkind = _COMPLETE
                     tm = t0 + (iso - ex0)
-        if not nwait:  # (always, rank orders: they have no period)
+        if not token:
+            continue  # rank orders have no period
+        if not nwait:
             skip_k0 = None  # ticks while nobody waits change nothing
             continue
         # ``_Run._plan_tick``: the next tick at the first boundary that can change a decision.
