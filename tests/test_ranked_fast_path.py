@@ -1,4 +1,5 @@
-"""The ranked fast path (:mod:`npusched.sim.ranked`) gives exactly the general loop's result."""
+"""The column loop (:mod:`npusched.sim.columns`) gives exactly the general loop's result for
+the rank and remaining orders (FCFS, HPF, SJF)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from npusched.policies.base import POLICIES
 from npusched.policies.temporal import HPF
 from npusched.policies.temporal.mechanism import RankedPolicy
 from npusched.policies.temporal.predictor import make_estimator
-from npusched.sim import ranked
+from npusched.sim import columns
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import Request
 from simhelpers import assert_same_result, jobs_made, make_profile
@@ -89,6 +90,42 @@ def test_fast_path_equals_general_loop(
     _assert_identical(fast, general)
 
 
+#: Every declared ready order: rank (FCFS, HPF), remaining (SJF) and the token orders.
+DECLARED = (*RANKED, "NP-SJF", "P-SJF", "NP-PREMA", "P-PREMA", "NP-TOKEN", "P-TOKEN")
+
+
+@SETTINGS
+@given(
+    wl=energy_workload(),
+    name=st.sampled_from(DECLARED),
+    mechanism=st.sampled_from(MECHANISMS),
+    point=st.sampled_from(["tile", "layer"]),
+    cost=st.booleans(),
+    until=st.one_of(st.none(), st.integers(0, 400).map(lambda x: x * 1e-5)),
+)
+def test_timeline_and_until_on_the_column_loop_equal_general_loop(
+    wl: tuple, name: str, mechanism: str, point: str, cost: bool, until: float | None
+) -> None:
+    """``record_timeline`` and ``until`` no longer send a run to the general loop: the column
+    loop writes the same ``Segment`` entries (run, restore, save) in the same order, and stops
+    where the general loop stops, with the same partial records (nan finish, no resource, no
+    estimate for requests that never arrived)."""
+    profiles, reqs = wl
+    # NP-SJF, NP-PREMA and NP-TOKEN take no mechanism; only FCFS and HPF DRAIN
+    if mechanism == "drain" and name not in RANKED:
+        mechanism = "checkpoint"
+    mech = {} if name in ("NP-SJF", "NP-PREMA", "NP-TOKEN") else {"mechanism": mechanism}
+    kw = dict(preemption_point=point, checkpoint_cost=cost, record_timeline=True)
+    runs = []
+    for fast in (True, False):
+        sim = Simulator(profiles, POLICIES.create(name, **mech), fast_path=fast, **kw)  # type: ignore[arg-type]
+        assert columns.applies(_Run(sim, reqs, until, None)) == fast
+        runs.append(sim.run(reqs, until=until))
+    fast_r, general = runs
+    assert fast_r.timeline is not None and fast_r.timeline == general.timeline
+    _assert_identical(fast_r, general)
+
+
 @pytest.mark.parametrize("name", RANKED)
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_fast_path_equals_general_loop_at_load(name: str, mechanism: str) -> None:
@@ -126,16 +163,17 @@ def test_applies_only_where_the_result_is_the_same() -> None:
     def takes(policy: object, **kw: object) -> bool:
         until = kw.pop("until", None)
         sim = Simulator(profiles, policy, **kw)  # type: ignore[arg-type]
-        return ranked.applies(_Run(sim, reqs, until, None))  # type: ignore[arg-type]
+        return columns.applies(_Run(sim, reqs, until, None))  # type: ignore[arg-type]
 
     assert takes(POLICIES.create("P-HPF"))
     assert takes(POLICIES.create("NP-FCFS"))
     assert takes(POLICIES.create("P-HPF"), record_power=True)  # the CLI's runs
     assert not takes(POLICIES.create("P-HPF"), fast_path=False)
-    assert not takes(POLICIES.create("P-HPF"), record_timeline=True)
-    assert not takes(POLICIES.create("P-HPF"), until=1.0)
+    assert takes(POLICIES.create("P-HPF"), record_timeline=True)  # the timeline is recorded
+    assert takes(POLICIES.create("P-HPF"), until=1.0)  # stops as the general loop does
     assert takes(POLICIES.create("P-SJF"))  # its ready order is declared
-    assert not takes(POLICIES.create("P-PREMA"))  # periodic, tokens
+    assert takes(POLICIES.create("P-PREMA"))  # a token order: the same loop
+    assert not takes(POLICIES.create("P-RRB"))  # declares no order
 
     class Hooked(HPF):
         def on_complete(self, job: object, now: float) -> None:
@@ -147,7 +185,7 @@ def test_applies_only_where_the_result_is_the_same() -> None:
         Request(id=1, arrival_s=0.0, network="a", depends_on=0),
     ]
     sim = Simulator(profiles, POLICIES.create("P-HPF"))
-    assert not ranked.applies(_Run(sim, dep, None, None))
+    assert not columns.applies(_Run(sim, dep, None, None))
 
 
 def test_fast_path_is_what_runs_by_default() -> None:
@@ -227,18 +265,18 @@ def test_queue_keys_that_are_not_ints(name: str, monkeypatch: pytest.MonkeyPatch
 
 def test_heap_keys_order_as_key_then_dispatch_order() -> None:
     qkey = [(1, 2.0), (0, 5.0), (1, 2.0), (0, -1.0), (1, 0.5)]
-    entries = ranked._heap_keys(list(qkey))
+    entries = columns._heap_keys(list(qkey))
     n = len(qkey)
     assert [e % n for e in entries] == list(range(n))
     assert sorted(range(n), key=entries.__getitem__) == sorted(range(n), key=lambda k: (qkey[k], k))
-    ints = ranked._heap_keys([-9, -1, -9, 0])
+    ints = columns._heap_keys([-9, -1, -9, 0])
     assert ints == [-9 * 4 + 0, -1 * 4 + 1, -9 * 4 + 2, 0 * 4 + 3]
     assert all(type(e) is int for e in ints)
-    assert ranked._heap_keys([]) == []
+    assert columns._heap_keys([]) == []
     # Ints beyond int64 (Python arithmetic) and bools mixed with ints (dense ranks).
     for keys in ([2**70, -(2**70), 5, 2**70], [True, 2, False, True], [2**64, 3]):
         m = len(keys)
-        entries = ranked._heap_keys(list(keys))
+        entries = columns._heap_keys(list(keys))
         assert [e % m for e in entries] == list(range(m))
         assert sorted(range(m), key=entries.__getitem__) == sorted(
             range(m), key=lambda k: (keys[k], k)
@@ -257,7 +295,7 @@ def test_write_records_sparse_and_dense_agree() -> None:
     cols = {}
     for touched in (None, [3, 1]):
         run = _Run(sim, reqs, None, None)
-        ranked.write_records(run, est, npre, cbytes, csec, wasted, touched=touched)
+        columns.write_records(run, est, npre, cbytes, csec, wasted, touched=touched)
         cols[touched is None] = {
             name: np.asarray(getattr(run, name))
             for name in ("col_est", "col_preempt", "col_cbytes", "col_cs", "col_wasted")

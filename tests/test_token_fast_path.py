@@ -1,4 +1,5 @@
-"""The token fast path (:mod:`npusched.sim.tokens`) gives exactly the general loop's result."""
+"""The column loop (:mod:`npusched.sim.columns`) gives exactly the general loop's result for
+the token orders (PREMA, TOKEN)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from npusched.errors import SimulationError
 from npusched.policies.base import POLICIES
 from npusched.policies.temporal.predictor import make_estimator
 from npusched.policies.temporal.prema import PPrema, TokenScheduler
-from npusched.sim import tokens
+from npusched.sim import columns
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import Request
 from simhelpers import assert_same_result, jobs_made, make_profile
@@ -126,15 +127,16 @@ def test_applies_only_where_the_result_is_the_same() -> None:
     def takes(policy: object, **kw: object) -> bool:
         until = kw.pop("until", None)
         sim = Simulator(profiles, policy, **kw)  # type: ignore[arg-type]
-        return tokens.applies(_Run(sim, reqs, until, None))  # type: ignore[arg-type]
+        return columns.applies(_Run(sim, reqs, until, None))  # type: ignore[arg-type]
 
     for name in ("P-PREMA", "NP-PREMA", "P-TOKEN", "NP-TOKEN"):
         assert takes(POLICIES.create(name)), name
     assert not takes(POLICIES.create("P-PREMA"), fast_path=False)
     assert not takes(POLICIES.create("P-PREMA"), skip_periods=False)
-    assert not takes(POLICIES.create("P-PREMA"), record_timeline=True)
-    assert not takes(POLICIES.create("P-PREMA"), until=1.0)
-    assert not takes(POLICIES.create("P-HPF"))
+    assert takes(POLICIES.create("P-PREMA"), record_timeline=True)  # the timeline is recorded
+    assert takes(POLICIES.create("P-PREMA"), until=1.0)  # stops as the general loop does
+    assert takes(POLICIES.create("P-HPF"))  # a rank order: the same loop
+    assert not takes(POLICIES.create("P-RRB"))  # declares no order
 
     class Hooked(PPrema):
         def on_period(self, view: object) -> None:  # type: ignore[override]

@@ -11,7 +11,7 @@ import pytest
 
 from npusched.policies.contract import JobView
 from npusched.policies.temporal.prema import PPrema
-from npusched.sim import tokens
+from npusched.sim import columns
 from npusched.sim.engine import Simulator, _Run
 from simhelpers import make_profile, req
 
@@ -64,7 +64,7 @@ def test_quadratic_token_subclass_on_every_path(skip_periods: bool, fast_path: b
     profiles, reqs = _system()
     sim = Simulator(profiles, QuadPrema(), fast_path=fast_path, skip_periods=skip_periods)
     run = _Run(sim, reqs, math.inf, None)
-    assert not tokens.applies(run)  # the inline fast path does not know this rule
+    assert not columns.applies(run)  # the inline fast path does not know this rule
     cols = sim.run(reqs).columns
     assert cols["finish_s"].tolist() == pytest.approx(
         [8.506 * MS, 1.501 * MS, 7.504 * MS], abs=1e-12
@@ -85,7 +85,7 @@ def test_builtin_rule_unchanged_on_the_same_system(skip_periods: bool) -> None:
 
 class QuadValuePrema(PPrema):
     """The same quadratic rule given through the formula itself (``token_value``), which
-    ``tokens_of``, ``token_list`` and the token loop all call."""
+    ``tokens_of``, ``token_list`` and the column loop all call."""
 
     name = "P-PREMA-quad-value"
 
@@ -102,7 +102,7 @@ def test_token_value_override_on_every_path(skip_periods: bool, fast_path: bool)
     assert QuadValuePrema().own_rule()
     profiles, reqs = _system()
     sim = Simulator(profiles, QuadValuePrema(), fast_path=fast_path, skip_periods=skip_periods)
-    assert not tokens.applies(_Run(sim, reqs, math.inf, None))
+    assert not columns.applies(_Run(sim, reqs, math.inf, None))
     cols = sim.run(reqs).columns
     assert cols["finish_s"].tolist() == pytest.approx(
         [8.506 * MS, 1.501 * MS, 7.504 * MS], abs=1e-12
@@ -110,7 +110,7 @@ def test_token_value_override_on_every_path(skip_periods: bool, fast_path: bool)
 
 
 def test_token_loop_calls_the_policys_formulas(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine's token loop writes no token formula of its own: it calls
+    """The engine's column loop writes no token formula of its own: it calls
     ``TokenScheduler.token_value`` and ``slowdown_of`` (counted here), and its result is the
     general loop's."""
     from npusched.policies.temporal import prema
@@ -130,7 +130,7 @@ def test_token_loop_calls_the_policys_formulas(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(prema.TokenScheduler, "slowdown_of", staticmethod(counted_slow))
     profiles, reqs = _system()
     fast = Simulator(profiles, PPrema(), fast_path=True)
-    assert tokens.applies(_Run(fast, reqs, math.inf, None))
+    assert columns.applies(_Run(fast, reqs, math.inf, None))
     got = fast.run(reqs).columns["finish_s"].tolist()
     assert calls["token_value"] > 0 and calls["slowdown_of"] > 0
     general = Simulator(profiles, PPrema(), fast_path=False).run(reqs).columns

@@ -346,10 +346,10 @@ class Simulator:
         skip_periods: let a periodic policy that can tell which period ticks change nothing
             (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
             decisions are those of ticking every period (``False``: tick every period).
-        fast_path: run ranked temporal policies (FCFS, HPF, SJF) on :mod:`npusched.sim.ranked`'s
-            loop and token policies (PREMA, TOKEN) on :mod:`npusched.sim.tokens`'s, which give
-            the general loop's result faster, power pieces included (``False``: the general
-            loop).
+        fast_path: run temporal policies that declare their ready order (FCFS, HPF, SJF,
+            PREMA, TOKEN) on :mod:`npusched.sim.columns`' loop over per-job columns, which
+            gives the general loop's result faster, power pieces included (``False``: the
+            general loop).
 
     The simulator holds no run state: ``run`` may be called repeatedly (each run resets the
     policy) and gives identical results for identical inputs.
@@ -1626,12 +1626,10 @@ class _Run:
 
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
-        from npusched.sim import ranked, tokens
+        from npusched.sim import columns
 
-        if ranked.applies(self):  # FCFS / HPF: the same run without per-job objects
-            return ranked.execute_ranked(self)
-        if tokens.applies(self):  # PREMA / TOKEN: likewise
-            return tokens.execute_tokens(self)
+        if columns.applies(self):  # a declared ready order: the same run on per-job columns
+            return columns.execute_columns(self)
         sim = self.sim
         policy = self.policy
         policy.reset()

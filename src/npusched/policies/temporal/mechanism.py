@@ -143,7 +143,7 @@ class RankedPolicy(TemporalPolicyBase, Component):
     its job (``id``, ``priority``, ``arrival_s``, ``network``) such that ``min(ready,
     key=(queue_key, dispatch order))`` is ``pick_best(ready)``, with ``rank_key`` reading only
     such fields too. The engine then keeps the ready queue as a heap and runs the policy on its
-    fast path (``npusched.sim.ranked``), with the same result as calling :meth:`select`.
+    column loop (``npusched.sim.columns``), with the same result as calling :meth:`select`.
     """
 
     family: str = ""

@@ -81,7 +81,7 @@ TOKEN_RULES = ("linear", "cumulative")
 _NEVER = 1 << 40
 
 
-#: The Algorithm 2 methods the engine's token loop writes out (with ``choose``): a subclass that
+#: The Algorithm 2 methods the engine's column loop writes out (with ``choose``): a subclass that
 #: overrides any of them decides its own way (``ready_order_methods``; the general loop).
 ALGORITHM_2_METHODS: tuple[str, ...] = (
     "select",
@@ -216,7 +216,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
     #: ``quiet_periods``' "never" (more boundaries than any run has).
     never_periods: int = _NEVER
-    #: Algorithm 2's threshold: the largest level ``<= tokens`` (the engine's token loop too).
+    #: Algorithm 2's threshold: the largest level ``<= tokens`` (the engine's column loop too).
     round_down = staticmethod(round_down_to_level)
 
     @property
@@ -264,7 +264,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
         """Algorithm 2's tokens of a task of ``priority`` that gained ``gain`` (in units of its
         priority): ``priority x (1 + gain)``, its priority while it gained nothing. The one
         place the formula is written: :meth:`tokens_of`, :meth:`token_list` and the engine's
-        token loop (``sim/tokens.py``) all call it."""
+        column loop (``sim/columns.py``) all call it."""
         return priority * (1.0 + gain) if gain > 0.0 else float(priority)
 
     @staticmethod
@@ -272,7 +272,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
         """Slowdown_normalized (Algorithm 2 line 6): ``waited_s`` ready-queue seconds over the
         estimated isolated seconds (0 before any wait; infinite for a zero estimate). The one
         place the formula is written: :meth:`slowdown`, the period credits and the engine's
-        token loop all call it."""
+        column loop all call it."""
         if waited_s <= 0.0:
             return 0.0
         return waited_s / estimated_s if estimated_s > 0 else float("inf")

@@ -1,91 +1,167 @@
-"""The engine's fast path for token schedulers (PREMA, TOKEN): one loop, no per-job objects.
+"""The engine's loop over per-job columns, for temporal policies that declare their ready
+order (:func:`~npusched.policies.contract.declared_order`): FCFS and HPF (``"rank"``), SJF
+(``"remaining"``), PREMA and TOKEN (``"tokens-remaining"`` / ``"tokens-arrival"``).
 
-PREMA's Algorithm 2 (:class:`~npusched.policies.temporal.prema.TokenScheduler`) reads, at every
-wake, each ready job's tokens, waiting time, estimate and progress. On the general loop
-(:meth:`npusched.sim.engine._Run.execute`) that is a :class:`~npusched.policies.contract.
-SchedulerView` and property reads on :class:`~npusched.sim.job.Job` objects at every period
-boundary the engine catches up, at every tick, in ``select`` and in ``quiet_periods``: about
-38 us per event on the bench's ``prema`` workload (``python benchmarks/profile_engine.py
---scenario prema --no-fast-path``), against 10-15 here. :func:`execute_tokens` runs the same
-system with per-request state in flat lists indexed by dispatch order (tokens as the gain list,
-waiting time as ``waited + (now - since)``) and Algorithm 2, the period catch-up
-(``on_periods``), the tick (``on_period``) and the next tick that can change a decision
-(``quiet_periods``) written out over them, with the same float operations in the same order; the
-step count to a token level is the policy's own
-:meth:`~npusched.policies.temporal.prema.TokenScheduler._periods_to_gain`. Under the cumulative
-rule with the ``>=`` threshold, a job whose tokens reached the top level is a candidate at every
-later decision (tokens never fall; the threshold is a level), so it leaves the token updates and
-``quiet_periods`` and waits in a heap in ``choose``'s order. Superseded ticks that
-``quiet_periods``' "never" put about 2**40 periods ahead are kept aside, not in the event heap.
-Under the linear rule with the ``>=`` threshold (the default), no decision scans the queue: a
-waiting job's tokens are evaluated only around the boundaries where they can reach a level, and
-the waiting jobs are held by level in heaps (``lazy``, see ``docs/engine.md``), so a decision
-costs O(levels log n).
+No per-job objects: per request, in dispatch order, flat lists (work done, bytes to restore,
+preemptions, checkpoint bytes and seconds, work lost to KILL; for the token rule priority,
+estimate, tokens and time in the ready queue); first start, finish and energy go straight into
+the run's result columns. One job holds the resource; its segment is four floats (``seg_start``,
+``t0`` after its restore, ``ex0`` work done at the segment's start, ``limit`` where it stops).
+The mechanisms (start with restore, end of segment with energy and power piece, CHECKPOINT to
+the next preemption point with its save, KILL, DRAIN, Algorithm 3 through
+:func:`~npusched.policies.contract.dynamic_choice`, the livelock guard) are written once, here.
 
-The result is the general loop's with ``skip_periods=True`` to the last bit: the same wakes (the
-same catch-up of skipped boundaries, the same stale ticks and superseded completions waking the
-loop, events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the event
-queue's order), the same machine handlers as :mod:`npusched.sim.ranked` (segment closing with
-energy, CHECKPOINT to the next preemption point with its save and restore, KILL, DRAIN,
-Algorithm 3 through :func:`~npusched.policies.contract.dynamic_choice`), so every
-column, ``events``, ``busy_s``, energy and ``layer_executions`` are equal
-(``tests/test_token_fast_path.py`` checks it for every token policy, token rule, threshold,
-``include_running`` and mechanism on random workloads).
+The engine owns the ready queue, ordered by the key the policy declares:
 
-When it applies (:func:`applies`): a temporal policy that is a ``TokenScheduler`` whose class
-keeps every Algorithm 2 method of the base and chooses as PREMA (shortest estimated remaining)
-or TOKEN (first come) do; ``Simulator(skip_periods=True)``; no power policy, no timeline
-recording (power pieces are recorded), no ``until``, no dependent requests and no plans with early exits. Anything else runs
-the general loop; ``Simulator(fast_path=False)`` forces it.
+- ``"rank"``: a heap of ints, ``rank * n + k`` for job ``k`` of ``n`` (:func:`_heap_keys`), the
+  order of ``(queue_key(request), dispatch order)``; a preemptive policy displaces the running
+  job when ``better(rank_key(best), rank_key(running))``.
+- ``"remaining"``: a heap of ``(remaining estimate, k)`` made when a job enters the queue (a
+  waiting job's work does not change); a preemptive policy displaces the running job when the
+  best key is below the running job's remaining estimate now (ties keep it).
+- the token orders: Algorithm 2 over the columns (tokens as the gain list, waiting time as
+  ``waited + (now - since)``), with the period catch-up (``on_periods``), the tick
+  (``on_period``) and the next tick that can change a decision (``quiet_periods``) written out
+  with the same float operations in the same order; the step count to a token level is the
+  policy's own :meth:`~npusched.policies.temporal.prema.TokenScheduler._periods_to_gain` and
+  the formulas its ``token_value`` / ``slowdown_of``. Under the cumulative rule with the ``>=``
+  threshold, a job whose tokens reached the top level waits in a heap in ``choose``'s order
+  (``sat``); under the linear rule with ``>=`` (the default) the waiting jobs are held by token
+  level (``lazy``, see ``docs/engine.md``), so a decision costs O(levels log n).
+
+The result is the general loop's (``skip_periods=True`` for the token orders) to the last bit:
+the same wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the
+event queue's order; a completion a preemption superseded and a re-planned tick still open a
+wake), so every column, ``events``, ``busy_s``, energy, ``layer_executions`` and the power pieces
+are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``,
+``tests/test_golden_engine.py``).
+
+When it applies (:func:`applies`): ``"rank"`` (with a ``queue_key``) or ``"remaining"`` with no
+period and the no-op hooks; a token order with ``Simulator(skip_periods=True)`` and a no-op
+``on_dispatch``; and a plain run (:func:`plain_run`: no power policy, no dependent requests, no
+early exits; power pieces, the timeline and ``until`` are handled here). Anything else runs the
+general loop; ``Simulator(fast_path=False)`` forces it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any
+from itertools import repeat
+from operator import add, mul
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
 
 from npusched.errors import SimulationError
 from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
 from npusched.sim.events import TIME_TOL_S
-from npusched.sim.ranked import plain_run, write_records
 
 if TYPE_CHECKING:
     from npusched.sim.engine import SimResult, _Run
 
-__all__ = ["applies", "execute_tokens"]
+__all__ = ["applies", "execute_columns", "plain_run", "write_records"]
 
 _CHECKPOINT = Mechanism.CHECKPOINT
 _KILL = Mechanism.KILL
 _DRAIN = Mechanism.DRAIN
 _NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
+_TOKEN_ORDERS = ("tokens-remaining", "tokens-arrival")
 
 
 def applies(run: _Run) -> bool:
-    """Whether ``run`` may take :func:`execute_tokens` (see the module docstring): the policy
-    declares a token order (:func:`~npusched.policies.contract.declared_order`: PREMA, TOKEN
-    and subclasses keeping Algorithm 2) and the run is plain."""
+    """Whether ``run`` may take :func:`execute_columns` (see the module docstring): the policy
+    declares its ready order (:func:`~npusched.policies.contract.declared_order`): ``"rank"``
+    (with a ``queue_key``) or ``"remaining"`` with no period and every hook a no-op, or a token
+    order (PREMA, TOKEN and subclasses keeping Algorithm 2) with ``skip_periods`` and a no-op
+    ``on_dispatch``; and the run is plain (:func:`plain_run`)."""
     sim = run.sim
     policy = run.policy
-    if not (
-        getattr(sim, "fast_path", True)
-        and sim.skip_periods
-        and run.temporal
-        and declared_order(policy) in ("tokens-remaining", "tokens-arrival")
-        and is_no_op(type(policy), "on_dispatch")
-    ):
+    cls = type(policy)
+    if not (getattr(sim, "fast_path", True) and run.temporal):
+        return False
+    order = declared_order(policy)
+    if order in _TOKEN_ORDERS:
+        if not (sim.skip_periods and is_no_op(cls, "on_dispatch")):
+            return False
+    elif order == "rank" or order == "remaining":
+        if order == "rank" and not callable(getattr(cls, "queue_key", None)):
+            return False
+        if getattr(policy, "period_s", None) is not None:
+            return False
+        for hook in ("on_dispatch", "on_complete", "on_period"):
+            if not is_no_op(cls, hook):
+                return False
+    else:
         return False
     return plain_run(run)
 
 
-def execute_tokens(run: _Run) -> SimResult:
+def plain_run(run: _Run) -> bool:
+    """What this loop needs of ``run`` besides its policy: no power policy, no dependent
+    requests and no plans with early exits (power pieces and the timeline are recorded, and
+    ``until`` stops the run as it stops the general loop's)."""
+    sim = run.sim
+    if sim.power is not None or run.dependents:
+        return False
+    return not any(entry[1].exits for entry in run.shape_plans)
+
+
+def _heap_keys(qkey: list[Any]) -> list[int]:
+    """Each request's ready-queue entry as one int, ordered as ``(queue_key, dispatch order)``.
+
+    An entry is ``r * n + k`` for request ``k`` of ``n`` (so ``entry % n`` is ``k``), ``r`` its
+    queue key where every key is an int (FCFS, HPF; computed in NumPy when the entries fit in
+    int64), else the key's dense rank among the distinct keys (keys are totally ordered, as a
+    heap of them already needs). Ints compare faster than tuples and cost no tuple per push;
+    the heap holds the same order, so it makes the same comparisons with the same outcomes and
+    pops the same jobs."""
+    n = len(qkey)
+    if not n:
+        return []
+    a = np.array(qkey)
+    if a.dtype.kind in "ib":  # ints within int64 (bools are 0 / 1, ordered alike)
+        a = a.astype(np.int64)
+        big = max(abs(int(a.min())), abs(int(a.max())))
+        if (big + 1) * n < 2**63:
+            return cast(list[int], (a * n + np.arange(n, dtype=np.int64)).tolist())
+    if set(map(type, qkey)) <= {int}:  # larger ints
+        return list(map(add, map(mul, qkey, repeat(n)), range(n)))
+    by_key = sorted(range(n), key=qkey.__getitem__)
+    dense = [0] * n
+    r = 0
+    for j in range(1, n):
+        if qkey[by_key[j]] != qkey[by_key[j - 1]]:
+            r += 1
+        dense[by_key[j]] = r
+    return [q * n + k for k, q in enumerate(dense)]
+
+
+def _absent(*args: Any) -> Any:  # pragma: no cover - never called
+    """Stands for a token formula a rank order's policy does not have."""
+    raise AssertionError("not a token order")
+
+
+def _done(exe_k: float, t0: float, limit: float, now: float) -> float:
+    """Work done by the running job as of ``now`` (``Job.executed_s``, rate 1): ``exe_k`` at
+    its segment's start ``t0``, at most ``limit``."""
+    dt = now - t0
+    if dt > 0.0:
+        e = exe_k + dt
+        return e if e < limit else limit
+    return exe_k
+
+
+def execute_columns(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     from npusched.sim.engine import (
         _MAX_FUTILE_PREEMPTIONS,
         _MAX_IDLE_TICKS,
         _QUIET_MAX,
         PowerPiece,
+        Segment,
         livelock_message,
     )
 
@@ -94,23 +170,27 @@ def execute_tokens(run: _Run) -> SimResult:
     policy.reset()  # validates the parameters, as the general loop's reset does
     pol: Any = policy
     preemptive = bool(pol.preemptive)
-    mode: str = getattr(pol, "mechanism", "checkpoint")
-    static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
+    order = declared_order(policy)
+    token = order in _TOKEN_ORDERS
+    srpt = order == "remaining"  # SJF: ready entries ``(remaining estimate, k)``
+    # How a waiting job displaces the running one (``"rank"`` / ``"remaining"``): ``cmp`` 1 is
+    # ``better`` = ``operator.gt`` written out (HPF), 2 ``operator.lt`` (FCFS), 3 any other
+    # ``better``, 4 SJF's remaining estimate; 0 never (non-preemptive).
+    cmp = 0
+    better: Callable[[Any, Any], bool] = operator.lt
+    mode: str
+    if order == "rank":
+        mode = pol.mode_
+        static_mech = pol.mechanism_
+        better = pol.better
+        if preemptive:
+            cmp = 1 if better is operator.gt else 2 if better is operator.lt else 3
+    else:
+        mode = getattr(pol, "mechanism", "checkpoint")
+        static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
+        if srpt and preemptive:
+            cmp = 4
     dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
-    period = float(pol.period_s)
-    p = float(pol.token_period_s)  # the policy's own ``p``
-    levels: tuple[float, ...] = tuple(pol.token_levels)
-    top_level = levels[-1]
-    cumulative = pol.tokens == "cumulative"
-    strict = pol.threshold == ">"
-    incl_run = bool(pol.include_running)
-    sjf = declared_order(policy) == "tokens-remaining"
-    to_gain: Callable[..., int] = pol._periods_to_gain
-    # Algorithm 2's formulas, the policy's own (written once, in TokenScheduler)
-    token_value: Callable[[float, float], float] = pol.token_value
-    slowdown_of: Callable[[float, float], float] = pol.slowdown_of
-    never: int = pol.never_periods  # ``quiet_periods``' "never"
-    round_down_to_level: Callable[[float, tuple[float, ...]], float] = pol.round_down
 
     arrivals = run.arrivals
     n = len(arrivals)
@@ -121,6 +201,13 @@ def execute_tokens(run: _Run) -> SimResult:
     # The power pieces (``record_power``), one per closed segment that computed, as the general
     # loop's ``_end_segment`` appends them (rate 1: no power policy on this path).
     pw = run.power
+    # The timeline (``record_timeline``): the general loop's ``Segment`` entries (run, restore,
+    # save) in the same order; every job holds all the resource's units at its variant's clock.
+    tl = run.timeline
+    f0 = math.nan
+    for key, val in run.variant0:
+        if key == "frequency_hz":
+            f0 = float(val)
     rname = res.name
     units = res.capacity
     cap = res.capacity
@@ -134,28 +221,92 @@ def execute_tokens(run: _Run) -> SimResult:
     col_energy = run.col_energy
     progress = run.progress
     chunk = max(1, -(-n // 100))
+    until = run.until  # the general loop's stop: no event after it is handled
 
-    # Per request, by dispatch order: what it is (priority, arrival, id, estimate), its tokens
-    # (the gain of TokenScheduler.gain_), its ready-queue time (``waited`` up to ``since``), work
-    # done, bytes to restore, preemptions, checkpoint bytes and seconds, work lost to KILL.
-    prio = [r.priority for r in arrivals]
-    arr_s = [r.arrival_s for r in arrivals]
-    rid = [r.id for r in arrivals]
-    if estimator is None:
-        est = [e[2] for e in req_plans]
-    else:
+    # Per request, by dispatch order: its estimate (called once per request in dispatch order,
+    # as the general loop does; None where nothing reads it: no estimator, a static mechanism
+    # and a rank order, the isolated latencies then taken from the run's column), work done,
+    # bytes to restore, preemptions, checkpoint bytes and seconds, work lost to KILL.
+    est: list[float] = []
+    est_rec: list[float] | None = est
+    if estimator is not None:
         est = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
-    gain = [0.0] * n
-    fprio = [float(x) for x in prio]
-    tok = fprio.copy()
-    waited = [0.0] * n
-    since = [0.0] * n
+        est_rec = est
+    elif token or srpt or static_mech is None:
+        est = [e[2] for e in req_plans]
+        est_rec = est
+    else:
+        est_rec = None
     exe = [0.0] * n
     rbytes = [0] * n
     npre = [0] * n
     cbytes = [0] * n
     csec = [0.0] * n
     wasted = [0.0] * n
+    # Requests ever preempted, in order of their first preemption: the only ones whose
+    # preemption, checkpoint and waste records are not zero.
+    touched: list[int] = []
+    # The engine-owned ready queue of a rank or remaining order: a heap of ``hkey[k]`` (an int,
+    # ``entry % n`` is ``k``; SJF a ``(remaining, k)`` tuple) and each job's rank.
+    ready: list[Any] = []
+    hkey: list[Any] = []
+    rank: list[Any] = []
+    run_rank: Any = None
+
+    def srpt_key(k: int) -> tuple[float, int]:
+        """SJF's ready entry of job ``k`` (``shortest_remaining``'s key, float operations and
+        ties: remaining estimate clamped at 0, then dispatch order = arrival, id)."""
+        r = est[k] - exe[k]
+        return (0.0 if r < 0.0 else r, k)
+
+    if srpt:
+        hkey = [srpt_key(k) for k in range(n)]
+    elif not token:
+        qkey = list(map(pol.queue_key, arrivals))
+        rank = list(map(pol.rank_key, arrivals)) if preemptive else qkey
+        hkey = _heap_keys(qkey)
+        del qkey
+
+    # The token rule's constants, formulas and per-request state (priority, arrival, id, tokens
+    # as the gain of TokenScheduler.gain_, ready-queue time ``waited`` up to ``since``).
+    period = 0.0
+    p = 0.0
+    levels: tuple[float, ...] = (0.0,)
+    cumulative = strict = incl_run = sjf = False
+    never = 0
+    prio: list[int] = []
+    arr_s: list[float] = []
+    rid: list[int] = []
+    fprio: list[float] = []
+    # Arrival times with a sentinel.
+    arr_t = [r.arrival_s for r in arrivals]
+    arr_t.append(inf)
+    if token:
+        period = float(pol.period_s)
+        p = float(pol.token_period_s)  # the policy's own ``p``
+        levels = tuple(pol.token_levels)
+        cumulative = pol.tokens == "cumulative"
+        strict = pol.threshold == ">"
+        incl_run = bool(pol.include_running)
+        sjf = order == "tokens-remaining"
+        never = pol.never_periods  # ``quiet_periods``' "never"
+        prio = [r.priority for r in arrivals]
+        arr_s = arr_t  # (``arr_s[k]`` for a job ``k``; the sentinel is never read)
+        rid = [r.id for r in arrivals]
+        fprio = [float(x) for x in prio]
+    top_level = levels[-1]
+    # Algorithm 2's formulas, the policy's own (written once, in TokenScheduler; unused and
+    # absent on the rank orders)
+    to_gain: Callable[..., int] = getattr(pol, "_periods_to_gain", _absent)
+    token_value: Callable[[float, float], float] = getattr(pol, "token_value", _absent)
+    slowdown_of: Callable[[float, float], float] = getattr(pol, "slowdown_of", _absent)
+    round_down_to_level: Callable[[float, tuple[float, ...]], float] = getattr(
+        pol, "round_down", _absent
+    )
+    gain = [0.0] * n if token else []
+    tok = fprio.copy()
+    waited = [0.0] * n if token else []
+    since = [0.0] * n if token else []
     # The ready queue in two parts: ``sat`` holds the jobs whose tokens reached the top level
     # (cumulative rule and threshold ">=" only; tokens never fall, so such a job is a candidate at every decision
     # and its exact tokens no longer matter: they are not updated), as a heap in the order
@@ -164,7 +315,6 @@ def execute_tokens(run: _Run) -> SimResult:
     sat: list[tuple[Any, ...]] = []
     top_cut = top_level - 1e-12 * max(top_level, 1.0)  # the candidate cut of threshold 9
     saturating = cumulative and not strict  # under ">" a job at 9 tokens is not a candidate
-    arr_t = [*arr_s, inf]
     nwait = 0  # jobs in the ready queue
 
     # The linear rule's exact candidate search (``lazy``: linear tokens, threshold ">=", every
@@ -180,24 +330,25 @@ def execute_tokens(run: _Run) -> SimResult:
     # below it) in ``choose``'s order, and ``qheap[i]`` those still below level ``i``, by the
     # time they reach it (``quiet_periods``). Decisions are then O(levels log n), not O(n).
     nlev = len(levels)
-    lazy = not cumulative and not strict and min(fprio, default=top_level) >= levels[0]
+    lazy = token and not cumulative and not strict and min(fprio, default=top_level) >= levels[0]
     cand_cut = [lv - 1e-12 * max(lv, 1.0) for lv in levels]  # ``candidates``' cut at lv
-    lvl_c = [-1] * n  # highest level whose candidate cut a waiting job's tokens pass
-    lvl_x = [-1] * n  # highest level its tokens reach
+    lvl_c = [-1] * n if token else []  # highest level whose candidate cut its tokens pass
+    lvl_x = [-1] * n if token else []  # highest level its tokens reach
     cnt_x = [0] * nlev
     cheap: list[list[tuple[Any, ...]]] = [[] for _ in levels]
     qheap: list[list[tuple[float, int, int]]] = [[] for _ in levels]
     promo: list[tuple[int, int, int]] = []
-    ver = [0] * n  # bumped at each enqueue: heap entries of an earlier stay are stale
-    waiting = [False] * n
+    ver = [0] * n if token else []  # bumped at each enqueue: entries of an earlier stay are stale
+    waiting = [False] * n if token else []
 
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
-    # as in npusched.sim.ranked; one machine event ``mkind`` at ``tm``; completion events a
+    # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
     # preemption superseded (``stale``, earliest ``ts``): they change nothing but wake the loop.
     run_k = -1
     pre_k = -1
     killed = -1
     seg_start = 0.0
+    save_t = 0.0  # when the victim's save began (the timeline's "save" segment)
     t0 = 0.0
     ex0 = 0.0
     limit = 0.0
@@ -230,36 +381,42 @@ def execute_tokens(run: _Run) -> SimResult:
     idle_periods = 0
     futile = 0  # preemptions in a row without progress (the engine's livelock guard)
 
-    def end_segment(k: int, te: float, exec_end: float) -> None:
-        """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1)."""
-        nonlocal busy, res_energy, layer_exec
+    def end_segment(
+        k: int, te: float, exec_end: float, seg_start: float, t0: float, a: float, plan: Any
+    ) -> tuple[float, int, float]:
+        """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1), whose segment
+        began at ``seg_start``, computing from ``t0`` with ``a`` seconds of work done: closes it
+        at ``te`` with ``exec_end`` done and returns what the resource adds (busy seconds,
+        layer executions, joules). The loop's own state is passed in and added by the caller,
+        so that it stays in the loop's fast locals."""
         if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
             if rbytes[k]:
                 csec[k] += te - seg_start
             exec_end = exe[k]
+            if tl is not None and te > seg_start:
+                kind = "restore" if rbytes[k] else "switch"
+                tl.append(Segment(arrivals[k].id, seg_start, te, kind, rname, units, f0))
         else:
-            if t0 > seg_start and rbytes[k]:
-                csec[k] += t0 - seg_start
+            if t0 > seg_start:  # ``_charge_restore``
+                if rbytes[k]:
+                    csec[k] += t0 - seg_start
+                if tl is not None:
+                    kind = "restore" if rbytes[k] else "switch"
+                    tl.append(Segment(arrivals[k].id, seg_start, t0, kind, rname, units, f0))
             rbytes[k] = 0
-        busy += (te - seg_start) * units / cap if cap != 1 else te - seg_start
-        a = ex0
+            if tl is not None and te > t0:
+                tl.append(Segment(arrivals[k].id, t0, te, "run", rname, units, f0))
+        db = (te - seg_start) * units / cap if cap != 1 else te - seg_start
+        steps = 0
+        e = 0.0
         if exec_end > a:
             steps, e = plan.work_between(a, exec_end)
-            layer_exec += steps
             if e:
-                res_energy += e
                 col_energy[rows[k]] += e
             if pw is not None and te > t0:
                 pw.append(PowerPiece(t0, te, plan, a, exec_end, 1.0, rname))
         exe[k] = exec_end
-
-    def executed(k: int, now: float) -> float:
-        """Work done by the running job ``k`` as of ``now`` (``Job.executed_s``)."""
-        dt = now - t0
-        if dt > 0.0:
-            e = exe[k] + dt
-            return e if e < limit else limit
-        return exe[k]
+        return db, steps, e
 
     def set_gain(k: int, g: float) -> None:
         """Store job ``k``'s gain and its tokens (``TokenScheduler.token_value``)."""
@@ -361,7 +518,7 @@ def execute_tokens(run: _Run) -> SimResult:
                 nb = promo_at(k, x + 1)
                 heappush(promo, (nb if nb > kb else kb + 1, v, k))
 
-    def lazy_threshold() -> int:
+    def lazy_threshold(run_k: int) -> int:
         """The threshold's level index (waiting jobs and, if included, the running one)."""
         t_i = nlev - 1
         while t_i >= 0 and cnt_x[t_i] == 0:
@@ -372,10 +529,10 @@ def execute_tokens(run: _Run) -> SimResult:
                 t_i = xr
         return t_i
 
-    def lazy_pick(now: float) -> int:
+    def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
         """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
         the threshold, and the running job if it is a candidate."""
-        t_i = lazy_threshold()
+        t_i = lazy_threshold(run_k)
         if t_i < 0:
             return -1
         best = -1
@@ -397,7 +554,7 @@ def execute_tokens(run: _Run) -> SimResult:
             if bkey is None:
                 return run_k
             if sjf:  # (remaining, running first, arrival, id)
-                rem = est[run_k] - executed(run_k, now)
+                rem = est[run_k] - run_exec
                 if rem < 0.0:
                     rem = 0.0
                 if rem <= bkey[0]:
@@ -406,14 +563,14 @@ def execute_tokens(run: _Run) -> SimResult:
                 return run_k
         return best
 
-    def lazy_quiet(now: float, first_s: float) -> int:
+    def lazy_quiet(now: float, first_s: float, run_k: int) -> int:
         """``quiet_periods`` over the level structure: the jobs whose time to reach a level
         at or above the threshold is within three periods of the soonest, evaluated exactly."""
         if run_k >= 0 and not preemptive:
             return never
         if run_k < 0:
             return 0
-        t_i = lazy_threshold()
+        t_i = lazy_threshold(run_k)
         thr = levels[t_i]
         best = never
         if incl_run:
@@ -481,7 +638,7 @@ def execute_tokens(run: _Run) -> SimResult:
                 heappush(sat, sat_key(k))
         low[:] = [k for k in low if tok[k] < top_level]
 
-    def on_periods(now: float, first_s: float, count: int) -> None:
+    def on_periods(now: float, first_s: float, count: int, run_k: int) -> None:
         """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once (jobs
         at the top level are left as they are: see ``sat``)."""
         if lazy:
@@ -513,7 +670,7 @@ def execute_tokens(run: _Run) -> SimResult:
             if w > 0.0:
                 set_gain(run_k, gain[run_k] + count * slowdown_of(w, est[run_k]))
 
-    def on_period(now: float) -> None:
+    def on_period(now: float, run_k: int) -> None:
         """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""
         if lazy:
             lazy_credit(round(now / period), now, now)
@@ -533,10 +690,10 @@ def execute_tokens(run: _Run) -> SimResult:
         if run_k >= 0 and incl_run and (tok[run_k] < top_level or not saturating):
             set_gain(run_k, gain[run_k] + slowdown(waited[run_k], est[run_k]))
 
-    def pick(now: float) -> int:
+    def pick(now: float, run_k: int, run_exec: float) -> int:
         """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none."""
         if lazy:
-            return lazy_pick(now)
+            return lazy_pick(now, run_k, run_exec)
         run_in = run_k >= 0 and incl_run
         if not strict and (sat or (run_in and tok[run_k] >= top_level)):
             # The threshold is the top level: the candidates are ``sat`` and the jobs within
@@ -565,11 +722,11 @@ def execute_tokens(run: _Run) -> SimResult:
         if len(cands) == 1:
             return best
         if sjf:  # shortest_remaining: (remaining, not running, arrival, id)
-            brem = est[best] - (executed(best, now) if best == run_k else exe[best])
+            brem = est[best] - (run_exec if best == run_k else exe[best])
             if brem < 0.0:
                 brem = 0.0
             for k in cands[1:]:
-                rem = est[k] - (executed(k, now) if k == run_k else exe[k])
+                rem = est[k] - (run_exec if k == run_k else exe[k])
                 if rem < 0.0:
                     rem = 0.0
                 if rem < brem or (
@@ -591,10 +748,10 @@ def execute_tokens(run: _Run) -> SimResult:
         evaluates it."""
         return g + (k * w + p * k * (k - 1) / 2.0) / e
 
-    def quiet_periods(now: float, first_s: float) -> int:
+    def quiet_periods(now: float, first_s: float, run_k: int) -> int:
         """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision."""
         if lazy:
-            return lazy_quiet(now, first_s)
+            return lazy_quiet(now, first_s, run_k)
         if run_k >= 0 and not preemptive:
             return never
         if run_k < 0 or strict:
@@ -654,7 +811,7 @@ def execute_tokens(run: _Run) -> SimResult:
             ts = stale[0]
         if ts < t:
             t = ts
-        if t == inf:
+        if t == inf or t > until:
             break
         if t > now:
             if skip_k0 is not None:
@@ -668,7 +825,7 @@ def execute_tokens(run: _Run) -> SimResult:
                     last += 1
                 count = last - k0 + 1
                 if count > 0:
-                    on_periods(t, k0 * period, count)
+                    on_periods(t, k0 * period, count, run_k)
                 nxt = last + 1
                 if nxt < sched_k and nxt * period <= t + tol:
                     b = nxt * period
@@ -688,8 +845,8 @@ def execute_tokens(run: _Run) -> SimResult:
         completed = False
         preempted = False
         # The machine event and the ticks due, in the event queue's order (time, then kind:
-        # every machine event before a tick of the same time).
-        while True:
+        # every machine event before a tick of the same time). A wake of arrivals only skips it.
+        while tm <= horizon or live:
             if tm <= horizon and not (live and live[0] < tm):
                 if mkind == _COMPLETE:
                     if ex0 <= 0.0 and t0 == seg_start:
@@ -701,8 +858,14 @@ def execute_tokens(run: _Run) -> SimResult:
                             col_energy[run_row] += plan_energy
                         if pw is not None and limit > ex0 and now > t0:
                             pw.append(PowerPiece(t0, now, plan, ex0, limit, 1.0, rname))
+                        if tl is not None and now > t0:
+                            tl.append(Segment(arrivals[run_k].id, t0, now, "run", rname, units, f0))
                     else:
-                        end_segment(run_k, now, limit)
+                        db, steps, e = end_segment(run_k, now, limit, seg_start, t0, ex0, plan)
+                        busy += db
+                        layer_exec += steps
+                        if e:
+                            res_energy += e
                     col_finish[run_row] = now
                     futile = 0
                     n_finished += 1
@@ -714,13 +877,19 @@ def execute_tokens(run: _Run) -> SimResult:
                     k = pre_k
                     restored = now >= t0
                     before = exe[k]
-                    end_segment(k, now, limit)
+                    db, steps, e = end_segment(k, now, limit, seg_start, t0, ex0, plan)
+                    busy += db
+                    layer_exec += steps
+                    if e:
+                        res_energy += e
                     if exe[k] > before:
                         futile = 0
                     else:
                         futile += 1
                         if futile > _MAX_FUTILE_PREEMPTIONS:
                             raise SimulationError(livelock_message(policy.name, now))
+                    if not npre[k]:
+                        touched.append(k)
                     npre[k] += 1
                     save_s = 0.0
                     if restored:
@@ -732,12 +901,18 @@ def execute_tokens(run: _Run) -> SimResult:
                     csec[k] += save_s
                     busy += save_s * units / cap
                     mkind = _SAVE_DONE
+                    save_t = now
                     tm = now + save_s
                 else:  # _SAVE_DONE: the victim waits again, keeping its progress
                     k = pre_k
                     pre_k = -1
-                    since[k] = now
-                    enqueue(k)
+                    if tl is not None and now > save_t:
+                        tl.append(Segment(arrivals[k].id, save_t, now, "save", rname, units, f0))
+                    if token:
+                        since[k] = now
+                        enqueue(k)
+                    else:
+                        heappush(ready, srpt_key(k) if srpt else hkey[k])
                     mkind = _NONE
                     tm = inf
                     preempted = True
@@ -752,12 +927,19 @@ def execute_tokens(run: _Run) -> SimResult:
             events += 1
             woke = True
         arrived = next_arr <= horizon
-        while next_arr <= horizon:
-            since[ai] = now
-            enqueue(ai)
-            events += 1
-            ai += 1
-            next_arr = arr_t[ai]
+        if token:
+            while next_arr <= horizon:
+                since[ai] = now
+                enqueue(ai)
+                events += 1
+                ai += 1
+                next_arr = arr_t[ai]
+        else:
+            while next_arr <= horizon:
+                heappush(ready, hkey[ai])
+                events += 1
+                ai += 1
+                next_arr = arr_t[ai]
         if not woke and not arrived:
             continue  # only stale events: the run's clock stays at last_t
         last_t = now
@@ -772,26 +954,51 @@ def execute_tokens(run: _Run) -> SimResult:
         else:
             decide = preempted or arrived or ticked
         if ticked:
-            on_period(now)
+            on_period(now, run_k)
         if decide and pre_k < 0 and (run_k < 0 or preemptive):
-            cand = pick(now)
+            if token:
+                cand = pick(now, run_k, _done(exe[run_k], t0, limit, now) if run_k >= 0 else 0.0)
+            elif not ready:
+                cand = -1
+            else:  # the declared order's best waiting job, against the running one
+                top = ready[0]
+                cand = top[1] if srpt else top % n
+                if run_k >= 0:
+                    if cmp == 1:
+                        if not rank[cand] > run_rank:
+                            cand = -1
+                    elif cmp == 2:
+                        if not rank[cand] < run_rank:
+                            cand = -1
+                    elif cmp == 4:  # SJF: the running job's remaining estimate as of now
+                        if now > t0:  # ``_done`` written out
+                            r = exe[run_k] + (now - t0)
+                            r = est[run_k] - (r if r < limit else limit)
+                        else:
+                            r = est[run_k] - exe[run_k]
+                        if not top[0] < (0.0 if r < 0.0 else r):
+                            cand = -1
+                    elif not better(rank[cand], run_rank):
+                        cand = -1
             if cand >= 0 and cand != run_k:
                 start = run_k < 0
                 if not start:  # a preemptive policy displaces the running job
                     k = run_k
+                    if now > t0:  # its work done as of now (``_done`` written out)
+                        e_now = exe[k] + (now - t0)
+                        if e_now > limit:
+                            e_now = limit
+                    else:
+                        e_now = exe[k]
                     mech = static_mech
                     if mech is None:  # Algorithm 3
-                        mech = dynamic_choice(
-                            est[k], executed(k, now), est[cand], exe[cand], dyn_preempt
-                        )
+                        mech = dynamic_choice(est[k], e_now, est[cand], exe[cand], dyn_preempt)
                     if mech is _CHECKPOINT:
                         if now < t0:  # still restoring: stop at once, where it stands
                             stop = exe[k]
                             t_stop = now
                         else:
-                            stop = plan.next_preemption_point(
-                                executed(k, now), layer=layer_point, tol_s=tol
-                            )
+                            stop = plan.next_preemption_point(e_now, layer=layer_point, tol_s=tol)
                             t_stop = t0 + (stop - exe[k])
                             if t_stop < now:
                                 t_stop = now
@@ -806,13 +1013,19 @@ def execute_tokens(run: _Run) -> SimResult:
                             tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
-                        end_segment(k, now, executed(k, now))
+                        db, steps, e = end_segment(k, now, e_now, seg_start, t0, ex0, plan)
+                        busy += db
+                        layer_exec += steps
+                        if e:
+                            res_energy += e
                         futile += 1
                         if futile > _MAX_FUTILE_PREEMPTIONS:
                             raise SimulationError(livelock_message(policy.name, now))
                         wasted[k] += exe[k]
                         exe[k] = 0.0
                         rbytes[k] = 0
+                        if not npre[k]:
+                            touched.append(k)
                         npre[k] += 1
                         run_k = -1
                         heappush(stale, tm)
@@ -826,13 +1039,20 @@ def execute_tokens(run: _Run) -> SimResult:
                             f"allowed: {', '.join(m.value for m in Mechanism)}"
                         )
                 if start:  # give the array to ``cand`` (restoring its checkpoint first)
-                    dequeue(cand)
-                    if killed >= 0:
-                        since[killed] = now
-                        enqueue(killed)
-                        killed = -1
                     k = cand
-                    waited[k] += now - since[k]
+                    if token:
+                        dequeue(k)
+                        if killed >= 0:
+                            since[killed] = now
+                            enqueue(killed)
+                            killed = -1
+                        waited[k] += now - since[k]
+                    else:
+                        heappop(ready)  # ``k`` is its top
+                        if killed >= 0:  # waits again, with no work done
+                            heappush(ready, hkey[killed])
+                            killed = -1
+                        run_rank = rank[k] if rank else None
                     run_row = rows[k]
                     if not npre[k]:  # never stopped before: its first start
                         col_first[run_row] = now
@@ -847,6 +1067,8 @@ def execute_tokens(run: _Run) -> SimResult:
                     run_k = k
                     mkind = _COMPLETE
                     tm = t0 + (iso - ex0)
+        if not token:
+            continue  # rank orders have no period
         if not nwait:
             skip_k0 = None  # ticks while nobody waits change nothing
             continue
@@ -854,7 +1076,11 @@ def execute_tokens(run: _Run) -> SimResult:
         k0 = math.floor(now / period) + 1  # ``_next_boundary``
         while k0 * period <= now + tol:
             k0 += 1
-        nq = _QUIET_MAX if pre_k >= 0 else max(0, min(quiet_periods(now, k0 * period), _QUIET_MAX))
+        nq = (
+            _QUIET_MAX
+            if pre_k >= 0
+            else max(0, min(quiet_periods(now, k0 * period, run_k), _QUIET_MAX))
+        )
         if run_k < 0 and pre_k < 0 and ai >= n and tm == inf and not stale:
             # Only ticks are left; a policy may idle for a while, not forever.
             by_tick = ticked and not (completed or preempted or arrived)  # reason "period"
@@ -882,7 +1108,9 @@ def execute_tokens(run: _Run) -> SimResult:
             tick_pending = True
         skip_k0 = k0 if nq > 0 else None
 
-    write_records(run, est, npre, cbytes, csec, wasted)
+    if ai < n and est_rec is not None:  # stopped by ``until``: the rest never arrived
+        est_rec[ai:] = [math.nan] * (n - ai)
+    write_records(run, est_rec, npre, cbytes, csec, wasted, touched=touched, dispatched=ai)
     run.clock.now = now
     run.events = events
     run.layer_exec = layer_exec
@@ -891,3 +1119,74 @@ def execute_tokens(run: _Run) -> SimResult:
     res.busy = busy
     res.energy = res_energy
     return run._result(last_t)
+
+
+def write_records(
+    run: _Run,
+    est: list[float] | None,
+    npre: list[int],
+    cbytes: list[int],
+    csec: list[float],
+    wasted: list[float],
+    *,
+    first: Sequence[float] | None = None,
+    finish: Sequence[float] | None = None,
+    energy: Sequence[float] | None = None,
+    touched: list[int] | None = None,
+    dispatched: int | None = None,
+) -> None:
+    """Store the column loop's per-request lists (by dispatch order) as ``run``'s result
+    columns (by result row).
+
+    ``est`` None: the estimates are the isolated latencies (no estimator; plans without exits),
+    copied from ``run.col_iso``. ``first`` / ``finish`` / ``energy`` replace the run's columns
+    when given (a path that wrote those by row passes None). ``touched``: the only requests
+    whose ``npre`` / ``cbytes`` / ``csec`` / ``wasted`` may be nonzero (the rest are written as
+    the zeros they are). Lists become arrays through ``numpy.fromiter``, a ``memoryview`` of
+    doubles without a copy (the same values). ``dispatched``: how many requests arrived before
+    the run stopped (``until``; None: all): the estimates of the others are not known (nan),
+    and a request that did not finish names no resource (the general loop's records)."""
+    by_row = np.asarray(run.arrival_rows, dtype=np.int64)
+    n = len(by_row)
+    f8, i8 = np.float64, np.int64
+    counts: list[tuple[str, Sequence[Any], Any]] = [
+        ("col_preempt", npre, i8),
+        ("col_cbytes", cbytes, i8),
+        ("col_cs", csec, f8),
+        ("col_wasted", wasted, f8),
+    ]
+    dense: list[tuple[str, Sequence[Any] | None, Any]] = [
+        ("col_first", first, f8),
+        ("col_finish", finish, f8),
+        ("col_energy", energy, f8),
+    ]
+    if touched is None:
+        dense.extend(counts)
+    else:
+        rows_t = by_row[np.asarray(touched, dtype=np.int64)]
+        for name, per_k, dtype in counts:
+            sp: Any = np.zeros(n, dtype=dtype)
+            sp[rows_t] = np.fromiter(
+                map(per_k.__getitem__, touched), dtype=dtype, count=len(rows_t)
+            )
+            setattr(run, name, sp)
+    if est is None:
+        iso: Any = run.col_iso.copy()  # no estimator, no exits: the isolated latency
+        if dispatched is not None and dispatched < n:
+            iso[by_row[dispatched:]] = math.nan
+        run.col_est = iso
+    else:
+        dense.append(("col_est", est, f8))
+    for name, vals, dtype in dense:
+        if vals is not None:
+            col: Any = np.empty(n, dtype=dtype)
+            if isinstance(vals, memoryview):
+                col[by_row] = np.frombuffer(vals, dtype=dtype)
+            else:
+                col[by_row] = np.fromiter(vals, dtype=dtype, count=n)
+            setattr(run, name, col)
+    col_res = np.empty(n, dtype=object)
+    col_res[:] = run.res[0].name
+    if dispatched is not None and run.until != math.inf:
+        col_res[np.isnan(np.asarray(run.col_finish, dtype=np.float64))] = ""
+    run.col_res = col_res
