@@ -280,29 +280,19 @@ def sweep_cmd(
 ) -> None:
     """Run every point of an experiment file (a grid of run configs x seeds)."""
     from npusched.experiments.backends import check_backend_options
-    from npusched.experiments.store import done_ids, run_sweep
-    from npusched.experiments.sweep import load_experiment, parse_filters, select_points
+    from npusched.experiments.store import run_sweep
+    from npusched.experiments.sweep import load_experiment, parse_filters
 
     progress = _common(quiet=quiet, verbose=verbose, plugins=plugin)
     check_backend_options(backend, workers, address)
     exp = load_experiment(file)
     flt = parse_filters(filters or [], exp)
     if dry_run:
+        from npusched.experiments.store import plan_sweep
         from npusched.report.tables import render
 
-        done = done_ids(out)
-        pts = select_points(exp, flt, max_points)
-        rows = [
-            {
-                "point": p.index,
-                "id": p.point_id,
-                **p.params,
-                "seed": p.seed,
-                "done": p.point_id in done,
-            }
-            for p in pts
-        ]
-        render(rows, "table", title=f"{exp.name}: {len(pts)} of {len(exp.points)} points")
+        title, rows = plan_sweep(exp, out, flt, max_points)
+        render(rows, "table", title=title)
         return
     res = run_sweep(
         exp,

@@ -395,6 +395,24 @@ def run_points(
     return read_rows(d, keys)
 
 
+def plan_sweep(
+    exp: Experiment,
+    out_dir: str | os.PathLike[str],
+    filters: Sequence[tuple[str, str]] = (),
+    max_points: int | None = None,
+) -> tuple[str, list[dict[str, Any]]]:
+    """What ``npusched sweep --dry-run`` lists: a title and one row per selected point (its
+    index, id, axis values, seed and whether ``out_dir``'s store already holds it); runs
+    nothing and writes nothing."""
+    done = done_ids(Path(out_dir))
+    pts = select_points(exp, list(filters), max_points)
+    rows = [
+        {"point": p.index, "id": p.point_id, **p.params, "seed": p.seed, "done": p.point_id in done}
+        for p in pts
+    ]
+    return f"{exp.name}: {len(pts)} of {len(exp.points)} points", rows
+
+
 def _task(
     exp: Experiment, p: Point, out_dir: Path | None = None, plugins: tuple[str, ...] = ()
 ) -> PointTask:
