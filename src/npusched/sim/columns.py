@@ -57,6 +57,14 @@ import numpy as np
 
 from npusched.errors import SimulationError
 from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
+from npusched.sim.common import (
+    _MAX_FUTILE_PREEMPTIONS,
+    _MAX_IDLE_TICKS,
+    _QUIET_MAX,
+    PowerPiece,
+    Segment,
+    livelock_message,
+)
 from npusched.sim.events import TIME_TOL_S
 
 if TYPE_CHECKING:
@@ -156,15 +164,6 @@ def _done(exe_k: float, t0: float, limit: float, now: float) -> float:
 
 def execute_columns(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
-    from npusched.sim.engine import (
-        _MAX_FUTILE_PREEMPTIONS,
-        _MAX_IDLE_TICKS,
-        _QUIET_MAX,
-        PowerPiece,
-        Segment,
-        livelock_message,
-    )
-
     sim = run.sim
     policy = run.policy
     policy.reset()  # validates the parameters, as the general loop's reset does

@@ -86,7 +86,7 @@ from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from operator import attrgetter, countOf
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -103,6 +103,14 @@ from npusched.policies.contract import (
     SchedulerView,
     is_no_op,
     job_cap_w,
+)
+from npusched.sim.common import (
+    _MAX_FUTILE_PREEMPTIONS,
+    _MAX_IDLE_TICKS,
+    _QUIET_MAX,
+    PowerPiece,
+    Segment,
+    livelock_message,
 )
 from npusched.sim.events import (
     ARRIVAL,
@@ -135,14 +143,7 @@ __all__ = [
 PREEMPTION_POINTS = ("tile", "layer")
 
 _ORDER = attrgetter("order")
-_MAX_IDLE_TICKS = 10_000
 _MAX_SAME_INSTANT = 1_000_000
-#: Preemptions in a row that lose or gain no work (a KILL, or a CHECKPOINT stop before the job
-#: computed anything new, e.g. while it was still restoring) with no completion between them:
-#: beyond this the run is a livelock (time advances, nothing finishes) and raises.
-_MAX_FUTILE_PREEMPTIONS = 10_000
-#: Most period ticks one quiet stretch may skip (a bound, not a limit: the next event re-plans).
-_QUIET_MAX = 1 << 40
 _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
@@ -166,33 +167,6 @@ _FAST_MACHINE_VIEW = (
 
 _Plan = tuple[Profile, ExecPlan, float]
 _Variant = tuple[tuple[str, Any], ...]
-
-
-class Segment(NamedTuple):
-    """A timeline entry: ``job_id`` (the job's first request id) held ``units`` of ``resource``
-    from ``start_s`` to ``end_s`` doing ``kind`` (``run`` / ``restore`` / ``save`` /
-    ``switch``) at ``frequency_hz`` (the variant's, nan if the plan has none)."""
-
-    job_id: int
-    start_s: float
-    end_s: float
-    kind: str
-    resource: str = ""
-    units: int = 1
-    frequency_hz: float = _NAN
-
-
-class PowerPiece(NamedTuple):
-    """A job computing on ``plan`` from work ``exec0_s`` to ``exec1_s`` (seconds of the plan)
-    between ``start_s`` and ``end_s`` at ``rate``, on ``resource``."""
-
-    start_s: float
-    end_s: float
-    plan: ExecPlan
-    exec0_s: float
-    exec1_s: float
-    rate: float
-    resource: str
 
 
 @dataclass
@@ -518,17 +492,6 @@ class _ShapeTable(dict[tuple[Any, ...], int]):
         code = self[key] = len(self.plans)
         self.plans.append((prof, plan, plan.total_s))
         return code
-
-
-def livelock_message(policy: str, now: float) -> str:
-    """The error of a run that preempted :data:`_MAX_FUTILE_PREEMPTIONS` times in a row without
-    progress (shared by every loop)."""
-    return (
-        f"policy {policy!r} preempted {_MAX_FUTILE_PREEMPTIONS} times in a row without any job "
-        f"making progress or finishing (t={now!r} s): a livelock of the configuration (e.g. "
-        "include_running=false, where any candidate preempts the running job, with KILL or a "
-        "restore longer than the period); allowed: a configuration that lets a job finish"
-    )
 
 
 class _Run:

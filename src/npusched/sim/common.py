@@ -1,0 +1,62 @@
+"""What the engine's two loops share (:mod:`npusched.sim.engine`'s general loop and
+:mod:`npusched.sim.columns`' column loop): the records they write (timeline :class:`Segment`,
+:class:`PowerPiece`), their limits and the livelock error. Both import it, so neither imports
+the other for them."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from npusched.hardware.profile import ExecPlan
+
+__all__ = ["PowerPiece", "Segment", "livelock_message"]
+
+_NAN = math.nan
+
+#: Period ticks in a row with only ticks left and the machine idle before a run raises.
+_MAX_IDLE_TICKS = 10_000
+#: Preemptions in a row that lose or gain no work (a KILL, or a CHECKPOINT stop before the job
+#: computed anything new, e.g. while it was still restoring) with no completion between them:
+#: beyond this the run is a livelock (time advances, nothing finishes) and raises.
+_MAX_FUTILE_PREEMPTIONS = 10_000
+#: Most period ticks one quiet stretch may skip (a bound, not a limit: the next event re-plans).
+_QUIET_MAX = 1 << 40
+
+
+class Segment(NamedTuple):
+    """A timeline entry: ``job_id`` (the job's first request id) held ``units`` of ``resource``
+    from ``start_s`` to ``end_s`` doing ``kind`` (``run`` / ``restore`` / ``save`` /
+    ``switch``) at ``frequency_hz`` (the variant's, nan if the plan has none)."""
+
+    job_id: int
+    start_s: float
+    end_s: float
+    kind: str
+    resource: str = ""
+    units: int = 1
+    frequency_hz: float = _NAN
+
+
+class PowerPiece(NamedTuple):
+    """A job computing on ``plan`` from work ``exec0_s`` to ``exec1_s`` (seconds of the plan)
+    between ``start_s`` and ``end_s`` at ``rate``, on ``resource``."""
+
+    start_s: float
+    end_s: float
+    plan: ExecPlan
+    exec0_s: float
+    exec1_s: float
+    rate: float
+    resource: str
+
+
+def livelock_message(policy: str, now: float) -> str:
+    """The error of a run that preempted :data:`_MAX_FUTILE_PREEMPTIONS` times in a row without
+    progress (shared by every loop)."""
+    return (
+        f"policy {policy!r} preempted {_MAX_FUTILE_PREEMPTIONS} times in a row without any job "
+        f"making progress or finishing (t={now!r} s): a livelock of the configuration (e.g. "
+        "include_running=false, where any candidate preempts the running job, with KILL or a "
+        "restore longer than the period); allowed: a configuration that lets a job finish"
+    )
