@@ -33,7 +33,7 @@ from npusched.hardware.profile import compile_profile
 from npusched.workloads.planaria import scenario_networks
 from npusched.workloads.request import Request
 
-QUICK = P.MultiTenantSetup(instances=4, throughput_instances=3)
+QUICK = P.MultiTenantSetup.of(quick=True)
 Wrap = Callable[[P.Simulate], P.Simulate]
 
 
@@ -175,15 +175,15 @@ def ablations() -> None:
         "load 0.25": lambda w, q: point(base, w, q, load=0.25),
         "load 2.0": lambda w, q: point(base, w, q, load=2.0),
         "50 requests (the artifact's)": lambda w, q: point(
-            dataclasses.replace(base, n_requests=50), w, q
+            base.replace(n_requests=50), w, q
         ),
-        "100 requests": lambda w, q: point(dataclasses.replace(base, n_requests=100), w, q),
-        "500 requests": lambda w, q: point(dataclasses.replace(base, n_requests=500), w, q),
+        "100 requests": lambda w, q: point(base.replace(n_requests=100), w, q),
+        "500 requests": lambda w, q: point(base.replace(n_requests=500), w, q),
         "full-size networks": lambda w, q: point(
-            dataclasses.replace(base, benchmarks="full-size"), w, q
+            base.replace(benchmarks="full-size"), w, q
         ),
         "per-channel depthwise": lambda w, q: point(
-            dataclasses.replace(base, depthwise="per-channel"), w, q
+            base.replace(depthwise="per-channel"), w, q
         ),
         "monolithic isolated time": lambda w, q: point(base, w, q, mono_iso=True),
         "PREMA runs P-SJF": lambda w, q: point(base, w, q, prema_policy="P-SJF"),
@@ -233,8 +233,8 @@ def throughput() -> None:
         "no depthwise networks": {"wrap": _requests("no-depthwise")},
         "SLA pooled over vision / GNMT requests": {"wrap": _requests("pooled-sla")},
         "PREMA with Algorithm 3 (dynamic mechanism)": {"prema_mechanism": "dynamic"},
-        "100 requests": {"st": dataclasses.replace(QUICK, n_requests=100)},
-        "500 requests": {"st": dataclasses.replace(QUICK, n_requests=500)},
+        "100 requests": {"st": QUICK.replace(n_requests=100)},
+        "500 requests": {"st": QUICK.replace(n_requests=500)},
         "Algorithm 1's fill and drain": {"fill": True},
     }
     pts = (

@@ -398,7 +398,7 @@ def test_compare_with_capped_systems(tmp_path: object) -> None:
     from npusched.hardware.systolic import SystolicArray
 
     sa = SystolicArray()
-    setup = MultiTenantSetup(n_requests=30, instances=1, seed=0, benchmarks="full-size")
+    setup = MultiTenantSetup.of(n_requests=30, instances=1, seed=0, benchmarks="full-size")
     rate = reference_rate("B", 0.5, sa, benchmarks="full-size", depthwise="per-channel")
     reqs = workload_instance(setup, "B", "S", rate, 0)
     from npusched.workloads.planaria import WORKLOADS

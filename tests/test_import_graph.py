@@ -38,6 +38,41 @@ def test_known_circle_gone(circle: frozenset[str]) -> None:
     assert circle not in [frozenset(c) for c in circles(graph())]
 
 
+#: circles of the lazy graph (function-level imports count, as pydeps counts them) left for
+#: other work, each named by a module it passes through; each an expected failure
+KNOWN_LAZY: dict[str, str] = {
+    "npusched.sim.engine": "sim.engine <-> ranked/tokens: k25c's rewrite of sim/ removes it",
+    "npusched.experiments.suite_files": (
+        "issue 29: study suite models call their run modules (Suite.run) and read packaged "
+        "values through suite_files (PremaSetup.of, MultiTenantSetup.of); sweep -> suite_files"
+    ),
+}
+
+
+def _lazy_circles() -> list[list[str]]:
+    return circles(graph(lazy=True))
+
+
+def test_no_unknown_lazy_circle() -> None:
+    """Issue 29: no import circle even counting lazy imports, except the listed ones."""
+    new = [c for c in _lazy_circles() if not any(m in c for m in KNOWN_LAZY)]
+    assert not new, f"import circle(s) through lazy imports: {new}"
+    # the ones broken in round 5 stay broken
+    for gone in ("npusched.hardware", "npusched.policies.mapping.instance"):
+        assert not any(gone in c for c in _lazy_circles()), gone
+
+
+@pytest.mark.parametrize(
+    "anchor",
+    [
+        pytest.param(a, marks=pytest.mark.xfail(reason=why, strict=True))
+        for a, why in KNOWN_LAZY.items()
+    ],
+)
+def test_known_lazy_circle_gone(anchor: str) -> None:
+    assert not any(anchor in c for c in _lazy_circles())
+
+
 def test_finds_a_circle(tmp_path) -> None:  # type: ignore[no-untyped-def]
     pkg = tmp_path / "npusched"
     pkg.mkdir()

@@ -147,7 +147,7 @@ def test_cli_reproduce_planaria(tmp_path: Path) -> None:
 def test_workload_instances_common_random_numbers() -> None:
     from npusched.experiments.reproduce.planaria import MultiTenantSetup, workload_instance
 
-    st = MultiTenantSetup(n_requests=50, seed=3)
+    st = MultiTenantSetup.of(n_requests=50, seed=3)
     a = workload_instance(st, "C", "M", 10.0)
     b = workload_instance(st, "C", "M", 20.0)
     # a rate only rescales the gaps: same networks and priorities, arrivals halved
@@ -155,7 +155,7 @@ def test_workload_instances_common_random_numbers() -> None:
     assert [r.priority for r in a] == [r.priority for r in b]
     assert [r.arrival_s / 2 for r in a] == pytest.approx([r.arrival_s for r in b])
     assert workload_instance(st, "C", "M", 10.0, 1) != a
-    assert workload_instance(MultiTenantSetup(n_requests=50, seed=4), "C", "M", 10.0) != a
+    assert workload_instance(MultiTenantSetup.of(n_requests=50, seed=4), "C", "M", 10.0) != a
 
 
 def test_fixed_rate_point_with_a_fake_system() -> None:
@@ -176,7 +176,7 @@ def test_fixed_rate_point_with_a_fake_system() -> None:
             }
         )
 
-    pt = fixed_rate_point(fake, MultiTenantSetup(n_requests=20, instances=3), "A", "S", 5.0)
+    pt = fixed_rate_point(fake, MultiTenantSetup.of(n_requests=20, instances=3), "A", "S", 5.0)
     assert pt["sla_rate"] == 0.0  # 3 of 20 late: no instance meets 99%
     # Fig. 13 as compared: the fraction of requests within QoS (ids 0, 7, 14 late of 0..19;
     # the ids go on across instances, so each instance has its own late ones)
@@ -198,7 +198,7 @@ def test_prema_throughput_search_deterministic_for_a_seed() -> None:
     from npusched.workloads.planaria import scenario_networks
 
     prema = prema_simulate(scenario_networks("A", "artifact"))
-    st = MultiTenantSetup(n_requests=30, rate_tol=0.1)
+    st = MultiTenantSetup.of(n_requests=30, rate_tol=0.1)
     h1: list[tuple[float, bool]] = []
     h2: list[tuple[float, bool]] = []
     q1 = throughput_qps(prema, st, "A", "M", history=h1)
@@ -209,7 +209,7 @@ def test_prema_throughput_search_deterministic_for_a_seed() -> None:
     df = prema(workload_instance(st, "A", "S", 5.0))
     # no floor: a failing starting rate is halved until the SLA holds
     h3: list[tuple[float, bool]] = []
-    q3 = throughput_qps(prema, MultiTenantSetup(n_requests=30, min_rate=1e6), "A", "M", history=h3)
+    q3 = throughput_qps(prema, MultiTenantSetup.of(n_requests=30, min_rate=1e6), "A", "M", history=h3)
     assert 0 < q3 < 1e6 and not h3[0][1]
     assert q3 == pytest.approx(q1, rel=0.25)
     # capped at the sustainable rate: never above it, and the cap itself where the SLA holds
@@ -229,7 +229,7 @@ def test_prema_throughput_search_deterministic_for_a_seed() -> None:
 def test_reproduce_multi_tenant(tmp_path: Path) -> None:
     from npusched.experiments.reproduce.planaria import MultiTenantSetup
 
-    st = MultiTenantSetup(n_requests=20, instances=2, rate_tol=0.2, throughput_instances=2)
+    st = MultiTenantSetup.of(n_requests=20, instances=2, rate_tol=0.2, throughput_instances=2)
     doc = reproduce(
         tmp_path,
         plots=False,
@@ -273,7 +273,7 @@ def test_nodes_for_sla_with_a_fake_system() -> None:
             }
         )
 
-    st = MultiTenantSetup(n_requests=35, instances=2)
+    st = MultiTenantSetup.of(n_requests=35, instances=2)
     assert nodes_for_sla(fake, st, "B", "S", 50.0) == 4  # 35 requests round-robin: 9 per node
     assert nodes_for_sla(fake, st, "B", "S", 50.0, max_nodes=3) is None
 
@@ -312,4 +312,4 @@ def test_quick_setup_is_the_full_runs_first_instances() -> None:
     assert workload_instance(quick, "C", "S", 300.0, 2) == workload_instance(
         full, "C", "S", 300.0, 2
     )
-    assert MultiTenantSetup().fig16_load == full.fig16_load == 4.0  # fitted (docstring)
+    assert MultiTenantSetup.of().fig16_load == full.fig16_load == 4.0  # fitted (docstring)

@@ -74,3 +74,23 @@ def test_any_registered_study_is_a_reproduce_command(
         assert "toy" in capsys.readouterr().out
     finally:
         SUITES.unregister("toy")
+
+
+def test_planaria_setup_declared_once() -> None:
+    """Issue 29: the multi-tenant study's keys are declared once (the suite file's ``[setup]``
+    schema is the base of :class:`MultiTenantSetup`), with the packaged file's values, and
+    ``depthwise`` is settable from the suite file (``--set``) like every other key."""
+    from npusched.experiments.studies.planaria.suite import MultiTenantSetup, PlanariaSetupEntry
+
+    assert set(MultiTenantSetup.model_fields) == {*PlanariaSetupEntry.model_fields, "benchmarks"}
+    full = MultiTenantSetup.of()
+    assert (full.n_requests, full.instances, full.depthwise, full.benchmarks) == (
+        200, 20, "pipelined", "artifact",
+    )
+    assert MultiTenantSetup.of(quick=True) == full.replace(instances=4, throughput_instances=3)
+    s = load_suite(
+        "planaria", quick=True, overrides=set_overrides(["setup.depthwise=per-channel"])
+    )
+    assert s.mt_setup().depthwise == "per-channel"  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match="pipelined, per-channel"):
+        load_suite("planaria", overrides=set_overrides(["setup.depthwise=diagonal"]))

@@ -236,7 +236,7 @@ def test_planaria_resumes_to_the_same_outputs(tmp_path: Path) -> None:
     from npusched.experiments.studies.planaria.run import reproduce
     from npusched.experiments.studies.planaria.suite import MultiTenantSetup
 
-    st = MultiTenantSetup(n_requests=20, instances=2, rate_tol=0.2, throughput_instances=2)
+    st = MultiTenantSetup.of(n_requests=20, instances=2, rate_tol=0.2, throughput_instances=2)
     kw: dict[str, Any] = {
         "plots": False,
         "networks": ["tiny-yolov3"],
@@ -255,7 +255,7 @@ def test_planaria_resumes_to_the_same_outputs(tmp_path: Path) -> None:
     assert all(f.stat().st_mtime_ns == t for f, t in kept.items())
     fig17 = (out / "fig17.csv").stat().st_mtime_ns
     with pytest.raises(ConfigError, match="another configuration"):
-        reproduce(out, **{**kw, "setup": MultiTenantSetup(n_requests=21, instances=2)})
+        reproduce(out, **{**kw, "setup": MultiTenantSetup.of(n_requests=21, instances=2)})
     assert (out / "fig17.csv").stat().st_mtime_ns == fig17  # refused before any work
 
 

@@ -47,8 +47,8 @@ def test_packaged_files_hold_the_python_api_defaults() -> None:
     assert (p.runs, pq.runs) == (prema.DEFAULT_RUNS, 8)  # the quick run's pool is the full run
     assert tuple(x / 1000.0 for x in p.paper_range_ms) == prema_paper.PAPER_JOB_RANGE_S
     pl, plq = load_suite("planaria"), load_suite("planaria", quick=True)
-    assert pl.mt_setup() == planaria.MultiTenantSetup()
-    assert plq.mt_setup() == planaria.MultiTenantSetup(instances=4, throughput_instances=3)
+    assert pl.mt_setup() == planaria.MultiTenantSetup.of()
+    assert plq.mt_setup() == planaria.MultiTenantSetup.of(instances=4, throughput_instances=3)
     d, dq = load_suite("dfs"), load_suite("dfs", quick=True)
     assert tuple(d.networks) == dfs.NETWORKS and tuple(dq.networks) == dfs.QUICK_NETWORKS
     assert tuple(d.calibration_networks) == dfs.NETWORKS and (d.sensitivity, dq.sensitivity) == (

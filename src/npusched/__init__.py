@@ -36,7 +36,7 @@ _LAZY: dict[str, str] = {
     "summarize": "npusched.metrics",
     "run_config": "npusched.experiments.runner",
     "load_config": "npusched.experiments.config",
-    "registered": "npusched.registry",
+    "registered": "npusched.plugins",
     "load_plugin": "npusched.plugins",
 }
 
@@ -100,10 +100,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from npusched.hardware import DEVICES, compile_profile, get_device
     from npusched.metrics import summarize
     from npusched.models import NetBuilder, Network, get_network, list_networks
-    from npusched.plugins import load_plugin
+    from npusched.plugins import load_plugin, registered
     from npusched.policies import POLICIES
     from npusched.policies.registry import MACHINE_POLICIES
-    from npusched.registry import registered
     from npusched.sim.engine import SimResult, Simulator
     from npusched.sim.resources import Machine, Resource, fission_array, single_npu
     from npusched.workloads import poisson_workload, prema_workload

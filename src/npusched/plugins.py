@@ -21,10 +21,17 @@ import hashlib
 import importlib.util
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from npusched.errors import ConfigError, NpuschedError
+
+if TYPE_CHECKING:
+    from npusched.models.ir import Network
 
 __all__ = ["load_plugin", "load_plugins"]
 
@@ -70,3 +77,62 @@ def load_plugins(paths: list[Path] | None) -> None:
     """:func:`load_plugin` for each of ``paths`` in order (``None``: nothing)."""
     for p in paths or ():
         load_plugin(p)
+
+
+@contextmanager
+def registered(
+    *,
+    networks: Iterable[Network] = (),
+    policies: Mapping[str, Callable[..., Any]] | None = None,
+    machine_policies: Mapping[str, Callable[..., Any]] | None = None,
+    devices: Mapping[str, Callable[..., Any]] | None = None,
+) -> Iterator[None]:
+    """Register user networks, policies and devices for the duration of a ``with`` block.
+
+    Inside the block the names behave like built-ins (``get_network``, ``POLICIES.create``, run
+    configs, ``npusched.run_config``); on leaving it (normally or by an exception) every name
+    registered here is removed again, so the same block can run twice in one session (a
+    notebook cell, a test) without ``duplicate ... name`` errors. A name that is already
+    registered raises :class:`~npusched.errors.NpuschedError` and registers nothing.
+
+    Args:
+        networks: :class:`~npusched.models.ir.Network` objects, registered under their names.
+        policies: temporal policy name -> factory (usually the class).
+        machine_policies: machine policy name -> factory.
+        devices: device name -> factory.
+    """
+    from npusched.hardware import DEVICES
+    from npusched.models import zoo
+    from npusched.policies.registry import MACHINE_POLICIES, POLICIES, REGISTRY
+
+    REGISTRY.load_builtins()  # built-ins first: a clash shows here, not later
+    nets = list(networks)
+    undo: list[Callable[[], None]] = []
+    try:
+        for net in nets:
+            if net.name != net.name.lower():
+                raise ConfigError(
+                    f"network {net.name!r}: zoo names are lower case; build it as "
+                    f"{net.name.lower()!r}"
+                )
+            zoo.register(net.name)(_constant(net))
+            undo.append(partial(zoo.unregister, net.name))
+        for reg, table in (
+            (POLICIES, policies),
+            (MACHINE_POLICIES, machine_policies),
+            (DEVICES, devices),
+        ):
+            for name, factory in (table or {}).items():
+                reg.register(name, factory)
+                undo.append(partial(reg.unregister, name))
+        yield
+    finally:
+        for fn in reversed(undo):
+            fn()
+
+
+def _constant(net: Network) -> Callable[[], Network]:
+    def build() -> Network:
+        return net
+
+    return build

@@ -225,7 +225,7 @@ def compare(
 
     check_out_dir(out)  # before minutes of simulation, not after them
     nets = WORKLOADS[scenario]
-    setup = MultiTenantSetup(
+    setup = MultiTenantSetup.of(
         n_requests=n_requests, instances=instances, seed=seed, benchmarks="full-size"
     )
     lv = None if levels_hz is None else tuple(float(x) for x in levels_hz)

@@ -1,10 +1,8 @@
 """Hardware cost models and compiled profiles."""
 
 from npusched.hardware.base import Device, LayerCosts
+from npusched.hardware.devices import DEVICES
 from npusched.hardware.profile import ExecPlan, Profile, compile_profile
-from npusched.registry import Registry
-
-DEVICES: Registry[Device] = Registry("device", entry_point_group="npusched.devices")
 
 
 def get_device(name: str, /, **params: object) -> Device:

@@ -113,7 +113,7 @@ class Clocked(Component):
     # --- parameters -----------------------------------------------------------------------------
     def base_(self, frequency_hz: float | None = None) -> Any:
         """The wrapped device (at ``frequency_hz`` if given, else at its own clock)."""
-        from npusched.hardware import DEVICES
+        from npusched.hardware.devices import DEVICES
 
         if self.device not in _BASES:
             raise HardwareConfigError(
@@ -283,7 +283,7 @@ def _energy_model(base: Any) -> Any:
 def _register() -> None:
     from functools import partial
 
-    from npusched.hardware import DEVICES
+    from npusched.hardware.devices import DEVICES
 
     DEVICES.register("clocked", Clocked)
     DEVICES.register("planaria-dfs", partial(Clocked, device="planaria"))

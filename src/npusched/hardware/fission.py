@@ -645,7 +645,7 @@ class FissionVariant:
 
 
 def _register() -> None:
-    from npusched.hardware import DEVICES
+    from npusched.hardware.devices import DEVICES
 
     DEVICES.register("planaria", FissionArray)
 

@@ -610,7 +610,7 @@ class GemmNPU(Component):
 def _register() -> None:
     from functools import partial
 
-    from npusched.hardware import DEVICES
+    from npusched.hardware.devices import DEVICES
 
     DEVICES.register("gemm-npu", GemmNPU)
     for board, (tr, tp, tc) in (("zc706", (4652, 7, 128)), ("zcu104", (6832, 10, 172))):

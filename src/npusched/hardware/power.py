@@ -614,7 +614,7 @@ class AB9(Component):
 
 
 def _register() -> None:
-    from npusched.hardware import DEVICES
+    from npusched.hardware.devices import DEVICES
 
     DEVICES.register("ab9", AB9)
 

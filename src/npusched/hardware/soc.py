@@ -741,7 +741,7 @@ class SocDevice(Component):
 
 
 def _register() -> None:
-    from npusched.hardware import DEVICES
+    from npusched.hardware.devices import DEVICES
 
     DEVICES.register("soc", SocDevice)
 

@@ -608,7 +608,7 @@ def _mean_checkpoint(out_bytes: IntArray, tiles: IntArray, cap: int) -> IntArray
 
 
 def _register() -> None:
-    from npusched.hardware import DEVICES
+    from npusched.hardware.devices import DEVICES
 
     DEVICES.register("prema-npu", SystolicArray)
 

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from npusched.policies.mapping.instance import MapInstance, _assignments
+from npusched.policies.mapping.instance_model import MapInstance, _assignments
 
 __all__ = ["PaperBound", "contention_free_bound", "pair_lower_bound", "paper_lower_bound"]
 
@@ -142,7 +142,7 @@ def paper_lower_bound(inst: MapInstance, upper_ms: float | None = None) -> Paper
     bound (:func:`contention_free_bound`) already reaches it cannot hold a better schedule, so
     it keeps that bound and its LP is skipped (201 of 320 pairs of the artifact's instance):
     every pair bound stays valid, the least one is unchanged."""
-    from npusched.policies.mapping.instance import serial_bound_ms
+    from npusched.policies.mapping.instance_model import serial_bound_ms
 
     if len(inst.dnns) != 2 or inst.objective != "latency":
         raise ValueError("paper_lower_bound needs a two-DNN latency instance")

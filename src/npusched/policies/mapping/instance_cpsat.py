@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from npusched.policies.mapping.instance import MapInstance, serial_bound_ms
 from npusched.policies.mapping.instance_bounds import PaperBound
+from npusched.policies.mapping.instance_model import MapInstance, serial_bound_ms
 
 __all__ = ["solve_cpsat_instance"]
 

@@ -21,8 +21,8 @@ from fractions import Fraction
 from typing import Any
 
 from npusched.errors import ConfigError, SimulationError
-from npusched.policies.mapping.instance import MapInstance, serial_bound_ms
 from npusched.policies.mapping.instance_bounds import PaperBound
+from npusched.policies.mapping.instance_model import MapInstance, serial_bound_ms
 
 __all__ = ["solve_z3_instance", "solve_z3_paper_pairs"]
 

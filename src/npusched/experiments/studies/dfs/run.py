@@ -15,10 +15,8 @@ from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
 from npusched.experiments.store import StudyPoint, point_key, run_points
 from npusched.experiments.studies.dfs.figures import draw_figures, power_rows
-from npusched.experiments.studies.dfs.paper import NETWORKS, PAPER, PAPER_TABLE6, QUICK_NETWORKS
+from npusched.experiments.studies.dfs.paper import PAPER, PAPER_TABLE6
 from npusched.experiments.studies.dfs.points import (
-    SENSITIVITY_DYNAMIC_W,
-    SENSITIVITY_IDLE_W,
     FrameJob,
     FrameRunner,
     _mean,
@@ -29,6 +27,8 @@ from npusched.experiments.studies.dfs.points import (
     sensitivity,
 )
 from npusched.experiments.studies.dfs.report import comparisons, report
+from npusched.experiments.studies.dfs.suite import DfsSuite
+from npusched.experiments.suite_files import load_suite
 from npusched.hardware.power import AB9, fused_steps
 from npusched.models import get_network
 from npusched.policies.power import StepSchedule, get_power_policy
@@ -41,30 +41,34 @@ def reproduce(
     out: str | Path,
     *,
     quick: bool = False,
-    cap_w: float = 33.0,
+    cap_w: float | None = None,
     efficiency: float | str | None = None,
     runner: FrameRunner = engine_frame,
-    plots: bool = True,
-    fuse: bool = True,
+    plots: bool | None = None,
+    fuse: bool | None = None,
     networks: Sequence[str] | None = None,
-    calibration_networks: Sequence[str] = NETWORKS,
+    calibration_networks: Sequence[str] | None = None,
     sensitivity_grid: bool | None = None,
-    sensitivity_idle_w: Sequence[float] = SENSITIVITY_IDLE_W,
-    sensitivity_dynamic_w: Sequence[float] = SENSITIVITY_DYNAMIC_W,
+    sensitivity_idle_w: Sequence[float] | None = None,
+    sensitivity_dynamic_w: Sequence[float] | None = None,
     idle_power_w: float | None = None,
     dynamic_power_w: float | None = None,
     fit: bool | None = None,
-    time_scale: str = "global",
+    time_scale: str | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Run the Sec. 4 evaluation and write tables, plots, ``summary.json`` and ``report.md``.
+
+    A study keyword left ``None`` takes the packaged suite file's value
+    (:class:`~npusched.experiments.studies.dfs.suite.DfsSuite`, its quick run with ``quick``):
+    the values are declared once, there.
 
     Args:
         out: output directory (created).
         quick: the stored fit instead of a refit, and no sensitivity grid (all eight networks:
             their mean is the headline, and a subset's mean is another number).
         cap_w: the power limit (W; 33).
-        efficiency: ``stc_efficiency`` of the AB9; ``None`` the least-squares fit's
+        efficiency: ``stc_efficiency`` of the AB9; ``"fit"`` the least-squares fit's
             (:mod:`.dfs_fit`); ``"calibrate"`` calibrates it to the paper's 1.99 ms mean layer
             time (:func:`calibrate_efficiency`).
         idle_power_w, dynamic_power_w: the AB9's idle (static + constant) and full-array
@@ -79,7 +83,7 @@ def reproduce(
         plots: write the PNG figures.
         fuse: decide per GEMM step with vector layers fused into it (default, as the paper's
             layer counts read) or per zoo operator (``False``).
-        networks: the networks evaluated (default :data:`NETWORKS`; quick
+        networks: the networks evaluated (the file's: :data:`NETWORKS`; quick
             :data:`QUICK_NETWORKS`).
         calibration_networks: the networks the STC efficiency is calibrated over (default all
             eight, whatever ``networks`` is).
@@ -90,6 +94,25 @@ def reproduce(
     Returns:
         The summary written to ``summary.json``.
     """
+    model = load_suite("dfs", quick=quick)  # the values of the keywords not given
+    assert isinstance(model, DfsSuite)
+    cap_w = model.cap_w if cap_w is None else cap_w
+    if efficiency is None:
+        efficiency = model.efficiency
+    if efficiency == "fit":
+        efficiency = None  # (the configuration hash's name for the fit)
+    plots = model.plots if plots is None else plots
+    fuse = model.fuse if fuse is None else fuse
+    networks = model.networks if networks is None else networks
+    if calibration_networks is None:
+        calibration_networks = model.calibration_networks
+    sensitivity_grid = model.sensitivity if sensitivity_grid is None else sensitivity_grid
+    if sensitivity_idle_w is None:
+        sensitivity_idle_w = model.sensitivity_idle_w
+    if sensitivity_dynamic_w is None:
+        sensitivity_dynamic_w = model.sensitivity_dynamic_w
+    fit = model.fit if fit is None else fit
+    time_scale = model.time_scale if time_scale is None else time_scale
     if not (isinstance(cap_w, int | float) and math.isfinite(cap_w) and cap_w > 0):
         raise ConfigError(f"reproduce dfs: cap_w must be a number of watts > 0, got {cap_w!r}")
     if time_scale not in ("global", "per-network"):
@@ -98,8 +121,7 @@ def reproduce(
 
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    do_fit = (not quick) if fit is None else fit
-    do_sens = (not quick) if sensitivity_grid is None else sensitivity_grid
+    do_fit, do_sens = fit, sensitivity_grid
     config = {
         "cap_w": float(cap_w),
         "efficiency": efficiency,
@@ -147,7 +169,7 @@ def reproduce(
             )
         eff = float(efficiency)
     device = AB9(**power_kw, stc_efficiency=eff)
-    names = tuple(networks) if networks is not None else (QUICK_NETWORKS if quick else NETWORKS)
+    names = tuple(networks)
     fit_pt = store.one(
         f"fit-summary/{','.join(names)}",
         lambda: _fit_summary_point(idle, dyn, eff, names, cap_w, fuse),

@@ -18,9 +18,7 @@ from npusched.experiments.store import StudyPoint, point_key, run_points
 from npusched.experiments.studies.fluid.figures import plot_fig10, serving_outputs, summary_of
 from npusched.experiments.studies.fluid.paper import PAPER, PAPER_TABLE1
 from npusched.experiments.studies.fluid.points import (
-    FIG9_SETUPS,
     FIG10_CONFIGS,
-    SERVING_SETUPS,
     ServingSetup,
     _device,
     _weights,
@@ -28,6 +26,8 @@ from npusched.experiments.studies.fluid.points import (
     table2_ablations,
 )
 from npusched.experiments.studies.fluid.report import comparisons, headline_causes, report
+from npusched.experiments.studies.fluid.suite import FluidSuite
+from npusched.experiments.suite_files import load_suite
 from npusched.hardware.gemm_dse import explore, max_tr, resource_usage
 from npusched.hardware.gemm_npu import BOARDS
 from npusched.models import get_network
@@ -39,21 +39,25 @@ def reproduce(
     out: str | Path,
     *,
     quick: bool = False,
-    b_max: int = 8,
+    b_max: int | None = None,
     progress: bool = False,
-    serving: bool = True,
+    serving: bool | None = None,
     seeds: int | None = None,
     n_samples: int | None = None,
-    designs: str = "dse",
+    designs: str | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
     min_dsp_fraction: float | None = None,
     tp_max: int | None = None,
-    serving_setups: Sequence[ServingSetup] = SERVING_SETUPS,
+    serving_setups: Sequence[ServingSetup] | None = None,
     fig9_setups: Sequence[tuple[str, str, float, Sequence[float]]] | None = None,
     lazy_invocation_s: float | None = None,
     ablations: bool = True,
 ) -> dict[str, Any]:
     """Run the evaluation and write the outputs to ``out``.
+
+    A study keyword left ``None`` takes the packaged suite file's value
+    (:class:`~npusched.experiments.studies.fluid.suite.FluidSuite`, its quick run with
+    ``quick``): the values are declared once, there.
 
     Args:
         out: output directory (created).
@@ -62,20 +66,20 @@ def reproduce(
             half the Fig. 9 SLOs. The samples per point are the full run's: where a baseline
             cannot keep up its latency grows with the run's length, so the headline is only
             comparable between runs of one length.
-        b_max: largest batch size (8 in the paper).
+        b_max: largest batch size (the file's: 8, the paper's).
         progress: show a progress bar on stderr.
         serving: also run the serving experiments on the engine (Fig. 7-9, Table II).
-        seeds: seeds per serving point (default 3; quick 1).
-        n_samples: samples per serving point (default 1500, quick too).
-        designs: NPU design per serving policy: ``"dse"`` (default: each its own from our DSE,
+        seeds: seeds per serving point (the file's: 3; quick 1).
+        n_samples: samples per serving point (the file's: 1500, quick too).
+        designs: NPU design per serving policy: ``"dse"`` (the file's: each its own from our DSE,
             the paper's method, Sec. IV, at B = 8; FluidB with ``w_b = 1``) or ``"table1"``
             (Table I's for every policy).
-        pairs: the (model, board) pairs of the DSE and Fig. 10 (default Table I's; quick: those
-            of ``serving_setups``).
-        min_dsp_fraction, tp_max: the DSE's search bounds (default 0.9 and 64; quick 0.98 and
-            32).
-        serving_setups: Fig. 7/8's (model, board, SLO, rates) (default :data:`SERVING_SETUPS`).
-        fig9_setups: Fig. 9's (model, board, rate, SLOs) (default :data:`FIG9_SETUPS`; quick:
+        pairs: the (model, board) pairs of the DSE and Fig. 10 (the file's: Table I's; quick: those
+            of Fig. 7/8).
+        min_dsp_fraction, tp_max: the DSE's search bounds (the file's: 0.9 and 64; quick 0.98
+            and 32).
+        serving_setups: Fig. 7/8's (model, board, SLO, rates) (the file's: :data:`SERVING_SETUPS`).
+        fig9_setups: Fig. 9's (model, board, rate, SLOs) (the file's: :data:`FIG9_SETUPS`; quick:
             every other SLO).
         lazy_invocation_s: LazyBatching's per-layer invocation cost in seconds (default
             :data:`~npusched.policies.batching.lazyb.LAZY_INVOCATION_S`).
@@ -86,14 +90,24 @@ def reproduce(
     """
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    model = load_suite("fluid", quick=quick)  # the values of the keywords not given
+    assert isinstance(model, FluidSuite)
+    b_max = model.b_max if b_max is None else b_max
+    serving = model.serving if serving is None else serving
+    designs = model.designs if designs is None else designs
     if pairs is None:
-        pairs = [(s.model, s.board) for s in serving_setups] if quick else list(PAPER_TABLE1)
-    min_dsp = min_dsp_fraction if min_dsp_fraction is not None else (0.98 if quick else 0.9)
-    tp_max = tp_max if tp_max is not None else (32 if quick else 64)
+        pairs = [(m, b) for m, b in model.pairs]
+    min_dsp = float(model.min_dsp_fraction) if min_dsp_fraction is None else min_dsp_fraction
+    tp_max = model.tp_max if tp_max is None else tp_max
+    if serving_setups is None:
+        serving_setups = [
+            ServingSetup(e.model, e.board, float(e.slo_s), tuple(e.rates))
+            for e in model.serving_setups
+        ]
     if fig9_setups is None:
-        fig9_setups = [(m, b, r, slos[::2] if quick else slos) for m, b, r, slos in FIG9_SETUPS]
-    n_seeds = seeds if seeds is not None else (1 if quick else 3)
-    n = n_samples if n_samples is not None else 1500
+        fig9_setups = [(f.model, f.board, float(f.rate), tuple(f.slos)) for f in model.fig9]
+    n_seeds = model.seeds if seeds is None else seeds
+    n = model.n_samples if n_samples is None else n_samples
     config = {
         "b_max": b_max,
         "serving": serving,

@@ -71,8 +71,6 @@ from npusched.experiments.studies.haxconn.figures import (
     gap_reading,
 )
 from npusched.experiments.studies.haxconn.paper import (
-    FIG5_NETS,
-    FIG7_EXPS,
     TABLE6,
     TABLE6_BASELINES,
     TABLE8_NETS,
@@ -91,6 +89,8 @@ from npusched.experiments.studies.haxconn.points import (
     table6_baselines,
 )
 from npusched.experiments.studies.haxconn.report import build_records
+from npusched.experiments.studies.haxconn.suite import HaxconnSuite
+from npusched.experiments.suite_files import load_suite
 
 if TYPE_CHECKING:
     from npusched.policies.mapping.execute import Workload
@@ -106,12 +106,12 @@ def reproduce(
     out: str | Path,
     *,
     quick: bool = False,
-    parts: Sequence[str] = PARTS,
-    experiments: Sequence[int] | None = None,
+    parts: Sequence[str] | None = None,
+    experiments: Sequence[int] | str | None = None,
     table6_free_time_limit_s: float | None = None,
     table8_networks: Sequence[str] | None = None,
-    fig5_networks: Sequence[str] = FIG5_NETS,
-    fig7_experiments: Sequence[int] = FIG7_EXPS,
+    fig5_networks: Sequence[str] | None = None,
+    fig7_experiments: Sequence[int] | None = None,
     fig7_time_limit_s: float | None = None,
     fig7_phase_s: float | None = None,
     solver_groups: Sequence[int] | None = None,
@@ -128,13 +128,37 @@ def reproduce(
     ``quick``: shorter solver limits, Table 8 over four DNNs, the solver benchmark at 10 and 20
     groups once. ``parts`` selects outputs (:data:`PARTS`; the solver benchmark needs z3);
     ``experiments`` restricts Table 6 to those numbers (Table 6 and the Gantt chart of the first
-    one always run). The other keywords override what ``quick`` sets (seconds for the time
+    one always run; ``None`` or ``"all"``: every one). A keyword left ``None`` takes the packaged
+    suite file's value (:class:`~npusched.experiments.studies.haxconn.suite.HaxconnSuite`, its
+    quick run with ``quick``; the values are declared once, there; seconds for the time
     limits): the free-space CP-SAT limit of Table 6 (1.0; quick 0.3), Table 8's DNNs
     (:data:`TABLE8_NETS`; quick the first four), Fig. 5's DNNs, Fig. 7's experiments, its
     D-HaX-CoNN CP-SAT budget per change (1.5; quick 0.3) and phase length (10; quick 2), and the
     solver benchmark's layer-group counts (10, 20, 40, 80; quick 10, 20), per-solve limit (5.0;
     quick 1.0), repeats (3; quick 1) and the largest group count Z3 is run at (40; quick 20).
     """
+    model = load_suite("haxconn", quick=quick)  # the values of the keywords not given
+    assert isinstance(model, HaxconnSuite)
+    parts = model.parts if parts is None else parts
+    if experiments is None:
+        experiments = model.experiments
+    if experiments == "all":
+        experiments = None  # (every experiment)
+    if isinstance(experiments, str):
+        raise ConfigError(f"experiments={experiments!r}; allowed: a list of numbers or 'all'")
+    fig5_networks = model.fig5_networks if fig5_networks is None else fig5_networks
+    fig7_experiments = model.fig7_experiments if fig7_experiments is None else fig7_experiments
+    if table6_free_time_limit_s is None:
+        table6_free_time_limit_s = float(model.table6_free_time_limit_s)
+    table8_networks = model.table8_networks if table8_networks is None else table8_networks
+    if fig7_time_limit_s is None:
+        fig7_time_limit_s = float(model.fig7_time_limit_s)
+    fig7_phase_s = float(model.fig7_phase_s) if fig7_phase_s is None else fig7_phase_s
+    solver_groups = model.solver_groups if solver_groups is None else solver_groups
+    if solver_time_limit_s is None:
+        solver_time_limit_s = float(model.solver_time_limit_s)
+    solver_repeats = model.solver_repeats if solver_repeats is None else solver_repeats
+    z3_max_groups = model.z3_max_groups if z3_max_groups is None else z3_max_groups
     bad = [p for p in parts if p not in PARTS]
     if bad:
         raise ConfigError(f"--only {bad[0]!r}; allowed: {', '.join(PARTS)}")
@@ -147,18 +171,12 @@ def reproduce(
     if outdir.exists() and not outdir.is_dir():
         raise ConfigError(f"--out {out}: not a directory")
     outdir.mkdir(parents=True, exist_ok=True)
-    t6_limit = table6_free_time_limit_s if table6_free_time_limit_s is not None else (
-        0.3 if quick else 1.0)
-    t8_nets = list(table8_networks if table8_networks is not None
-                   else (TABLE8_NETS[:4] if quick else TABLE8_NETS))
-    f7_limit = fig7_time_limit_s if fig7_time_limit_s is not None else (0.3 if quick else 1.5)
-    f7_phase = fig7_phase_s if fig7_phase_s is not None else (2.0 if quick else 10.0)
+    t6_limit = table6_free_time_limit_s
+    t8_nets = list(table8_networks)
+    f7_limit, f7_phase = fig7_time_limit_s, fig7_phase_s
     gap_exps = (1, 5) if quick else experiments
-    s_groups = list(solver_groups if solver_groups is not None
-                    else ((10, 20) if quick else (10, 20, 40, 80)))
-    s_limit = solver_time_limit_s if solver_time_limit_s is not None else (1.0 if quick else 5.0)
-    s_repeats = solver_repeats if solver_repeats is not None else (1 if quick else 3)
-    s_z3 = z3_max_groups if z3_max_groups is not None else (20 if quick else 40)
+    s_groups = list(solver_groups)
+    s_limit, s_repeats, s_z3 = solver_time_limit_s, solver_repeats, z3_max_groups
     config = {"table6_free_time_limit_s": t6_limit, "table8_networks": t8_nets,
               "fig5_networks": list(fig5_networks), "fig7_experiments": list(fig7_experiments),
               "fig7_time_limit_s": f7_limit, "fig7_phase_s": f7_phase,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from functools import partial
@@ -59,8 +58,8 @@ def reproduce(
         progress: show a progress bar over the multi-tenant points.
         multi_tenant: also run Fig. 12-16 for both systems (``workloads`` in
             ``summary.json``). Slow.
-        setup: the multi-tenant study's parameters (default :class:`MultiTenantSetup`, or a
-            quick one).
+        setup: the multi-tenant study's parameters (default: the packaged suite file's, its
+            quick run's with ``quick``: :meth:`MultiTenantSetup.of`).
         scenarios, qos_levels: the multi-tenant grid (default A/B/C x S/M/H).
         benchmarks: ``"artifact"`` or ``"full-size"`` (default: ``setup.benchmarks``).
 
@@ -69,11 +68,9 @@ def reproduce(
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    st = setup or (
-        MultiTenantSetup(instances=4, throughput_instances=3) if quick else MultiTenantSetup()
-    )
+    st = setup or MultiTenantSetup.of(quick=quick)
     if benchmarks is not None:
-        st = dataclasses.replace(st, benchmarks=benchmarks)
+        st = st.replace(benchmarks=benchmarks)
     if multi_tenant:  # a store of another setup is refused before any work
         open_study_store(out, _store_meta(st))
     names = list(networks) if networks is not None else list(WORKLOADS["C"])
@@ -163,7 +160,7 @@ def reproduce(
     }
     if multi_tenant:
         summary["workloads"] = _workloads(out, st, scenarios, qos_levels, progress)
-        summary["multi_tenant"]["setup"] = dataclasses.asdict(st)
+        summary["multi_tenant"]["setup"] = st.model_dump()
     summary["comparisons"] = comparisons(summary)
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     atomic_write_text(out / "report.md", _report_md(fig17, summary))
@@ -177,7 +174,7 @@ def _workload(setup: MultiTenantSetup, scenario: str, qos: str) -> dict[str, Any
 
 
 def _store_meta(setup: MultiTenantSetup) -> dict[str, str]:
-    return {"study": "planaria", "config_hash": point_key(dataclasses.asdict(setup))}
+    return {"study": "planaria", "config_hash": point_key(setup.model_dump())}
 
 
 def _workloads(
@@ -190,7 +187,7 @@ def _workloads(
     """Fig. 12-16 per (workload, QoS), each one point of ``out``'s store
     (:func:`~npusched.experiments.store.run_points`: a killed run resumes, a store of another
     setup is refused)."""
-    params = dataclasses.asdict(setup)
+    params = setup.model_dump()
     grid = [(w, q) for w in scenarios for q in qos_levels]
     points = [
         StudyPoint(

@@ -1,11 +1,18 @@
-"""Planaria (MICRO 2020): the study's parameters, :class:`MultiTenantSetup` (the
-multi-tenant study's sizes, seeds and rates) and the suite file's schema
-(:class:`PlanariaSuite`, ``suite = "planaria"``), with its points as a sweep
-(:func:`planaria_sweep`: system x workload x seed)."""
+"""Planaria (MICRO 2020): the study's parameters, declared once, and its points as a sweep.
+
+* :class:`PlanariaSetupEntry`: the multi-tenant study's sizes, seeds and rates (the suite
+  file's ``[setup]`` table, and so its ``--setup`` option);
+* :class:`MultiTenantSetup` (those keys and ``benchmarks``): what the multi-tenant points
+  depend on; :meth:`MultiTenantSetup.of` fills the keys not given from the packaged suite file;
+* :class:`PlanariaSuite` (``suite = "planaria"``, the suite file's schema), and
+  :func:`planaria_sweep` (system x workload x seed).
+
+The values live in one place, the packaged file ``npusched/data/experiments/suites/planaria.toml``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -15,9 +22,12 @@ from npusched.experiments.config import PositiveFloat, PositiveInt, Switch, _net
 from npusched.experiments.studies._fields import Names, NonNegInt, _Strict
 
 
-@dataclass(frozen=True)
-class MultiTenantSetup:
-    """The fixed parameters of the multi-tenant study (the paper gives none of them).
+# --- Planaria ---------------------------------------------------------------------------------
+class PlanariaSetupEntry(_Strict):
+    """``[setup]``: the multi-tenant study's parameters (Fig. 12-16; the paper gives none of
+    them), declared once: the suite file's ``[setup]`` table, its ``--setup`` option and
+    :class:`MultiTenantSetup` derive from these fields; the values live in the packaged file
+    ``npusched/data/experiments/suites/planaria.toml``.
 
     Attributes:
         n_requests: requests per workload instance: 200 (ours; the paper gives none). The
@@ -44,9 +54,9 @@ class MultiTenantSetup:
             paper's largest count is 7, and the full run's C/H needs more than 8).
         throughput_instances: workload instances the throughput search runs on (Fig. 12: the
             median and ``[min, max]`` over them).
-        benchmarks: ``"artifact"`` (the authors' ``planaria/<name>`` benchmarks) or
-            ``"full-size"`` (the zoo's networks).
-        depthwise: the depthwise mapping of both systems (:func:`paper_network`).
+        depthwise: the depthwise mapping of both systems, ``pipelined`` (Sec. VI-B2) or
+            ``per-channel`` (the zoo's layer tables as they are; see
+            :func:`~npusched.experiments.studies.planaria.points.paper_network`).
         fig16_load: Fig. 16's one throughput for every workload, as a load on the monolithic
             array running Workload-C (:func:`reference_rate`): 4.0 (1215 req/s), a **fitted**
             constant: the paper keeps "a constant throughput across all workloads" and gives
@@ -56,27 +66,6 @@ class MultiTenantSetup:
             6). Node counts per load are in ``docs/papers/planaria.md``.
     """
 
-    n_requests: int = 200
-    instances: int = 20
-    seed: int = 0
-    rate_tol: float = 0.02
-    min_rate: float = 1.0
-    load: float = 1.0
-    max_nodes: int = 16
-    throughput_instances: int = 5
-    benchmarks: str = "artifact"
-    depthwise: str = "pipelined"
-    fig16_load: float = 4.0
-
-
-# --- Planaria ---------------------------------------------------------------------------------
-class PlanariaSetupEntry(_Strict):
-    """``[setup]``: the multi-tenant study (Fig. 12-16), as
-    :class:`~npusched.experiments.studies.planaria.suite.MultiTenantSetup` documents it (requests
-    per instance, instances per point, base seed, the throughput search's relative tolerance and
-    starting rate in requests/s, the fixed rate as a load on the monolithic array, Fig. 16's
-    node limit)."""
-
     n_requests: PositiveInt
     instances: PositiveInt
     seed: NonNegInt
@@ -84,8 +73,41 @@ class PlanariaSetupEntry(_Strict):
     min_rate: PositiveFloat
     load: PositiveFloat
     max_nodes: PositiveInt
-    throughput_instances: PositiveInt = 5
-    fig16_load: PositiveFloat = 4.0
+    throughput_instances: PositiveInt
+    depthwise: Literal["pipelined", "per-channel"]
+    fig16_load: PositiveFloat
+
+
+@functools.cache
+def _packaged_setup(quick: bool) -> dict[str, Any]:
+    """The :class:`MultiTenantSetup` keys of the packaged suite file (full or quick run)."""
+    from npusched.experiments.suite_files import load_suite
+
+    suite = load_suite("planaria", quick=quick)
+    return {**suite.setup.model_dump(), "benchmarks": suite.benchmarks}  # type: ignore[union-attr]
+
+
+class MultiTenantSetup(PlanariaSetupEntry):
+    """Everything that determines the multi-tenant study's results: the
+    :class:`PlanariaSetupEntry` keys and the suite's ``benchmarks`` (:meth:`of`: the packaged
+    suite file's values with changes).
+
+    Attributes:
+        benchmarks: ``"artifact"`` (the authors' ``planaria/<name>`` benchmarks) or
+            ``"full-size"`` (the zoo's networks).
+    """
+
+    benchmarks: Literal["artifact", "full-size"]
+
+    @classmethod
+    def of(cls, *, quick: bool = False, **changes: Any) -> MultiTenantSetup:
+        """The packaged suite file's setup (its full run, or with ``quick`` its quick run)
+        with ``changes`` (validated): ``MultiTenantSetup.of(n_requests=50)``."""
+        return cls(**{**_packaged_setup(quick), **changes})
+
+    def replace(self, **changes: Any) -> MultiTenantSetup:
+        """A copy with ``changes`` (validated)."""
+        return type(self)(**{**self.model_dump(), **changes})
 
 
 class PlanariaSuite(_Strict):
@@ -118,8 +140,8 @@ class PlanariaSuite(_Strict):
     def _networks(cls, v: list[str]) -> list[str]:
         return _network_names(v)
 
-    def mt_setup(self) -> Any:
-        """The :class:`MultiTenantSetup`."""
+    def mt_setup(self) -> MultiTenantSetup:
+        """The :class:`MultiTenantSetup`: ``setup`` and ``benchmarks``."""
         return MultiTenantSetup(**self.setup.model_dump(), benchmarks=self.benchmarks)
 
     def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
