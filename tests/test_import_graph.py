@@ -41,7 +41,6 @@ def test_known_circle_gone(circle: frozenset[str]) -> None:
 #: circles of the lazy graph (function-level imports count, as pydeps counts them) left for
 #: other work, each named by a module it passes through; each an expected failure
 KNOWN_LAZY: dict[str, str] = {
-    "npusched.sim.engine": "sim.engine <-> ranked/tokens: k25c's rewrite of sim/ removes it",
     "npusched.experiments.suite_files": (
         "issue 29: study suite models call their run modules (Suite.run) and read packaged "
         "values through suite_files (PremaSetup.of, MultiTenantSetup.of); sweep -> suite_files"
@@ -58,7 +57,7 @@ def test_no_unknown_lazy_circle() -> None:
     new = [c for c in _lazy_circles() if not any(m in c for m in KNOWN_LAZY)]
     assert not new, f"import circle(s) through lazy imports: {new}"
     # the ones broken in round 5 stay broken
-    for gone in ("npusched.hardware", "npusched.policies.mapping.instance"):
+    for gone in ("npusched.hardware", "npusched.policies.mapping.instance", "npusched.sim"):
         assert not any(gone in c for c in _lazy_circles()), gone
 
 

@@ -1589,10 +1589,10 @@ class _Run:
 
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
-        from npusched.sim import columns
+        from npusched.sim.columns import applies, execute_columns
 
-        if columns.applies(self):  # a declared ready order: the same run on per-job columns
-            return columns.execute_columns(self)
+        if applies(self):  # a declared ready order: the same run on per-job columns
+            return execute_columns(self)
         sim = self.sim
         policy = self.policy
         policy.reset()
