@@ -345,14 +345,16 @@ def test_fluid_suite_as_a_sweep(tmp_path: Path) -> None:
     yaml_path = tmp_path / "fluid_sweep.yaml"
     assert main(["suites", "sweep-file", "fluid", "--quick", "--out", str(yaml_path)]) == 0
     exp = load_experiment(yaml_path)
-    assert exp.axes == ["setup", "policy", "workload.rate_per_s"]
-    assert len(exp.spec.grid_list()) == 2 * 9 and len(exp.points) == 2 * 9 * 5  # 1 seed (quick)
+    # one grid per (setup, policy, rate): each rate's stream is the reproduction's
+    assert exp.axes == ["setup", "policy", "workload.rate_per_s", "workload.seed_stream"]
+    assert len(exp.spec.grid_list()) == 2 * 9 * 5 and len(exp.points) == 2 * 9 * 5  # 1 seed
     p = next(
         p
         for p in exp.points
         if p.params == {"setup": "inception-v3/zcu104", "policy": "R-AdaptB-M",
-                        "workload.rate_per_s": 40.0}
+                        "workload.rate_per_s": 40.0, "workload.seed_stream": "[40000]"}
     )
+    assert p.config["workload"]["seed_stream"] == [40000]
     cfg = p.config
     assert cfg["policy"]["name"] == "AdaptB" and cfg["policy"]["params"]["slo_s"] == 0.2
     assert cfg["policy"]["params"]["timeout"] == "M"
