@@ -180,7 +180,9 @@ def test_quick_headline_unchanged(name: str, tmp_path: Path) -> None:
     """Headline numbers recorded from `reproduce all --quick` on bc7dcad (before the suites were
     files), to 1e-12 relative: the engine's charge of the clock switch between frames moved a
     few DFS figures in the 15th digit since. HaX-CoNN's were recorded again when Table 6 moved
-    to 10 layer groups for every experiment (mean gain 2.51% -> 2.37%)."""
+    to 10 layer groups for every experiment (mean gain 2.51% -> 2.37%). Fluid's were recorded
+    again when its serving samples moved to the stream both routes draw (issue 29; headline
+    latency gain 1.415x -> 1.410x)."""
     _assert_close(_quick_headline(name, tmp_path / name), HEADLINES[name])
 
 
@@ -345,14 +347,16 @@ def test_fluid_suite_as_a_sweep(tmp_path: Path) -> None:
     yaml_path = tmp_path / "fluid_sweep.yaml"
     assert main(["suites", "sweep-file", "fluid", "--quick", "--out", str(yaml_path)]) == 0
     exp = load_experiment(yaml_path)
-    assert exp.axes == ["setup", "policy", "workload.rate_per_s"]
-    assert len(exp.spec.grid_list()) == 2 * 9 and len(exp.points) == 2 * 9 * 5  # 1 seed (quick)
+    # one grid per (setup, policy, rate): each rate's stream is the reproduction's
+    assert exp.axes == ["setup", "policy", "workload.rate_per_s", "workload.seed_stream"]
+    assert len(exp.spec.grid_list()) == 2 * 9 * 5 and len(exp.points) == 2 * 9 * 5  # 1 seed
     p = next(
         p
         for p in exp.points
         if p.params == {"setup": "inception-v3/zcu104", "policy": "R-AdaptB-M",
-                        "workload.rate_per_s": 40.0}
+                        "workload.rate_per_s": 40.0, "workload.seed_stream": "[40000]"}
     )
+    assert p.config["workload"]["seed_stream"] == [40000]
     cfg = p.config
     assert cfg["policy"]["name"] == "AdaptB" and cfg["policy"]["params"]["slo_s"] == 0.2
     assert cfg["policy"]["params"]["timeout"] == "M"

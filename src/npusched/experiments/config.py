@@ -200,7 +200,10 @@ class PoissonWorkloadConfig(_Strict):
     #: The workload's random stream, as for ``kind = "prema"``: ``SeedSequence([*seed_stream,
     #: seed])``. ``npusched reproduce planaria`` draws instance i of (scenario s, QoS q) from
     #: ``[base seed, s, q, i]``; its suite as a sweep sets ``seed_stream = [base seed, s, q]``
-    #: and seeds ``i``, so both draw the same requests.
+    #: and seeds ``i``, so both draw the same requests. ``npusched reproduce fluid`` draws a
+    #: serving point (rate, seed ``i``) from ``[rate in milli-samples/s, i]``, each sample's exit
+    #: (``[exits.NETWORK]``) from that stream's part 1; its sweep sets ``seed_stream = [rate x
+    #: 1000]``.
     seed_stream: SeedStream | None = None
 
     @field_validator("models")

@@ -139,9 +139,20 @@ def _stream(
 ) -> int | np.random.Generator:
     """The random state of a generated workload: the run's seed, or with ``seed_stream`` the
     stream ``SeedSequence([*seed_stream, seed])`` (the reproduction's, see the config field)."""
+    from npusched.workloads import stream_rng
+
     if w.seed_stream is None:
         return cfg.seed
-    return np.random.default_rng(np.random.SeedSequence([*w.seed_stream, cfg.seed]))
+    return stream_rng(w.seed_stream, cfg.seed)
+
+
+def _exit_stream(cfg: RunConfig) -> int | np.random.Generator:
+    """The random state of the exits drawn for a network's requests: the run's seed, or with
+    the workload's ``seed_stream`` part 1 of its stream (the Fluid reproduction's exits)."""
+    from npusched.workloads import stream_rng
+
+    prefix = getattr(cfg.workload, "seed_stream", None)
+    return cfg.seed if prefix is None else stream_rng(prefix, cfg.seed, part=1)
 
 
 def _slo_multiplier(cfg: RunConfig) -> float | None:
@@ -202,7 +213,8 @@ def with_exits(
 ) -> tuple[list[Request], dict[str, Any]]:
     """``[exits.NETWORK]``: each such network with its exits attached and their heads in the
     layer table (the form a profile compiles), and every request of it given the exit it
-    leaves at, drawn from the rates with the run's seed."""
+    leaves at, drawn from the rates with the run's seed (with the workload's ``seed_stream``:
+    from that stream's part 1, :func:`npusched.workloads.stream_rng`)."""
     from dataclasses import replace
 
     from npusched.errors import NpuschedError
@@ -223,7 +235,7 @@ def with_exits(
     out = list(requests)
     for name, p in rates.items():
         idx = [i for i, r in enumerate(out) if r.network == name]
-        drawn = sample_exits(p, len(idx), random_state=cfg.seed)
+        drawn = sample_exits(p, len(idx), random_state=_exit_stream(cfg))
         for i, k in zip(idx, drawn.tolist(), strict=True):
             out[i] = replace(out[i], exit=int(k))
     return out, nets

@@ -228,9 +228,12 @@ def exit_rates(network: Network) -> npt.NDArray[np.float64]:
 
 
 def sample_exits(
-    rates: Sequence[float] | npt.NDArray[np.float64], n: int, random_state: int | None = None
+    rates: Sequence[float] | npt.NDArray[np.float64],
+    n: int,
+    random_state: int | np.random.Generator | None = None,
 ) -> npt.NDArray[np.int64]:
-    """Exit index (0-based) of each of ``n`` samples, drawn i.i.d. from ``rates``."""
+    """Exit index (0-based) of each of ``n`` samples, drawn i.i.d. from ``rates``
+    (``random_state``: a seed or a generator)."""
     p = np.asarray(parse_rates(list(np.asarray(rates, dtype=float))), dtype=float)
     rng = np.random.default_rng(random_state)
     return rng.choice(p.size, size=int(n), p=p).astype(np.int64)

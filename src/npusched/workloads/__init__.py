@@ -13,6 +13,7 @@ from npusched.workloads.generators import (
     prema_workload,
     resolve_priority,
     sample_seq_lens,
+    stream_rng,
 )
 from npusched.workloads.request import PRIORITY_LEVELS, Request
 from npusched.workloads.trace import load_trace, requests_frame, save_trace
@@ -30,4 +31,5 @@ __all__ = [
     "resolve_priority",
     "sample_seq_lens",
     "save_trace",
+    "stream_rng",
 ]

@@ -58,7 +58,20 @@ __all__ = [
     "prema_workload",
     "resolve_priority",
     "sample_seq_lens",
+    "stream_rng",
 ]
+
+
+def stream_rng(prefix: Sequence[int], seed: int, part: int = 0) -> np.random.Generator:
+    """The generator of a seeded stream: ``SeedSequence([*prefix, seed])`` for a workload's
+    draws (``part = 0``), and for ``part = k > 0`` its independent child stream ``k`` (the same
+    entropy, spawn key ``(k,)``): part 1 draws the exits of the workload's requests. The one
+    definition behind ``seed_stream`` (:func:`npusched.experiments.runner.build_requests`) and
+    the studies' reproductions that draw the same samples."""
+    entropy = [int(x) for x in prefix] + [int(seed)]
+    if part == 0:
+        return np.random.default_rng(np.random.SeedSequence(entropy))
+    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(int(part),)))
 
 
 def canonical_names(names: Iterable[str]) -> list[str]:

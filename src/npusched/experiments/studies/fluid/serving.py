@@ -11,7 +11,9 @@ Methodology (Sec. IV), with the choices the paper leaves open stated:
   paper does for its baselines (Sec. IV: at B = 8; FluidB with ``w_b = 1``).
 * **Workload.** Poisson arrivals at the given rate (samples/s); ``n`` samples per point (the
   paper gives no duration); each sample's exit drawn from the exit rates; the same arrivals and
-  exits for every policy at a given (rate, seed); 3 seeds, averaged (quick: 1).
+  exits for every policy at a given (rate, seed), drawn from the stream
+  ``SeedSequence([*seed_stream(rate), seed])`` exactly as the suite as a sweep draws them
+  (:func:`serving_requests`); 3 seeds, averaged (quick: 1).
 * **Metrics** per (model, policy, rate): ``avg_latency_s``, ``p99_latency_s``,
   ``violation_rate`` (fraction of samples with latency above the p99 SLO), ``processing_rate``
   (finished samples / (last finish - first arrival)), ``utilisation`` (the NPU's efficiency while
@@ -51,7 +53,14 @@ from npusched.policies.batching.policies import (
 from npusched.sim import Simulator
 from npusched.workloads.request import Request
 
-__all__ = ["POLICY_NAMES", "ServingPoint", "policy_for", "run_point"]
+__all__ = [
+    "POLICY_NAMES",
+    "ServingPoint",
+    "policy_for",
+    "run_point",
+    "seed_stream",
+    "serving_requests",
+]
 
 #: The policies of Fig. 7-9, in the paper's legend order.
 POLICY_NAMES: tuple[str, ...] = (
@@ -174,6 +183,43 @@ def _model(model: str, board: str) -> _Model:
     return m
 
 
+def seed_stream(rate: float) -> list[int]:
+    """The random stream prefix of a serving point's samples: its rate in milli-samples/s.
+    Seed ``i`` draws from ``SeedSequence([*seed_stream(rate), i])``
+    (:func:`npusched.workloads.stream_rng`): the same samples for every model, board and policy
+    at a (rate, seed), independent ones across rates and seeds. The suite as a sweep sets it as
+    ``workload.seed_stream`` with seeds ``i``, so both routes draw the same samples."""
+    return [round(float(rate) * 1000)]
+
+
+def serving_requests(
+    m: _Model, rate: float, slo_s: float, seed: int, n_samples: int, *, arrival_cv: float = 1.0
+) -> list[Request]:
+    """One serving point's samples (arrivals in seconds, ``rate`` in samples/s, ``slo_s`` in
+    seconds): drawn as the sweep's ``kind = "poisson"`` workload with ``seed_stream`` draws
+    them (:func:`~npusched.workloads.poisson_workload` from part 0 of the stream, each sample's
+    exit from part 1, as :func:`npusched.experiments.runner.with_exits`). ``arrival_cv != 1``
+    (the Table II ablation, no sweep counterpart): gamma inter-arrival gaps with the same mean,
+    drawn from part 0, and no other field drawn."""
+    from dataclasses import replace
+
+    from npusched.workloads import poisson_workload, stream_rng
+
+    prefix = seed_stream(rate)
+    rng = stream_rng(prefix, seed)
+    if arrival_cv == 1.0:
+        reqs = poisson_workload(
+            rate, models=[m.flat.name], n_requests=n_samples, qos={m.flat.name: slo_s},
+            random_state=rng,
+        )
+    else:
+        shape = 1.0 / arrival_cv**2
+        arrivals = np.cumsum(rng.gamma(shape, 1.0 / (rate * shape), n_samples))
+        reqs = [Request(i, float(arrivals[i]), m.flat.name, slo_s=slo_s) for i in range(n_samples)]
+    exits = sample_exits(m.rates, n_samples, random_state=stream_rng(prefix, seed, part=1))
+    return [replace(r, exit=int(k)) for r, k in zip(reqs, exits.tolist(), strict=True)]
+
+
 def run_point(
     model: str,
     board: str,
@@ -201,19 +247,9 @@ def run_point(
             f"run_point: arrival_cv={arrival_cv!r}, service_scale={service_scale!r}; must be > 0"
         )
     m = _model(model, board)
-    key = seed * 1_000_003 + round(rate * 1000)
-    rng = np.random.default_rng(key)
-    if arrival_cv == 1.0:
-        gaps = rng.exponential(1.0 / rate, n_samples)
-    else:
-        shape = 1.0 / arrival_cv**2
-        gaps = rng.gamma(shape, 1.0 / (rate * shape), n_samples)
-    arrivals = np.cumsum(gaps)
-    exits = sample_exits(m.rates, n_samples, random_state=key + 1)
-    reqs = [
-        Request(i, float(arrivals[i]), m.flat.name, slo_s=slo_s, exit=int(exits[i]))
-        for i in range(n_samples)
-    ]
+    reqs = serving_requests(m, rate, slo_s, seed, n_samples, arrival_cv=arrival_cv)
+    arrivals = np.array([r.arrival_s for r in reqs])
+    exits = np.array([r.exit for r in reqs], dtype=np.int64)
     pol, strategy, stackable = policy_for(policy, slo_s, lazy_invocation_s)
     prof = m.profile(strategy, stackable, designs, service_scale)
     res = Simulator({m.flat.name: prof}, pol, preemption_point="layer").run(reqs)

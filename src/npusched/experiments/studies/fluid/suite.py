@@ -161,7 +161,7 @@ def _fluid_policy(name: str, slo_s: float, b_max: int) -> dict[str, Any]:
 
 
 def fluid_sweep(s: FluidSuite) -> dict[str, Any]:
-    from npusched.experiments.studies.fluid.serving import POLICY_NAMES
+    from npusched.experiments.studies.fluid.serving import POLICY_NAMES, seed_stream
     from npusched.hardware.gemm_dse import PAPER_TABLE1
     from npusched.hardware.gemm_npu import BOARDS
 
@@ -199,13 +199,15 @@ def fluid_sweep(s: FluidSuite) -> dict[str, Any]:
                 )
                 pol.update({"hardware.params.tr": dd.tr, "hardware.params.tp": dd.tp,
                             "hardware.params.tc": dd.tc})
-            grids.append(
-                {
-                    "setup": [setup],
-                    "policy": [pol],
-                    "workload.rate_per_s": list(st.rates),
-                }
-            )
+            for rate in st.rates:  # the reproduction's stream of each rate (same samples)
+                grids.append(
+                    {
+                        "setup": [setup],
+                        "policy": [pol],
+                        "workload.rate_per_s": [rate],
+                        "workload.seed_stream": [seed_stream(float(rate))],
+                    }
+                )
     first = s.serving_setups[0]
     return {
         "name": "fluid-suite",
