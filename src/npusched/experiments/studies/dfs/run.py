@@ -28,7 +28,7 @@ from npusched.experiments.studies.dfs.points import (
 )
 from npusched.experiments.studies.dfs.report import comparisons, report
 from npusched.experiments.studies.dfs.suite import DfsSuite
-from npusched.experiments.suite_files import load_suite
+from npusched.experiments.suite_io import load_suite_as
 from npusched.hardware.power import AB9, fused_steps
 from npusched.models import get_network
 from npusched.policies.power import StepSchedule, get_power_policy
@@ -94,8 +94,7 @@ def reproduce(
     Returns:
         The summary written to ``summary.json``.
     """
-    model = load_suite("dfs", quick=quick)  # the values of the keywords not given
-    assert isinstance(model, DfsSuite)
+    model = load_suite_as(DfsSuite, "dfs", quick=quick)  # the values of the keywords not given
     cap_w = model.cap_w if cap_w is None else cap_w
     if efficiency is None:
         efficiency = model.efficiency

@@ -27,7 +27,7 @@ from npusched.experiments.studies.fluid.points import (
 )
 from npusched.experiments.studies.fluid.report import comparisons, headline_causes, report
 from npusched.experiments.studies.fluid.suite import FluidSuite
-from npusched.experiments.suite_files import load_suite
+from npusched.experiments.suite_io import load_suite_as
 from npusched.hardware.gemm_dse import explore, max_tr, resource_usage
 from npusched.hardware.gemm_npu import BOARDS
 from npusched.models import get_network
@@ -90,8 +90,7 @@ def reproduce(
     """
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    model = load_suite("fluid", quick=quick)  # the values of the keywords not given
-    assert isinstance(model, FluidSuite)
+    model = load_suite_as(FluidSuite, "fluid", quick=quick)  # the values of the keywords not given
     b_max = model.b_max if b_max is None else b_max
     serving = model.serving if serving is None else serving
     designs = model.designs if designs is None else designs

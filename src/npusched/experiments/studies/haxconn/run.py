@@ -90,7 +90,7 @@ from npusched.experiments.studies.haxconn.points import (
 )
 from npusched.experiments.studies.haxconn.report import build_records
 from npusched.experiments.studies.haxconn.suite import HaxconnSuite
-from npusched.experiments.suite_files import load_suite
+from npusched.experiments.suite_io import load_suite_as
 
 if TYPE_CHECKING:
     from npusched.policies.mapping.execute import Workload
@@ -137,8 +137,7 @@ def reproduce(
     solver benchmark's layer-group counts (10, 20, 40, 80; quick 10, 20), per-solve limit (5.0;
     quick 1.0), repeats (3; quick 1) and the largest group count Z3 is run at (40; quick 20).
     """
-    model = load_suite("haxconn", quick=quick)  # the values of the keywords not given
-    assert isinstance(model, HaxconnSuite)
+    model = load_suite_as(HaxconnSuite, "haxconn", quick=quick)  # the values of the keywords not given
     parts = model.parts if parts is None else parts
     if experiments is None:
         experiments = model.experiments

@@ -20,6 +20,7 @@ from pydantic import Field, field_validator
 
 from npusched.experiments.config import PositiveFloat, PositiveInt, Switch, _network_names
 from npusched.experiments.studies._fields import Names, NonNegInt, _Strict
+from npusched.experiments.suite_io import load_suite_as
 
 
 # --- Planaria ---------------------------------------------------------------------------------
@@ -81,10 +82,8 @@ class PlanariaSetupEntry(_Strict):
 @functools.cache
 def _packaged_setup(quick: bool) -> dict[str, Any]:
     """The :class:`MultiTenantSetup` keys of the packaged suite file (full or quick run)."""
-    from npusched.experiments.suite_files import load_suite
-
-    suite = load_suite("planaria", quick=quick)
-    return {**suite.setup.model_dump(), "benchmarks": suite.benchmarks}  # type: ignore[union-attr]
+    suite = load_suite_as(PlanariaSuite, "planaria", quick=quick)
+    return {**suite.setup.model_dump(), "benchmarks": suite.benchmarks}
 
 
 class MultiTenantSetup(PlanariaSetupEntry):

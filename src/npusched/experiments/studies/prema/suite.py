@@ -32,6 +32,7 @@ from npusched.experiments.config import (
     _network_names,
 )
 from npusched.experiments.studies._fields import Names, NonNegInt, _device, _Strict, _unique
+from npusched.experiments.suite_io import load_suite_as
 
 #: Bumped when a change alters the results, so stale points are not reused (2: cumulative
 #: tokens by default, 142 GB/s effective checkpoint bandwidth; 3: linear tokens by default).
@@ -77,9 +78,7 @@ class PremaWorkloads(_Strict):
 @functools.cache
 def _packaged_workloads() -> dict[str, Any]:
     """The :class:`PremaWorkloads` keys of the packaged suite file (its full run)."""
-    from npusched.experiments.suite_files import load_suite
-
-    suite = load_suite("prema")
+    suite = load_suite_as(PremaSuite, "prema")
     return {k: getattr(suite, k) for k in PremaWorkloads.model_fields}
 
 
