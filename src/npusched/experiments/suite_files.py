@@ -25,11 +25,17 @@ size x seed; Planaria: system x (workload, QoS) x instance at the fixed rate of 
 ``npusched sweep SUITE.toml`` accepts a suite file directly, and ``npusched suites sweep-file``
 writes the converted experiment file. PREMA's sweep draws the reproduction's samples: seed ``i``
 of batch size ``b`` is the reproduction's workload (b, run i) (``workload.seed_stream``, see
-:func:`~npusched.experiments.studies.prema.suite.prema_sweep`), the same for every policy, so
+:func:`~npusched.experiments.studies.prema.as_sweep.prema_sweep`), the same for every policy, so
 a point at the reproduction's load gives the reproduction's result. Planaria's likewise: seed
 ``i`` of (scenario, QoS) is the reproduction's instance ``i`` at Fig. 13-15's fixed rate, for
-both systems (:func:`~npusched.experiments.studies.planaria.suite.planaria_sweep`). (The quick reproduction
-runs a stratified subset of the full run's workloads; the quick sweep runs the first ones.)
+both systems (:func:`~npusched.experiments.studies.planaria.as_sweep.planaria_sweep`). (The
+quick reproduction runs a stratified subset of the full run's workloads; the quick sweep runs
+the first ones.)
+
+The generic reading (a file into a given model, the one-line errors, ``--set``) is
+:mod:`npusched.experiments.suite_io`, which imports no study; its names are re-exported here.
+Running a suite model is :func:`npusched.experiments.reproduce.suites.run_suite_model` (each
+study's ``run.run_suite``), above the studies.
 """
 
 from __future__ import annotations
@@ -52,11 +58,10 @@ from npusched.experiments.studies.fluid.suite import (
     fluid_sweep,
 )
 from npusched.experiments.studies.haxconn.suite import HaxconnSuite
-from npusched.experiments.studies.planaria.suite import (
-    PlanariaSuite,
-    planaria_sweep,
-)
-from npusched.experiments.studies.prema.suite import PremaPolicyEntry, PremaSuite, prema_sweep
+from npusched.experiments.studies.planaria.as_sweep import planaria_sweep
+from npusched.experiments.studies.planaria.suite import PlanariaSuite
+from npusched.experiments.studies.prema.as_sweep import prema_sweep
+from npusched.experiments.studies.prema.suite import PremaPolicyEntry, PremaSuite
 from npusched.experiments.suite_io import (
     packaged_suite_file,
     parse_suite_as,
@@ -225,18 +230,3 @@ def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
     except OSError as e:
         raise ConfigError(f"{out}: cannot write: {e.strerror}") from None
     return out
-
-
-def run_suite(
-    name: str,
-    out: str | os.PathLike[str],
-    *,
-    config: str | os.PathLike[str] | None = None,
-    quick: bool = False,
-    progress: bool = True,
-    overrides: Mapping[str, tuple[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """``npusched reproduce NAME [--config FILE]``: load the parameters (checked before anything
-    runs) and run the suite into ``out``."""
-    suite = load_suite(name, config, quick=quick, overrides=overrides)
-    return suite.run(Path(out), quick=quick, progress=progress)

@@ -421,3 +421,25 @@ def _frames(
         dev_p = AB9(**{**device.get_params(), "voltage_v": "dvfs" if pol == "DVFS" else 1.0})
         per_policy[pol] = asdict(runner(FrameJob(net, policy, dev_p, s, groups)))
     return {"per_policy": per_policy}
+
+
+def run_suite(suite: DfsSuite, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    """``npusched reproduce dfs`` with the parameters of ``suite``."""
+    return reproduce(
+        out,
+        quick=quick,
+        cap_w=float(suite.cap_w),
+        efficiency=None
+        if suite.efficiency == "fit"
+        else ("calibrate" if suite.efficiency == "calibrate" else float(suite.efficiency)),
+        fit=suite.fit,
+        time_scale=suite.time_scale,
+        plots=suite.plots,
+        fuse=suite.fuse,
+        networks=tuple(suite.networks),
+        calibration_networks=tuple(suite.calibration_networks),
+        sensitivity_grid=suite.sensitivity,
+        sensitivity_idle_w=tuple(suite.sensitivity_idle_w),
+        sensitivity_dynamic_w=tuple(suite.sensitivity_dynamic_w),
+        progress=progress,
+    )

@@ -295,3 +295,25 @@ def _serving_point(
 
     model, board, policy, rate, slo, seed = pt
     return asdict(run_point(model, board, policy, rate, slo, seed, n, designs, lazy_invocation_s))
+
+
+def run_suite(suite: FluidSuite, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    """``npusched reproduce fluid`` with the parameters of ``suite``."""
+    return reproduce(
+        out,
+        quick=quick,
+        b_max=suite.b_max,
+        progress=progress,
+        serving=suite.serving,
+        seeds=suite.seeds,
+        n_samples=suite.n_samples,
+        designs=suite.designs,
+        pairs=[(m, b) for m, b in suite.pairs],
+        min_dsp_fraction=float(suite.min_dsp_fraction),
+        tp_max=suite.tp_max,
+        serving_setups=[
+            ServingSetup(s.model, s.board, float(s.slo_s), tuple(s.rates))
+            for s in suite.serving_setups
+        ],
+        fig9_setups=[(f.model, f.board, float(f.rate), tuple(f.slos)) for f in suite.fig9],
+    )

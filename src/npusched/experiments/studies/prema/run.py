@@ -332,3 +332,8 @@ def write_outputs(
     )
     atomic_write_text(out / "fidelity.md", _fidelity_md(summary))
     return summary
+
+
+def run_suite(suite: PremaSuite, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    """``npusched reproduce prema`` with the parameters of ``suite``."""
+    return reproduce(out, suite, quick=quick, progress=progress)
