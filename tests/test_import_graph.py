@@ -40,12 +40,7 @@ def test_known_circle_gone(circle: frozenset[str]) -> None:
 
 #: circles of the lazy graph (function-level imports count, as pydeps counts them) left for
 #: other work, each named by a module it passes through; each an expected failure
-KNOWN_LAZY: dict[str, str] = {
-    "npusched.experiments.suite_files": (
-        "issue 29: study suite models call their run modules (Suite.run) and read packaged "
-        "values through suite_files (PremaSetup.of, MultiTenantSetup.of); sweep -> suite_files"
-    ),
-}
+KNOWN_LAZY: dict[str, str] = {}
 
 
 def _lazy_circles() -> list[list[str]]:
@@ -57,7 +52,12 @@ def test_no_unknown_lazy_circle() -> None:
     new = [c for c in _lazy_circles() if not any(m in c for m in KNOWN_LAZY)]
     assert not new, f"import circle(s) through lazy imports: {new}"
     # the ones broken in round 5 stay broken
-    for gone in ("npusched.hardware", "npusched.policies.mapping.instance", "npusched.sim"):
+    for gone in (
+        "npusched.hardware",
+        "npusched.policies.mapping.instance",
+        "npusched.sim",
+        "npusched.experiments.suite_files",
+    ):
         assert not any(gone in c for c in _lazy_circles()), gone
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from npusched.experiments.reproduce.suites import run_suite_model
 from npusched.experiments.store import run_sweep
 from npusched.experiments.suite_files import packaged_suite, parse_suite, suite_sweep_data
 from npusched.experiments.sweep import parse_experiment
@@ -39,7 +40,7 @@ def _suite(seed: int) -> object:
 @pytest.mark.parametrize("seed", [0, 7])
 def test_sweep_and_reproduce_draw_the_same_samples(tmp_path: Path, seed: int) -> None:
     suite = _suite(seed)
-    suite.run(tmp_path / "reproduce", quick=False, progress=False)  # type: ignore[attr-defined]
+    run_suite_model(suite, tmp_path / "reproduce", quick=False, progress=False)
     main = pd.read_csv(tmp_path / "reproduce" / "main_points.csv")
     rec = pd.read_csv(tmp_path / "reproduce" / "main_records.csv")
 

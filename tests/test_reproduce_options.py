@@ -4,6 +4,7 @@ is an option, the papers' commands keep their option names, and an option gives 
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from npusched.cli import main
-from npusched.experiments import suite_files
+from npusched.experiments import studies, suite_files
 from npusched.experiments.studies.dfs.suite import DfsSuite
 from npusched.experiments.studies.params import FLAG, MULTI, VALUE, study_params
 from npusched.experiments.suite_files import SUITE_MODELS
@@ -55,11 +56,12 @@ def test_params_carry_kind_type_default_and_description() -> None:
 def _captured(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Any]:
     seen: list[Any] = []
 
-    def run(self: Any, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        seen.append(self)
+    def run(suite: Any, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+        seen.append(suite)
         return {"headline": {}, "experiments": {}, "dse": []}
 
-    monkeypatch.setattr(SUITE_MODELS[name], "run", run)
+    # the study's run module maps a suite model onto its reproduction
+    monkeypatch.setattr(importlib.import_module(f"{studies.__name__}.{name}.run"), "run_suite", run)
     return seen
 
 

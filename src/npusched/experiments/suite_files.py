@@ -25,28 +25,25 @@ size x seed; Planaria: system x (workload, QoS) x instance at the fixed rate of 
 ``npusched sweep SUITE.toml`` accepts a suite file directly, and ``npusched suites sweep-file``
 writes the converted experiment file. PREMA's sweep draws the reproduction's samples: seed ``i``
 of batch size ``b`` is the reproduction's workload (b, run i) (``workload.seed_stream``, see
-:func:`~npusched.experiments.studies.prema.suite.prema_sweep`), the same for every policy, so
+:func:`~npusched.experiments.studies.prema.as_sweep.prema_sweep`), the same for every policy, so
 a point at the reproduction's load gives the reproduction's result. Planaria's likewise: seed
 ``i`` of (scenario, QoS) is the reproduction's instance ``i`` at Fig. 13-15's fixed rate, for
-both systems (:func:`~npusched.experiments.studies.planaria.suite.planaria_sweep`). (The quick reproduction
-runs a stratified subset of the full run's workloads; the quick sweep runs the first ones.)
+both systems (:func:`~npusched.experiments.studies.planaria.as_sweep.planaria_sweep`). (The
+quick reproduction runs a stratified subset of the full run's workloads; the quick sweep runs
+the first ones.)
+
+The generic reading (a file into a given model, the one-line errors, ``--set``) is
+:mod:`npusched.experiments.suite_io`, which imports no study; its names are re-exported here.
+Running a suite model is :func:`npusched.experiments.reproduce.suites.run_suite_model` (each
+study's ``run.run_suite``), above the studies.
 """
 
 from __future__ import annotations
 
-import copy
 import os
-import tomllib
-import typing
-from collections.abc import Callable, Mapping, Sequence
-from importlib.resources import files
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-from pydantic import (
-    BaseModel,
-    ValidationError,
-)
 
 from npusched._io import atomic_write_text
 from npusched.errors import ConfigError
@@ -61,11 +58,16 @@ from npusched.experiments.studies.fluid.suite import (
     fluid_sweep,
 )
 from npusched.experiments.studies.haxconn.suite import HaxconnSuite
-from npusched.experiments.studies.planaria.suite import (
-    PlanariaSuite,
-    planaria_sweep,
+from npusched.experiments.studies.planaria.as_sweep import planaria_sweep
+from npusched.experiments.studies.planaria.suite import PlanariaSuite
+from npusched.experiments.studies.prema.as_sweep import prema_sweep
+from npusched.experiments.studies.prema.suite import PremaPolicyEntry, PremaSuite
+from npusched.experiments.suite_io import (
+    packaged_suite_file,
+    parse_suite_as,
+    set_overrides,
+    toml_value,
 )
-from npusched.experiments.studies.prema.suite import PremaPolicyEntry, PremaSuite, prema_sweep
 
 __all__ = [
     "SUITE_MODELS",
@@ -105,114 +107,7 @@ def packaged_suite(name: str) -> Path:
     """The packaged file of suite ``name`` (``npusched/data/experiments/suites/<name>.toml``)."""
     if name not in SUITE_MODELS:
         raise ConfigError(f"suite {name!r}: unknown; allowed: {', '.join(SUITE_MODELS)}")
-    return Path(str(files("npusched") / "data" / "experiments" / "suites" / f"{name}.toml"))
-
-
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` with ``over``'s keys; a table in both merges key by key."""
-    out = copy.deepcopy(dict(base))
-    for k, v in over.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
-
-
-def _model_at(model: type[BaseModel], loc: Sequence[Any]) -> type[BaseModel] | None:
-    """The pydantic model a location inside ``model`` names (for "allowed:" lists)."""
-    cur: type[BaseModel] = model
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = cur.model_fields.get(str(part))
-        if field is None:
-            return None
-        nxt = _model_in(field.annotation)
-        if nxt is None:
-            return None
-        cur = nxt
-    return cur
-
-
-def _model_in(tp: Any) -> type[BaseModel] | None:
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return tp
-    for arg in typing.get_args(tp):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _clean_loc(loc: Sequence[Any]) -> list[Any]:
-    return [
-        p
-        for p in loc
-        if not (
-            isinstance(p, str)
-            and (
-                "[" in p
-                or p.startswith(("constrained-", "function-", "literal"))
-                or p in {"float", "int", "str", "bool", "tuple", "list"}
-            )
-        )
-    ]
-
-
-def _dotted(loc: Sequence[Any]) -> str:
-    s = ""
-    for p in loc:
-        s += f"[{p}]" if isinstance(p, int) else (f".{p}" if s else str(p))
-    return s or "(top level)"
-
-
-def _format(
-    source: str, exc: ValidationError, model: type[BaseModel], prefix: Callable[[str], str]
-) -> str:
-    """One line for the most specific error of the first field that failed."""
-    errors = exc.errors(include_url=False)
-    first = _clean_loc(errors[0]["loc"])[:1]
-    same = [e for e in errors if _clean_loc(e["loc"])[:1] == first]
-    err = max(same, key=lambda e: len(_clean_loc(e["loc"])))
-    loc = _clean_loc(err["loc"])
-    where = prefix(_dotted(loc))
-    if where.startswith("--"):  # a command-line option: the file is not at fault
-        source = "reproduce"
-    kind = err["type"]
-    ctx = err.get("ctx") or {}
-    if kind == "extra_forbidden":
-        sub = _model_at(model, loc[:-1])
-        tail = f"; allowed: {', '.join(sub.model_fields)}" if sub is not None else ""
-        return f"{source}: {where}: unknown key{tail}"
-    if kind == "missing":
-        return f"{source}: {where}: missing required key"
-    lits = [e for e in same if e["type"] == "literal_error"]
-    if lits and len(lits) < len(same):
-        # a union with a literal branch ("all", "calibrate"): name both kinds of value
-        other = next(e for e in same if e["type"] != "literal_error")
-        lit_ctx = lits[0].get("ctx") or {}
-        expected = str(lit_ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
-        msg = str(other["msg"])
-        return (
-            f"{source}: {prefix(_dotted(_clean_loc(other['loc'])))}: "
-            f"{msg[:1].lower() + msg[1:]}, or {expected} (got {other.get('input')!r})"
-        )
-    if kind == "literal_error":
-        expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
-        return f"{source}: {where}: invalid value {err.get('input')!r}; allowed: {expected}"
-    if kind == "value_error":
-        inner = ctx.get("error")
-        text = str(inner) if inner is not None else str(err["msg"])
-        field, sep, rest = text.partition(": ")
-        if not loc and sep and field in model.model_fields:
-            # a check across fields names the field it is about first
-            where, text = prefix(field), rest
-        return f"{source}: {where}: {text}".replace("\n", " ")
-    msg = str(err["msg"])
-    return f"{source}: {where}: {msg[:1].lower() + msg[1:]} (got {err.get('input')!r})".replace(
-        "\n", " "
-    )
+    return packaged_suite_file(name)
 
 
 def parse_suite(
@@ -244,33 +139,9 @@ def parse_suite(
         raise ConfigError(
             f"{source}: suite: this file is the {kind!r} suite, not {name!r}; allowed: {name}"
         )
-    model = SUITE_MODELS[str(kind)]
-    body = {k: v for k, v in data.items() if k != "quick"}
-    quick_over = data.get("quick", {})
-    if not isinstance(quick_over, Mapping):
-        raise ConfigError(f"{source}: quick: expected a table of the parameters --quick changes")
-    if "suite" in quick_over:
-        raise ConfigError(f"{source}: quick.suite: the suite cannot change in quick mode")
-
-    def validate(d: Mapping[str, Any], quick_keys: Mapping[str, Any]) -> Suite:
-        cli = overrides or {}
-
-        def prefix(where: str) -> str:
-            head = where.split(".")[0].split("[")[0]
-            if head in cli:
-                return cli[head][0]
-            return f"quick.{where}" if head in quick_keys else where
-
-        try:
-            return model.model_validate(dict(d))
-        except ValidationError as e:
-            raise ConfigError(_format(source, e, model, prefix)) from None
-
-    cli_values = {k: v for k, (_, v) in (overrides or {}).items()}
-    if not quick:
-        return validate(_merge(body, cli_values), {})
-    validate(body, {})  # the full parameters must be valid too
-    return validate(_merge(_merge(body, quick_over), cli_values), quick_over)
+    return parse_suite_as(
+        SUITE_MODELS[str(kind)], data, source, quick=quick, overrides=overrides
+    )
 
 
 def load_suite(
@@ -359,56 +230,3 @@ def write_sweep_file(suite: Suite, dest: str | os.PathLike[str]) -> Path:
     except OSError as e:
         raise ConfigError(f"{out}: cannot write: {e.strerror}") from None
     return out
-
-
-def toml_value(text: str) -> Any:
-    """A command-line value as ``--set`` reads it: a TOML value (``5``, ``1.5``, ``true``,
-    ``["a", "b"]``, ``{load = 1.2}``), else the plain string (``planaria``)."""
-    try:
-        return tomllib.loads(f"v = {text.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text.strip()
-
-
-def set_overrides(values: Sequence[str] | None) -> dict[str, tuple[str, Any]]:
-    """``--set KEY=VALUE`` options as :func:`parse_suite` ``overrides``.
-
-    ``KEY`` is a suite-file key, dotted for a key inside a table (``setup.load=1.2``);
-    ``VALUE`` is read as a TOML value (``5``, ``1.5``, ``true``, ``["a", "b"]``, ``"x"``) and
-    taken as a plain string if it is not one (``device=planaria``). Several ``--set`` for keys
-    of one table merge. A bad value is reported against ``--set KEY``."""
-    out: dict[str, tuple[str, Any]] = {}
-    for raw in values or ():
-        key, eq, text = raw.partition("=")
-        key = key.strip()
-        parts = key.split(".")
-        if not eq or not key or any(not p.strip() for p in parts):
-            raise ConfigError(
-                f"--set {raw!r}: expected KEY=VALUE; allowed: a suite-file key (dotted inside a "
-                "table, e.g. setup.load=1.2) and a TOML value"
-            )
-        value: Any = toml_value(text)
-        for part in reversed(parts[1:]):
-            value = {part.strip(): value}
-        head = parts[0].strip()
-        if head in out and isinstance(out[head][1], dict) and isinstance(value, dict):
-            value = _merge(out[head][1], value)
-        elif head in out:
-            raise ConfigError(f"--set {key}: given twice")
-        out[head] = (f"--set {key}" if len(parts) == 1 else f"--set {head}", value)
-    return out
-
-
-def run_suite(
-    name: str,
-    out: str | os.PathLike[str],
-    *,
-    config: str | os.PathLike[str] | None = None,
-    quick: bool = False,
-    progress: bool = True,
-    overrides: Mapping[str, tuple[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """``npusched reproduce NAME [--config FILE]``: load the parameters (checked before anything
-    runs) and run the suite into ``out``."""
-    suite = load_suite(name, config, quick=quick, overrides=overrides)
-    return suite.run(Path(out), quick=quick, progress=progress)

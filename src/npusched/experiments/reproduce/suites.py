@@ -23,12 +23,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npusched.errors import ConfigError, NpuschedError
 from npusched.registry import Registry
 
-__all__ = ["QUICK_CLOCK_LEVELS_HZ", "SUITES", "packaged_experiments", "reproduce_all", "run_study"]
+if TYPE_CHECKING:
+    from npusched.experiments.suite_files import Suite as SuiteModel
+
+__all__ = [
+    "QUICK_CLOCK_LEVELS_HZ",
+    "SUITES",
+    "packaged_experiments",
+    "reproduce_all",
+    "run_study",
+    "run_suite",
+    "run_suite_model",
+]
 
 #: ``compare``'s DFS clock levels in quick mode (Hz): four of Table 5's 100-700 MHz (the
 #: fission array's profile has one variant per subarray count and level; 17 levels take
@@ -50,14 +61,50 @@ def _from_file(name: str) -> Callable[..., dict[str, Any]]:
         config: str | Path | None = None,
         overrides: Mapping[str, tuple[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        from npusched.experiments.suite_files import run_suite
-
         return run_suite(
             name, out, config=config, quick=quick, progress=progress, overrides=overrides
         )
 
     run.__doc__ = f"The {name!r} suite with its packaged parameters (or the file ``config``)."
     return run
+
+
+def run_suite_model(
+    suite: SuiteModel, out: str | Path, *, quick: bool, progress: bool
+) -> dict[str, Any]:
+    """Run a suite model (:data:`npusched.experiments.suite_files.SUITE_MODELS`) into ``out``:
+    the study's ``run_suite`` (its ``run`` module maps the parameters onto ``reproduce``)."""
+    from npusched.experiments.studies.dfs import run as dfs
+    from npusched.experiments.studies.fluid import run as fluid
+    from npusched.experiments.studies.haxconn import run as haxconn
+    from npusched.experiments.studies.planaria import run as planaria
+    from npusched.experiments.studies.prema import run as prema
+
+    runners: dict[str, Callable[..., dict[str, Any]]] = {
+        "prema": prema.run_suite,
+        "planaria": planaria.run_suite,
+        "dfs": dfs.run_suite,
+        "fluid": fluid.run_suite,
+        "haxconn": haxconn.run_suite,
+    }
+    return runners[suite.suite](suite, Path(out), quick=quick, progress=progress)
+
+
+def run_suite(
+    name: str,
+    out: str | Path,
+    *,
+    config: str | Path | None = None,
+    quick: bool = False,
+    progress: bool = True,
+    overrides: Mapping[str, tuple[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """``npusched reproduce NAME [--config FILE]``: load the parameters (checked before anything
+    runs) and run the suite into ``out``."""
+    from npusched.experiments.suite_files import load_suite
+
+    suite = load_suite(name, config, quick=quick, overrides=overrides)
+    return run_suite_model(suite, out, quick=quick, progress=progress)
 
 
 # Each suite runs with the parameters of its packaged experiment file

@@ -28,7 +28,7 @@ from npusched.experiments.studies.dfs.points import (
 )
 from npusched.experiments.studies.dfs.report import comparisons, report
 from npusched.experiments.studies.dfs.suite import DfsSuite
-from npusched.experiments.suite_files import load_suite
+from npusched.experiments.suite_io import load_suite_as
 from npusched.hardware.power import AB9, fused_steps
 from npusched.models import get_network
 from npusched.policies.power import StepSchedule, get_power_policy
@@ -94,8 +94,7 @@ def reproduce(
     Returns:
         The summary written to ``summary.json``.
     """
-    model = load_suite("dfs", quick=quick)  # the values of the keywords not given
-    assert isinstance(model, DfsSuite)
+    model = load_suite_as(DfsSuite, "dfs", quick=quick)  # the values of the keywords not given
     cap_w = model.cap_w if cap_w is None else cap_w
     if efficiency is None:
         efficiency = model.efficiency
@@ -422,3 +421,25 @@ def _frames(
         dev_p = AB9(**{**device.get_params(), "voltage_v": "dvfs" if pol == "DVFS" else 1.0})
         per_policy[pol] = asdict(runner(FrameJob(net, policy, dev_p, s, groups)))
     return {"per_policy": per_policy}
+
+
+def run_suite(suite: DfsSuite, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    """``npusched reproduce dfs`` with the parameters of ``suite``."""
+    return reproduce(
+        out,
+        quick=quick,
+        cap_w=float(suite.cap_w),
+        efficiency=None
+        if suite.efficiency == "fit"
+        else ("calibrate" if suite.efficiency == "calibrate" else float(suite.efficiency)),
+        fit=suite.fit,
+        time_scale=suite.time_scale,
+        plots=suite.plots,
+        fuse=suite.fuse,
+        networks=tuple(suite.networks),
+        calibration_networks=tuple(suite.calibration_networks),
+        sensitivity_grid=suite.sensitivity,
+        sensitivity_idle_w=tuple(suite.sensitivity_idle_w),
+        sensitivity_dynamic_w=tuple(suite.sensitivity_dynamic_w),
+        progress=progress,
+    )

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -63,26 +62,3 @@ class DfsSuite(_Strict):
             raise ValueError(f"{bad[0]!r} is not a benchmark of the paper; allowed: "
                              + ", ".join(PAPER_TABLE6))
         return names
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce dfs`` with these parameters."""
-        from npusched.experiments.studies.dfs.run import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            cap_w=float(self.cap_w),
-            efficiency=None
-            if self.efficiency == "fit"
-            else ("calibrate" if self.efficiency == "calibrate" else float(self.efficiency)),
-            fit=self.fit,
-            time_scale=self.time_scale,
-            plots=self.plots,
-            fuse=self.fuse,
-            networks=tuple(self.networks),
-            calibration_networks=tuple(self.calibration_networks),
-            sensitivity_grid=self.sensitivity,
-            sensitivity_idle_w=tuple(self.sensitivity_idle_w),
-            sensitivity_dynamic_w=tuple(self.sensitivity_dynamic_w),
-            progress=progress,
-        )

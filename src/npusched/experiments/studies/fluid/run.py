@@ -27,7 +27,7 @@ from npusched.experiments.studies.fluid.points import (
 )
 from npusched.experiments.studies.fluid.report import comparisons, headline_causes, report
 from npusched.experiments.studies.fluid.suite import FluidSuite
-from npusched.experiments.suite_files import load_suite
+from npusched.experiments.suite_io import load_suite_as
 from npusched.hardware.gemm_dse import explore, max_tr, resource_usage
 from npusched.hardware.gemm_npu import BOARDS
 from npusched.models import get_network
@@ -90,8 +90,7 @@ def reproduce(
     """
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    model = load_suite("fluid", quick=quick)  # the values of the keywords not given
-    assert isinstance(model, FluidSuite)
+    model = load_suite_as(FluidSuite, "fluid", quick=quick)  # the values of the keywords not given
     b_max = model.b_max if b_max is None else b_max
     serving = model.serving if serving is None else serving
     designs = model.designs if designs is None else designs
@@ -298,3 +297,25 @@ def _serving_point(
 
     model, board, policy, rate, slo, seed = pt
     return asdict(run_point(model, board, policy, rate, slo, seed, n, designs, lazy_invocation_s))
+
+
+def run_suite(suite: FluidSuite, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    """``npusched reproduce fluid`` with the parameters of ``suite``."""
+    return reproduce(
+        out,
+        quick=quick,
+        b_max=suite.b_max,
+        progress=progress,
+        serving=suite.serving,
+        seeds=suite.seeds,
+        n_samples=suite.n_samples,
+        designs=suite.designs,
+        pairs=[(m, b) for m, b in suite.pairs],
+        min_dsp_fraction=float(suite.min_dsp_fraction),
+        tp_max=suite.tp_max,
+        serving_setups=[
+            ServingSetup(s.model, s.board, float(s.slo_s), tuple(s.rates))
+            for s in suite.serving_setups
+        ],
+        fig9_setups=[(f.model, f.board, float(f.rate), tuple(f.slos)) for f in suite.fig9],
+    )

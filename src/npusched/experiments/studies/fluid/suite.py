@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
@@ -108,31 +107,6 @@ class FluidSuite(_Strict):
                 + ", ".join(f"[{m}, {b}]" for m, b in PAPER_TABLE1)
             )
         return v
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce fluid`` with these parameters."""
-        from npusched.experiments.studies.fluid.points import ServingSetup
-        from npusched.experiments.studies.fluid.run import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            b_max=self.b_max,
-            progress=progress,
-            serving=self.serving,
-            seeds=self.seeds,
-            n_samples=self.n_samples,
-            designs=self.designs,
-            pairs=[(m, b) for m, b in self.pairs],
-            min_dsp_fraction=float(self.min_dsp_fraction),
-            tp_max=self.tp_max,
-            serving_setups=[
-                ServingSetup(s.model, s.board, float(s.slo_s), tuple(s.rates))
-                for s in self.serving_setups
-            ],
-            fig9_setups=[(f.model, f.board, float(f.rate), tuple(f.slos)) for f in self.fig9],
-        )
-
 
 
 def _fluid_policy(name: str, slo_s: float, b_max: int) -> dict[str, Any]:

@@ -90,7 +90,7 @@ from npusched.experiments.studies.haxconn.points import (
 )
 from npusched.experiments.studies.haxconn.report import build_records
 from npusched.experiments.studies.haxconn.suite import HaxconnSuite
-from npusched.experiments.suite_files import load_suite
+from npusched.experiments.suite_io import load_suite_as
 
 if TYPE_CHECKING:
     from npusched.policies.mapping.execute import Workload
@@ -137,8 +137,7 @@ def reproduce(
     solver benchmark's layer-group counts (10, 20, 40, 80; quick 10, 20), per-solve limit (5.0;
     quick 1.0), repeats (3; quick 1) and the largest group count Z3 is run at (40; quick 20).
     """
-    model = load_suite("haxconn", quick=quick)  # the values of the keywords not given
-    assert isinstance(model, HaxconnSuite)
+    model = load_suite_as(HaxconnSuite, "haxconn", quick=quick)  # the values of the keywords not given
     parts = model.parts if parts is None else parts
     if experiments is None:
         experiments = model.experiments
@@ -346,3 +345,24 @@ def _rows(part: Callable[..., list[dict[str, Any]]], *args: Any) -> dict[str, An
 def _fig7_point(exps: Sequence[int], cpsat_s: float, phase_s: float) -> dict[str, Any]:
     rows, swaps = _fig7(exps, cpsat_s, phase_s)
     return {"rows": rows, "swaps": swaps}
+
+
+def run_suite(suite: HaxconnSuite, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    """``npusched reproduce haxconn`` with the parameters of ``suite``."""
+    return reproduce(
+        out,
+        quick=quick,
+        parts=tuple(suite.parts),
+        experiments=None if suite.experiments == "all" else list(suite.experiments),
+        table6_free_time_limit_s=float(suite.table6_free_time_limit_s),
+        table8_networks=tuple(suite.table8_networks),
+        fig5_networks=tuple(suite.fig5_networks),
+        fig7_experiments=tuple(suite.fig7_experiments),
+        fig7_time_limit_s=float(suite.fig7_time_limit_s),
+        fig7_phase_s=float(suite.fig7_phase_s),
+        solver_groups=tuple(suite.solver_groups),
+        solver_time_limit_s=float(suite.solver_time_limit_s),
+        solver_repeats=suite.solver_repeats,
+        z3_max_groups=suite.z3_max_groups,
+        progress=progress,
+    )

@@ -3,8 +3,7 @@ solver experiments, not a grid of runs)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -59,25 +58,3 @@ class HaxconnSuite(_Strict):
     @classmethod
     def _nets(cls, v: list[str]) -> list[str]:
         return _network_names(v)
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce haxconn`` with these parameters."""
-        from npusched.experiments.studies.haxconn.run import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            parts=tuple(self.parts),
-            experiments=None if self.experiments == "all" else list(self.experiments),
-            table6_free_time_limit_s=float(self.table6_free_time_limit_s),
-            table8_networks=tuple(self.table8_networks),
-            fig5_networks=tuple(self.fig5_networks),
-            fig7_experiments=tuple(self.fig7_experiments),
-            fig7_time_limit_s=float(self.fig7_time_limit_s),
-            fig7_phase_s=float(self.fig7_phase_s),
-            solver_groups=tuple(self.solver_groups),
-            solver_time_limit_s=float(self.solver_time_limit_s),
-            solver_repeats=self.solver_repeats,
-            z3_max_groups=self.z3_max_groups,
-            progress=progress,
-        )

@@ -25,7 +25,7 @@ from npusched.experiments.studies.planaria.points import (
     isolated_comparison,
     layer_speedups,
 )
-from npusched.experiments.studies.planaria.suite import MultiTenantSetup
+from npusched.experiments.studies.planaria.suite import MultiTenantSetup, PlanariaSuite
 from npusched.models.ir import LayerKind
 from npusched.workloads.planaria import (
     ARTIFACT_BENCHMARKS,
@@ -202,3 +202,18 @@ def _workloads(
     for (w, q), row in zip(grid, rows, strict=True):
         found.setdefault(w, {})[q] = row
     return found
+
+
+def run_suite(suite: PlanariaSuite, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    """``npusched reproduce planaria`` with the parameters of ``suite``."""
+    return reproduce(
+        out,
+        quick=quick,
+        plots=suite.plots,
+        progress=progress,
+        networks=tuple(suite.networks),
+        multi_tenant=suite.multi_tenant,
+        setup=suite.mt_setup(),
+        scenarios=tuple(suite.scenarios),
+        qos_levels=tuple(suite.qos_levels),
+    )

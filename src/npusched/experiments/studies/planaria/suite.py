@@ -1,11 +1,11 @@
-"""Planaria (MICRO 2020): the study's parameters, declared once, and its points as a sweep.
+"""Planaria (MICRO 2020): the study's parameters, declared once.
 
 * :class:`PlanariaSetupEntry`: the multi-tenant study's sizes, seeds and rates (the suite
   file's ``[setup]`` table, and so its ``--setup`` option);
 * :class:`MultiTenantSetup` (those keys and ``benchmarks``): what the multi-tenant points
   depend on; :meth:`MultiTenantSetup.of` fills the keys not given from the packaged suite file;
-* :class:`PlanariaSuite` (``suite = "planaria"``, the suite file's schema), and
-  :func:`planaria_sweep` (system x workload x seed).
+* :class:`PlanariaSuite` (``suite = "planaria"``, the suite file's schema); the suite as a
+  sweep is :func:`~npusched.experiments.studies.planaria.as_sweep.planaria_sweep`.
 
 The values live in one place, the packaged file ``npusched/data/experiments/suites/planaria.toml``.
 """
@@ -13,13 +13,13 @@ The values live in one place, the packaged file ``npusched/data/experiments/suit
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
 from npusched.experiments.config import PositiveFloat, PositiveInt, Switch, _network_names
 from npusched.experiments.studies._fields import Names, NonNegInt, _Strict
+from npusched.experiments.suite_io import load_suite_as
 
 
 # --- Planaria ---------------------------------------------------------------------------------
@@ -81,10 +81,8 @@ class PlanariaSetupEntry(_Strict):
 @functools.cache
 def _packaged_setup(quick: bool) -> dict[str, Any]:
     """The :class:`MultiTenantSetup` keys of the packaged suite file (full or quick run)."""
-    from npusched.experiments.suite_files import load_suite
-
-    suite = load_suite("planaria", quick=quick)
-    return {**suite.setup.model_dump(), "benchmarks": suite.benchmarks}  # type: ignore[union-attr]
+    suite = load_suite_as(PlanariaSuite, "planaria", quick=quick)
+    return {**suite.setup.model_dump(), "benchmarks": suite.benchmarks}
 
 
 class MultiTenantSetup(PlanariaSetupEntry):
@@ -143,77 +141,3 @@ class PlanariaSuite(_Strict):
     def mt_setup(self) -> MultiTenantSetup:
         """The :class:`MultiTenantSetup`: ``setup`` and ``benchmarks``."""
         return MultiTenantSetup(**self.setup.model_dump(), benchmarks=self.benchmarks)
-
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce planaria`` with these parameters."""
-        from npusched.experiments.studies.planaria.run import reproduce
-
-        return reproduce(
-            out,
-            quick=quick,
-            plots=self.plots,
-            progress=progress,
-            networks=tuple(self.networks),
-            multi_tenant=self.multi_tenant,
-            setup=self.mt_setup(),
-            scenarios=tuple(self.scenarios),
-            qos_levels=tuple(self.qos_levels),
-        )
-
-
-def planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
-    from npusched.experiments.studies.planaria.points import reference_rate, seed_stream
-    from npusched.workloads.planaria import PRIORITIES, qos_table, scenario_networks
-
-    st = s.mt_setup()
-    # The requests are the reproduction's (Fig. 13-15's fixed rate, its seed stream: seed i is
-    # instance i); the machines run the zoo's layer tables as they are (the per-channel
-    # depthwise mapping), which the reproduction's ``depthwise`` may change.
-    workloads = [
-        {
-            "label": f"{w}/{q}",
-            "workload": {
-                "kind": "poisson",
-                "models": list(scenario_networks(w, s.benchmarks)),
-                "rate_per_s": reference_rate(
-                    w, st.load, benchmarks=st.benchmarks, depthwise=st.depthwise
-                ),
-                "n_requests": st.n_requests,
-                "priorities": list(PRIORITIES),
-                "qos": qos_table(w, q, s.benchmarks),
-                "seed_stream": seed_stream(st.seed, w, q),
-            },
-        }
-        for w in s.scenarios
-        for q in s.qos_levels
-    ]
-    return {
-        "name": "planaria-suite",
-        "description": (
-            "Planaria suite as a sweep: P-PREMA on the 128x128 array vs Planaria on 16 fission "
-            f"subarrays, Table I workloads at load {st.load:g}, {st.instances} instance"
-            f"{'' if st.instances == 1 else 's'}."
-        ),
-        "seeds": {"start": 0, "count": st.instances},
-        "base": {"workload": workloads[0]["workload"]},
-        "grid": {
-            "system": [
-                {
-                    "label": "PREMA",
-                    "hardware": {"device": "prema-npu"},
-                    "policy": {"name": "P-PREMA", "params": {"mechanism": "checkpoint"}},
-                    "sim.predictor": "prema",
-                },
-                {
-                    "label": "Planaria",
-                    "hardware": {"device": "planaria"},
-                    "policy": {"name": "Planaria"},
-                },
-            ],
-            "workload": workloads,
-        },
-        "report": {
-            "metrics": ["slo_attainment", "fairness", "antt", "p99_latency_s", "energy_j"],
-            "baseline": "PREMA",
-        },
-    }

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from npusched.errors import ConfigError, SimulationError
-from npusched.experiments.studies.prema.suite import PolicySpec, PremaSetup
+from npusched.experiments.studies.prema.suite import PolicySpec, PremaSetup, PremaSuite
+from npusched.experiments.suite_io import load_suite_as
 from npusched.hardware.profile import Profile
 from npusched.workloads.request import Request
 
@@ -34,11 +35,7 @@ def policy_specs() -> list[PolicySpec]:
     """Every policy configuration of the study, in report order: the ``policies`` of the
     packaged suite file (``npusched/data/experiments/suites/prema.toml``, where each entry and
     the missing ``P-RRB-kill`` are explained)."""
-    from npusched.experiments.suite_files import PremaSuite, load_suite
-
-    suite = load_suite("prema")
-    assert isinstance(suite, PremaSuite)
-    specs: list[PolicySpec] = suite.specs()
+    specs: list[PolicySpec] = load_suite_as(PremaSuite, "prema").specs()
     return specs
 
 

@@ -45,6 +45,7 @@ from npusched.experiments.studies.prema.points import (
 )
 from npusched.experiments.studies.prema.report import _fidelity, _fidelity_md, _report_md
 from npusched.experiments.studies.prema.suite import PremaSetup, PremaSuite
+from npusched.experiments.suite_io import load_suite_as, parse_suite_as
 from npusched.report.progress import progress_bar
 from npusched.report.suite_output import json_safe, write_csv
 
@@ -140,18 +141,13 @@ def reproduce(
 def _with_params(suite: PremaSuite | None, quick: bool, params: Mapping[str, Any]) -> PremaSuite:
     """``suite`` (default: the packaged file's, quick or full) with the suite-file keys
     ``params`` (checked by the schema, before anything runs)."""
-    from npusched.experiments.suite_files import load_suite, parse_suite
-
     # a bad value is reported against the keyword, named as its command-line option
     over = {k: (f"--{k.replace('_', '-')}", v) for k, v in params.items()}
     if suite is None:
-        found = load_suite("prema", quick=quick, overrides=over)
-    elif params:
-        found = parse_suite(suite.model_dump(), "reproduce", name="prema", overrides=over)
-    else:
-        found = suite
-    assert isinstance(found, PremaSuite)
-    return found
+        return load_suite_as(PremaSuite, "prema", quick=quick, overrides=over)
+    if params:
+        return parse_suite_as(PremaSuite, suite.model_dump(), "reproduce", overrides=over)
+    return suite
 
 
 #: Subdirectory of the output directory holding the paper-job-range study's raw points.
@@ -336,3 +332,8 @@ def write_outputs(
     )
     atomic_write_text(out / "fidelity.md", _fidelity_md(summary))
     return summary
+
+
+def run_suite(suite: PremaSuite, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    """``npusched reproduce prema`` with the parameters of ``suite``."""
+    return reproduce(out, suite, quick=quick, progress=progress)

@@ -1,4 +1,4 @@
-"""PREMA (HPCA 2020): the study's parameters, declared once, and its points as a sweep.
+"""PREMA (HPCA 2020): the study's parameters, declared once.
 
 * :class:`PremaWorkloads`: the keys that determine the workloads and simulations;
 * :class:`PremaSetup` (those keys and a job-length range): what a reproduction's points depend
@@ -8,7 +8,8 @@
   (runs, policies, plots, the paper-range study, the sweep's loads). :meth:`PremaSuite.setup`
   and :meth:`PremaSuite.specs` derive the reproduction's setup and policies,
   :func:`~npusched.experiments.studies.prema.run.reproduce` takes any key as a keyword, and
-  :func:`prema_sweep` converts the suite to a sweep.
+  :func:`~npusched.experiments.studies.prema.as_sweep.prema_sweep` converts the suite to a
+  sweep.
 
 The values live in one place, the packaged file ``npusched/data/experiments/suites/prema.toml``.
 """
@@ -18,7 +19,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -32,6 +32,7 @@ from npusched.experiments.config import (
     _network_names,
 )
 from npusched.experiments.studies._fields import Names, NonNegInt, _device, _Strict, _unique
+from npusched.experiments.suite_io import load_suite_as
 
 #: Bumped when a change alters the results, so stale points are not reused (2: cumulative
 #: tokens by default, 142 GB/s effective checkpoint bandwidth; 3: linear tokens by default).
@@ -77,9 +78,7 @@ class PremaWorkloads(_Strict):
 @functools.cache
 def _packaged_workloads() -> dict[str, Any]:
     """The :class:`PremaWorkloads` keys of the packaged suite file (its full run)."""
-    from npusched.experiments.suite_files import load_suite
-
-    suite = load_suite("prema")
+    suite = load_suite_as(PremaSuite, "prema")
     return {k: getattr(suite, k) for k in PremaWorkloads.model_fields}
 
 
@@ -232,12 +231,6 @@ class PremaSuite(PremaWorkloads, _SuiteHead):
         """The policy configurations, in report order."""
         return list(self.policies)
 
-    def run(self, out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-        """``npusched reproduce prema`` with these parameters."""
-        from npusched.experiments.studies.prema.run import reproduce
-
-        return reproduce(out, self, quick=quick, progress=progress)
-
 
 def _with_attributes(doc: str | None, base: type) -> str:
     """``doc`` with ``base``'s ``Attributes:`` entries first in its list (the keys a model
@@ -248,71 +241,3 @@ def _with_attributes(doc: str | None, base: type) -> str:
 
 
 PremaSuite.__doc__ = _with_attributes(PremaSuite.__doc__, PremaWorkloads)
-
-
-def prema_sweep(s: PremaSuite) -> dict[str, Any]:
-    """``s`` as a sweep: policy x load (``sweep_loads``) x batch size x ``runs`` seeds. Seed
-    ``i`` of batch size ``b`` draws the reproduction's workload (b, run i) (``seed_stream =
-    [seed, 1, b]``), in the reproduction's dispatch window at each load; so a point at the
-    reproduction's ``load`` gives the reproduction's result for that (policy, b, run)."""
-    from npusched.experiments.studies.prema.points import _Context
-
-    ctx = _Context(s.setup())
-    batches = sorted(set(s.batch_sizes))
-    policies = []
-    for p in s.policies:
-        params: dict[str, Any] = {}
-        if p.mechanism is not None:
-            params["mechanism"] = p.mechanism
-        if p.tokens is not None:
-            params["tokens"] = p.tokens
-        policies.append(
-            {"label": p.label, "policy": {"name": p.policy, "params": params},
-             "sim.predictor": p.predictor}
-        )
-    # the reproduction's dispatch window (_Context.window), at each load of the sweep
-    mean_iso = {b: ctx.mean_isolated(b) for b in batches}
-    grids = [
-        {
-            "policy": policies,
-            "load": [{"label": float(load)}],
-            "batch": [
-                {
-                    "label": b,
-                    "workload.batch_sizes": [b],
-                    "workload.window_s": s.n_tasks * mean_iso[b] / float(load),
-                    # the reproduction's stream of (b, run): seed i of the sweep is run i
-                    "workload.seed_stream": [s.seed, 1, b],
-                }
-            ],
-        }
-        for load in s.sweep_loads
-        for b in batches
-    ]
-    return {
-        "name": "prema-suite",
-        "description": (
-            f"PREMA suite as a sweep: {len(s.policies)} policies x loads "
-            f"{[float(x) for x in s.sweep_loads]} x batch sizes {batches} x {s.runs} seeds, "
-            f"{s.n_tasks} tasks per workload."
-        ),
-        "seeds": {"start": 0, "count": s.runs},
-        "base": {
-            "hardware": {"device": s.device},
-            "workload": {
-                "kind": "prema",
-                "n_tasks": s.n_tasks,
-                "models": list(s.networks),
-                "window_s": ctx.window(batches[0]),
-                "batch_sizes": [batches[0]],
-            },
-            "sim": {"preemption_point": s.preemption_point},
-        },
-        "grids": grids,
-        "report": {
-            "x": "load",
-            "metrics": ["antt", "stp", "fairness", "sla_violation_rate_n4",
-                        "p95_high_priority_norm"],
-            "baseline": "NP-FCFS",
-        },
-    }
