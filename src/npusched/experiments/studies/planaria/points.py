@@ -314,6 +314,14 @@ def throughput_qps(
     return float(min(found, cap)) if cap is not None else found
 
 
+def _monolithic_capacity_qps(setup: MultiTenantSetup, scenario: str) -> float:
+    """PREMA's one array on ``scenario``: 1 / the mean isolated latency of its networks alone
+    on the monolithic array, requests per second (sustainable rate and capacity alike)."""
+    return reference_rate(
+        scenario, 1.0, monolithic_array(), benchmarks=setup.benchmarks, depthwise=setup.depthwise
+    )
+
+
 def stable_qps(setup: MultiTenantSetup, scenario: str) -> dict[str, float]:
     """Each system's sustainable rate on ``scenario`` (networks equally likely), requests
     per second: above it no schedule keeps up. PREMA's one array serves one request at a
@@ -329,13 +337,7 @@ def stable_qps(setup: MultiTenantSetup, scenario: str) -> dict[str, float]:
         best.append(min(k * prof.isolated_latency(1, subarrays=k) for k in range(1, size + 1)))
     return {
         "planaria": float(size / np.mean(best)),
-        "prema": reference_rate(
-            scenario,
-            1.0,
-            monolithic_array(),
-            benchmarks=setup.benchmarks,
-            depthwise=setup.depthwise,
-        ),
+        "prema": _monolithic_capacity_qps(setup, scenario),
     }
 
 
@@ -434,13 +436,7 @@ def capacity_qps(setup: MultiTenantSetup, scenario: str) -> dict[str, float]:
     ]
     return {
         "planaria": float(1.0 / np.mean(iso)),
-        "prema": reference_rate(
-            scenario,
-            1.0,
-            monolithic_array(),
-            benchmarks=setup.benchmarks,
-            depthwise=setup.depthwise,
-        ),
+        "prema": _monolithic_capacity_qps(setup, scenario),
     }
 
 
