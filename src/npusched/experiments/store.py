@@ -244,15 +244,8 @@ def open_store(out_dir: str | os.PathLike[str], meta: Mapping[str, Any]) -> Path
     files are removed (their points run again), and ``store.json`` is written. A directory
     whose ``store.json`` holds another configuration is refused (its points would be mixed
     with this run's in the outputs derived from the store)."""
-    from npusched.experiments.runner import check_out_dir
-
     d = Path(out_dir)
-    check_out_dir(d)
-    try:
-        (d / POINTS_DIR).mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ConfigError(f"{d}: cannot create the output directory: {e.strerror}") from None
-    remove_stale_temp_files(d)
+    _points_dir(d)
     drop_corrupt_points(d)
     want = json.loads(json.dumps(dict(meta), sort_keys=True))
     path = d / STORE_META
@@ -459,7 +452,10 @@ def remove_stale_temp_files(out_dir: Path) -> int:
     return n
 
 
-def _prepare_dir(exp: Experiment, out_dir: Path) -> None:
+def _points_dir(out_dir: Path) -> None:
+    """Check ``out_dir`` (:func:`~npusched.experiments.runner.check_out_dir`), create its
+    points folder and remove temporary files of dead writers: what a sweep and a study store
+    both do before reading their points."""
     from npusched.experiments.runner import check_out_dir
 
     check_out_dir(out_dir)
@@ -468,6 +464,10 @@ def _prepare_dir(exp: Experiment, out_dir: Path) -> None:
     except OSError as e:
         raise ConfigError(f"{out_dir}: cannot create the output directory: {e.strerror}") from None
     remove_stale_temp_files(out_dir)
+
+
+def _prepare_dir(exp: Experiment, out_dir: Path) -> None:
+    _points_dir(out_dir)
     old = out_dir / META
     if old.exists():
         try:
