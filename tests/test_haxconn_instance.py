@@ -395,3 +395,22 @@ def test_z3_paper_relaxation_admits_every_exact_schedule() -> None:
         sol.add(mk <= z3.RealVal(target, mk.ctx))
         sol.set("timeout", 30_000)
         assert sol.check() == want, (den, target)
+
+
+@pytest.mark.slow
+def test_z3_paper_limit_without_transition_costs() -> None:
+    """A known limit (docs/papers/haxconn.md): with every transition cost 0 the pair that is
+    hard on the artifact's instance holds the optimum (CP-SAT: 3.3737 ms, re-timed from its
+    0.01 ms ticks), and Z3 decides none of its checks between its bound and 3.40 ms within the
+    limit: it ends ``feasible`` on that mapping, at most the default instance's 3.400312 ms."""
+    from dataclasses import replace
+
+    inst = artifact_instance()
+    inst = replace(inst, dnns=tuple(
+        replace(d, transition_ms=tuple(0.0 for _ in d.transition_ms)) for d in inst.dnns))
+    z = solve_instance(inst, "paper", "z3", time_limit_s=8)
+    c = solve_instance(inst, "paper", "cpsat", time_limit_s=30)
+    assert c.status == "optimal" and c.makespan_ms == pytest.approx(3.37367, abs=1e-4)
+    assert z.status == "feasible"
+    assert z.devices == c.devices == (("gpu",) * 10, ("gpu",) * 6 + ("dla",) * 2)
+    assert c.makespan_ms < z.makespan_ms <= 3.400312 + 1e-6

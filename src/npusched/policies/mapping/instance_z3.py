@@ -411,8 +411,8 @@ def solve_z3_paper_pairs(
        contention coefficients rounded down to :data:`PROOF_COEF_DEN` (``unsat`` there is
        ``unsat`` in the exact model, whose every schedule it admits; its small rationals keep
        the simplex cheap), then exactly: ``unsat`` closes the pair, ``sat`` lowers the
-       incumbent and the pair runs the ladder of phase 1 again, ``unknown`` keeps it open for
-       the next round.
+       incumbent and the pair is bisected between its bound and the new incumbent
+       (``descend``), ``unknown`` keeps it open for the next round.
 
     ``optimal``: every pair closed by ``time_limit_s``; otherwise ``feasible`` with the best
     schedule found. Returns as :func:`solve_z3_instance` (raw end times: the caller re-times
@@ -470,6 +470,17 @@ def solve_z3_paper_pairs(
             if found:  # the proofs take it from here
                 return
 
+    def descend(rows: tuple[tuple[int, ...], ...]) -> None:
+        """Bisect ``rows`` between its bound and the incumbent: ``makespan <= lb + f (cap -
+        lb)``, ``f`` = 1/2 (9/10 after an ``unknown``), each within :data:`LADDER_RLIMIT`,
+        until the pair closes, two checks in a row are ``unknown``, or the time is up."""
+        misses = 0
+        while misses < 2 and not closed(open_pairs[rows]) and left() > 0:
+            lb = open_pairs[rows]
+            target = lb + (0.5 if misses == 0 else 0.9) * (cap() - lb)
+            res = check(rows, target, seconds=left(), rlimit=LADDER_RLIMIT)
+            misses = misses + 1 if res == z3.unknown else 0
+
     ladder(list(open_pairs))
     while left() > 0:
         todo = sorted((r for r, lb in open_pairs.items() if not closed(lb)),
@@ -487,7 +498,7 @@ def solve_z3_paper_pairs(
                 if res == z3.unsat:
                     break
                 if res == z3.sat and den is None:
-                    ladder([rows])
+                    descend(rows)
                 if time.perf_counter() >= t_end:
                     break
     open_left = [r for r, lb in open_pairs.items() if not closed(lb)]
