@@ -9,9 +9,11 @@ artifact writes it). Eq. 10 (throughput) is nonlinear (``sum 1/T_n``); Z3 gets i
 (status ``feasible``).
 
 Under ``paper`` semantics (two DNNs, latency) the one-model encoding finds no schedule of the
-artifact's instance within 20 s; :func:`solve_z3_paper_pairs` instead gives Z3 one small model
-per transition configuration (the mapping fixed, every coefficient a constant), pruned by the
-configurations' LP bounds, with tight makespan targets that Z3 decides quickly.
+artifact's instance within 20 s; :func:`solve_z3_paper_pairs` instead gives Z3 small models per
+transition configuration (the mapping fixed, every coefficient a constant, every disjunction
+over order literals: :func:`_fixed_paper_model`), pruned by the configurations' LP bounds, with
+tight makespan targets and proofs on a rounded-down relaxation. It proves the artifact's
+instance optimal (3.400312 ms) in about 1.5-3 s on a loaded 2-core machine.
 """
 
 from __future__ import annotations
