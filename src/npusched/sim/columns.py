@@ -521,9 +521,11 @@ def execute_columns(run: _Run) -> SimResult:
         while t_i >= 0 and cnt_x[t_i] == 0:
             t_i -= 1
         if run_k >= 0 and incl_run:
-            xr = levels_of(tok[run_k])[1]
-            if xr > t_i:
-                t_i = xr
+            tr = tok[run_k]
+            if tr == tr:  # ``levels_of(tr)[1]`` (NaN tokens reach no level)
+                xr = bisect_right(levels, tr) - 1
+                if xr > t_i:
+                    t_i = xr
         return t_i
 
     def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
