@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import operator
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from itertools import repeat
@@ -432,16 +433,13 @@ def execute_columns(run: _Run) -> SimResult:
         return (arr_s[k], rid[k], k)  # first_come: (arrival, id)
 
     def levels_of(t: float) -> tuple[int, int]:
-        """(``lvl_c``, ``lvl_x``) of tokens ``t``."""
-        c = x = -1
-        for i in range(nlev):
-            if t >= cand_cut[i]:
-                c = i
-                if t >= levels[i]:
-                    x = i
-            else:
-                break
-        return c, x
+        """(``lvl_c``, ``lvl_x``) of tokens ``t``: the highest level whose candidate cut ``t``
+        passes and the highest it reaches (-1: none). Both lists increase and each cut is at
+        or below its level, so these are the bisections' (the same ``<`` comparisons the scan
+        over the levels made); NaN tokens reach none."""
+        if t != t:
+            return -1, -1
+        return bisect_right(cand_cut, t) - 1, bisect_right(levels, t) - 1
 
     def cheap_entry(k: int) -> tuple[Any, ...]:
         """Job ``k``'s entry in ``cheap``: ``choose``'s key of a waiting job (without the
@@ -523,9 +521,11 @@ def execute_columns(run: _Run) -> SimResult:
         while t_i >= 0 and cnt_x[t_i] == 0:
             t_i -= 1
         if run_k >= 0 and incl_run:
-            xr = levels_of(tok[run_k])[1]
-            if xr > t_i:
-                t_i = xr
+            tr = tok[run_k]
+            if tr == tr:  # ``levels_of(tr)[1]`` (NaN tokens reach no level)
+                xr = bisect_right(levels, tr) - 1
+                if xr > t_i:
+                    t_i = xr
         return t_i
 
     def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
