@@ -925,7 +925,7 @@ class _Run:
         """Seconds of work at which ``job`` next reaches an exit of one of its samples or its
         stop step (``inf`` if none before the end)."""
         plan = job.plan
-        cum = plan.cum_s
+        cum = plan._cum_list()  # the prefix sums as Python floats (equal to ``cum_s``)
         ex = job._exec
         best = math.inf
         exits = plan.exits
@@ -933,11 +933,12 @@ class _Run:
             for r in job.samples:
                 k = r.exit
                 if k is not None and 0 <= k < len(exits):
-                    w = float(cum[exits[k]])
+                    w = cum[exits[k]]
                     if w >= ex - TIME_TOL_S and w < best:
                         best = w
-        if job._until >= 0:
-            w = float(cum[min(job._until, plan.steps)])
+        until = job._until
+        if until >= 0:
+            w = cum[until if until < plan.steps else plan.steps]
             if w < best:
                 best = max(w, ex)
         return best
@@ -984,8 +985,8 @@ class _Run:
         a = job._seg_exec0
         if exec_end > a:
             plan = job.plan
-            self.layer_exec += plan.steps_between(a, exec_end)
-            e = plan.energy_between(a, exec_end)
+            steps, e = plan.work_between(a, exec_end)  # bit-equal to the two calls, one bisection
+            self.layer_exec += steps
             if e:
                 self._add_energy(job, res, e)
             if self.power is not None and te > t0:
@@ -1134,14 +1135,15 @@ class _Run:
         leave_reqs: list[Request] = []
         stay_rows: list[int] = []
         stay_reqs: list[Request] = []
-        for row, r in zip(job._rows, job.samples, strict=True):
-            k = r.exit
-            if k is not None and 0 <= k < len(exits) and exits[k] <= step:
-                leave_rows.append(row)
-                leave_reqs.append(r)
-            else:
-                stay_rows.append(row)
-                stay_reqs.append(r)
+        if exits:  # without exits no sample leaves
+            for row, r in zip(job._rows, job.samples, strict=True):
+                k = r.exit
+                if k is not None and 0 <= k < len(exits) and exits[k] <= step:
+                    leave_rows.append(row)
+                    leave_reqs.append(r)
+                else:
+                    stay_rows.append(row)
+                    stay_reqs.append(r)
         reason = ""
         if leave_rows:
             self._finish_samples(job, leave_rows, leave_reqs)
@@ -1323,10 +1325,12 @@ class _Run:
                 f"returns a Schedule"
             )
         now = self.clock.now
-        for m in sched.merge:
-            self._merge(self._own(m.into), [self._own(j) for j in m.jobs])
+        clock = self.clock
+        if sched.merge:
+            for m in sched.merge:
+                self._merge(self._own(m.into), [self._own(j) for j in m.jobs])
         mech = sched.mechanism
-        if mech not in (_CHECKPOINT, _KILL, _DRAIN):
+        if mech is not _CHECKPOINT and mech not in (_KILL, _DRAIN):
             raise SimulationError(
                 f"policy {self._pname()!r} returned mechanism {mech!r}; allowed: "
                 f"{', '.join(m.value for m in Mechanism)}"
@@ -1343,35 +1347,43 @@ class _Run:
                     job._leaving = True  # its next preemption point is its end: it completes
             elif job.state is not PREEMPTING:
                 raise self._invalid(job, "a running job")
-        for j, step in sched.until_step.items():
-            job = self._own(j)
+        for job, step in sched.until_step.items():
+            if type(job) is not Job or job._clock is not clock:
+                raise self._invalid(job, "a job of this run")
             if job.state is DONE or not (isinstance(step, int) and step >= 0):
                 raise self._invalid(job, "an unfinished job and a step index >= 0")
             job._until = step
             if job.state is RUNNING:
                 self._retime(job)
-        for j, alloc in sched.assign.items():
-            job = self._own(j)
-            self._assign(job, alloc)
-        if sched.assign or sched.merge:  # nothing else can raise the units needed
+        assign = sched.assign
+        if assign:
+            for job, alloc in assign.items():
+                if type(job) is not Job or job._clock is not clock:
+                    raise self._invalid(job, "a job of this run")
+                self._assign(job, alloc)
+        if assign or sched.merge:  # nothing else can raise the units needed
             self._check_capacity()
-        self._drain_pending()
+        if self.pending:
+            self._drain_pending()
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
-        for j, factor in sched.rates.items():
-            job = self._own(j)
+        for job, factor in sched.rates.items():
+            if type(job) is not Job or job._clock is not clock:
+                raise self._invalid(job, "a job of this run")
             if not (factor > 0.0 and math.isfinite(factor)):
                 raise SimulationError(
                     f"policy {self._pname()!r}: rate {factor!r} for job {job.id}; must be > 0"
                 )
             if job.state is RUNNING and factor != job.rate:
                 self._set_rate(job, float(factor))
-        q = self.queue
-        for t in sched.timers:
-            if not (t >= now - TIME_TOL_S and math.isfinite(t)):
-                raise SimulationError(
-                    f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time >= now"
-                )
-            heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
+        if sched.timers:
+            q = self.queue
+            for t in sched.timers:
+                if not (t >= now - TIME_TOL_S and math.isfinite(t)):
+                    raise SimulationError(
+                        f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time "
+                        f">= now"
+                    )
+                heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
         try:
@@ -1790,7 +1802,8 @@ class _Run:
                     policy.on_period(self._machine_view("period"))
                 if reason:
                     self._apply(select(self._machine_view(reason)))
-                busy = any(r.jobs for r in self.res) or bool(self.pending)
+                # ``busy`` is read only by the period tick below (``skipping`` is temporal)
+                busy = period is not None and (any(r.jobs for r in self.res) or bool(self.pending))
             if skipping:
                 if ready:
                     self._plan_tick(now, period_f, reason, busy, ai >= n)
