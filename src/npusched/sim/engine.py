@@ -523,6 +523,8 @@ class _Run:
         self.ready: list[Job] = []
         self.res = [_Res(r) for r in sim.machine.resources]
         self.pending: list[tuple[Job, int, int, _Variant, Allocation]] = []
+        #: The machine view's resource views per tuple of free units (shared, read-only).
+        self._res_views: dict[tuple[int, ...], Mapping[str, ResourceView]] = {}
         self.running: Job | None = None  # temporal: the job holding the resource
         self.preempting: Job | None = None  # temporal: the job being stopped
         self.layer_exec = 0
@@ -1269,12 +1271,14 @@ class _Run:
         frees = []
         for res in self.res:
             frees.append(res.free)
-            for j in res.jobs:
-                (preempting if j.state is PREEMPTING else running).append(j)
+            jobs = res.jobs
+            if jobs:
+                for j in jobs:
+                    (preempting if j.state is PREEMPTING else running).append(j)
         if self.pending:
             running.extend(e[0] for e in self.pending)
         key = tuple(frees)
-        cache = self.__dict__.setdefault("_res_views", {})
+        cache = self._res_views
         resources = cache.get(key)
         if resources is None:
             resources = cache[key] = MappingProxyType(  # shared: read-only
@@ -1420,6 +1424,11 @@ class _Run:
         ri, units, variant = self._resolve(job, alloc)
         st = job.state
         if st is WAITING:
+            if not self.pending and self.res[ri].free >= units:
+                # Nothing waits before it and its units are free: started now, as the drain
+                # after the decision's assignments would start it (in assignment order).
+                self._start(job, ri, units, variant, alloc)
+                return
             job.state = STARTING
             self.ready.remove(job)
             self.pending.append((job, ri, units, variant, alloc))

@@ -35,6 +35,7 @@ import bisect
 import itertools
 from collections import deque
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from npusched.base import Component
@@ -51,8 +52,7 @@ from npusched.policies.mapping.haxconn import haxconn
 __all__ = ["HaxconnPolicy", "Swap"]
 
 
-def _first(e: tuple[int, Any]) -> int:
-    return e[0]
+_first = itemgetter(0)
 
 
 @dataclass
