@@ -856,9 +856,18 @@ class _Run:
         job.isolated_s = plan.total_s
 
     # --- job mechanics ------------------------------------------------------------------------
-    def _start(self, job: Job, ri: int, units: int, variant: _Variant, alloc: Allocation) -> None:
+    def _start(
+        self,
+        job: Job,
+        ri: int,
+        units: int,
+        variant: _Variant,
+        alloc: Allocation,
+        rate: float = 1.0,
+    ) -> None:
         """Give ``units`` of resource ``ri`` to ``job`` now (restoring its checkpoint first,
-        if any)."""
+        if any), running at speed factor ``rate`` (a machine policy's rate for a job its
+        decision starts at once: the same event as starting at 1.0 and re-timing at once)."""
         now = self.clock.now
         res = self.res[ri]
         if units > res.free:
@@ -882,7 +891,7 @@ class _Run:
         job.allocation = alloc
         job._res = ri
         job.units = units
-        job.rate = 1.0
+        job.rate = rate
         if job.first_start_s != job.first_start_s:  # nan: first start
             job.first_start_s = now
         rb = job._restore_bytes
@@ -942,7 +951,7 @@ class _Run:
         if until >= 0:
             w = cum[until if until < plan.steps else plan.steps]
             if w < best:
-                best = max(w, ex)
+                best = w if w >= ex else ex  # max(w, ex)
         return best
 
     def _charge_restore(self, job: Job, ss: float, t0: float) -> None:
@@ -1364,7 +1373,7 @@ class _Run:
             for job, alloc in assign.items():
                 if type(job) is not Job or job._clock is not clock:
                     raise self._invalid(job, "a job of this run")
-                self._assign(job, alloc)
+                self._assign(job, alloc, sched.rates)
         if assign or sched.merge:  # nothing else can raise the units needed
             self._check_capacity()
         if self.pending:
@@ -1420,14 +1429,20 @@ class _Run:
             )
         return ri, units, self._variant_for(ri, units, alloc)
 
-    def _assign(self, job: Job, alloc: Allocation) -> None:
+    def _assign(
+        self, job: Job, alloc: Allocation, rates: Mapping[Any, float] | None = None
+    ) -> None:
         ri, units, variant = self._resolve(job, alloc)
         st = job.state
         if st is WAITING:
             if not self.pending and self.res[ri].free >= units:
                 # Nothing waits before it and its units are free: started now, as the drain
-                # after the decision's assignments would start it (in assignment order).
-                self._start(job, ri, units, variant, alloc)
+                # after the decision's assignments would start it (in assignment order), at
+                # the decision's rate for it (valid ones; ``_apply`` raises on the others).
+                r = rates.get(job, 1.0) if rates else 1.0
+                if not (r > 0.0 and math.isfinite(r)):
+                    r = 1.0
+                self._start(job, ri, units, variant, alloc, float(r))
                 return
             job.state = STARTING
             self.ready.remove(job)

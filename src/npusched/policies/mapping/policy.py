@@ -278,9 +278,12 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 self.current_ = self.pending_.popleft()
         ready = view.ready
         plans = self.plans_
-        new = [j for j in ready if j.id not in plans]
-        if new:
-            self._plan(new)
+        # (plain loops here and below: on the hot path, with one or two jobs, a comprehension's
+        # own frame costs more than its items)
+        for j in ready:
+            if j.id not in plans:
+                self._plan([j for j in ready if j.id not in plans])
+                break
         accs = self.spec_.accelerators
         now = view.now
         resources = view.resources
@@ -292,7 +295,7 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                         f"npusched.sim.resources.soc({accs!r})"
                     )
             self.checked_ = True
-        free = [resources[name].free for name in accs]  # by accelerator index
+        free: list[int] | None = None  # by accelerator index, read on the first start
         group = self.group_
         queues = self.queues_
         ready_at = self.ready_at_
@@ -347,6 +350,10 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                         continue
                     if t_ready > now + 1e-12:
                         continue
+                if free is None:
+                    free = []
+                    for name in accs:
+                        free.append(resources[name].free)
                 if free[a] < 1:
                     continue
                 ready_at.pop(jid, None)
@@ -363,17 +370,25 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             # Every job running once this decision is carried out (the engine applies rates
             # after it starts the assigned jobs), in machine order as the engine lists them.
             acc_index = self.acc_index_
-            running = [j for j in view.running if j.id in plans]
+            running = []
+            for j in view.running:
+                if j.id in plans:
+                    running.append(j)
             if assign:
-                entries = [
-                    (acc_index.get(j.allocation.resource or "", -1) if j.allocation else -1, j)
-                    for j in running
-                ]
-                entries.extend((acc_index[a.resource or ""], j) for j, a in assign.items())
+                entries = []
+                for j in running:
+                    al = j.allocation
+                    entries.append((acc_index.get(al.resource or "", -1) if al else -1, j))
+                for j, al in assign.items():
+                    entries.append((acc_index[al.resource or ""], j))
                 entries.sort(key=_first)
-                running = [j for _, j in entries]
+                running = []
+                for e in entries:
+                    running.append(e[1])
             if len(running) > 1:
-                demand = [plans[j.id].demand[group[j.id]] for j in running]  # type: ignore[index]
+                demand = []
+                for j in running:
+                    demand.append(plans[j.id].demand[group[j.id]])  # type: ignore[index]
                 tot = sum(demand)
                 memo = self.slow_
                 for j, d in zip(running, demand, strict=True):
