@@ -1143,10 +1143,10 @@ class _Run:
         step, _ = plan.position_at(lim)
         exits = plan.exits
         leave_rows: list[int] = []
-        leave_reqs: list[Request] = []
-        stay_rows: list[int] = []
-        stay_reqs: list[Request] = []
         if exits:  # without exits no sample leaves
+            leave_reqs: list[Request] = []
+            stay_rows: list[int] = []
+            stay_reqs: list[Request] = []
             for row, r in zip(job._rows, job.samples, strict=True):
                 k = r.exit
                 if k is not None and 0 <= k < len(exits) and exits[k] <= step:
@@ -1360,34 +1360,34 @@ class _Run:
                     job._leaving = True  # its next preemption point is its end: it completes
             elif job.state is not PREEMPTING:
                 raise self._invalid(job, "a running job")
-        for job, step in sched.until_step.items():
-            if type(job) is not Job or job._clock is not clock:
-                raise self._invalid(job, "a job of this run")
-            if job.state is DONE or not (isinstance(step, int) and step >= 0):
-                raise self._invalid(job, "an unfinished job and a step index >= 0")
-            job._until = step
-            if job.state is RUNNING:
-                self._retime(job)
+        for uj, step in sched.until_step.items():
+            if type(uj) is not Job or uj._clock is not clock:
+                raise self._invalid(uj, "a job of this run")
+            if uj.state is DONE or not (isinstance(step, int) and step >= 0):
+                raise self._invalid(uj, "an unfinished job and a step index >= 0")
+            uj._until = step
+            if uj.state is RUNNING:
+                self._retime(uj)
         assign = sched.assign
         if assign:
-            for job, alloc in assign.items():
-                if type(job) is not Job or job._clock is not clock:
-                    raise self._invalid(job, "a job of this run")
-                self._assign(job, alloc, sched.rates)
+            for aj, alloc in assign.items():
+                if type(aj) is not Job or aj._clock is not clock:
+                    raise self._invalid(aj, "a job of this run")
+                self._assign(aj, alloc, sched.rates)
         if assign or sched.merge:  # nothing else can raise the units needed
             self._check_capacity()
         if self.pending:
             self._drain_pending()
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
-        for job, factor in sched.rates.items():
-            if type(job) is not Job or job._clock is not clock:
-                raise self._invalid(job, "a job of this run")
+        for rj, factor in sched.rates.items():
+            if type(rj) is not Job or rj._clock is not clock:
+                raise self._invalid(rj, "a job of this run")
             if not (factor > 0.0 and math.isfinite(factor)):
                 raise SimulationError(
-                    f"policy {self._pname()!r}: rate {factor!r} for job {job.id}; must be > 0"
+                    f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
                 )
-            if job.state is RUNNING and factor != job.rate:
-                self._set_rate(job, float(factor))
+            if rj.state is RUNNING and factor != rj.rate:
+                self._set_rate(rj, float(factor))
         if sched.timers:
             q = self.queue
             for t in sched.timers:
