@@ -374,7 +374,9 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             for j in view.running:
                 if j.id in plans:
                     running.append(j)
-            if assign:
+            if assign and not running and len(assign) == 1:
+                running = list(assign)  # one job: nothing to order
+            elif assign:
                 entries = []
                 for j in running:
                     al = j.allocation
