@@ -419,6 +419,10 @@ class Simulator:
         return _Run(self, requests, until, progress).execute()
 
 
+#: Most entries of ``_Run.resolved_by_id`` before it is cleared.
+_RESOLVED_BY_ID_MAX = 1024
+
+
 def _next_boundary(now: float, period: float) -> int:
     """Index ``k`` of the first period boundary ``k * period`` after ``now``. A boundary within
     :data:`TIME_TOL_S` of ``now`` is ``now`` itself (handled, or not due, at this instant):
@@ -548,6 +552,9 @@ class _Run:
         self.plan_cache: dict[tuple[Any, ...], ExecPlan] = {}
         # A valid allocation's (resource index, units, variant), by allocation.
         self.resolved: dict[Allocation, tuple[int, int, _Variant]] = {}
+        #: ``resolved`` by the allocation object's id (a policy that reuses its allocations
+        #: skips the dataclass hash), bounded by :data:`_RESOLVED_BY_ID_MAX`.
+        self.resolved_by_id: dict[int, tuple[Allocation, tuple[int, int, _Variant]]] = {}
         # Handlers by event kind; each returns the wake reason it contributes ("" for none).
         self.handlers: dict[int, Callable[[Job, int], str]] = {
             COMPLETE: self._h_complete,
@@ -919,8 +926,17 @@ class _Run:
         plan = job.plan
         lim = job.isolated_s
         kind = COMPLETE
-        if job._until >= 0 or plan.exits:
+        until = job._until
+        if plan.exits:
             b = self._next_boundary(job)
+            if b < lim:
+                lim = b
+                kind = BOUNDARY
+        elif until >= 0:  # _next_boundary without exits: the stop step's prefix sum
+            b = plan._cum_list()[until if until < plan.steps else plan.steps]
+            ex = job._exec
+            if b < ex:
+                b = ex
             if b < lim:
                 lim = b
                 kind = BOUNDARY
@@ -1399,11 +1415,18 @@ class _Run:
                 heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
+        by_id = self.resolved_by_id
+        got = by_id.get(id(alloc))
+        if got is not None and got[0] is alloc:  # the same (immutable) object: no hashing
+            return got[1]
         try:
             hit = self.resolved.get(alloc)
         except TypeError:  # an unhashable axis value: resolved (and checked) every time
             hit = None
         if hit is not None:
+            if len(by_id) >= _RESOLVED_BY_ID_MAX:  # policies that build allocations per decision
+                by_id.clear()
+            by_id[id(alloc)] = (alloc, hit)  # the entry keeps ``alloc`` alive: ids stay unique
             return hit
         out = self._resolve_new(job, alloc)
         with contextlib.suppress(TypeError):  # unhashable: not cached
