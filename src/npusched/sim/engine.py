@@ -527,6 +527,8 @@ class _Run:
         self.ready: list[Job] = []
         self.res = [_Res(r) for r in sim.machine.resources]
         self.pending: list[tuple[Job, int, int, _Variant, Allocation]] = []
+        #: Jobs with a re-allocation in flight (``_next_alloc`` set).
+        self.n_moving = 0
         #: The machine view's resource views per tuple of free units (shared, read-only).
         self._res_views: dict[tuple[int, ...], Mapping[str, ResourceView]] = {}
         self.running: Job | None = None  # temporal: the job holding the resource
@@ -1236,6 +1238,7 @@ class _Run:
         nxt = job._next_alloc
         if nxt is not None:  # a re-allocation: start again on the new units
             job._next_alloc = None
+            self.n_moving -= 1
             job.state = STARTING
             job._wait_since = now
             self.pending.insert(0, (job, *nxt))
@@ -1390,7 +1393,9 @@ class _Run:
                 if type(aj) is not Job or aj._clock is not clock:
                     raise self._invalid(aj, "a job of this run")
                 self._assign(aj, alloc, sched.rates)
-        if assign or sched.merge:  # nothing else can raise the units needed
+        # Only assignments and merges can raise the units needed, and only with a job moving to
+        # other units or a start waiting: otherwise every job needs at most what it holds.
+        if (assign or sched.merge) and (self.n_moving or self.pending):
             self._check_capacity()
         if self.pending:
             self._drain_pending()
@@ -1483,8 +1488,10 @@ class _Run:
                 if not self._checkpoint(job):  # it finishes before it could move
                     job._leaving = True
                 else:
+                    self.n_moving += job._next_alloc is None
                     job._next_alloc = (ri, units, variant, alloc)
         elif st is PREEMPTING:
+            self.n_moving += job._next_alloc is None
             job._next_alloc = (ri, units, variant, alloc)
         else:
             raise self._invalid(job, "an unfinished job")
