@@ -47,13 +47,13 @@ _NOTHING_FIELDS = {f: getattr(NOTHING, f) for f in _SCHEDULE_FIELDS}
 def fast_schedule(**changes: Any) -> Schedule:
     """A :class:`Schedule` of ``changes`` (field name -> value, the rest as in ``NOTHING``)
     built without the frozen dataclass's per-field ``object.__setattr__`` (a machine policy's
-    hot path: one per decision). Equal to ``Schedule(**changes)``."""
+    hot path: one per decision). Equal to ``Schedule(**changes)``; a field left out shares
+    ``NOTHING``'s empty value (the engine only reads a schedule)."""
     if not _FAST_SCHEDULE:  # pragma: no cover - only if Schedule changes shape
         return Schedule(**changes)
     sch = object.__new__(Schedule)
     d = sch.__dict__
-    d.update(_NOTHING_FIELDS)
-    d.update(changes)
+    d.update(_NOTHING_FIELDS, **changes)
     return sch
 
 __all__ = [
