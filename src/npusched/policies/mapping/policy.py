@@ -374,8 +374,15 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             for j in view.running:
                 if j.id in plans:
                     running.append(j)
-            if assign and not running and len(assign) == 1:
-                running = list(assign)  # one job: nothing to order
+            if assign and len(assign) == 1 and len(running) < 2:
+                ((aj, aal),) = assign.items()
+                if not running:
+                    running = [aj]  # one job: nothing to order
+                else:  # two: the stable sort of the general case below, written out
+                    rj = running[0]
+                    ral = rj.allocation
+                    ir = acc_index.get(ral.resource or "", -1) if ral else -1
+                    running = [rj, aj] if ir <= acc_index[aal.resource or ""] else [aj, rj]
             elif assign:
                 entries = []
                 for j in running:
