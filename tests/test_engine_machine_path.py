@@ -103,3 +103,31 @@ def test_a_start_on_units_a_moving_job_needs_is_refused() -> None:
     reqs = [Request(0, 0.0, "n"), Request(1, 1 * MS, "n")]
     with pytest.raises(SimulationError, match="allocated 8 unit"):
         Simulator({"n": prof}, Scripted(script), machine=two_pools()).run(reqs)
+
+
+def test_events_at_one_time_keep_the_order_of_a_start_then_a_retime() -> None:
+    """Job 0 runs alone on ``a``; at 1 ms job 1 starts on ``b`` and both get rate 0.5, so both
+    end at exactly 3 ms. The general loop has always pushed the new job's start, then re-timed
+    job 0, then job 1: job 0's completion comes first. A start at assignment keeps that order
+    (its one event is pushed where the re-timing pushed it)."""
+    prof_x = variant_profile("x", [8 * MS], values=(1, 2, 3, 4))
+    prof_y = variant_profile("y", [4 * MS], values=(1, 2, 3, 4))
+    done: list[int] = []
+
+    class Recording(Scripted):
+        def on_complete(self, job: object, now: float) -> None:
+            done.append(job.id)  # type: ignore[attr-defined]
+
+    def script(v: MachineView) -> Schedule:
+        if v.reason != "arrival":
+            return Schedule()
+        if v.now == 0.0:
+            return Schedule(assign={j: Allocation("a", 4) for j in v.ready})
+        (x,) = v.running
+        (y,) = v.ready
+        return Schedule(assign={y: Allocation("b", 4)}, rates={x: 0.5, y: 0.5})
+
+    reqs = [Request(0, 0.0, "x"), Request(1, 1 * MS, "y")]
+    res = Simulator({"x": prof_x, "y": prof_y}, Recording(script), machine=two_pools()).run(reqs)
+    assert res.columns["finish_s"][0] == res.columns["finish_s"][1] == 3 * MS
+    assert done == [0, 1]

@@ -872,11 +872,10 @@ class _Run:
         units: int,
         variant: _Variant,
         alloc: Allocation,
-        rate: float = 1.0,
+        arm: bool = True,
     ) -> None:
         """Give ``units`` of resource ``ri`` to ``job`` now (restoring its checkpoint first,
-        if any), running at speed factor ``rate`` (a machine policy's rate for a job its
-        decision starts at once: the same event as starting at 1.0 and re-timing at once)."""
+        if any). With ``arm=False`` its next event is left to the caller (``_arm``)."""
         now = self.clock.now
         res = self.res[ri]
         if units > res.free:
@@ -900,7 +899,7 @@ class _Run:
         job.allocation = alloc
         job._res = ri
         job.units = units
-        job.rate = rate
+        job.rate = 1.0
         if job.first_start_s != job.first_start_s:  # nan: first start
             job.first_start_s = now
         rb = job._restore_bytes
@@ -913,6 +912,8 @@ class _Run:
         job._t0 = t0
         ex = job._seg_exec0 = job._exec
         job.state = RUNNING
+        if not arm:
+            return
         plan = job.plan
         if job._until < 0 and not plan.exits:  # the common case: run to the end
             iso = job._limit = job.isolated_s
@@ -1388,26 +1389,51 @@ class _Run:
             if uj.state is RUNNING:
                 self._retime(uj)
         assign = sched.assign
+        # Starts at assignment (see ``_assign``): only when every assigned job waits and no
+        # start is pending, so that no other event is pushed before the drain would push them.
+        deferred: list[Job] | None = None
         if assign:
+            if not self.pending:
+                deferred = []
+                if len(assign) > 1:
+                    for aj in assign:
+                        if type(aj) is not Job or aj.state is not WAITING:
+                            deferred = None
+                            break
             for aj, alloc in assign.items():
                 if type(aj) is not Job or aj._clock is not clock:
                     raise self._invalid(aj, "a job of this run")
-                self._assign(aj, alloc, sched.rates)
+                self._assign(aj, alloc, deferred)
         # Only assignments and merges can raise the units needed, and only with a job moving to
         # other units or a start waiting: otherwise every job needs at most what it holds.
         if (assign or sched.merge) and (self.n_moving or self.pending):
             self._check_capacity()
         if self.pending:
             self._drain_pending()
+        rates = sched.rates
+        # A job started at assignment gets its event where the drain would have pushed it,
+        # unless the rates pass below re-times it: then it gets one event, at its rate, where
+        # that pass would have pushed it (the same events in the same order, none superseded).
+        late: list[Job] = []
+        if deferred:
+            for dj in deferred:
+                f = rates.get(dj) if rates else None
+                if f is not None and f != 1.0 and f > 0.0 and math.isfinite(f):
+                    late.append(dj)
+                else:
+                    self._arm(dj)
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
-        for rj, factor in sched.rates.items():
+        for rj, factor in rates.items():
             if type(rj) is not Job or rj._clock is not clock:
                 raise self._invalid(rj, "a job of this run")
             if not (factor > 0.0 and math.isfinite(factor)):
                 raise SimulationError(
                     f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
                 )
-            if rj.state is RUNNING and factor != rj.rate:
+            if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
+                rj.rate = float(factor)
+                self._arm(rj)
+            elif rj.state is RUNNING and factor != rj.rate:
                 self._set_rate(rj, float(factor))
         if sched.timers:
             q = self.queue
@@ -1457,21 +1483,23 @@ class _Run:
             )
         return ri, units, self._variant_for(ri, units, alloc)
 
-    def _assign(
-        self, job: Job, alloc: Allocation, rates: Mapping[Any, float] | None = None
-    ) -> None:
+    def _assign(self, job: Job, alloc: Allocation, deferred: list[Job] | None = None) -> None:
         ri, units, variant = self._resolve(job, alloc)
         st = job.state
         if st is WAITING:
-            if not self.pending and self.res[ri].free >= units:
-                # Nothing waits before it and its units are free: started now, as the drain
-                # after the decision's assignments would start it (in assignment order), at
-                # the decision's rate for it (valid ones; ``_apply`` raises on the others).
-                r = rates.get(job, 1.0) if rates else 1.0
-                if not (r > 0.0 and math.isfinite(r)):
-                    r = 1.0
-                self._start(job, ri, units, variant, alloc, float(r))
-                return
+            if deferred is not None:
+                if not self.pending and self.res[ri].free >= units:
+                    # Nothing waits before it and its units are free: started now, as the
+                    # drain after the decision's assignments would start it (in assignment
+                    # order); ``_apply`` arms it (``deferred``).
+                    self._start(job, ri, units, variant, alloc, arm=False)
+                    deferred.append(job)
+                    return
+                # It waits: the drain starts the later ones after it, so the ones started
+                # at assignment get their events now, at 1.0, where the drain pushed them.
+                for dj in deferred:
+                    self._arm(dj)
+                deferred.clear()
             job.state = STARTING
             self.ready.remove(job)
             self.pending.append((job, ri, units, variant, alloc))
