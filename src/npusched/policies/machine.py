@@ -23,12 +23,38 @@ Built-ins are registered by :mod:`npusched.policies.catalog` when the package is
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields as _dataclass_fields
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from npusched.errors import NpuschedError
 from npusched.policies.base import PolicyBase
-from npusched.policies.contract import JobView, MachineView, Schedule
+from npusched.policies.contract import NOTHING, JobView, MachineView, Schedule
 from npusched.policies.registry import MACHINE_POLICIES, REGISTRY
+
+_SCHEDULE_FIELDS = (
+    "assign", "preempt", "mechanism", "until_step", "merge", "timers", "rates"
+)
+#: ``Schedule`` is a plain frozen dataclass of these fields: :func:`fast_schedule` may fill
+#: its ``__dict__`` directly (else it calls the constructor).
+_FAST_SCHEDULE = (
+    tuple(f.name for f in _dataclass_fields(Schedule)) == _SCHEDULE_FIELDS
+    and "__slots__" not in Schedule.__dict__
+    and "__post_init__" not in Schedule.__dict__
+)
+_NOTHING_FIELDS = {f: getattr(NOTHING, f) for f in _SCHEDULE_FIELDS}
+
+
+def fast_schedule(**changes: Any) -> Schedule:
+    """A :class:`Schedule` of ``changes`` (field name -> value, the rest as in ``NOTHING``)
+    built without the frozen dataclass's per-field ``object.__setattr__`` (a machine policy's
+    hot path: one per decision). Equal to ``Schedule(**changes)``; a field left out shares
+    ``NOTHING``'s empty value (the engine only reads a schedule)."""
+    if not _FAST_SCHEDULE:  # pragma: no cover - only if Schedule changes shape
+        return Schedule(**changes)
+    sch = object.__new__(Schedule)
+    d = sch.__dict__
+    d.update(_NOTHING_FIELDS, **changes)
+    return sch
 
 __all__ = [
     "MACHINE_POLICIES",
@@ -36,6 +62,7 @@ __all__ = [
     "MachinePolicyBase",
     "all_policy_names",
     "check_disjoint",
+    "fast_schedule",
     "get_any_policy",
     "import_builtin_machine_policies",
     "policy_factory",

@@ -435,6 +435,10 @@ class Simulator:
                 gc.enable()
 
 
+#: Most entries of ``_Run.resolved_by_id`` before it is cleared.
+_RESOLVED_BY_ID_MAX = 1024
+
+
 def _next_boundary(now: float, period: float) -> int:
     """Index ``k`` of the first period boundary ``k * period`` after ``now``. A boundary within
     :data:`TIME_TOL_S` of ``now`` is ``now`` itself (handled, or not due, at this instant):
@@ -539,6 +543,10 @@ class _Run:
         self.ready: list[Job] = []
         self.res = [_Res(r) for r in sim.machine.resources]
         self.pending: list[tuple[Job, int, int, _Variant, Allocation]] = []
+        #: Jobs with a re-allocation in flight (``_next_alloc`` set).
+        self.n_moving = 0
+        #: The machine view's resource views per tuple of free units (shared, read-only).
+        self._res_views: dict[tuple[int, ...], Mapping[str, ResourceView]] = {}
         self.running: Job | None = None  # temporal: the job holding the resource
         self.preempting: Job | None = None  # temporal: the job being stopped
         self.layer_exec = 0
@@ -562,6 +570,9 @@ class _Run:
         self.plan_cache: dict[tuple[Any, ...], ExecPlan] = {}
         # A valid allocation's (resource index, units, variant), by allocation.
         self.resolved: dict[Allocation, tuple[int, int, _Variant]] = {}
+        #: ``resolved`` by the allocation object's id (a policy that reuses its allocations
+        #: skips the dataclass hash), bounded by :data:`_RESOLVED_BY_ID_MAX`.
+        self.resolved_by_id: dict[int, tuple[Allocation, tuple[int, int, _Variant]]] = {}
         # Handlers by event kind; each returns the wake reason it contributes ("" for none).
         self.handlers: dict[int, Callable[[Job, int], str]] = {
             COMPLETE: self._h_complete,
@@ -870,9 +881,17 @@ class _Run:
         job.isolated_s = plan.total_s
 
     # --- job mechanics ------------------------------------------------------------------------
-    def _start(self, job: Job, ri: int, units: int, variant: _Variant, alloc: Allocation) -> None:
+    def _start(
+        self,
+        job: Job,
+        ri: int,
+        units: int,
+        variant: _Variant,
+        alloc: Allocation,
+        arm: bool = True,
+    ) -> None:
         """Give ``units`` of resource ``ri`` to ``job`` now (restoring its checkpoint first,
-        if any)."""
+        if any). With ``arm=False`` its next event is left to the caller (``_arm``)."""
         now = self.clock.now
         res = self.res[ri]
         if units > res.free:
@@ -909,6 +928,8 @@ class _Run:
         job._t0 = t0
         ex = job._seg_exec0 = job._exec
         job.state = RUNNING
+        if not arm:
+            return
         plan = job.plan
         if job._until < 0 and not plan.exits:  # the common case: run to the end
             iso = job._limit = job.isolated_s
@@ -924,8 +945,17 @@ class _Run:
         plan = job.plan
         lim = job.isolated_s
         kind = COMPLETE
-        if job._until >= 0 or plan.exits:
+        until = job._until
+        if plan.exits:
             b = self._next_boundary(job)
+            if b < lim:
+                lim = b
+                kind = BOUNDARY
+        elif until >= 0:  # _next_boundary without exits: the stop step's prefix sum
+            b = plan._cum_list()[until if until < plan.steps else plan.steps]
+            ex = job._exec
+            if b < ex:
+                b = ex
             if b < lim:
                 lim = b
                 kind = BOUNDARY
@@ -941,7 +971,7 @@ class _Run:
         """Seconds of work at which ``job`` next reaches an exit of one of its samples or its
         stop step (``inf`` if none before the end)."""
         plan = job.plan
-        cum = plan.cum_s
+        cum = plan._cum_list()  # the prefix sums as Python floats (equal to ``cum_s``)
         ex = job._exec
         best = math.inf
         exits = plan.exits
@@ -949,13 +979,14 @@ class _Run:
             for r in job.samples:
                 k = r.exit
                 if k is not None and 0 <= k < len(exits):
-                    w = float(cum[exits[k]])
+                    w = cum[exits[k]]
                     if w >= ex - TIME_TOL_S and w < best:
                         best = w
-        if job._until >= 0:
-            w = float(cum[min(job._until, plan.steps)])
+        until = job._until
+        if until >= 0:
+            w = cum[until if until < plan.steps else plan.steps]
             if w < best:
-                best = max(w, ex)
+                best = w if w >= ex else ex  # max(w, ex)
         return best
 
     def _charge_restore(self, job: Job, ss: float, t0: float) -> None:
@@ -1000,8 +1031,8 @@ class _Run:
         a = job._seg_exec0
         if exec_end > a:
             plan = job.plan
-            self.layer_exec += plan.steps_between(a, exec_end)
-            e = plan.energy_between(a, exec_end)
+            steps, e = plan.work_between(a, exec_end)  # bit-equal to the two calls, one bisection
+            self.layer_exec += steps
             if e:
                 self._add_energy(job, res, e)
             if self.power is not None and te > t0:
@@ -1147,17 +1178,18 @@ class _Run:
         step, _ = plan.position_at(lim)
         exits = plan.exits
         leave_rows: list[int] = []
-        leave_reqs: list[Request] = []
-        stay_rows: list[int] = []
-        stay_reqs: list[Request] = []
-        for row, r in zip(job._rows, job.samples, strict=True):
-            k = r.exit
-            if k is not None and 0 <= k < len(exits) and exits[k] <= step:
-                leave_rows.append(row)
-                leave_reqs.append(r)
-            else:
-                stay_rows.append(row)
-                stay_reqs.append(r)
+        if exits:  # without exits no sample leaves
+            leave_reqs: list[Request] = []
+            stay_rows: list[int] = []
+            stay_reqs: list[Request] = []
+            for row, r in zip(job._rows, job.samples, strict=True):
+                k = r.exit
+                if k is not None and 0 <= k < len(exits) and exits[k] <= step:
+                    leave_rows.append(row)
+                    leave_reqs.append(r)
+                else:
+                    stay_rows.append(row)
+                    stay_reqs.append(r)
         reason = ""
         if leave_rows:
             self._finish_samples(job, leave_rows, leave_reqs)
@@ -1223,6 +1255,7 @@ class _Run:
         nxt = job._next_alloc
         if nxt is not None:  # a re-allocation: start again on the new units
             job._next_alloc = None
+            self.n_moving -= 1
             job.state = STARTING
             job._wait_since = now
             self.pending.insert(0, (job, *nxt))
@@ -1283,12 +1316,14 @@ class _Run:
         frees = []
         for res in self.res:
             frees.append(res.free)
-            for j in res.jobs:
-                (preempting if j.state is PREEMPTING else running).append(j)
+            jobs = res.jobs
+            if jobs:
+                for j in jobs:
+                    (preempting if j.state is PREEMPTING else running).append(j)
         if self.pending:
             running.extend(e[0] for e in self.pending)
         key = tuple(frees)
-        cache = self.__dict__.setdefault("_res_views", {})
+        cache = self._res_views
         resources = cache.get(key)
         if resources is None:
             resources = cache[key] = MappingProxyType(  # shared: read-only
@@ -1339,10 +1374,12 @@ class _Run:
                 f"returns a Schedule"
             )
         now = self.clock.now
-        for m in sched.merge:
-            self._merge(self._own(m.into), [self._own(j) for j in m.jobs])
+        clock = self.clock
+        if sched.merge:
+            for m in sched.merge:
+                self._merge(self._own(m.into), [self._own(j) for j in m.jobs])
         mech = sched.mechanism
-        if mech not in (_CHECKPOINT, _KILL, _DRAIN):
+        if mech is not _CHECKPOINT and mech not in (_KILL, _DRAIN):
             raise SimulationError(
                 f"policy {self._pname()!r} returned mechanism {mech!r}; allowed: "
                 f"{', '.join(m.value for m in Mechanism)}"
@@ -1359,42 +1396,84 @@ class _Run:
                     job._leaving = True  # its next preemption point is its end: it completes
             elif job.state is not PREEMPTING:
                 raise self._invalid(job, "a running job")
-        for j, step in sched.until_step.items():
-            job = self._own(j)
-            if job.state is DONE or not (isinstance(step, int) and step >= 0):
-                raise self._invalid(job, "an unfinished job and a step index >= 0")
-            job._until = step
-            if job.state is RUNNING:
-                self._retime(job)
-        for j, alloc in sched.assign.items():
-            job = self._own(j)
-            self._assign(job, alloc)
-        if sched.assign or sched.merge:  # nothing else can raise the units needed
+        for uj, step in sched.until_step.items():
+            if type(uj) is not Job or uj._clock is not clock:
+                raise self._invalid(uj, "a job of this run")
+            if uj.state is DONE or not (isinstance(step, int) and step >= 0):
+                raise self._invalid(uj, "an unfinished job and a step index >= 0")
+            uj._until = step
+            if uj.state is RUNNING:
+                self._retime(uj)
+        assign = sched.assign
+        # Starts at assignment (see ``_assign``): only when every assigned job waits and no
+        # start is pending, so that no other event is pushed before the drain would push them.
+        deferred: list[Job] | None = None
+        if assign:
+            if not self.pending:
+                deferred = []
+                if len(assign) > 1:
+                    for aj in assign:
+                        if type(aj) is not Job or aj.state is not WAITING:
+                            deferred = None
+                            break
+            for aj, alloc in assign.items():
+                if type(aj) is not Job or aj._clock is not clock:
+                    raise self._invalid(aj, "a job of this run")
+                self._assign(aj, alloc, deferred)
+        # Only assignments and merges can raise the units needed, and only with a job moving to
+        # other units or a start waiting: otherwise every job needs at most what it holds.
+        if (assign or sched.merge) and (self.n_moving or self.pending):
             self._check_capacity()
-        self._drain_pending()
+        if self.pending:
+            self._drain_pending()
+        rates = sched.rates
+        # A job started at assignment gets its event where the drain would have pushed it,
+        # unless the rates pass below re-times it: then it gets one event, at its rate, where
+        # that pass would have pushed it (the same events in the same order, none superseded).
+        late: list[Job] = []
+        if deferred:
+            for dj in deferred:
+                f = rates.get(dj) if rates else None
+                if f is not None and f != 1.0 and f > 0.0 and math.isfinite(f):
+                    late.append(dj)
+                else:
+                    self._arm(dj)
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
-        for j, factor in sched.rates.items():
-            job = self._own(j)
+        for rj, factor in rates.items():
+            if type(rj) is not Job or rj._clock is not clock:
+                raise self._invalid(rj, "a job of this run")
             if not (factor > 0.0 and math.isfinite(factor)):
                 raise SimulationError(
-                    f"policy {self._pname()!r}: rate {factor!r} for job {job.id}; must be > 0"
+                    f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
                 )
-            if job.state is RUNNING and factor != job.rate:
-                self._set_rate(job, float(factor))
-        q = self.queue
-        for t in sched.timers:
-            if not (t >= now - TIME_TOL_S and math.isfinite(t)):
-                raise SimulationError(
-                    f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time >= now"
-                )
-            heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
+            if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
+                rj.rate = float(factor)
+                self._arm(rj)
+            elif rj.state is RUNNING and factor != rj.rate:
+                self._set_rate(rj, float(factor))
+        if sched.timers:
+            q = self.queue
+            for t in sched.timers:
+                if not (t >= now - TIME_TOL_S and math.isfinite(t)):
+                    raise SimulationError(
+                        f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time "
+                        f">= now"
+                    )
+                heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
+        by_id = self.resolved_by_id
+        got = by_id.get(id(alloc))
+        if got is not None and got[0] is alloc:  # the same (immutable) object: no hashing
+            return got[1]
         try:
             hit = self.resolved.get(alloc)
         except TypeError:  # an unhashable axis value: resolved (and checked) every time
             hit = None
         if hit is not None:
+            if len(by_id) >= _RESOLVED_BY_ID_MAX:  # policies that build allocations per decision
+                by_id.clear()
+            by_id[id(alloc)] = (alloc, hit)  # the entry keeps ``alloc`` alive: ids stay unique
             return hit
         out = self._resolve_new(job, alloc)
         with contextlib.suppress(TypeError):  # unhashable: not cached
@@ -1420,10 +1499,23 @@ class _Run:
             )
         return ri, units, self._variant_for(ri, units, alloc)
 
-    def _assign(self, job: Job, alloc: Allocation) -> None:
+    def _assign(self, job: Job, alloc: Allocation, deferred: list[Job] | None = None) -> None:
         ri, units, variant = self._resolve(job, alloc)
         st = job.state
         if st is WAITING:
+            if deferred is not None:
+                if not self.pending and self.res[ri].free >= units:
+                    # Nothing waits before it and its units are free: started now, as the
+                    # drain after the decision's assignments would start it (in assignment
+                    # order); ``_apply`` arms it (``deferred``).
+                    self._start(job, ri, units, variant, alloc, arm=False)
+                    deferred.append(job)
+                    return
+                # It waits: the drain starts the later ones after it, so the ones started
+                # at assignment get their events now, at 1.0, where the drain pushed them.
+                for dj in deferred:
+                    self._arm(dj)
+                deferred.clear()
             job.state = STARTING
             self.ready.remove(job)
             self.pending.append((job, ri, units, variant, alloc))
@@ -1440,8 +1532,10 @@ class _Run:
                 if not self._checkpoint(job):  # it finishes before it could move
                     job._leaving = True
                 else:
+                    self.n_moving += job._next_alloc is None
                     job._next_alloc = (ri, units, variant, alloc)
         elif st is PREEMPTING:
+            self.n_moving += job._next_alloc is None
             job._next_alloc = (ri, units, variant, alloc)
         else:
             raise self._invalid(job, "an unfinished job")
@@ -1806,7 +1900,8 @@ class _Run:
                     policy.on_period(self._machine_view("period"))
                 if reason:
                     self._apply(select(self._machine_view(reason)))
-                busy = any(r.jobs for r in self.res) or bool(self.pending)
+                # ``busy`` is read only by the period tick below (``skipping`` is temporal)
+                busy = period is not None and (any(r.jobs for r in self.res) or bool(self.pending))
             if skipping:
                 if ready:
                     self._plan_tick(now, period_f, reason, busy, ai >= n)

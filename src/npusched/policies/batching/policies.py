@@ -45,7 +45,7 @@ from npusched.policies.contract import (
     Merge,
     Schedule,
 )
-from npusched.policies.machine import MachinePolicyBase
+from npusched.policies.machine import MachinePolicyBase, fast_schedule
 
 __all__ = [
     "AdaptBPolicy",
@@ -101,7 +101,7 @@ class _MachineBase(MachinePolicyBase, Component):
         """Merge ``jobs`` into the first and start it (stopping at step ``until``)."""
         head = jobs[0]
         merge = (Merge(head, list(jobs[1:])),) if len(jobs) > 1 else ()
-        return Schedule(
+        return fast_schedule(
             assign={head: Allocation()},
             merge=merge,
             until_step={head: until} if until is not None else {},
@@ -185,12 +185,12 @@ class FluidBPolicy(_MachineBase):
             new = fresh[: d.b_incr]
             self.catch_ = new[0].id
             sched = self._start(new, self._exit_step(view, active, i))
-            return Schedule(
+            return fast_schedule(
                 assign=sched.assign, merge=(*merge, *sched.merge), until_step=sched.until_step
             )
         self.exit_ = i + 1
         nxt = self._exit_step(view, active, i + 1)
-        return Schedule(
+        return fast_schedule(
             assign={active: Allocation()},
             merge=merge,
             until_step={active: nxt} if nxt is not None else {},
@@ -238,7 +238,7 @@ class AdaptBPolicy(_MachineBase):
         )
         if d.batch:
             return self._start(fresh[: d.batch])
-        return Schedule(timers=(d.timer_at,)) if d.timer_at is not None else NOTHING
+        return fast_schedule(timers=(d.timer_at,)) if d.timer_at is not None else NOTHING
 
 
 class SerialPolicy(_MachineBase):
@@ -323,7 +323,7 @@ class LazyBatchingPolicy(_MachineBase):
             if self.invocation_s > 0:  # the per-layer invocation holds the NPU
                 if self.wake_ is None:
                     self.wake_ = view.now + float(self.invocation_s)
-                    return Schedule(timers=(self.wake_,))
+                    return fast_schedule(timers=(self.wake_,))
                 if view.now < self.wake_:
                     return NOTHING
                 self.wake_ = None
@@ -341,7 +341,7 @@ class LazyBatchingPolicy(_MachineBase):
     def _resume(self, active: JobView, merge: Sequence[Merge] = ()) -> Schedule:
         steps = active.plan.steps
         nxt = self.layer_ + 1
-        return Schedule(
+        return fast_schedule(
             assign={active: Allocation()},
             merge=tuple(merge),
             until_step={active: nxt} if nxt < steps else {},

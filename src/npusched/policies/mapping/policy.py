@@ -35,6 +35,7 @@ import bisect
 import itertools
 from collections import deque
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from npusched.base import Component
@@ -43,12 +44,15 @@ from npusched.hardware.contention import PccsContention
 from npusched.hardware.soc import GroupProfile, generate_profile, get_soc
 from npusched.models.zoo import get_network
 from npusched.policies.contract import Allocation, JobView, MachineView, Schedule
-from npusched.policies.machine import MachinePolicyBase
+from npusched.policies.machine import MachinePolicyBase, fast_schedule
 from npusched.policies.mapping.execute import Schedule as GroupSchedule
 from npusched.policies.mapping.execute import Task, Workload
 from npusched.policies.mapping.haxconn import haxconn
 
 __all__ = ["HaxconnPolicy", "Swap"]
+
+
+_first = itemgetter(0)
 
 
 @dataclass
@@ -272,21 +276,30 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 self.timers_sent_ = True
             while self.pending_ and self.pending_[0].time_s <= view.now:
                 self.current_ = self.pending_.popleft()
-        new = [j for j in view.ready if j.id not in self.plans_]
-        if new:
-            self._plan(new)
+        ready = view.ready
+        plans = self.plans_
+        # (plain loops here and below: on the hot path, with one or two jobs, a comprehension's
+        # own frame costs more than its items)
+        for j in ready:
+            if j.id not in plans:
+                self._plan([j for j in ready if j.id not in plans])
+                break
         accs = self.spec_.accelerators
         now = view.now
-        free = {name: rv.free for name, rv in view.resources.items()}
+        resources = view.resources
         if not self.checked_:
             for name in accs:
-                if name not in free:
+                if name not in resources:
                     raise ConfigError(
                         f"haxconn policy: machine has no resource {name!r}; use "
                         f"npusched.sim.resources.soc({accs!r})"
                     )
             self.checked_ = True
+        free: list[int] | None = None  # by accelerator index, read on the first start
         group = self.group_
+        queues = self.queues_
+        ready_at = self.ready_at_
+        allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         until: dict[JobView, int] = {}
         # Passes over the ready queue until one starts nothing: a start moves its
@@ -294,52 +307,61 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         # at this instant (the decision the engine would otherwise make right after the start).
         while True:
             started = len(assign)
-            for job in view.ready:
+            for job in ready:
                 if job in assign:
                     continue
-                plan = self.plans_[job.id]
-                g = group.get(job.id, -1) + 1  # as _group(job), without the look-up
-                a = plan.row[g]
-                if not self.queues_[a] or self.queues_[a][0] != (job.id, g):
+                jid = job.id
+                plan = plans[jid]
+                g = group.get(jid, -1) + 1  # as _group(job), without the look-up
+                row = plan.row
+                a = row[g]
+                qa = queues[a]
+                if not qa:
                     continue
-                if g == 0 and plan.deps:  # a consumer (Scenario 4): producers, then the hand-over
-                    if any(d not in self.ended_ for d in plan.deps):
-                        continue
-                    key = job.id
-                    if key not in self.ready_at_:
-                        r = 0.0
-                        for dep in plan.deps:
-                            end, last, prof = self.ended_[dep]
-                            tr = (
-                                0.0
-                                if last == a
-                                else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
-                            )
-                            r = max(r, end + tr)
-                        self.ready_at_[key] = r
-                        if r > now + 1e-12:
-                            timers.append(r)
+                head = qa[0]
+                if head[0] != jid or head[1] != g:
+                    continue
+                if g == 0:
+                    if plan.deps:  # a consumer (Scenario 4): producers, then the hand-over
+                        if any(d not in self.ended_ for d in plan.deps):
                             continue
-                    if self.ready_at_[key] > now + 1e-12:
-                        continue
-                elif g > 0 and plan.row[g - 1] != a:  # transition (Eq. 2): wait out + in
-                    key = job.id
-                    if key not in self.ready_at_:
+                        if jid not in ready_at:
+                            r = 0.0
+                            for dep in plan.deps:
+                                end, last, prof = self.ended_[dep]
+                                tr = (
+                                    0.0
+                                    if last == a
+                                    else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
+                                )
+                                r = max(r, end + tr)
+                            ready_at[jid] = r
+                            if r > now + 1e-12:
+                                timers.append(r)
+                                continue
+                        if ready_at[jid] > now + 1e-12:
+                            continue
+                elif row[g - 1] != a:  # transition (Eq. 2): wait out + in
+                    t_ready = ready_at.get(jid)
+                    if t_ready is None:
                         assert plan.wait is not None
-                        tr = plan.wait[g]
-                        self.ready_at_[key] = now + tr
-                        timers.append(now + tr)
+                        t_ready = ready_at[jid] = now + plan.wait[g]
+                        timers.append(t_ready)
                         continue
-                    if self.ready_at_[key] > now + 1e-12:
+                    if t_ready > now + 1e-12:
                         continue
-                if free[accs[a]] < 1:
+                if free is None:
+                    free = []
+                    for name in accs:
+                        free.append(resources[name].free)
+                if free[a] < 1:
                     continue
-                self.ready_at_.pop(job.id, None)
-                self.queues_[a].popleft()
-                free[accs[a]] -= 1
-                assign[job] = self.allocs_[a]
-                group[job.id] = g
-                if g + 1 < len(plan.row):
+                ready_at.pop(jid, None)
+                qa.popleft()
+                free[a] -= 1
+                assign[job] = allocs[a]
+                group[jid] = g
+                if g + 1 < len(row):
                     until[job] = plan.starts[g + 1]
             if len(assign) == started:
                 break
@@ -348,18 +370,34 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             # Every job running once this decision is carried out (the engine applies rates
             # after it starts the assigned jobs), in machine order as the engine lists them.
             acc_index = self.acc_index_
-            entries = [
-                (acc_index.get(j.allocation.resource or "", -1) if j.allocation else -1, j)
-                for j in view.running
-                if j.id in self.plans_
-            ]
-            if assign:
-                entries.extend((acc_index[a.resource or ""], j) for j, a in assign.items())
-                entries.sort(key=lambda e: e[0])
-            running = [j for _, j in entries]
-            plans = self.plans_
-            demand = [plans[j.id].demand[group[j.id]] for j in running]  # type: ignore[index]
+            running = []
+            for j in view.running:
+                if j.id in plans:
+                    running.append(j)
+            if assign and len(assign) == 1 and len(running) < 2:
+                ((aj, aal),) = assign.items()
+                if not running:
+                    running = [aj]  # one job: nothing to order
+                else:  # two: the stable sort of the general case below, written out
+                    rj = running[0]
+                    ral = rj.allocation
+                    ir = acc_index.get(ral.resource or "", -1) if ral else -1
+                    running = [rj, aj] if ir <= acc_index[aal.resource or ""] else [aj, rj]
+            elif assign:
+                entries = []
+                for j in running:
+                    al = j.allocation
+                    entries.append((acc_index.get(al.resource or "", -1) if al else -1, j))
+                for j, al in assign.items():
+                    entries.append((acc_index[al.resource or ""], j))
+                entries.sort(key=_first)
+                running = []
+                for e in entries:
+                    running.append(e[1])
             if len(running) > 1:
+                demand = []
+                for j in running:
+                    demand.append(plans[j.id].demand[group[j.id]])  # type: ignore[index]
                 tot = sum(demand)
                 memo = self.slow_
                 for j, d in zip(running, demand, strict=True):
@@ -371,4 +409,4 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             else:
                 for j in running:
                     rates[j] = 1.0
-        return Schedule(assign=assign, until_step=until, timers=timers, rates=rates)
+        return fast_schedule(assign=assign, until_step=until, timers=timers, rates=rates)

@@ -55,7 +55,7 @@ from npusched.policies.contract import (
     Mechanism,
     Schedule,
 )
-from npusched.policies.machine import MachinePolicyBase
+from npusched.policies.machine import MachinePolicyBase, fast_schedule
 
 __all__ = [
     "PlanariaPolicy",
@@ -574,7 +574,7 @@ class PlanariaPolicy(MachinePolicyBase, Component):
             promised_all[job.id] = want
         if not assign and not preempt:
             return NOTHING
-        return Schedule(assign=assign, preempt=preempt, mechanism=Mechanism.CHECKPOINT)
+        return fast_schedule(assign=assign, preempt=preempt, mechanism=Mechanism.CHECKPOINT)
 
     @staticmethod
     def _held(job: JobView) -> int:
