@@ -135,7 +135,7 @@ def systems(
     energy: EnergyModel | None = None,
     mono_iso: bool = False,
     prema_policy: str = "P-PREMA",
-    prema_mechanism: str = "checkpoint",
+    prema_mechanism: str = "dynamic",
     wrap: Wrap | None = None,
 ) -> dict[str, P.Simulate]:
     nets = scenario_networks("C", st.benchmarks)
@@ -273,7 +273,7 @@ def throughput() -> None:
         "PREMA runs P-SJF": {"prema_policy": "P-SJF"},
         "no depthwise networks": {"wrap": _requests("no-depthwise")},
         "SLA pooled over vision / GNMT requests": {"wrap": _requests("pooled-sla")},
-        "PREMA with Algorithm 3 (dynamic mechanism)": {"prema_mechanism": "dynamic"},
+        "PREMA with CHECKPOINT only (not Algorithm 3)": {"prema_mechanism": "checkpoint"},
         "100 requests": {"st": QUICK.replace(n_requests=100)},
         "500 requests": {"st": QUICK.replace(n_requests=500)},
         "Algorithm 1's fill and drain": {"fill": True},

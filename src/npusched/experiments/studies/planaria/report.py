@@ -80,8 +80,9 @@ CAUSES: dict[str, str] = {
 _FIG12_SCHED = (
     "{measured}. Measured before this model (Algorithm 1's fill and drain, 2-3 instances), "
     "not the cause: the SLA pooled over all vision and all GNMT requests (A/M 6.8x, C/S "
-    "39.0x, B/S 64.4x, against 6.86 / 43.6 / 208x per network), PREMA with Algorithm 3's "
-    "dynamic mechanism (about 6.6 / 48 / 65x)"
+    "39.0x, B/S 64.4x, against 6.86 / 43.6 / 208x per network). PREMA now preempts by "
+    "its own Algorithm 3 (DRAIN or CHECKPOINT); with CHECKPOINT only (ours before) B/S was "
+    "54.2x and C/S 18.6x on the quick run"
 )
 #: The measured throughput ablations per point (quick setup, 3 instances,
 #: ``benchmarks/planaria_ablations.py throughput``), Planaria over PREMA.
