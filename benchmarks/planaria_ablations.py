@@ -7,6 +7,8 @@
     python benchmarks/planaria_ablations.py terms [planaria/resnet-50,planaria/mobilenet-v1]
         # each energy term alone, per network, both systems (mJ), and the artifact's accounting
     python benchmarks/planaria_ablations.py nodes [0.5,1.0,2.0]  # Fig. 16 node counts per rate
+    python benchmarks/planaria_ablations.py nodes 2,3,4 [full]  # ... and the fit's residual
+    python benchmarks/planaria_ablations.py clock [700,1000]  # Fig. 12 B, C with both arrays at MHz
     python benchmarks/planaria_ablations.py compare QUICK_DIR FULL_DIR  # quick inside full?
 
 Each prints one JSON line per point (Planaria over PREMA; the quick setup: 200 requests x 4
@@ -49,6 +51,45 @@ def _fill_drain(fn: Callable[[], Any]) -> Any:
     finally:
         _points.FILL_DRAIN = False
         clear_profile_cache()
+
+
+def _clock(hz: float, fn: Callable[[], Any]) -> Any:
+    """``fn()`` with both arrays clocked at ``hz`` (the paper runs both at PREMA's 700 MHz and
+    says its design "can meet 1GHz"); every other parameter as in the suite."""
+    from npusched.hardware.fission import FissionArray
+    from npusched.hardware.systolic import SystolicArray
+
+    mono, fis = _points.monolithic_array, _points.fission_device
+
+    def m() -> SystolicArray:
+        return SystolicArray(fill_drain=_points.FILL_DRAIN, frequency_hz=hz)
+
+    def f(energy: EnergyModel | None = None) -> FissionArray:
+        return FissionArray(energy=energy, fill_drain=_points.FILL_DRAIN, frequency_hz=hz)
+
+    _points.monolithic_array, _points.fission_device = m, f  # type: ignore[assignment]
+    try:
+        return fn()
+    finally:
+        _points.monolithic_array, _points.fission_device = mono, fis  # type: ignore[assignment]
+
+
+def clock() -> None:
+    """Fig. 12 at Workload-B/C QoS-M/H (PREMA's zeros at 700 MHz) with both arrays at each
+    clock of ``argv[2]`` (MHz, default 700,1000): the median throughput ratio over the quick
+    run's 3 instances and the networks whose isolated latency on the monolithic array exceeds
+    their bound."""
+    clocks = [float(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [700, 1000]
+    pts = [("B", "S"), ("B", "M"), ("B", "H"), ("C", "S"), ("C", "M"), ("C", "H")]
+    for mhz in clocks:
+        for w, q in pts:
+
+            def one() -> dict[str, Any]:
+                over = P.isolated_over_qos(QUICK, w, q, "prema")  # noqa: B023
+                return {**_throughput(QUICK, w, q), "prema_over_qos": over}  # noqa: B023
+
+            out = _clock(mhz * 1e6, one)
+            print(json.dumps({"clock_mhz": mhz, "point": f"{w}/{q}", **out}), flush=True)
 
 
 def _ungated_sram(sim: P.Simulate) -> P.Simulate:
@@ -94,7 +135,7 @@ def systems(
     energy: EnergyModel | None = None,
     mono_iso: bool = False,
     prema_policy: str = "P-PREMA",
-    prema_mechanism: str = "checkpoint",
+    prema_mechanism: str = "dynamic",
     wrap: Wrap | None = None,
 ) -> dict[str, P.Simulate]:
     nets = scenario_networks("C", st.benchmarks)
@@ -232,7 +273,7 @@ def throughput() -> None:
         "PREMA runs P-SJF": {"prema_policy": "P-SJF"},
         "no depthwise networks": {"wrap": _requests("no-depthwise")},
         "SLA pooled over vision / GNMT requests": {"wrap": _requests("pooled-sla")},
-        "PREMA with Algorithm 3 (dynamic mechanism)": {"prema_mechanism": "dynamic"},
+        "PREMA with CHECKPOINT only (not Algorithm 3)": {"prema_mechanism": "checkpoint"},
         "100 requests": {"st": QUICK.replace(n_requests=100)},
         "500 requests": {"st": QUICK.replace(n_requests=500)},
         "Algorithm 1's fill and drain": {"fill": True},
@@ -356,17 +397,27 @@ def terms() -> None:
 
 
 def nodes() -> None:
-    st = QUICK
+    """Fig. 16's node counts per load (a load of Workload-C on the monolithic array) and each
+    load's residual against the paper's nine counts: the sum and RMS of squared ln(ours /
+    paper) (the fit of ``fig16_load``). ``argv[3]``: ``full`` runs the full run's instances
+    (99% of 20 instances: all 20), else the quick run's 4."""
+    st = P.MultiTenantSetup.of(quick=len(sys.argv) <= 3 or sys.argv[3] != "full")
     sim = systems(st)["planaria"]
     loads = [float(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [0.5, 1.0, 2.0]
+    paper = P.PAPER_MULTI_TENANT["fig16_nodes"]
     for load in loads:
         rate = P.reference_rate("C", load, _points.monolithic_array())
         out = {
-            f"{w}/{q}": P.nodes_for_sla(sim, st, w, q, rate, max_nodes=10)
+            f"{w}/{q}": P.nodes_for_sla(sim, st, w, q, rate, max_nodes=st.max_nodes)
             for w in "ABC"
             for q in "SMH"
         }
-        print(json.dumps({"fig16_load": load, "rate": round(rate, 1), **out}), flush=True)
+        sq = [
+            float(np.log((out[k] or st.max_nodes + 1) / paper[k]) ** 2) for k in out if k in paper
+        ]
+        fit = {"ssq_ln": round(sum(sq), 3), "rms_ln": round(float(np.sqrt(np.mean(sq))), 3)}
+        inst = {"instances": st.instances}
+        print(json.dumps({"fig16_load": load, "rate": round(rate, 1), **inst, **out, **fit}))
 
 
 def compare(quick_dir: str, full_dir: str) -> None:
@@ -389,4 +440,4 @@ if __name__ == "__main__":
         compare(sys.argv[2], sys.argv[3])
     else:
         cmds = {"ablations": ablations, "fig13": fig13, "throughput": throughput}
-        {**cmds, "isolated": isolated, "terms": terms, "nodes": nodes}[cmd]()
+        {**cmds, "isolated": isolated, "terms": terms, "nodes": nodes, "clock": clock}[cmd]()

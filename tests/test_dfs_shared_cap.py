@@ -403,7 +403,10 @@ def test_compare_with_capped_systems(tmp_path: object) -> None:
     reqs = workload_instance(setup, "B", "S", rate, 0)
     from npusched.workloads.planaria import WORKLOADS
 
-    ref = prema_simulate(WORKLOADS["B"], monolithic=sa, depthwise="per-channel")(reqs)
+    # compare's PREMA preempts by CHECKPOINT only; the reproduction's default is Algorithm 3
+    ref = prema_simulate(
+        WORKLOADS["B"], monolithic=sa, depthwise="per-channel", mechanism="checkpoint"
+    )(reqs)
     assert m.loc["PREMA", "antt"] == pytest.approx(antt(ref), rel=1e-12)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cap_w"] == 30.0 and len(summary["means"]) == 5

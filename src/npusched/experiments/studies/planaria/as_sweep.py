@@ -53,7 +53,7 @@ def planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
                 {
                     "label": "PREMA",
                     "hardware": {"device": "prema-npu"},
-                    "policy": {"name": "P-PREMA", "params": {"mechanism": "checkpoint"}},
+                    "policy": {"name": "P-PREMA", "params": {"mechanism": "dynamic"}},
                     "sim.predictor": "prema",
                 },
                 {

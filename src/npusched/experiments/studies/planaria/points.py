@@ -445,14 +445,19 @@ def prema_simulate(
     *,
     monolithic: SystolicArray | None = None,
     energy: EnergyModel | None = None,
-    mechanism: str = "checkpoint",
+    mechanism: str = "dynamic",
     depthwise: str = "pipelined",
     policy: str = "P-PREMA",
 ) -> Simulate:
     """PREMA on the monolithic array (the paper's baseline) as a :data:`Simulate`.
 
-    P-PREMA with the PREMA predictor (``policy``: another temporal policy on the same array,
-    for ablations); ``depthwise`` is the mapping of :func:`paper_network`. A request's energy is its executed layers' energy on the
+    PREMA as its paper defines its scheduler (PREMA Sec. V: "the scheduling policy (Algorithm
+    2) determines which candidate inference task to execute next [...] once the candidate
+    task is chosen, a preemption mechanism (Algorithm 3) is selected"): P-PREMA with the PREMA
+    predictor and ``mechanism="dynamic"`` (Algorithm 3, DRAIN or CHECKPOINT per preemption;
+    ``"checkpoint"`` was ours before, an ablation now). ``policy``: another temporal policy on
+    the same array, for ablations; ``depthwise`` is the mapping of :func:`paper_network`. A
+    request's energy is its executed layers' energy on the
     monolithic array (:func:`~npusched.hardware.energy.systolic_energy_j`; temporal sharing
     does not change it) plus the DRAM energy of its checkpoint save and restore
     (``2 x checkpoint_bytes``).

@@ -43,12 +43,25 @@ CAUSES: dict[str, str] = {
         "6.3x (fig17/energy_mean_x: no accounting measured exceeds the speed-up, the paper's "
         "does); without static energy C/S is 1.43x, with Algorithm 1's fill and drain 2.44x"
     ),
+    "fig14/B/": (
+        "instance size (the paper gives none): fairness is a min/max over an instance's "
+        "requests, and PREMA's most delayed request gets worse the longer the instance, while "
+        "Planaria starts most requests at once. B/M, Planaria over PREMA: 3.92x quick, 4.45x "
+        "full (200 requests). Measured with PREMA on CHECKPOINT only (quick: 4 instances, "
+        "the suite's seeds): 1.15x at 50 requests (the artifact's scheduler.ini num_tasks; "
+        "1.25x over the full run's 80 instances of 50), 2.80x at 200 (the suite's), 3.81x at "
+        "500; at load 0.5 1.20x. Larger instances are not in the paper and move Workload C's "
+        "fairness out of band (C/M 4.20x at 200, 7.53x at 500; paper 2.3x), so the size stays "
+        "ours (docs/papers/planaria.md, 'Instance size')"
+    ),
     "fig14/": (
         "capacity on Workload A: its networks gain only 1.23-1.37x on 16 subarrays over the "
         "monolithic array (the artifact's compute model; GNMT 1.00x), so at one rate both "
         "systems queue alike and Planaria's Algorithm 1, which gives a task the fewest "
         "subarrays that meet its deadline, stretches loose-QoS tasks against their 16-subarray "
-        "isolated time. Planaria over PREMA, A/S / A/M / A/H: 0.70 / 0.41 / 0.21x at load 1.0; "
+        "isolated time. Planaria over PREMA, A/S / A/M / A/H: 0.71 / 0.51 / 0.26x at load 1.0 "
+        "(quick run); with PREMA on CHECKPOINT only (ours before; the rest of this list was "
+        "measured so) 0.70 / 0.41 / 0.21x, "
         "0.73 / 0.80 / 0.47x at load 0.5; 0.44 / 0.19 / 0.08x at 500 requests; 0.65 / 0.40 / "
         "0.21x against the monolithic isolated time; 1.32 / 1.37 / 1.02x with Algorithm 1's "
         "per-tile fill and drain, where the monolithic array is 1.6-2.3x slower on these "
@@ -57,11 +70,12 @@ CAUSES: dict[str, str] = {
         "with the rate (load 0.5: C/S 1.16x, B/M 1.20x): neither is given by the paper"
     ),
     "fig16/": (
-        "the one rate is fitted (the paper gives none): load 4.0 on the monolithic array "
-        "running Workload-C, fitted under Algorithm 1's fill and drain (1,215 req/s then; "
-        "1,931 req/s now that the monolithic array is faster) and not refitted: RMS log "
-        "error 0.57 now (0.50 at the fit). Workload-B's light networks meet QoS-S/M on one or "
-        "two nodes, where the paper needs 2-4"
+        "the one rate is a fitted constant (the paper gives none): load 3.5 on the monolithic "
+        "array running Workload-C (1,689 req/s), the grid point whose full-run counts are "
+        "nearest the paper's nine in ln(nodes) (summed squares 2.40 / 1.92 / 1.88 / 2.54 at "
+        "loads 2.5 / 3 / 3.5 / 4; the artifact's 0.5 ms mean gap, 2,000 req/s, 2.46). "
+        "Workload-B's light networks meet QoS-S/M on one or two nodes at every load, where "
+        "the paper needs 2-4"
     ),
 }
 
@@ -70,8 +84,9 @@ CAUSES: dict[str, str] = {
 _FIG12_SCHED = (
     "{measured}. Measured before this model (Algorithm 1's fill and drain, 2-3 instances), "
     "not the cause: the SLA pooled over all vision and all GNMT requests (A/M 6.8x, C/S "
-    "39.0x, B/S 64.4x, against 6.86 / 43.6 / 208x per network), PREMA with Algorithm 3's "
-    "dynamic mechanism (about 6.6 / 48 / 65x)"
+    "39.0x, B/S 64.4x, against 6.86 / 43.6 / 208x per network). PREMA now preempts by "
+    "its own Algorithm 3 (DRAIN or CHECKPOINT); with CHECKPOINT only (ours before) B/S was "
+    "54.2x and C/S 18.6x on the quick run"
 )
 #: The measured throughput ablations per point (quick setup, 3 instances,
 #: ``benchmarks/planaria_ablations.py throughput``), Planaria over PREMA.
@@ -197,5 +212,14 @@ _ZERO_READINGS = (
     "paper's PREMA meets B/M, C/M and C/H, but even the authors' own compute model "
     "(he-actlab/planaria.code: a depthwise layer is one 1-in, 1-out convolution per channel, "
     "b*oh*ow cycles each on any array) gives MobileNet-v1's layers 2.84 ms of compute on a "
-    "128x128 array, over QoS-M's 2.5 ms; ours is 2.87 ms with memory stalls"
+    "128x128 array, over QoS-M's 2.5 ms; ours is 2.87 ms with memory stalls. The one-column "
+    "depthwise mapping the paper describes (Sec. VI-B2) costs MobileNet-v1's 13 depthwise "
+    "layers alone 1.93 M cycles (2.76 ms at 700 MHz), SSD-MobileNet-v1's 6 layers 2.76 M "
+    "(3.95 ms), EfficientNet-B0's 16 layers 2.31 M (3.30 ms). Clock and memory, both "
+    "specified: at the 1 GHz the paper says its design meets (it runs both arrays at "
+    "PREMA's 700 MHz) PREMA still misses QoS-M (EfficientNet-B0 2.502 ms, SSD-MobileNet-v1 "
+    "2.96 ms > 2.5 ms; benchmarks/planaria_ablations.py clock 1000), and the artifact's "
+    "off-chip interface (2864 bits per cycle: 250.6 GB/s at 700 MHz) is narrower than the "
+    "paper's 358 GB/s (PREMA's Table I), so it could only lengthen them. No reading the "
+    "paper or the artifact gives lets PREMA meet QoS-M on these networks"
 )
