@@ -403,10 +403,8 @@ def test_compare_with_capped_systems(tmp_path: object) -> None:
     reqs = workload_instance(setup, "B", "S", rate, 0)
     from npusched.workloads.planaria import WORKLOADS
 
-    # compare's PREMA preempts by CHECKPOINT only; the reproduction's default is Algorithm 3
-    ref = prema_simulate(
-        WORKLOADS["B"], monolithic=sa, depthwise="per-channel", mechanism="checkpoint"
-    )(reqs)
+    # compare's PREMA is the reproduction's: Algorithm 3 picks the mechanism per preemption
+    ref = prema_simulate(WORKLOADS["B"], monolithic=sa, depthwise="per-channel")(reqs)
     assert m.loc["PREMA", "antt"] == pytest.approx(antt(ref), rel=1e-12)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cap_w"] == 30.0 and len(summary["means"]) == 5

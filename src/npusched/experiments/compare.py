@@ -5,7 +5,8 @@ at a QoS level, Poisson arrivals) on the same 128x128 MAC budget (700 MHz, 358 G
 scheduled
 
 * ``NP-FCFS``: non-preemptive first-come-first-served on the monolithic 128x128 array;
-* ``PREMA``: P-PREMA (checkpoint preemption, PREMA's predictor) on the monolithic array (as
+* ``PREMA``: P-PREMA (Algorithm 2 with Algorithm 3 choosing DRAIN or CHECKPOINT at each
+  preemption, PREMA's predictor) on the monolithic array (as
   :func:`npusched.experiments.reproduce.planaria.prema_simulate`);
 * ``Planaria``: :class:`~npusched.policies.spatial.planaria.PlanariaPolicy` on the 16-subarray
   fission array, the same 128x128 MACs split into 32x32 pods (as
@@ -114,8 +115,9 @@ def _engine_simulate(
             pol: Any = PlanariaPolicy()
             est = None
         else:
+            # PREMA's scheduler is Algorithm 2 followed by Algorithm 3 (its paper, Sec. V)
             pol = POLICIES.create(
-                policy, **({"mechanism": "checkpoint"} if policy == "P-PREMA" else {})
+                policy, **({"mechanism": "dynamic"} if policy == "P-PREMA" else {})
             )
             est = make_estimator("prema") if policy == "P-PREMA" else None
         power = None if cap_w is None else DFS(cap_w=cap_w, idle_power_w=idle)
@@ -380,7 +382,8 @@ def _report(
         "",
         "## What it shows",
         "",
-        "PREMA and NP-FCFS time-share one 128x128 array (PREMA preempts by checkpointing, "
+        "PREMA and NP-FCFS time-share one 128x128 array (PREMA preempts by its Algorithm 3, "
+        "draining or checkpointing, "
         "NP-FCFS never preempts); Planaria splits the same MACs into 16 pods and runs several "
         "requests at once. The DFS systems add a power cap: before every layer the highest of "
         "Table 5's clocks (100-700 MHz) whose power fits the job's share of the cap (the whole "
