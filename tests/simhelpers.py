@@ -9,7 +9,7 @@ random small profiles and workloads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from hypothesis import strategies as st
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from npusched.hardware.base import LayerCosts
 from npusched.hardware.profile import Profile
 from npusched.models.ir import Network
+from npusched.policies.contract import JobView, MachineView, Schedule
 
 # the invariant checks and hand-built profiles are the conformance suite's, exported for plugin
 # authors by npusched.testing; the tests use that same code
@@ -150,3 +151,32 @@ def jobs_made(sim: object, reqs: Sequence[Request]) -> int:
     finally:
         job_mod.Job.__init__ = orig  # type: ignore[method-assign]
     return made[0]
+
+
+class Scripted:
+    """A machine policy that runs ``script(view) -> Schedule`` at every wake."""
+
+    kind = "machine"
+    name = "scripted"
+    preemptive = True
+    period_s = None
+
+    def __init__(self, script: Callable[[MachineView], Schedule]) -> None:
+        self.script = script
+        self.log: list[tuple[float, str]] = []
+
+    def reset(self) -> None:
+        self.log = []
+
+    def on_dispatch(self, job: JobView, now: float) -> None:
+        return None
+
+    def on_complete(self, job: JobView, now: float) -> None:
+        return None
+
+    def on_period(self, view: MachineView) -> None:
+        return None
+
+    def select(self, view: MachineView) -> Schedule:
+        self.log.append((view.now, view.reason))
+        return self.script(view)

@@ -9,7 +9,6 @@ brute-force step-by-step executor). Times are seconds, checked exactly or to 1e-
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -30,39 +29,10 @@ from npusched.policies.contract import (
 from npusched.sim import Machine, Resource, Simulator, fission_array, single_npu, soc
 from npusched.testing import variant_profile
 from npusched.workloads.request import Request
-from simhelpers import make_network_stub
+from simhelpers import Scripted, make_network_stub
 
 MS = 1e-3
 US = 1e-6
-
-
-class Scripted:
-    """A machine policy that runs ``script(view) -> Schedule`` at every wake."""
-
-    kind = "machine"
-    name = "scripted"
-    preemptive = True
-    period_s = None
-
-    def __init__(self, script: Callable[[MachineView], Schedule]) -> None:
-        self.script = script
-        self.log: list[tuple[float, str]] = []
-
-    def reset(self) -> None:
-        self.log = []
-
-    def on_dispatch(self, job: JobView, now: float) -> None:
-        return None
-
-    def on_complete(self, job: JobView, now: float) -> None:
-        return None
-
-    def on_period(self, view: MachineView) -> None:
-        return None
-
-    def select(self, view: MachineView) -> Schedule:
-        self.log.append((view.now, view.reason))
-        return self.script(view)
 
 
 def by_id(view: MachineView, i: int) -> JobView | None:

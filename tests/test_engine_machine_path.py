@@ -3,8 +3,6 @@ rate, a start at assignment and the capacity check that only runs when it can fa
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from npusched.errors import SimulationError
@@ -13,35 +11,9 @@ from npusched.policies.machine import fast_schedule
 from npusched.sim import Machine, Resource, Simulator
 from npusched.testing import variant_profile
 from npusched.workloads.request import Request
+from simhelpers import Scripted
 
 MS = 1e-3
-
-
-class Scripted:
-    """A machine policy that runs ``script(view) -> Schedule`` at every wake."""
-
-    kind = "machine"
-    name = "scripted"
-    preemptive = True
-    period_s = None
-
-    def __init__(self, script: Callable[[MachineView], Schedule]) -> None:
-        self.script = script
-
-    def reset(self) -> None:
-        return None
-
-    def on_dispatch(self, job: object, now: float) -> None:
-        return None
-
-    def on_complete(self, job: object, now: float) -> None:
-        return None
-
-    def on_period(self, view: MachineView) -> None:
-        return None
-
-    def select(self, view: MachineView) -> Schedule:
-        return self.script(view)
 
 
 def two_pools() -> Machine:
