@@ -38,6 +38,7 @@ declared.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from itertools import count
@@ -236,3 +237,34 @@ class PRRB(NPRRB):
         # above; the pointer must still name the victim's model then, or the model after it
         # would be skipped (and with two models the victim would resume at once).
         return decision
+
+    def quiet_before(self, view: SchedulerView) -> float:
+        """The time (seconds) before which a period tick cannot change the decision, as long as
+        no other event happens: :meth:`select` at a tick at ``c`` keeps the running job when
+        ``c - slice_start_ < quantum_s * (1 - 1e-9)`` or when no other model has a waiting job.
+
+        Returns the smallest float ``T`` with ``T - slice_start_ >= quantum_s * (1 - 1e-9)``
+        (the subtraction is monotone, so ``c < T`` is exactly the keep test), ``inf`` when no
+        other model waits (only an event can change that), ``-inf`` when the machine has no
+        running job or one this policy did not start (every tick may decide). Read-only: the
+        heaps' lazy drops are the ones :meth:`select` would make.
+        """
+        self._ensure()
+        running = view.running
+        if running is None or running.id != self.slice_job_:
+            return -math.inf
+        if self._counted(view):
+            job = self._next_counted(running.network, skip=running.network)
+        else:
+            others = [j for j in view.ready if j.network != running.network]
+            job = self.next_job(others, running.network)
+        if job is None:
+            return math.inf
+        s = self.slice_start_
+        q = self.quantum_s * (1 - 1e-9)
+        t = s + q
+        while t - s >= q:
+            t = math.nextafter(t, -math.inf)
+        while t - s < q:
+            t = math.nextafter(t, math.inf)
+        return t
