@@ -254,12 +254,14 @@ class PRRB(NPRRB):
         if running is None or running.id != self.slice_job_:
             return -math.inf
         if self._counted(view):
-            job = self._next_counted(running.network, skip=running.network)
+            # The ready queue is every live job but the running one: another model waits
+            # exactly when another model has a live job (what ``_next_counted`` would find).
+            if self.live_ - self.live_of_.get(running.network, 0) <= 0:
+                return math.inf
         else:
             others = [j for j in view.ready if j.network != running.network]
-            job = self.next_job(others, running.network)
-        if job is None:
-            return math.inf
+            if self.next_job(others, running.network) is None:
+                return math.inf
         s = self.slice_start_
         q = self.quantum_s * (1 - 1e-9)
         t = s + q
