@@ -27,7 +27,10 @@ small handler (``_Run.handlers``):
   gets a tick only at the first boundary where its decision can change, and the skipped ones
   credited at once before the next event, ``on_periods(view, first_s, count)``: the decisions
   are those of ticking every period, at a cost that grows with events, not simulated time; a
-  policy whose ``ticks_every_period`` is true gets every tick),
+  policy whose ``ticks_every_period`` is true gets every tick; a temporal policy with a no-op
+  ``on_period`` and ``quiet_before(view) -> seconds``, the time before which a tick cannot change
+  its decision, is not woken for a tick that would be alone in its wake before that time: the
+  same results, fewer ``events``),
 
 and finds where a job stands at any time as ``executed = executed_at_t0 + rate * (now - t0)``.
 

@@ -29,11 +29,12 @@ candidate estimated shorter than the victim, so kills cannot cycle.
 :meth:`~NPRRB.on_dispatch`; the policy counts them and their completions) takes the same rule
 from per-model heaps of ``(arrival_s, id)`` instead: the first waiting job of a model is the top
 of its heap once finished jobs are dropped and the running one is stepped over, so a decision
-costs O(models + log n), not O(n). P-RRB still ticks at every period boundary while jobs
-wait: telling the engine which boundaries cannot change the decision (``quiet_periods``, the
-engine's period skipping) halves the events but costs more per wake than the ticks it saves
-(measured, issue 25 round 3: 1.95 against 1.54 ms per request at load 0.9), so it is not
-declared.
+costs O(models + log n), not O(n). The engine wakes P-RRB only at ticks that can change the decision:
+:meth:`PRRB.quiet_before` gives the time before which a tick keeps the running job (quantum not
+used up, or no other model waiting), and the general loop passes over a tick that would wake
+alone before it (issue 25, seventh round; every result but ``events`` is the same bits). The
+engine's older period skipping (``quiet_periods`` / ``on_periods``) is not declared: it costs more
+per wake than the ticks it saves (issue 25 round 3).
 """
 
 from __future__ import annotations
