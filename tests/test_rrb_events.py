@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from golden_engine import digest
@@ -53,3 +54,58 @@ def test_a_hand_built_view_is_scanned() -> None:
     assert pol._counted(view([a, b]))
     assert not pol._counted(view([b]))
     assert pol.select(view([b])).run is b
+
+
+class TickingRRB(PRRB):
+    """P-RRB woken at every period boundary while jobs wait (no ``quiet_before``), as before
+    issue 25's seventh round."""
+
+    quiet_before = None  # type: ignore[assignment]
+
+
+def _run_with(policy: Any, n: int, load: float, until: float | None = None) -> Any:
+    profiles = synthetic_profiles(random_state=3)
+    reqs = bench_workload(n, profiles, load=load, random_state=11)
+    sim = Simulator(
+        profiles,
+        policy,
+        preemption_point="tile",
+        checkpoint_cost=True,
+        estimator=make_estimator("prema"),
+        record_power=True,
+        record_timeline=True,
+    )
+    return sim.run(reqs) if until is None else sim.run(reqs, until=until)
+
+
+@pytest.mark.parametrize("mechanism", ["checkpoint", "dynamic", "dynamic-kill"])
+@pytest.mark.parametrize("load", [0.9, 1.5])
+@pytest.mark.parametrize("quantum_s", [0.25e-3, 0.5e-3, 0.37e-3])
+def test_quiet_ticks_change_only_the_event_count(
+    mechanism: str, load: float, quantum_s: float
+) -> None:
+    """Ticks that cannot change the decision (quantum not used up, no other model waiting, a
+    save in flight) are passed over: every result but ``events`` equals ticking every period,
+    the timeline included, and the events fall."""
+    kw = {"mechanism": mechanism, "quantum_s": quantum_s, "period_s": 0.25e-3}
+    a = _run_with(PRRB(**kw), 150, load)
+    b = _run_with(TickingRRB(**kw), 150, load)
+    da, db = digest(a), digest(b)
+    assert da.pop("events") < db.pop("events")
+    assert da == db
+    assert a.timeline == b.timeline
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9])
+def test_quiet_ticks_stop_where_every_tick_stops(fraction: float) -> None:
+    """With ``until``, the partial records (and the run's end) are the ticking run's."""
+    kw = {"mechanism": "checkpoint", "quantum_s": 0.5e-3, "period_s": 0.25e-3}
+    until_s = fraction * _run_with(PRRB(**kw), 150, 1.5).end_s
+    a = _run_with(PRRB(**kw), 150, 1.5, until_s)
+    assert a.events > 0
+    assert np.isnan(a.columns["finish_s"]).any()  # stopped mid-run
+    da = digest(a)
+    db = digest(_run_with(TickingRRB(**kw), 150, 1.5, until_s))
+    da.pop("events")
+    db.pop("events")
+    assert da == db

@@ -27,7 +27,10 @@ small handler (``_Run.handlers``):
   gets a tick only at the first boundary where its decision can change, and the skipped ones
   credited at once before the next event, ``on_periods(view, first_s, count)``: the decisions
   are those of ticking every period, at a cost that grows with events, not simulated time; a
-  policy whose ``ticks_every_period`` is true gets every tick),
+  policy whose ``ticks_every_period`` is true gets every tick; a temporal policy with a no-op
+  ``on_period`` and ``quiet_before(view) -> seconds``, the time before which a tick cannot change
+  its decision, is not woken for a tick that would be alone in its wake before that time: the
+  same results, fewer ``events``),
 
 and finds where a job stands at any time as ``executed = executed_at_t0 + rate * (now - t0)``.
 
@@ -1763,8 +1766,46 @@ class _Run:
         period_f = float(period) if period is not None else 0.0
         dispatch = self._dispatch
         n_done_before = 0
+        # Ticks that cannot change the decision (a policy's ``quiet_before``, P-RRB): a tick
+        # alone in its wake before ``quiet`` is passed over, not woken for (see below).
+        quiet_fn = getattr(policy, "quiet_before", None)
+        if not (
+            temporal
+            and period is not None
+            and not skipping
+            and callable(quiet_fn)
+            and is_no_op(type(policy), "on_period")
+        ):
+            quiet_fn = None
+        quiet = -inf
 
         while True:
+            if quiet > -inf and heap and heap[0][1] == PERIOD and heap[0][0] < quiet:
+                # The pending tick at ``c`` would wake alone (nothing else within the time
+                # tolerance after it), find the same jobs waiting and the same job running, and
+                # keep it (the policy says so before ``quiet``); the next tick would go to the
+                # next boundary. Pass over every such tick in one step: the run's state is what
+                # those wakes leave (clock, last wake), less their ``events``.
+                tick = heappop(heap)
+                c = tick[0]
+                tn = heap[0][0] if heap else inf
+                if next_arr < tn:
+                    tn = next_arr
+                if c + tol < tn and c <= until:
+                    while True:
+                        nc = _next_boundary(c, period_f) * period_f
+                        if nc < quiet and nc + tol < tn and nc <= until:
+                            c = nc
+                        else:
+                            break
+                    now = c
+                    clock.now = c
+                    q.now = c
+                    last_t = c
+                    stuck = 0
+                    heappush(heap, (nc, PERIOD, seq(), None, 0))
+                else:
+                    heappush(heap, tick)
             th = heap[0][0] if heap else inf
             t = th if th < next_arr else next_arr
             if t == inf or t > until:
@@ -1920,6 +1961,16 @@ class _Run:
                         )
                 heappush(heap, (t_tick, PERIOD, seq(), None, 0))
                 self.tick_pending = True
+            if quiet_fn is not None:
+                running = self.running
+                if not ready:
+                    quiet = -inf
+                elif self.preempting is not None:
+                    quiet = inf  # no decision until the save is done (an event)
+                elif running is not None:
+                    quiet = quiet_fn(view_cls(now, ready, running, "period", profiles))
+                else:
+                    quiet = -inf
 
         self.events = events
         # The clock of the last event handled (a far-off tick nobody needed, popped with the

@@ -29,15 +29,17 @@ candidate estimated shorter than the victim, so kills cannot cycle.
 :meth:`~NPRRB.on_dispatch`; the policy counts them and their completions) takes the same rule
 from per-model heaps of ``(arrival_s, id)`` instead: the first waiting job of a model is the top
 of its heap once finished jobs are dropped and the running one is stepped over, so a decision
-costs O(models + log n), not O(n). P-RRB still ticks at every period boundary while jobs
-wait: telling the engine which boundaries cannot change the decision (``quiet_periods``, the
-engine's period skipping) halves the events but costs more per wake than the ticks it saves
-(measured, issue 25 round 3: 1.95 against 1.54 ms per request at load 0.9), so it is not
-declared.
+costs O(models + log n), not O(n). The engine wakes P-RRB only at ticks that can change the decision:
+:meth:`PRRB.quiet_before` gives the time before which a tick keeps the running job (quantum not
+used up, or no other model waiting), and the general loop passes over a tick that would wake
+alone before it (issue 25, seventh round; every result but ``events`` is the same bits). The
+engine's older period skipping (``quiet_periods`` / ``on_periods``) is not declared: it costs more
+per wake than the ticks it saves (issue 25 round 3).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from itertools import count
@@ -236,3 +238,36 @@ class PRRB(NPRRB):
         # above; the pointer must still name the victim's model then, or the model after it
         # would be skipped (and with two models the victim would resume at once).
         return decision
+
+    def quiet_before(self, view: SchedulerView) -> float:
+        """The time (seconds) before which a period tick cannot change the decision, as long as
+        no other event happens: :meth:`select` at a tick at ``c`` keeps the running job when
+        ``c - slice_start_ < quantum_s * (1 - 1e-9)`` or when no other model has a waiting job.
+
+        Returns the smallest float ``T`` with ``T - slice_start_ >= quantum_s * (1 - 1e-9)``
+        (the subtraction is monotone, so ``c < T`` is exactly the keep test), ``inf`` when no
+        other model waits (only an event can change that), ``-inf`` when the machine has no
+        running job or one this policy did not start (every tick may decide). Read-only: the
+        heaps' lazy drops are the ones :meth:`select` would make.
+        """
+        self._ensure()
+        running = view.running
+        if running is None or running.id != self.slice_job_:
+            return -math.inf
+        if self._counted(view):
+            # The ready queue is every live job but the running one: another model waits
+            # exactly when another model has a live job (what ``_next_counted`` would find).
+            if self.live_ - self.live_of_.get(running.network, 0) <= 0:
+                return math.inf
+        else:
+            others = [j for j in view.ready if j.network != running.network]
+            if self.next_job(others, running.network) is None:
+                return math.inf
+        s = self.slice_start_
+        q = self.quantum_s * (1 - 1e-9)
+        t = s + q
+        while t - s >= q:
+            t = math.nextafter(t, -math.inf)
+        while t - s < q:
+            t = math.nextafter(t, math.inf)
+        return t
