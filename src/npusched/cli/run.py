@@ -171,7 +171,7 @@ def bench_cmd(
             report=report,
             repeat=repeat,
         )
-    render(bench_rows(result), fmt, title="bench (targets: issue 9)")
+    render(bench_rows(result), fmt, title="bench (targets: issue 25)")
 
 
 @app.command("map")
