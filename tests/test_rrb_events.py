@@ -24,17 +24,7 @@ class ScanningRRB(PRRB):
 
 
 def _run(policy: Any, n: int, load: float) -> dict[str, Any]:
-    profiles = synthetic_profiles(random_state=3)
-    reqs = bench_workload(n, profiles, load=load, random_state=11)
-    sim = Simulator(
-        profiles,
-        policy,
-        preemption_point="tile",
-        checkpoint_cost=True,
-        estimator=make_estimator("prema"),
-        record_power=True,
-    )
-    return digest(sim.run(reqs))
+    return digest(_run_with(policy, n, load, timeline=False))
 
 
 @pytest.mark.parametrize("mechanism", ["checkpoint", "dynamic", "dynamic-kill"])
@@ -63,7 +53,12 @@ class TickingRRB(PRRB):
     quiet_before = None  # type: ignore[assignment]
 
 
-def _run_with(policy: Any, n: int, load: float, until: float | None = None) -> Any:
+def _run_with(
+    policy: Any, n: int, load: float, until: float | None = None, timeline: bool = True
+) -> Any:
+    """The bench workload of ``n`` requests at ``load`` under ``policy`` (tile preemption,
+    checkpoint cost, PREMA's predictor, power recorded; the timeline too unless ``timeline``
+    is false)."""
     profiles = synthetic_profiles(random_state=3)
     reqs = bench_workload(n, profiles, load=load, random_state=11)
     sim = Simulator(
@@ -73,7 +68,7 @@ def _run_with(policy: Any, n: int, load: float, until: float | None = None) -> A
         checkpoint_cost=True,
         estimator=make_estimator("prema"),
         record_power=True,
-        record_timeline=True,
+        record_timeline=timeline,
     )
     return sim.run(reqs) if until is None else sim.run(reqs, until=until)
 
