@@ -212,6 +212,9 @@ def ablations() -> None:
     variants: dict[str, Callable[[str, str], dict[str, Any]]] = {
         "default (load 1.0, 200 requests)": lambda w, q: point(base, w, q),
         "Algorithm 1's fill and drain": lambda w, q: _fill_drain(lambda: point(base, w, q)),
+        "exponential arrivals (ours before)": lambda w, q: point(
+            base.replace(arrivals="exponential"), w, q
+        ),
         "load 0.5": lambda w, q: point(base, w, q, load=0.5),
         "load 0.25": lambda w, q: point(base, w, q, load=0.25),
         "load 2.0": lambda w, q: point(base, w, q, load=2.0),
@@ -267,6 +270,7 @@ def _throughput(
 def throughput() -> None:
     variants: dict[str, dict[str, Any]] = {
         "default": {},
+        "exponential arrivals (ours before)": {"st": QUICK.replace(arrivals="exponential")},
         "no cap at the sustainable rate": {"capped": False},
         "GNMT one step (not 32 + 32)": {"wrap": _requests("gnmt-1step")},
         "no GNMT": {"wrap": _requests("no-gnmt")},

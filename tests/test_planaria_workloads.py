@@ -72,3 +72,25 @@ def test_exponential_gaps() -> None:
     in_window = planaria_workload("A", "S", 500.0, duration_s=1.0, random_state=3)
     assert all(0 < r.arrival_s < 1.0 for r in in_window)
     assert abs(len(in_window) - 500) < 5 * np.sqrt(500)
+
+
+def test_artifact_arrivals() -> None:
+    """The authors' generator (he-actlab/planaria.code, ``scheduler/generator.py``): the first
+    request at 0, each next one a Poisson-distributed whole number of milliseconds after the
+    previous (mean 1000 / rate ms); networks, priorities and QoS drawn as for exponential gaps."""
+    rate = 2000.0  # the artifact's scheduler.ini: arrival_time = 0.5 ms
+    art = planaria_workload("C", "S", rate, n_requests=4000, random_state=3, arrivals="artifact")
+    exp = planaria_workload("C", "S", rate, n_requests=4000, random_state=3)
+    assert [(r.network, r.priority, r.slo_s) for r in art] == [
+        (r.network, r.priority, r.slo_s) for r in exp
+    ]
+    t = np.array([r.arrival_s for r in art])
+    assert t[0] == 0.0 and [r.id for r in art] == list(range(len(art)))
+    gaps_ms = np.diff(t) * 1e3
+    assert np.allclose(gaps_ms, np.round(gaps_ms)) and (gaps_ms >= 0).all()
+    # Poisson(0.5): mean = variance = 0.5 ms, P(gap 0) = exp(-0.5) = 0.607
+    assert gaps_ms.mean() == pytest.approx(0.5, rel=0.05)
+    assert gaps_ms.var() == pytest.approx(0.5, rel=0.1)
+    assert (gaps_ms == 0).mean() == pytest.approx(np.exp(-0.5), abs=0.03)
+    with pytest.raises(ConfigError, match="arrivals"):
+        planaria_workload("C", "S", rate, n_requests=4, arrivals="uniform")

@@ -197,6 +197,10 @@ class PoissonWorkloadConfig(_Strict):
     priorities: tuple[PositiveInt, PositiveInt] = (1, 11)
     qos: PositiveFloat | dict[str, PositiveFloat] | None = None
     batch_sizes: Annotated[list[BatchSize], Field(min_length=1)] = [1]
+    #: ``"exponential"`` gaps, or ``"artifact"``: the Planaria authors' Poisson-distributed
+    #: whole-millisecond gaps (:func:`~npusched.workloads.generators.poisson_workload`; the
+    #: Planaria suite's, so its sweep draws the reproduction's requests).
+    arrivals: Literal["exponential", "artifact"] = "exponential"
     #: The workload's random stream, as for ``kind = "prema"``: ``SeedSequence([*seed_stream,
     #: seed])``. ``npusched reproduce planaria`` draws instance i of (scenario s, QoS q) from
     #: ``[base seed, s, q, i]``; its suite as a sweep sets ``seed_stream = [base seed, s, q]``

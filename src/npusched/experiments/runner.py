@@ -126,6 +126,7 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
             qos=qos_table,
             batch_sizes=w.batch_sizes,
             random_state=_stream(cfg, w),
+            arrivals=w.arrivals,
         )
     assert isinstance(w, TraceWorkloadConfig)
     path = Path(w.path)

@@ -47,6 +47,7 @@ def _rng(random_state: object) -> np.random.Generator:
 
 
 __all__ = [
+    "ARRIVALS",
     "MAX_REQUESTS",
     "PoissonArgs",
     "RandomState",
@@ -281,6 +282,11 @@ def prema_workload(
     return assemble(arrival, nets, batch=batch, priority=prio, seq_in=seq_in, seq_out=seq_out)
 
 
+#: Arrival processes of :func:`poisson_workload`: ``"exponential"`` (a Poisson process) or
+#: ``"artifact"`` (the Planaria authors' generator: Poisson-distributed whole-millisecond gaps).
+ARRIVALS = ("exponential", "artifact")
+
+
 def _arrivals(
     rng: np.random.Generator, rate: float, duration_s: float | None, n_requests: int | None
 ) -> FloatArray:
@@ -338,12 +344,18 @@ def poisson_workload(
     batch_sizes: Sequence[int] = (1,),
     profiles: Mapping[str, Profile] | None = None,
     random_state: RandomState = None,
+    arrivals: str = "exponential",
 ) -> list[Request]:
     """An open-loop Poisson request stream (MLPerf server scenario; Planaria Sec. VI-A).
 
     Inter-arrival gaps are exponential with mean ``1 / rate_per_s`` seconds (a Poisson process;
-    not a Poisson *count* per interval). Give exactly one of ``duration_s`` (arrivals in
-    ``(0, duration_s)``) or ``n_requests``.
+    not a Poisson *count* per interval), or with ``arrivals="artifact"`` as the Planaria
+    authors' generator draws them (he-actlab/planaria.code, ``scheduler/generator.py``): the
+    first request at 0, each next one a Poisson-distributed whole number of milliseconds (mean
+    ``1000 / rate_per_s``) after the previous, drawn from the same generator after the networks
+    and priorities, which are the exponential stream's. Give exactly one of ``duration_s``
+    (arrivals in ``(0, duration_s)``; with ``"artifact"`` the exponential stream's count,
+    those arriving before ``duration_s`` kept) or ``n_requests``.
 
     Args:
         rate_per_s: arrival rate lambda (requests per second).
@@ -361,9 +373,12 @@ def poisson_workload(
         profiles: compiled profiles by network name: resolve a scalar ``qos`` and let
             ``models`` name networks that are not in the zoo.
         random_state: seed or generator.
+        arrivals: ``"exponential"`` or ``"artifact"`` (:data:`ARRIVALS`).
     """
     if not np.isfinite(rate_per_s) or rate_per_s <= 0:
         raise ConfigError(f"rate_per_s must be a positive number, got {rate_per_s!r}")
+    if arrivals not in ARRIVALS:
+        raise ConfigError(f"arrivals {arrivals!r}; allowed: {', '.join(ARRIVALS)}")
     args = check_poisson_args(
         models,
         duration_s=duration_s,
@@ -396,6 +411,12 @@ def poisson_workload(
     reqs = assemble(
         arrival, nets, batch=batch, priority=prio, slo_s=slo, seq_in=seq_in, seq_out=seq_out
     )
+    if arrivals == "artifact" and n:
+        gaps_ms = rng.poisson(1e3 / float(rate_per_s), size=n).astype(float)
+        gaps_ms[0] = 0.0
+        times = np.cumsum(gaps_ms) * 1e-3
+        keep = n if duration_s is None else int(np.searchsorted(times, duration_s))
+        reqs = [replace(r, arrival_s=float(t)) for r, t in zip(reqs, times, strict=True)][:keep]
     if args.multiplier is not None:
         assert profiles is not None
         reqs = apply_slo(reqs, profiles, args.multiplier)

@@ -9,9 +9,12 @@ Workloads (Table I; zoo names):
 "Tiny YOLO (2017)" is taken as the zoo's ``tiny-yolov3`` (the only Tiny YOLO in the zoo).
 
 Requests arrive as a Poisson process - exponential gaps of mean ``1/rate`` seconds, drawn from
-a seeded local generator by :func:`~npusched.workloads.generators.poisson_workload` (the
-authors' artifact instead draws a Poisson *count* as the gap) - pick a network uniformly from
-the scenario, and get a priority uniform over 1..11 (Sec. VI-A, after [67]).
+a seeded local generator by :func:`~npusched.workloads.generators.poisson_workload` - or, with
+``arrivals="artifact"`` (the Planaria suite's default), as the authors' artifact draws them
+(he-actlab/planaria.code, ``scheduler/generator.py``: each gap a Poisson-distributed whole
+number of milliseconds, so a gap of 0 is common at high rates and the gaps are nearly regular
+at low ones: variance = mean in ms). Each request picks a network uniformly from the scenario
+and gets a priority uniform over 1..11 (Sec. VI-A, after [67]; the artifact draws 1..12).
 
 QoS (Sec. VI-A: "QoS constraints presented by MLPerf for the server scenarios")
 ------------------------------------------------------------------------------
@@ -41,10 +44,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from npusched.errors import ConfigError
-from npusched.workloads.generators import RandomState, poisson_workload
+from npusched.workloads.generators import ARRIVALS, RandomState, poisson_workload
 from npusched.workloads.request import Request
 
 __all__ = [
+    "ARRIVALS",
     "ARTIFACT_BENCHMARKS",
     "BASE_QOS_S",
     "BENCHMARK_SETS",
@@ -155,6 +159,7 @@ def planaria_workload(
     weights: Mapping[str, float] | None = None,
     random_state: RandomState = None,
     benchmarks: str = "full-size",
+    arrivals: str = "exponential",
 ) -> list[Request]:
     """One multi-tenant workload instance of Table I's ``scenario`` at QoS level ``qos``.
 
@@ -167,6 +172,14 @@ def planaria_workload(
         weights: optional network mix (uniform by default).
         random_state: seed or generator; the same seed gives the same workload.
         benchmarks: ``"full-size"`` (zoo networks) or ``"artifact"`` (``planaria/<name>``).
+        arrivals: ``"exponential"`` (a Poisson process: exponential gaps of mean ``1 /
+            rate_per_s`` seconds) or ``"artifact"`` (the authors' generator,
+            he-actlab/planaria.code ``scheduler/generator.py``: the first request at 0, each
+            next one a Poisson-distributed *whole number of milliseconds* after the previous,
+            of mean ``1000 / rate_per_s`` ms, so requests that draw a gap of 0 arrive
+            together). Both draw the networks and priorities alike; the artifact's gaps come
+            from the same generator after them
+            (:func:`~npusched.workloads.generators.poisson_workload`).
 
     Returns:
         Requests sorted by arrival, each with its network, priority (1..11) and ``slo_s``.
@@ -181,4 +194,5 @@ def planaria_workload(
         priorities=PRIORITIES,
         qos=qos_table(s, q, benchmarks),
         random_state=random_state,
+        arrivals=arrivals,
     )

@@ -34,6 +34,7 @@ def planaria_sweep(s: PlanariaSuite) -> dict[str, Any]:
                 "priorities": list(PRIORITIES),
                 "qos": qos_table(w, q, s.benchmarks),
                 "seed_stream": seed_stream(st.seed, w, q),
+                "arrivals": st.arrivals,
             },
         }
         for w in s.scenarios

@@ -235,6 +235,7 @@ def workload_instance(
         n_requests=setup.n_requests,
         random_state=np.random.default_rng(key),
         benchmarks=setup.benchmarks,
+        arrivals=setup.arrivals,
     )
 
 

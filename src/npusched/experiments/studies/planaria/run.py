@@ -16,6 +16,7 @@ from npusched.experiments.studies.planaria.figures import (
     MULTI_TENANT_FIGURES,
     _report_md,
     comparisons,
+    fidelity,
 )
 from npusched.experiments.studies.planaria.paper import DEPTHWISE_BOUND, PAPER, PAPER_MULTI_TENANT
 from npusched.experiments.studies.planaria.points import (
@@ -162,6 +163,7 @@ def reproduce(
         summary["workloads"] = _workloads(out, st, scenarios, qos_levels, progress)
         summary["multi_tenant"]["setup"] = st.model_dump()
     summary["comparisons"] = comparisons(summary)
+    summary["fidelity"] = fidelity(summary)
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     atomic_write_text(out / "report.md", _report_md(fig17, summary))
     return summary

@@ -47,9 +47,11 @@ class PlanariaSetupEntry(_Strict):
             full run's spread.
         instances: workload instances per point for the SLA rate, fairness and energy.
         seed: base seed; instance ``i`` of ``(scenario, qos)`` draws from
-            ``SeedSequence([seed, scenario index, qos index, i])``, the same at every rate
-            (common random numbers: a rate only rescales the exponential gaps), so the
-            throughput search is deterministic for a seed.
+            ``SeedSequence([seed, scenario index, qos index, i])``, the same networks and
+            priorities at every rate (common random numbers: with ``exponential`` arrivals a
+            rate only rescales the gaps; the artifact's whole-millisecond Poisson gaps are
+            drawn afresh from the same stream at each rate), so the throughput search is
+            deterministic for a seed.
         rate_tol: relative tolerance of the throughput search.
         min_rate: the search's starting rate, requests per second (no floor: where the SLA
             fails there, the search halves the rate until it holds; see :func:`throughput_qps`).
@@ -57,7 +59,8 @@ class PlanariaSetupEntry(_Strict):
             (:func:`reference_rate`): 1.0, requests arrive as fast as the monolithic array
             serves them on average (our choice; the paper says only "the same throughput" for
             both systems). Fairness depends on it: Workload-C QoS-S is 1.03x / 0.98x / 2.37x
-            / 3.07x at loads 0.1 / 0.25 / 1.0 / 2.0 (``docs/papers/planaria.md``).
+            / 3.07x at loads 0.1 / 0.25 / 1.0 / 2.0 (measured with exponential arrivals;
+            ``docs/papers/planaria.md``).
         max_nodes: Fig. 16's search stops here, 16 (``None``: more nodes would be needed; the
             paper's largest count is 7, and the full run's C/H needs more than 8).
         throughput_instances: workload instances the throughput search runs on (Fig. 12: the
@@ -76,6 +79,15 @@ class PlanariaSetupEntry(_Strict):
             a mean gap of 0.5 ms (2,000 req/s, load 4.14), gives 2.46 and 8 of 9. Node counts
             per load in ``docs/papers/planaria.md`` (``benchmarks/planaria_ablations.py nodes
             2,2.5,3,3.5,4 full``).
+        arrivals: the arrival process (:func:`~npusched.workloads.planaria.planaria_workload`):
+            ``artifact`` (the suite's; the paper: "we assign a random arrival time for each
+            request from a Poisson distribution", which the authors' generator,
+            ``scheduler/generator.py``, draws as Poisson-distributed whole-millisecond gaps) or
+            ``exponential`` (a Poisson process, ours until the eighth round). Measured (quick
+            run, one factor): Fig. 12 A/H 11.2x -> 2.34x (paper 2.3x), B/S 34.2x -> 10.1x
+            (13.2x), C/S 13.0x -> 5.35x (7.4x), Fig. 14 B/M 3.92x -> 6.92x (9.1x): the gaps'
+            variance equals their mean in ms, so at PREMA's low SLA rates (mean gaps of tens
+            of ms) arrivals are nearly regular and fewer requests queue behind one another.
     """
 
     n_requests: PositiveInt
@@ -88,6 +100,7 @@ class PlanariaSetupEntry(_Strict):
     throughput_instances: PositiveInt
     depthwise: Literal["pipelined", "per-channel"]
     fig16_load: PositiveFloat
+    arrivals: Literal["exponential", "artifact"]
 
 
 @functools.cache
