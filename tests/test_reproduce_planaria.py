@@ -325,7 +325,7 @@ def test_quick_setup_is_the_full_runs_first_instances() -> None:
     assert workload_instance(quick, "C", "S", 300.0, 2) == workload_instance(
         full, "C", "S", 300.0, 2
     )
-    assert MultiTenantSetup.of().fig16_load == full.fig16_load == 3.5  # fitted (docstring)
+    assert MultiTenantSetup.of().fig16_load == full.fig16_load == 2.0  # fitted (docstring)
 
 
 def test_prema_baseline_preempts_by_algorithm3() -> None:

@@ -28,8 +28,12 @@ depthwise layer as the paper describes it (:func:`paper_network`, ``"pipelined"`
   nodes Planaria needs for 99% SLA at one rate for every workload (Fig. 16,
   :func:`nodes_for_sla`). :func:`planaria_simulate` runs
   :class:`~npusched.policies.spatial.planaria.PlanariaPolicy` on the 16-subarray machine,
-  :func:`prema_simulate` runs P-PREMA on ``prema-npu``. The paper states none of the study's
-  parameters (requests per instance, instances, rates); ours are :class:`MultiTenantSetup`.
+  :func:`prema_simulate` runs P-PREMA on ``prema-npu``. Requests arrive as the authors'
+  generator draws them (Poisson-distributed whole-millisecond gaps, ``setup.arrivals``). The
+  paper states none of the study's parameters (requests per instance, instances, rates); ours
+  are :class:`MultiTenantSetup`. ``summary.json``'s ``fidelity`` counts the values in band
+  with and without the values that have no ratio but match the paper's words
+  (:func:`~.figures.fidelity`).
 
 ``summary.json`` holds ``comparisons``: one record per paper value (Fig. 12-17, the abstract),
 with ``ratio``, ``direction``, ``spread`` and the measured ``cause`` where a value differs
