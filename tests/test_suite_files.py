@@ -453,3 +453,13 @@ def test_readme_worked_example_prema(tmp_path: Path) -> None:
     assert s["setup"]["load"] == 0.8 and s["setup"]["batch_sizes"] == [1, 4]
     assert set(s["policies"]) == {"NP-FCFS", "P-PREMA-oracle"} and s["runs"] == 8
     assert s["paper_job_range"] is None and not (out / "paper-range").exists()
+
+
+def test_docs_show_the_packaged_planaria_toml_as_it_is() -> None:
+    """docs/experiments.md quotes the packaged planaria.toml verbatim (it went stale once)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    packaged = (root / "src/npusched/data/experiments/suites/planaria.toml").read_text().strip()
+    docs = (root / "docs/experiments.md").read_text()
+    assert f"```toml\n{packaged}\n```" in docs
