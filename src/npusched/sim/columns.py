@@ -380,6 +380,7 @@ def execute_columns(run: _Run) -> SimResult:
     skip_k0: int | None = None
     idle_periods = 0
     futile = 0  # preemptions in a row without progress (the engine's livelock guard)
+    cred_k = -1  # the running job whose linear credit was made in its current stay
 
     def end_segment(
         k: int, te: float, exec_end: float, seg_start: float, t0: float, a: float, plan: Any
@@ -500,10 +501,16 @@ def execute_columns(run: _Run) -> SimResult:
             if not waiting[k] or ver[k] != v:
                 continue
             if last == now:  # ``on_period``'s expression
-                set_gain(k, slowdown(waited[k] + (now - since[k]), est[k]))
+                g = slowdown(waited[k] + (now - since[k]), est[k])
             else:  # ``on_periods``'
-                set_gain(k, slowdown(waited[k] + (now - since[k]) - (now - last), est[k]))
-            c, x = levels_of(tok[k])
+                g = slowdown(waited[k] + (now - since[k]) - (now - last), est[k])
+            gain[k] = g  # ``set_gain`` and ``levels_of`` written out
+            t = tok[k] = token_value(prio[k], g)
+            if t != t:
+                c = x = -1
+            else:
+                c = bisect_right(cand_cut, t) - 1
+                x = bisect_right(levels, t) - 1
             if c != lvl_c[k]:
                 lvl_c[k] = c
                 heappush(cheap[c], cheap_entry(k))
@@ -562,6 +569,8 @@ def execute_columns(run: _Run) -> SimResult:
                 return run_k
         return best
 
+    run_quiet: list[Any] = [-1, -1, 0.0, 0.0, never]  # (job, threshold, gain, waited, answer)
+
     def lazy_quiet(now: float, first_s: float, run_k: int) -> int:
         """``quiet_periods`` over the level structure: the jobs whose time to reach a level
         at or above the threshold is within three periods of the soonest, evaluated exactly."""
@@ -573,14 +582,23 @@ def execute_columns(run: _Run) -> SimResult:
         thr = levels[t_i]
         best = never
         if incl_run:
-            top = tok[run_k] * (1.0 + 1e-12)
-            if top < top_level:
-                for lv in levels:
-                    if lv <= top or lv < thr:
-                        continue
-                    need = lv * (1.0 - 1e-9) / fprio[run_k] - 1.0
-                    best = to_gain(gain[run_k], need, waited[run_k], p, est[run_k], False, False)
-                    break
+            # The running job's part depends only on its gain, its waiting before it started
+            # and the threshold: kept (``run_quiet``) while those stay as they were.
+            g = gain[run_k]
+            w = waited[run_k]
+            rq = run_quiet
+            if rq[0] == run_k and rq[1] == t_i and rq[2] == g and rq[3] == w:
+                best = rq[4]
+            else:
+                top = tok[run_k] * (1.0 + 1e-12)
+                if top < top_level:
+                    for lv in levels:
+                        if lv <= top or lv < thr:
+                            continue
+                        need = lv * (1.0 - 1e-9) / fprio[run_k] - 1.0
+                        best = to_gain(g, need, w, p, est[run_k], False, False)
+                        break
+                rq[:] = (run_k, t_i, g, w, best)
         ahead = first_s - now
         qmin = inf
         for i in range(t_i, nlev):
@@ -824,7 +842,11 @@ def execute_columns(run: _Run) -> SimResult:
                     last += 1
                 count = last - k0 + 1
                 if count > 0:
-                    on_periods(t, k0 * period, count, run_k)
+                    # A running job's linear credit depends only on its waiting before it
+                    # started: made once per stay (``cred_k``), the same value every time.
+                    on_periods(t, k0 * period, count, -1 if run_k == cred_k else run_k)
+                    if not cumulative:
+                        cred_k = run_k
                 nxt = last + 1
                 if nxt < sched_k and nxt * period <= t + tol:
                     b = nxt * period
@@ -953,10 +975,18 @@ def execute_columns(run: _Run) -> SimResult:
         else:
             decide = preempted or arrived or ticked
         if ticked:
-            on_period(now, run_k)
+            on_period(now, -1 if run_k == cred_k else run_k)
+            if not cumulative:
+                cred_k = run_k
         if decide and pre_k < 0 and (run_k < 0 or preemptive):
             if token:
-                cand = pick(now, run_k, _done(exe[run_k], t0, limit, now) if run_k >= 0 else 0.0)
+                if run_k < 0:
+                    cand = pick(now, -1, 0.0)
+                elif now > t0:  # ``_done`` written out
+                    r = exe[run_k] + (now - t0)
+                    cand = pick(now, run_k, r if r < limit else limit)
+                else:
+                    cand = pick(now, run_k, exe[run_k])
             elif not ready:
                 cand = -1
             else:  # the declared order's best waiting job, against the running one
@@ -1046,6 +1076,7 @@ def execute_columns(run: _Run) -> SimResult:
                             enqueue(killed)
                             killed = -1
                         waited[k] += now - since[k]
+                        cred_k = -1  # a new stay: its credit is made again
                     else:
                         heappop(ready)  # ``k`` is its top
                         if killed >= 0:  # waits again, with no work done
