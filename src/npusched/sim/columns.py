@@ -612,7 +612,7 @@ def execute_columns(run: _Run) -> SimResult:
             if h and h[0][0] < qmin:
                 qmin = h[0][0]
         if qmin == inf:
-            return max(best - 1, 0)
+            return best - 1 if best > 1 else 0
         lim = qmin + 3.0 * p
         for i in range(t_i, nlev):
             h = qheap[i]
@@ -634,7 +634,7 @@ def execute_columns(run: _Run) -> SimResult:
                     best = kk
             for e in seen:
                 heappush(h, e)
-        return max(best - 1, 0)
+        return best - 1 if best > 1 else 0
 
     def enqueue(k: int) -> None:
         """Job ``k`` joins the ready queue (``since[k]`` set first)."""
@@ -806,7 +806,7 @@ def execute_columns(run: _Run) -> SimResult:
                 if kk < best:
                     best = kk
                 break  # the next level up is reached first
-        return max(best - 1, 0)
+        return best - 1 if best > 1 else 0
 
     ai = 0
     next_arr = arr_t[0]
@@ -835,7 +835,9 @@ def execute_columns(run: _Run) -> SimResult:
                 # ``_Run._catch_up_periods``: credit the boundaries skipped before ``t``; one
                 # at ``t`` itself becomes a real tick of this wake.
                 k0 = skip_k0
-                last = min(sched_k - 1, math.floor((t - tol) / period))
+                last = math.floor((t - tol) / period)
+                if last > sched_k - 1:
+                    last = sched_k - 1
                 while last >= k0 and last * period >= t - tol:
                     last -= 1
                 while last + 1 < sched_k and (last + 1) * period < t - tol:
@@ -1106,11 +1108,14 @@ def execute_columns(run: _Run) -> SimResult:
         k0 = math.floor(now / period) + 1  # ``_next_boundary``
         while k0 * period <= now + tol:
             k0 += 1
-        nq = (
-            _QUIET_MAX
-            if pre_k >= 0
-            else max(0, min(quiet_periods(now, k0 * period, run_k), _QUIET_MAX))
-        )
+        if pre_k >= 0:
+            nq = _QUIET_MAX
+        else:
+            nq = quiet_periods(now, k0 * period, run_k)
+            if nq > _QUIET_MAX:
+                nq = _QUIET_MAX
+            elif nq < 0:
+                nq = 0
         if run_k < 0 and pre_k < 0 and ai >= n and tm == inf and not stale:
             # Only ticks are left; a policy may idle for a while, not forever.
             by_tick = ticked and not (completed or preempted or arrived)  # reason "period"

@@ -443,7 +443,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
             elif guess <= 1.0:  # also -inf
                 k = 1
             else:
-                k = min(math.ceil(guess), never)
+                k = math.ceil(guess)
+                if k > never:
+                    k = never
             if (w + (k - 1) * p) / est >= need:
                 if k == 1 or (w + (k - 2) * p) / est < need:
                     return k
