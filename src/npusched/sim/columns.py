@@ -201,6 +201,9 @@ def execute_columns(run: _Run) -> SimResult:
     # The power pieces (``record_power``), one per closed segment that computed, as the general
     # loop's ``_end_segment`` appends them (rate 1: no power policy on this path).
     pw = run.power
+    # Records are made with ``tuple.__new__`` (one C call; the named tuple's own ``__new__`` is
+    # a Python function around it): the same objects, ``PowerPiece(*fields)``.
+    new: Any = tuple.__new__
     # The timeline (``record_timeline``): the general loop's ``Segment`` entries (run, restore,
     # save) in the same order; every job holds all the resource's units at its variant's clock.
     tl = run.timeline
@@ -415,7 +418,7 @@ def execute_columns(run: _Run) -> SimResult:
             if e:
                 col_energy[rows[k]] += e
             if pw is not None and te > t0:
-                pw.append(PowerPiece(t0, te, plan, a, exec_end, 1.0, rname))
+                pw.append(new(PowerPiece, (t0, te, plan, a, exec_end, 1.0, rname)))
         exe[k] = exec_end
         return db, steps, e
 
@@ -880,7 +883,7 @@ def execute_columns(run: _Run) -> SimResult:
                             res_energy += plan_energy
                             col_energy[run_row] += plan_energy
                         if pw is not None and limit > ex0 and now > t0:
-                            pw.append(PowerPiece(t0, now, plan, ex0, limit, 1.0, rname))
+                            pw.append(new(PowerPiece, (t0, now, plan, ex0, limit, 1.0, rname)))
                         if tl is not None and now > t0:
                             tl.append(Segment(arrivals[run_k].id, t0, now, "run", rname, units, f0))
                     else:
