@@ -201,6 +201,9 @@ def execute_columns(run: _Run) -> SimResult:
     # The power pieces (``record_power``), one per closed segment that computed, as the general
     # loop's ``_end_segment`` appends them (rate 1: no power policy on this path).
     pw = run.power
+    # Records are made with ``tuple.__new__`` (one C call; the named tuple's own ``__new__`` is
+    # a Python function around it): the same objects, ``PowerPiece(*fields)``.
+    new: Any = tuple.__new__
     # The timeline (``record_timeline``): the general loop's ``Segment`` entries (run, restore,
     # save) in the same order; every job holds all the resource's units at its variant's clock.
     tl = run.timeline
@@ -380,6 +383,7 @@ def execute_columns(run: _Run) -> SimResult:
     skip_k0: int | None = None
     idle_periods = 0
     futile = 0  # preemptions in a row without progress (the engine's livelock guard)
+    cred_k = -1  # the running job whose linear credit was made in its current stay
 
     def end_segment(
         k: int, te: float, exec_end: float, seg_start: float, t0: float, a: float, plan: Any
@@ -414,7 +418,7 @@ def execute_columns(run: _Run) -> SimResult:
             if e:
                 col_energy[rows[k]] += e
             if pw is not None and te > t0:
-                pw.append(PowerPiece(t0, te, plan, a, exec_end, 1.0, rname))
+                pw.append(new(PowerPiece, (t0, te, plan, a, exec_end, 1.0, rname)))
         exe[k] = exec_end
         return db, steps, e
 
@@ -500,10 +504,16 @@ def execute_columns(run: _Run) -> SimResult:
             if not waiting[k] or ver[k] != v:
                 continue
             if last == now:  # ``on_period``'s expression
-                set_gain(k, slowdown(waited[k] + (now - since[k]), est[k]))
+                g = slowdown(waited[k] + (now - since[k]), est[k])
             else:  # ``on_periods``'
-                set_gain(k, slowdown(waited[k] + (now - since[k]) - (now - last), est[k]))
-            c, x = levels_of(tok[k])
+                g = slowdown(waited[k] + (now - since[k]) - (now - last), est[k])
+            gain[k] = g  # ``set_gain`` and ``levels_of`` written out
+            t = tok[k] = token_value(prio[k], g)
+            if t != t:
+                c = x = -1
+            else:
+                c = bisect_right(cand_cut, t) - 1
+                x = bisect_right(levels, t) - 1
             if c != lvl_c[k]:
                 lvl_c[k] = c
                 heappush(cheap[c], cheap_entry(k))
@@ -562,6 +572,8 @@ def execute_columns(run: _Run) -> SimResult:
                 return run_k
         return best
 
+    run_quiet: list[Any] = [-1, -1, 0.0, 0.0, never]  # (job, threshold, gain, waited, answer)
+
     def lazy_quiet(now: float, first_s: float, run_k: int) -> int:
         """``quiet_periods`` over the level structure: the jobs whose time to reach a level
         at or above the threshold is within three periods of the soonest, evaluated exactly."""
@@ -573,14 +585,23 @@ def execute_columns(run: _Run) -> SimResult:
         thr = levels[t_i]
         best = never
         if incl_run:
-            top = tok[run_k] * (1.0 + 1e-12)
-            if top < top_level:
-                for lv in levels:
-                    if lv <= top or lv < thr:
-                        continue
-                    need = lv * (1.0 - 1e-9) / fprio[run_k] - 1.0
-                    best = to_gain(gain[run_k], need, waited[run_k], p, est[run_k], False, False)
-                    break
+            # The running job's part depends only on its gain, its waiting before it started
+            # and the threshold: kept (``run_quiet``) while those stay as they were.
+            g = gain[run_k]
+            w = waited[run_k]
+            rq = run_quiet
+            if rq[0] == run_k and rq[1] == t_i and rq[2] == g and rq[3] == w:
+                best = rq[4]
+            else:
+                top = tok[run_k] * (1.0 + 1e-12)
+                if top < top_level:
+                    for lv in levels:
+                        if lv <= top or lv < thr:
+                            continue
+                        need = lv * (1.0 - 1e-9) / fprio[run_k] - 1.0
+                        best = to_gain(g, need, w, p, est[run_k], False, False)
+                        break
+                rq[:] = (run_k, t_i, g, w, best)
         ahead = first_s - now
         qmin = inf
         for i in range(t_i, nlev):
@@ -594,7 +615,7 @@ def execute_columns(run: _Run) -> SimResult:
             if h and h[0][0] < qmin:
                 qmin = h[0][0]
         if qmin == inf:
-            return max(best - 1, 0)
+            return best - 1 if best > 1 else 0
         lim = qmin + 3.0 * p
         for i in range(t_i, nlev):
             h = qheap[i]
@@ -616,7 +637,7 @@ def execute_columns(run: _Run) -> SimResult:
                     best = kk
             for e in seen:
                 heappush(h, e)
-        return max(best - 1, 0)
+        return best - 1 if best > 1 else 0
 
     def enqueue(k: int) -> None:
         """Job ``k`` joins the ready queue (``since[k]`` set first)."""
@@ -788,7 +809,7 @@ def execute_columns(run: _Run) -> SimResult:
                 if kk < best:
                     best = kk
                 break  # the next level up is reached first
-        return max(best - 1, 0)
+        return best - 1 if best > 1 else 0
 
     ai = 0
     next_arr = arr_t[0]
@@ -817,14 +838,20 @@ def execute_columns(run: _Run) -> SimResult:
                 # ``_Run._catch_up_periods``: credit the boundaries skipped before ``t``; one
                 # at ``t`` itself becomes a real tick of this wake.
                 k0 = skip_k0
-                last = min(sched_k - 1, math.floor((t - tol) / period))
+                last = math.floor((t - tol) / period)
+                if last > sched_k - 1:
+                    last = sched_k - 1
                 while last >= k0 and last * period >= t - tol:
                     last -= 1
                 while last + 1 < sched_k and (last + 1) * period < t - tol:
                     last += 1
                 count = last - k0 + 1
                 if count > 0:
-                    on_periods(t, k0 * period, count, run_k)
+                    # A running job's linear credit depends only on its waiting before it
+                    # started: made once per stay (``cred_k``), the same value every time.
+                    on_periods(t, k0 * period, count, -1 if run_k == cred_k else run_k)
+                    if not cumulative:
+                        cred_k = run_k
                 nxt = last + 1
                 if nxt < sched_k and nxt * period <= t + tol:
                     b = nxt * period
@@ -856,7 +883,7 @@ def execute_columns(run: _Run) -> SimResult:
                             res_energy += plan_energy
                             col_energy[run_row] += plan_energy
                         if pw is not None and limit > ex0 and now > t0:
-                            pw.append(PowerPiece(t0, now, plan, ex0, limit, 1.0, rname))
+                            pw.append(new(PowerPiece, (t0, now, plan, ex0, limit, 1.0, rname)))
                         if tl is not None and now > t0:
                             tl.append(Segment(arrivals[run_k].id, t0, now, "run", rname, units, f0))
                     else:
@@ -953,10 +980,18 @@ def execute_columns(run: _Run) -> SimResult:
         else:
             decide = preempted or arrived or ticked
         if ticked:
-            on_period(now, run_k)
+            on_period(now, -1 if run_k == cred_k else run_k)
+            if not cumulative:
+                cred_k = run_k
         if decide and pre_k < 0 and (run_k < 0 or preemptive):
             if token:
-                cand = pick(now, run_k, _done(exe[run_k], t0, limit, now) if run_k >= 0 else 0.0)
+                if run_k < 0:
+                    cand = pick(now, -1, 0.0)
+                elif now > t0:  # ``_done`` written out
+                    r = exe[run_k] + (now - t0)
+                    cand = pick(now, run_k, r if r < limit else limit)
+                else:
+                    cand = pick(now, run_k, exe[run_k])
             elif not ready:
                 cand = -1
             else:  # the declared order's best waiting job, against the running one
@@ -1046,6 +1081,7 @@ def execute_columns(run: _Run) -> SimResult:
                             enqueue(killed)
                             killed = -1
                         waited[k] += now - since[k]
+                        cred_k = -1  # a new stay: its credit is made again
                     else:
                         heappop(ready)  # ``k`` is its top
                         if killed >= 0:  # waits again, with no work done
@@ -1075,11 +1111,14 @@ def execute_columns(run: _Run) -> SimResult:
         k0 = math.floor(now / period) + 1  # ``_next_boundary``
         while k0 * period <= now + tol:
             k0 += 1
-        nq = (
-            _QUIET_MAX
-            if pre_k >= 0
-            else max(0, min(quiet_periods(now, k0 * period, run_k), _QUIET_MAX))
-        )
+        if pre_k >= 0:
+            nq = _QUIET_MAX
+        else:
+            nq = quiet_periods(now, k0 * period, run_k)
+            if nq > _QUIET_MAX:
+                nq = _QUIET_MAX
+            elif nq < 0:
+                nq = 0
         if run_k < 0 and pre_k < 0 and ai >= n and tm == inf and not stale:
             # Only ticks are left; a policy may idle for a while, not forever.
             by_tick = ticked and not (completed or preempted or arrived)  # reason "period"
