@@ -22,6 +22,7 @@ import numpy as np
 from npusched.experiments.studies.haxconn.measured import (
     ModelFactors,
     apply_factors,
+    authors_baselines,
     cut_table,
     factor_table,
     fit_scan,
@@ -86,6 +87,8 @@ def main(argv: Sequence[str]) -> None:
     print(f"\nRMS log ratio {v['rms_log_ratio']}, mean log ratio {v['mean_log_ratio']}, "
           f"mean |error| {v['mean_abs_error_pct']}%")
     print("\n## One factor at a time\n\n" + md(factor_table()))
+    print("\n## Table 6's gain on the four pairs: our baselines or the authors' schedules\n\n"
+          + md(authors_baselines()))
     fits: dict[str, tuple[float, ModelFactors]] = {}
     for name, (make, grid) in SCANS.items():
         rows = fit_scan(make, [round(float(x), 3) for x in grid])

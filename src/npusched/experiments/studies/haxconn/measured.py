@@ -50,6 +50,7 @@ __all__ = [
     "MeasuredExperiment",
     "ModelFactors",
     "apply_factors",
+    "authors_baselines",
     "cut_table",
     "factor_table",
     "fit_scan",
@@ -482,3 +483,42 @@ def study() -> dict[str, Any]:
     src = load_measured().source
     return {"validation": v, "factor_table": factor_table(), "factors": factors,
             "source": f"{src['repository']} @ {str(src['commit'])[:7]}: {', '.join(src['files'][:2])}"}
+
+
+def authors_baselines() -> list[dict[str, Any]]:
+    """Table 6's gain on the four measured pairs, baselines one way and the other (one factor):
+    our HaX-CoNN optimum (Table 6's model: 10 groups, the artifact's DNN order) over the best of
+    our four Table 6 baselines (:func:`~npusched.experiments.studies.haxconn.points.table6_baselines`)
+    and over the best of the authors' four measured baseline *schedules* run through our model
+    (GPU only as the round's makespan, not the summary script's sums). Gains in % as the
+    artifact's summary script defines them (best / HaX-CoNN - 1) and as Table 6's column does
+    ((best - HaX-CoNN) / best)."""
+    from npusched.experiments.studies.haxconn.points import _workload, table6_baselines
+    from npusched.policies.mapping.execute import execute
+    from npusched.policies.mapping.haxconn import haxconn
+
+    m = load_measured()
+    rows = []
+    for e in m.experiments:
+        nets = tuple(str(m.networks[d]["zoo"]) for d in e.dnns)
+        w = _workload("xavier", nets, 10)
+        h = haxconn(w, "latency", max_transitions=1)
+        hx = h.realised.makespan_s * 1e3
+        ours = {k: r.realised.makespan_s * 1e3 for k, r in table6_baselines(w, h).items()}
+        theirs = {METHODS[k]: execute(*measured_workload(e, k)).makespan_s * 1e3
+                  for k in BASELINE_METHODS}
+        bo, bt = min(ours, key=ours.__getitem__), min(theirs, key=theirs.__getitem__)
+        rows.append({
+            "exp": e.id, "Table 6 exp.": _table6_exp(e), "dnns": " + ".join(e.dnns),
+            "HaX-CoNN ours ms": round(hx, 2),
+            "best of our baselines": f"{bo} {ours[bo]:.2f}",
+            "best of the authors' schedules": f"{bt} {theirs[bt]:.2f}",
+            **{f"authors' {k} ms": round(v, 2) for k, v in theirs.items()},
+            **{f"our {k} ms": round(v, 2) for k, v in ours.items()},
+            "gain over ours, (b-h)/b %": round(100 * (ours[bo] - hx) / ours[bo], 1),
+            "gain over theirs, (b-h)/b %": round(100 * (theirs[bt] - hx) / theirs[bt], 1),
+            "gain over ours, b/h-1 %": round(100 * (ours[bo] / hx - 1), 1),
+            "gain over theirs, b/h-1 %": round(100 * (theirs[bt] / hx - 1), 1),
+            "measured gain, b/h-1 %": round(e.measured_gain_pct(), 1),
+        })
+    return rows
