@@ -10,7 +10,12 @@ Usage: ``PYTHONPATH=src python benchmarks/haxconn_table6_objective.py`` (a few C
 from __future__ import annotations
 
 from npusched.experiments.studies.haxconn.paper import TABLE6
-from npusched.experiments.studies.haxconn.points import _groups, _workload, table6_baselines
+from npusched.experiments.studies.haxconn.points import (
+    _groups,
+    _workload,
+    improvement_pct,
+    table6_baselines,
+)
 from npusched.policies.mapping.haxconn import haxconn
 
 
@@ -20,11 +25,11 @@ def main() -> None:
         w = _workload(e.soc, e.nets, _groups(e), dict(e.after))
         h11 = haxconn(w, "latency", max_transitions=1)
         best = min(r.realised.makespan_s for r in table6_baselines(w, h11).values())
-        g11 = round(100 * (best - h11.realised.makespan_s) / best, 1)
+        g11 = improvement_pct(best, h11.realised.makespan_s)
         g10 = g11
         if e.goal == "Max FPS":
             h10 = haxconn(w, "throughput", max_transitions=1, baselines=h11.baselines)
-            g10 = round(100 * (best - h10.realised.makespan_s) / best, 1)
+            g10 = improvement_pct(best, h10.realised.makespan_s)
             print(f"exp {e.exp} ({e.goal}): Eq. 11 {g11:.1f}%, Eq. 10 {g10:.1f}% "
                   f"(paper {e.paper_improvement_pct}%)")
         eq11.append(g11)

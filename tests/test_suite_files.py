@@ -180,7 +180,9 @@ def test_quick_headline_unchanged(name: str, tmp_path: Path) -> None:
     """Headline numbers recorded from `reproduce all --quick` on bc7dcad (before the suites were
     files), to 1e-12 relative: the engine's charge of the clock switch between frames moved a
     few DFS figures in the 15th digit since. HaX-CoNN's were recorded again when Table 6 moved
-    to 10 layer groups for every experiment (mean gain 2.51% -> 2.37%). Fluid's were recorded
+    to 10 layer groups for every experiment (mean gain 2.51% -> 2.37%), and when Table 6's
+    improvement took the artifact's form, best / HaX-CoNN - 1 (issue 22, seventh round; mean
+    5.95% -> 6.50%, max 11.3% -> 12.8%; schedules unchanged). Fluid's were recorded
     again when its serving samples moved to the stream both routes draw (issue 29; headline
     latency gain 1.415x -> 1.410x)."""
     _assert_close(_quick_headline(name, tmp_path / name), HEADLINES[name])

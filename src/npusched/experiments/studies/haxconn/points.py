@@ -32,7 +32,7 @@ from npusched.policies.mapping.execute import Schedule, Task, Workload, execute
 from npusched.policies.mapping.haxconn import HaxconnResult, dynamic_haxconn, haxconn
 
 __all__ = ["artifact_gpu_dsa", "artifact_memory_ratio", "balance_bound_gain", "engine_dynamic",
-           "gap_analysis", "spread_ratios", "table6_baselines"]
+           "gap_analysis", "improvement_pct", "spread_ratios", "table6_baselines"]
 
 
 def _workload(soc: str, nets: Sequence[str], groups: int, after: dict[int, tuple[int, ...]] | None = None,
@@ -88,6 +88,16 @@ def _ms(x: float) -> float:
     return round(x * 1e3, 3)
 
 
+def improvement_pct(best: float, haxconn: float) -> float:
+    """Table 6's "improvement over the best baseline" in %, to 0.1: ``100 (best / haxconn - 1)``
+    (any one time unit). This is the artifact's definition: ``summarize_multi_dnn_executions.py``
+    prints ``min(baselines) / HaX-CoNN - 1``. The paper's latency column agrees with it in 7 of
+    10 rows (1, 2, 3, 4, 6, 9, 10); row 5 matches ``(best - haxconn) / best``, which we used
+    before the seventh round, and rows 7 and 8 match neither. Fig. 5 and Table 8 already give
+    gains as ratios minus 1."""
+    return round(100 * (best / haxconn - 1.0), 1)
+
+
 def _groups(e: Experiment) -> int:
     """Layer groups per DNN: 10 (Table 2's count) for every experiment; the bounded exhaustive
     search proves the restricted optimum of three DNNs x 10 groups in well under a second."""
@@ -128,8 +138,8 @@ def _table6(
             "HaX-CoNN FPS": round(h.realised.fps, 1),
             "TR": " ".join(",".join(str(g) for g in tp) or "-" for tp in h.schedule.transition_points()),
             "best baseline": bname,
-            "improvement %": round(100 * (base_ms - h.realised.makespan_s) / base_ms, 1),
-            "improvement over all 7 %": round(100 * (all_ms - h.realised.makespan_s) / all_ms, 1),
+            "improvement %": improvement_pct(base_ms, h.realised.makespan_s),
+            "improvement over all 7 %": improvement_pct(all_ms, h.realised.makespan_s),
             "free ms": _ms(free.realised.makespan_s),
             "free source": free.source,
             "solver s": round(restricted_s, 3),
@@ -503,7 +513,7 @@ def _improvement_h(w: Workload, methods: Sequence[str] | None = None,
     pool.update(extra or {})
     name = min(pool, key=lambda m: pool[m].realised.makespan_s)
     best = pool[name].realised.makespan_s
-    return round(100 * (best - h.realised.makespan_s) / best, 1), name, _ms(h.realised.makespan_s), h
+    return improvement_pct(best, h.realised.makespan_s), name, _ms(h.realised.makespan_s), h
 
 
 def _scaled(w: Workload, *, transitions: float = 1.0,
@@ -607,7 +617,7 @@ def gap_analysis(experiments: Sequence[int] | None = None) -> list[dict[str, Any
         if len(e.nets) == 2:  # two transitions per DNN (3 DNNs: 4.7M schedules, not proven)
             h2 = haxconn(w, "latency", max_transitions=2, baselines=h.baselines)
             b2 = min(r.realised.makespan_s for r in pool.values())
-            row["T=2 %"] = round(100 * (b2 - h2.realised.makespan_s) / b2, 1)
+            row["T=2 %"] = improvement_pct(b2, h2.realised.makespan_s)
         else:
             row["T=2 %"] = "-"
         if e.soc == "xavier" and "googlenet" in e.nets:
