@@ -27,6 +27,8 @@ __all__ = ["machine_power_timeline", "peak_machine_power_w", "piece_power_timeli
 #: sums one piece at a time (cheaper than a ``numpy.searchsorted`` call per plan).
 _BISECT_BELOW = 8
 
+_ZERO = np.zeros(1)
+
 _NAMES = ("start_s", "end_s", "exec0_s", "exec1_s", "rate")
 _FIELDS = attrgetter(*_NAMES)
 
@@ -84,11 +86,10 @@ def piece_power_timeline(
     s0 = np.empty(k, dtype=np.int64)
     s1 = np.empty(k, dtype=np.int64)
     steps = np.empty(k, dtype=np.int64)
-    c_off = np.empty(k, dtype=np.int64)  # offset of the piece's plan in cum_all
-    p_off = np.empty(k, dtype=np.int64)  # and in pw_all
+    c_off = np.empty(k, dtype=np.int64)  # offset of the piece's plan in cum_all and pw_all
     cum_parts: list[npt.NDArray[np.float64]] = []
     pw_parts: list[npt.NDArray[np.float64]] = []
-    n_cum = n_pw = 0
+    n_cum = 0
     keep_l = keep.tolist()
     for u, f in enumerate(first.tolist()):
         plan = plans[keep_l[f]]
@@ -104,17 +105,16 @@ def piece_power_timeline(
             s1[sel] = np.searchsorted(cum, ex1[sel], side="left")
         steps[sel] = plan.steps
         c_off[sel] = n_cum
-        p_off[sel] = n_pw
         cum_parts.append(plan.cum_s)
-        pw = plan.power_w
-        pw_parts.append(pw)
+        # the steps' watts by the bound that opens them (a plan's last bound opens none)
+        pw_parts.append(plan.power_w)
+        pw_parts.append(_ZERO)
         n_cum += len(plan.cum_s)
-        n_pw += len(pw)
     s0 = np.maximum(s0, 0)
     s1 = np.minimum(np.maximum(s1, s0 + 1), steps)
     ok = s1 > s0
     if not ok.all():
-        keep, s0, s1, c_off, p_off = keep[ok], s0[ok], s1[ok], c_off[ok], p_off[ok]
+        keep, s0, s1, c_off = keep[ok], s0[ok], s1[ok], c_off[ok]
         ex0, ex1 = ex0[ok], ex1[ok]
         if not keep.size:
             return np.zeros(1), np.zeros(1)
@@ -125,21 +125,40 @@ def piece_power_timeline(
     pw_all = np.concatenate(pw_parts)
     m = s1 - s0  # steps each piece covers
     nb = m + 1  # bounds per piece
-    # Bounds: piece i's ``cum[s0 : s1 + 1]``, clipped to its work, as times.
+    # Bounds: piece i's ``cum[s0 : s1 + 1]``, clipped to its work, as times
+    # ``start + (clip(cum, exec0, exec1) - exec0) / rate``. Only the first and the last bound
+    # can be clipped: ``s0`` is the last step start at or before ``exec0`` and ``s1`` the first
+    # step end at or after ``exec1``, so the bounds between lie strictly inside the work and
+    # are taken as they are (the same float operations, in place; ``- 0.0`` and ``/ 1.0``,
+    # which change no bit, are skipped where every piece has them). The first bound is
+    # computed as the reference does, the last is the piece's end.
     b_first = np.cumsum(nb) - nb
     b_last = b_first + m
-    ex0_b = np.repeat(ex0, nb)
-    bounds = np.clip(cum_all[_runs(c_off + s0, nb)], ex0_b, np.repeat(ex1, nb))
-    t = np.repeat(start, nb) + (bounds - ex0_b) / np.repeat(rate, nb)
+    at = _runs(c_off + s0, nb)  # each bound's entry in cum_all and pw_all
+    t = cum_all[at]
+    if ex0.any():
+        t -= np.repeat(ex0, nb)
+    unit = bool((rate == 1.0).all())
+    if not unit:
+        t /= np.repeat(rate, nb)
+    t += np.repeat(start, nb)
+    t[b_first] = start + (np.clip(cum_all[c_off + s0], ex0, ex1) - ex0) / rate
     t[b_last] = end
-    # Watts: piece i's ``power_w[s0:s1] * rate``.
-    watts = pw_all[_runs(p_off + s0, m)] * np.repeat(rate, m)
-    fast = _in_order(t, b_first, b_last, m, watts)
+    # Watts: piece i's ``power_w[s0:s1] * rate``, by the bound that opens each step (a
+    # piece's last bound opens none: 0 W).
+    rise = pw_all[at]
+    rise[b_last] = 0.0
+    if not unit:
+        rise *= np.repeat(rate, nb)
+    fast = _in_order(t, b_first, b_last, rise)
     if fast is not None:
         times, level = fast
     else:
-        times, level = _sorted_levels(t, watts, b_first, m)
-    level[np.abs(level) < 1e-9 * max(1.0, float(np.max(np.abs(level))))] = 0.0
+        opens = np.ones(len(t), dtype=bool)
+        opens[b_last] = False
+        times, level = _sorted_levels(t, rise[opens], b_first, m)
+    mag = np.abs(level)
+    level[mag < 1e-9 * max(1.0, float(mag.max()))] = 0.0
     return times, level
 
 
@@ -184,12 +203,12 @@ def _in_order(
     t: npt.NDArray[np.float64],
     b_first: npt.NDArray[np.int64],
     b_last: npt.NDArray[np.int64],
-    m: npt.NDArray[np.int64],
-    watts: npt.NDArray[np.float64],
+    rise: npt.NDArray[np.float64],
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
     """:func:`_sorted_levels` with the pieces' changes laid out in its order inside each
     piece, or ``None`` where that layout is not its order.
 
+    ``rise[j]`` is the watts of the step that bound ``j`` opens (0 at a piece's last bound).
     Per piece the changes in time order are rise 0, then at each interior bound ``u`` the rise
     of step ``u`` and the fall of step ``u - 1``, then the last fall. That is the order the
     stable sort of the piece-at-a-time layout gives them when the piece's ``t`` never
@@ -198,50 +217,49 @@ def _in_order(
     the pieces' order, as the reference's does, so a stable sort by time of this layout is the
     reference's sequence of changes and the running sum gives the same bits. Where the pieces
     follow one another in time (a machine running one job at a time) the layout is already
-    sorted and no sort is made; where they overlap the sort finds one run per piece."""
-    n = len(watts)
+    sorted and no sort is made; where they overlap the sort finds one run per piece.
+
+    The layout has two slots per bound ``j``, its rise (``rise[j]``) then the fall of the step
+    before it (``-rise[j - 1]``); the slots with no change (a piece's last bound opens no
+    step, its first closes none) hold 0 W, at the same time as their partner. Adding a zero
+    changes no bit of a running sum that starts at a rise (never ``-0.0``), so the level after
+    bound ``j`` is entry ``2j + 1`` of the running sum and no count of changes per bound is
+    needed."""
     if len(t) > 1:
         same = t[1:] == t[:-1]
-        up = t[1:] >= t[:-1]
-        across = b_last[:-1]  # pairs (last bound of a piece, first of the next)
-        interior = np.ones(len(t) - 1, dtype=bool)  # pairs (u, u + 1), 1 <= u <= m - 2
-        interior[b_first] = False
-        interior[across] = False
-        interior[b_last - 1] = False
-        if (same & interior).any():
-            return None
-        in_order = bool(up.all())
+        # Pairs (u, u + 1) of bounds are interior unless u is a piece's first bound, its
+        # last (the pair across to the next piece) or the one before its last. The few pairs
+        # at one time, and the few that step back, are located by their piece.
+        hits = np.flatnonzero(same)
+        if hits.size:
+            piece = np.searchsorted(b_first, hits, side="right") - 1
+            if not (
+                (hits == b_first[piece]) | (hits == b_last[piece]) | (hits == b_last[piece] - 1)
+            ).all():
+                return None
+        back = np.flatnonzero(~(t[1:] >= t[:-1]))
+        in_order = not back.size
         if not in_order:
-            up[across] = True
-            if not up.all():
+            piece = np.searchsorted(b_first, back, side="right") - 1
+            if not (back == b_last[piece]).all():  # only across pieces
                 return None
     else:
         same = np.zeros(0, dtype=bool)
         in_order = True
-    # Changes as pairs (the rise of step q, the fall of step q - 1) for q = 1..n-1, swapped
-    # where step q opens a piece (the previous piece's last fall comes first); then the first
-    # rise and the last fall around them.
-    delta = np.empty(2 * n)
-    pairs = delta[1:-1].reshape(n - 1, 2)
-    pairs[:, 0] = watts[1:]
-    pairs[:, 1] = -watts[:-1]
-    opens = (b_first - np.arange(len(m)))[1:] - 1  # rows whose step q opens a piece
-    pairs[opens] = pairs[opens, ::-1]
-    delta[0] = watts[0]
-    delta[-1] = -watts[-1]
-    reps = np.full(len(t), 2, dtype=np.int64)
-    reps[b_first] = 1
-    reps[b_last] = 1
+    delta = np.empty(2 * len(t))
+    delta[0::2] = rise
+    delta[1] = -0.0
+    np.negative(rise[:-1], out=delta[3::2])
     if not in_order:  # overlapping pieces: one stable sort of the layout (a run per piece)
-        times = np.repeat(t, reps)
+        times = np.repeat(t, 2)
         order = np.argsort(times, kind="stable")
         times = times[order]
         level = np.cumsum(delta[order])
         keep = np.r_[times[1:] != times[:-1], True]
         return times[keep], level[keep]
-    level = np.cumsum(delta)
+    level = np.cumsum(delta)[1::2]
     last = np.r_[~same, True]
-    return t[last], level[(np.cumsum(reps) - 1)[last]]
+    return t[last], level[last]
 
 
 def machine_power_timeline(
