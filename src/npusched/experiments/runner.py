@@ -314,10 +314,9 @@ def power_summary(result: SimResult, machine: Any = None) -> dict[str, float]:
 
         peak = peak_machine_power_w(result, machine)
     elif result.power is not None:
-        from npusched.metrics.power import piece_power_timeline
+        from npusched.metrics.power import peak_piece_power_w
 
-        _, watts = piece_power_timeline(result.power)
-        peak = float(watts.max()) if watts.size else 0.0
+        peak = peak_piece_power_w(result.power)
     return {
         "energy_j": float(result.energy_j),
         "peak_power_w": peak,
