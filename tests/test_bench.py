@@ -298,10 +298,18 @@ def test_families_entry_runs_each_family_through_run_config() -> None:
             f["us_per_event"] / entry["bare_loop_us_per_event"]
         )
         assert ("load_ratio" in f) == (name in bench.FAMILY_TEMPORAL), name
+        # the split: the engine's part and the part around it add up to the whole
+        assert f["engine_us_per_event"] + f["outside_us_per_event"] == pytest.approx(
+            f["us_per_event"]
+        ), name
+        assert f["engine_ratio_to_bare_loop"] == pytest.approx(
+            f["engine_us_per_event"] / entry["bare_loop_us_per_event"]
+        )
     assert fams["HPF"]["requests"] == 30 and fams["Planaria"]["requests"] == 6
     rows = {r["metric"]: r for r in bench_rows({"scenarios": [entry]})}
     assert rows["PREMA: ratio_to_bare_loop"]["target"] == "<= 10"
     assert rows["SJF: load_ratio"]["target"] == "<= 1.5"
+    assert "FCFS: outside_us_per_event" in rows
     # the run_config path is not left wrapped
     assert Simulator.run.__name__ == "run"
 

@@ -137,8 +137,8 @@ def test_pieces_in_time_order_sum_to_the_reference_without_a_sort(
 
 
 def test_the_no_sort_layout_is_taken_on_a_temporal_run() -> None:
-    """A one-job-at-a-time run (P-PREMA on the NPU) takes the no-sort layout, and it equals
-    the reference."""
+    """A one-job-at-a-time run (P-PREMA on the NPU) takes the no-sort layout block by block
+    (every bound at once is never taken), and it equals the reference; so does the peak."""
     import npusched.metrics.power as mp
     from npusched.bench.families import family_configs
     from npusched.experiments.config import parse_config
@@ -147,22 +147,51 @@ def test_the_no_sort_layout_is_taken_on_a_temporal_run() -> None:
     out = run_config(parse_config(family_configs(200)["PREMA"], source="PREMA"))
     assert out.result.power
     pieces_ = out.result.power
-    taken: list[bool] = []
-    real = mp._in_order
+    whole: list[bool] = []
+    real = mp._whole
 
     def spy(*a: object) -> object:
-        r = real(*a)  # type: ignore[arg-type]
-        taken.append(r is not None)
-        return r
+        whole.append(True)
+        return real(*a)  # type: ignore[arg-type]
 
-    mp._in_order = spy  # type: ignore[assignment]
+    mp._whole = spy  # type: ignore[assignment]
     try:
         got = mp.piece_power_timeline(pieces_)
+        peak = mp.peak_piece_power_w(pieces_)
     finally:
-        mp._in_order = real
-    assert taken == [True]
-    for g, w in zip(got, reference(list(pieces_)), strict=True):
+        mp._whole = real
+    assert whole == []
+    want = reference(list(pieces_))
+    for g, w in zip(got, want, strict=True):
         assert g.tobytes() == w.tobytes()
+    assert np.float64(peak).tobytes() == np.float64(want[1].max()).tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ps=st.one_of(sequential_pieces(), pieces()),
+    block=st.sampled_from([1, 2, 3, 7, 1 << 15]),
+)
+def test_blocks_and_the_peak_equal_the_reference(ps: list[PowerPiece], block: int) -> None:
+    """The timeline over blocks of any size (a block holds whole pieces; the running sum
+    carries across; a block's last bound is dropped where the next starts at its time)
+    equals the reference to the last bit, and ``peak_piece_power_w`` is its highest level."""
+    import npusched.metrics.power as mp
+
+    old = mp._BLOCK_BOUNDS
+    mp._BLOCK_BOUNDS = block
+    try:
+        got = mp.piece_power_timeline(ps)
+        peak = mp.peak_piece_power_w(ps)
+    finally:
+        mp._BLOCK_BOUNDS = old
+    try:
+        want = reference(ps)
+    except IndexError:  # the reference fails where no piece covers a step (nothing to sum)
+        want = np.zeros(1), np.zeros(1)
+    for g, w in zip(got, want, strict=True):
+        assert g.tobytes() == w.tobytes()
+    assert np.float64(peak).tobytes() == np.float64(want[1].max()).tobytes()
 
 
 @pytest.mark.parametrize("fam", ["PREMA", "Planaria", "HaX-CoNN"])

@@ -448,6 +448,7 @@ def bench_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
             shown = (
                 ("us_per_event", "{:.2f}", None),
                 ("engine_us_per_event", "{:.2f}", None),
+                ("outside_us_per_event", "{:.2f}", None),
                 ("events_per_request", "{:.2f}", None),
                 ("ratio_to_bare_loop", "{:.2f}", f["target_ratio"]),
                 ("load_ratio", "{:.2f}", 1.5),

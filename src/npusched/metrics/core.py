@@ -24,7 +24,8 @@ Definitions (PREMA Sec. III after Eyerman & Eeckhout; Planaria Sec. VI-A):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +35,9 @@ from npusched.errors import NpuschedError
 from npusched.workloads.request import PRIORITY_LEVELS
 
 FloatArray = npt.NDArray[np.float64]
+#: Per-request records: a frame, or columns by name (equal-length arrays, e.g. a
+#: ``SimResult``'s numeric columns), read the same way without building a frame.
+Records = pd.DataFrame | Mapping[str, npt.NDArray[Any]]
 
 #: PREMA's SLA targets: N x isolated latency for N = 2..20 (Sec. VI-C).
 SLA_N: tuple[int, ...] = tuple(range(2, 21))
@@ -61,36 +65,51 @@ __all__ = [
 ]
 
 
-def _require(df: pd.DataFrame, *cols: str) -> None:
-    missing = [c for c in cols if c not in df.columns]
+def _names(df: Records) -> Collection[Any]:
+    """The column names of ``df``."""
+    return df.columns if isinstance(df, pd.DataFrame) else df.keys()
+
+
+def _nrows(df: Records) -> int:
+    """The number of records in ``df``."""
+    if isinstance(df, pd.DataFrame):
+        return len(df)
+    return len(next(iter(df.values()))) if df else 0
+
+
+def _require(df: Records, *cols: str) -> None:
+    names = _names(df)
+    missing = [c for c in cols if c not in names]
     if missing:
         raise NpuschedError(
-            f"records lack column(s) {', '.join(missing)}; have: {', '.join(map(str, df.columns))}"
+            f"records lack column(s) {', '.join(missing)}; have: {', '.join(map(str, names))}"
         )
 
 
-def _col(df: pd.DataFrame, name: str) -> FloatArray:
-    return np.asarray(df[name].to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+def _col(df: Records, name: str) -> FloatArray:
+    if isinstance(df, pd.DataFrame):
+        return np.asarray(df[name].to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+    return np.asarray(df[name], dtype=np.float64)
 
 
-def ntt(df: pd.DataFrame) -> FloatArray:
+def ntt(df: Records) -> FloatArray:
     """Per-request normalised turnaround time ``latency_s / isolated_s`` (C_multi / C_single)."""
     _require(df, "latency_s", "isolated_s")
     return _col(df, "latency_s") / _col(df, "isolated_s")
 
 
-def antt(df: pd.DataFrame) -> float:
+def antt(df: Records) -> float:
     """Average NTT (PREMA Eq. 1); NaN for no requests."""
     x = ntt(df)
     return float(x.mean()) if x.size else float("nan")
 
 
-def stp(df: pd.DataFrame) -> float:
+def stp(df: Records) -> float:
     """System throughput ``sum_i C_single_i / C_multi_i`` (PREMA Eq. 1); 0 for no requests."""
     return float((1.0 / ntt(df)).sum())
 
 
-def progress_per_priority(df: pd.DataFrame) -> FloatArray:
+def progress_per_priority(df: Records) -> FloatArray:
     """``PP_i = (C_single_i / C_multi_i) / (Priority_i / sum_j Priority_j)`` (PREMA Eq. 2)."""
     _require(df, "priority")
     prio = _col(df, "priority")
@@ -98,13 +117,13 @@ def progress_per_priority(df: pd.DataFrame) -> FloatArray:
     return (1.0 / ntt(df)) / share
 
 
-def fairness(df: pd.DataFrame) -> float:
+def fairness(df: Records) -> float:
     """``min_{i,j} PP_i / PP_j = min PP / max PP`` (PREMA Eq. 2); NaN for no requests."""
     pp = progress_per_priority(df)
     return float(pp.min() / pp.max()) if pp.size else float("nan")
 
 
-def sla_violation_rates(df: pd.DataFrame, ns: Iterable[float] = SLA_N) -> FloatArray:
+def sla_violation_rates(df: Records, ns: Iterable[float] = SLA_N) -> FloatArray:
     """Fraction of requests with ``latency_s > N x isolated_s`` for every N in ``ns`` (one
     broadcast: an ``(len(ns), n_requests)`` comparison)."""
     _require(df, "latency_s", "isolated_s")
@@ -115,17 +134,17 @@ def sla_violation_rates(df: pd.DataFrame, ns: Iterable[float] = SLA_N) -> FloatA
     return np.asarray((lat[None, :] > n[:, None] * iso[None, :]).mean(axis=1), dtype=np.float64)
 
 
-def slo_attainment(df: pd.DataFrame) -> float:
+def slo_attainment(df: Records) -> float:
     """Fraction of requests that have an SLO (``slo_s`` not NaN) and meet it
     (``latency_s <= slo_s``); NaN if no request has an SLO."""
-    if "slo_s" not in df.columns:
+    if "slo_s" not in _names(df):
         return float("nan")
     slo, lat = _col(df, "slo_s"), _col(df, "latency_s")
     has = ~np.isnan(slo)
     return float((lat[has] <= slo[has]).mean()) if has.any() else float("nan")
 
 
-def sla_met(df: pd.DataFrame, target: float | Mapping[str, float] = 0.99) -> bool:
+def sla_met(df: Records, target: float | Mapping[str, float] = 0.99) -> bool:
     """Whether ``df`` meets an MLPerf-style SLA: at least ``target`` of the requests with an SLO
     finish within it.
 
@@ -152,18 +171,18 @@ def sla_met(df: pd.DataFrame, target: float | Mapping[str, float] = 0.99) -> boo
     return bool((ok[check] >= need[check] * total[check]).all())
 
 
-def makespan(df: pd.DataFrame) -> float:
+def makespan(df: Records) -> float:
     """Seconds from the first arrival to the last finish (NaN for no requests)."""
     _require(df, "arrival_s", "finish_s")
-    if len(df) == 0:
+    if _nrows(df) == 0:
         return float("nan")
     return float(_col(df, "finish_s").max() - _col(df, "arrival_s").min())
 
 
-def throughput(df: pd.DataFrame, makespan_s: float | None = None) -> float:
+def throughput(df: Records, makespan_s: float | None = None) -> float:
     """Finished requests per second over ``makespan_s`` (default :func:`makespan`)."""
     span = makespan(df) if makespan_s is None else float(makespan_s)
-    return float(len(df) / span) if span > 0 else float("nan")
+    return float(_nrows(df) / span) if span > 0 else float("nan")
 
 
 def utilisation(busy_s: float | None, makespan_s: float | None) -> float:
@@ -183,7 +202,7 @@ def priority_label(priorities: Iterable[int]) -> Callable[[int], str]:
 
 
 def latency_percentiles(
-    df: pd.DataFrame, qs: Sequence[float] = PERCENTILES, *, normalized: bool = False
+    df: Records, qs: Sequence[float] = PERCENTILES, *, normalized: bool = False
 ) -> FloatArray:
     """Percentiles ``qs`` (0-100) of ``latency_s`` (seconds), or of NTT if ``normalized``."""
     x = ntt(df) if normalized else _col(df, "latency_s")
@@ -201,7 +220,7 @@ def _nname(n: float) -> str:
 
 
 def summarize(
-    df: pd.DataFrame,
+    df: Records,
     busy_s: float | None = None,
     makespan_s: float | None = None,
     *,
@@ -227,15 +246,17 @@ def summarize(
         percentiles: latency percentiles to report (0-100).
     """
     _require(df, "latency_s", "isolated_s", "priority")
-    out: dict[str, float] = {"n_requests": float(len(df))}
+    n_rows = _nrows(df)
+    names = _names(df)
+    out: dict[str, float] = {"n_requests": float(n_rows)}
     x = ntt(df)
     out["antt"] = antt(df)
     out["stp"] = stp(df)
     out["fairness"] = fairness(df)
     out["max_ntt"] = float(x.max()) if x.size else float("nan")
-    out["mean_latency_s"] = float(_col(df, "latency_s").mean()) if len(df) else float("nan")
-    if "waiting_s" in df.columns:
-        out["mean_waiting_s"] = float(_col(df, "waiting_s").mean()) if len(df) else float("nan")
+    out["mean_latency_s"] = float(_col(df, "latency_s").mean()) if n_rows else float("nan")
+    if "waiting_s" in names:
+        out["mean_waiting_s"] = float(_col(df, "waiting_s").mean()) if n_rows else float("nan")
 
     ns = list(sla_n)
     for n, rate in zip(ns, sla_violation_rates(df, ns).tolist(), strict=True):
@@ -257,7 +278,7 @@ def summarize(
 
     # the per-priority rows as masks over two arrays, not as filtered copies of the frame
     add_percentiles(lat_all, x, "")
-    prio = df["priority"].to_numpy(dtype=np.int64)
+    prio = np.asarray(df["priority"], dtype=np.int64)
     present = sorted(set(prio.tolist()))
     label = priority_label(present)
     levels = present
@@ -269,16 +290,16 @@ def summarize(
 
     out["slo_attainment"] = slo_attainment(df)
     span = makespan_s
-    if span is None and {"arrival_s", "finish_s"} <= set(df.columns):
+    if span is None and {"arrival_s", "finish_s"} <= set(names):
         span = makespan(df)
     out["makespan_s"] = float("nan") if span is None else float(span)
     out["throughput_rps"] = float("nan") if span is None else throughput(df, span)
     out["busy_s"] = float("nan") if busy_s is None else float(busy_s)
     out["utilisation"] = utilisation(busy_s, span)
     for col in ("preemptions", "checkpoint_bytes", "checkpoint_s", "wasted_s"):
-        if col in df.columns:
+        if col in names:
             out[col] = float(_col(df, col).sum())
-    if "estimated_s" in df.columns and len(df):
+    if "estimated_s" in names and n_rows:
         est, iso = _col(df, "estimated_s"), _col(df, "isolated_s")
         out["mean_abs_estimate_error"] = float(np.mean(np.abs(est - iso) / iso))
     return out

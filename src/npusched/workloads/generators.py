@@ -214,8 +214,8 @@ def assemble(
     # Columns as Python lists in dispatch order, each value converted once, then one
     # positional constructor call per request (``map`` over the columns: no per-field
     # indexing and no keyword matching). Python lists box no NumPy scalar per field.
-    names = [networks[i] for i in idx]
-    if not all(type(x) is str for x in names):
+    names = list(map(networks.__getitem__, idx))
+    if set(map(type, names)) - {str}:
         names = [str(x) for x in names]
     cols: list[list[Any]] = [
         names,
@@ -275,7 +275,7 @@ def prema_workload(
     rng = _rng(random_state)
     n = int(n_tasks)
     arrival = rng.uniform(0.0, float(window_s), size=n) if window_s > 0 else np.zeros(n)
-    nets = [names[i] for i in rng.integers(0, len(names), size=n).tolist()]
+    nets = list(map(names.__getitem__, rng.integers(0, len(names), size=n).tolist()))
     prio = prios[rng.integers(0, len(prios), size=n)]
     batch = bs[rng.integers(0, len(bs), size=n)]
     seq_in, seq_out = sample_seq_lens(nets, rng, user=user)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 # PREMA's three user-defined priority levels; the values are also the initial tokens (Table II)
@@ -44,11 +47,11 @@ class Request:
     transfer_s: float = 0.0
 
 
-def _trusted_maker() -> Any:
-    """A positional constructor of :class:`Request` that skips the frozen dataclass's
-    ``__init__`` (eleven ``object.__setattr__`` look-ups per request): the slots are set
-    through their descriptors, the last three fields to their defaults. For columns already
-    converted to the fields' types (:func:`requests_from_columns`); about 2x faster."""
+def _slot_setters() -> tuple[list[Any], list[tuple[Any, Any]]]:
+    """The slot setters of :class:`Request`'s first eight fields (in order), and the setter
+    and default of each other field: the trusted constructor of :func:`requests_from_columns`
+    sets the slots through their descriptors, skipping the frozen dataclass's ``__init__``
+    (eleven ``object.__setattr__`` look-ups per request)."""
     from dataclasses import fields
 
     names = [f.name for f in fields(Request)]
@@ -64,28 +67,10 @@ def _trusted_maker() -> Any:
     ]
     defaults = [f.default for f in fields(Request)][8:]
     s = [Request.__dict__[k].__set__ for k in names]
-    s_id, s_arr, s_net, s_b, s_p, s_slo, s_in, s_out = s[:8]
-    rest = list(zip(s[8:], defaults, strict=True))
-    new = object.__new__
-
-    def make(i: int, a: float, net: str, b: int, p: int, slo: Any, si: Any, so: Any) -> Request:
-        r = new(Request)
-        s_id(r, i)
-        s_arr(r, a)
-        s_net(r, net)
-        s_b(r, b)
-        s_p(r, p)
-        s_slo(r, slo)
-        s_in(r, si)
-        s_out(r, so)
-        for setter, value in rest:
-            setter(r, value)
-        return r
-
-    return make
+    return s[:8], list(zip(s[8:], defaults, strict=True))
 
 
-_make = _trusted_maker()
+_SETTERS, _DEFAULTS = _slot_setters()
 
 
 def requests_from_columns(
@@ -99,17 +84,27 @@ def requests_from_columns(
 ) -> list[Request]:
     """Requests ``0..n-1`` from columns of plain Python values already of the fields' types
     (``float``, ``str``, ``int``, ``None``; nothing is converted or checked), the other fields
-    at their defaults: equal to ``Request(i, arrival_s[i], ...)`` for every ``i``."""
-    return list(
-        map(
-            _make,
-            range(len(arrival_s)),
-            arrival_s,
-            network,
-            batch,
-            priority,
-            slo_s,
-            seq_in,
-            seq_out,
-        )
+    at their defaults: equal to ``Request(i, arrival_s[i], ...)`` for every ``i``.
+
+    Built a column at a time: the requests are made empty, then each slot is set for all of
+    them by one ``map`` of its descriptor's setter (C calls only; no Python frame per request
+    or per field, about 0.6x the time of a positional constructor per request)."""
+    n = len(arrival_s)
+    cols: tuple[Sequence[Any], ...] = (
+        range(n),
+        arrival_s,
+        network,
+        batch,
+        priority,
+        slo_s,
+        seq_in,
+        seq_out,
     )
+    if any(len(c) != n for c in cols):
+        raise ValueError("requests_from_columns: column lengths differ")
+    out = list(map(object.__new__, repeat(Request, n)))
+    for setter, col in zip(_SETTERS, cols, strict=True):
+        deque(map(setter, out, col), maxlen=0)
+    for setter, value in _DEFAULTS:
+        deque(map(setter, out, repeat(value, n)), maxlen=0)
+    return out

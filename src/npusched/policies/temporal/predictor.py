@@ -99,10 +99,14 @@ def rnn_isolated_latency(
     return float(np.cumsum(lat)[-1]) if len(lat) else 0.0
 
 
-#: Per profile, ``prema_estimate`` of each ``(batch, seq_in)`` seen (a pure function of them).
+#: Per profile, ``prema_estimate`` of each ``(batch, seq_in)`` seen (a pure function of them),
+#: for a profile that holds no attributes of its own (a :class:`Profile` holds its memo in its
+#: ``__dict__`` under :data:`_MEMO`: one dictionary look-up a call, where a weak-key look-up
+#: makes a weak reference per call).
 _ESTIMATES: weakref.WeakKeyDictionary[Profile, dict[tuple[int, int | None], float]] = (
     weakref.WeakKeyDictionary()
 )
+_MEMO = "_prema_estimates_"
 
 
 def prema_estimate(request: Request, profile: Profile) -> float:
@@ -110,14 +114,26 @@ def prema_estimate(request: Request, profile: Profile) -> float:
 
     Memoised per profile and ``(batch, seq_in)``, the only request fields it reads.
     """
+    try:
+        memo = profile.__dict__[_MEMO]
+    except (KeyError, AttributeError):
+        memo = _memo_of(profile)
     key = (request.batch, request.seq_in)
-    memo = _ESTIMATES.get(profile)
-    if memo is None:
-        memo = _ESTIMATES[profile] = {}
     est = memo.get(key)
     if est is None:
         est = memo[key] = _prema_estimate(request.batch, request.seq_in, profile)
     return est
+
+
+def _memo_of(profile: Profile) -> dict[tuple[int, int | None], float]:
+    """``profile``'s estimate memo, made on first use (in its ``__dict__`` where it has one:
+    the profile is frozen, its fields untouched; the memo is derived state)."""
+    d = getattr(profile, "__dict__", None)
+    if d is not None:
+        memo: dict[tuple[int, int | None], float] = d.setdefault(_MEMO, {})
+        return memo
+    memo = _ESTIMATES.get(profile) or _ESTIMATES.setdefault(profile, {})
+    return memo
 
 
 def _prema_estimate(batch: int, seq_in: int | None, profile: Profile) -> float:
