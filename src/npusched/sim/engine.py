@@ -82,7 +82,7 @@ import contextlib
 import gc
 import math
 from array import array
-from bisect import insort
+from bisect import bisect_right, insort
 from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -440,6 +440,7 @@ class Simulator:
 
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
 _RESOLVED_BY_ID_MAX = 1024
+_INF = math.inf
 
 
 def _next_boundary(now: float, period: float) -> int:
@@ -955,7 +956,10 @@ class _Run:
                 lim = b
                 kind = BOUNDARY
         elif until >= 0:  # _next_boundary without exits: the stop step's prefix sum
-            b = plan._cum_list()[until if until < plan.steps else plan.steps]
+            cum = plan._cum
+            if cum is None:
+                cum = plan._cum_list()
+            b = cum[until if until < plan.steps else plan.steps]
             ex = job._exec
             if b < ex:
                 b = ex
@@ -1178,7 +1182,15 @@ class _Run:
         lim = job._limit
         self._end_segment(job, now, lim)
         plan = job.plan
-        step, _ = plan.position_at(lim)
+        # ``plan.position_at(lim)[0]``, inline (only the step is needed)
+        cum = plan._cum
+        if cum is None:
+            cum = plan._cum_list()
+        step = bisect_right(cum, lim) - 1
+        if step >= plan.steps:
+            step = plan.steps
+        elif step < 0:
+            step = 0
         exits = plan.exits
         leave_rows: list[int] = []
         if exits:  # without exits no sample leaves
@@ -1211,7 +1223,8 @@ class _Run:
             job._epoch += 1
             self._release(job)
             self._requeue(job, now)
-            self._drain_pending()
+            if self.pending:
+                self._drain_pending()
             return reason or "stopped"
         # The batch carries on from here (on its new batch size's plan).
         job._seg_start = now
@@ -1437,7 +1450,7 @@ class _Run:
         if deferred:
             for dj in deferred:
                 f = rates.get(dj) if rates else None
-                if f is not None and f != 1.0 and f > 0.0 and math.isfinite(f):
+                if f is not None and f != 1.0 and 0.0 < f < _INF:
                     late.append(dj)
                 else:
                     self._arm(dj)
@@ -1445,14 +1458,14 @@ class _Run:
         for rj, factor in rates.items():
             if type(rj) is not Job or rj._clock is not clock:
                 raise self._invalid(rj, "a job of this run")
-            if not (factor > 0.0 and math.isfinite(factor)):
+            if not (0.0 < factor < _INF):  # a positive finite number (nan fails both tests)
                 raise SimulationError(
                     f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
                 )
             if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
                 rj.rate = float(factor)
                 self._arm(rj)
-            elif rj.state is RUNNING and factor != rj.rate:
+            elif factor != rj.rate and rj.state is RUNNING:
                 self._set_rate(rj, float(factor))
         if sched.timers:
             q = self.queue
