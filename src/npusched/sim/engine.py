@@ -1432,9 +1432,20 @@ class _Run:
                         if type(aj) is not Job or aj.state is not WAITING:
                             deferred = None
                             break
+            by_id = self.resolved_by_id
             for aj, alloc in assign.items():
                 if type(aj) is not Job or aj._clock is not clock:
                     raise self._invalid(aj, "a job of this run")
+                if deferred is not None and aj.state is WAITING and not self.pending:
+                    # ``_assign``'s start at assignment, inline for an allocation resolved
+                    # before (by identity, as ``_resolve``)
+                    got = by_id.get(id(alloc))
+                    if got is not None and got[0] is alloc:
+                        ri, units, variant = got[1]
+                        if self.res[ri].free >= units:
+                            self._start(aj, ri, units, variant, alloc, arm=False)
+                            deferred.append(aj)
+                            continue
                 self._assign(aj, alloc, deferred)
         # Only assignments and merges can raise the units needed, and only with a job moving to
         # other units or a start waiting: otherwise every job needs at most what it holds.
