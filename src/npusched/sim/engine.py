@@ -1766,6 +1766,7 @@ class _Run:
         # Hooks left as the shared base's no-ops are not called at all.
         call_dispatch = not is_no_op(type(policy), "on_dispatch")
         call_complete = not is_no_op(type(policy), "on_complete")
+        call_period = not is_no_op(type(policy), "on_period")
         select = policy.select
         new_view = object.__new__
         view_cls = SchedulerView
@@ -1921,7 +1922,7 @@ class _Run:
 
             if temporal:
                 running = self.running
-                if ticked:
+                if ticked and call_period:
                     policy.on_period(SchedulerView(now, ready, running, "period", profiles))
                 if reason and self.preempting is None:
                     if fast_view:
@@ -1961,7 +1962,7 @@ class _Run:
                                 )
                 busy = self.running is not None or self.preempting is not None
             else:
-                if ticked:
+                if ticked and call_period:
                     policy.on_period(self._machine_view("period"))
                 if reason:
                     self._apply(select(self._machine_view(reason)))
@@ -1992,7 +1993,17 @@ class _Run:
                 elif self.preempting is not None:
                     quiet = inf  # no decision until the save is done (an event)
                 elif running is not None:
-                    quiet = quiet_fn(view_cls(now, ready, running, "period", profiles))
+                    if fast_view:  # as the decision's view above, without the constructor
+                        view = new_view(view_cls)
+                        d = view.__dict__
+                        d["now"] = now
+                        d["ready"] = ready
+                        d["running"] = running
+                        d["reason"] = "period"
+                        d["profiles"] = profiles
+                    else:  # pragma: no cover - only if SchedulerView changes shape
+                        view = view_cls(now, ready, running, "period", profiles)
+                    quiet = quiet_fn(view)
                 else:
                     quiet = -inf
 
