@@ -1131,9 +1131,14 @@ class _Run:
         else:
             insort(ready, job, key=_ORDER)
 
-    def _checkpoint(self, job: Job) -> bool:
+    def _checkpoint(self, job: Job, fuse: bool = False) -> bool:
         """CHECKPOINT: let ``job`` run to its next preemption point, then save its context.
-        Returns ``False`` if that point is the job's end (it just finishes)."""
+        Returns ``False`` if that point is the job's end (it just finishes).
+
+        With ``fuse`` the stop is carried out now, as :meth:`_h_stop` would at its time (only
+        the save's end is an event): for a caller whose run has nothing else that runs, reads
+        or records anything before that time (one job on the machine, no power policy, no
+        ``until``; see ``execute``)."""
         now = self.clock.now
         if now < job._t0:  # still restoring: stop at once, where it already stands
             stop = job._exec
@@ -1155,6 +1160,9 @@ class _Run:
         if self.running is job:
             self.running = None
             self.preempting = job
+        if fuse:
+            self._stop(job, t_stop)
+            return True
         q = self.queue
         heappush(q.heap, (t_stop, STOP, q.next_seq(), job, job._epoch))
         return True
@@ -1237,7 +1245,12 @@ class _Run:
         """The CHECKPOINT victim reached its preemption point: start saving its context."""
         if epoch != job._epoch:  # pragma: no cover - stops are never superseded
             return ""
-        now = self.clock.now
+        self._stop(job, self.clock.now)
+        return ""
+
+    def _stop(self, job: Job, now: float) -> None:
+        """The CHECKPOINT victim stops at its preemption point at ``now`` (seconds): close its
+        segment and start saving its context (the save's end is an event)."""
         restored = now >= job._t0
         before = job._exec
         self._end_segment(job, now, job._limit)
@@ -1259,7 +1272,6 @@ class _Run:
         job._save_start = now
         q = self.queue
         heappush(q.heap, (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch))
-        return ""
 
     def _h_save_done(self, job: Job, epoch: int) -> str:
         now = self.clock.now
@@ -1803,6 +1815,12 @@ class _Run:
         ):
             quiet_fn = None
         quiet = -inf
+        # A CHECKPOINT's stop carried out at the decision, not woken for (``_checkpoint``'s
+        # ``fuse``): for a policy that declares its quiet ticks (P-RRB: its hooks read no
+        # job's progress), with no power policy and no ``until``. Nothing runs on the one
+        # resource until the save is done and no decision is made before then, so the stop's
+        # wake changes nothing but ``events``.
+        fuse_stop = quiet_fn is not None and sim.power is None and until == inf
 
         while True:
             if quiet > -inf and heap and heap[0][1] == PERIOD and heap[0][0] < quiet:
@@ -1950,7 +1968,7 @@ class _Run:
                         elif preemptive:
                             mech = decision.mechanism
                             if mech == _CHECKPOINT:
-                                self._checkpoint(running)
+                                self._checkpoint(running, fuse_stop)
                             elif mech == _KILL:
                                 self._kill(running)
                                 self._start(cand, 0, units0, variant0, alloc0)
