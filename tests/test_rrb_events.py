@@ -104,3 +104,20 @@ def test_quiet_ticks_stop_where_every_tick_stops(fraction: float) -> None:
     da.pop("events")
     db.pop("events")
     assert da == db
+
+
+@pytest.mark.parametrize("load", [0.9, 1.5])
+def test_a_checkpoint_stop_is_carried_out_at_the_decision(load: float) -> None:
+    """P-RRB's CHECKPOINT stop is not a wake of its own (nothing can happen on the array before
+    the save is done): every result but ``events`` equals a run whose stops are events (any
+    ``until`` keeps them), and the events fall by exactly one per preemption."""
+    kw = {"mechanism": "checkpoint", "quantum_s": 0.25e-3, "period_s": 0.25e-3}
+    a = _run_with(PRRB(**kw), 150, load)
+    b = _run_with(PRRB(**kw), 150, load, until=1e9)  # past the end: the run is the same
+    da, db = digest(a), digest(b)
+    ea, eb = da.pop("events"), db.pop("events")
+    assert da == db
+    assert a.timeline == b.timeline
+    stops = int(a.columns["preemptions"].sum())
+    assert stops > 0
+    assert eb - ea == stops

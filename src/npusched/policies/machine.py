@@ -56,11 +56,30 @@ def fast_schedule(**changes: Any) -> Schedule:
     d.update(_NOTHING_FIELDS, **changes)
     return sch
 
+
+def assign_schedule(
+    assign: Any, until_step: Any, timers: Any, rates: Any
+) -> Schedule:
+    """``fast_schedule(assign=..., until_step=..., timers=..., rates=...)`` without the keyword
+    arguments (HaX-CoNN's decision, one per wake-up): the same :class:`Schedule`."""
+    if not _FAST_SCHEDULE:  # pragma: no cover - only if Schedule changes shape
+        return Schedule(assign=assign, until_step=until_step, timers=timers, rates=rates)
+    sch = object.__new__(Schedule)
+    d = sch.__dict__
+    d.update(_NOTHING_FIELDS)
+    d["assign"] = assign
+    d["until_step"] = until_step
+    d["timers"] = timers
+    d["rates"] = rates
+    return sch
+
+
 __all__ = [
     "MACHINE_POLICIES",
     "MachinePolicy",
     "MachinePolicyBase",
     "all_policy_names",
+    "assign_schedule",
     "check_disjoint",
     "fast_schedule",
     "get_any_policy",

@@ -82,7 +82,7 @@ import contextlib
 import gc
 import math
 from array import array
-from bisect import insort
+from bisect import bisect_right, insort
 from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -440,6 +440,7 @@ class Simulator:
 
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
 _RESOLVED_BY_ID_MAX = 1024
+_INF = math.inf
 
 
 def _next_boundary(now: float, period: float) -> int:
@@ -955,7 +956,10 @@ class _Run:
                 lim = b
                 kind = BOUNDARY
         elif until >= 0:  # _next_boundary without exits: the stop step's prefix sum
-            b = plan._cum_list()[until if until < plan.steps else plan.steps]
+            cum = plan._cum
+            if cum is None:
+                cum = plan._cum_list()
+            b = cum[until if until < plan.steps else plan.steps]
             ex = job._exec
             if b < ex:
                 b = ex
@@ -1127,9 +1131,14 @@ class _Run:
         else:
             insort(ready, job, key=_ORDER)
 
-    def _checkpoint(self, job: Job) -> bool:
+    def _checkpoint(self, job: Job, fuse: bool = False) -> bool:
         """CHECKPOINT: let ``job`` run to its next preemption point, then save its context.
-        Returns ``False`` if that point is the job's end (it just finishes)."""
+        Returns ``False`` if that point is the job's end (it just finishes).
+
+        With ``fuse`` the stop is carried out now, as :meth:`_h_stop` would at its time (only
+        the save's end is an event): for a caller whose run has nothing else that runs, reads
+        or records anything before that time (one job on the machine, no power policy, no
+        ``until``; see ``execute``)."""
         now = self.clock.now
         if now < job._t0:  # still restoring: stop at once, where it already stands
             stop = job._exec
@@ -1151,6 +1160,9 @@ class _Run:
         if self.running is job:
             self.running = None
             self.preempting = job
+        if fuse:
+            self._stop(job, t_stop)
+            return True
         q = self.queue
         heappush(q.heap, (t_stop, STOP, q.next_seq(), job, job._epoch))
         return True
@@ -1178,7 +1190,15 @@ class _Run:
         lim = job._limit
         self._end_segment(job, now, lim)
         plan = job.plan
-        step, _ = plan.position_at(lim)
+        # ``plan.position_at(lim)[0]``, inline (only the step is needed)
+        cum = plan._cum
+        if cum is None:
+            cum = plan._cum_list()
+        step = bisect_right(cum, lim) - 1
+        if step >= plan.steps:
+            step = plan.steps
+        elif step < 0:
+            step = 0
         exits = plan.exits
         leave_rows: list[int] = []
         if exits:  # without exits no sample leaves
@@ -1211,7 +1231,8 @@ class _Run:
             job._epoch += 1
             self._release(job)
             self._requeue(job, now)
-            self._drain_pending()
+            if self.pending:
+                self._drain_pending()
             return reason or "stopped"
         # The batch carries on from here (on its new batch size's plan).
         job._seg_start = now
@@ -1224,7 +1245,12 @@ class _Run:
         """The CHECKPOINT victim reached its preemption point: start saving its context."""
         if epoch != job._epoch:  # pragma: no cover - stops are never superseded
             return ""
-        now = self.clock.now
+        self._stop(job, self.clock.now)
+        return ""
+
+    def _stop(self, job: Job, now: float) -> None:
+        """The CHECKPOINT victim stops at its preemption point at ``now`` (seconds): close its
+        segment and start saving its context (the save's end is an event)."""
         restored = now >= job._t0
         before = job._exec
         self._end_segment(job, now, job._limit)
@@ -1246,7 +1272,6 @@ class _Run:
         job._save_start = now
         q = self.queue
         heappush(q.heap, (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch))
-        return ""
 
     def _h_save_done(self, job: Job, epoch: int) -> str:
         now = self.clock.now
@@ -1419,9 +1444,20 @@ class _Run:
                         if type(aj) is not Job or aj.state is not WAITING:
                             deferred = None
                             break
+            by_id = self.resolved_by_id
             for aj, alloc in assign.items():
                 if type(aj) is not Job or aj._clock is not clock:
                     raise self._invalid(aj, "a job of this run")
+                if deferred is not None and aj.state is WAITING and not self.pending:
+                    # ``_assign``'s start at assignment, inline for an allocation resolved
+                    # before (by identity, as ``_resolve``)
+                    got = by_id.get(id(alloc))
+                    if got is not None and got[0] is alloc:
+                        ri, units, variant = got[1]
+                        if self.res[ri].free >= units:
+                            self._start(aj, ri, units, variant, alloc, arm=False)
+                            deferred.append(aj)
+                            continue
                 self._assign(aj, alloc, deferred)
         # Only assignments and merges can raise the units needed, and only with a job moving to
         # other units or a start waiting: otherwise every job needs at most what it holds.
@@ -1437,7 +1473,7 @@ class _Run:
         if deferred:
             for dj in deferred:
                 f = rates.get(dj) if rates else None
-                if f is not None and f != 1.0 and f > 0.0 and math.isfinite(f):
+                if f is not None and f != 1.0 and 0.0 < f < _INF:
                     late.append(dj)
                 else:
                     self._arm(dj)
@@ -1445,14 +1481,14 @@ class _Run:
         for rj, factor in rates.items():
             if type(rj) is not Job or rj._clock is not clock:
                 raise self._invalid(rj, "a job of this run")
-            if not (factor > 0.0 and math.isfinite(factor)):
+            if not (0.0 < factor < _INF):  # a positive finite number (nan fails both tests)
                 raise SimulationError(
                     f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
                 )
             if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
                 rj.rate = float(factor)
                 self._arm(rj)
-            elif rj.state is RUNNING and factor != rj.rate:
+            elif factor != rj.rate and rj.state is RUNNING:
                 self._set_rate(rj, float(factor))
         if sched.timers:
             q = self.queue
@@ -1742,6 +1778,7 @@ class _Run:
         # Hooks left as the shared base's no-ops are not called at all.
         call_dispatch = not is_no_op(type(policy), "on_dispatch")
         call_complete = not is_no_op(type(policy), "on_complete")
+        call_period = not is_no_op(type(policy), "on_period")
         select = policy.select
         new_view = object.__new__
         view_cls = SchedulerView
@@ -1778,6 +1815,12 @@ class _Run:
         ):
             quiet_fn = None
         quiet = -inf
+        # A CHECKPOINT's stop carried out at the decision, not woken for (``_checkpoint``'s
+        # ``fuse``): for a policy that declares its quiet ticks (P-RRB: its hooks read no
+        # job's progress), with no power policy and no ``until``. Nothing runs on the one
+        # resource until the save is done and no decision is made before then, so the stop's
+        # wake changes nothing but ``events``.
+        fuse_stop = quiet_fn is not None and sim.power is None and until == inf
 
         while True:
             if quiet > -inf and heap and heap[0][1] == PERIOD and heap[0][0] < quiet:
@@ -1897,7 +1940,7 @@ class _Run:
 
             if temporal:
                 running = self.running
-                if ticked:
+                if ticked and call_period:
                     policy.on_period(SchedulerView(now, ready, running, "period", profiles))
                 if reason and self.preempting is None:
                     if fast_view:
@@ -1925,7 +1968,7 @@ class _Run:
                         elif preemptive:
                             mech = decision.mechanism
                             if mech == _CHECKPOINT:
-                                self._checkpoint(running)
+                                self._checkpoint(running, fuse_stop)
                             elif mech == _KILL:
                                 self._kill(running)
                                 self._start(cand, 0, units0, variant0, alloc0)
@@ -1937,7 +1980,7 @@ class _Run:
                                 )
                 busy = self.running is not None or self.preempting is not None
             else:
-                if ticked:
+                if ticked and call_period:
                     policy.on_period(self._machine_view("period"))
                 if reason:
                     self._apply(select(self._machine_view(reason)))
@@ -1968,7 +2011,17 @@ class _Run:
                 elif self.preempting is not None:
                     quiet = inf  # no decision until the save is done (an event)
                 elif running is not None:
-                    quiet = quiet_fn(view_cls(now, ready, running, "period", profiles))
+                    if fast_view:  # as the decision's view above, without the constructor
+                        view = new_view(view_cls)
+                        d = view.__dict__
+                        d["now"] = now
+                        d["ready"] = ready
+                        d["running"] = running
+                        d["reason"] = "period"
+                        d["profiles"] = profiles
+                    else:  # pragma: no cover - only if SchedulerView changes shape
+                        view = view_cls(now, ready, running, "period", profiles)
+                    quiet = quiet_fn(view)
                 else:
                     quiet = -inf
 

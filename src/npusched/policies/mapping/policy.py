@@ -44,7 +44,7 @@ from npusched.hardware.contention import PccsContention
 from npusched.hardware.soc import GroupProfile, generate_profile, get_soc
 from npusched.models.zoo import get_network
 from npusched.policies.contract import Allocation, JobView, MachineView, Schedule
-from npusched.policies.machine import MachinePolicyBase, fast_schedule
+from npusched.policies.machine import MachinePolicyBase, assign_schedule
 from npusched.policies.mapping.execute import Schedule as GroupSchedule
 from npusched.policies.mapping.execute import Task, Workload
 from npusched.policies.mapping.haxconn import haxconn
@@ -307,9 +307,11 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         # at this instant (the decision the engine would otherwise make right after the start).
         while True:
             started = len(assign)
+            left = 0  # jobs of this pass left waiting: the next pass may start one
             for job in ready:
                 if job in assign:
                     continue
+                left += 1  # (taken back below when it starts)
                 jid = job.id
                 plan = plans[jid]
                 g = group.get(jid, -1) + 1  # as _group(job), without the look-up
@@ -363,7 +365,10 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 group[jid] = g
                 if g + 1 < len(row):
                     until[job] = plan.starts[g + 1]
-            if len(assign) == started:
+                left -= 1
+            # Another pass only when this one started a job and left one waiting: a pass over
+            # jobs all started (or already assigned) starts nothing.
+            if len(assign) == started or not left:
                 break
         rates: dict[JobView, float] = {}
         if self.contention:
@@ -394,7 +399,23 @@ class HaxconnPolicy(MachinePolicyBase, Component):
                 running = []
                 for e in entries:
                     running.append(e[1])
-            if len(running) > 1:
+            if len(running) == 2:  # the general case below, written out for two jobs
+                j0, j1 = running
+                d0 = plans[j0.id].demand[group[j0.id]]  # type: ignore[index]
+                d1 = plans[j1.id].demand[group[j1.id]]  # type: ignore[index]
+                tot = 0 + d0 + d1  # as ``sum``: from the integer 0, left to right
+                memo = self.slow_
+                k = (d0, tot - d0)
+                slow = memo.get(k)
+                if slow is None:
+                    slow = memo[k] = self.model_.slowdown_one(d0, tot - d0)
+                rates[j0] = 1.0 / slow
+                k = (d1, tot - d1)
+                slow = memo.get(k)
+                if slow is None:
+                    slow = memo[k] = self.model_.slowdown_one(d1, tot - d1)
+                rates[j1] = 1.0 / slow
+            elif len(running) > 1:
                 demand = []
                 for j in running:
                     demand.append(plans[j.id].demand[group[j.id]])  # type: ignore[index]
@@ -409,4 +430,4 @@ class HaxconnPolicy(MachinePolicyBase, Component):
             else:
                 for j in running:
                     rates[j] = 1.0
-        return fast_schedule(assign=assign, until_step=until, timers=timers, rates=rates)
+        return assign_schedule(assign, until, timers, rates)

@@ -65,12 +65,20 @@ class NPRRB(TemporalPolicyBase, Component):
     name = "NP-RRB"
     preemptive = False
 
+    #: Set by :meth:`reset` (per instance): the hooks reset a policy used before any reset.
+    _reset_done = False
+
     def __init__(self) -> None:
         pass
 
     def reset(self) -> None:
         self.validate()
+        self._reset_done = True
         self.order_: list[str] = []
+        #: Each model's place in ``order_``.
+        self.place_: dict[str, int] = {}
+        #: ``quiet_before``'s threshold for a slice start: ``(slice_start_, quantum_s, T)``.
+        self.quiet_memo_: tuple[float, float, float] | None = None
         self.pointer_: str | None = None
         self.slice_start_: float = 0.0
         self.slice_job_: int | None = None
@@ -82,14 +90,20 @@ class NPRRB(TemporalPolicyBase, Component):
         self._seq = count()
 
     def _ensure(self) -> None:
-        if not hasattr(self, "order_"):
+        if not self._reset_done:
             self.reset()
 
+    def _join(self, net: str) -> None:
+        """``net`` joins the end of the rotation order."""
+        self.place_[net] = len(self.order_)
+        self.order_.append(net)
+
     def on_dispatch(self, job: JobView, now: float) -> None:
-        self._ensure()
+        if not self._reset_done:
+            self.reset()
         net = job.network
-        if net not in self.order_:
-            self.order_.append(net)
+        if net not in self.place_:
+            self._join(net)
         q = self.queues_.get(net)
         if q is None:
             q = self.queues_[net] = []
@@ -99,7 +113,8 @@ class NPRRB(TemporalPolicyBase, Component):
         self.live_of_[net] += 1
 
     def on_complete(self, job: JobView, now: float) -> None:
-        self._ensure()
+        if not self._reset_done:
+            self.reset()
         net = job.network
         if net in self.live_of_:
             self.live_ -= 1
@@ -135,7 +150,7 @@ class NPRRB(TemporalPolicyBase, Component):
         """:meth:`next_job` over the ready queue the heaps know, leaving out model ``skip``."""
         order = self.order_
         n = len(order)
-        start = order.index(after) + 1 if after in order else 0
+        start = 0 if after is None else self.place_.get(after, -1) + 1
         live = self.live_of_
         for k in range(n):
             model = order[(start + k) % n]
@@ -152,8 +167,8 @@ class NPRRB(TemporalPolicyBase, Component):
         if not ready:
             return None
         for job in ready:  # models never seen dispatching (defensive) join the rotation
-            if job.network not in self.order_:
-                self.order_.append(job.network)
+            if job.network not in self.place_:
+                self._join(job.network)
         n = len(self.order_)
         start = self.order_.index(after) + 1 if after in self.order_ else 0
         for k in range(n):
@@ -170,7 +185,8 @@ class NPRRB(TemporalPolicyBase, Component):
                 self.slice_job_, self.slice_start_ = job.id, now
 
     def select(self, view: SchedulerView) -> Decision:
-        self._ensure()
+        if not self._reset_done:
+            self.reset()
         if view.running is not None:
             return KEEP
         if self._counted(view):
@@ -217,7 +233,8 @@ class PRRB(NPRRB):
             )
 
     def select(self, view: SchedulerView) -> Decision:
-        self._ensure()
+        if not self._reset_done:
+            self.reset()
         running = view.running
         if running is None:
             return NPRRB.select(self, view)
@@ -250,7 +267,8 @@ class PRRB(NPRRB):
         running job or one this policy did not start (every tick may decide). Read-only: the
         heaps' lazy drops are the ones :meth:`select` would make.
         """
-        self._ensure()
+        if not self._reset_done:
+            self.reset()
         running = view.running
         if running is None or running.id != self.slice_job_:
             return -math.inf
@@ -264,10 +282,14 @@ class PRRB(NPRRB):
             if self.next_job(others, running.network) is None:
                 return math.inf
         s = self.slice_start_
+        memo = self.quiet_memo_  # one search per slice (a slice has several wakes)
+        if memo is not None and memo[0] == s and memo[1] == self.quantum_s:
+            return memo[2]
         q = self.quantum_s * (1 - 1e-9)
         t = s + q
         while t - s >= q:
             t = math.nextafter(t, -math.inf)
         while t - s < q:
             t = math.nextafter(t, math.inf)
+        self.quiet_memo_ = (s, self.quantum_s, t)
         return t
