@@ -303,6 +303,10 @@ def execute_columns(run: _Run) -> SimResult:
     to_gain: Callable[..., int] = getattr(pol, "_periods_to_gain", _absent)
     token_value: Callable[[float, float], float] = getattr(pol, "token_value", _absent)
     slowdown_of: Callable[[float, float], float] = getattr(pol, "slowdown_of", _absent)
+    waiting_gain: Callable[[float, float, float, float], float] = getattr(
+        pol, "waiting_gain", _absent
+    )
+    b_gain: Callable[..., int] = getattr(pol, "_boundaries_to_gain", _absent)
     round_down_to_level: Callable[[float, tuple[float, ...]], float] = getattr(
         pol, "round_down", _absent
     )
@@ -496,17 +500,16 @@ def execute_columns(run: _Run) -> SimResult:
         else:
             low.remove(k)
 
-    def lazy_credit(kb: int, now: float, last: float) -> None:
-        """Credit the boundary of index ``kb`` (at ``last``; the wake's time ``now``): the jobs
-        due in ``promo`` get the general loop's tokens and move up their levels."""
+    def lazy_credit(kb: int) -> None:
+        """Credit the boundary of index ``kb`` (at ``kb x period``): the jobs due in ``promo``
+        get their tokens there (``waiting_gain``: the boundary's alone) and move up their
+        levels."""
+        b = kb * period
         while promo and promo[0][0] <= kb:
             _, v, k = heappop(promo)
             if not waiting[k] or ver[k] != v:
                 continue
-            if last == now:  # ``on_period``'s expression
-                g = slowdown(waited[k] + (now - since[k]), est[k])
-            else:  # ``on_periods``'
-                g = slowdown(waited[k] + (now - since[k]) - (now - last), est[k])
+            g = waiting_gain(waited[k], since[k], b, est[k])
             gain[k] = g  # ``set_gain`` and ``levels_of`` written out
             t = tok[k] = token_value(prio[k], g)
             if t != t:
@@ -602,7 +605,7 @@ def execute_columns(run: _Run) -> SimResult:
                         best = to_gain(g, need, w, p, est[run_k], False, False)
                         break
                 rq[:] = (run_k, t_i, g, w, best)
-        ahead = first_s - now
+        n0 = round(first_s / period)  # the first boundary's index
         qmin = inf
         for i in range(t_i, nlev):
             h = qheap[i]
@@ -631,8 +634,7 @@ def execute_columns(run: _Run) -> SimResult:
                     break
                 seen.append(heappop(h))
                 need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
-                w = waited[k] + (now - since[k]) + ahead
-                kk = to_gain(gain[k], need, w, p, est[k], True, False)
+                kk = b_gain(need, waited[k], since[k], n0, p, est[k])
                 if kk < best:
                     best = kk
             for e in seen:
@@ -662,15 +664,14 @@ def execute_columns(run: _Run) -> SimResult:
         """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once (jobs
         at the top level are left as they are: see ``sat``)."""
         if lazy:
-            last = first_s + (count - 1) * p
-            lazy_credit(round(first_s / period) + count - 1, now, last)
+            lazy_credit(round(first_s / period) + count - 1)
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
         if not cumulative:
-            last = first_s + (count - 1) * p
+            last = (round(first_s / period) + count - 1) * period
             for k in low:
-                set_gain(k, slowdown(waited[k] + (now - since[k]) - (now - last), est[k]))
+                set_gain(k, waiting_gain(waited[k], since[k], last, est[k]))
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
@@ -693,13 +694,14 @@ def execute_columns(run: _Run) -> SimResult:
     def on_period(now: float, run_k: int) -> None:
         """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""
         if lazy:
-            lazy_credit(round(now / period), now, now)
+            lazy_credit(round(now / period))
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
         if not cumulative:
+            b = round(now / period) * period  # the boundary the tick stands for
             for k in low:
-                set_gain(k, slowdown(waited[k] + (now - since[k]), est[k]))
+                set_gain(k, waiting_gain(waited[k], since[k], b, est[k]))
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
@@ -786,6 +788,7 @@ def execute_columns(run: _Run) -> SimResult:
             thr = round_down_to_level(max([tok[k] for k in below]), levels)
         best = never
         ahead = first_s - now
+        n0 = round(first_s / period)
         for k in below:
             top = tok[k] * (1.0 + 1e-12)
             if top >= top_level:
@@ -803,7 +806,10 @@ def execute_columns(run: _Run) -> SimResult:
                         b1 = best - 1
                         if g_below(gain[k], b1, w, est[k]) < need:
                             break
-                    kk = to_gain(gain[k], need, w, p, est[k], True, cumulative)
+                    if cumulative:
+                        kk = to_gain(gain[k], need, w, p, est[k], True, True)
+                    else:
+                        kk = b_gain(need, waited[k], since[k], n0, p, est[k])
                 else:
                     kk = to_gain(gain[k], need, waited[k], p, est[k], False, cumulative)
                 if kk < best:
