@@ -326,16 +326,17 @@ def execute_columns(run: _Run) -> SimResult:
 
     # The linear rule's exact candidate search (``lazy``: linear tokens, threshold ">=", every
     # priority at or above the lowest level). A waiting job's tokens grow with its waiting time
-    # (``priority x (1 + (since - waited ... boundary) / estimate)``), so the boundary at which
-    # they reach a level is known in advance: a job's tokens are evaluated (the general loop's
-    # float expression, at the boundary being credited) only from shortly before it can reach
+    # (``priority x (1 + (waited + (b - since)) / estimate)`` at boundary ``b``: the boundary's
+    # alone, ``waiting_gain``), so the boundary at which they reach a level is known in
+    # advance: a job's tokens are evaluated (at the boundary being credited) only from shortly before it can reach
     # its next level (``promo``, a heap of boundary indices; 2e-9 relative margin, then every
     # boundary until it does), and between evaluations every comparison with a level cut gives
     # what the up-to-date value would. The waiting jobs are held by level: ``cnt_x[i]`` counts
     # those whose tokens reached level ``i`` exactly (the threshold is the highest level with
     # one), ``cheap[i]`` holds those whose tokens pass level ``i``'s candidate cut (``eps``
     # below it) in ``choose``'s order, and ``qheap[i]`` those still below level ``i``, by the
-    # time they reach it (``quiet_periods``). Decisions are then O(levels log n), not O(n).
+    # boundary index at which they reach ``quiet_periods``' need for it (exact, once per stay).
+    # Decisions are then O(levels log n), not O(n).
     nlev = len(levels)
     lazy = token and not cumulative and not strict and min(fprio, default=top_level) >= levels[0]
     cand_cut = [lv - 1e-12 * max(lv, 1.0) for lv in levels]  # ``candidates``' cut at lv
@@ -343,7 +344,7 @@ def execute_columns(run: _Run) -> SimResult:
     lvl_x = [-1] * n if token else []  # highest level its tokens reach
     cnt_x = [0] * nlev
     cheap: list[list[tuple[Any, ...]]] = [[] for _ in levels]
-    qheap: list[list[tuple[float, int, int]]] = [[] for _ in levels]
+    qheap: list[list[tuple[int, int, int]]] = [[] for _ in levels]
     promo: list[tuple[int, int, int]] = []
     ver = [0] * n if token else []  # bumped at each enqueue: entries of an earlier stay are stale
     waiting = [False] * n if token else []
@@ -480,12 +481,17 @@ def execute_columns(run: _Run) -> SimResult:
         if x + 1 < nlev:
             heappush(promo, (promo_at(k, x + 1), v, k))
             top = t * (1.0 + 1e-12)
-            v0 = since[k] - waited[k]
+            w = waited[k]
+            s0 = since[k]
             e = est[k]
             for i in range(x + 1, nlev):
                 lv = levels[i]
                 if lv > top:
-                    heappush(qheap[i], (v0 + (lv * (1.0 - 1e-9) / fprio[k] - 1.0) * e, v, k))
+                    # The boundary index at which its gain reaches ``quiet_periods``' need
+                    # for this level: a function of the stay alone (``_boundaries_to_gain``
+                    # from index 0), the same whichever wake asks.
+                    need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
+                    heappush(qheap[i], (b_gain(need, w, s0, 0, p, e) - 1, v, k))
         nwait += 1
 
     def dequeue(k: int) -> None:
@@ -578,8 +584,9 @@ def execute_columns(run: _Run) -> SimResult:
     run_quiet: list[Any] = [-1, -1, 0.0, 0.0, never]  # (job, threshold, gain, waited, answer)
 
     def lazy_quiet(now: float, first_s: float, run_k: int) -> int:
-        """``quiet_periods`` over the level structure: the jobs whose time to reach a level
-        at or above the threshold is within three periods of the soonest, evaluated exactly."""
+        """``quiet_periods`` over the level structure: the soonest crossing of a level at or
+        above the threshold is the top of that level's ``qheap`` (exact boundary indices,
+        computed once per stay), against the running job's part."""
         if run_k >= 0 and not preemptive:
             return never
         if run_k < 0:
@@ -606,7 +613,7 @@ def execute_columns(run: _Run) -> SimResult:
                         break
                 rq[:] = (run_k, t_i, g, w, best)
         n0 = round(first_s / period)  # the first boundary's index
-        qmin = inf
+        qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
         for i in range(t_i, nlev):
             h = qheap[i]
             lv = levels[i]
@@ -617,28 +624,13 @@ def execute_columns(run: _Run) -> SimResult:
                 heappop(h)
             if h and h[0][0] < qmin:
                 qmin = h[0][0]
-        if qmin == inf:
-            return best - 1 if best > 1 else 0
-        lim = qmin + 3.0 * p
-        for i in range(t_i, nlev):
-            h = qheap[i]
-            lv = levels[i]
-            seen = []
-            while h:
-                e = h[0]
-                _, v, k = e
-                if not (waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv):
-                    heappop(h)
-                    continue
-                if e[0] > lim:
-                    break
-                seen.append(heappop(h))
-                need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
-                kk = b_gain(need, waited[k], since[k], n0, p, est[k])
-                if kk < best:
-                    best = kk
-            for e in seen:
-                heappush(h, e)
+        # ``quiet_periods``: the least ``k >= 1`` over the jobs (a waiting job's is its
+        # crossing index less ``n0``, plus one, at least 1), less one, at least 0.
+        kq = qmin - n0 + 1
+        if kq < 1:
+            kq = 1
+        if kq < best:
+            best = kq
         return best - 1 if best > 1 else 0
 
     def enqueue(k: int) -> None:
