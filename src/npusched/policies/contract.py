@@ -312,6 +312,19 @@ def job_cap_w(cap_w: float, idle_power_w: float, units: int, capacity: int) -> f
     return float(dyn + idle_power_w * units / capacity)
 
 
+# --- a waiting job's stay (the token rule's boundary-alone tokens) -----------------------------
+
+
+def wait_stay(job: JobView, now: float) -> tuple[float, float]:
+    """``(waited_s, since_s)`` of a waiting job: the ready-queue seconds it had before its
+    current stay in the queue and the time (seconds) that stay began, so that its ready-queue
+    time at any instant ``b`` of the stay is ``waited_s + (b - since_s)`` whichever wake asks.
+    The engine's jobs give it as ``stay``; any other view (a test double, the real-execution
+    executor) is read as ``(job.waited_s, now)``: its waiting as of ``now``."""
+    stay: tuple[float, float] | None = getattr(job, "stay", None)
+    return stay if stay is not None else (job.waited_s, now)
+
+
 # --- hooks the engine may skip -------------------------------------------------------------------
 
 _F = TypeVar("_F")

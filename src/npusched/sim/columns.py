@@ -303,6 +303,10 @@ def execute_columns(run: _Run) -> SimResult:
     to_gain: Callable[..., int] = getattr(pol, "_periods_to_gain", _absent)
     token_value: Callable[[float, float], float] = getattr(pol, "token_value", _absent)
     slowdown_of: Callable[[float, float], float] = getattr(pol, "slowdown_of", _absent)
+    waiting_gain: Callable[[float, float, float, float], float] = getattr(
+        pol, "waiting_gain", _absent
+    )
+    b_gain: Callable[..., int] = getattr(pol, "_boundaries_to_gain", _absent)
     round_down_to_level: Callable[[float, tuple[float, ...]], float] = getattr(
         pol, "round_down", _absent
     )
@@ -322,16 +326,17 @@ def execute_columns(run: _Run) -> SimResult:
 
     # The linear rule's exact candidate search (``lazy``: linear tokens, threshold ">=", every
     # priority at or above the lowest level). A waiting job's tokens grow with its waiting time
-    # (``priority x (1 + (since - waited ... boundary) / estimate)``), so the boundary at which
-    # they reach a level is known in advance: a job's tokens are evaluated (the general loop's
-    # float expression, at the boundary being credited) only from shortly before it can reach
+    # (``priority x (1 + (waited + (b - since)) / estimate)`` at boundary ``b``: the boundary's
+    # alone, ``waiting_gain``), so the boundary at which they reach a level is known in
+    # advance: a job's tokens are evaluated (at the boundary being credited) only from shortly before it can reach
     # its next level (``promo``, a heap of boundary indices; 2e-9 relative margin, then every
     # boundary until it does), and between evaluations every comparison with a level cut gives
     # what the up-to-date value would. The waiting jobs are held by level: ``cnt_x[i]`` counts
     # those whose tokens reached level ``i`` exactly (the threshold is the highest level with
     # one), ``cheap[i]`` holds those whose tokens pass level ``i``'s candidate cut (``eps``
     # below it) in ``choose``'s order, and ``qheap[i]`` those still below level ``i``, by the
-    # time they reach it (``quiet_periods``). Decisions are then O(levels log n), not O(n).
+    # boundary index at which they reach ``quiet_periods``' need for it (exact, once per stay).
+    # Decisions are then O(levels log n), not O(n).
     nlev = len(levels)
     lazy = token and not cumulative and not strict and min(fprio, default=top_level) >= levels[0]
     cand_cut = [lv - 1e-12 * max(lv, 1.0) for lv in levels]  # ``candidates``' cut at lv
@@ -339,7 +344,7 @@ def execute_columns(run: _Run) -> SimResult:
     lvl_x = [-1] * n if token else []  # highest level its tokens reach
     cnt_x = [0] * nlev
     cheap: list[list[tuple[Any, ...]]] = [[] for _ in levels]
-    qheap: list[list[tuple[float, int, int]]] = [[] for _ in levels]
+    qheap: list[list[tuple[int, int, int]]] = [[] for _ in levels]
     promo: list[tuple[int, int, int]] = []
     ver = [0] * n if token else []  # bumped at each enqueue: entries of an earlier stay are stale
     waiting = [False] * n if token else []
@@ -476,12 +481,17 @@ def execute_columns(run: _Run) -> SimResult:
         if x + 1 < nlev:
             heappush(promo, (promo_at(k, x + 1), v, k))
             top = t * (1.0 + 1e-12)
-            v0 = since[k] - waited[k]
+            w = waited[k]
+            s0 = since[k]
             e = est[k]
             for i in range(x + 1, nlev):
                 lv = levels[i]
                 if lv > top:
-                    heappush(qheap[i], (v0 + (lv * (1.0 - 1e-9) / fprio[k] - 1.0) * e, v, k))
+                    # The boundary index at which its gain reaches ``quiet_periods``' need
+                    # for this level: a function of the stay alone (``_boundaries_to_gain``
+                    # from index 0), the same whichever wake asks.
+                    need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
+                    heappush(qheap[i], (b_gain(need, w, s0, 0, p, e) - 1, v, k))
         nwait += 1
 
     def dequeue(k: int) -> None:
@@ -496,17 +506,16 @@ def execute_columns(run: _Run) -> SimResult:
         else:
             low.remove(k)
 
-    def lazy_credit(kb: int, now: float, last: float) -> None:
-        """Credit the boundary of index ``kb`` (at ``last``; the wake's time ``now``): the jobs
-        due in ``promo`` get the general loop's tokens and move up their levels."""
+    def lazy_credit(kb: int) -> None:
+        """Credit the boundary of index ``kb`` (at ``kb x period``): the jobs due in ``promo``
+        get their tokens there (``waiting_gain``: the boundary's alone) and move up their
+        levels."""
+        b = kb * period
         while promo and promo[0][0] <= kb:
             _, v, k = heappop(promo)
             if not waiting[k] or ver[k] != v:
                 continue
-            if last == now:  # ``on_period``'s expression
-                g = slowdown(waited[k] + (now - since[k]), est[k])
-            else:  # ``on_periods``'
-                g = slowdown(waited[k] + (now - since[k]) - (now - last), est[k])
+            g = waiting_gain(waited[k], since[k], b, est[k])
             gain[k] = g  # ``set_gain`` and ``levels_of`` written out
             t = tok[k] = token_value(prio[k], g)
             if t != t:
@@ -575,8 +584,9 @@ def execute_columns(run: _Run) -> SimResult:
     run_quiet: list[Any] = [-1, -1, 0.0, 0.0, never]  # (job, threshold, gain, waited, answer)
 
     def lazy_quiet(now: float, first_s: float, run_k: int) -> int:
-        """``quiet_periods`` over the level structure: the jobs whose time to reach a level
-        at or above the threshold is within three periods of the soonest, evaluated exactly."""
+        """``quiet_periods`` over the level structure: the soonest crossing of a level at or
+        above the threshold is the top of that level's ``qheap`` (exact boundary indices,
+        computed once per stay), against the running job's part."""
         if run_k >= 0 and not preemptive:
             return never
         if run_k < 0:
@@ -602,8 +612,8 @@ def execute_columns(run: _Run) -> SimResult:
                         best = to_gain(g, need, w, p, est[run_k], False, False)
                         break
                 rq[:] = (run_k, t_i, g, w, best)
-        ahead = first_s - now
-        qmin = inf
+        n0 = round(first_s / period)  # the first boundary's index
+        qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
         for i in range(t_i, nlev):
             h = qheap[i]
             lv = levels[i]
@@ -614,29 +624,13 @@ def execute_columns(run: _Run) -> SimResult:
                 heappop(h)
             if h and h[0][0] < qmin:
                 qmin = h[0][0]
-        if qmin == inf:
-            return best - 1 if best > 1 else 0
-        lim = qmin + 3.0 * p
-        for i in range(t_i, nlev):
-            h = qheap[i]
-            lv = levels[i]
-            seen = []
-            while h:
-                e = h[0]
-                _, v, k = e
-                if not (waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv):
-                    heappop(h)
-                    continue
-                if e[0] > lim:
-                    break
-                seen.append(heappop(h))
-                need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
-                w = waited[k] + (now - since[k]) + ahead
-                kk = to_gain(gain[k], need, w, p, est[k], True, False)
-                if kk < best:
-                    best = kk
-            for e in seen:
-                heappush(h, e)
+        # ``quiet_periods``: the least ``k >= 1`` over the jobs (a waiting job's is its
+        # crossing index less ``n0``, plus one, at least 1), less one, at least 0.
+        kq = qmin - n0 + 1
+        if kq < 1:
+            kq = 1
+        if kq < best:
+            best = kq
         return best - 1 if best > 1 else 0
 
     def enqueue(k: int) -> None:
@@ -662,15 +656,14 @@ def execute_columns(run: _Run) -> SimResult:
         """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once (jobs
         at the top level are left as they are: see ``sat``)."""
         if lazy:
-            last = first_s + (count - 1) * p
-            lazy_credit(round(first_s / period) + count - 1, now, last)
+            lazy_credit(round(first_s / period) + count - 1)
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
         if not cumulative:
-            last = first_s + (count - 1) * p
+            last = (round(first_s / period) + count - 1) * period
             for k in low:
-                set_gain(k, slowdown(waited[k] + (now - since[k]) - (now - last), est[k]))
+                set_gain(k, waiting_gain(waited[k], since[k], last, est[k]))
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
@@ -693,13 +686,14 @@ def execute_columns(run: _Run) -> SimResult:
     def on_period(now: float, run_k: int) -> None:
         """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""
         if lazy:
-            lazy_credit(round(now / period), now, now)
+            lazy_credit(round(now / period))
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
         if not cumulative:
+            b = round(now / period) * period  # the boundary the tick stands for
             for k in low:
-                set_gain(k, slowdown(waited[k] + (now - since[k]), est[k]))
+                set_gain(k, waiting_gain(waited[k], since[k], b, est[k]))
             if run_k >= 0:
                 set_gain(run_k, slowdown(waited[run_k], est[run_k]))
             return
@@ -786,6 +780,7 @@ def execute_columns(run: _Run) -> SimResult:
             thr = round_down_to_level(max([tok[k] for k in below]), levels)
         best = never
         ahead = first_s - now
+        n0 = round(first_s / period)
         for k in below:
             top = tok[k] * (1.0 + 1e-12)
             if top >= top_level:
@@ -803,7 +798,10 @@ def execute_columns(run: _Run) -> SimResult:
                         b1 = best - 1
                         if g_below(gain[k], b1, w, est[k]) < need:
                             break
-                    kk = to_gain(gain[k], need, w, p, est[k], True, cumulative)
+                    if cumulative:
+                        kk = to_gain(gain[k], need, w, p, est[k], True, True)
+                    else:
+                        kk = b_gain(need, waited[k], since[k], n0, p, est[k])
                 else:
                     kk = to_gain(gain[k], need, waited[k], p, est[k], False, cumulative)
                 if kk < best:

@@ -166,6 +166,12 @@ class Job:
         return self._waited
 
     @property
+    def stay(self) -> tuple[float, float]:
+        """``(seconds waited before the current stay in the ready queue, when it began)``
+        (seconds; meaningful while waiting): :func:`~npusched.policies.contract.wait_stay`."""
+        return (self._waited, self._wait_since)
+
+    @property
     def remaining_s(self) -> float:
         """Seconds of work left on the current plan at its own speed."""
         return self.isolated_s - self.executed_s

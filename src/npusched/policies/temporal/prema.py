@@ -66,7 +66,7 @@ from itertools import pairwise
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.policies.base import TemporalPolicyBase
-from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView
+from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView, wait_stay
 from npusched.policies.temporal.mechanism import check_mode, check_seconds, decide
 from npusched.policies.temporal.sjf import shortest_remaining
 
@@ -96,6 +96,8 @@ ALGORITHM_2_METHODS: tuple[str, ...] = (
     "on_periods",
     "quiet_periods",
     "_periods_to_gain",
+    "_boundaries_to_gain",
+    "waiting_gain",
     "on_complete",
     "token_value",
     "slowdown_of",
@@ -233,6 +235,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
         "slowdown",
         "token_value",
         "slowdown_of",
+        "waiting_gain",
     )
 
     def own_rule(self) -> bool:
@@ -277,6 +280,19 @@ class TokenScheduler(TemporalPolicyBase, Component):
             return 0.0
         return waited_s / estimated_s if estimated_s > 0 else float("inf")
 
+    @classmethod
+    def waiting_gain(
+        cls, waited_s: float, since_s: float, boundary_s: float, estimated_s: float
+    ) -> float:
+        """The linear rule's gain of a waiting job at the period boundary ``boundary_s``
+        (seconds): its slowdown with ``waited_s + (boundary_s - since_s)`` ready-queue seconds
+        (``waited_s`` before its current stay, which began at ``since_s``). A function of the
+        boundary and the stay alone, not of the wake that credits it, so every path (a tick at
+        each boundary, skipped boundaries credited later, the engine's column loop) gets the
+        same bits. The one place it is written: the period credits, :meth:`quiet_periods` and
+        the column loop all call it (or, in :meth:`_boundaries_to_gain`, its inline copy)."""
+        return cls.slowdown_of(waited_s + (boundary_s - since_s), estimated_s)
+
     def tokens_of(self, job: JobView) -> float:
         """Current tokens of ``job``: ``priority x (1 + gain)`` (its priority if it never
         gained at a period boundary or was never seen dispatching)."""
@@ -297,8 +313,17 @@ class TokenScheduler(TemporalPolicyBase, Component):
         """
         gain = self._state()
         if self.tokens == "linear":
-            for job in view.ready:
-                gain[job.id] = self.slowdown(job)
+            now = view.now
+            if overrides(type(self), ("slowdown",)):  # a subclass's own slowdown of a view
+                for job in view.ready:
+                    gain[job.id] = self.slowdown(job)
+            else:  # the boundary the tick stands for (``k x period``), not the wake's time
+                p = self.token_period_s
+                b = round(now / p) * p
+                waiting_gain = self.waiting_gain
+                for job in view.ready:
+                    w, since = wait_stay(job, now)
+                    gain[job.id] = waiting_gain(w, since, b, job.estimated_s)
             if view.running is not None:
                 gain[view.running.id] = self.slowdown(view.running)
             return
@@ -316,9 +341,13 @@ class TokenScheduler(TemporalPolicyBase, Component):
         p = float(self.period_s or PERIOD_S)
         running = view.running
         if self.tokens == "linear":
-            last = first_s + (count - 1) * p
+            # The last boundary, ``k x period`` as the engine schedules it (its index from
+            # ``first_s``): the tokens a tick there would have given.
+            last = (round(first_s / p) + count - 1) * p
+            waiting_gain = self.waiting_gain
             for job in view.ready:
-                gain[job.id] = self._slowdown_at(job, job.waited_s - (now - last))
+                w, since = wait_stay(job, now)
+                gain[job.id] = waiting_gain(w, since, last, job.estimated_s)
             if running is not None:
                 gain[running.id] = self.slowdown(running)
             return
@@ -371,6 +400,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
         levels = self.token_levels
         cumulative = self.tokens == "cumulative"
         ahead = first_s - now
+        n0 = round(first_s / p)  # the first boundary's index
         jobs = list(view.ready)
         if self.include_running:
             jobs.append(running)
@@ -389,12 +419,65 @@ class TokenScheduler(TemporalPolicyBase, Component):
                     continue
                 need = lv * (1.0 - 1e-9) / prio - 1.0  # gain that reaches the level
                 waiting = job is not running
-                w = job.waited_s + ahead if waiting else job.waited_s
-                k = self._periods_to_gain(g, need, w, p, job.estimated_s, waiting, cumulative)
+                if waiting and not cumulative:
+                    w, since = wait_stay(job, now)
+                    k = self._boundaries_to_gain(need, w, since, n0, p, job.estimated_s)
+                else:
+                    w = job.waited_s + ahead if waiting else job.waited_s
+                    k = self._periods_to_gain(g, need, w, p, job.estimated_s, waiting, cumulative)
                 if k < best:
                     best = k
                 break  # the next level up is reached first
         return max(best - 1, 0)
+
+    @staticmethod
+    def _boundaries_to_gain(
+        need: float, waited: float, since: float, n0: int, p: float, est: float
+    ) -> int:
+        """The linear rule's waiting job: the smallest ``k >= 1`` such that its gain at the
+        boundary of index ``n0 + k - 1`` (at ``(n0 + k - 1) x p`` seconds; :meth:`waiting_gain`
+        with ready-queue seconds ``waited`` before the stay that began at ``since``) reaches
+        ``need`` (``1 << 40`` if never). The gain is non-decreasing in the index (each float
+        operation rounds monotonically), so the answer is unique, and it is a function of the
+        stay and ``n0`` alone: ``n0 + k - 1``, the boundary the job crosses at, is the same
+        whichever wake asks. A closed-form guess corrected by stepping, else a bisection."""
+        if est <= 0.0:
+            return 1
+        never = _NEVER
+        # ``waiting_gain`` inline: slowdown_of(waited + (b - since), est), 0 for no waiting.
+        x = waited + ((n0 + never - 1) * p - since)
+        if (x / est if x > 0.0 else 0.0) < need:
+            return never
+        guess = (need * est - waited + since) / p - n0 + 1.0 if p > 0.0 else 1.0
+        if not guess < never:  # also NaN
+            k = never
+        elif guess <= 1.0:  # also -inf
+            k = 1
+        else:
+            k = math.ceil(guess)
+            if k > never:
+                k = never
+        x = waited + ((n0 + k - 1) * p - since)
+        if (x / est if x > 0.0 else 0.0) >= need:
+            if k == 1:
+                return k
+            x = waited + ((n0 + k - 2) * p - since)
+            if (x / est if x > 0.0 else 0.0) < need:
+                return k
+            lo, hi = 1, k - 1
+        else:
+            x = waited + ((n0 + k) * p - since)
+            if (x / est if x > 0.0 else 0.0) >= need:
+                return k + 1
+            lo, hi = k + 2, never
+        while lo < hi:
+            mid = (lo + hi) // 2
+            x = waited + ((n0 + mid - 1) * p - since)
+            if (x / est if x > 0.0 else 0.0) >= need:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
 
     @staticmethod
     def _periods_to_gain(
