@@ -16,26 +16,17 @@ from __future__ import annotations
 
 import sys
 
+from engine_ab import simulator  # the same engine case (the script beside this one)
+
 from npusched.bench import bench_workload, synthetic_profiles
-from npusched.policies.base import POLICIES
-from npusched.policies.temporal.predictor import make_estimator
-from npusched.sim.engine import Simulator
 
 name = sys.argv[1]
 runs = int(sys.argv[2])
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
 profiles = synthetic_profiles(random_state=3)
 reqs = bench_workload(n, profiles, random_state=5)
-kw = {"NP-FCFS": {}, "P-PREMA": {"mechanism": "dynamic"}}
 events = 0
 for _ in range(runs):
-    sim = Simulator(
-        profiles,
-        POLICIES.create(name, **kw.get(name, {"mechanism": "checkpoint"})),
-        preemption_point="tile",
-        checkpoint_cost=True,
-        estimator=make_estimator("prema"),
-        record_power=True,
-    )
+    sim = simulator(profiles, name)
     events = sim.run(reqs).events
 print(name, events)
