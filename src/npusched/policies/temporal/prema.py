@@ -515,35 +515,13 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
                 guess = (need - g) * est / w if w > 0.0 else float(never)
         elif waiting:
-            # The linear rule's waiting job (the column loop's common case), written out: the
-            # same steps as below with ``gain_after(k) = (w + (k - 1) * p) / est`` inline (no
-            # closure per call; the same float operations, so the same ``k``).
-            if (w + (never - 1) * p) / est < need:
-                return never
+            # The linear rule's waiting job. Both loops now ask ``_boundaries_to_gain`` for it
+            # (a function of the stay alone); this form stays for direct callers.
+
+            def gain_after(k: int) -> float:
+                return (w + (k - 1) * p) / est
+
             guess = (need * est - w) / p + 1.0 if p > 0.0 else 1.0
-            if not guess < never:  # also NaN
-                k = never
-            elif guess <= 1.0:  # also -inf
-                k = 1
-            else:
-                k = math.ceil(guess)
-                if k > never:
-                    k = never
-            if (w + (k - 1) * p) / est >= need:
-                if k == 1 or (w + (k - 2) * p) / est < need:
-                    return k
-                lo, hi = 1, k - 1
-            else:
-                if (w + k * p) / est >= need:
-                    return k + 1
-                lo, hi = k + 2, never
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if (w + (mid - 1) * p) / est >= need:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            return lo
         else:
             return 1 if w / est >= need else never
         if gain_after(never) < need:
