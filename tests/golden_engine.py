@@ -204,22 +204,29 @@ RANKED_MECHANISMS = ("checkpoint", "kill", "drain", "dynamic", "dynamic-kill")
 TOKEN_POLICIES = ("NP-PREMA", "P-PREMA", "NP-TOKEN", "P-TOKEN")
 
 
-def _load_case(policy: Any, n: int) -> dict[str, Any]:
-    from npusched.bench import bench_workload, synthetic_profiles
+def load_simulator(profiles: Any, policy: Any, *, record_timeline: bool = False) -> Any:
+    """The bench's engine case: ``policy`` with tile preemption, checkpoint cost, PREMA's
+    predictor and power recorded (the timeline too if ``record_timeline``)."""
     from npusched.policies.temporal.predictor import make_estimator
     from npusched.sim.engine import Simulator
 
-    profiles = synthetic_profiles(random_state=3)
-    reqs = bench_workload(n, profiles, random_state=5)
-    sim = Simulator(
+    return Simulator(
         profiles,
         policy,
         preemption_point="tile",
         checkpoint_cost=True,
         estimator=make_estimator("prema"),
         record_power=True,
+        record_timeline=record_timeline,
     )
-    return digest(sim.run(reqs))
+
+
+def _load_case(policy: Any, n: int) -> dict[str, Any]:
+    from npusched.bench import bench_workload, synthetic_profiles
+
+    profiles = synthetic_profiles(random_state=3)
+    reqs = bench_workload(n, profiles, random_state=5)
+    return digest(load_simulator(profiles, policy).run(reqs))
 
 
 def ranked_case(name: str, mechanism: str) -> dict[str, Any]:

@@ -8,12 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from golden_engine import digest
+from golden_engine import digest, load_simulator
 from npusched.bench import bench_workload, synthetic_profiles
 from npusched.policies.contract import SchedulerView
-from npusched.policies.temporal.predictor import make_estimator
 from npusched.policies.temporal.rrb import PRRB
-from npusched.sim.engine import Simulator
 
 
 class ScanningRRB(PRRB):
@@ -61,15 +59,7 @@ def _run_with(
     is false)."""
     profiles = synthetic_profiles(random_state=3)
     reqs = bench_workload(n, profiles, load=load, random_state=11)
-    sim = Simulator(
-        profiles,
-        policy,
-        preemption_point="tile",
-        checkpoint_cost=True,
-        estimator=make_estimator("prema"),
-        record_power=True,
-        record_timeline=timeline,
-    )
+    sim = load_simulator(profiles, policy, record_timeline=timeline)
     return sim.run(reqs) if until is None else sim.run(reqs, until=until)
 
 
