@@ -353,27 +353,12 @@ def run_config(
         source: the config's name in error messages.
     """
     import_builtin_policies()
-    # The run allocates per request (requests, records, the power pieces) but makes no
-    # reference cycles that outlive it: the cyclic collector would only rescan the process's
-    # objects (a full pass costs more than a 5,000-request run of a rank order), so it is held
-    # off for the whole run, as the engine holds it off for its loop.
-    with _collector_paused():
+    # The collector is held off for the whole run (workload, records, summary), as the engine
+    # holds it off for its loop: nothing here makes a reference cycle that outlives the run.
+    from npusched.sim.common import collector_paused
+
+    with collector_paused():
         return _run_config(cfg, Path(base_dir), progress, source, timeline)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Hold the cyclic garbage collector off for the block (a caller's own ``gc.disable()``
-    is kept; the collector's state is restored however the block ends)."""
-    import gc
-
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def _run_config(
