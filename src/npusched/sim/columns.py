@@ -153,16 +153,6 @@ def _absent(*args: Any) -> Any:  # pragma: no cover - never called
     raise AssertionError("not a token order")
 
 
-def _done(exe_k: float, t0: float, limit: float, now: float) -> float:
-    """Work done by the running job as of ``now`` (``Job.executed_s``, rate 1): ``exe_k`` at
-    its segment's start ``t0``, at most ``limit``."""
-    dt = now - t0
-    if dt > 0.0:
-        e = exe_k + dt
-        return e if e < limit else limit
-    return exe_k
-
-
 def execute_columns(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     sim = run.sim
@@ -985,7 +975,7 @@ def execute_columns(run: _Run) -> SimResult:
             if token:
                 if run_k < 0:
                     cand = pick(now, -1, 0.0)
-                elif now > t0:  # ``_done`` written out
+                elif now > t0:  # work done as of now: exe + (now - t0), at most the limit
                     r = exe[run_k] + (now - t0)
                     cand = pick(now, run_k, r if r < limit else limit)
                 else:
@@ -1003,7 +993,7 @@ def execute_columns(run: _Run) -> SimResult:
                         if not rank[cand] < run_rank:
                             cand = -1
                     elif cmp == 4:  # SJF: the running job's remaining estimate as of now
-                        if now > t0:  # ``_done`` written out
+                        if now > t0:  # work done as of now: exe + (now - t0), at most the limit
                             r = exe[run_k] + (now - t0)
                             r = est[run_k] - (r if r < limit else limit)
                         else:
@@ -1016,7 +1006,7 @@ def execute_columns(run: _Run) -> SimResult:
                 start = run_k < 0
                 if not start:  # a preemptive policy displaces the running job
                     k = run_k
-                    if now > t0:  # its work done as of now (``_done`` written out)
+                    if now > t0:  # its work done as of now: exe + (now - t0), at most the limit
                         e_now = exe[k] + (now - t0)
                         if e_now > limit:
                             e_now = limit
