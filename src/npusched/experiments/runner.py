@@ -52,7 +52,7 @@ from npusched.experiments.config import (
     power_for,
 )
 from npusched.report.progress import progress_bar
-from npusched.workloads.request import Request
+from npusched.workloads.request import Request, RequestTable
 
 if TYPE_CHECKING:
     from npusched.hardware.profile import Profile
@@ -81,10 +81,13 @@ Estimator = Callable[[Request, "Profile"], float]
 
 @dataclass
 class RunOutput:
-    """Everything a run produced (the files hold ``records`` and ``summary``)."""
+    """Everything a run produced (the files hold ``records`` and ``summary``). ``requests``
+    is the workload as the simulator took it: for the generators a
+    :class:`~npusched.workloads.request.RequestTable` (a sequence of requests made on access),
+    for a trace a list."""
 
     config: RunConfig
-    requests: list[Request]
+    requests: Sequence[Request]
     records: pd.DataFrame
     summary: dict[str, float]
     result: SimResult
@@ -100,13 +103,15 @@ def resolve_estimator(name: str) -> Estimator | None:
     return est
 
 
-def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
-    """The workload's requests (SLO multipliers are applied later, once profiles exist)."""
-    from npusched.workloads import load_trace, poisson_workload, prema_workload
+def build_requests(cfg: RunConfig, base_dir: Path) -> Sequence[Request]:
+    """The workload's requests (SLO multipliers are applied later, once profiles exist): a
+    :class:`~npusched.workloads.request.RequestTable` for the generators (no request object is
+    made on the way to the simulator), a list for a trace."""
+    from npusched.workloads import load_trace, poisson_table, prema_table
 
     w = cfg.workload
     if isinstance(w, PremaWorkloadConfig):
-        return prema_workload(
+        return prema_table(
             w.n_tasks,
             w.models,
             w.window_s,
@@ -116,7 +121,7 @@ def build_requests(cfg: RunConfig, base_dir: Path) -> list[Request]:
         )
     if isinstance(w, PoissonWorkloadConfig):
         qos_table = w.qos if isinstance(w.qos, dict) else None
-        return poisson_workload(
+        return poisson_table(
             w.rate_per_s,
             models=w.models,
             duration_s=w.duration_s,
@@ -183,7 +188,7 @@ def compile_profiles(
     sizes: dict[str, set[int | None]] = {}
     # the distinct shapes first (one set of tuples: a pass over the requests in C-level
     # hashing, then a loop over a handful of shapes)
-    for name, batch, seq_in in {(r.network, r.batch, r.seq_in) for r in requests}:
+    for name, batch, seq_in in _shapes_of(requests):
         batches.setdefault(name, set()).add(batch)
         sizes.setdefault(name, set()).add(seq_in)
     for bs in batches.values():
@@ -209,9 +214,18 @@ def compile_profiles(
     return out
 
 
+def _shapes_of(requests: Sequence[Request]) -> set[tuple[str, int, int | None]]:
+    """The distinct ``(network, batch, seq_in)`` of ``requests`` (one set of tuples: a pass
+    in C-level hashing; a table's columns are read as they are)."""
+    if isinstance(requests, RequestTable):
+        col = requests.column
+        return set(zip(col("network"), col("batch"), col("seq_in"), strict=True))
+    return {(r.network, r.batch, r.seq_in) for r in requests}
+
+
 def with_exits(
     cfg: RunConfig, requests: Sequence[Request], source: str
-) -> tuple[list[Request], dict[str, Any]]:
+) -> tuple[Sequence[Request], dict[str, Any]]:
     """``[exits.NETWORK]``: each such network with its exits attached and their heads in the
     layer table (the form a profile compiles), and every request of it given the exit it
     leaves at, drawn from the rates with the run's seed (with the workload's ``seed_stream``:
@@ -223,7 +237,7 @@ def with_exits(
     from npusched.models.zoo import get_network
 
     if not cfg.exits:
-        return list(requests), {}
+        return requests, {}
     nets: dict[str, Any] = {}
     rates: dict[str, Any] = {}
     for name, ex in cfg.exits.items():
@@ -394,7 +408,11 @@ def _run_config(
     )
     requests, exit_nets = with_exits(cfg, requests, source)
     profiles = compile_profiles(
-        [*requests, *shapes], device, axes=axes, batch_sizes=merged, networks=exit_nets
+        [*requests, *shapes] if shapes else requests,
+        device,
+        axes=axes,
+        batch_sizes=merged,
+        networks=exit_nets,
     )
     if isinstance(w, PremaWorkloadConfig) and ranged:
         requests, _ = with_exits(cfg, _in_job_range(cfg, w, profiles, machine, source), source)
@@ -443,7 +461,7 @@ def _run_config(
     summary.update(power_summary(result, machine if shared_cap else None))
     if shared_cap and not timeline:
         result.timeline = None
-    return RunOutput(cfg, list(requests), records, summary, result)
+    return RunOutput(cfg, requests, records, summary, result)
 
 
 #: Summary keys that are counts, written as JSON integers.

@@ -182,8 +182,7 @@ def execute_columns(run: _Run) -> SimResult:
             cmp = 4
     dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
 
-    arrivals = run.arrivals
-    n = len(arrivals)
+    n = len(run.arrival_rows)
     req_plans = run.req_plans
     rows = run.arrival_rows
     estimator = sim.estimator
@@ -223,7 +222,7 @@ def execute_columns(run: _Run) -> SimResult:
     est: list[float] = []
     est_rec: list[float] | None = est
     if estimator is not None:
-        est = [float(estimator(r, e[0])) for r, e in zip(arrivals, req_plans, strict=True)]
+        est = run.estimates()
         est_rec = est
     elif token or srpt or static_mech is None:
         est = [e[2] for e in req_plans]
@@ -255,8 +254,8 @@ def execute_columns(run: _Run) -> SimResult:
     if srpt:
         hkey = [srpt_key(k) for k in range(n)]
     elif not token:
-        qkey = list(map(pol.queue_key, arrivals))
-        rank = list(map(pol.rank_key, arrivals)) if preemptive else qkey
+        qkey = run.keys_of(pol.queue_key)
+        rank = run.keys_of(pol.rank_key) if preemptive else qkey
         hkey = _heap_keys(qkey)
         del qkey
 
@@ -272,7 +271,9 @@ def execute_columns(run: _Run) -> SimResult:
     rid: list[int] = []
     fprio: list[float] = []
     # Arrival times with a sentinel.
-    arr_t = [r.arrival_s for r in arrivals]
+    arr_t = run.disp("arrival_s")
+    if token or tl is not None:
+        rid = run.disp("id")  # Algorithm 2's ties, the timeline's request ids
     arr_t.append(inf)
     if token:
         period = float(pol.period_s)
@@ -283,9 +284,8 @@ def execute_columns(run: _Run) -> SimResult:
         incl_run = bool(pol.include_running)
         sjf = order == "tokens-remaining"
         never = pol.never_periods  # ``quiet_periods``' "never"
-        prio = [r.priority for r in arrivals]
+        prio = run.disp("priority")
         arr_s = arr_t  # (``arr_s[k]`` for a job ``k``; the sentinel is never read)
-        rid = [r.id for r in arrivals]
         fprio = [float(x) for x in prio]
     top_level = levels[-1]
     # Algorithm 2's formulas, the policy's own (written once, in TokenScheduler; unused and
@@ -394,17 +394,17 @@ def execute_columns(run: _Run) -> SimResult:
             exec_end = exe[k]
             if tl is not None and te > seg_start:
                 kind = "restore" if rbytes[k] else "switch"
-                tl.append(Segment(arrivals[k].id, seg_start, te, kind, rname, units, f0))
+                tl.append(Segment(rid[k], seg_start, te, kind, rname, units, f0))
         else:
             if t0 > seg_start:  # ``_charge_restore``
                 if rbytes[k]:
                     csec[k] += t0 - seg_start
                 if tl is not None:
                     kind = "restore" if rbytes[k] else "switch"
-                    tl.append(Segment(arrivals[k].id, seg_start, t0, kind, rname, units, f0))
+                    tl.append(Segment(rid[k], seg_start, t0, kind, rname, units, f0))
             rbytes[k] = 0
             if tl is not None and te > t0:
-                tl.append(Segment(arrivals[k].id, t0, te, "run", rname, units, f0))
+                tl.append(Segment(rid[k], t0, te, "run", rname, units, f0))
         db = (te - seg_start) * units / cap if cap != 1 else te - seg_start
         steps = 0
         e = 0.0
@@ -873,7 +873,7 @@ def execute_columns(run: _Run) -> SimResult:
                         if pw is not None and limit > ex0 and now > t0:
                             pw.append(new(PowerPiece, (t0, now, plan, ex0, limit, 1.0, rname)))
                         if tl is not None and now > t0:
-                            tl.append(Segment(arrivals[run_k].id, t0, now, "run", rname, units, f0))
+                            tl.append(Segment(rid[run_k], t0, now, "run", rname, units, f0))
                     else:
                         db, steps, e = end_segment(run_k, now, limit, seg_start, t0, ex0, plan)
                         busy += db
@@ -921,7 +921,7 @@ def execute_columns(run: _Run) -> SimResult:
                     k = pre_k
                     pre_k = -1
                     if tl is not None and now > save_t:
-                        tl.append(Segment(arrivals[k].id, save_t, now, "save", rname, units, f0))
+                        tl.append(Segment(rid[k], save_t, now, "save", rname, units, f0))
                     if token:
                         since[k] = now
                         enqueue(k)

@@ -82,13 +82,14 @@ import contextlib
 import math
 from array import array
 from bisect import bisect_right, insort
-from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
+from itertools import repeat
 from operator import attrgetter, countOf
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -128,7 +129,7 @@ from npusched.sim.events import (
 )
 from npusched.sim.job import DONE, PREEMPTING, RUNNING, STARTING, WAITING, Clock, Job
 from npusched.sim.resources import Machine, Resource, single_npu
-from npusched.workloads.request import Request
+from npusched.workloads.request import Request, RequestTable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,6 +170,19 @@ _FAST_MACHINE_VIEW = (
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
+
+
+class KeyRow(NamedTuple):
+    """The fields a request shares with its job, which a ranked policy's ``queue_key`` and
+    ``rank_key`` read (:class:`~npusched.policies.temporal.mechanism.RankedPolicy`): what the
+    column loop calls them with for a run given a
+    :class:`~npusched.workloads.request.RequestTable` (no request object is made)."""
+
+    id: int
+    arrival_s: float
+    network: str
+    priority: int
+
 _Variant = tuple[tuple[str, Any], ...]
 
 
@@ -587,13 +601,32 @@ class _Run:
     def _prepare(self, requests: Sequence[Request]) -> None:
         profiles = self.sim.profiles
         n = len(requests)
+        # One path for both inputs: the requests' fields read as columns. A RequestTable
+        # (``run_config``'s workloads) gives its own lists and no request object is made
+        # unless a policy or estimator needs one (:meth:`__getattr__`); a list of requests is
+        # read field by field (one C-level pass each; a list is made only where one is kept).
+        table = requests if isinstance(requests, RequestTable) else None
+        field: Callable[[str], Iterable[Any]]
+        if table is not None:
+            field = table.column
 
-        def field(name: str) -> Iterator[Any]:
-            """Field ``name`` of every request, in input order (one C-level pass; a list is
-            made only where one is kept: building lists of unknown length reallocates)."""
-            return map(attrgetter(name), requests)
+            def kept(name: str) -> Sequence[Any]:
+                return table.column(name)
 
-        col = {f: list(field(f)) for f in ("priority", "slo_s")}
+            def all_none(name: str) -> bool:
+                return table.column(name).count(None) == n
+        else:
+
+            def field(name: str) -> Iterable[Any]:
+                return map(attrgetter(name), requests)
+
+            def kept(name: str) -> Sequence[Any]:
+                return list(field(name))
+
+            def all_none(name: str) -> bool:
+                return countOf(field(name), None) == n
+
+        col = {f: kept(f) for f in ("priority", "slo_s")}
         ids = np.fromiter(field("id"), dtype=np.int64, count=n)
         by_id = np.argsort(ids, kind="stable")
         sorted_ids = ids[by_id]
@@ -608,24 +641,24 @@ class _Run:
         if bad_mask.any():
             bad = int(np.flatnonzero(bad_mask)[0])
             raise SimulationError(
-                f"request {requests[bad].id}: arrival_s={arrivals[bad]!r}; must be finite and >= 0"
+                f"request {int(ids[bad])}: arrival_s={arrivals[bad]!r}; must be finite and >= 0"
             )
         # Dependent requests are held back until their predecessor finishes.
         self.dependents: dict[int, list[int]] = {}
         held = np.zeros(n, dtype=bool)
-        if countOf(field("depends_on"), None) != n:
+        if not all_none("depends_on"):
             known = set(ids.tolist())
-            for i, r in enumerate(requests):
-                d = r.depends_on
+            deps = zip(field("id"), field("depends_on"), field("transfer_s"), strict=True)
+            for i, (rid, d, transfer) in enumerate(deps):
                 if d is None:
                     continue
-                if d not in known or d == r.id:
+                if d not in known or d == rid:
                     raise SimulationError(
-                        f"request {r.id}: depends_on={d!r} is not another request of the workload"
+                        f"request {rid}: depends_on={d!r} is not another request of the workload"
                     )
-                if not (r.transfer_s >= 0.0 and math.isfinite(r.transfer_s)):
+                if not (transfer >= 0.0 and math.isfinite(transfer)):
                     raise SimulationError(
-                        f"request {r.id}: transfer_s={r.transfer_s!r}; must be finite and >= 0"
+                        f"request {rid}: transfer_s={transfer!r}; must be finite and >= 0"
                     )
                 self.dependents.setdefault(d, []).append(i)
                 held[i] = True
@@ -634,8 +667,15 @@ class _Run:
         self.order_of = np.empty(n, dtype=np.int64)
         self.order_of[order_a] = np.arange(n)
         in_order = bool(n) and bool((order_a == np.arange(n)).all())
-        # Workloads usually come sorted (generators emit arrivals in order): then a copy.
-        self.arrivals = list(requests) if in_order else [requests[i] for i in order_a.tolist()]
+        # The requests in dispatch order (``arrivals``): a list of requests is kept as it is
+        # (generators emit arrivals in order: then a copy); a table's requests are made only
+        # if something asks for them (``__getattr__``).
+        self._disp_order: list[int] | None = None if in_order else order_a.tolist()
+        self._table = table
+        if table is None:
+            self.arrivals: list[Request] = (
+                list(requests) if in_order else [requests[i] for i in order_a.tolist()]
+            )
         self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
         self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
@@ -647,7 +687,7 @@ class _Run:
         # ``(network, batch)``.
         variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
         self.variant0: _Variant = tuple(sorted(variant0.items()))
-        no_seq = countOf(field("seq_in"), None) == n and countOf(field("seq_out"), None) == n
+        no_seq = all_none("seq_in") and all_none("seq_out")
         keys: Iterator[tuple[Any, ...]] = (
             zip(field("network"), field("batch"), strict=True)
             if no_seq
@@ -655,12 +695,17 @@ class _Run:
                 field("network"), field("batch"), field("seq_in"), field("seq_out"), strict=True
             )
         )
-        table = _ShapeTable(self, profiles)
-        code_in = np.fromiter(map(table.__getitem__, keys), dtype=np.intp, count=n)
-        shape_plans = self.shape_plans = table.plans  # distinct, in order of first appearance
-        self.req_plans: list[_Plan] = list(map(shape_plans.__getitem__, code_in[order_a].tolist()))
+        shapes = _ShapeTable(self, profiles)
+        code_in = np.fromiter(map(shapes.__getitem__, keys), dtype=np.intp, count=n)
+        shape_plans = self.shape_plans = shapes.plans  # distinct, in order of first appearance
+        code_disp = code_in[order_a]
+        self.req_plans: list[_Plan] = list(map(shape_plans.__getitem__, code_disp.tolist()))
+        # For :meth:`estimates`: each request's shape in dispatch order, and the first request
+        # of each shape (input index).
+        self._code_disp = code_disp
+        self._code_in = code_in
         iso_in = np.asarray([p[2] for p in shape_plans], dtype=np.float64)[code_in]
-        if countOf(field("exit"), None) != n:
+        if not all_none("exit"):
             for i, ex in enumerate(field("exit")):
                 if ex is None:
                     continue
@@ -671,7 +716,7 @@ class _Run:
         self.col_iso = iso_in[by_id]
         # What the result's per-request columns need (see ``_result``): the fields read per
         # request, and the shape fields per shape with each request's shape by result row.
-        shape_keys = list(table)
+        shape_keys = list(shapes)
         per_shape = {
             f: [k[j] if j < len(k) else None for k in shape_keys]
             for j, f in enumerate(("network", "batch", "seq_in", "seq_out"))
@@ -697,6 +742,64 @@ class _Run:
         self.col_wasted: MutableSequence[float] = array("d", zeros)
         self.col_energy: MutableSequence[float] = array("d", zeros)
         self.col_res: list[str] | npt.NDArray[Any] = [""] * n
+
+    def __getattr__(self, name: str) -> Any:
+        """``arrivals`` (the requests in dispatch order) of a run given a
+        :class:`~npusched.workloads.request.RequestTable`, made on first use and kept (the
+        general loop, a policy key that reads more than the key rows, an estimator that reads
+        more than the shape)."""
+        if name != "arrivals" or "_table" not in self.__dict__:
+            raise AttributeError(name)
+        reqs = self._table.requests() if self._table is not None else []
+        order = self._disp_order
+        arrivals = list(reqs) if order is None else list(map(reqs.__getitem__, order))
+        self.arrivals = arrivals
+        return arrivals
+
+    def disp(self, name: str) -> list[Any]:
+        """Request field ``name`` of every request, in dispatch order (a new list)."""
+        if "arrivals" in self.__dict__ or self._table is None:
+            return list(map(attrgetter(name), self.arrivals))
+        col = self._table.column(name)
+        order = self._disp_order
+        return list(col) if order is None else list(map(col.__getitem__, order))
+
+    def keys_of(self, key: Callable[[Any], Any]) -> list[Any]:
+        """``key`` of every request in dispatch order (a policy's ``queue_key`` / ``rank_key``):
+        called with the requests where they exist, else with :class:`KeyRow` rows (the fields
+        a request shares with its job: ``id``, ``arrival_s``, ``network``, ``priority``, which
+        is all such a key may read, ``RankedPolicy``), or with the requests after all where
+        the key reads another field."""
+        if "arrivals" in self.__dict__ or self._table is None:
+            return list(map(key, self.arrivals))
+        rows = zip(*(self.disp(f) for f in KeyRow._fields), strict=True)
+        try:
+            return list(map(key, map(tuple.__new__, repeat(KeyRow), rows)))
+        except AttributeError:
+            return list(map(key, self.arrivals))
+
+    def estimates(self) -> list[float]:
+        """The estimator's seconds for every request, in dispatch order, each a ``float``:
+        called once per request shape where the estimator is marked ``shape_only`` (it reads
+        only the request's network, batch, seq_in and seq_out; with the first request of
+        each shape), else once per request in dispatch order."""
+        estimator = self.sim.estimator
+        assert estimator is not None
+        code_disp, code_in = self._code_disp, self._code_in
+        self._code_disp = self._code_in = None  # type: ignore[assignment]
+        if not getattr(estimator, "shape_only", False):
+            return [
+                float(estimator(r, e[0]))
+                for r, e in zip(self.arrivals, self.req_plans, strict=True)
+            ]
+        # Shapes are numbered in order of first appearance: a shape's first request is where
+        # the running maximum of the codes steps up.
+        first = np.flatnonzero(np.diff(np.maximum.accumulate(code_in), prepend=-1)).tolist()
+        reqs = self.by_input
+        per_shape = [
+            float(estimator(reqs[i], p[0])) for i, p in zip(first, self.shape_plans, strict=True)
+        ]
+        return np.asarray(per_shape, dtype=np.float64)[code_disp].tolist()
 
     def _base_plan(
         self, prof: Profile, batch: int, seq_in: int | None, seq_out: int | None
@@ -2019,7 +2122,7 @@ class _Run:
 
     # --- results ------------------------------------------------------------------------------
     def _result(self, now: float) -> SimResult:
-        n = len(self.arrivals)
+        n = len(self.arrival_rows)
         if self.n_finished < n and self.until == math.inf:
             raise SimulationError(
                 f"policy {self._pname()!r} left {n - self.n_finished} of {n} requests "
@@ -2039,6 +2142,7 @@ class _Run:
         # Only the records are needed from here: let the per-request inputs go first.
         self.req_plans = []
         self.by_input = []
+        self._code_disp = self._code_in = None  # type: ignore[assignment]
 
         def take(name: str, dtype: type) -> npt.NDArray[Any]:
             # The run's list becomes an array and is let go (1e6 requests: a peak of one copy).
@@ -2054,6 +2158,7 @@ class _Run:
 
         def column(name: str, dtype: type, unset: float) -> npt.NDArray[Any]:
             """Request field ``name`` by result row, ``unset`` where it is None."""
+            v: Sequence[Any]
             if name in per_shape:  # one value per request shape
                 v = per_shape[name]
                 m = len(v)

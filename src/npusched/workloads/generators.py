@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError, NpuschedError, UnknownNameError
-from npusched.workloads.request import PRIORITY_LEVELS, Request, requests_from_columns
+from npusched.workloads.request import PRIORITY_LEVELS, Request, RequestTable
 
 if TYPE_CHECKING:
     from npusched.hardware.profile import Profile
@@ -200,6 +200,29 @@ def assemble(
 
     ``batch``/``priority`` default to 1, ``slo_s``/``seq_in``/``seq_out`` to ``None``.
     """
+    return assemble_table(
+        arrival_s,
+        networks,
+        batch=batch,
+        priority=priority,
+        slo_s=slo_s,
+        seq_in=seq_in,
+        seq_out=seq_out,
+    ).requests()
+
+
+def assemble_table(
+    arrival_s: npt.ArrayLike,
+    networks: Sequence[str],
+    *,
+    batch: npt.ArrayLike | None = None,
+    priority: npt.ArrayLike | None = None,
+    slo_s: Sequence[float | None] | None = None,
+    seq_in: Sequence[int | None] | None = None,
+    seq_out: Sequence[int | None] | None = None,
+) -> RequestTable:
+    """:func:`assemble`'s requests as a :class:`~npusched.workloads.request.RequestTable` (the
+    same columns; no request object is made)."""
     arr = np.asarray(arrival_s, dtype=np.float64)
     n = len(arr)
     if len(networks) != n:
@@ -211,9 +234,8 @@ def assemble(
     s_out: Sequence[int | None] = [None] * n if seq_out is None else seq_out
     order = np.argsort(arr, kind="stable")
     idx = order.tolist()
-    # Columns as Python lists in dispatch order, each value converted once, then one
-    # positional constructor call per request (``map`` over the columns: no per-field
-    # indexing and no keyword matching). Python lists box no NumPy scalar per field.
+    # Columns as Python lists in dispatch order, each value converted once (Python lists box
+    # no NumPy scalar per field): the table's columns.
     names = list(map(networks.__getitem__, idx))
     if set(map(type, names)) - {str}:
         names = [str(x) for x in names]
@@ -225,7 +247,7 @@ def assemble(
         _opt_col(s_in, idx, int, n),
         _opt_col(s_out, idx, int, n),
     ]
-    return requests_from_columns(arr[order].tolist(), *cols)
+    return RequestTable(arr[order].tolist(), *cols)
 
 
 def _opt_col(
@@ -247,7 +269,31 @@ def prema_workload(
     profiles: Mapping[str, Profile] | None = None,
     random_state: RandomState = None,
 ) -> list[Request]:
-    """A PREMA (Sec. III) multi-tasked workload.
+    """A PREMA (Sec. III) multi-tasked workload (see :func:`prema_table`, whose requests
+    these are, as a list)."""
+    return prema_table(
+        n_tasks,
+        models,
+        window_s,
+        batch_sizes=batch_sizes,
+        priorities=priorities,
+        profiles=profiles,
+        random_state=random_state,
+    ).requests()
+
+
+def prema_table(
+    n_tasks: int,
+    models: Sequence[str | Network],
+    window_s: float,
+    *,
+    batch_sizes: Sequence[int] = (1, 4, 16),
+    priorities: Sequence[int | str] = ("low", "medium", "high"),
+    profiles: Mapping[str, Profile] | None = None,
+    random_state: RandomState = None,
+) -> RequestTable:
+    """A PREMA (Sec. III) multi-tasked workload, as a
+    :class:`~npusched.workloads.request.RequestTable` (no request object is made).
 
     ``n_tasks`` tasks, each drawn uniformly from ``models``, dispatched at a time uniform over
     ``[0, window_s)`` seconds, with a priority drawn uniformly from ``priorities`` (level names map
@@ -279,7 +325,9 @@ def prema_workload(
     prio = prios[rng.integers(0, len(prios), size=n)]
     batch = bs[rng.integers(0, len(bs), size=n)]
     seq_in, seq_out = sample_seq_lens(nets, rng, user=user)
-    return assemble(arrival, nets, batch=batch, priority=prio, seq_in=seq_in, seq_out=seq_out)
+    return assemble_table(
+        arrival, nets, batch=batch, priority=prio, seq_in=seq_in, seq_out=seq_out
+    )
 
 
 #: Arrival processes of :func:`poisson_workload`: ``"exponential"`` (a Poisson process) or
@@ -346,6 +394,36 @@ def poisson_workload(
     random_state: RandomState = None,
     arrivals: str = "exponential",
 ) -> list[Request]:
+    """An open-loop Poisson request stream: :func:`poisson_table`'s requests as a list."""
+    return poisson_table(
+        rate_per_s,
+        models=models,
+        duration_s=duration_s,
+        n_requests=n_requests,
+        weights=weights,
+        priorities=priorities,
+        qos=qos,
+        batch_sizes=batch_sizes,
+        profiles=profiles,
+        random_state=random_state,
+        arrivals=arrivals,
+    ).requests()
+
+
+def poisson_table(
+    rate_per_s: float,
+    *,
+    models: Sequence[str | Network],
+    duration_s: float | None = None,
+    n_requests: int | None = None,
+    weights: Sequence[float] | Mapping[str, float] | None = None,
+    priorities: tuple[int, int] = (1, 11),
+    qos: Mapping[str, float] | float | None = None,
+    batch_sizes: Sequence[int] = (1,),
+    profiles: Mapping[str, Profile] | None = None,
+    random_state: RandomState = None,
+    arrivals: str = "exponential",
+) -> RequestTable:
     """An open-loop Poisson request stream (MLPerf server scenario; Planaria Sec. VI-A).
 
     Inter-arrival gaps are exponential with mean ``1 / rate_per_s`` seconds (a Poisson process;
@@ -408,7 +486,7 @@ def poisson_workload(
     batch = bs[rng.integers(0, len(bs), size=n)]
     seq_in, seq_out = sample_seq_lens(nets, rng, user=_user_networks(models, profiles))
     slo: list[float | None] = [slo_map.get(x) for x in nets] if slo_map is not None else [None] * n
-    reqs = assemble(
+    reqs = assemble_table(
         arrival, nets, batch=batch, priority=prio, slo_s=slo, seq_in=seq_in, seq_out=seq_out
     )
     if arrivals == "artifact" and n:
@@ -416,7 +494,7 @@ def poisson_workload(
         gaps_ms[0] = 0.0
         times = np.cumsum(gaps_ms) * 1e-3
         keep = n if duration_s is None else int(np.searchsorted(times, duration_s))
-        reqs = [replace(r, arrival_s=float(t)) for r, t in zip(reqs, times, strict=True)][:keep]
+        reqs = reqs.replaced(arrival_s=times[:keep].tolist())
     if args.multiplier is not None:
         assert profiles is not None
         reqs = apply_slo(reqs, profiles, args.multiplier)
@@ -487,17 +565,39 @@ def check_poisson_args(
     return PoissonArgs(names, w, lo, hi, bs, slo_map, multiplier)
 
 
+@overload
+def apply_slo(  # type: ignore[overload-overlap]
+    requests: RequestTable,
+    profiles: Mapping[str, Profile] | Callable[[Request], float],
+    multiplier: float,
+    *,
+    overwrite: bool = False,
+) -> RequestTable: ...
+
+
+@overload
 def apply_slo(
     requests: Sequence[Request],
     profiles: Mapping[str, Profile] | Callable[[Request], float],
     multiplier: float,
     *,
     overwrite: bool = False,
-) -> list[Request]:
+) -> list[Request]: ...
+
+
+def apply_slo(
+    requests: Sequence[Request],
+    profiles: Mapping[str, Profile] | Callable[[Request], float],
+    multiplier: float,
+    *,
+    overwrite: bool = False,
+) -> list[Request] | RequestTable:
     """Set each request's SLO to ``multiplier x`` its isolated latency (seconds).
 
     ``profiles`` maps network names to compiled profiles (or is a function request -> isolated
-    seconds). Requests that already have an SLO keep it unless ``overwrite``.
+    seconds). Requests that already have an SLO keep it unless ``overwrite``. A
+    :class:`~npusched.workloads.request.RequestTable` gives a table (its SLO column replaced;
+    ``profiles`` called with the first request of each shape), anything else a list.
     """
     if not np.isfinite(multiplier) or multiplier <= 0:
         raise ConfigError(f"SLO multiplier must be positive, got {multiplier!r}")
@@ -515,6 +615,19 @@ def apply_slo(
 
     # Requests share few (network, batch, lengths) shapes: look each shape up once.
     seen: dict[tuple[str, int, int | None, int | None], float] = {}
+    if isinstance(requests, RequestTable):
+        col = requests.column
+        slo = list(col("slo_s"))
+        mult = float(multiplier)
+        shapes = zip(col("network"), col("batch"), col("seq_in"), col("seq_out"), strict=True)
+        for i, key in enumerate(shapes):
+            if slo[i] is not None and not overwrite:
+                continue
+            iso = seen.get(key)
+            if iso is None:
+                iso = seen[key] = float(isolated(requests[i]))
+            slo[i] = mult * iso
+        return requests.replaced(slo_s=slo)
     out: list[Request] = []
     for r in requests:
         if r.slo_s is not None and not overwrite:

@@ -108,3 +108,131 @@ def requests_from_columns(
     for setter, value in _DEFAULTS:
         deque(map(setter, out, repeat(value, n)), maxlen=0)
     return out
+
+
+#: The fields a :class:`RequestTable` holds as columns (the others are at their defaults).
+TABLE_FIELDS = ("id", "arrival_s", "network", "batch", "priority", "slo_s", "seq_in", "seq_out")
+#: The fields a :class:`RequestTable` leaves at their defaults, with those defaults.
+TABLE_DEFAULTS: dict[str, Any] = {"exit": None, "depends_on": None, "transfer_s": 0.0}
+
+
+class RequestTable(Sequence[Request]):
+    """Requests ``0..n-1`` held as columns of plain Python values (one list per field of
+    :data:`TABLE_FIELDS`; ``exit``, ``depends_on`` and ``transfer_s`` at their defaults): a
+    read-only sequence of :class:`Request` whose items are made on access
+    (``table[i] == Request(i, arrival_s[i], ...)``) and whose columns the simulator reads
+    directly (:meth:`column`), so a run of the workload's generators through
+    :func:`npusched.experiments.runner.run_config` makes no request object.
+
+    The columns are taken as they are (not copied, converted or checked: the values must
+    already be of the fields' types, as :func:`requests_from_columns` requires) and must not
+    be changed afterwards. :meth:`requests` makes the list of requests (once; it is kept)."""
+
+    __slots__ = ("_cols", "_list", "_n")
+
+    def __init__(
+        self,
+        arrival_s: list[float],
+        network: list[str],
+        batch: list[int],
+        priority: list[int],
+        slo_s: list[float | None],
+        seq_in: list[int | None],
+        seq_out: list[int | None],
+    ) -> None:
+        n = len(arrival_s)
+        cols: dict[str, Sequence[Any]] = {
+            "id": range(n),
+            "arrival_s": arrival_s,
+            "network": network,
+            "batch": batch,
+            "priority": priority,
+            "slo_s": slo_s,
+            "seq_in": seq_in,
+            "seq_out": seq_out,
+        }
+        if any(len(c) != n for c in cols.values()):
+            raise ValueError("RequestTable: column lengths differ")
+        self._cols = cols
+        self._n = n
+        self._list: list[Request] | None = None
+
+    def column(self, name: str) -> Sequence[Any]:
+        """Field ``name`` of every request, in id order (the table's own list: read only; a
+        field at its default for every request gives a ``repeat`` of it)."""
+        col = self._cols.get(name)
+        if col is not None:
+            return col
+        if name in TABLE_DEFAULTS:
+            return _Repeat(TABLE_DEFAULTS[name], self._n)
+        raise KeyError(name)
+
+    def replaced(self, **columns: list[Any]) -> RequestTable:
+        """A new table with the given columns (fields of :data:`TABLE_FIELDS` but ``id``)
+        replaced, every other column cut to their length (requests ``0..m-1``)."""
+        m = len(next(iter(columns.values()))) if columns else self._n
+        c = self._cols
+        new = [columns[k] if k in columns else list(c[k][:m]) for k in TABLE_FIELDS[1:]]
+        return RequestTable(*new)
+
+    def requests(self) -> list[Request]:
+        """The requests as a list (made on the first call by :func:`requests_from_columns`,
+        then kept)."""
+        if self._list is None:
+            c = self._cols
+            self._list = requests_from_columns(
+                *(c[k] for k in TABLE_FIELDS[1:])  # type: ignore[arg-type]
+            )
+        return self._list
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if self._list is not None or isinstance(i, slice):
+            return self.requests()[i]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("RequestTable index out of range")
+        c = self._cols
+        return Request(*(c[k][i] for k in TABLE_FIELDS))
+
+    def __iter__(self) -> Any:
+        return iter(self.requests())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RequestTable | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RequestTable({self._n} requests)"
+
+
+class _Repeat(Sequence[Any]):
+    """``n`` times ``value`` as a sequence (a defaulted column of a :class:`RequestTable`)."""
+
+    __slots__ = ("n", "value")
+
+    def __init__(self, value: Any, n: int) -> None:
+        self.value = value
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.value] * len(range(*i.indices(self.n)))
+        if not -self.n <= i < self.n:
+            raise IndexError("index out of range")
+        return self.value
+
+    def __iter__(self) -> Any:
+        return repeat(self.value, self.n)
+
+    def count(self, value: Any) -> int:
+        return self.n if value == self.value or value is self.value else 0

@@ -158,6 +158,12 @@ def oracle_estimate(request: Request, profile: Profile) -> float:
     return profile.isolated_latency(request.batch, request.seq_in, request.seq_out)
 
 
+# Both estimators read only the request's shape (network, batch, seq_in, seq_out): the engine
+# calls them once per shape (``shape_only``, :meth:`npusched.sim.engine._Run.estimates`).
+prema_estimate.shape_only = True  # type: ignore[attr-defined]
+oracle_estimate.shape_only = True  # type: ignore[attr-defined]
+
+
 def make_estimator(kind: str = "prema") -> Estimator:
     """The simulator's ``estimator``: ``"prema"`` (predictor) or ``"oracle"`` (exact)."""
     if kind == "prema":

@@ -1,0 +1,28 @@
+"""Instruction counts of ``run_config`` (the path of ``npusched run``) per family, for an A/B of
+two checkouts that wall clock on the shared machine cannot resolve (issue 25, ninth round):
+
+    for r in 1 3; do PYTHONHASHSEED=0 PYTHONPATH=A/src valgrind --tool=cachegrind \\
+        --cache-sim=no --cachegrind-out-file=/dev/null \\
+        python benchmarks/ic_run_config.py FCFS $r 5000; done
+
+``FAMILY RUNS [REQUESTS]``: the family's ``families`` bench config (5,000 requests by default,
+seed 0) through ``run_config`` ``RUNS`` times. ``(I(3) - I(1)) / 2`` is one warm run, workload,
+engine, records, summary and power peak included. Prints the family and the run's events.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from npusched.bench.families import family_configs
+from npusched.experiments.config import parse_config
+from npusched.experiments.runner import run_config
+
+fam = sys.argv[1]
+runs = int(sys.argv[2])
+n = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
+cfg = parse_config(dict(family_configs(n)[fam], seed=0), source=fam)
+events = 0
+for _ in range(runs):
+    events = run_config(cfg).result.events
+print(fam, events)
