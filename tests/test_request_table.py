@@ -204,3 +204,30 @@ def test_a_key_reading_other_fields_gets_the_requests() -> None:
     assert operator.attrgetter("arrival_s", "id")(row) == (0.5, 1)
     sim = load_simulator(profiles, _BatchFirst())
     assert digest(sim.run(t)) == digest(sim.run(t.requests()))
+
+
+def test_a_key_that_names_its_fields_is_called_once_per_value() -> None:
+    """HPF's ``queue_key_reads`` (``priority``): one call per distinct priority; FCFS's (none):
+    one call; both give the same result as a subclass that names no fields."""
+    t = _table()
+    profiles = _profiles(t)
+    calls: list[Any] = []
+
+    class Counted(HPF):
+        @staticmethod
+        def queue_key(job: Any) -> int:
+            calls.append(vars(job))
+            return -int(job.priority)
+
+        queue_key_reads = ("priority",)
+
+    class Unnamed(HPF):
+        @staticmethod
+        def queue_key(job: Any) -> int:
+            return -int(job.priority)
+
+    a = load_simulator(profiles, Counted()).run(t)
+    assert sorted(c["priority"] for c in calls) == sorted({r.priority for r in t})
+    b = load_simulator(profiles, Unnamed()).run(t)
+    c = load_simulator(profiles, HPF()).run(t.requests())
+    assert digest(a) == digest(b) == digest(c)

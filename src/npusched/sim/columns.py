@@ -254,8 +254,8 @@ def execute_columns(run: _Run) -> SimResult:
     if srpt:
         hkey = [srpt_key(k) for k in range(n)]
     elif not token:
-        qkey = run.keys_of(pol.queue_key)
-        rank = run.keys_of(pol.rank_key) if preemptive else qkey
+        qkey = run.keys_of(pol, "queue_key")
+        rank = run.keys_of(pol, "rank_key") if preemptive else qkey
         hkey = _heap_keys(qkey)
         del qkey
 

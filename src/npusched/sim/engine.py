@@ -88,7 +88,7 @@ from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from itertools import repeat
 from operator import attrgetter, countOf
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -170,6 +170,17 @@ _FAST_MACHINE_VIEW = (
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
+
+
+def _declared_reads(policy: Any, name: str) -> tuple[str, ...] | None:
+    """The fields the policy's key ``name`` reads, as ``<name>_reads`` names them in the class
+    that defines the key (``None`` where that class names none: a subclass that redefines the
+    key does not inherit its parent's list)."""
+    for klass in type(policy).__mro__:
+        if name in klass.__dict__:
+            reads = klass.__dict__.get(f"{name}_reads")
+            return tuple(reads) if reads is not None else None
+    return None
 
 
 class KeyRow(NamedTuple):
@@ -764,12 +775,24 @@ class _Run:
         order = self._disp_order
         return list(col) if order is None else list(map(col.__getitem__, order))
 
-    def keys_of(self, key: Callable[[Any], Any]) -> list[Any]:
-        """``key`` of every request in dispatch order (a policy's ``queue_key`` / ``rank_key``):
-        called with the requests where they exist, else with :class:`KeyRow` rows (the fields
-        a request shares with its job: ``id``, ``arrival_s``, ``network``, ``priority``, which
-        is all such a key may read, ``RankedPolicy``), or with the requests after all where
-        the key reads another field."""
+    def keys_of(self, policy: Any, name: str) -> list[Any]:
+        """The policy's key ``name`` (``queue_key`` / ``rank_key``) of every request, in
+        dispatch order. Where the class that defines the key also names the fields it reads
+        (``<name>_reads``, ``RankedPolicy``), it is called once per distinct value of those
+        fields, on an object holding only them; else with the requests where they exist, else
+        with :class:`KeyRow` rows (the fields a request shares with its job, which is all such
+        a key may read), or with the requests after all where the key reads another field."""
+        key: Callable[[Any], Any] = getattr(policy, name)
+        reads = _declared_reads(policy, name)
+        if reads is not None:
+            cols = [self.disp(f) for f in reads]
+            if not cols:
+                n = len(self.arrival_rows)
+                return [key(SimpleNamespace())] * n if n else []
+            per_value = dict.fromkeys(zip(*cols, strict=True))
+            for value in per_value:
+                per_value[value] = key(SimpleNamespace(**dict(zip(reads, value, strict=True))))
+            return list(map(per_value.__getitem__, zip(*cols, strict=True)))
         if "arrivals" in self.__dict__ or self._table is None:
             return list(map(key, self.arrivals))
         rows = zip(*(self.disp(f) for f in KeyRow._fields), strict=True)

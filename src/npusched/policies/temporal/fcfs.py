@@ -29,6 +29,8 @@ class FCFS(RankedPolicy):
         """Dispatch order alone."""
         return 0
 
+    queue_key_reads: tuple[str, ...] = ()
+
     def __init__(self, preemptive: bool = False, mechanism: str = "checkpoint") -> None:
         self.preemptive = preemptive
         self.mechanism = mechanism

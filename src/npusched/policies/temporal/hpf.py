@@ -32,6 +32,8 @@ class HPF(RankedPolicy):
         """Highest priority first (ties: dispatch order)."""
         return -int(job.priority)
 
+    queue_key_reads = rank_key_reads = ("priority",)
+
     def __init__(self, preemptive: bool = True, mechanism: str = "checkpoint") -> None:
         self.preemptive = preemptive
         self.mechanism = mechanism

@@ -144,6 +144,9 @@ class RankedPolicy(TemporalPolicyBase, Component):
     key=(queue_key, dispatch order))`` is ``pick_best(ready)``, with ``rank_key`` reading only
     such fields too. The engine then keeps the ready queue as a heap and runs the policy on its
     column loop (``npusched.sim.columns``), with the same result as calling :meth:`select`.
+    A class that defines ``queue_key`` (``rank_key``) may also name the fields it reads in
+    ``queue_key_reads`` (``rank_key_reads``), a tuple, in the same class: the engine then calls
+    it once per distinct value of those fields, on an object holding only them.
     """
 
     family: str = ""
