@@ -789,10 +789,13 @@ class _Run:
             if not cols:
                 n = len(self.arrival_rows)
                 return [key(SimpleNamespace())] * n if n else []
-            per_value = dict.fromkeys(zip(*cols, strict=True))
+            # one field (HPF): its values are the keys (no tuple per request)
+            values = cols[0] if len(cols) == 1 else list(zip(*cols, strict=True))
+            per_value = dict.fromkeys(values)
             for value in per_value:
-                per_value[value] = key(SimpleNamespace(**dict(zip(reads, value, strict=True))))
-            return list(map(per_value.__getitem__, zip(*cols, strict=True)))
+                fields = zip(reads, (value,) if len(cols) == 1 else value, strict=True)
+                per_value[value] = key(SimpleNamespace(**dict(fields)))
+            return list(map(per_value.__getitem__, values))
         if "arrivals" in self.__dict__ or self._table is None:
             return list(map(key, self.arrivals))
         rows = zip(*(self.disp(f) for f in KeyRow._fields), strict=True)
