@@ -163,10 +163,17 @@ def sample_seq_lens(
     n = len(networks)
     seq_in: list[int | None] = [None] * n
     seq_out: list[int | None] = [None] * n
-    names = np.asarray(networks, dtype=object)
+    names: npt.NDArray[Any] | None = None  # made only where a network has lengths
     for name in sorted(set(networks)):
-        idx = np.flatnonzero(names == name)
         model = length_model_for(name)
+        net = None
+        if model is None:
+            net = user[name] if user and name in user else get_network(name)
+            if not (net.is_recurrent and net.seq_len is not None):
+                continue  # a CNN: no lengths, no draw
+        if names is None:
+            names = np.asarray(networks, dtype=object)
+        idx = np.flatnonzero(names == name)
         if model is not None:
             s_in, s_out = model.sample(rng, len(idx))
             s_in = np.asarray(s_in, dtype=np.int64)
@@ -178,11 +185,10 @@ def sample_seq_lens(
             for j, a, b in zip(idx.tolist(), s_in.tolist(), s_out.tolist(), strict=True):
                 seq_in[j], seq_out[j] = int(a), int(b)
             continue
-        net = user[name] if user and name in user else get_network(name)
-        if net.is_recurrent and net.seq_len is not None:
-            d_in, d_out = net.seq_len
-            for j in idx.tolist():
-                seq_in[j], seq_out[j] = int(d_in), int(d_out)
+        assert net is not None and net.seq_len is not None  # recurrent, default lengths
+        d_in, d_out = net.seq_len
+        for j in idx.tolist():
+            seq_in[j], seq_out[j] = int(d_in), int(d_out)
     return seq_in, seq_out
 
 
