@@ -194,6 +194,7 @@ class KeyRow(NamedTuple):
     network: str
     priority: int
 
+
 _Variant = tuple[tuple[str, Any], ...]
 
 
@@ -330,7 +331,9 @@ class Simulator:
         checkpoint_cost: model checkpoint save and restore time as bytes / memory bandwidth
             (``False``: preemption is free, bytes are still recorded).
         estimator: ``job.estimated_s`` in seconds from ``(request, profile)``; default the true
-            isolated latency (an oracle predictor).
+            isolated latency (an oracle predictor). One with a true ``shape_only`` attribute
+            reads only the request's network, batch, seq_in and seq_out (PREMA's predictor and
+            the oracle are marked): the column loop calls it once per request shape.
         record_timeline: keep :class:`Segment` entries in the result.
         record_power: keep :class:`PowerPiece` entries (for :func:`power_timeline`).
         switch_s: seconds a job pauses when its plan variant changes on the same units (e.g. a
@@ -425,7 +428,10 @@ class Simulator:
         """Simulate ``requests`` (any order; dispatched by ``(arrival_s, id)``).
 
         Args:
-            requests: the workload; ids must be unique.
+            requests: the workload; ids must be unique. A list of requests, or a
+                :class:`~npusched.workloads.request.RequestTable` (the workload's columns,
+                e.g. :func:`~npusched.workloads.prema_table`: read as they are, the requests
+                made only where the general loop or a policy needs them); the same result.
             until: stop after the last event at or before this time (seconds); unfinished
                 requests get ``finish_s = nan`` and partial records.
             progress: called with the number of finished requests about every 1% and once at
