@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from itertools import count
 
@@ -57,6 +58,28 @@ from npusched.policies.contract import (
 )
 from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds, decide
 from npusched.policies.temporal.prema import PERIOD_S
+
+_WAITING = JobState.WAITING
+_DONE = JobState.DONE
+_CHECKPOINT = Mechanism.CHECKPOINT
+
+# A Decision built by filling a plain instance's ``__dict__`` (equal to the constructor's, about
+# a third of its cost): only while ``Decision`` has exactly these fields and a ``__dict__``.
+_FAST_DECISION = (
+    tuple(f.name for f in dataclass_fields(Decision)) == ("run", "mechanism")
+    and "__slots__" not in Decision.__dict__
+)
+
+
+def _run(job: JobView, mechanism: Mechanism) -> Decision:
+    """``Decision(job, mechanism)``."""
+    if _FAST_DECISION:
+        d = object.__new__(Decision)
+        dd = d.__dict__
+        dd["run"] = job
+        dd["mechanism"] = mechanism
+        return d
+    return Decision(job, mechanism)  # pragma: no cover - only if Decision changes shape
 
 
 class NPRRB(TemporalPolicyBase, Component):
@@ -77,6 +100,8 @@ class NPRRB(TemporalPolicyBase, Component):
         self.order_: list[str] = []
         #: Each model's place in ``order_``.
         self.place_: dict[str, int] = {}
+        #: The rotation from each place on (``_rotation``), cleared when a model joins.
+        self.rot_: dict[int, tuple[str, ...]] = {}
         #: ``quiet_before``'s threshold for a slice start: ``(slice_start_, quantum_s, T)``.
         self.quiet_memo_: tuple[float, float, float] | None = None
         self.pointer_: str | None = None
@@ -97,6 +122,7 @@ class NPRRB(TemporalPolicyBase, Component):
         """``net`` joins the end of the rotation order."""
         self.place_[net] = len(self.order_)
         self.order_.append(net)
+        self.rot_.clear()
 
     def on_dispatch(self, job: JobView, now: float) -> None:
         if not self._reset_done:
@@ -131,32 +157,44 @@ class NPRRB(TemporalPolicyBase, Component):
         q = self.queues_.get(model)
         if not q:
             return None
+        top = q[0][3]
+        st = top.state
+        if st is _WAITING or st == _WAITING:  # the common case: the top waits
+            return top
         found = None
         held: list[tuple[float, int, int, JobView]] = []
         while q:
             e = q[0]
             st = e[3].state
-            if st == JobState.WAITING:
+            if st == _WAITING:
                 found = e[3]
                 break
             heappop(q)
-            if st != JobState.DONE:
+            if st != _DONE:
                 held.append(e)
         for e in held:
             heappush(q, e)
         return found
 
+    def _rotation(self, start: int) -> tuple[str, ...]:
+        """The models in rotation order from place ``start`` on (cyclic), kept per start until
+        a model joins."""
+        rot = self.rot_.get(start)
+        if rot is None:
+            order = self.order_
+            n = len(order)
+            rot = self.rot_[start] = tuple(order[(start + k) % n] for k in range(n))
+        return rot
+
     def _next_counted(self, after: str | None, skip: str | None = None) -> JobView | None:
         """:meth:`next_job` over the ready queue the heaps know, leaving out model ``skip``."""
-        order = self.order_
-        n = len(order)
         start = 0 if after is None else self.place_.get(after, -1) + 1
         live = self.live_of_
-        for k in range(n):
-            model = order[(start + k) % n]
+        first = self._first_waiting
+        for model in self._rotation(start):
             if model == skip or live.get(model, 0) <= 0:
                 continue
-            job = self._first_waiting(model)
+            job = first(model)
             if job is not None:
                 return job
         return None
@@ -189,12 +227,15 @@ class NPRRB(TemporalPolicyBase, Component):
             self.reset()
         if view.running is not None:
             return KEEP
-        if self._counted(view):
+        if len(view.ready) == self.live_:  # ``_counted``: nothing runs
             job = self._next_counted(self.pointer_)
         else:
             job = self.next_job(view.ready, self.pointer_)
+        if job is None:
+            return KEEP
         self._grant(job, view.now)
-        return decide(view, job, preemptive=False, mode="checkpoint")
+        # ``decide(view, job, preemptive=False, mode="checkpoint")`` with nothing running
+        return _run(job, _CHECKPOINT)
 
 
 class PRRB(NPRRB):
@@ -243,11 +284,16 @@ class PRRB(NPRRB):
             self.pointer_ = running.network
         if view.now - self.slice_start_ < self.quantum_s * (1 - 1e-9):
             return KEEP
-        if self._counted(view):
-            job = self._next_counted(running.network, skip=running.network)
+        if len(view.ready) == self.live_ - 1:  # ``_counted``, with a running job
+            net = running.network
+            job = self._next_counted(net, skip=net)
         else:
             others = [j for j in view.ready if j.network != running.network]
             job = self.next_job(others, running.network)
+        if self.mechanism == "checkpoint":  # ``decide``'s answer, written out
+            if job is None or job.id == running.id:
+                return KEEP
+            return _run(job, _CHECKPOINT)
         decision = decide(view, job, preemptive=True, mode=self.mechanism)
         if decision.run is not None and decision.mechanism == Mechanism.KILL:
             self._grant(job, view.now)  # KILL starts the candidate at once
@@ -272,10 +318,11 @@ class PRRB(NPRRB):
         running = view.running
         if running is None or running.id != self.slice_job_:
             return -math.inf
-        if self._counted(view):
+        live = self.live_
+        if len(view.ready) == live - 1:  # ``_counted``, with a running job
             # The ready queue is every live job but the running one: another model waits
             # exactly when another model has a live job (what ``_next_counted`` would find).
-            if self.live_ - self.live_of_.get(running.network, 0) <= 0:
+            if live - self.live_of_.get(running.network, 0) <= 0:
                 return math.inf
         else:
             others = [j for j in view.ready if j.network != running.network]
