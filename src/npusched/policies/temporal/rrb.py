@@ -100,7 +100,8 @@ class NPRRB(TemporalPolicyBase, Component):
         self.order_: list[str] = []
         #: Each model's place in ``order_``.
         self.place_: dict[str, int] = {}
-        #: The rotation from each place on (``_rotation``), cleared when a model joins.
+        #: The models that had a live job in rotation order from each place on
+        #: (``_rotation``), cleared when a model joins or its live count leaves zero.
         self.rot_: dict[int, tuple[str, ...]] = {}
         #: ``quiet_before``'s threshold for a slice start: ``(slice_start_, quantum_s, T)``.
         self.quiet_memo_: tuple[float, float, float] | None = None
@@ -136,7 +137,9 @@ class NPRRB(TemporalPolicyBase, Component):
             self.live_of_[net] = 0
         heappush(q, (job.arrival_s, job.id, next(self._seq), job))
         self.live_ += 1
-        self.live_of_[net] += 1
+        v = self.live_of_[net] = self.live_of_[net] + 1
+        if v <= 1:  # the model has a live job again: the live rotations change
+            self.rot_.clear()
 
     def on_complete(self, job: JobView, now: float) -> None:
         if not self._reset_done:
@@ -177,22 +180,26 @@ class NPRRB(TemporalPolicyBase, Component):
         return found
 
     def _rotation(self, start: int) -> tuple[str, ...]:
-        """The models in rotation order from place ``start`` on (cyclic), kept per start until
-        a model joins."""
+        """The models with a live job (``live_of_`` above zero), in rotation order from place
+        ``start`` on (cyclic); kept per start until a model joins or a live count leaves zero.
+        A model whose live jobs all completed since stays in it: it has no waiting job, so
+        :meth:`_first_waiting` finds none (dropping its finished jobs, as it would later)."""
         rot = self.rot_.get(start)
         if rot is None:
             order = self.order_
+            live = self.live_of_
             n = len(order)
-            rot = self.rot_[start] = tuple(order[(start + k) % n] for k in range(n))
+            rot = self.rot_[start] = tuple(
+                m for m in (order[(start + k) % n] for k in range(n)) if live.get(m, 0) > 0
+            )
         return rot
 
     def _next_counted(self, after: str | None, skip: str | None = None) -> JobView | None:
         """:meth:`next_job` over the ready queue the heaps know, leaving out model ``skip``."""
         start = 0 if after is None else self.place_.get(after, -1) + 1
-        live = self.live_of_
         first = self._first_waiting
         for model in self._rotation(start):
-            if model == skip or live.get(model, 0) <= 0:
+            if model == skip:
                 continue
             job = first(model)
             if job is not None:
