@@ -97,6 +97,8 @@ class NPRRB(TemporalPolicyBase, Component):
     def reset(self) -> None:
         self.validate()
         self._reset_done = True
+        #: ``_counted`` is this class's own: the decisions test it inline.
+        self.inline_count_ = type(self)._counted is NPRRB._counted
         self.order_: list[str] = []
         #: Each model's place in ``order_``.
         self.place_: dict[str, int] = {}
@@ -234,7 +236,11 @@ class NPRRB(TemporalPolicyBase, Component):
             self.reset()
         if view.running is not None:
             return KEEP
-        if len(view.ready) == self.live_:  # ``_counted``: nothing runs
+        if (
+            len(view.ready) == self.live_  # ``_counted``, with nothing running
+            if self.inline_count_
+            else self._counted(view)
+        ):
             job = self._next_counted(self.pointer_)
         else:
             job = self.next_job(view.ready, self.pointer_)
@@ -291,7 +297,11 @@ class PRRB(NPRRB):
             self.pointer_ = running.network
         if view.now - self.slice_start_ < self.quantum_s * (1 - 1e-9):
             return KEEP
-        if len(view.ready) == self.live_ - 1:  # ``_counted``, with a running job
+        if (
+            len(view.ready) == self.live_ - 1  # ``_counted``, with a running job
+            if self.inline_count_
+            else self._counted(view)
+        ):
             net = running.network
             job = self._next_counted(net, skip=net)
         else:
@@ -326,7 +336,11 @@ class PRRB(NPRRB):
         if running is None or running.id != self.slice_job_:
             return -math.inf
         live = self.live_
-        if len(view.ready) == live - 1:  # ``_counted``, with a running job
+        if (
+            len(view.ready) == live - 1  # ``_counted``, with a running job
+            if self.inline_count_
+            else self._counted(view)
+        ):
             # The ready queue is every live job but the running one: another model waits
             # exactly when another model has a live job (what ``_next_counted`` would find).
             if live - self.live_of_.get(running.network, 0) <= 0:
