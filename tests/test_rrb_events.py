@@ -32,6 +32,26 @@ def test_heaps_equal_the_scan(mechanism: str, load: float) -> None:
     assert _run(PRRB(**kw), 150, load) == _run(ScanningRRB(**kw), 150, load)
 
 
+def test_an_overridden_counted_takes_the_scan() -> None:
+    """The decisions test ``_counted`` inline only where the class keeps the policy's own: a
+    subclass that overrides it (``ScanningRRB`` above) never reaches the heaps, so the test
+    before compares two different paths."""
+    calls: list[str] = []
+
+    def spy(base: type[PRRB]) -> PRRB:
+        class Spy(base):  # type: ignore[valid-type, misc]
+            def _next_counted(self, after: str | None, skip: str | None = None) -> Any:
+                calls.append(type(self).__mro__[1].__name__)
+                return super()._next_counted(after, skip)
+
+        return Spy(mechanism="checkpoint")
+
+    _run(spy(ScanningRRB), 60, 0.9)
+    assert calls == []
+    _run(spy(PRRB), 60, 0.9)
+    assert calls and set(calls) == {"PRRB"}
+
+
 def test_a_hand_built_view_is_scanned() -> None:
     """A view whose ready list is not the counted one (jobs removed by hand) takes the scan."""
     from test_prema_policies import FakeJob, started, view

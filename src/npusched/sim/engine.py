@@ -85,7 +85,7 @@ from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 from operator import attrgetter, countOf
 from types import MappingProxyType, SimpleNamespace
@@ -152,6 +152,7 @@ _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
 _NAN = math.nan
+_new_tuple = tuple.__new__
 
 # A SchedulerView is built at every decision; filling a plain instance's __dict__ is 2-3x faster
 # than the frozen dataclass __init__. Only valid while the view has exactly these fields and a
@@ -551,6 +552,8 @@ class _Run:
 
     #: Clock / voltage levels per resource under a power policy (created on first use).
     _levels: _LevelState | None = None
+    #: The simulator's power policy (``sim.power``, read by ``_start``).
+    power_policy: Any = None
 
     def __init__(
         self,
@@ -1048,7 +1051,7 @@ class _Run:
         t0 = now
         if rb and self.ckpt_cost:
             t0 = now + rb / job.profile.memory_bandwidth_bps
-        if self.sim.power is not None:
+        if self.power_policy is not None:
             t0 += self._level_switch(job, ri, res)
         job._seg_start = now
         job._t0 = t0
@@ -1061,7 +1064,8 @@ class _Run:
             iso = job._limit = job.isolated_s
             epoch = job._epoch = job._epoch + 1
             q = self.queue
-            heappush(q.heap, (t0 + (iso - ex) / job.rate, COMPLETE, q.next_seq(), job, epoch))
+            # ``(iso - ex) / job.rate`` with the rate just set to 1.0 (dividing by 1.0 is exact)
+            heappush(q.heap, (t0 + (iso - ex), COMPLETE, q.next_seq(), job, epoch))
         else:
             self._arm(job)
 
@@ -1165,7 +1169,10 @@ class _Run:
             if e:
                 self._add_energy(job, res, e)
             if self.power is not None and te > t0:
-                self.power.append(PowerPiece(t0, te, plan, a, exec_end, job.rate, res.name))
+                # ``PowerPiece(...)`` without its Python-level ``__new__``
+                self.power.append(
+                    _new_tuple(PowerPiece, (t0, te, plan, a, exec_end, job.rate, res.name))
+                )
         job._exec = exec_end
 
     def _add_energy(self, job: Job, res: _Res, e: float) -> None:
@@ -1266,8 +1273,17 @@ class _Run:
             stop = job._exec
             t_stop = now
         else:
+            if job.state is RUNNING:  # ``job.executed_s``, inline (``now >= t0`` here)
+                executed = job._exec
+                dt = now - job._t0
+                if dt > 0.0:
+                    executed += job.rate * dt
+                    if not executed < job._limit:
+                        executed = job._limit
+            else:
+                executed = job.executed_s
             stop = job.plan.next_preemption_point(
-                job.executed_s, layer=self.layer_point, tol_s=TIME_TOL_S
+                executed, layer=self.layer_point, tol_s=TIME_TOL_S
             )
             if stop >= job.isolated_s:  # the next preemption point is the end: it just finishes
                 return False
@@ -1411,7 +1427,8 @@ class _Run:
             self.pending.insert(0, (job, *nxt))
         else:
             self._requeue(job, now)
-        self._drain_pending()
+        if self.pending:
+            self._drain_pending()
         return "preempted"
 
     def _h_release(self, job: Any, epoch: int) -> str:
@@ -1866,6 +1883,7 @@ class _Run:
             return execute_columns(self)
         sim = self.sim
         policy = self.policy
+        self.power_policy = sim.power
         policy.reset()
         temporal = self.temporal
         preemptive = bool(getattr(policy, "preemptive", True))
@@ -1887,6 +1905,7 @@ class _Run:
         until = self.until
         inf = math.inf
         tol = TIME_TOL_S
+        floor = math.floor
         ai = 0
         while ai < n and held[ai]:
             ai += 1
@@ -1912,6 +1931,7 @@ class _Run:
         variant0 = self.variant0
         alloc0 = Allocation(res0.name, units0)
         idle_ticks = 0
+        busy = False  # machine policies: a job holds or waits for units (read by the tick)
         stuck = 0
         last_t = 0.0
         skipping = (
@@ -1945,33 +1965,43 @@ class _Run:
         fuse_stop = quiet_fn is not None and sim.power is None and until == inf
 
         while True:
-            if quiet > -inf and heap and heap[0][1] == PERIOD and heap[0][0] < quiet:
-                # The pending tick at ``c`` would wake alone (nothing else within the time
-                # tolerance after it), find the same jobs waiting and the same job running, and
-                # keep it (the policy says so before ``quiet``); the next tick would go to the
-                # next boundary. Pass over every such tick in one step: the run's state is what
-                # those wakes leave (clock, last wake), less their ``events``.
-                tick = heappop(heap)
-                c = tick[0]
-                tn = heap[0][0] if heap else inf
-                if next_arr < tn:
-                    tn = next_arr
-                if c + tol < tn and c <= until:
-                    while True:
-                        nc = _next_boundary(c, period_f) * period_f
-                        if nc < quiet and nc + tol < tn and nc <= until:
-                            c = nc
-                        else:
-                            break
-                    now = c
-                    clock.now = c
-                    q.now = c
-                    last_t = c
-                    stuck = 0
-                    heappush(heap, (nc, PERIOD, seq(), None, 0))
-                else:
-                    heappush(heap, tick)
-            th = heap[0][0] if heap else inf
+            if heap:
+                top = heap[0]
+                th = top[0]
+                if th < quiet and top[1] == PERIOD:
+                    # The pending tick at ``c`` would wake alone (nothing else within the time
+                    # tolerance after it), find the same jobs waiting and the same job running,
+                    # and keep it (the policy says so before ``quiet``); the next tick would go
+                    # to the next boundary. Pass over every such tick in one step: the run's
+                    # state is what those wakes leave (clock, last wake), less their ``events``.
+                    # The next event after the tick is the earlier of the root's children.
+                    c = th
+                    hn = len(heap)
+                    tn = heap[1][0] if hn > 1 else inf
+                    if hn > 2 and heap[2][0] < tn:
+                        tn = heap[2][0]
+                    if next_arr < tn:
+                        tn = next_arr
+                    if c + tol < tn and c <= until:
+                        while True:
+                            # ``_next_boundary(c, period_f) * period_f``, inline
+                            k = floor(c / period_f) + 1
+                            while k * period_f <= c + tol:
+                                k += 1
+                            nc = k * period_f
+                            if nc < quiet and nc + tol < tn and nc <= until:
+                                c = nc
+                            else:
+                                break
+                        now = c
+                        clock.now = c
+                        q.now = c
+                        last_t = c
+                        stuck = 0
+                        heapreplace(heap, (nc, PERIOD, seq(), None, 0))
+                        th = heap[0][0]
+            else:
+                th = inf
             t = th if th < next_arr else next_arr
             if t == inf or t > until:
                 break
@@ -2100,7 +2130,6 @@ class _Run:
                                     f"policy {policy.name!r} returned mechanism {mech!r}; "
                                     f"allowed: {', '.join(m.value for m in Mechanism)}"
                                 )
-                busy = self.running is not None or self.preempting is not None
             else:
                 if ticked and call_period:
                     policy.on_period(self._machine_view("period"))
@@ -2109,13 +2138,26 @@ class _Run:
                 # ``busy`` is read only by the period tick below (``skipping`` is temporal)
                 busy = period is not None and (any(r.jobs for r in self.res) or bool(self.pending))
             if skipping:
-                if ready:
+                if ready:  # (``skipping`` is temporal)
+                    busy = self.running is not None or self.preempting is not None
                     self._plan_tick(now, period_f, reason, busy, ai >= n)
                 else:
                     self.skip_k0 = None  # ticks while nobody waits change nothing
             elif ready and period is not None and not self.tick_pending:
-                t_tick = _next_boundary(now, period) * period
-                if not busy and not heap and ai >= n:
+                # ``_next_boundary(now, period) * period``, inline
+                k = floor(now / period) + 1
+                while k * period <= now + tol:
+                    k += 1
+                t_tick = k * period
+                if (
+                    not heap
+                    and ai >= n
+                    and not (
+                        self.running is not None or self.preempting is not None
+                        if temporal
+                        else busy
+                    )
+                ):
                     # Only ticks are left; a policy may idle for a while, not forever.
                     idle_ticks = idle_ticks + 1 if reason == "period" else 0
                     if idle_ticks > _MAX_IDLE_TICKS:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from itertools import count
 
@@ -58,6 +59,28 @@ from npusched.policies.contract import (
 from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds, decide
 from npusched.policies.temporal.prema import PERIOD_S
 
+_WAITING = JobState.WAITING
+_DONE = JobState.DONE
+_CHECKPOINT = Mechanism.CHECKPOINT
+
+# A Decision built by filling a plain instance's ``__dict__`` (equal to the constructor's, about
+# a third of its cost): only while ``Decision`` has exactly these fields and a ``__dict__``.
+_FAST_DECISION = (
+    tuple(f.name for f in dataclass_fields(Decision)) == ("run", "mechanism")
+    and "__slots__" not in Decision.__dict__
+)
+
+
+def _run(job: JobView, mechanism: Mechanism) -> Decision:
+    """``Decision(job, mechanism)``."""
+    if _FAST_DECISION:
+        d = object.__new__(Decision)
+        dd = d.__dict__
+        dd["run"] = job
+        dd["mechanism"] = mechanism
+        return d
+    return Decision(job, mechanism)  # pragma: no cover - only if Decision changes shape
+
 
 class NPRRB(TemporalPolicyBase, Component):
     """Non-preemptive round-robin among models."""
@@ -74,9 +97,14 @@ class NPRRB(TemporalPolicyBase, Component):
     def reset(self) -> None:
         self.validate()
         self._reset_done = True
+        #: ``_counted`` is this class's own: the decisions test it inline.
+        self.inline_count_ = type(self)._counted is NPRRB._counted
         self.order_: list[str] = []
         #: Each model's place in ``order_``.
         self.place_: dict[str, int] = {}
+        #: The models that had a live job in rotation order from each place on
+        #: (``_rotation``), cleared when a model joins or its live count leaves zero.
+        self.rot_: dict[int, tuple[str, ...]] = {}
         #: ``quiet_before``'s threshold for a slice start: ``(slice_start_, quantum_s, T)``.
         self.quiet_memo_: tuple[float, float, float] | None = None
         self.pointer_: str | None = None
@@ -97,6 +125,7 @@ class NPRRB(TemporalPolicyBase, Component):
         """``net`` joins the end of the rotation order."""
         self.place_[net] = len(self.order_)
         self.order_.append(net)
+        self.rot_.clear()
 
     def on_dispatch(self, job: JobView, now: float) -> None:
         if not self._reset_done:
@@ -110,7 +139,9 @@ class NPRRB(TemporalPolicyBase, Component):
             self.live_of_[net] = 0
         heappush(q, (job.arrival_s, job.id, next(self._seq), job))
         self.live_ += 1
-        self.live_of_[net] += 1
+        v = self.live_of_[net] = self.live_of_[net] + 1
+        if v <= 1:  # the model has a live job again: the live rotations change
+            self.rot_.clear()
 
     def on_complete(self, job: JobView, now: float) -> None:
         if not self._reset_done:
@@ -131,32 +162,48 @@ class NPRRB(TemporalPolicyBase, Component):
         q = self.queues_.get(model)
         if not q:
             return None
+        top = q[0][3]
+        st = top.state
+        if st is _WAITING or st == _WAITING:  # the common case: the top waits
+            return top
         found = None
         held: list[tuple[float, int, int, JobView]] = []
         while q:
             e = q[0]
             st = e[3].state
-            if st == JobState.WAITING:
+            if st == _WAITING:
                 found = e[3]
                 break
             heappop(q)
-            if st != JobState.DONE:
+            if st != _DONE:
                 held.append(e)
         for e in held:
             heappush(q, e)
         return found
 
+    def _rotation(self, start: int) -> tuple[str, ...]:
+        """The models with a live job (``live_of_`` above zero), in rotation order from place
+        ``start`` on (cyclic); kept per start until a model joins or a live count leaves zero.
+        A model whose live jobs all completed since stays in it: it has no waiting job, so
+        :meth:`_first_waiting` finds none (dropping its finished jobs, as it would later)."""
+        rot = self.rot_.get(start)
+        if rot is None:
+            order = self.order_
+            live = self.live_of_
+            n = len(order)
+            rot = self.rot_[start] = tuple(
+                m for m in (order[(start + k) % n] for k in range(n)) if live.get(m, 0) > 0
+            )
+        return rot
+
     def _next_counted(self, after: str | None, skip: str | None = None) -> JobView | None:
         """:meth:`next_job` over the ready queue the heaps know, leaving out model ``skip``."""
-        order = self.order_
-        n = len(order)
         start = 0 if after is None else self.place_.get(after, -1) + 1
-        live = self.live_of_
-        for k in range(n):
-            model = order[(start + k) % n]
-            if model == skip or live.get(model, 0) <= 0:
+        first = self._first_waiting
+        for model in self._rotation(start):
+            if model == skip:
                 continue
-            job = self._first_waiting(model)
+            job = first(model)
             if job is not None:
                 return job
         return None
@@ -189,12 +236,19 @@ class NPRRB(TemporalPolicyBase, Component):
             self.reset()
         if view.running is not None:
             return KEEP
-        if self._counted(view):
+        if (
+            len(view.ready) == self.live_  # ``_counted``, with nothing running
+            if self.inline_count_
+            else self._counted(view)
+        ):
             job = self._next_counted(self.pointer_)
         else:
             job = self.next_job(view.ready, self.pointer_)
+        if job is None:
+            return KEEP
         self._grant(job, view.now)
-        return decide(view, job, preemptive=False, mode="checkpoint")
+        # ``decide(view, job, preemptive=False, mode="checkpoint")`` with nothing running
+        return _run(job, _CHECKPOINT)
 
 
 class PRRB(NPRRB):
@@ -243,11 +297,20 @@ class PRRB(NPRRB):
             self.pointer_ = running.network
         if view.now - self.slice_start_ < self.quantum_s * (1 - 1e-9):
             return KEEP
-        if self._counted(view):
-            job = self._next_counted(running.network, skip=running.network)
+        if (
+            len(view.ready) == self.live_ - 1  # ``_counted``, with a running job
+            if self.inline_count_
+            else self._counted(view)
+        ):
+            net = running.network
+            job = self._next_counted(net, skip=net)
         else:
             others = [j for j in view.ready if j.network != running.network]
             job = self.next_job(others, running.network)
+        if self.mechanism == "checkpoint":  # ``decide``'s answer, written out
+            if job is None or job.id == running.id:
+                return KEEP
+            return _run(job, _CHECKPOINT)
         decision = decide(view, job, preemptive=True, mode=self.mechanism)
         if decision.run is not None and decision.mechanism == Mechanism.KILL:
             self._grant(job, view.now)  # KILL starts the candidate at once
@@ -272,10 +335,15 @@ class PRRB(NPRRB):
         running = view.running
         if running is None or running.id != self.slice_job_:
             return -math.inf
-        if self._counted(view):
+        live = self.live_
+        if (
+            len(view.ready) == live - 1  # ``_counted``, with a running job
+            if self.inline_count_
+            else self._counted(view)
+        ):
             # The ready queue is every live job but the running one: another model waits
             # exactly when another model has a live job (what ``_next_counted`` would find).
-            if self.live_ - self.live_of_.get(running.network, 0) <= 0:
+            if live - self.live_of_.get(running.network, 0) <= 0:
                 return math.inf
         else:
             others = [j for j in view.ready if j.network != running.network]
