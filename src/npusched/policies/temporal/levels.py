@@ -286,7 +286,7 @@ def token_table(
                     t_i = xr
         return t_i
 
-    def lazy_pick(run_k: int, run_exec: float) -> int:
+    def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
         """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
         the threshold, and the running job if it is a candidate."""
         t_i = lazy_threshold(run_k)
@@ -322,10 +322,14 @@ def token_table(
 
     run_quiet: list[Any] = [-1, -1, 0.0, 0.0, never]  # (job, threshold, gain, waited, answer)
 
-    def lazy_quiet(first_s: float, run_k: int) -> int:
+    def lazy_quiet(now: float, first_s: float, run_k: int) -> int:
         """``quiet_periods`` over the level structure: the soonest crossing of a level at or
         above the threshold is the top of that level's ``qheap`` (exact boundary indices,
         computed once per stay), against the running job's part."""
+        if run_k < 0:
+            return 0
+        if not preemptive:
+            return never
         t_i = lazy_threshold(run_k)
         thr = levels[t_i]
         best = never
@@ -375,6 +379,32 @@ def token_table(
                 heappush(sat, sat_key(k))
         low[:] = [k for k in low if tok[k] < top_level]
 
+    def lazy_periods(now: float, first_s: float, count: int, run_k: int) -> None:
+        """``TokenScheduler.on_periods`` over the level structure: the last of the ``count``
+        boundaries from ``first_s`` is credited (``lazy_credit``, only if a job is due), and
+        the running job's credit is made once per stay."""
+        nonlocal cred_k
+        if promo:
+            kb = round(first_s / period) + count - 1
+            if promo[0][0] <= kb:
+                lazy_credit(kb)
+        if run_k != cred_k:
+            cred_k = run_k
+            if run_k >= 0:
+                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
+
+    def lazy_tick(now: float, run_k: int) -> None:
+        """``TokenScheduler.on_period`` over the level structure (see ``lazy_periods``)."""
+        nonlocal cred_k
+        if promo:
+            kb = round(now / period)
+            if promo[0][0] <= kb:
+                lazy_credit(kb)
+        if run_k != cred_k:
+            cred_k = run_k
+            if run_k >= 0:
+                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
+
     def credit_periods(now: float, first_s: float, count: int, run_k: int) -> None:
         """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once (jobs
         at the top level under ``sat`` are left as they are)."""
@@ -382,12 +412,9 @@ def token_table(
         if not cumulative:
             r = -1 if run_k == cred_k else run_k
             cred_k = run_k
-            if lazy:
-                lazy_credit(round(first_s / period) + count - 1)
-            else:
-                last = (round(first_s / period) + count - 1) * period
-                for k in low:
-                    set_gain(k, waiting_gain(waited[k], since[k], last, est[k]))
+            last = (round(first_s / period) + count - 1) * period
+            for k in low:
+                set_gain(k, waiting_gain(waited[k], since[k], last, est[k]))
             if r >= 0:
                 set_gain(r, slowdown(waited[r], est[r]))
             return
@@ -413,12 +440,9 @@ def token_table(
         if not cumulative:
             r = -1 if run_k == cred_k else run_k
             cred_k = run_k
-            if lazy:
-                lazy_credit(round(now / period))
-            else:
-                b = round(now / period) * period  # the boundary the tick stands for
-                for k in low:
-                    set_gain(k, waiting_gain(waited[k], since[k], b, est[k]))
+            b = round(now / period) * period  # the boundary the tick stands for
+            for k in low:
+                set_gain(k, waiting_gain(waited[k], since[k], b, est[k]))
             if r >= 0:
                 set_gain(r, slowdown(waited[r], est[r]))
             return
@@ -431,8 +455,6 @@ def token_table(
 
     def pick(now: float, run_k: int, run_exec: float) -> int:
         """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none."""
-        if lazy:
-            return lazy_pick(run_k, run_exec)
         run_in = run_k >= 0 and incl_run
         if not strict and (sat or (run_in and tok[run_k] >= top_level)):
             # The threshold is the top level: the candidates are ``sat`` and the jobs within
@@ -491,11 +513,7 @@ def token_table(
         """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision."""
         if run_k >= 0 and not preemptive:
             return never
-        if run_k < 0:
-            return 0
-        if lazy:
-            return lazy_quiet(first_s, run_k)
-        if strict:
+        if run_k < 0 or strict:
             return 0
         run_low = incl_run and tok[run_k] < top_level
         if sat or (incl_run and not run_low):
@@ -539,10 +557,16 @@ def token_table(
     table = TokenTable()
     table.enqueue = enqueue
     table.dequeue = dequeue
-    table.credit_tick = credit_tick
-    table.credit_periods = credit_periods
-    table.pick = pick
-    table.quiet = quiet
+    if lazy:
+        table.credit_tick = lazy_tick
+        table.credit_periods = lazy_periods
+        table.pick = lazy_pick
+        table.quiet = lazy_quiet
+    else:
+        table.credit_tick = credit_tick
+        table.credit_periods = credit_periods
+        table.pick = pick
+        table.quiet = quiet
     table.est = est
     table.exe = exe
     table.gain = gain
