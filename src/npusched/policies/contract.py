@@ -14,7 +14,9 @@ Two kinds of policy share one engine:
   batches to merge, timers to set. It declares itself with ``kind = "machine"``.
 
 Both are seen by the engine through the same hooks (``reset``, ``on_dispatch``, ``on_complete``,
-``on_period``, ``select``).
+``on_period``, ``select``). A temporal policy that keeps per-job state by dispatch index may also
+declare ``ready_hooks`` (:func:`ready_hooks`: told of each job entering and leaving the ready
+queue; PREMA's token table).
 """
 
 from __future__ import annotations

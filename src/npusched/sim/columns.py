@@ -19,15 +19,13 @@ The engine owns the ready queue, ordered by the key the policy declares:
 - ``"remaining"``: a heap of ``(remaining estimate, k)`` made when a job enters the queue (a
   waiting job's work does not change); a preemptive policy displaces the running job when the
   best key is below the running job's remaining estimate now (ties keep it).
-- the token orders: Algorithm 2 over the columns (tokens as the gain list, waiting time as
-  ``waited + (now - since)``), with the period catch-up (``on_periods``), the tick
-  (``on_period``) and the next tick that can change a decision (``quiet_periods``) written out
-  with the same float operations in the same order; the step count to a token level is the
-  policy's own :meth:`~npusched.policies.temporal.prema.TokenScheduler._periods_to_gain` and
-  the formulas its ``token_value`` / ``slowdown_of``. Under the cumulative rule with the ``>=``
-  threshold, a job whose tokens reached the top level waits in a heap in ``choose``'s order
-  (``sat``); under the linear rule with ``>=`` (the default) the waiting jobs are held by token
-  level (``lazy``, see ``docs/engine.md``), so a decision costs O(levels log n).
+- the token orders: Algorithm 2 in the policy's token table (``pol.token_table``,
+  :mod:`npusched.policies.temporal.levels`, the one the general loop uses too), indexed by
+  dispatch order: the loop tells it of a job entering (``enqueue``) and leaving (``dequeue``)
+  the ready queue, credits period boundaries (``credit_tick``; ``credit_periods`` for the
+  skipped ones), asks it for the pick and for the next tick that can change a decision
+  (``quiet``). Under the linear rule with ``>=`` (the default) the waiting jobs are held by
+  token level, so a decision costs O(levels log n) (see ``docs/engine.md``).
 
 The result is the general loop's (``skip_periods=True`` for the token orders) to the last bit:
 the same wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the
@@ -148,7 +146,7 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
 
 
 def _absent(*args: Any) -> Any:  # pragma: no cover - never called
-    """Stands for a token formula a rank order's policy does not have."""
+    """Stands for a token-table function where the order has no token table."""
     raise AssertionError("not a token order")
 
 
