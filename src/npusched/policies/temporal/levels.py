@@ -108,8 +108,8 @@ def token_table(
 ) -> TokenTable:
     """The token table of ``pol`` (a token scheduler whose ready order holds) for a run of
     ``len(priorities)`` requests in dispatch order: their priorities, arrival times (seconds)
-    and ids; ``est`` their estimates (seconds) and ``exe`` their work done (seconds), lists the
-    caller owns and keeps current (a job's entries are read when it enters the queue, and the
+    and ids (lists are kept, not copied); ``est`` their estimates (seconds) and ``exe`` their
+    work done (seconds), lists the caller owns and keeps current (a job's entries are read when it enters the queue, and the
     running job's estimate at each pick). The policy's own formulas are bound
     (``token_value``, ``slowdown_of``, ``waiting_gain``, ``_boundaries_to_gain``,
     ``_periods_to_gain``, ``round_down``)."""
@@ -123,9 +123,10 @@ def token_table(
     preemptive = bool(pol.preemptive)
     sjf = declared_order(pol) == "tokens-remaining"
     never: int = pol.never_periods  # ``quiet_periods``' "never"
-    prio = list(priorities)
-    arr_s = list(arrivals_s)
-    rid = list(ids)
+    # (lists are kept, not copied: the caller hands them over)
+    prio = priorities if isinstance(priorities, list) else list(priorities)
+    arr_s = arrivals_s if isinstance(arrivals_s, list) else list(arrivals_s)
+    rid = ids if isinstance(ids, list) else list(ids)
     fprio = [float(x) for x in prio]
     top_level = levels[-1]
     # Algorithm 2's formulas, the policy's own (written once, in TokenScheduler).
