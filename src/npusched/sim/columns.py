@@ -270,7 +270,7 @@ def execute_columns(run: _Run) -> SimResult:
     quiet_periods: Callable[[float, float, int], int] = _absent
     if token:
         period = float(pol.period_s)
-        table = pol.token_table(arrivals, est, exe)
+        table = pol.token_table(arrivals, est, exe, arr_t)  # (``arr_t``'s sentinel unread)
         enqueue = table.enqueue
         dequeue = table.dequeue
         on_periods = table.credit_periods

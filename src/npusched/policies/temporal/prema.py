@@ -230,15 +230,21 @@ class TokenScheduler(TemporalPolicyBase, Component):
     table_: TokenTable | None = None
 
     def token_table(
-        self, requests: Sequence[Any], est: list[float], exe: list[float]
+        self,
+        requests: Sequence[Any],
+        est: list[float],
+        exe: list[float],
+        arrivals_s: list[float] | None = None,
     ) -> TokenTable:
         """Algorithm 2's token table (:func:`~npusched.policies.temporal.levels.token_table`)
         for ``requests`` in dispatch order (index ``k``: a job's place in it), with the lists of
-        their estimates and work done (seconds) that the caller keeps current."""
+        their estimates and work done (seconds) that the caller keeps current; ``arrivals_s``
+        their arrival times (seconds; made from ``requests`` if not given, a longer list is
+        read only at its first ``len(requests)`` places)."""
         return token_table(
             self,
             [r.priority for r in requests],
-            [r.arrival_s for r in requests],
+            [r.arrival_s for r in requests] if arrivals_s is None else arrivals_s,
             [r.id for r in requests],
             est,
             exe,
