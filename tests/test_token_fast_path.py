@@ -33,16 +33,21 @@ def _policy(name: str, **params: object) -> TokenScheduler:
 
 
 def _both(profiles: dict, reqs: list[Request], name: str, params: dict, **kw: object) -> tuple:
-    """Both loops' results (a livelock's error message in place of one: both must raise it)."""
+    """Both loops' results (a livelock's error message in place of one: both must raise it).
+    The general loop runs twice, with the policy's token table (``ready_hooks``) and with the
+    scan over job views (``level_table = False``, the reference): those two must agree too."""
     runs: list[object] = []
-    for fast in (True, False):
-        sim = Simulator(profiles, _policy(name, **params), fast_path=fast, **kw)
+    for fast, table in ((True, True), (False, True), (False, False)):
+        pol = _policy(name, **params)
+        pol.level_table = table
+        sim = Simulator(profiles, pol, fast_path=fast, **kw)
         try:
             runs.append(sim.run(reqs))
         except SimulationError as e:
             if "livelock" not in str(e):
                 raise
             runs.append(str(e))
+    _assert_identical(runs[1], runs[2])
     return runs[0], runs[1]
 
 
@@ -187,3 +192,88 @@ def test_kill_without_the_running_job_raises_livelock(fast_path: bool) -> None:
     sim = Simulator(profiles, pol, fast_path=fast_path)
     with pytest.raises(SimulationError, match="livelock"):
         sim.run(reqs)
+
+
+def _general(
+    profiles: dict, reqs: list[Request], name: str, params: dict, table: bool, **kw: object
+) -> object:
+    pol = _policy(name, **params)
+    pol.level_table = table
+    try:
+        return Simulator(profiles, pol, fast_path=False, **kw).run(reqs)
+    except SimulationError as e:
+        if "livelock" not in str(e):
+            raise
+        return str(e)
+
+
+@SETTINGS
+@given(
+    wl=energy_workload(),
+    name=st.sampled_from(TOKEN_POLICIES),
+    mechanism=st.sampled_from(MECHANISMS),
+    rule=st.sampled_from(["cumulative", "linear"]),
+    threshold=st.sampled_from([">=", ">"]),
+    period=st.sampled_from([5e-5, 1e-4, 2.5e-4, 3.3e-5]),
+    skip=st.booleans(),
+    deps=st.lists(st.integers(0, 13), max_size=6),
+)
+def test_general_loop_table_equals_scan(
+    wl: tuple,
+    name: str,
+    mechanism: str,
+    rule: str,
+    threshold: str,
+    period: float,
+    skip: bool,
+    deps: list[int],
+) -> None:
+    """The general loop where the column loop does not go (a tick at every boundary, dependent
+    requests): the policy's token table (``ready_hooks``) gives the scan's result to the bit."""
+    profiles, reqs = wl
+    # Some requests wait for an earlier one (dispatched when it finishes).
+    reqs = [
+        Request(r.id, r.arrival_s, r.network, priority=r.priority, depends_on=r.id - 1)
+        if r.id in deps and r.id > 0
+        else r
+        for r in reqs
+    ]
+    params = {"mechanism": mechanism, "tokens": rule, "threshold": threshold, "period_s": period}
+    kw = {"skip_periods": skip, "preemption_point": "tile"}
+    table = _general(profiles, reqs, name, params, True, **kw)
+    scan = _general(profiles, reqs, name, params, False, **kw)
+    _assert_identical(table, scan)
+
+
+@pytest.mark.parametrize("name", ["P-PREMA", "NP-PREMA", "P-TOKEN"])
+def test_general_loop_table_under_a_power_policy(name: str) -> None:
+    """PREMA under DFS runs the general loop; with the token table it gives the scan's result."""
+    from npusched.hardware import compile_profile
+    from npusched.hardware.power import AB9
+    from npusched.models import get_network
+    from npusched.policies.power import DFS
+    from npusched.sim.resources import Machine, Resource
+
+    dev = AB9(stc_efficiency=0.02)
+    nets = ("squeezenet", "resnet-18")
+    profs = {n: compile_profile(get_network(n), dev) for n in nets}
+    reqs = [
+        Request(id=i, arrival_s=i * 2.5e-3, network=nets[i % 2], priority=(1, 3, 9)[i % 3])
+        for i in range(24)
+    ]
+    runs = []
+    for table in (True, False):
+        pol = _policy(name, mechanism="dynamic")
+        pol.level_table = table
+        sim = Simulator(
+            profs,
+            pol,
+            machine=Machine((Resource("npu", idle_power_w=dev.idle_power_w),)),
+            power=DFS(cap_w=30.0, idle_power_w=dev.idle_power_w),
+            power_cap_w=30.0,
+            record_power=True,
+        )
+        runs.append(sim.run(reqs))
+        assert (pol.table_ is not None) == table  # the table was held by the policy
+    _assert_identical(runs[0], runs[1])
+    assert runs[0].events > 0

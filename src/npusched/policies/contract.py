@@ -14,12 +14,14 @@ Two kinds of policy share one engine:
   batches to merge, timers to set. It declares itself with ``kind = "machine"``.
 
 Both are seen by the engine through the same hooks (``reset``, ``on_dispatch``, ``on_complete``,
-``on_period``, ``select``).
+``on_period``, ``select``). A temporal policy that keeps per-job state by dispatch index may also
+declare ``ready_hooks`` (:func:`ready_hooks`: told of each job entering and leaving the ready
+queue; PREMA's token table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -323,6 +325,28 @@ def wait_stay(job: JobView, now: float) -> tuple[float, float]:
     executor) is read as ``(job.waited_s, now)``: its waiting as of ``now``."""
     stay: tuple[float, float] | None = getattr(job, "stay", None)
     return stay if stay is not None else (job.waited_s, now)
+
+
+# --- the ready queue's hooks (a policy that keeps its own per-job state) -------------------------
+
+#: ``hook(k, job, now)``: job ``job``, the ``k``-th of the run's requests in dispatch order,
+#: enters (or leaves) the ready queue at ``now`` (seconds).
+ReadyHook = Callable[[int, Any, float], None]
+
+
+def ready_hooks(policy: object, requests: Sequence[Request]) -> tuple[ReadyHook, ReadyHook] | None:
+    """The hooks a temporal policy declares for one run of the engine's general loop: its
+    ``ready_hooks(requests)`` (called once, after ``reset``, with the run's requests in
+    dispatch order), ``(enter, leave)`` or ``None``. The engine calls ``enter(k, job, now)``
+    when a job enters the ready queue (its dispatch, or its return after a preemption: the end
+    of a CHECKPOINT's save, a KILL) and ``leave(k, job, now)`` when it leaves it to start, so
+    the policy can keep per-job state in arrays by dispatch index ``k`` (PREMA's token table)
+    instead of scanning the queue at each decision. A policy without the method: ``None``."""
+    fn = getattr(policy, "ready_hooks", None)
+    if not callable(fn):
+        return None
+    hooks: tuple[ReadyHook, ReadyHook] | None = fn(requests)
+    return hooks
 
 
 # --- hooks the engine may skip -------------------------------------------------------------------

@@ -19,15 +19,13 @@ The engine owns the ready queue, ordered by the key the policy declares:
 - ``"remaining"``: a heap of ``(remaining estimate, k)`` made when a job enters the queue (a
   waiting job's work does not change); a preemptive policy displaces the running job when the
   best key is below the running job's remaining estimate now (ties keep it).
-- the token orders: Algorithm 2 over the columns (tokens as the gain list, waiting time as
-  ``waited + (now - since)``), with the period catch-up (``on_periods``), the tick
-  (``on_period``) and the next tick that can change a decision (``quiet_periods``) written out
-  with the same float operations in the same order; the step count to a token level is the
-  policy's own :meth:`~npusched.policies.temporal.prema.TokenScheduler._periods_to_gain` and
-  the formulas its ``token_value`` / ``slowdown_of``. Under the cumulative rule with the ``>=``
-  threshold, a job whose tokens reached the top level waits in a heap in ``choose``'s order
-  (``sat``); under the linear rule with ``>=`` (the default) the waiting jobs are held by token
-  level (``lazy``, see ``docs/engine.md``), so a decision costs O(levels log n).
+- the token orders: Algorithm 2 in the policy's token table (``pol.token_table``,
+  :mod:`npusched.policies.temporal.levels`, the one the general loop uses too), indexed by
+  dispatch order: the loop tells it of a job entering (``enqueue``) and leaving (``dequeue``)
+  the ready queue, credits period boundaries (``credit_tick``; ``credit_periods`` for the
+  skipped ones), asks it for the pick and for the next tick that can change a decision
+  (``quiet``). Under the linear rule with ``>=`` (the default) the waiting jobs are held by
+  token level, so a decision costs O(levels log n) (see ``docs/engine.md``).
 
 The result is the general loop's (``skip_periods=True`` for the token orders) to the last bit:
 the same wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the
@@ -47,7 +45,6 @@ from __future__ import annotations
 
 import math
 import operator
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from itertools import repeat
@@ -149,7 +146,7 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
 
 
 def _absent(*args: Any) -> Any:  # pragma: no cover - never called
-    """Stands for a token formula a rank order's policy does not have."""
+    """Stands for a token-table function where the order has no token table."""
     raise AssertionError("not a token order")
 
 
@@ -259,86 +256,31 @@ def execute_columns(run: _Run) -> SimResult:
         hkey = _heap_keys(qkey)
         del qkey
 
-    # The token rule's constants, formulas and per-request state (priority, arrival, id, tokens
-    # as the gain of TokenScheduler.gain_, ready-queue time ``waited`` up to ``since``).
+    # The token orders: Algorithm 2's table, the policy's (``TokenScheduler.token_table``:
+    # tokens, stays, the per-level structures; written once, used by both loops).
     period = 0.0
-    p = 0.0
-    levels: tuple[float, ...] = (0.0,)
-    cumulative = strict = incl_run = sjf = False
-    never = 0
-    prio: list[int] = []
-    arr_s: list[float] = []
-    rid: list[int] = []
-    fprio: list[float] = []
-    # Arrival times with a sentinel.
     arr_t = run.disp("arrival_s")
+    rid: list[int] = []
     if token or tl is not None:
         rid = run.disp("id")  # Algorithm 2's ties, the timeline's request ids
-    arr_t.append(inf)
+    arr_t.append(inf)  # arrival times with a sentinel
+    enqueue: Callable[[int, float], None] = _absent
+    dequeue: Callable[[int, float], None] = _absent
+    on_periods: Callable[[float, float, int, int], None] = _absent
+    on_period: Callable[[float, int], None] = _absent
+    pick: Callable[[float, int, float], int] = _absent
+    quiet_periods: Callable[[float, float, int], int] = _absent
     if token:
         period = float(pol.period_s)
-        p = float(pol.token_period_s)  # the policy's own ``p``
-        levels = tuple(pol.token_levels)
-        cumulative = pol.tokens == "cumulative"
-        strict = pol.threshold == ">"
-        incl_run = bool(pol.include_running)
-        sjf = order == "tokens-remaining"
-        never = pol.never_periods  # ``quiet_periods``' "never"
-        prio = run.disp("priority")
-        arr_s = arr_t  # (``arr_s[k]`` for a job ``k``; the sentinel is never read)
-        fprio = [float(x) for x in prio]
-    top_level = levels[-1]
-    # Algorithm 2's formulas, the policy's own (written once, in TokenScheduler; unused and
-    # absent on the rank orders)
-    to_gain: Callable[..., int] = getattr(pol, "_periods_to_gain", _absent)
-    token_value: Callable[[float, float], float] = getattr(pol, "token_value", _absent)
-    slowdown_of: Callable[[float, float], float] = getattr(pol, "slowdown_of", _absent)
-    waiting_gain: Callable[[float, float, float, float], float] = getattr(
-        pol, "waiting_gain", _absent
-    )
-    b_gain: Callable[..., int] = getattr(pol, "_boundaries_to_gain", _absent)
-    round_down_to_level: Callable[[float, tuple[float, ...]], float] = getattr(
-        pol, "round_down", _absent
-    )
-    gain = [0.0] * n if token else []
-    tok = fprio.copy()
-    waited = [0.0] * n if token else []
-    since = [0.0] * n if token else []
-    # The ready queue in two parts: ``sat`` holds the jobs whose tokens reached the top level
-    # (cumulative rule and threshold ">=" only; tokens never fall, so such a job is a candidate at every decision
-    # and its exact tokens no longer matter: they are not updated), as a heap in the order
-    # ``choose`` ranks waiting jobs (``sat_key``); ``low`` the others.
-    low: list[int] = []
-    sat: list[tuple[Any, ...]] = []
-    top_cut = top_level - 1e-12 * max(top_level, 1.0)  # the candidate cut of threshold 9
-    saturating = cumulative and not strict  # under ">" a job at 9 tokens is not a candidate
+        table = pol.token_table(run.disp("priority"), arr_t, rid, est, exe)  # (sentinel unread)
+        enqueue = table.enqueue
+        dequeue = table.dequeue
+        on_periods = table.credit_periods
+        on_period = table.credit_tick
+        pick = table.pick
+        quiet_periods = table.quiet
+        del table
     nwait = 0  # jobs in the ready queue
-
-    # The linear rule's exact candidate search (``lazy``: linear tokens, threshold ">=", every
-    # priority at or above the lowest level). A waiting job's tokens grow with its waiting time
-    # (``priority x (1 + (waited + (b - since)) / estimate)`` at boundary ``b``: the boundary's
-    # alone, ``waiting_gain``), so the boundary at which they reach a level is known in
-    # advance: a job's tokens are evaluated (at the boundary being credited) only from shortly before it can reach
-    # its next level (``promo``, a heap of boundary indices; 2e-9 relative margin, then every
-    # boundary until it does), and between evaluations every comparison with a level cut gives
-    # what the up-to-date value would. The waiting jobs are held by level: ``cnt_x[i]`` counts
-    # those whose tokens reached level ``i`` exactly (the threshold is the highest level with
-    # one), ``cheap[i]`` holds those whose tokens pass level ``i``'s candidate cut (``eps``
-    # below it) in ``choose``'s order, and ``qheap[i]`` those still below level ``i``, by the
-    # boundary index at which they reach ``quiet_periods``' need for it (exact, once per stay).
-    # Decisions are then O(levels log n), not O(n).
-    nlev = len(levels)
-    lazy = token and not cumulative and not strict and min(fprio, default=top_level) >= levels[0]
-    cand_cut = [lv - 1e-12 * max(lv, 1.0) for lv in levels]  # ``candidates``' cut at lv
-    lvl_c = [-1] * n if token else []  # highest level whose candidate cut its tokens pass
-    lvl_x = [-1] * n if token else []  # highest level its tokens reach
-    cnt_x = [0] * nlev
-    cheap: list[list[tuple[Any, ...]]] = [[] for _ in levels]
-    qheap: list[list[tuple[int, int, int]]] = [[] for _ in levels]
-    promo: list[tuple[int, int, int]] = []
-    ver = [0] * n if token else []  # bumped at each enqueue: entries of an earlier stay are stale
-    waiting = [False] * n if token else []
-
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
     # preemption superseded (``stale``, earliest ``ts``): they change nothing but wake the loop.
@@ -378,7 +320,6 @@ def execute_columns(run: _Run) -> SimResult:
     skip_k0: int | None = None
     idle_periods = 0
     futile = 0  # preemptions in a row without progress (the engine's livelock guard)
-    cred_k = -1  # the running job whose linear credit was made in its current stay
 
     def end_segment(
         k: int, te: float, exec_end: float, seg_start: float, t0: float, a: float, plan: Any
@@ -417,388 +358,6 @@ def execute_columns(run: _Run) -> SimResult:
         exe[k] = exec_end
         return db, steps, e
 
-    def set_gain(k: int, g: float) -> None:
-        """Store job ``k``'s gain and its tokens (``TokenScheduler.token_value``)."""
-        gain[k] = g
-        tok[k] = token_value(prio[k], g)
-
-    slowdown = slowdown_of  # ``TokenScheduler.slowdown_of(waited_s, estimated_s)``
-
-    def sat_key(k: int) -> tuple[Any, ...]:
-        """Job ``k``'s entry in ``sat``: the waiting-job part of ``choose``'s key."""
-        if sjf:  # shortest_remaining: (remaining, arrival, id)
-            rem = est[k] - exe[k]
-            return (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], k)
-        return (arr_s[k], rid[k], k)  # first_come: (arrival, id)
-
-    def levels_of(t: float) -> tuple[int, int]:
-        """(``lvl_c``, ``lvl_x``) of tokens ``t``: the highest level whose candidate cut ``t``
-        passes and the highest it reaches (-1: none). Both lists increase and each cut is at
-        or below its level, so these are the bisections' (the same ``<`` comparisons the scan
-        over the levels made); NaN tokens reach none."""
-        if t != t:
-            return -1, -1
-        return bisect_right(cand_cut, t) - 1, bisect_right(levels, t) - 1
-
-    def cheap_entry(k: int) -> tuple[Any, ...]:
-        """Job ``k``'s entry in ``cheap``: ``choose``'s key of a waiting job (without the
-        running flag), its stay (``ver``) and index."""
-        if sjf:  # shortest_remaining: (remaining, arrival, id)
-            rem = est[k] - exe[k]
-            return (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], ver[k], k)
-        return (arr_s[k], rid[k], ver[k], k)  # first_come: (arrival, id)
-
-    def promo_at(k: int, nx: int) -> int:
-        """A boundary index at or before the first at which waiting job ``k`` can reach level
-        ``nx`` (tokens at boundary ``b``: ``priority x (1 + (waited + b - since) / est)``)."""
-        e = est[k]
-        if e <= 0.0:
-            return -1
-        b = since[k] - waited[k] + (levels[nx] * (1.0 - 2e-9) / fprio[k] - 1.0) * e
-        return math.floor(b / period) - 1
-
-    def lazy_enqueue(k: int) -> None:
-        nonlocal nwait
-        waiting[k] = True
-        ver[k] += 1
-        v = ver[k]
-        t = tok[k]
-        c, x = levels_of(t)
-        lvl_c[k] = c
-        lvl_x[k] = x
-        cnt_x[x] += 1
-        heappush(cheap[c], cheap_entry(k))
-        if x + 1 < nlev:
-            heappush(promo, (promo_at(k, x + 1), v, k))
-            top = t * (1.0 + 1e-12)
-            w = waited[k]
-            s0 = since[k]
-            e = est[k]
-            for i in range(x + 1, nlev):
-                lv = levels[i]
-                if lv > top:
-                    # The boundary index at which its gain reaches ``quiet_periods``' need
-                    # for this level: a function of the stay alone (``_boundaries_to_gain``
-                    # from index 0), the same whichever wake asks.
-                    need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
-                    heappush(qheap[i], (b_gain(need, w, s0, 0, p, e) - 1, v, k))
-        nwait += 1
-
-    def dequeue(k: int) -> None:
-        """Job ``k`` leaves the ready queue (it starts)."""
-        nonlocal nwait
-        nwait -= 1
-        if lazy:
-            waiting[k] = False
-            cnt_x[lvl_x[k]] -= 1
-        elif saturating and tok[k] >= top_level:
-            heappop(sat)  # ``k`` is its best job
-        else:
-            low.remove(k)
-
-    def lazy_credit(kb: int) -> None:
-        """Credit the boundary of index ``kb`` (at ``kb x period``): the jobs due in ``promo``
-        get their tokens there (``waiting_gain``: the boundary's alone) and move up their
-        levels."""
-        b = kb * period
-        while promo and promo[0][0] <= kb:
-            _, v, k = heappop(promo)
-            if not waiting[k] or ver[k] != v:
-                continue
-            g = waiting_gain(waited[k], since[k], b, est[k])
-            gain[k] = g  # ``set_gain`` and ``levels_of`` written out
-            t = tok[k] = token_value(prio[k], g)
-            if t != t:
-                c = x = -1
-            else:
-                c = bisect_right(cand_cut, t) - 1
-                x = bisect_right(levels, t) - 1
-            if c != lvl_c[k]:
-                lvl_c[k] = c
-                heappush(cheap[c], cheap_entry(k))
-            if x != lvl_x[k]:
-                cnt_x[lvl_x[k]] -= 1
-                cnt_x[x] += 1
-                lvl_x[k] = x
-            if x + 1 < nlev:
-                nb = promo_at(k, x + 1)
-                heappush(promo, (nb if nb > kb else kb + 1, v, k))
-
-    def lazy_threshold(run_k: int) -> int:
-        """The threshold's level index (waiting jobs and, if included, the running one)."""
-        t_i = nlev - 1
-        while t_i >= 0 and cnt_x[t_i] == 0:
-            t_i -= 1
-        if run_k >= 0 and incl_run:
-            tr = tok[run_k]
-            if tr == tr:  # ``levels_of(tr)[1]`` (NaN tokens reach no level)
-                xr = bisect_right(levels, tr) - 1
-                if xr > t_i:
-                    t_i = xr
-        return t_i
-
-    def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
-        """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
-        the threshold, and the running job if it is a candidate."""
-        t_i = lazy_threshold(run_k)
-        if t_i < 0:
-            return -1
-        best = -1
-        bkey: tuple[Any, ...] | None = None
-        for i in range(t_i, nlev):
-            h = cheap[i]
-            while h:
-                e = h[0]
-                k = e[-1]
-                if waiting[k] and ver[k] == e[-2] and lvl_c[k] == i:
-                    break
-                heappop(h)
-            if h:
-                e = h[0]
-                key = e[:-2]
-                if bkey is None or key < bkey:
-                    best, bkey = e[-1], key
-        if run_k >= 0 and incl_run and tok[run_k] >= cand_cut[t_i]:
-            if bkey is None:
-                return run_k
-            if sjf:  # (remaining, running first, arrival, id)
-                rem = est[run_k] - run_exec
-                if rem < 0.0:
-                    rem = 0.0
-                if rem <= bkey[0]:
-                    return run_k
-            elif arr_s[run_k] <= bkey[0]:  # (arrival, running first, id)
-                return run_k
-        return best
-
-    run_quiet: list[Any] = [-1, -1, 0.0, 0.0, never]  # (job, threshold, gain, waited, answer)
-
-    def lazy_quiet(now: float, first_s: float, run_k: int) -> int:
-        """``quiet_periods`` over the level structure: the soonest crossing of a level at or
-        above the threshold is the top of that level's ``qheap`` (exact boundary indices,
-        computed once per stay), against the running job's part."""
-        if run_k >= 0 and not preemptive:
-            return never
-        if run_k < 0:
-            return 0
-        t_i = lazy_threshold(run_k)
-        thr = levels[t_i]
-        best = never
-        if incl_run:
-            # The running job's part depends only on its gain, its waiting before it started
-            # and the threshold: kept (``run_quiet``) while those stay as they were.
-            g = gain[run_k]
-            w = waited[run_k]
-            rq = run_quiet
-            if rq[0] == run_k and rq[1] == t_i and rq[2] == g and rq[3] == w:
-                best = rq[4]
-            else:
-                top = tok[run_k] * (1.0 + 1e-12)
-                if top < top_level:
-                    for lv in levels:
-                        if lv <= top or lv < thr:
-                            continue
-                        need = lv * (1.0 - 1e-9) / fprio[run_k] - 1.0
-                        best = to_gain(g, need, w, p, est[run_k], False, False)
-                        break
-                rq[:] = (run_k, t_i, g, w, best)
-        n0 = round(first_s / period)  # the first boundary's index
-        qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
-        for i in range(t_i, nlev):
-            h = qheap[i]
-            lv = levels[i]
-            while h:
-                _, v, k = h[0]
-                if waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv:
-                    break
-                heappop(h)
-            if h and h[0][0] < qmin:
-                qmin = h[0][0]
-        # ``quiet_periods``: the least ``k >= 1`` over the jobs (a waiting job's is its
-        # crossing index less ``n0``, plus one, at least 1), less one, at least 0.
-        kq = qmin - n0 + 1
-        if kq < 1:
-            kq = 1
-        if kq < best:
-            best = kq
-        return best - 1 if best > 1 else 0
-
-    def enqueue(k: int) -> None:
-        """Job ``k`` joins the ready queue (``since[k]`` set first)."""
-        nonlocal nwait
-        if lazy:
-            lazy_enqueue(k)
-            return
-        nwait += 1
-        if saturating and tok[k] >= top_level:
-            heappush(sat, sat_key(k))
-        else:
-            low.append(k)
-
-    def saturate() -> None:
-        """Move the jobs of ``low`` whose tokens reached the top level to ``sat``."""
-        for k in low:
-            if tok[k] >= top_level:
-                heappush(sat, sat_key(k))
-        low[:] = [k for k in low if tok[k] < top_level]
-
-    def on_periods(now: float, first_s: float, count: int, run_k: int) -> None:
-        """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once (jobs
-        at the top level are left as they are: see ``sat``)."""
-        if lazy:
-            lazy_credit(round(first_s / period) + count - 1)
-            if run_k >= 0:
-                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
-            return
-        if not cumulative:
-            last = (round(first_s / period) + count - 1) * period
-            for k in low:
-                set_gain(k, waiting_gain(waited[k], since[k], last, est[k]))
-            if run_k >= 0:
-                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
-            return
-        span = count * (now - first_s) - p * count * (count - 1) / 2.0
-        up = False
-        for k in low:
-            total = count * (waited[k] + (now - since[k])) - span
-            if total > 0.0:
-                g = gain[k] = gain[k] + slowdown_of(total, est[k])
-                t = tok[k] = token_value(prio[k], g)
-                if t >= top_level:
-                    up = True
-        if up and saturating:
-            saturate()
-        if run_k >= 0 and incl_run and (tok[run_k] < top_level or not saturating):
-            w = waited[run_k]
-            if w > 0.0:
-                set_gain(run_k, gain[run_k] + count * slowdown_of(w, est[run_k]))
-
-    def on_period(now: float, run_k: int) -> None:
-        """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""
-        if lazy:
-            lazy_credit(round(now / period))
-            if run_k >= 0:
-                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
-            return
-        if not cumulative:
-            b = round(now / period) * period  # the boundary the tick stands for
-            for k in low:
-                set_gain(k, waiting_gain(waited[k], since[k], b, est[k]))
-            if run_k >= 0:
-                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
-            return
-        for k in low:
-            set_gain(k, gain[k] + slowdown(waited[k] + (now - since[k]), est[k]))
-        if saturating:
-            saturate()
-        if run_k >= 0 and incl_run and (tok[run_k] < top_level or not saturating):
-            set_gain(run_k, gain[run_k] + slowdown(waited[run_k], est[run_k]))
-
-    def pick(now: float, run_k: int, run_exec: float) -> int:
-        """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none."""
-        if lazy:
-            return lazy_pick(now, run_k, run_exec)
-        run_in = run_k >= 0 and incl_run
-        if not strict and (sat or (run_in and tok[run_k] >= top_level)):
-            # The threshold is the top level: the candidates are ``sat`` and the jobs within
-            # the float margin below it (``eps`` of the threshold 9).
-            cands = [k for k in low if tok[k] >= top_cut]
-            if sat:  # the best of them by ``choose``'s order
-                cands.append(sat[0][-1])
-            if run_in and tok[run_k] >= top_cut:
-                cands.append(run_k)
-        else:
-            jobs = [*low, *[e[-1] for e in sat]]
-            if run_in:
-                jobs.append(run_k)
-            if not jobs:
-                return -1
-            thr = round_down_to_level(max([tok[k] for k in jobs]), levels)
-            eps = 1e-12 * max(thr, 1.0)
-            cands = []
-            if strict:
-                cut = thr + eps
-                cands = [k for k in jobs if tok[k] > cut]
-            if not cands:
-                cut = thr - eps
-                cands = [k for k in jobs if tok[k] >= cut]
-        best = cands[0]
-        if len(cands) == 1:
-            return best
-        if sjf:  # shortest_remaining: (remaining, not running, arrival, id)
-            brem = est[best] - (run_exec if best == run_k else exe[best])
-            if brem < 0.0:
-                brem = 0.0
-            for k in cands[1:]:
-                rem = est[k] - (run_exec if k == run_k else exe[k])
-                if rem < 0.0:
-                    rem = 0.0
-                if rem < brem or (
-                    rem == brem
-                    and (0 if k == run_k else 1, arr_s[k], rid[k])
-                    < (0 if best == run_k else 1, arr_s[best], rid[best])
-                ):
-                    best, brem = k, rem
-            return best
-        bkey = (arr_s[best], 0 if best == run_k else 1, rid[best])  # first_come
-        for k in cands[1:]:
-            key = (arr_s[k], 0 if k == run_k else 1, rid[k])
-            if key < bkey:
-                best, bkey = k, key
-        return best
-
-    def g_below(g: float, k: int, w: float, e: float) -> float:
-        """A waiting job's cumulative gain after ``k`` boundaries, as ``_periods_to_gain``
-        evaluates it."""
-        return g + (k * w + p * k * (k - 1) / 2.0) / e
-
-    def quiet_periods(now: float, first_s: float, run_k: int) -> int:
-        """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision."""
-        if lazy:
-            return lazy_quiet(now, first_s, run_k)
-        if run_k >= 0 and not preemptive:
-            return never
-        if run_k < 0 or strict:
-            return 0
-        run_low = incl_run and tok[run_k] < top_level
-        if sat or (incl_run and not run_low):
-            # The threshold is the top level: only a job below it reaching it can matter.
-            below = [*low, run_k] if run_low else low
-            thr: float = top_level
-        else:
-            below = [*low, run_k] if incl_run else low
-            thr = round_down_to_level(max([tok[k] for k in below]), levels)
-        best = never
-        ahead = first_s - now
-        n0 = round(first_s / period)
-        for k in below:
-            top = tok[k] * (1.0 + 1e-12)
-            if top >= top_level:
-                continue  # no level above its tokens
-            for lv in levels:
-                if lv <= top or lv < thr:
-                    continue
-                need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
-                if k != run_k:
-                    w = waited[k] + (now - since[k]) + ahead
-                    if cumulative and best < never and est[k] > 0.0:
-                        # ``_periods_to_gain`` returns the least k whose gain (this very
-                        # float expression, non-decreasing in k) reaches ``need``: if
-                        # ``best - 1`` boundaries fall short, this job cannot come sooner.
-                        b1 = best - 1
-                        if g_below(gain[k], b1, w, est[k]) < need:
-                            break
-                    if cumulative:
-                        kk = to_gain(gain[k], need, w, p, est[k], True, True)
-                    else:
-                        kk = b_gain(need, waited[k], since[k], n0, p, est[k])
-                else:
-                    kk = to_gain(gain[k], need, waited[k], p, est[k], False, cumulative)
-                if kk < best:
-                    best = kk
-                break  # the next level up is reached first
-        return best - 1 if best > 1 else 0
-
     ai = 0
     next_arr = arr_t[0]
     now = 0.0
@@ -835,11 +394,7 @@ def execute_columns(run: _Run) -> SimResult:
                     last += 1
                 count = last - k0 + 1
                 if count > 0:
-                    # A running job's linear credit depends only on its waiting before it
-                    # started: made once per stay (``cred_k``), the same value every time.
-                    on_periods(t, k0 * period, count, -1 if run_k == cred_k else run_k)
-                    if not cumulative:
-                        cred_k = run_k
+                    on_periods(t, k0 * period, count, run_k)
                 nxt = last + 1
                 if nxt < sched_k and nxt * period <= t + tol:
                     b = nxt * period
@@ -923,8 +478,8 @@ def execute_columns(run: _Run) -> SimResult:
                     if tl is not None and now > save_t:
                         tl.append(Segment(rid[k], save_t, now, "save", rname, units, f0))
                     if token:
-                        since[k] = now
-                        enqueue(k)
+                        enqueue(k, now)
+                        nwait += 1
                     else:
                         heappush(ready, srpt_key(k) if srpt else hkey[k])
                     mkind = _NONE
@@ -943,8 +498,8 @@ def execute_columns(run: _Run) -> SimResult:
         arrived = next_arr <= horizon
         if token:
             while next_arr <= horizon:
-                since[ai] = now
-                enqueue(ai)
+                enqueue(ai, now)
+                nwait += 1
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
@@ -968,9 +523,7 @@ def execute_columns(run: _Run) -> SimResult:
         else:
             decide = preempted or arrived or ticked
         if ticked:
-            on_period(now, -1 if run_k == cred_k else run_k)
-            if not cumulative:
-                cred_k = run_k
+            on_period(now, run_k)
         if decide and pre_k < 0 and (run_k < 0 or preemptive):
             if token:
                 if run_k < 0:
@@ -1063,13 +616,12 @@ def execute_columns(run: _Run) -> SimResult:
                 if start:  # give the array to ``cand`` (restoring its checkpoint first)
                     k = cand
                     if token:
-                        dequeue(k)
+                        dequeue(k, now)
                         if killed >= 0:
-                            since[killed] = now
-                            enqueue(killed)
+                            enqueue(killed, now)
                             killed = -1
-                        waited[k] += now - since[k]
-                        cred_k = -1  # a new stay: its credit is made again
+                        else:
+                            nwait -= 1
                     else:
                         heappop(ready)  # ``k`` is its top
                         if killed >= 0:  # waits again, with no work done

@@ -101,11 +101,13 @@ from npusched.policies.contract import (
     MachineView,
     Mechanism,
     PowerCapError,
+    ReadyHook,
     ResourceView,
     Schedule,
     SchedulerView,
     is_no_op,
     job_cap_w,
+    ready_hooks,
 )
 from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
@@ -572,6 +574,9 @@ class _Run:
         self.clock = Clock()
         self.queue = EventQueue()
         self.ready: list[Job] = []
+        # The policy's ready-queue hooks (``contract.ready_hooks``; the general loop sets them).
+        self.on_enter: ReadyHook | None = None
+        self.on_leave: ReadyHook | None = None
         self.res = [_Res(r) for r in sim.machine.resources]
         self.pending: list[tuple[Job, int, int, _Variant, Allocation]] = []
         #: Jobs with a re-allocation in flight (``_next_alloc`` set).
@@ -1034,6 +1039,8 @@ class _Run:
                 del ready[0]
             else:
                 ready.remove(job)
+            if self.on_leave is not None:
+                self.on_leave(job.order, job, now)
         # Time spent waiting for units (state STARTING) counts as waiting too.
         job._waited += now - job._wait_since
         res.free -= units
@@ -1259,6 +1266,8 @@ class _Run:
             ready.append(job)
         else:
             insort(ready, job, key=_ORDER)
+        if self.on_enter is not None:
+            self.on_enter(job.order, job, now)
 
     def _checkpoint(self, job: Job, fuse: bool = False) -> bool:
         """CHECKPOINT: let ``job`` run to its next preemption point, then save its context.
@@ -1455,6 +1464,8 @@ class _Run:
             ready.append(job)
         else:
             insort(ready, job, key=_ORDER)
+        if self.on_enter is not None:
+            self.on_enter(k, job, self.clock.now)
         self.released.append(job)
         return job
 
@@ -1886,6 +1897,8 @@ class _Run:
         self.power_policy = sim.power
         policy.reset()
         temporal = self.temporal
+        if temporal:  # a policy that keeps per-job state hears of the ready queue's changes
+            self.on_enter, self.on_leave = ready_hooks(policy, self.arrivals) or (None, None)
         preemptive = bool(getattr(policy, "preemptive", True))
         period = getattr(policy, "period_s", None)
         if period is not None and not (period > 0.0 and math.isfinite(period)):

@@ -60,13 +60,22 @@ mechanism its ``mechanism`` parameter names (``"dynamic"`` is Algorithm 3).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
+from typing import Any
 
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.policies.base import TemporalPolicyBase
-from npusched.policies.contract import KEEP, Decision, JobView, SchedulerView, wait_stay
+from npusched.policies.contract import (
+    KEEP,
+    Decision,
+    JobView,
+    SchedulerView,
+    declared_order,
+    wait_stay,
+)
+from npusched.policies.temporal.levels import TokenTable, token_table
 from npusched.policies.temporal.mechanism import check_mode, check_seconds, decide
 from npusched.policies.temporal.sjf import shortest_remaining
 
@@ -207,6 +216,85 @@ class TokenScheduler(TemporalPolicyBase, Component):
         #: period boundary over its estimate; ``"cumulative"``: the sum over period boundaries of
         #: its ready-queue seconds so far over its estimate. The only per-job state.
         self.gain_: dict[int, float] = {}
+        #: The general loop's token table for this run (:meth:`ready_hooks`), else ``None``.
+        self.table_: TokenTable | None = None
+        #: Per job of the table (by dispatch index), its view, and each view's index by ``id``.
+        self.jobs_: list[JobView | None] = []
+        self.index_: dict[int, int] = {}
+
+    # --- the token table (Algorithm 2 written once: both engine loops) ---------------------
+    #: Whether the general loop keeps Algorithm 2 in the token table (:meth:`ready_hooks`)
+    #: where the ready order holds. ``False`` (on an instance) keeps the scan over job views
+    #: (:meth:`candidates`, :meth:`on_period`, ...): the reference the tests hold both loops to.
+    level_table: bool = True
+    table_: TokenTable | None = None
+
+    def token_table(
+        self,
+        priorities: Sequence[int],
+        arrivals_s: Sequence[float],
+        ids: Sequence[int],
+        est: list[float],
+        exe: list[float],
+    ) -> TokenTable:
+        """Algorithm 2's token table (:func:`~npusched.policies.temporal.levels.token_table`)
+        for a run's requests in dispatch order (index ``k``: a job's place in it), given as
+        columns: their priorities, arrival times (seconds; a longer list is read only at its
+        first ``len(priorities)`` places) and ids, with the lists of their estimates and work
+        done (seconds) that the caller keeps current (lists are kept, not copied)."""
+        return token_table(self, priorities, arrivals_s, ids, est, exe)
+
+    def ready_hooks(
+        self, requests: Sequence[Any]
+    ) -> tuple[Callable[[int, JobView, float], None], Callable[[int, JobView, float], None]] | None:
+        """The engine's general loop asks once per run, after :meth:`reset`, with the run's
+        requests in dispatch order (see :func:`~npusched.policies.contract.ready_hooks`).
+        Where this class's ready order holds (:func:`~npusched.policies.contract.declared_order`:
+        the built-in Algorithm 2) and :attr:`level_table` is true, the policy keeps the token
+        table and answers the hooks the engine then calls: ``enter(k, job, now)`` when job ``k``
+        enters the ready queue (dispatch, or back after a preemption) and ``leave(k, job,
+        now)`` when it leaves it to start; :meth:`on_period`, :meth:`on_periods`,
+        :meth:`quiet_periods` and :meth:`pick` read the table then (O(levels log n) per tick
+        under the default rule), not the queue. Otherwise ``None``: the scan over job views."""
+        self.table_ = None
+        if not self.level_table or declared_order(self) not in (
+            "tokens-remaining",
+            "tokens-arrival",
+        ):
+            return None
+        n = len(requests)
+        tbl = self.token_table(
+            [r.priority for r in requests],
+            [r.arrival_s for r in requests],
+            [r.id for r in requests],
+            [0.0] * n,
+            [0.0] * n,
+        )
+        jobs: list[JobView | None] = [None] * n
+        index: dict[int, int] = {}
+        est, exe, waited = tbl.est, tbl.exe, tbl.waited
+        enqueue, dequeue = tbl.enqueue, tbl.dequeue
+
+        def enter(k: int, job: JobView, now: float) -> None:
+            if jobs[k] is not job:
+                jobs[k] = job
+                index[id(job)] = k
+                est[k] = job.estimated_s
+            exe[k] = job.executed_s
+            waited[k] = wait_stay(job, now)[0]
+            enqueue(k, now)
+
+        def leave(k: int, job: JobView, now: float) -> None:
+            dequeue(k, now)
+
+        self.table_ = tbl
+        self.jobs_ = jobs
+        self.index_ = index
+        return enter, leave
+
+    def _run_k(self, running: JobView | None) -> int:
+        """The table's index of the running job (-1 for none)."""
+        return -1 if running is None else self.index_[id(running)]
 
     def _state(self) -> dict[int, float]:
         if not hasattr(self, "gain_"):
@@ -311,6 +399,10 @@ class TokenScheduler(TemporalPolicyBase, Component):
         two periods). ``"cumulative"``: every task of the ReadyQueue (:meth:`queue`) adds its
         slowdown so far.
         """
+        tbl = self.table_
+        if tbl is not None:
+            tbl.credit_tick(view.now, self._run_k(view.running))
+            return
         gain = self._state()
         if self.tokens == "linear":
             now = view.now
@@ -336,6 +428,10 @@ class TokenScheduler(TemporalPolicyBase, Component):
         before ``view.now``) at once, exactly as ``count`` calls of :meth:`on_period` at those
         times would: nothing changed between them, so a waiting job had waited ``waited_s -
         (now - b)`` at boundary ``b`` and the running job ``waited_s``."""
+        tbl = self.table_
+        if tbl is not None:
+            tbl.credit_periods(view.now, first_s, count, self._run_k(view.running))
+            return
         gain = self._state()
         now = view.now
         p = float(self.period_s or PERIOD_S)
@@ -387,6 +483,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
         """
         if self.own_rule():
             return 0  # a subclass's token rule: tick at every boundary
+        tbl = self.table_
+        if tbl is not None:
+            return tbl.quiet(view.now, first_s, self._run_k(view.running))
         running = view.running
         if running is not None and not self.preemptive:
             return _NEVER
@@ -585,6 +684,14 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
     def pick(self, view: SchedulerView) -> JobView | None:
         """The task Algorithm 2 returns for ``view`` (``None`` if nothing is dispatched)."""
+        tbl = self.table_
+        if tbl is not None:
+            running = view.running
+            if running is None:
+                k = tbl.pick(view.now, -1, 0.0)
+            else:
+                k = tbl.pick(view.now, self.index_[id(running)], running.executed_s)
+            return None if k < 0 else self.jobs_[k]
         return self.choose(self.candidates(self.queue(view)), view.running)
 
     def select(self, view: SchedulerView) -> Decision:
