@@ -448,3 +448,84 @@ def test_a_quantum_shorter_than_the_voltage_switch_is_reported_not_run_forever()
     with pytest.raises(SimulationError, match="livelock"):
         run()
     assert run(quantum_s=2.5e-3).n_finished == 3  # type: ignore[attr-defined]
+
+
+def _machine_power_loop(result: object, machine: Machine) -> tuple[np.ndarray, np.ndarray]:
+    """``machine_power_timeline`` as written before its columns (one loop over the segments
+    per resource): the reference its arrays must equal bit for bit."""
+    from npusched.metrics.power import piece_power_timeline
+
+    tp, wp = piece_power_timeline(result.power)  # type: ignore[attr-defined]
+    end = float(result.end_s)  # type: ignore[attr-defined]
+    starts: list[float] = []
+    deltas: list[float] = []
+    idle_total = 0.0
+    for res in machine.resources:
+        idle = float(res.idle_power_w)
+        idle_total += idle
+        if idle == 0.0:
+            continue
+        per_unit = idle / res.capacity
+        for s in result.timeline:  # type: ignore[attr-defined]
+            if s.kind == "run" and s.resource == res.name and s.end_s > s.start_s:
+                starts += [s.start_s, s.end_s]
+                deltas += [-per_unit * s.units, per_unit * s.units]
+    grid = np.unique(np.concatenate([tp, np.asarray(starts, dtype=np.float64), [0.0, end]]))
+    grid = grid[(grid >= 0.0) & (grid <= end)]
+    k = np.searchsorted(tp, grid, side="right") - 1
+    jobs = np.where(k >= 0, wp[np.maximum(k, 0)], 0.0)
+    if starts:
+        t = np.asarray(starts, dtype=np.float64)
+        order = np.argsort(t, kind="stable")
+        t = t[order]
+        cum = np.cumsum(np.asarray(deltas, dtype=np.float64)[order])
+        j = np.searchsorted(t, grid, side="right") - 1
+        idle_now = idle_total + np.where(j >= 0, cum[np.maximum(j, 0)], 0.0)
+    else:
+        idle_now = np.full(grid.shape, idle_total)
+    watts = jobs + idle_now
+    watts[-1] = 0.0
+    return grid, watts
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_machine_power_timeline_equals_the_segment_loop(seed: int) -> None:
+    """The column form of ``machine_power_timeline`` gives the loop's arrays bit for bit: a
+    Planaria run under a cap (fission units, many overlapping segments) and a synthetic
+    timeline on two resources (unsorted, zero-length and non-``run`` segments, tied bounds)."""
+    from types import SimpleNamespace
+
+    from npusched.sim.common import Segment
+
+    dev = _fission_dev()
+    profs = {m: compile_profile(get_network(m), dev) for m in NETS}
+    rng = np.random.default_rng(seed)
+    n = 12
+    t = np.sort(rng.uniform(0.0, 2e-3, n))
+    reqs = [Request(i, float(t[i]), NETS[int(rng.integers(2))], slo_s=5e-3) for i in range(n)]
+    machine = _fission_machine(dev)
+    sim = Simulator(
+        profs, PlanariaPolicy(), machine=machine, power=_dfs(dev, 35.0), power_cap_w=35.0,
+        record_power=True, record_timeline=True,
+    )  # fmt: skip
+    res = sim.run(reqs)
+    for got, want in zip(
+        machine_power_timeline(res, machine), _machine_power_loop(res, machine), strict=True
+    ):
+        assert got.tobytes() == want.tobytes()
+    two = Machine((Resource("a", capacity=3, idle_power_w=3.3), Resource("b", idle_power_w=0.1)))
+    segs = []
+    for i in range(600):
+        s0 = round(float(rng.uniform(0.0, 1.0)), 2)  # rounded: many tied bounds
+        s1 = s0 + round(float(rng.uniform(0.0, 0.2)), 2) * int(rng.integers(0, 2))
+        segs.append(
+            Segment(
+                i, s0, s1, ("run", "save", "restore")[int(rng.integers(3))],
+                ("a", "b")[int(rng.integers(2))], int(rng.integers(1, 5)),
+            )
+        )  # fmt: skip
+    fake = SimpleNamespace(power=[], timeline=segs, end_s=1.3)
+    for got, want in zip(
+        machine_power_timeline(fake, two), _machine_power_loop(fake, two), strict=True
+    ):
+        assert got.tobytes() == want.tobytes()

@@ -436,6 +436,11 @@ def _in_order(
     return t[last], level[last]
 
 
+_SEG_START = attrgetter("start_s")
+_SEG_END = attrgetter("end_s")
+_SEG_UNITS = attrgetter("units")
+
+
 def machine_power_timeline(
     result: Any, machine: Any
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -455,30 +460,49 @@ def machine_power_timeline(
         raise ConfigError("machine power needs record_power=True and record_timeline=True")
     tp, wp = piece_power_timeline(result.power)
     end = float(result.end_s)
-    starts: list[float] = []
-    deltas: list[float] = []
+    # The ``run`` segments as columns (one pass over the timeline), then per resource their
+    # bounds and idle-power deltas as arrays: resource by resource, each in timeline order with a
+    # segment's start before its end (the order the stable sort and the running sum below see,
+    # so the sums are the loop's bits).
+    tl = result.timeline
+    parts_t: list[npt.NDArray[np.float64]] = []
+    parts_d: list[npt.NDArray[np.float64]] = []
     idle_total = 0.0
+    cols: Any = None
     for res in machine.resources:
         idle = float(res.idle_power_w)
         idle_total += idle
-        if idle == 0.0:
+        if idle == 0.0 or not tl:
+            continue
+        if cols is None:  # the ``run`` segments' fields as columns, once
+            runs = [s for s in tl if s.kind == "run" and s.end_s > s.start_s]
+            n_runs = len(runs)
+            cols = (
+                np.fromiter(map(_SEG_START, runs), np.float64, n_runs),
+                np.fromiter(map(_SEG_END, runs), np.float64, n_runs),
+                np.fromiter(map(_SEG_UNITS, runs), np.float64, n_runs),
+                np.array([s.resource for s in runs], dtype=object),
+            )
+        seg_start, seg_end, units, where = cols
+        mine = where == res.name
+        if not mine.any():
             continue
         per_unit = idle / res.capacity
-        for s in result.timeline:
-            if s.kind == "run" and s.resource == res.name and s.end_s > s.start_s:
-                starts += [s.start_s, s.end_s]
-                deltas += [-per_unit * s.units, per_unit * s.units]
-    grid = np.unique(np.concatenate([tp, np.asarray(starts, dtype=np.float64), [0.0, end]]))
+        # ``per_unit * units`` in doubles, as the loop over segments computed it
+        d = per_unit * units[mine]
+        parts_t.append(np.column_stack([seg_start[mine], seg_end[mine]]).ravel())
+        parts_d.append(np.column_stack([-d, d]).ravel())
+    starts = np.concatenate(parts_t) if parts_t else np.empty(0)
+    grid = np.unique(np.concatenate([tp, starts, [0.0, end]]))
     grid = grid[(grid >= 0.0) & (grid <= end)]
     # jobs' power at each breakpoint (right-continuous)
     k = np.searchsorted(tp, grid, side="right") - 1
     jobs = np.where(k >= 0, wp[np.maximum(k, 0)], 0.0)
     # idle power of the units not computing
-    if starts:
-        t = np.asarray(starts, dtype=np.float64)
-        order = np.argsort(t, kind="stable")
-        t = t[order]
-        cum = np.cumsum(np.asarray(deltas, dtype=np.float64)[order])
+    if starts.size:
+        order = np.argsort(starts, kind="stable")
+        t = starts[order]
+        cum = np.cumsum(np.concatenate(parts_d)[order])
         j = np.searchsorted(t, grid, side="right") - 1
         idle_now = idle_total + np.where(j >= 0, cum[np.maximum(j, 0)], 0.0)
     else:

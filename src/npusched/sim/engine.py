@@ -501,13 +501,18 @@ class _Res:
         self.energy = 0.0
 
 
+#: ``(plan, (f, V) per step, the level at no work done)``; the last two ``None`` for a plan
+#: with no clock (``_Run._step_levels``).
+_PlanLevels = tuple[ExecPlan, list[tuple[float, float]] | None, tuple[float, float] | None]
+
+
 class _LevelState:
     """Per resource: the ``(f, V)`` its free units stand at, the jobs that started there (each
     with its ``wasted_s``, position and the units' level when it started) and how many starts in
     a row were stopped before computing anything; the voltage of each clock seen (see
     ``_Run._level_switch``)."""
 
-    __slots__ = ("aborted", "free_level", "holders", "volt")
+    __slots__ = ("aborted", "by_plan", "free_level", "holders", "volt")
 
     def __init__(self, n_resources: int) -> None:
         self.free_level: list[tuple[float, float] | None] = [None] * n_resources
@@ -516,6 +521,9 @@ class _LevelState:
         ]
         self.aborted = [0] * n_resources
         self.volt: dict[float, float] = {}
+        #: Per plan (by identity, the plan kept alive in its entry): the ``(f, V)`` of each
+        #: step and the first one, built on the plan's first start (``_Run._step_levels``).
+        self.by_plan: dict[int, _PlanLevels] = {}
 
 
 #: Starts in a row on one resource stopped during their clock/voltage switch before the engine
@@ -966,14 +974,18 @@ class _Run:
                 "period or quantum is shorter than the power policy's switch time)"
             )
         plan = job.plan
-        freqs = plan.frequency_hz
-        if freqs is None or plan.steps == 0:
+        hit = st.by_plan.get(id(plan))
+        if hit is None or hit[0] is not plan:
+            hit = self._step_levels(plan)
+        levels = hit[1]
+        if levels is None:
             st.holders[ri].append((job, job.wasted_s, job._exec, st.free_level[ri]))
             return 0.0
-        step = min(plan.position_at(job._exec)[0], plan.steps - 1)
-        nxt = self._level_of(float(freqs[step]))
+        ex = job._exec
+        # a fresh start (no work done) starts at the plan's first level (kept with the plan)
+        nxt = hit[2] if ex == 0.0 else levels[min(plan.position_at(ex)[0], plan.steps - 1)]
         prev_lv = st.free_level[ri]
-        st.holders[ri].append((job, job.wasted_s, job._exec, prev_lv))
+        st.holders[ri].append((job, job.wasted_s, ex, prev_lv))
         st.free_level[ri] = nxt  # these units now run at the job's level
         sw = float(power.switch_cost(prev_lv, nxt)) if prev_lv is not None else 0.0
         if sw > 0.0:
@@ -982,17 +994,43 @@ class _Run:
                 self._add_energy(job, res, e)
         return sw
 
+    def _step_levels(self, plan: ExecPlan) -> _PlanLevels:
+        """``(plan, levels, first)``: the ``(f, V)`` of every step of ``plan`` (one shared tuple
+        per level: :meth:`_level_of` of each step's clock) and the level a job with no work
+        done starts at (its position at 0, as ``position_at``); built once per plan and kept
+        by identity. ``levels`` and ``first`` are ``None`` if the plan has no clock or no
+        steps."""
+        st = self._levels
+        assert st is not None
+        hit = st.by_plan.get(id(plan))
+        if hit is not None and hit[0] is plan:
+            return hit
+        freqs = plan.frequency_hz
+        if freqs is None or plan.steps == 0:
+            hit = (plan, None, None)
+        else:
+            memo: dict[float, tuple[float, float]] = {}
+            levels = []
+            for x in freqs:
+                f = float(x)
+                lv = memo.get(f)
+                if lv is None:
+                    lv = memo[f] = self._level_of(f)
+                levels.append(lv)
+            hit = (plan, levels, levels[min(plan.position_at(0.0)[0], plan.steps - 1)])
+        st.by_plan[id(plan)] = hit
+        return hit
+
     def _exit_level(self, job: Job, wasted0: float) -> tuple[float, float] | None:
         """The ``(f, V)`` of the last step ``job`` executed before releasing its units
         (``wasted0``: its ``wasted_s`` when it started; a KILL zeroes its position and adds the
         work to ``wasted_s``); ``None`` if its plan has no clock."""
         plan = job.plan
-        freqs = plan.frequency_hz
-        if freqs is None or plan.steps == 0:
+        levels = self._step_levels(plan)[1]
+        if levels is None:
             return None
         ex = job._exec if job._exec > 0.0 else job.wasted_s - wasted0
-        step = min(max(plan.step_at(ex - TIME_TOL_S), 0), plan.steps - 1)
-        return self._level_of(float(freqs[step]))
+        return levels[min(max(plan.step_at(ex - TIME_TOL_S), 0), plan.steps - 1)]
 
     def _level_of(self, f: float) -> tuple[float, float]:
         """``(f, V)``: the power policy's voltage at clock ``f`` (Hz)."""

@@ -47,6 +47,9 @@ from npusched.policies.contract import (
 )
 from npusched.policies.machine import MachinePolicyBase, fast_schedule
 
+#: The machine's first resource, whole: every batching policy's allocation (frozen, shared).
+_WHOLE = Allocation()
+
 __all__ = [
     "AdaptBPolicy",
     "FluidBPolicy",
@@ -77,6 +80,10 @@ class _MachineBase(MachinePolicyBase, Component):
         self.validate()
         self.invocations_ = 0
         self.preemptions_ = 0
+        #: per plan (by identity): whether a job with no work done stands at step 0
+        self.step0_: dict[int, tuple[Any, bool]] = {}
+        #: per network: its plan's intermediate exits (the batch-1 plan's, as ``_exit_step``)
+        self.exits_: dict[str, Sequence[int]] = {}
 
     def _check_slo_and_b_max(self, owner: str) -> None:
         """``slo_s`` seconds > 0 and ``b_max`` an integer >= 1, else a one-line error."""
@@ -87,22 +94,37 @@ class _MachineBase(MachinePolicyBase, Component):
         if not (isinstance(b_max, int) and b_max >= 1):
             raise ConfigError(f"{owner}: b_max={b_max!r}; must be an integer >= 1")
 
-    @staticmethod
-    def _fresh(view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:
-        """Waiting jobs that have not started, oldest first."""
-        return [
-            j
-            for j in view.ready
-            if j.id not in exclude and j.executed_s <= 0.0 and j.position[0] == 0
-        ]
+    def _fresh(self, view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:
+        """Waiting jobs that have not started, oldest first (``executed_s <= 0`` and at step 0
+        of their plan)."""
+        out = []
+        for j in view.ready:  # a plain loop: the queue is short (see _at_step_0)
+            if j.executed_s <= 0.0 and j.id not in exclude and self._at_step_0(j):
+                out.append(j)
+        return out
+
+    def _at_step_0(self, j: JobView) -> bool:
+        """``j.position[0] == 0`` for a job with ``executed_s <= 0``: its plan's position at no
+        work (one look-up per plan, kept by identity; a plan whose first steps take no time
+        stands past them)."""
+        plan = j.plan
+        hit = self.step0_.get(id(plan))
+        if hit is not None and hit[0] is plan:
+            return hit[1] or j.executed_s < 0.0
+        ok = j.position[0] == 0
+        if j.executed_s == 0.0:
+            self.step0_[id(plan)] = (plan, ok)
+        return ok
 
     @staticmethod
     def _start(jobs: Sequence[JobView], until: int | None = None) -> Schedule:
-        """Merge ``jobs`` into the first and start it (stopping at step ``until``)."""
+        """Merge ``jobs`` into the first and start it (stopping at step ``until``) on the
+        machine's first resource, whole (one shared :class:`Allocation`: the engine resolves it
+        by identity)."""
         head = jobs[0]
         merge = (Merge(head, list(jobs[1:])),) if len(jobs) > 1 else ()
         return fast_schedule(
-            assign={head: Allocation()},
+            assign={head: _WHOLE},
             merge=merge,
             until_step={head: until} if until is not None else {},
         )
@@ -143,16 +165,22 @@ class FluidBPolicy(_MachineBase):
     def select(self, view: MachineView) -> Schedule:
         if view.running or view.preempting:
             return NOTHING
-        by_id = {j.id: j for j in view.ready}
-        active = by_id.get(self.active_) if self.active_ is not None else None
-        catch = by_id.get(self.catch_) if self.catch_ is not None else None
-        if self.catch_ is not None:  # the catch-up batch reached the exit (or all of it left)
-            self.catch_ = None
-            if active is not None and catch is not None:
-                return self._decide(view, active, merged=catch)
-        if active is not None:
-            return self._decide(view, active)
-        self.active_ = None
+        active_id, catch_id = self.active_, self.catch_
+        if active_id is not None or catch_id is not None:
+            active = catch = None
+            for j in view.ready:
+                jid = j.id
+                if jid == active_id:
+                    active = j
+                elif jid == catch_id:
+                    catch = j
+            if catch_id is not None:  # the catch-up batch reached the exit (or all of it left)
+                self.catch_ = None
+                if active is not None and catch is not None:
+                    return self._decide(view, active, merged=catch)
+            if active is not None:
+                return self._decide(view, active)
+            self.active_ = None
         fresh = self._fresh(view)
         if not fresh:
             return NOTHING
@@ -162,7 +190,10 @@ class FluidBPolicy(_MachineBase):
         return self._start(batch, self._exit_step(view, batch[0], 0))
 
     def _exit_step(self, view: MachineView, job: JobView, i: int) -> int | None:
-        exits = view.profiles[job.network].plan(1).exits
+        """The step of intermediate exit ``i`` of ``job``'s network (``None`` past the last)."""
+        exits = self.exits_.get(job.network)
+        if exits is None:
+            exits = self.exits_[job.network] = view.profiles[job.network].plan(1).exits
         return exits[i] if i < len(exits) else None
 
     def _decide(
@@ -191,7 +222,7 @@ class FluidBPolicy(_MachineBase):
         self.exit_ = i + 1
         nxt = self._exit_step(view, active, i + 1)
         return fast_schedule(
-            assign={active: Allocation()},
+            assign={active: _WHOLE},
             merge=merge,
             until_step={active: nxt} if nxt is not None else {},
         )
@@ -342,7 +373,7 @@ class LazyBatchingPolicy(_MachineBase):
         steps = active.plan.steps
         nxt = self.layer_ + 1
         return fast_schedule(
-            assign={active: Allocation()},
+            assign={active: _WHOLE},
             merge=tuple(merge),
             until_step={active: nxt} if nxt < steps else {},
         )

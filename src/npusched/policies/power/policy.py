@@ -124,15 +124,26 @@ class PowerPolicyBase(Component):
         """``(cap_w, freq_switch_s, volt_switch_s)`` checked; the engine asks at every start
         (:meth:`switch_cost`), so the check runs again only when a value (or its type)
         changed since the last one passed."""
-        key = tuple(
-            (type(v), v)
-            for v in (self.cap_w, self.freq_switch_s, self.volt_switch_s, self.idle_power_w)
-        )
-        hit = self.__dict__.get("_validated_for")
-        if hit is not None and hit[0] == key:
-            return hit[1]
+        vals = (self.cap_w, self.freq_switch_s, self.volt_switch_s, self.idle_power_w)
+        d = self.__dict__
+        hit = d.get("_validated_for")
+        if hit is not None:
+            # The same four objects as at the last check (attributes unchanged: one identity
+            # test each, no tuple of types per call)
+            last = hit[0]
+            if (
+                vals[0] is last[0]
+                and vals[1] is last[1]
+                and vals[2] is last[2]
+                and vals[3] is last[3]
+            ):
+                return hit[1]
+            key = tuple((type(v), v) for v in vals)
+            if hit[2] == key:  # equal values of the same types: no new check
+                d["_validated_for"] = (vals, hit[1], key)
+                return hit[1]
         out = self._check_values()
-        self.__dict__["_validated_for"] = (key, out)
+        d["_validated_for"] = (vals, out, tuple((type(v), v) for v in vals))
         return out
 
     def _check_values(self) -> tuple[float, float, float]:
