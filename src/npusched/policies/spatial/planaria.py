@@ -335,6 +335,14 @@ def _counts_from_estimates(
         shares.append(sh)
         base.append(floor(sh + 1e-12))
     left = remaining_array - sum(base)
+    if left == 1 and n == 2:  # the common pair: the one leftover to the first in key order
+        b0 = base[0]
+        b1 = base[1]
+        k0 = (-(round((shares[0] - b0) * 1e9) / 1e9), -scores[0], 0)
+        k1 = (-(round((shares[1] - b1) * 1e9) / 1e9), -scores[1], 1)
+        if k1 < k0:
+            return [est[0] + b0, est[1] + b1 + 1]
+        return [est[0] + b0 + 1, est[1] + b1]
     if left > 0:
         keyed = []
         for i in range(n):
