@@ -97,6 +97,7 @@ import numpy.typing as npt
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
 from npusched.hardware.profile import ExecPlan, Profile
 from npusched.policies.contract import (
+    NOTHING,
     Allocation,
     MachineView,
     Mechanism,
@@ -1529,21 +1530,22 @@ class _Run:
         them), the resource views are shared while no resource's free units change."""
         running: list[Job] = []
         preempting: list[Job] = []
-        frees = []
-        for res in self.res:
-            frees.append(res.free)
-            jobs = res.jobs
-            if jobs:
-                for j in jobs:
-                    (preempting if j.state is PREEMPTING else running).append(j)
+        res_l = self.res
+        for res in res_l:
+            for j in res.jobs:
+                if j.state is PREEMPTING:
+                    preempting.append(j)
+                else:
+                    running.append(j)
         if self.pending:
-            running.extend(e[0] for e in self.pending)
-        key = tuple(frees)
+            for e in self.pending:
+                running.append(e[0])
+        key = (res_l[0].free,) if len(res_l) == 1 else tuple([r.free for r in res_l])
         cache = self._res_views
         resources = cache.get(key)
         if resources is None:
             resources = cache[key] = MappingProxyType(  # shared: read-only
-                {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in self.res}
+                {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in res_l}
             )
         if not _FAST_MACHINE_VIEW:  # pragma: no cover - only if MachineView changes shape
             return MachineView(
@@ -1584,6 +1586,10 @@ class _Run:
 
     def _apply(self, sched: Schedule) -> None:
         """Carry out a machine policy's :class:`Schedule`."""
+        if sched is NOTHING:  # no change: only the starts waiting for units, as far as they can
+            if self.pending:
+                self._drain_pending()
+            return
         if not isinstance(sched, Schedule):
             raise SimulationError(
                 f"policy {self._pname()!r} returned {type(sched).__name__}; a machine policy "

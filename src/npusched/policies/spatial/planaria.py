@@ -307,24 +307,53 @@ def schedule_counts_small(
             k = r.index(min(r))
         est.append(k + 1)
         at_est.append(row[k])
+    return _counts_from_estimates(priority, slack_s, est, at_est, size)
+
+
+def _counts_from_estimates(
+    priority: list[float], slack_s: list[float], est: list[int], at_est: list[float], size: int
+) -> list[int]:
+    """Lines 6-11 of Algorithm 1 on Python floats for fewer than :data:`SMALL_QUEUE` tasks,
+    given each task's estimate ``est`` (ESTIMATERESOURCES) and its predicted remaining seconds
+    on it ``at_est``: :func:`schedule_counts_small`'s counts from there on."""
+    n = len(priority)
     total_est = sum(est)
     if total_est > size:
         return _unfit_counts(priority, slack_s, est, size)
-    scores = [
-        p / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S)
-        for p, a in zip(priority, at_est, strict=True)
-    ]
+    # plain loops: on Python 3.11 a comprehension's or a key function's frame costs more than
+    # these few items
+    scores = []
+    for p, a in zip(priority, at_est, strict=True):
+        scores.append(p / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S))
     remaining_array = size - total_est
     total = sum(scores)
-    shares = [sc / total * remaining_array for sc in scores]
-    base = [math.floor(sh + 1e-12) for sh in shares]
+    shares = []
+    base = []
+    floor = math.floor
+    for sc in scores:
+        sh = sc / total * remaining_array
+        shares.append(sh)
+        base.append(floor(sh + 1e-12))
     left = remaining_array - sum(base)
+    if left == 1 and n == 2:  # the common pair: the one leftover to the first in key order
+        b0 = base[0]
+        b1 = base[1]
+        k0 = (-(round((shares[0] - b0) * 1e9) / 1e9), -scores[0], 0)
+        k1 = (-(round((shares[1] - b1) * 1e9) / 1e9), -scores[1], 1)
+        if k1 < k0:
+            return [est[0] + b0, est[1] + b1 + 1]
+        return [est[0] + b0 + 1, est[1] + b1]
     if left > 0:
-        rem = [round((sh - b) * 1e9) / 1e9 for sh, b in zip(shares, base, strict=True)]
-        order = sorted(range(n), key=lambda i: (-rem[i], -scores[i], i))
-        for i in order[:left]:
+        keyed = []
+        for i in range(n):
+            keyed.append((-(round((shares[i] - base[i]) * 1e9) / 1e9), -scores[i], i))
+        keyed.sort()
+        for _, _, i in keyed[:left]:
             base[i] += 1
-    return [e + b for e, b in zip(est, base, strict=True)]
+    out = []
+    for e, b in zip(est, base, strict=True):
+        out.append(e + b)
+    return out
 
 
 def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> dict[int, int]:
@@ -345,16 +374,72 @@ def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> di
 class _Table(NamedTuple):
     """One request shape's configuration table: ``cum_t[s]`` the prefix sums (seconds) at step
     ``s`` on 1..size subarrays, ``total`` the last row, ``at_start`` the remaining time at
-    ``(0, 0.0)``, ``steps`` the plan's steps; ``zeros`` a finished job's remaining time."""
+    ``(0, 0.0)``, ``steps`` the plan's steps; ``zeros`` a finished job's remaining time.
+    ``rows``, ``total_l`` and ``at_start_l`` are ``cum_t``, ``total`` and ``at_start`` as Python
+    floats (the small-queue path reads single entries: no NumPy call per job)."""
 
     cum_t: FloatArray
     total: FloatArray
     at_start: FloatArray
     steps: int
+    rows: list[list[float]]
+    total_l: list[float]
+    at_start_l: list[float]
 
     @property
     def zeros(self) -> FloatArray:
         return np.zeros(len(self.total))
+
+
+def _estimate(
+    tab: _Table, step: int, frac: float, slack: float, size: int
+) -> tuple[int, float] | None:
+    """ESTIMATERESOURCES (lines 13-22) of a task at ``(step, frac)`` of ``tab`` with ``slack``
+    seconds: ``(estimate, predicted remaining seconds on it)``, computing PREDICTTIME only for
+    the counts it scans (each entry with :meth:`PlanariaPolicy._remaining`'s float operations,
+    so the same bits); ``None`` where it would take the fastest count of a row holding a NaN
+    (NumPy's ``argmin`` and Python's ``min`` differ there)."""
+    if step >= tab.steps:  # finished: zero on every count, the first count either way
+        return 1, 0.0
+    if frac == 0.0:
+        if step == 0:
+            row = tab.at_start_l
+            for i in range(size):
+                x = row[i]
+                if x <= slack:
+                    return i + 1, x
+            r = row[:size]
+        else:
+            tot = tab.total_l
+            cur = tab.rows[step]
+            for i in range(size):
+                x = tot[i] - cur[i]
+                if x < 0.0:  # np.maximum(x, 0.0) (NaN stays NaN)
+                    x = 0.0
+                if x <= slack:
+                    return i + 1, x
+            r = [tot[i] - cur[i] for i in range(size)]
+            r = [x if not x < 0.0 else 0.0 for x in r]
+    else:
+        tot = tab.total_l
+        cur = tab.rows[step]
+        nxt = tab.rows[step + 1]
+        for i in range(size):
+            c = cur[i]
+            x = tot[i] - (c + frac * (nxt[i] - c))
+            if x < 0.0:
+                x = 0.0
+            if x <= slack:
+                return i + 1, x
+        r = []
+        for i in range(size):
+            c = cur[i]
+            x = tot[i] - (c + frac * (nxt[i] - c))
+            r.append(x if not x < 0.0 else 0.0)
+    if any(x != x for x in r):
+        return None
+    m = min(r)  # no count meets the QoS: the fastest count (the first of equal minima)
+    return r.index(m) + 1, m
 
 
 class PlanariaPolicy(MachinePolicyBase, Component):
@@ -399,6 +484,8 @@ class PlanariaPolicy(MachinePolicyBase, Component):
         self.size_: int | None = None
         #: Allocations by unit count (immutable, shared by every decision of a run).
         self.allocs_: dict[int, Allocation] = {}
+        #: Each job's configuration table, by job id (its request's shape looked up once).
+        self.tab_of_: dict[int, _Table] = {}
 
     def validate(self) -> None:
         """Check the parameters: ``resource`` is ``None`` or a non-empty string, ``name`` a
@@ -418,6 +505,7 @@ class PlanariaPolicy(MachinePolicyBase, Component):
         self.tables_ = {}
         self.size_ = None
         self.allocs_ = {}
+        self.tab_of_ = {}
 
     def _capacity(self, view: MachineView) -> int:
         if self.resource is None:
@@ -445,8 +533,15 @@ class PlanariaPolicy(MachinePolicyBase, Component):
             )
             cum_t = np.ascontiguousarray(cum.T)  # row s: the prefix sums at step s, 1..size
             total = cum_t[-1]
+            at_start = np.maximum(total - cum_t[0], 0.0)
             tab = self.tables_[key] = _Table(
-                cum_t, total, np.maximum(total - cum_t[0], 0.0), cum.shape[1] - 1
+                cum_t,
+                total,
+                at_start,
+                cum.shape[1] - 1,
+                cum_t.tolist(),
+                total.tolist(),
+                at_start.tolist(),
             )
         return tab
 
@@ -488,15 +583,26 @@ class PlanariaPolicy(MachinePolicyBase, Component):
         if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
             p_l: list[float] = []
             s_l: list[float] = []
-            r_l: list[list[float]] = []
+            e_l: list[int] = []
+            a_l: list[float] = []
+            tab_of = self.tab_of_
             for job in jobs:
-                r_l.append(self._remaining(job, self._table(job, size, profiles)).tolist())
-                p_l.append(float(job.priority))
+                tab = tab_of.get(job.id)
+                if tab is None:
+                    tab = tab_of[job.id] = self._table(job, size, profiles)
                 slo = job.request.slo_s
-                s_l.append(math.inf if slo is None else slo - (now - job.arrival_s))
-            small = schedule_counts_small(p_l, s_l, r_l, size)
-            if small is not None:
-                return {job.id: c for job, c in zip(jobs, small, strict=True)}
+                sl = math.inf if slo is None else slo - (now - job.arrival_s)
+                step, frac = job.position
+                got = _estimate(tab, step, frac, sl, size)
+                if got is None:
+                    break
+                e_l.append(got[0])
+                a_l.append(got[1])
+                p_l.append(float(job.priority))
+                s_l.append(sl)
+            else:
+                counts_l = _counts_from_estimates(p_l, s_l, e_l, a_l, size)
+                return {job.id: c for job, c in zip(jobs, counts_l, strict=True)}
         rows = []
         prio = np.empty(n)
         slack = np.empty(n)
@@ -515,19 +621,20 @@ class PlanariaPolicy(MachinePolicyBase, Component):
         if size is None:
             size = self.size_ = self._capacity(view)
         jobs = [*view.running, *view.preempting, *view.ready]
-        if view.reason in ("arrival", "completion"):
+        reason = view.reason
+        promised_all = self.promised_
+        if reason == "arrival" or reason == "completion":
             self.targets_ = self._targets(jobs, view, size)
+            if reason == "completion" and promised_all:
+                # forget finished jobs (ids are never reused: only live ids are looked up)
+                promised_all = self.promised_ = {
+                    j.id: promised_all[j.id] for j in jobs if j.id in promised_all
+                }
         targets = self.targets_
-        old = self.promised_
-        promised_all = self.promised_ = {j.id: old[j.id] for j in jobs if j.id in old}
-        allocs = self.allocs_
-        assign: dict[JobView, Allocation] = {}
-        preempt: list[JobView] = []
-        # Units the engine counts as held or promised (its capacity check): a job holds its
-        # units until it stops; a move adds only the growth beyond what it holds.
         running, preempting, waiting = JobState.RUNNING, JobState.PREEMPTING, JobState.WAITING
-        held_of = []
-        need = 0
+        # One pass: each job's units held (a job holds its units until it stops), promised and
+        # wanted; only jobs whose count changes are touched.
+        changes: list[tuple[JobView, int, int, int]] = []
         for job in jobs:
             st = job.state
             held = 0
@@ -535,16 +642,30 @@ class PlanariaPolicy(MachinePolicyBase, Component):
                 alloc = job.allocation
                 if alloc is not None:
                     held = int(alloc.units or 0)
-            held_of.append(held)
+            promised = promised_all.get(job.id, held)
+            want = targets.get(job.id, 0)
+            if want != promised:
+                changes.append((job, held, promised, want))
+        if not changes:
+            return NOTHING
+        # Units the engine counts as held or promised (its capacity check): a move adds only
+        # the growth beyond what it holds.
+        need = 0
+        for job in jobs:
+            st = job.state
             if st is not waiting:
+                held = 0
+                if st is running or st is preempting:
+                    alloc = job.allocation
+                    if alloc is not None:
+                        held = int(alloc.units or 0)
                 p = promised_all.get(job.id, held)
                 need += p if p > held else held
-        grow: list[tuple[JobView, int, int]] = []
-        for job, held in zip(jobs, held_of, strict=True):  # shrinks and preemptions first
-            want = targets.get(job.id, 0)
-            promised = promised_all.get(job.id, held)
-            if want == promised:
-                continue
+        allocs = self.allocs_
+        assign: dict[JobView, Allocation] = {}
+        preempt: list[JobView] = []
+        grow: list[tuple[JobView, int, int, int]] = []
+        for job, held, promised, want in changes:  # shrinks and preemptions first
             if want == 0:
                 if job.state is running:
                     preempt.append(job)
@@ -554,17 +675,17 @@ class PlanariaPolicy(MachinePolicyBase, Component):
                     need -= promised
                     promised_all[job.id] = 0
                 continue
-            if want < max(held, promised) and job.state is not waiting:
+            before = held if held > promised else promised
+            if want < before and job.state is not waiting:
                 assign[job] = allocs.get(want) or allocs.setdefault(
                     want, Allocation(self.resource, want)
                 )
-                need -= max(held, promised) - max(held, want)
+                need -= before - (held if held > want else want)
                 promised_all[job.id] = want
             else:
-                grow.append((job, want, held))
-        for job, want, held in grow:  # then growths and starts, in queue order, while units allow
-            before = max(held, promised_all.get(job.id, held))
-            extra = max(held, want) - before
+                grow.append((job, want, held, before))
+        for job, want, held, before in grow:  # then growths and starts, in queue order
+            extra = (held if held > want else want) - before
             if need + extra > size:
                 continue  # retried when units are released (the next wake)
             assign[job] = allocs.get(want) or allocs.setdefault(
