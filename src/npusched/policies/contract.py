@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -209,6 +210,26 @@ class Decision:
 
 
 KEEP = Decision(None, Mechanism.DRAIN)
+
+#: ``Decision`` is a plain frozen dataclass of ``(run, mechanism)``: :func:`fast_decision` may
+#: fill its ``__dict__`` directly (else it calls the constructor).
+_FAST_DECISION = (
+    tuple(f.name for f in dataclass_fields(Decision)) == ("run", "mechanism")
+    and "__slots__" not in Decision.__dict__
+)
+
+
+def fast_decision(run: JobView | None, mechanism: Mechanism) -> Decision:
+    """``Decision(run, mechanism)`` built without the frozen dataclass's per-field
+    ``object.__setattr__`` (about a third of its cost; a temporal policy's hot path, one per
+    decision). Equal to the constructor's."""
+    if not _FAST_DECISION:  # pragma: no cover - only if Decision changes shape
+        return Decision(run, mechanism)
+    d = object.__new__(Decision)
+    dd = d.__dict__
+    dd["run"] = run
+    dd["mechanism"] = mechanism
+    return d
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,7 @@ from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
+from functools import cached_property
 from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 from operator import attrgetter, countOf
@@ -637,7 +638,7 @@ class _Run:
         n = len(requests)
         # One path for both inputs: the requests' fields read as columns. A RequestTable
         # (``run_config``'s workloads) gives its own lists and no request object is made
-        # unless a policy or estimator needs one (:meth:`__getattr__`); a list of requests is
+        # unless a policy or estimator needs one (:attr:`arrivals`); a list of requests is
         # read field by field (one C-level pass each; a list is made only where one is kept).
         table = requests if isinstance(requests, RequestTable) else None
         field: Callable[[str], Iterable[Any]]
@@ -703,11 +704,11 @@ class _Run:
         in_order = bool(n) and bool((order_a == np.arange(n)).all())
         # The requests in dispatch order (``arrivals``): a list of requests is kept as it is
         # (generators emit arrivals in order: then a copy); a table's requests are made only
-        # if something asks for them (``__getattr__``).
+        # if something asks for them (the cached ``arrivals``).
         self._disp_order: list[int] | None = None if in_order else order_a.tolist()
         self._table = table
         if table is None:
-            self.arrivals: list[Request] = (
+            self.arrivals = (
                 list(requests) if in_order else [requests[i] for i in order_a.tolist()]
             )
         self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
@@ -777,18 +778,15 @@ class _Run:
         self.col_energy: MutableSequence[float] = array("d", zeros)
         self.col_res: list[str] | npt.NDArray[Any] = [""] * n
 
-    def __getattr__(self, name: str) -> Any:
-        """``arrivals`` (the requests in dispatch order) of a run given a
-        :class:`~npusched.workloads.request.RequestTable`, made on first use and kept (the
-        general loop, a policy key that reads more than the key rows, an estimator that reads
-        more than the shape)."""
-        if name != "arrivals" or "_table" not in self.__dict__:
-            raise AttributeError(name)
+    @cached_property
+    def arrivals(self) -> list[Request]:
+        """The requests in dispatch order. A list input sets it in ``__init__``; for a
+        :class:`~npusched.workloads.request.RequestTable` they are made on first use and kept
+        (the general loop, a policy key that reads more than the key rows, an estimator that
+        reads more than the shape)."""
         reqs = self._table.requests() if self._table is not None else []
         order = self._disp_order
-        arrivals = list(reqs) if order is None else list(map(reqs.__getitem__, order))
-        self.arrivals = arrivals
-        return arrivals
+        return list(reqs) if order is None else list(map(reqs.__getitem__, order))
 
     def disp(self, name: str) -> list[Any]:
         """Request field ``name`` of every request, in dispatch order (a new list)."""

@@ -687,10 +687,8 @@ class TokenScheduler(TemporalPolicyBase, Component):
         tbl = self.table_
         if tbl is not None:
             running = view.running
-            if running is None:
-                k = tbl.pick(view.now, -1, 0.0)
-            else:
-                k = tbl.pick(view.now, self.index_[id(running)], running.executed_s)
+            run_exec = 0.0 if running is None else running.executed_s
+            k = tbl.pick(view.now, self._run_k(running), run_exec)
             return None if k < 0 else self.jobs_[k]
         return self.choose(self.candidates(self.queue(view)), view.running)
 

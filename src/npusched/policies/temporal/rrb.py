@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush
 from itertools import count
 
@@ -55,6 +54,7 @@ from npusched.policies.contract import (
     JobView,
     Mechanism,
     SchedulerView,
+    fast_decision,
 )
 from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds, decide
 from npusched.policies.temporal.prema import PERIOD_S
@@ -62,24 +62,6 @@ from npusched.policies.temporal.prema import PERIOD_S
 _WAITING = JobState.WAITING
 _DONE = JobState.DONE
 _CHECKPOINT = Mechanism.CHECKPOINT
-
-# A Decision built by filling a plain instance's ``__dict__`` (equal to the constructor's, about
-# a third of its cost): only while ``Decision`` has exactly these fields and a ``__dict__``.
-_FAST_DECISION = (
-    tuple(f.name for f in dataclass_fields(Decision)) == ("run", "mechanism")
-    and "__slots__" not in Decision.__dict__
-)
-
-
-def _run(job: JobView, mechanism: Mechanism) -> Decision:
-    """``Decision(job, mechanism)``."""
-    if _FAST_DECISION:
-        d = object.__new__(Decision)
-        dd = d.__dict__
-        dd["run"] = job
-        dd["mechanism"] = mechanism
-        return d
-    return Decision(job, mechanism)  # pragma: no cover - only if Decision changes shape
 
 
 class NPRRB(TemporalPolicyBase, Component):
@@ -248,7 +230,7 @@ class NPRRB(TemporalPolicyBase, Component):
             return KEEP
         self._grant(job, view.now)
         # ``decide(view, job, preemptive=False, mode="checkpoint")`` with nothing running
-        return _run(job, _CHECKPOINT)
+        return fast_decision(job, _CHECKPOINT)
 
 
 class PRRB(NPRRB):
@@ -310,7 +292,7 @@ class PRRB(NPRRB):
         if self.mechanism == "checkpoint":  # ``decide``'s answer, written out
             if job is None or job.id == running.id:
                 return KEEP
-            return _run(job, _CHECKPOINT)
+            return fast_decision(job, _CHECKPOINT)
         decision = decide(view, job, preemptive=True, mode=self.mechanism)
         if decision.run is not None and decision.mechanism == Mechanism.KILL:
             self._grant(job, view.now)  # KILL starts the candidate at once
