@@ -213,3 +213,46 @@ def test_piece_power_timeline_on_a_run_equals_the_engine_s(fam: str) -> None:
     want = reference(list(out.result.power))
     for g, w in zip(got, want, strict=True):
         assert g.tobytes() == w.tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(ps=sequential_pieces(), block=st.sampled_from([1, 2, 5, 1 << 15]))
+def test_the_peak_without_times_equals_the_blocks(ps: list[PowerPiece], block: int) -> None:
+    """``_peak_in_order`` (the peak from the first and last bounds of each piece, interior
+    bounds proved apart) gives the blocks' highest and lowest kept level to the last bit, or
+    declines (steps that take no time, pieces stepping back)."""
+    import npusched.metrics.power as mp
+
+    tab = mp._table(ps)
+    if tab is None:
+        return
+    old = mp._BLOCK_BOUNDS
+    mp._BLOCK_BOUNDS = block
+    try:
+        got = mp._peak_in_order(tab)
+        want = mp._blocks_in_order(tab, peak=True)
+    finally:
+        mp._BLOCK_BOUNDS = old
+    if got is not None:
+        assert want is not None
+        assert np.array(got).tobytes() == np.array(want).tobytes()
+
+
+def test_the_peak_without_times_is_taken_on_runs() -> None:
+    """On one-job-at-a-time runs (P-PREMA with RNNs; NP-FCFS, whose pieces touch end to
+    start) the peak is taken without the bounds' times, with the blocks' bits."""
+    import npusched.metrics.power as mp
+    from npusched.bench.families import family_configs
+    from npusched.experiments.config import parse_config
+    from npusched.experiments.runner import run_config
+
+    for fam in ("PREMA", "FCFS"):
+        out = run_config(parse_config(family_configs(300)[fam], source=fam))
+        tab = mp._table(out.result.power)
+        assert tab is not None
+        got = mp._peak_in_order(tab)
+        assert got is not None
+        want = mp._blocks_in_order(tab, peak=True)
+        assert np.array(got).tobytes() == np.array(want).tobytes()
+        timeline = mp.piece_power_timeline(out.result.power)[1]
+        assert np.float64(got[0]).tobytes() == np.float64(timeline.max()).tobytes()

@@ -95,7 +95,9 @@ def peak_piece_power_w(pieces: Sequence[Any]) -> float:
     tab = _table(pieces)
     if tab is None:
         return 0.0
-    got = _blocks_in_order(tab, peak=True)
+    got = _peak_in_order(tab)
+    if got is None:
+        got = _blocks_in_order(tab, peak=True)
     if got is not None:
         hi, lo = got
         # the timeline zeroes levels under 1e-9 of the largest magnitude; the highest level
@@ -136,19 +138,31 @@ def _table(pieces: Sequence[Any]) -> _Table | None:
     n = len(pieces)
     if n == 0:
         return None
-    cols = np.fromiter(
-        chain.from_iterable(map(_fields_of(pieces[0]), pieces)), np.float64, 5 * n
-    ).reshape(n, 5)
-    start_a, end_a, ex0_a, ex1_a, rate_a = cols.T
+    names = getattr(type(pieces[0]), "_fields", None)
+    if isinstance(pieces[0], tuple) and names is not None and "plan" in names:
+        # named tuples: their fields as columns by one transposition (C-level)
+        fields = tuple(zip(*pieces, strict=True))
+        cols = np.array([fields[names.index(k)] for k in _NAMES], np.float64)
+        plans: Sequence[Any] = fields[names.index("plan")]
+    else:
+        cols = (
+            np.fromiter(chain.from_iterable(map(_fields_of(pieces[0]), pieces)), np.float64, 5 * n)
+            .reshape(n, 5)
+            .T
+        )
+        plans = list(map(attrgetter("plan"), pieces))
+    start_a, end_a, ex0_a, ex1_a, rate_a = cols
     keep = np.flatnonzero((end_a > start_a) & (ex1_a > ex0_a))
     if not keep.size:
         return None
-    plans = list(map(attrgetter("plan"), pieces))
     pid = np.fromiter(map(id, plans), dtype=np.int64, count=n)[keep]
-    uniq, first, inv = np.unique(pid, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
-    by_plan = np.argsort(inv, kind="stable")
-    edges = np.searchsorted(inv[by_plan], np.arange(len(uniq) + 1))
+    # the pieces grouped by plan (in the order of the plans' ids; a stable sort keeps each
+    # plan's pieces in order, its first piece first)
+    by_plan = np.argsort(pid, kind="stable")
+    pid_sorted = pid[by_plan]
+    opens = np.flatnonzero(np.r_[True, pid_sorted[1:] != pid_sorted[:-1]])
+    first = by_plan[opens]
+    edges = np.r_[opens, len(pid)]
     ex0 = ex0_a[keep]
     ex1 = ex1_a[keep]
     k = len(keep)
@@ -308,10 +322,7 @@ def _blocks_in_order(tab: _Table, *, peak: bool) -> Any:
     A block's last bound is kept only once the next block shows it a different time."""
     if not (tab.start[1:] >= tab.end[:-1]).all():
         return None  # pieces overlap in time (the bounds' check would find it later)
-    nb = tab.m + 1
-    total = np.cumsum(nb)
-    cuts = np.searchsorted(total, np.arange(_BLOCK_BOUNDS, int(total[-1]), _BLOCK_BOUNDS))
-    edges = [0, *sorted(set((cuts + 1).tolist()) - {0, len(nb)}), len(nb)]
+    edges = _block_edges(tab.m + 1)
     times_parts: list[npt.NDArray[np.float64]] = []
     level_parts: list[npt.NDArray[np.float64]] = []
     hi = -math.inf
@@ -354,6 +365,121 @@ def _blocks_in_order(tab: _Table, *, peak: bool) -> Any:
     if peak:
         return max(hi, pending), min(lo, pending)
     return np.concatenate(times_parts), np.concatenate(level_parts)
+
+
+def _peak_in_order(tab: _Table) -> tuple[float, float] | None:
+    """``_blocks_in_order(tab, peak=True)`` (the highest and lowest kept level, the same bits)
+    without the bounds' times where they are not needed, or ``None`` (the caller then asks
+    :func:`_blocks_in_order`).
+
+    The levels are the same running sum over the same layout (:func:`_layout`; one
+    ``cumsum`` over every change is the blocks' carried sums). The times decide only which
+    levels are kept and whether the layout is the sorted order. A piece's interior bounds are
+    ``start + (cum - exec0) / rate`` of consecutive prefix sums; where every plan's smallest
+    step is far above the rounding error of those three operations (:func:`_interior_apart`),
+    interior neighbours are strictly increasing, so only each piece's first two and last two
+    bounds, and the pair across to the next piece, are computed and compared (arrays of one
+    entry per piece). Returns ``None`` where pieces overlap or the steps are too close."""
+    start, end = tab.start, tab.end
+    if not (start[1:] >= end[:-1]).all() or not _interior_apart(tab):
+        return None
+    ex0, ex1, rate, s0, m, c_off = tab.ex0, tab.ex1, tab.rate, tab.s0, tab.m, tab.c_off
+    cum_all = tab.cum_all
+    first = c_off + s0
+
+    def interior(j: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        # the interior bounds' float operations of :func:`_bounds`, in its order
+        t = cum_all[first + j]
+        if tab.any_ex0:
+            t = t - ex0
+        if not tab.unit:
+            t = t / rate
+        return t + start
+
+    t_f = start + (np.clip(cum_all[first], ex0, ex1) - ex0) / rate
+    one = m == 1
+    t_f1 = np.where(one, end, interior(np.minimum(m, 1)))  # the bound after the first
+    t_l1 = np.where(one, t_f, interior(m - 1))  # the bound before the last
+    # the bounds never step back (the pairs the proof does not cover)
+    if not ((t_f1 >= t_f).all() and (end >= t_l1).all() and (t_f[1:] >= end[:-1]).all()):
+        return None
+    nb = m + 1
+    b_first = np.cumsum(nb) - nb
+    b_last = b_first + m
+    # a level is dropped where the next bound has its time
+    dropped = np.sort(
+        np.concatenate(
+            (
+                b_first[t_f1 == t_f],
+                (b_last - 1)[end == t_l1],
+                b_last[:-1][t_f[1:] == end[:-1]],
+            )
+        )
+    )
+    edges = _block_edges(nb)
+    buf = np.empty(2 * int(max(b_last[b - 1] + 1 - b_first[a] for a, b in pairwise(edges))))
+    hi = -math.inf
+    lo = math.inf
+    carry: Any = None
+    for a, b in pairwise(edges):
+        lo_b = int(b_first[a])
+        n = int(b_last[b - 1]) + 1 - lo_b
+        delta = buf[: 2 * n]
+        rise = delta[0::2]
+        np.take(tab.pw_all, _runs(first[a:b], nb[a:b]), out=rise)
+        rise[b_last[a:b] - lo_b] = 0.0
+        if not tab.unit:
+            rise *= np.repeat(rate[a:b], nb[a:b])
+        delta[1] = -0.0
+        np.negative(rise[:-1], out=delta[3::2])
+        if carry is not None:
+            delta[0] = carry + delta[0]
+        np.cumsum(delta, out=delta)
+        carry = delta[-1]
+        level = delta[1::2]
+        drop = dropped[np.searchsorted(dropped, lo_b) : np.searchsorted(dropped, lo_b + n)] - lo_b
+        if drop.size:
+            level[drop] = -math.inf
+            hi = max(hi, float(level.max()))
+            level[drop] = math.inf
+            lo = min(lo, float(level.min()))
+        else:
+            hi = max(hi, float(level.max()))
+            lo = min(lo, float(level.min()))
+    return hi, lo
+
+
+def _block_edges(nb: npt.NDArray[np.int64]) -> list[int]:
+    """Piece indices that cut pieces with ``nb`` bounds each into blocks of about
+    :data:`_BLOCK_BOUNDS` bounds (whole pieces; ``[0, ..., len(nb)]``)."""
+    total = np.cumsum(nb)
+    cuts = np.searchsorted(total, np.arange(_BLOCK_BOUNDS, int(total[-1]), _BLOCK_BOUNDS))
+    return [0, *sorted(set((cuts + 1).tolist()) - {0, len(nb)}), len(nb)]
+
+
+#: Interior bounds count as apart when every step exceeds this many times the largest
+#: rounding error of ``start + (cum - exec0) / rate`` (a safety factor over the bound).
+_APART = 16.0
+
+
+def _interior_apart(tab: _Table) -> bool:
+    """Whether consecutive interior bounds of every piece are strictly increasing, proved from
+    the plans' smallest step: each of the three roundings of ``start + (cum - exec0) / rate``
+    errs by at most half an ulp of a value of magnitude at most ``X / r_min + S`` (``X`` the
+    largest prefix sum or ``exec0``, ``S`` the largest start), so two bounds whose prefix sums
+    differ by ``g`` differ by at least ``g / r_max - 3 eps (X / r_min + S)``."""
+    cum = tab.cum_all
+    gaps = np.diff(cum)
+    # a plan's entries start at its offset (its first prefix sum, 0): no gap across plans
+    gaps[np.unique(tab.c_off)[1:] - 1] = np.inf
+    g = float(gaps.min()) if gaps.size else math.inf
+    x = max(float(np.abs(cum).max()), float(np.abs(tab.ex0).max()))
+    r_min, r_max = float(tab.rate.min()), float(tab.rate.max())
+    if not (r_min > 0.0 and math.isfinite(x) and math.isfinite(r_max)):
+        return False
+    s = float(np.abs(tab.start).max())
+    eps = np.finfo(np.float64).eps
+    return bool(g / r_max > _APART * eps * (x / r_min + s))
 
 
 def _runs(first: npt.NDArray[np.int64], count: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
