@@ -244,3 +244,48 @@ def test_failed_records_write_keeps_the_old_file(
     # the old file is untouched and the half-written temporary file is gone
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["records.parquet"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf inside the interpolation
+@settings(max_examples=200, deadline=None)
+@given(
+    lat=st.lists(
+        st.one_of(st.floats(1e-6, 10.0), st.just(math.nan), st.just(math.inf)),
+        min_size=1,
+        max_size=40,
+    ),
+    prio=st.lists(st.sampled_from([1, 3, 9, 4]), min_size=40, max_size=40),
+    qs=st.lists(st.floats(0.0, 100.0), max_size=5),
+)
+def test_summary_percentiles_and_ntt_metrics_equal_the_functions_bits(
+    lat: list[float], prio: list[int], qs: list[float]
+) -> None:
+    """``summarize`` computes NTT once and the latency and NTT percentiles of a group by one
+    ``np.percentile`` over both as rows: every value has the bits of the per-metric functions
+    (``antt``, ``stp``, ``fairness``, ``latency_percentiles`` per array), NaN and inf included."""
+    n = len(lat)
+    iso = [0.5 + (i % 7) * 0.25 for i in range(n)]
+    df = _frame(lat, iso, prio[:n])
+    got = summarize(df, percentiles=qs)
+
+    def bits(v: float) -> bytes:
+        return np.float64(v).tobytes()
+
+    assert bits(got["antt"]) == bits(antt(df))
+    assert bits(got["stp"]) == bits(stp(df))
+    assert bits(got["fairness"]) == bits(fairness(df))
+    lat_a, x = np.asarray(lat), ntt(df)
+    pr = np.asarray(prio[:n])
+    groups = [("", np.ones(n, bool))]
+    if set(pr.tolist()) <= {1, 3, 9}:
+        groups += [(f"_{k}_priority", pr == v) for k, v in (("low", 1), ("medium", 3), ("high", 9))]
+    for infix, at in groups:
+        for q in qs:
+            key = f"p{q:g}".replace(".", "_")
+            if at.any():
+                want_l = np.percentile(lat_a[at], q)
+                want_n = np.percentile(x[at], q)
+            else:
+                want_l = want_n = math.nan
+            assert bits(got[f"{key}{infix}_latency_s"]) == bits(want_l)
+            assert bits(got[f"{key}{infix}_norm"]) == bits(want_n)
