@@ -120,3 +120,34 @@ def test_prema_estimate_memo_is_per_profile_and_pure() -> None:
     other = compile_profile(get_network("alexnet"), get_device("prema-npu"), (1, 4, 16))
     if other is not profs["alexnet"]:
         assert predictor._MEMO not in other.__dict__
+
+
+def _parquet(df: pd.DataFrame) -> bytes:
+    import io
+
+    bio = io.BytesIO()
+    df.to_parquet(bio, index=False, engine="pyarrow")
+    return bio.getvalue()
+
+
+def test_records_frame_equals_pandas_own_and_is_made_on_first_access() -> None:
+    """``to_frame`` hands the text columns to pandas as Arrow strings: the same frame, dtypes
+    and parquet bytes as ``pd.DataFrame(columns)``, a missing value and a non-string value
+    included (the latter left to pandas). ``run_config`` makes the frame only when
+    ``records`` is read, once."""
+    from npusched.sim import engine
+
+    out = run_config(parse_config(family_configs(120)["HPF"], source="HPF"))
+    assert out.__dict__.get("_records") is None
+    rec = out.records
+    assert out.records is rec
+    assert out.summary["n_requests"] == float(len(rec))
+    res = out.result
+    for value in ("npu", None, 7):
+        res.columns["resource"][3] = value
+        got, want = res.to_frame(), pd.DataFrame(res.columns)
+        assert got.equals(want)
+        assert list(map(repr, got.dtypes)) == list(map(repr, want.dtypes))
+        if value != 7:  # pyarrow cannot write a mixed object column
+            assert _parquet(got) == _parquet(want)
+    assert engine._arrow_strings(np.array(["a", 1], dtype=object)) is None

@@ -84,13 +84,30 @@ class RunOutput:
     """Everything a run produced (the files hold ``records`` and ``summary``). ``requests``
     is the workload as the simulator took it: for the generators a
     :class:`~npusched.workloads.request.RequestTable` (a sequence of requests made on access),
-    for a trace a list."""
+    for a trace a list. ``records`` is ``result.to_frame()``, made on first access when the
+    constructor is given ``None`` (what :func:`run_config` passes: a sweep point reads the
+    result's columns and never needs the frame)."""
 
     config: RunConfig
     requests: Sequence[Request]
     records: pd.DataFrame
     summary: dict[str, float]
     result: SimResult
+
+
+def _records_get(self: RunOutput) -> pd.DataFrame:
+    frame: pd.DataFrame | None = self.__dict__.get("_records")
+    if frame is None:
+        frame = self.__dict__["_records"] = self.result.to_frame()
+    return frame
+
+
+def _records_set(self: RunOutput, frame: pd.DataFrame | None) -> None:
+    self.__dict__["_records"] = frame
+
+
+# ``records`` a property over the field the dataclass made (its ``__init__`` assigns it)
+RunOutput.records = property(_records_get, _records_set)  # type: ignore[assignment]
 
 
 def resolve_estimator(name: str) -> Estimator | None:
@@ -438,7 +455,6 @@ def _run_config(
     )
     with _progress_bar(len(requests), progress) as callback:
         result = sim.run(requests, until=cfg.sim.until_s, progress=callback)
-    records = result.to_frame()
     # the metrics read numeric columns only: the finished rows of those, taken from the
     # result's arrays (no frame is built; every row is kept when every request finished)
     cols = result.columns
@@ -455,13 +471,13 @@ def _run_config(
         percentiles=cfg.metrics.percentiles,
     )
     # summarize counts the records it is given (the finished ones): name both counts plainly
-    summary["n_requests"] = float(len(records))
+    summary["n_requests"] = float(len(done))
     summary["n_finished"] = float(n_done)
-    summary["n_unfinished"] = float(len(records) - n_done)
+    summary["n_unfinished"] = float(len(done) - n_done)
     summary.update(power_summary(result, machine if shared_cap else None))
     if shared_cap and not timeline:
         result.timeline = None
-    return RunOutput(cfg, requests, records, summary, result)
+    return RunOutput(cfg, requests, None, summary, result)  # type: ignore[arg-type]
 
 
 #: Summary keys that are counts, written as JSON integers.

@@ -79,6 +79,7 @@ moves backwards.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from array import array
 from bisect import bisect_right, insort
@@ -203,6 +204,36 @@ class KeyRow(NamedTuple):
 _Variant = tuple[tuple[str, Any], ...]
 
 
+@functools.cache
+def _string_dtype() -> Any:
+    """The dtype pandas gives a column of Python strings when it builds a frame, if that is
+    its Arrow-backed ``str`` (pandas 3), else ``None``."""
+    import pandas as pd
+
+    dt = pd.DataFrame({"s": np.array(["a"], dtype=object)})["s"].dtype
+    if isinstance(dt, pd.StringDtype) and dt.storage == "pyarrow":
+        return dt
+    return None
+
+
+def _arrow_strings(v: npt.NDArray[Any]) -> Any:
+    """``v`` (an object array of ``str``) as the pandas array a frame makes of it: Arrow
+    ``large_string`` (missing values null, as pandas converts them) in the default string
+    dtype; ``None`` where that dtype is not Arrow's or a value is not a string (pandas then
+    converts it itself)."""
+    dt = _string_dtype()
+    if dt is None:
+        return None
+    import pyarrow as pa
+    from pandas.arrays import ArrowStringArray
+
+    try:
+        arr = pa.array(v, type=pa.large_string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    return ArrowStringArray(arr, dtype=dt)  # type: ignore[call-arg]
+
+
 @dataclass
 class SimResult:
     """What a simulation produced.
@@ -251,10 +282,17 @@ class SimResult:
         return len(self.columns["id"])
 
     def to_frame(self) -> pd.DataFrame:
-        """The per-request columns as a :class:`pandas.DataFrame` (one row per request)."""
+        """The per-request columns as a :class:`pandas.DataFrame` (one row per request). The
+        text columns (``network``, ``resource``) are handed to pandas as the Arrow strings it
+        would make of them (:func:`_arrow_strings`), the same frame without its per-value
+        conversion."""
         import pandas as pd
 
-        return pd.DataFrame(self.columns)
+        cols = self.columns
+        text = {k: _arrow_strings(v) for k, v in cols.items() if v.dtype == object}
+        if text and all(v is not None for v in text.values()):
+            cols = {**cols, **text}
+        return pd.DataFrame(cols)
 
     @property
     def n_finished(self) -> int:
