@@ -11,6 +11,7 @@ computes on (unallocated, or held by a job restoring, saving or switching):
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from itertools import chain, pairwise
@@ -129,6 +130,7 @@ class _Table(NamedTuple):
     c_off: npt.NDArray[np.int64]  # offset of the piece's plan in cum_all and pw_all
     cum_all: npt.NDArray[np.float64]  # every plan's prefix sums, one after another
     pw_all: npt.NDArray[np.float64]  # every plan's watts per step and a 0 W entry after
+    offsets: npt.NDArray[np.int64]  # each plan's offset in cum_all, in cum_all's order
     any_ex0: bool  # some piece starts inside its plan (else ``- exec0`` is skipped)
     unit: bool  # every rate is 1 (``/ rate`` and ``* rate`` are skipped)
 
@@ -139,10 +141,13 @@ def _table(pieces: Sequence[Any]) -> _Table | None:
     if n == 0:
         return None
     names = getattr(type(pieces[0]), "_fields", None)
+    cols: Sequence[npt.NDArray[np.float64]]
     if isinstance(pieces[0], tuple) and names is not None and "plan" in names:
         # named tuples: their fields as columns by one transposition (C-level)
         fields = tuple(zip(*pieces, strict=True))
-        cols = np.array([fields[names.index(k)] for k in _NAMES], np.float64)
+        # each column through ``array('d')`` (a C double per value; ``np.array`` of a tuple of
+        # floats discovers each value's type and shape, several times the work)
+        cols = [np.frombuffer(array("d", fields[names.index(k)])) for k in _NAMES]
         plans: Sequence[Any] = fields[names.index("plan")]
     else:
         cols = (
@@ -172,6 +177,7 @@ def _table(pieces: Sequence[Any]) -> _Table | None:
     c_off = np.empty(k, dtype=np.int64)
     cum_parts: list[npt.NDArray[np.float64]] = []
     pw_parts: list[npt.NDArray[np.float64]] = []
+    offsets: list[int] = []
     n_cum = 0
     keep_l = keep.tolist()
     for u, f in enumerate(first.tolist()):
@@ -192,6 +198,7 @@ def _table(pieces: Sequence[Any]) -> _Table | None:
         # the steps' watts by the bound that opens them (a plan's last bound opens none)
         pw_parts.append(plan.power_w)
         pw_parts.append(_ZERO)
+        offsets.append(n_cum)
         n_cum += len(plan.cum_s)
     s0 = np.maximum(s0, 0)
     s1 = np.minimum(np.maximum(s1, s0 + 1), steps)
@@ -213,6 +220,7 @@ def _table(pieces: Sequence[Any]) -> _Table | None:
         c_off,
         np.concatenate(cum_parts),
         np.concatenate(pw_parts),
+        np.array(offsets, dtype=np.int64),
         bool(ex0.any()),
         bool((rate == 1.0).all()),
     )
@@ -471,7 +479,7 @@ def _interior_apart(tab: _Table) -> bool:
     cum = tab.cum_all
     gaps = np.diff(cum)
     # a plan's entries start at its offset (its first prefix sum, 0): no gap across plans
-    gaps[np.unique(tab.c_off)[1:] - 1] = np.inf
+    gaps[tab.offsets[1:] - 1] = np.inf
     g = float(gaps.min()) if gaps.size else math.inf
     x = max(float(np.abs(cum).max()), float(np.abs(tab.ex0).max()))
     r_min, r_max = float(tab.rate.min()), float(tab.rate.max())
