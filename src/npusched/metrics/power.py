@@ -141,7 +141,7 @@ def _table(pieces: Sequence[Any]) -> _Table | None:
     if n == 0:
         return None
     names = getattr(type(pieces[0]), "_fields", None)
-    cols: Sequence[npt.NDArray[np.float64]]
+    cols: Any
     if isinstance(pieces[0], tuple) and names is not None and "plan" in names:
         # named tuples: their fields as columns by one transposition (C-level)
         fields = tuple(zip(*pieces, strict=True))
