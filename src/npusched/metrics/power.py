@@ -96,9 +96,10 @@ def peak_piece_power_w(pieces: Sequence[Any]) -> float:
     tab = _table(pieces)
     if tab is None:
         return 0.0
-    got = _peak_in_order(tab)
-    if got is None:
-        got = _blocks_in_order(tab, peak=True)
+    peak = _peak_in_order(tab)
+    if peak is not None:
+        return peak
+    got = _blocks_in_order(tab, peak=True)
     if got is not None:
         hi, lo = got
         # the timeline zeroes levels under 1e-9 of the largest magnitude; the highest level
@@ -375,10 +376,10 @@ def _blocks_in_order(tab: _Table, *, peak: bool) -> Any:
     return np.concatenate(times_parts), np.concatenate(level_parts)
 
 
-def _peak_in_order(tab: _Table) -> tuple[float, float] | None:
-    """``_blocks_in_order(tab, peak=True)`` (the highest and lowest kept level, the same bits)
-    without the bounds' times where they are not needed, or ``None`` (the caller then asks
-    :func:`_blocks_in_order`).
+def _peak_in_order(tab: _Table) -> float | None:
+    """:func:`peak_piece_power_w` (the highest kept level of ``_blocks_in_order(tab,
+    peak=True)``, the same bits) without the bounds' times where they are not needed, or
+    ``None`` (the caller then asks :func:`_blocks_in_order`).
 
     The levels are the same running sum over the same layout (:func:`_layout`; one
     ``cumsum`` over every change is the blocks' carried sums). The times decide only which
@@ -387,7 +388,11 @@ def _peak_in_order(tab: _Table) -> tuple[float, float] | None:
     step is far above the rounding error of those three operations (:func:`_interior_apart`),
     interior neighbours are strictly increasing, so only each piece's first two and last two
     bounds, and the pair across to the next piece, are computed and compared (arrays of one
-    entry per piece). Returns ``None`` where pieces overlap or the steps are too close."""
+    entry per piece). The timeline's near-zero rule (levels under ``1e-9`` of the largest
+    magnitude are zeroed) leaves the highest level as it is when it is at least ``1e-9`` of a
+    bound on every level's magnitude (twice the sum of every change's magnitude); the lowest
+    level is then not needed. Returns ``None`` where pieces overlap, the steps are too close or
+    the highest level is not that far above zero."""
     start, end = tab.start, tab.end
     if not (start[1:] >= end[:-1]).all() or not _interior_apart(tab):
         return None
@@ -427,7 +432,6 @@ def _peak_in_order(tab: _Table) -> tuple[float, float] | None:
     edges = _block_edges(nb)
     buf = np.empty(2 * int(max(b_last[b - 1] + 1 - b_first[a] for a, b in pairwise(edges))))
     hi = -math.inf
-    lo = math.inf
     carry: Any = None
     for a, b in pairwise(edges):
         lo_b = int(b_first[a])
@@ -448,13 +452,13 @@ def _peak_in_order(tab: _Table) -> tuple[float, float] | None:
         drop = dropped[np.searchsorted(dropped, lo_b) : np.searchsorted(dropped, lo_b + n)] - lo_b
         if drop.size:
             level[drop] = -math.inf
-            hi = max(hi, float(level.max()))
-            level[drop] = math.inf
-            lo = min(lo, float(level.min()))
-        else:
-            hi = max(hi, float(level.max()))
-            lo = min(lo, float(level.min()))
-    return hi, lo
+        hi = max(hi, float(level.max()))
+    # every level is a running sum of the changes: at most the sum of their magnitudes (each
+    # step's watts rise and fall once per bound), with the roundings' growth (a factor 2)
+    bound = 4.0 * float(np.abs(tab.pw_all).max()) * float(np.abs(rate).max()) * int(nb.sum())
+    if not hi >= 1e-9 * max(1.0, bound):
+        return None
+    return hi
 
 
 def _block_edges(nb: npt.NDArray[np.int64]) -> list[int]:
