@@ -11,7 +11,6 @@ computes on (unallocated, or held by a job restoring, saving or switching):
 from __future__ import annotations
 
 import math
-from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from itertools import chain, pairwise
@@ -141,22 +140,14 @@ def _table(pieces: Sequence[Any]) -> _Table | None:
     n = len(pieces)
     if n == 0:
         return None
-    names = getattr(type(pieces[0]), "_fields", None)
-    cols: Any
-    if isinstance(pieces[0], tuple) and names is not None and "plan" in names:
-        # named tuples: their fields as columns by one transposition (C-level)
-        fields = tuple(zip(*pieces, strict=True))
-        # each column through ``array('d')`` (a C double per value; ``np.array`` of a tuple of
-        # floats discovers each value's type and shape, several times the work)
-        cols = [np.frombuffer(array("d", fields[names.index(k)])) for k in _NAMES]
-        plans: Sequence[Any] = fields[names.index("plan")]
-    else:
-        cols = (
-            np.fromiter(chain.from_iterable(map(_fields_of(pieces[0]), pieces)), np.float64, 5 * n)
-            .reshape(n, 5)
-            .T
-        )
-        plans = list(map(attrgetter("plan"), pieces))
+    # one pass over the pieces (each read once, while it is in the cache: a run's pieces lie
+    # scattered over the heap, and a pass per field costs a cache miss per value)
+    cols = (
+        np.fromiter(chain.from_iterable(map(_fields_of(pieces[0]), pieces)), np.float64, 5 * n)
+        .reshape(n, 5)
+        .T
+    )
+    plans = list(map(attrgetter("plan"), pieces))
     start_a, end_a, ex0_a, ex1_a, rate_a = cols
     keep = np.flatnonzero((end_a > start_a) & (ex1_a > ex0_a))
     if not keep.size:
