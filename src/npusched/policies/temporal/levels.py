@@ -274,52 +274,48 @@ def token_table(
                 nb = promo_at(k, x + 1)
                 heappush(promo, (nb if nb > kb else kb + 1, v, k))
 
-    def lazy_threshold(run_k: int) -> int:
-        """The threshold's level index (waiting jobs and, if included, the running one)."""
+    def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
+        """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
+        the threshold, and the running job if it is a candidate."""
+        # ``lazy_threshold`` written out (one call fewer per pick).
         t_i = nlev - 1
         while t_i >= 0 and cnt_x[t_i] == 0:
             t_i -= 1
-        if run_k >= 0 and incl_run:
+        run_in = run_k >= 0 and incl_run
+        if run_in:
             tr = tok[run_k]
             if tr == tr:  # NaN tokens reach no level
                 xr = bisect_right(levels, tr) - 1
                 if xr > t_i:
                     t_i = xr
-        return t_i
-
-    def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
-        """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
-        the threshold, and the running job if it is a candidate."""
-        t_i = lazy_threshold(run_k)
         if t_i < 0:
             return -1
-        best = -1
-        bkey: tuple[Any, ...] | None = None
+        # The valid heads are distinct jobs (``lvl_c`` names one level per job), so their keys
+        # (ending in the unique id) never tie: whole entries compare as their keys do, and no
+        # key slice is made.
+        be: tuple[Any, ...] | None = None
         for i in range(t_i, nlev):
             h = cheap[i]
             while h:
                 e = h[0]
                 k = e[-1]
                 if waiting[k] and ver[k] == e[-2] and lvl_c[k] == i:
+                    if be is None or e < be:
+                        be = e
                     break
                 heappop(h)
-            if h:
-                e = h[0]
-                key = e[:-2]
-                if bkey is None or key < bkey:
-                    best, bkey = e[-1], key
-        if run_k >= 0 and incl_run and tok[run_k] >= cand_cut[t_i]:
-            if bkey is None:
+        if run_in and tok[run_k] >= cand_cut[t_i]:
+            if be is None:
                 return run_k
             if sjf:  # (remaining, running first, arrival, id)
                 rem = est[run_k] - run_exec
                 if rem < 0.0:
                     rem = 0.0
-                if rem <= bkey[0]:
+                if rem <= be[0]:
                     return run_k
-            elif arr_s[run_k] <= bkey[0]:  # (arrival, running first, id)
+            elif arr_s[run_k] <= be[0]:  # (arrival, running first, id)
                 return run_k
-        return best
+        return -1 if be is None else be[-1]
 
     run_quiet: list[Any] = [-1, -1, 0.0, 0.0, never]  # (job, threshold, gain, waited, answer)
 
@@ -331,7 +327,15 @@ def token_table(
             return 0
         if not preemptive:
             return never
-        t_i = lazy_threshold(run_k)
+        t_i = nlev - 1  # ``lazy_threshold`` written out
+        while t_i >= 0 and cnt_x[t_i] == 0:
+            t_i -= 1
+        if incl_run:
+            tr = tok[run_k]
+            if tr == tr:  # NaN tokens reach no level
+                xr = bisect_right(levels, tr) - 1
+                if xr > t_i:
+                    t_i = xr
         thr = levels[t_i]
         best = never
         if incl_run:
