@@ -114,6 +114,7 @@ def token_table(
     (``token_value``, ``slowdown_of``, ``waiting_gain``, ``_boundaries_to_gain``,
     ``_periods_to_gain``, ``round_down``)."""
     n = len(priorities)
+    floor = math.floor
     period = float(pol.period_s)
     p = float(pol.token_period_s)  # the policy's own ``p``
     levels: tuple[float, ...] = tuple(pol.token_levels)
@@ -217,13 +218,23 @@ def token_table(
         lvl_c[k] = c
         lvl_x[k] = x
         cnt_x[x] += 1
-        heappush(cheap[c], cheap_entry(k))
+        # ``cheap_entry`` and ``promo_at`` written out (two calls fewer per enqueue).
+        if sjf:  # shortest_remaining: (remaining, arrival, id)
+            rem = est[k] - exe[k]
+            heappush(cheap[c], (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], v, k))
+        else:  # first_come: (arrival, id)
+            heappush(cheap[c], (arr_s[k], rid[k], v, k))
         if x + 1 < nlev:
-            heappush(promo, (promo_at(k, x + 1), v, k))
-            top = t * (1.0 + 1e-12)
             w = waited[k]
-            s0 = now
             e = est[k]
+            if e <= 0.0:
+                nb = -1
+            else:
+                b = now - w + (levels[x + 1] * (1.0 - 2e-9) / fprio[k] - 1.0) * e
+                nb = floor(b / period) - 1
+            heappush(promo, (nb, v, k))
+            top = t * (1.0 + 1e-12)
+            s0 = now
             for i in range(x + 1, nlev):
                 lv = levels[i]
                 if lv > top:
