@@ -207,6 +207,7 @@ def execute_columns(run: _Run) -> SimResult:
     tol = TIME_TOL_S
     inf = math.inf
     floor = math.floor
+    quiet_max = _QUIET_MAX
     col_first = run.col_first
     col_finish = run.col_finish
     col_energy = run.col_energy
@@ -658,11 +659,11 @@ def execute_columns(run: _Run) -> SimResult:
         while k0 * period <= horizon:
             k0 += 1
         if pre_k >= 0:
-            nq = _QUIET_MAX
+            nq = quiet_max
         else:
             nq = quiet_periods(now, k0 * period, run_k)
-            if nq > _QUIET_MAX:
-                nq = _QUIET_MAX
+            if nq > quiet_max:
+                nq = quiet_max
             elif nq < 0:
                 nq = 0
         if run_k < 0 and pre_k < 0 and ai >= n and tm == inf and not stale:

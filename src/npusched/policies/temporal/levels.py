@@ -180,14 +180,6 @@ def token_table(
             return (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], k)
         return (arr_s[k], rid[k], k)  # first_come: (arrival, id)
 
-    def cheap_entry(k: int) -> tuple[Any, ...]:
-        """Job ``k``'s entry in ``cheap``: ``choose``'s key of a waiting job (without the
-        running flag), its stay (``ver``) and index."""
-        if sjf:  # shortest_remaining: (remaining, arrival, id)
-            rem = est[k] - exe[k]
-            return (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], ver[k], k)
-        return (arr_s[k], rid[k], ver[k], k)  # first_come: (arrival, id)
-
     def promo_at(k: int, nx: int) -> int:
         """A boundary index at or before the first at which waiting job ``k`` can reach level
         ``nx`` (tokens at boundary ``b``: ``priority x (1 + (waited + b - since) / est)``)."""
@@ -218,7 +210,8 @@ def token_table(
         lvl_c[k] = c
         lvl_x[k] = x
         cnt_x[x] += 1
-        # ``cheap_entry`` and ``promo_at`` written out (two calls fewer per enqueue).
+        # Its ``cheap`` entry (``choose``'s key of a waiting job, without the running flag, its
+        # stay ``ver`` and index) and ``promo_at`` written out (two calls fewer per enqueue).
         if sjf:  # shortest_remaining: (remaining, arrival, id)
             rem = est[k] - exe[k]
             heappush(cheap[c], (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], v, k))
@@ -276,7 +269,11 @@ def token_table(
                 x = bisect_right(levels, t) - 1
             if c != lvl_c[k]:
                 lvl_c[k] = c
-                heappush(cheap[c], cheap_entry(k))
+                if sjf:  # ``choose``'s key of a waiting job: (remaining, arrival, id)
+                    rem = est[k] - exe[k]
+                    heappush(cheap[c], (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], v, k))
+                else:  # (arrival, id)
+                    heappush(cheap[c], (arr_s[k], rid[k], v, k))
             if x != lvl_x[k]:
                 cnt_x[lvl_x[k]] -= 1
                 cnt_x[x] += 1
