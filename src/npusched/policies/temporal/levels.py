@@ -285,7 +285,8 @@ def token_table(
     def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
         """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
         the threshold, and the running job if it is a candidate."""
-        # ``lazy_threshold`` written out (one call fewer per pick).
+        # The threshold's level index: the highest level with a waiting job, or the running
+        # job's if it is included and higher (written out here and in ``lazy_quiet``).
         t_i = nlev - 1
         while t_i >= 0 and cnt_x[t_i] == 0:
             t_i -= 1
@@ -335,7 +336,7 @@ def token_table(
             return 0
         if not preemptive:
             return never
-        t_i = nlev - 1  # ``lazy_threshold`` written out
+        t_i = nlev - 1  # the threshold's level index, as in ``lazy_pick``
         while t_i >= 0 and cnt_x[t_i] == 0:
             t_i -= 1
         if incl_run:
