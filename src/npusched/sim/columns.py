@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from itertools import repeat
@@ -205,12 +206,17 @@ def execute_columns(run: _Run) -> SimResult:
     layer_point = run.layer_point
     tol = TIME_TOL_S
     inf = math.inf
+    floor = math.floor
+    quiet_max = _QUIET_MAX
     col_first = run.col_first
     col_finish = run.col_finish
     col_energy = run.col_energy
     progress = run.progress
     chunk = max(1, -(-n // 100))
     until = run.until  # the general loop's stop: no event after it is handled
+    # ``t > t_end`` is ``t == inf or t > until`` in one comparison (the largest finite float
+    # when ``until`` is not finite below infinity: only ``inf`` exceeds it).
+    t_end = until if until < inf else sys.float_info.max
 
     # Per request, by dispatch order: its estimate (called once per request in dispatch order,
     # as the general loop does; None where nothing reads it: no estimator, a static mechanism
@@ -378,19 +384,20 @@ def execute_columns(run: _Run) -> SimResult:
             ts = stale[0]
         if ts < t:
             t = ts
-        if t == inf or t > until:
+        if t > t_end:  # ``t == inf or t > until``
             break
         if t > now:
             if skip_k0 is not None:
                 # ``_Run._catch_up_periods``: credit the boundaries skipped before ``t``; one
                 # at ``t`` itself becomes a real tick of this wake.
                 k0 = skip_k0
-                last = math.floor((t - tol) / period)
+                t_lo = t - tol
+                last = floor(t_lo / period)
                 if last > sched_k - 1:
                     last = sched_k - 1
-                while last >= k0 and last * period >= t - tol:
+                while last >= k0 and last * period >= t_lo:
                     last -= 1
-                while last + 1 < sched_k and (last + 1) * period < t - tol:
+                while last + 1 < sched_k and (last + 1) * period < t_lo:
                     last += 1
                 count = last - k0 + 1
                 if count > 0:
@@ -648,15 +655,15 @@ def execute_columns(run: _Run) -> SimResult:
             skip_k0 = None  # ticks while nobody waits change nothing
             continue
         # ``_Run._plan_tick``: the next tick at the first boundary that can change a decision.
-        k0 = math.floor(now / period) + 1  # ``_next_boundary``
-        while k0 * period <= now + tol:
+        k0 = floor(now / period) + 1  # ``_next_boundary`` (``horizon`` is ``now + tol``)
+        while k0 * period <= horizon:
             k0 += 1
         if pre_k >= 0:
-            nq = _QUIET_MAX
+            nq = quiet_max
         else:
             nq = quiet_periods(now, k0 * period, run_k)
-            if nq > _QUIET_MAX:
-                nq = _QUIET_MAX
+            if nq > quiet_max:
+                nq = quiet_max
             elif nq < 0:
                 nq = 0
         if run_k < 0 and pre_k < 0 and ai >= n and tm == inf and not stale:
