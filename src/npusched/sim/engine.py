@@ -1029,11 +1029,20 @@ class _Run:
         (``wasted0``: its ``wasted_s`` when it started; a KILL zeroes its position and adds the
         work to ``wasted_s``); ``None`` if its plan has no clock."""
         plan = job.plan
-        levels = self._step_levels(plan)[1]
+        st = self._levels
+        assert st is not None
+        hit = st.by_plan.get(id(plan))  # ``_step_levels(plan)``, its look-up inline
+        if hit is None or hit[0] is not plan:
+            hit = self._step_levels(plan)
+        levels = hit[1]
         if levels is None:
             return None
         ex = job._exec if job._exec > 0.0 else job.wasted_s - wasted0
-        return levels[min(max(plan.step_at(ex - TIME_TOL_S), 0), plan.steps - 1)]
+        cum = plan._cum  # ``plan.step_at(ex - TIME_TOL_S)``, inline
+        if cum is None:
+            cum = plan._cum_list()
+        step = bisect_right(cum, ex - TIME_TOL_S) - 1
+        return levels[min(max(step, 0), plan.steps - 1)]
 
     def _level_of(self, f: float) -> tuple[float, float]:
         """``(f, V)``: the power policy's voltage at clock ``f`` (Hz)."""
