@@ -588,6 +588,8 @@ class _Run:
         self.on_enter: ReadyHook | None = None
         self.on_leave: ReadyHook | None = None
         self.res = [_Res(r) for r in sim.machine.resources]
+        #: The machine's one resource (``None`` with several): the machine view's short path.
+        self.res1: _Res | None = self.res[0] if len(self.res) == 1 else None
         self.pending: list[tuple[Job, int, int, _Variant, Allocation]] = []
         #: Jobs with a re-allocation in flight (``_next_alloc`` set).
         self.n_moving = 0
@@ -1542,8 +1544,8 @@ class _Run:
         """The machine policy's view: the lists are fresh per decision (a policy may keep
         them), the resource views are shared while no resource's free units change."""
         res_l = self.res
-        if len(res_l) == 1:
-            res = res_l[0]
+        res = self.res1
+        if res is not None:
             if self.n_preempting:
                 running: list[Job] = []
                 preempting: list[Job] = []
@@ -1559,16 +1561,16 @@ class _Run:
         else:
             running = []
             preempting = []
-            n_pre = self.n_preempting
-            for res in res_l:
-                if n_pre:
-                    for j in res.jobs:
+            if self.n_preempting:
+                for r in res_l:
+                    for j in r.jobs:
                         if j.state is PREEMPTING:
                             preempting.append(j)
                         else:
                             running.append(j)
-                else:
-                    running += res.jobs
+            else:
+                for r in res_l:
+                    running += r.jobs
             key = tuple([r.free for r in res_l])
         if self.pending:
             for e in self.pending:
