@@ -211,25 +211,39 @@ class Decision:
 
 KEEP = Decision(None, Mechanism.DRAIN)
 
-#: ``Decision`` is a plain frozen dataclass of ``(run, mechanism)``: :func:`fast_decision` may
-#: fill its ``__dict__`` directly (else it calls the constructor).
-_FAST_DECISION = (
-    tuple(f.name for f in dataclass_fields(Decision)) == ("run", "mechanism")
-    and "__slots__" not in Decision.__dict__
+#: ``Decision`` is a frozen dataclass of ``(run, mechanism)`` with slots: :func:`fast_decision`
+#: sets its two slots through their descriptors (else it calls the constructor).
+_FAST_DECISION = tuple(f.name for f in dataclass_fields(Decision)) == ("run", "mechanism") and (
+    getattr(Decision, "__slots__", None) == ("run", "mechanism")
 )
 
 
-def fast_decision(run: JobView | None, mechanism: Mechanism) -> Decision:
-    """``Decision(run, mechanism)`` built without the frozen dataclass's per-field
-    ``object.__setattr__`` (about a third of its cost; a temporal policy's hot path, one per
-    decision). Equal to the constructor's."""
+def _decision_maker() -> Callable[[JobView | None, Mechanism], Decision]:
     if not _FAST_DECISION:  # pragma: no cover - only if Decision changes shape
-        return Decision(run, mechanism)
-    d = object.__new__(Decision)
-    dd = d.__dict__
-    dd["run"] = run
-    dd["mechanism"] = mechanism
-    return d
+
+        def fast_decision(run: JobView | None, mechanism: Mechanism) -> Decision:
+            return Decision(run, mechanism)
+
+    else:
+        new = object.__new__
+        cls = Decision
+        set_run = vars(Decision)["run"].__set__
+        set_mechanism = vars(Decision)["mechanism"].__set__
+
+        def fast_decision(run: JobView | None, mechanism: Mechanism) -> Decision:
+            d = new(cls)
+            set_run(d, run)
+            set_mechanism(d, mechanism)
+            return d
+
+    fast_decision.__doc__ = """``Decision(run, mechanism)`` built without the frozen
+    dataclass's ``__init__`` (its frame and two ``object.__setattr__`` calls): the two slots
+    are set through their member descriptors, read from the closure (a temporal policy's hot
+    path, one per decision). Equal to the constructor's."""
+    return fast_decision
+
+
+fast_decision = _decision_maker()
 
 
 @dataclass(frozen=True)

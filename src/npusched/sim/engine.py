@@ -626,11 +626,17 @@ class _Run:
         self.on_enter: ReadyHook | None = None
         self.on_leave: ReadyHook | None = None
         self.res = [_Res(r) for r in sim.machine.resources]
+        #: The machine's one resource (``None`` with several): the machine view's short path.
+        self.res1: _Res | None = self.res[0] if len(self.res) == 1 else None
         self.pending: list[tuple[Job, int, int, _Variant, Allocation]] = []
         #: Jobs with a re-allocation in flight (``_next_alloc`` set).
         self.n_moving = 0
-        #: The machine view's resource views per tuple of free units (shared, read-only).
-        self._res_views: dict[tuple[int, ...], Mapping[str, ResourceView]] = {}
+        #: The machine view's resource views per free units (shared, read-only): keyed by the
+        #: one resource's free units, or by the tuple of every resource's.
+        self._res_views: dict[int | tuple[int, ...], Mapping[str, ResourceView]] = {}
+        #: Jobs in state PREEMPTING (holding units while they stop and save): while there are
+        #: none, the machine view's running jobs are the resources' holders as they stand.
+        self.n_preempting = 0
         self.running: Job | None = None  # temporal: the job holding the resource
         self.preempting: Job | None = None  # temporal: the job being stopped
         self.layer_exec = 0
@@ -1073,11 +1079,20 @@ class _Run:
         (``wasted0``: its ``wasted_s`` when it started; a KILL zeroes its position and adds the
         work to ``wasted_s``); ``None`` if its plan has no clock."""
         plan = job.plan
-        levels = self._step_levels(plan)[1]
+        st = self._levels
+        assert st is not None
+        hit = st.by_plan.get(id(plan))  # ``_step_levels(plan)``, its look-up inline
+        if hit is None or hit[0] is not plan:
+            hit = self._step_levels(plan)
+        levels = hit[1]
         if levels is None:
             return None
         ex = job._exec if job._exec > 0.0 else job.wasted_s - wasted0
-        return levels[min(max(plan.step_at(ex - TIME_TOL_S), 0), plan.steps - 1)]
+        cum = plan._cum  # ``plan.step_at(ex - TIME_TOL_S)``, inline
+        if cum is None:
+            cum = plan._cum_list()
+        step = bisect_right(cum, ex - TIME_TOL_S) - 1
+        return levels[min(max(step, 0), plan.steps - 1)]
 
     def _level_of(self, f: float) -> tuple[float, float]:
         """``(f, V)``: the power policy's voltage at clock ``f`` (Hz)."""
@@ -1387,6 +1402,7 @@ class _Run:
             if t_stop < now:
                 t_stop = now
         job.state = PREEMPTING
+        self.n_preempting += 1
         job._limit = stop
         job._epoch += 1
         if self.running is job:
@@ -1510,6 +1526,7 @@ class _Run:
         if self.timeline is not None and now > job._save_start:
             self.timeline.append(self._seg(job, job._save_start, now, "save"))
         self._release(job)
+        self.n_preempting -= 1
         if self.preempting is job:
             self.preempting = None
         nxt = job._next_alloc
@@ -1574,19 +1591,38 @@ class _Run:
     def _machine_view(self, reason: str) -> MachineView:
         """The machine policy's view: the lists are fresh per decision (a policy may keep
         them), the resource views are shared while no resource's free units change."""
-        running: list[Job] = []
-        preempting: list[Job] = []
         res_l = self.res
-        for res in res_l:
-            for j in res.jobs:
-                if j.state is PREEMPTING:
-                    preempting.append(j)
-                else:
-                    running.append(j)
+        res = self.res1
+        if res is not None:
+            if self.n_preempting:
+                running: list[Job] = []
+                preempting: list[Job] = []
+                for j in res.jobs:
+                    if j.state is PREEMPTING:
+                        preempting.append(j)
+                    else:
+                        running.append(j)
+            else:  # every holder runs: a copy of the holders, in allocation order
+                running = res.jobs[:]
+                preempting = []
+            key: int | tuple[int, ...] = res.free
+        else:
+            running = []
+            preempting = []
+            if self.n_preempting:
+                for r in res_l:
+                    for j in r.jobs:
+                        if j.state is PREEMPTING:
+                            preempting.append(j)
+                        else:
+                            running.append(j)
+            else:
+                for r in res_l:
+                    running += r.jobs
+            key = tuple([r.free for r in res_l])
         if self.pending:
             for e in self.pending:
                 running.append(e[0])
-        key = (res_l[0].free,) if len(res_l) == 1 else tuple([r.free for r in res_l])
         cache = self._res_views
         resources = cache.get(key)
         if resources is None:
@@ -1605,13 +1641,15 @@ class _Run:
             )
         view = object.__new__(MachineView)
         view.__dict__.update(
-            now=self.clock.now,
-            ready=self.ready,
-            running=running,
-            preempting=preempting,
-            resources=resources,
-            reason=reason,
-            profiles=self.sim.profiles,
+            {
+                "now": self.clock.now,
+                "ready": self.ready,
+                "running": running,
+                "preempting": preempting,
+                "resources": resources,
+                "reason": reason,
+                "profiles": self.sim.profiles,
+            }
         )
         return view
 
@@ -1664,14 +1702,16 @@ class _Run:
                     job._leaving = True  # its next preemption point is its end: it completes
             elif job.state is not PREEMPTING:
                 raise self._invalid(job, "a running job")
-        for uj, step in sched.until_step.items():
-            if type(uj) is not Job or uj._clock is not clock:
-                raise self._invalid(uj, "a job of this run")
-            if uj.state is DONE or not (isinstance(step, int) and step >= 0):
-                raise self._invalid(uj, "an unfinished job and a step index >= 0")
-            uj._until = step
-            if uj.state is RUNNING:
-                self._retime(uj)
+        until_step = sched.until_step
+        if until_step:
+            for uj, step in until_step.items():
+                if type(uj) is not Job or uj._clock is not clock:
+                    raise self._invalid(uj, "a job of this run")
+                if uj.state is DONE or not (isinstance(step, int) and step >= 0):
+                    raise self._invalid(uj, "an unfinished job and a step index >= 0")
+                uj._until = step
+                if uj.state is RUNNING:
+                    self._retime(uj)
         assign = sched.assign
         # Starts at assignment (see ``_assign``): only when every assigned job waits and no
         # start is pending, so that no other event is pushed before the drain would push them.
@@ -1701,7 +1741,7 @@ class _Run:
                 self._assign(aj, alloc, deferred)
         # Only assignments and merges can raise the units needed, and only with a job moving to
         # other units or a start waiting: otherwise every job needs at most what it holds.
-        if (assign or sched.merge) and (self.n_moving or self.pending):
+        if (self.n_moving or self.pending) and (assign or sched.merge):
             self._check_capacity()
         if self.pending:
             self._drain_pending()
@@ -1718,18 +1758,19 @@ class _Run:
                 else:
                     self._arm(dj)
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
-        for rj, factor in rates.items():
-            if type(rj) is not Job or rj._clock is not clock:
-                raise self._invalid(rj, "a job of this run")
-            if not (0.0 < factor < _INF):  # a positive finite number (nan fails both tests)
-                raise SimulationError(
-                    f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
-                )
-            if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
-                rj.rate = float(factor)
-                self._arm(rj)
-            elif factor != rj.rate and rj.state is RUNNING:
-                self._set_rate(rj, float(factor))
+        if rates:
+            for rj, factor in rates.items():
+                if type(rj) is not Job or rj._clock is not clock:
+                    raise self._invalid(rj, "a job of this run")
+                if not (0.0 < factor < _INF):  # a positive finite number (nan fails both)
+                    raise SimulationError(
+                        f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
+                    )
+                if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
+                    rj.rate = float(factor)
+                    self._arm(rj)
+                elif factor != rj.rate and rj.state is RUNNING:
+                    self._set_rate(rj, float(factor))
         if sched.timers:
             q = self.queue
             for t in sched.timers:
@@ -2238,8 +2279,10 @@ class _Run:
                     policy.on_period(self._machine_view("period"))
                 if reason:
                     self._apply(select(self._machine_view(reason)))
-                # ``busy`` is read only by the period tick below (``skipping`` is temporal)
-                busy = period is not None and (any(r.jobs for r in self.res) or bool(self.pending))
+                # ``busy`` is read only by the period tick below (``skipping`` is temporal),
+                # and only with a period
+                if period is not None:
+                    busy = any(r.jobs for r in self.res) or bool(self.pending)
             if skipping:
                 if ready:  # (``skipping`` is temporal)
                     busy = self.running is not None or self.preempting is not None

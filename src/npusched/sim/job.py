@@ -15,11 +15,15 @@ frequency, batch size). The engine sets these fields at decision points only.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from npusched.hardware.profile import ExecPlan, Profile
 from npusched.policies.contract import Allocation, JobState
 from npusched.workloads.request import Request
+
+#: The unset start time (a module constant: ``float("nan")`` parses its string per call).
+_NAN = math.nan
 
 WAITING = JobState.WAITING
 STARTING = JobState.STARTING
@@ -122,7 +126,7 @@ class Job:
         self.preemptions = 0
         #: Speed factor of the current segment (1.0: the plan variant's own speed).
         self.rate = 1.0
-        self.first_start_s = float("nan")
+        self.first_start_s = _NAN
         self.checkpoint_bytes = 0
         self.checkpoint_s = 0.0
         self.wasted_s = 0.0

@@ -22,10 +22,19 @@ from typing import Any, TypeVar
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.policies.base import TemporalPolicyBase
-from npusched.policies.contract import KEEP, Decision, JobView, Mechanism, SchedulerView
+from npusched.policies.contract import (
+    KEEP,
+    Decision,
+    JobView,
+    Mechanism,
+    SchedulerView,
+    fast_decision,
+)
 from npusched.policies.contract import dynamic_choice as dynamic_choice  # Algorithm 3, numbers
 
 MECHANISM_MODES: tuple[str, ...] = ("checkpoint", "kill", "dynamic", "dynamic-kill")
+
+_CHECKPOINT = Mechanism.CHECKPOINT
 
 
 def check_mode(mode: str, owner: str = "policy") -> str:
@@ -118,10 +127,10 @@ def decide(
     if candidate is None or (running is not None and candidate.id == running.id):
         return KEEP
     if running is None:
-        return Decision(candidate, Mechanism.CHECKPOINT)
+        return fast_decision(candidate, _CHECKPOINT)
     if not preemptive:
         return KEEP
-    return Decision(candidate, select_mechanism(mode, running, candidate))
+    return fast_decision(candidate, select_mechanism(mode, running, candidate))
 
 
 class RankedPolicy(TemporalPolicyBase, Component):
@@ -178,10 +187,10 @@ class RankedPolicy(TemporalPolicyBase, Component):
         best = self.pick_best(ready)
         running = view.running
         if running is None:
-            return Decision(best)
+            return fast_decision(best, _CHECKPOINT)
         if self.preemptive and self.better(self.rank_key(best), self.rank_key(running)):
             mech = self.mechanism_
-            return Decision(
+            return fast_decision(
                 best, select_mechanism(self.mode_, running, best) if mech is None else mech
             )
         return KEEP

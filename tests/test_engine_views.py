@@ -1,0 +1,73 @@
+"""The general loop's per-decision objects after issue 25's tenth-round work: the machine view
+copies the resources' holders while no job is preempting (``_Run.n_preempting``), and the
+trusted :func:`~npusched.policies.contract.fast_decision` equals the constructor."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+import npusched.sim.engine as engine
+from npusched.bench.families import family_configs
+from npusched.experiments.config import parse_config
+from npusched.experiments.runner import run_config
+from npusched.policies import contract
+from npusched.policies.contract import Decision, Mechanism, fast_decision
+from npusched.sim.job import PREEMPTING
+
+
+def _scanned(run: Any) -> tuple[list[Any], list[Any]]:
+    """The view's running and preempting jobs by a scan of every holder (the rule before)."""
+    running: list[Any] = []
+    preempting: list[Any] = []
+    for res in run.res:
+        for j in res.jobs:
+            (preempting if j.state is PREEMPTING else running).append(j)
+    running.extend(e[0] for e in run.pending)
+    return running, preempting
+
+
+@pytest.mark.parametrize("family", ["Planaria", "HaX-CoNN", "FluidB"])
+def test_machine_view_equals_the_scan_at_every_decision(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At every decision of a run with re-allocations (Planaria: CHECKPOINT stops and saves,
+    so jobs stand PREEMPTING), two resources (HaX-CoNN) and one (FluidB), the view's lists
+    equal the scan, are fresh lists (never the engine's own), and the counter matches."""
+    orig = engine._Run._machine_view
+    seen = {"views": 0, "preempting": 0}
+
+    def checked(self: Any, reason: str) -> Any:
+        view = orig(self, reason)
+        running, preempting = _scanned(self)
+        assert view.running == running and view.preempting == preempting
+        assert all(view.running is not r.jobs for r in self.res)
+        assert self.n_preempting == sum(j.state is PREEMPTING for r in self.res for j in r.jobs)
+        seen["views"] += 1
+        seen["preempting"] += bool(preempting)
+        return view
+
+    monkeypatch.setattr(engine._Run, "_machine_view", checked)
+    cfg = parse_config(dict(family_configs(1000)[family], seed=0), source=family)
+    run_config(cfg)
+    assert seen["views"] > 50
+    if family == "Planaria":
+        assert seen["preempting"] > 0  # the counted path was taken
+
+
+def test_fast_decision_equals_the_constructor_and_takes_the_slots() -> None:
+    """Equal, frozen, of the class itself; and built by the descriptor path (a ``Decision``
+    that changes shape falls back to the constructor and fails this test's first line)."""
+    assert contract._FAST_DECISION
+    job = object()
+    for run in (job, None):
+        for mech in Mechanism:
+            d = fast_decision(run, mech)  # type: ignore[arg-type]
+            assert type(d) is Decision
+            assert d == Decision(run, mech)  # type: ignore[arg-type]
+            assert d.run is run and d.mechanism is mech
+            assert hash(d) == hash(Decision(run, mech))  # type: ignore[arg-type]
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                d.run = None  # type: ignore[misc]
