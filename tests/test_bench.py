@@ -368,6 +368,24 @@ def test_a_pool_worker_is_forked_from_a_server_that_imported_the_engine() -> Non
     assert read
 
 
+def test_the_cli_is_imported_once_in_the_fork_server() -> None:
+    """A forked worker re-runs the driver's main script before its first task; the ``npusched``
+    command's script imports the CLI, so when the driver has the CLI loaded the fork server
+    imports it once (Python 3.11's own ``"__main__"`` preload never runs) and a worker's
+    re-run of the script finds it imported."""
+    import multiprocessing
+    import multiprocessing.forkserver as forkserver
+
+    import npusched.cli  # noqa: F401  (the driver runs the CLI)
+    from npusched.experiments.backends import WORKER_PRELOAD, _pool_context
+
+    ctx = _pool_context(multiprocessing)
+    if ctx.get_start_method() != "forkserver":
+        return
+    preload = forkserver._forkserver._preload_modules  # type: ignore[attr-defined]
+    assert preload == [*WORKER_PRELOAD, "npusched.cli"]
+
+
 def _modules_loaded(names: tuple[str, ...]) -> list[bool]:
     import sys
 
