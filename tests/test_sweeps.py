@@ -577,6 +577,23 @@ def test_points_travel_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert [r["point_id"] for r in rows] == ["p0"] and err is not None
 
 
+def test_a_finished_pool_is_left_to_exit(tmp_path: Path) -> None:
+    """A pool returns at its last row; its workers exit on their own, and
+    ``join_finished_pools`` waits for them (the next pool does so before it starts)."""
+    from npusched.experiments import backends
+
+    exp = load_experiment(_exp_file(tmp_path))
+    run_sweep(exp, tmp_path / "a", backend="process", workers=2, progress=False)
+    assert len(backends._FINISHED_POOLS) == 1
+    first = backends._FINISHED_POOLS[0]
+    run_sweep(exp, tmp_path / "b", backend="process", workers=2, max_points=3, progress=False)
+    assert len(backends._FINISHED_POOLS) == 1 and backends._FINISHED_POOLS[0] is not first
+    assert not first.is_alive()
+    last = backends._FINISHED_POOLS[0]
+    backends.join_finished_pools()
+    assert backends._FINISHED_POOLS == [] and not last.is_alive()
+
+
 def test_largest_points_are_handed_out_first(tmp_path: Path) -> None:
     """The pool hands out the points with the most requests first (ties and unknown sizes keep
     the expansion order); the results are the in-process run's, in point-index order."""

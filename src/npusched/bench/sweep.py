@@ -5,8 +5,10 @@ Each point is the ``HPF`` family's config of :func:`~npusched.bench.families.fam
 :func:`~npusched.experiments.backends.run_tasks` on the ``process`` backend (workers forked
 from a preloaded server, points in chunks) exactly as ``npusched sweep`` runs them, rows
 handed to the driver, no files written. Timed in wall seconds (the pool's processes run beside
-the driver), from the pool's start to its last row, so worker start-up counts; the pool's fork
-server is started before either sweep, and its one-off start is reported apart.
+the driver), from the pool's start to its last row, so worker start-up counts (the workers'
+exit does not: a sweep returns at its last row and its workers exit beside the caller's next
+step; the scenario waits for them between runs); the pool's fork server is started before
+either sweep, and its one-off start is reported apart.
 
 ``worker_start_s``: wall seconds from a new one-worker pool to its first result, the fork
 server already up (workers are forked from a server that imported the engine once);
@@ -133,7 +135,7 @@ def sweep_scenario(
     (their ratio), ``point_wall_s_median`` (a point's wall seconds in the one-worker sweep, the
     first apart), ``first_point_wall_s`` (the one-worker sweep's first point: a fresh worker),
     ``worker_start_s`` and ``pool_first_start_s`` (:func:`worker_start_s`) and ``cpu_count``."""
-    from npusched.experiments.backends import run_tasks
+    from npusched.experiments.backends import join_finished_pools, run_tasks
 
     tasks = sweep_tasks(requests, SWEEP_POINTS, seed)
     # the pool's server first: both timed sweeps then find it up, so neither pays its one
@@ -145,7 +147,7 @@ def sweep_scenario(
     point_s: list[float] = []
     first_s: list[float] = []
     busy: dict[int, float] = {}  # per worker count: the best run's point seconds over its wall
-    reference: list[dict[str, Any]] | None = None
+    first_rows: list[dict[str, Any]] | None = None
     for rnd in range(max(repeat, 1)):
         # both counts in each round, in turns (1 then 2, then 2 then 1), each from a new pool
         # of fresh workers: a drift in the machine's other load favours neither
@@ -157,11 +159,13 @@ def sweep_scenario(
             run_tasks(tasks, rows.append, backend="process", workers=workers)
             wall = time.perf_counter() - t
             cpu = time.process_time() - c
+            # the sweep returned at its last row; its workers exit before the next run starts
+            join_finished_pools()
             assert len(rows) == len(tasks)
             # the same points: every run's rows equal the first's, wall_s apart
-            if reference is None:
-                reference = rows
-            elif not _same_rows(reference, rows):
+            if first_rows is None:
+                first_rows = rows
+            elif not _same_rows(first_rows, rows):
                 raise AssertionError(
                     f"sweep: {workers} worker(s) gave other rows than the first run"
                 )
