@@ -402,6 +402,27 @@ def test_the_cli_is_imported_once_in_the_fork_server() -> None:
     assert preload == [*WORKER_PRELOAD, "npusched.cli"]
 
 
+def test_the_pool_server_starts_early_without_waiting() -> None:
+    """``start_pool_server`` (what ``npusched sweep`` calls before it loads the experiment)
+    starts the fork server and returns; another backend starts nothing."""
+    import multiprocessing
+    import multiprocessing.forkserver as forkserver
+
+    from npusched.experiments.backends import start_pool_server
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    server = forkserver._forkserver  # type: ignore[attr-defined]
+    before = server._forkserver_pid
+    start_pool_server("inprocess")
+    assert server._forkserver_pid == before
+    start_pool_server("process")
+    pid = server._forkserver_pid
+    assert pid is not None and (before is None or pid == before)
+    start_pool_server("process")  # a running server is kept
+    assert server._forkserver_pid == pid
+
+
 def _modules_loaded(names: tuple[str, ...]) -> list[bool]:
     import sys
 

@@ -35,8 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from npusched.errors import ConfigError, NpuschedError, SimulationError
 
 __all__ = [
@@ -82,6 +80,8 @@ def run_point(task: PointTask) -> dict[str, Any]:
     ``latencies_s`` (the finished requests' latencies, seconds, in request-id order), ``wall_s``
     (seconds this point took) and ``config_json`` (the complete run config)."""
     import json
+
+    import numpy as np
 
     from npusched.experiments.config import RunConfig
     from npusched.experiments.runner import run_config
@@ -365,6 +365,23 @@ WORKER_PRELOAD = (
     "npusched.experiments.runner",
     "npusched.experiments.worker_preload",
 )
+
+
+def start_pool_server(backend: str = "process") -> None:
+    """Start the ``process`` backend's fork server now, without waiting for it: its imports
+    (:data:`WORKER_PRELOAD`, about 1 s of CPU) then run on another core while the caller
+    imports and loads the experiment, instead of after it, when the first pool is created
+    (``npusched sweep`` calls this first). Does nothing for another backend or where there is
+    no fork server; a server already running is kept."""
+    if backend != "process":
+        return
+    import multiprocessing
+
+    if _pool_context(multiprocessing).get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
 
 
 def _pool_context(multiprocessing: Any) -> Any:
