@@ -367,6 +367,14 @@ WORKER_PRELOAD = (
 )
 
 
+def worker_cpu_s() -> float:
+    """This process's CPU seconds so far (user + system, :func:`time.process_time`). As a pool
+    task it measures a worker's start-up: a forked process's CPU clock starts at zero, and this
+    module is in the server's preload, so the task itself imports nothing (the bench's
+    ``worker_start_cpu_s``)."""
+    return time.process_time()
+
+
 def start_pool_server(backend: str = "process") -> None:
     """Start the ``process`` backend's fork server now, without waiting for it: its imports
     (:data:`WORKER_PRELOAD`, about 1 s of CPU) then run on another core while the caller
