@@ -329,7 +329,7 @@ def test_sweep_entry_times_one_and_two_workers(monkeypatch: pytest.MonkeyPatch) 
         real(tasks, on_done, backend="inprocess")
 
     monkeypatch.setattr(backends, "run_tasks", in_process)
-    monkeypatch.setattr(sweep_mod, "worker_start_s", lambda repeat=3: (0.25, 1.5))
+    monkeypatch.setattr(sweep_mod, "worker_start_s", lambda repeat=3: (0.25, 1.5, 0.01))
     monkeypatch.setattr(sweep_mod, "SWEEP_POINTS", 3)
     entry = bench.run_scenario("sweep", requests=20, isolate=False)
     assert calls == [1, 2] and entry["points"] == 3
@@ -341,6 +341,22 @@ def test_sweep_entry_times_one_and_two_workers(monkeypatch: pytest.MonkeyPatch) 
     assert entry["pool_first_start_s"] == 1.5
     assert entry["targets"]["speedup_2_workers"]["met"] is None  # under 2,000 requests
     assert 0 < entry["points_in_flight_1"] <= 1.0 and 0 < entry["points_in_flight_2"] <= 1.0
+    assert entry["serial_fraction_2_workers"] == pytest.approx(2 / entry["speedup_2_workers"] - 1)
+    assert entry["worker_start_cpu_s"] == 0.01 and entry["rows_equal_1_2_workers"] is True
+    assert entry["driver_cpu_ms_per_point_2"] > 0
+    # repeats take turns (1 then 2, then 2 then 1), and rows that differ between runs fail
+    calls.clear()
+    bench.run_scenario("sweep", requests=20, isolate=False, repeat=2)
+    assert calls == [1, 2, 2, 1]
+    state = {"n": 0}
+
+    def other_rows(tasks: Any, on_done: Any, *, backend: str, workers: int | None) -> None:
+        state["n"] += 1
+        real(tasks, lambda r: on_done(dict(r, antt=r["antt"] + state["n"])), backend="inprocess")
+
+    monkeypatch.setattr(backends, "run_tasks", other_rows)
+    with pytest.raises(AssertionError, match="other rows"):
+        bench.run_scenario("sweep", requests=20, isolate=False)
 
 
 def test_a_pool_worker_is_forked_from_a_server_that_imported_the_engine() -> None:
@@ -366,6 +382,45 @@ def test_a_pool_worker_is_forked_from_a_server_that_imported_the_engine() -> Non
     # entry points are read before a worker's first point
     assert loaded == [True] * len(names)
     assert read
+
+
+def test_the_cli_is_imported_once_in_the_fork_server() -> None:
+    """A forked worker re-runs the driver's main script before its first task; the ``npusched``
+    command's script imports the CLI, so when the driver has the CLI loaded the fork server
+    imports it once (Python 3.11's own ``"__main__"`` preload never runs) and a worker's
+    re-run of the script finds it imported."""
+    import multiprocessing
+    import multiprocessing.forkserver as forkserver
+
+    import npusched.cli  # noqa: F401  (the driver runs the CLI)
+    from npusched.experiments.backends import WORKER_PRELOAD, _pool_context
+
+    ctx = _pool_context(multiprocessing)
+    if ctx.get_start_method() != "forkserver":
+        return
+    preload = forkserver._forkserver._preload_modules  # type: ignore[attr-defined]
+    assert preload == [*WORKER_PRELOAD, "npusched.cli"]
+
+
+def test_the_pool_server_starts_early_without_waiting() -> None:
+    """``start_pool_server`` (what ``npusched sweep`` calls before it loads the experiment)
+    starts the fork server and returns; another backend starts nothing."""
+    import multiprocessing
+    import multiprocessing.forkserver as forkserver
+
+    from npusched.experiments.backends import start_pool_server
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    server = forkserver._forkserver  # type: ignore[attr-defined]
+    before = server._forkserver_pid
+    start_pool_server("inprocess")
+    assert server._forkserver_pid == before
+    start_pool_server("process")
+    pid = server._forkserver_pid
+    assert pid is not None and (before is None or pid == before)
+    start_pool_server("process")  # a running server is kept
+    assert server._forkserver_pid == pid
 
 
 def _modules_loaded(names: tuple[str, ...]) -> list[bool]:

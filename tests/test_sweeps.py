@@ -545,10 +545,17 @@ def test_points_travel_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     rows are those of the in-process run; a failing point hands over the rows before it."""
     from npusched.experiments import backends
 
-    assert backends.chunk_size(8, 2) == 1 and backends.chunk_size(400, 2) == 16
-    assert backends.chunk_size(100, 2) == 6 and backends.chunk_size(5, 0) == 1
+    # guided: a quarter of a worker's share of the points left, at most 16, down to 1
+    assert backends.chunk_sizes(8, 2) == [1] * 8
+    assert backends.chunk_sizes(32, 2) == [4, 4, 3, 3, 3, 2, 2, 2, 2] + [1] * 7
+    assert backends.chunk_sizes(5, 0) == [2, 1, 1, 1]
+    big = backends.chunk_sizes(400, 2)
+    assert big[:16] == [16] * 16 and big[-8:] == [1] * 8 and sum(big) == 400
+    assert big == sorted(big, reverse=True)
     exp = load_experiment(_exp_file(tmp_path))
-    monkeypatch.setattr(backends, "chunk_size", lambda n, w: 3)
+    monkeypatch.setattr(
+        backends, "chunk_sizes", lambda n, w: [3] * (n // 3) + [n % 3] * (n % 3 > 0)
+    )
     a = run_sweep(exp, tmp_path / "a", backend="inprocess", progress=False)
     b = run_sweep(exp, tmp_path / "b", backend="process", workers=2, progress=False)
     assert b.ran == 8
@@ -568,3 +575,54 @@ def test_points_travel_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     bad = backends.PointTask("p1", 1, 0, 0, {}, {"seed": "x"}, str(tmp_path), "p1")
     rows, err = backends.run_points([good, bad, good])
     assert [r["point_id"] for r in rows] == ["p0"] and err is not None
+
+
+def test_a_finished_pool_is_left_to_exit(tmp_path: Path) -> None:
+    """A pool returns at its last row; its workers exit on their own, and
+    ``join_finished_pools`` waits for them (the next pool does so before it starts)."""
+    from npusched.experiments import backends
+
+    exp = load_experiment(_exp_file(tmp_path))
+    run_sweep(exp, tmp_path / "a", backend="process", workers=2, progress=False)
+    assert len(backends._FINISHED_POOLS) == 1
+    first = backends._FINISHED_POOLS[0]
+    run_sweep(exp, tmp_path / "b", backend="process", workers=2, max_points=3, progress=False)
+    assert len(backends._FINISHED_POOLS) == 1 and backends._FINISHED_POOLS[0] is not first
+    assert not first.is_alive()
+    last = backends._FINISHED_POOLS[0]
+    backends.join_finished_pools()
+    assert backends._FINISHED_POOLS == [] and not last.is_alive()
+
+
+def test_largest_points_are_handed_out_first(tmp_path: Path) -> None:
+    """The pool hands out the points with the most requests first (ties and unknown sizes keep
+    the expansion order); the results are the in-process run's, in point-index order."""
+    from npusched.experiments import backends
+
+    text = SMALL.format(n=12).replace(
+        '"workload.rate_per_s" = [100.0, 300.0]', '"workload.n_requests" = [6, 14]'
+    )
+    exp = load_experiment(_exp_file(tmp_path, text))
+    tasks = [
+        backends.PointTask(p.point_id, p.index, p.combo, p.seed, {}, p.config, ".", "")
+        for p in exp.points
+    ]
+    order = backends.dispatch_order(tasks)
+    sizes = [backends.task_requests(t) for t in order]
+    assert sizes == [14.0] * 4 + [6.0] * 4
+    assert [t.index for t in order] == [4, 5, 6, 7, 0, 1, 2, 3]  # stable within a size
+    a = run_sweep(exp, tmp_path / "a", backend="inprocess", progress=False)
+    b = run_sweep(exp, tmp_path / "b", backend="process", workers=2, progress=False)
+    fa, fb = pd.read_parquet(a.results), pd.read_parquet(b.results)
+    assert list(fb["index"]) == list(range(8))
+    pd.testing.assert_frame_equal(fa.drop(columns=["wall_s"]), fb.drop(columns=["wall_s"]))
+    # a duration states its size too; a trace does not, and then nothing moves
+    dur = dict(
+        tasks[0].config,
+        workload=dict(
+            tasks[0].config["workload"], n_requests=None, duration_s=2.0, rate_per_s=50.0
+        ),
+    )
+    assert backends.task_requests(backends.PointTask("d", 0, 0, 0, {}, dur, ".", "")) == 100.0
+    trace = backends.PointTask("t", 9, 0, 0, {}, {"workload": {"kind": "trace"}}, ".", "")
+    assert backends.dispatch_order([tasks[0], trace, tasks[2]]) == [tasks[0], trace, tasks[2]]

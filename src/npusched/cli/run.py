@@ -279,12 +279,15 @@ def sweep_cmd(
     plugin: PluginOpt = None,
 ) -> None:
     """Run every point of an experiment file (a grid of run configs x seeds)."""
-    from npusched.experiments.backends import check_backend_options
-    from npusched.experiments.store import run_sweep
-    from npusched.experiments.sweep import load_experiment, parse_filters
+    from npusched.experiments.backends import check_backend_options, start_pool_server
 
     progress = _common(quiet=quiet, verbose=verbose, plugins=plugin)
     check_backend_options(backend, workers, address)
+    if not dry_run:  # the pool's server imports on another core while this process does
+        start_pool_server(backend)
+    from npusched.experiments.store import run_sweep
+    from npusched.experiments.sweep import load_experiment, parse_filters
+
     exp = load_experiment(file)
     flt = parse_filters(filters or [], exp)
     if dry_run:

@@ -13,8 +13,9 @@ same rows for the same points; only ``wall_s`` (the point's run time) differs.
   processes (default: all cores, ``os.cpu_count()``), forked from a ``forkserver`` that has
   imported the engine once (``spawn`` where there is no fork server), so a worker starts in
   milliseconds and the driver's threads (the progress bar) are never forked. Points travel in chunks
-  (:func:`chunk_size`: about 8 per worker, at most 16 points each); a chunk's rows reach
-  ``on_done`` when the chunk finishes. As with any spawn-based pool, the
+  (:func:`chunks`: largest workload first, each chunk a quarter of a worker's share of the
+  points left, at most 16, down to one point at the end); a chunk's rows reach ``on_done``
+  when the chunk finishes. As with any spawn-based pool, the
   calling script's main module must be importable and guarded by
   ``if __name__ == "__main__":`` (the ``npusched`` command is).
 * ``dask``: Dask distributed. With ``address`` (``tcp://host:8786``) it connects to a running
@@ -27,13 +28,12 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from npusched.errors import ConfigError, NpuschedError, SimulationError
 
@@ -80,6 +80,8 @@ def run_point(task: PointTask) -> dict[str, Any]:
     ``latencies_s`` (the finished requests' latencies, seconds, in request-id order), ``wall_s``
     (seconds this point took) and ``config_json`` (the complete run config)."""
     import json
+
+    import numpy as np
 
     from npusched.experiments.config import RunConfig
     from npusched.experiments.runner import run_config
@@ -191,15 +193,65 @@ def check_backend_options(backend: str, workers: int | None, address: str | None
 POOL_RESTARTS = 3
 
 
-#: Most points one pool task carries (:func:`chunk_size`).
+#: Most points one pool task carries (:func:`chunk_sizes`).
 MAX_CHUNK = 16
 
+#: A pool task carries at most 1 / (this x workers) of the points not yet handed out
+#: (:func:`chunk_sizes`).
+CHUNK_DIVISOR = 4
 
-def chunk_size(n_tasks: int, workers: int) -> int:
-    """Points per pool task: about 8 tasks per worker, at most :data:`MAX_CHUNK` points each,
-    so small points share a task's round trip (pickling, a future, a wake of the driver)
-    while every worker still gets several tasks to balance the load."""
-    return max(1, min(MAX_CHUNK, n_tasks // (8 * max(workers, 1))))
+
+def chunk_sizes(n_tasks: int, workers: int) -> list[int]:
+    """Points per pool task, in dispatch order: each carries ``1 / (4 x workers)`` of the points
+    not yet handed out (:data:`CHUNK_DIVISOR`), at least 1 and at most :data:`MAX_CHUNK`
+    ("guided" chunks). Small points share a task's round trip (pickling, a future, a wake of
+    the driver) while the sweep's last tasks hold one point each, so the worker that finishes
+    first waits at most about one point for the other (fixed chunks of ``k`` points leave it
+    idle for up to ``k``)."""
+    per = CHUNK_DIVISOR * max(workers, 1)
+    sizes: list[int] = []
+    left = n_tasks
+    while left > 0:
+        k = max(1, min(MAX_CHUNK, -(-left // per)))
+        sizes.append(k)
+        left -= k
+    return sizes
+
+
+def task_requests(task: PointTask) -> float | None:
+    """How many requests ``task``'s workload draws, where its config states it (``n_tasks``
+    of a ``prema`` workload, ``n_requests`` or ``duration_s x rate_per_s`` of a ``poisson``
+    one), else ``None`` (a trace): the size :func:`dispatch_order` sorts by."""
+    w = task.config.get("workload")
+    if not isinstance(w, dict):
+        return None
+    n = w.get("n_tasks") if w.get("kind") == "prema" else w.get("n_requests")
+    if n is None and w.get("duration_s") is not None and w.get("rate_per_s") is not None:
+        n = float(w["duration_s"]) * float(w["rate_per_s"])
+    return None if n is None else float(n)
+
+
+def dispatch_order(tasks: Sequence[PointTask]) -> list[PointTask]:
+    """``tasks`` in the order a pool hands them out: largest workload first (requests,
+    :func:`task_requests`; ties and sweeps whose sizes are not all known keep their order), so
+    the longest points do not start last and leave one worker running alone at the end. The
+    rows do not depend on it (a row is its point's; the store sorts by point index)."""
+    sizes = [task_requests(t) for t in tasks]
+    if any(s is None for s in sizes):
+        return list(tasks)
+    order = sorted(range(len(tasks)), key=lambda i: -(sizes[i] or 0.0))
+    return [tasks[i] for i in order]
+
+
+def chunks(tasks: Sequence[PointTask], workers: int) -> list[Sequence[PointTask]]:
+    """``tasks`` in :func:`dispatch_order`, cut into pool tasks of :func:`chunk_sizes`."""
+    order = dispatch_order(tasks)
+    out: list[Sequence[PointTask]] = []
+    i = 0
+    for k in chunk_sizes(len(order), workers):
+        out.append(order[i : i + k])
+        i += k
+    return out
 
 
 def run_points(tasks: Sequence[PointTask]) -> tuple[list[dict[str, Any]], BaseException | None]:
@@ -248,42 +300,59 @@ def _run_pool(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) 
             )
 
 
+#: Threads waiting for the workers of pools whose rows are all in (:func:`_pool_pass` does
+#: not wait for them); :func:`join_finished_pools` waits for these threads.
+_FINISHED_POOLS: list[threading.Thread] = []
+
+
+def join_finished_pools() -> None:
+    """Wait until the workers of every finished pool have exited (a sweep returns as soon as
+    its last row is in and lets its workers exit beside what the caller does next, e.g.
+    consolidating the results; a benchmark calls this between two timed sweeps)."""
+    while _FINISHED_POOLS:
+        _FINISHED_POOLS.pop().join()
+
+
 def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
+    join_finished_pools()  # never more than one pool's workers alive
     n = min(workers or os.cpu_count() or 1, len(tasks))
     ctx = _pool_context(multiprocessing)
-    size = chunk_size(len(tasks), n)
-    chunks = [tasks[i : i + size] for i in range(0, len(tasks), size)]
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        # keep a bounded window of submitted chunks (a million-point sweep never holds a
-        # million futures), refilled as chunks finish
-        todo = iter(chunks)
-        pending: set[Future[tuple[list[dict[str, Any]], BaseException | None]]] = set()
-        window = 4 * n
-        try:
-            for c in itertools_islice(todo, window):
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+    # keep a bounded window of submitted chunks (a million-point sweep never holds a million
+    # futures), refilled as chunks finish
+    todo = iter(chunks(tasks, n))
+    pending: set[Future[tuple[list[dict[str, Any]], BaseException | None]]] = set()
+    window = 4 * n
+    try:
+        for c in itertools_islice(todo, window):
+            pending.add(pool.submit(run_points, c))
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            error: BaseException | None = None
+            # finished chunks first: a dead worker's chunk raises BrokenProcessPool here,
+            # after the rows of the others are recorded
+            for f in sorted(done, key=lambda f: f.exception() is not None):
+                rows, err = f.result()
+                for row in rows:
+                    on_done(row)
+                error = error or err
+            if error is not None:
+                raise error
+            for c in itertools_islice(todo, len(done)):
                 pending.add(pool.submit(run_points, c))
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                error: BaseException | None = None
-                # finished chunks first: a dead worker's chunk raises BrokenProcessPool here,
-                # after the rows of the others are recorded
-                for f in sorted(done, key=lambda f: f.exception() is not None):
-                    rows, err = f.result()
-                    for row in rows:
-                        on_done(row)
-                    error = error or err
-                if error is not None:
-                    raise error
-                for c in itertools_islice(todo, len(done)):
-                    pending.add(pool.submit(run_points, c))
-        except BaseException:
-            for f in pending:
-                f.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    except BaseException:
+        for f in pending:
+            f.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    # every row is in: the workers exit while the caller goes on (a thread waits for them),
+    # so the caller's next step overlaps their exit instead of waiting 10-40 ms for it
+    closing = threading.Thread(target=pool.shutdown, name="npusched-pool-exit")
+    closing.start()
+    _FINISHED_POOLS.append(closing)
 
 
 #: what a pool worker needs to run a point, imported once in the fork server (where there is
@@ -298,14 +367,47 @@ WORKER_PRELOAD = (
 )
 
 
+def worker_cpu_s() -> float:
+    """This process's CPU seconds so far (user + system, :func:`time.process_time`). As a pool
+    task it measures a worker's start-up: a forked process's CPU clock starts at zero, and this
+    module is in the server's preload, so the task itself imports nothing (the bench's
+    ``worker_start_cpu_s``)."""
+    return time.process_time()
+
+
+def start_pool_server(backend: str = "process") -> None:
+    """Start the ``process`` backend's fork server now, without waiting for it: its imports
+    (:data:`WORKER_PRELOAD`, about 1 s of CPU) then run on another core while the caller
+    imports and loads the experiment, instead of after it, when the first pool is created
+    (``npusched sweep`` calls this first). Does nothing for another backend or where there is
+    no fork server; a server already running is kept."""
+    if backend != "process":
+        return
+    import multiprocessing
+
+    if _pool_context(multiprocessing).get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+
+
 def _pool_context(multiprocessing: Any) -> Any:
     """The pool's start method: ``forkserver`` where the platform has it, with
     :data:`WORKER_PRELOAD` imported once in the server so that each worker is a fork of an
     already-imported process (it starts in milliseconds); else ``spawn``. Neither forks the
     driver itself, so its threads (the progress bar) are never copied into a worker."""
     if "forkserver" in multiprocessing.get_all_start_methods():
+        import sys
+
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(list(WORKER_PRELOAD))
+        # a worker re-runs the driver's main script before its first task (the start
+        # method's rule), and the ``npusched`` command's script imports the CLI (typer,
+        # rich: about 0.06 s of CPU per worker); imported once in the server instead (the
+        # start method's own ``"__main__"`` preload never runs on Python 3.11: it looks the
+        # script's path up under a key the preparation data does not have)
+        cli = ("npusched.cli",) if "npusched.cli" in sys.modules else ()
+        ctx.set_forkserver_preload([*WORKER_PRELOAD, *cli])
         return ctx
     return multiprocessing.get_context("spawn")
 
