@@ -464,7 +464,9 @@ def test_compare_end_to_end(tmp_path: Path) -> None:
     assert main([*args, "--requests", "20", "--load", "0.5"]) == 0
     df = pd.read_csv(out / "compare.csv")
     assert list(df["system"]) == ["NP-FCFS", "PREMA", "Planaria", "PREMA+DFS", "Planaria+DFS"]
-    assert (df["antt"] >= 1.0).all() and (df["energy_j"] > 0).all()
+    # latency = finish - arrival carries the rounding of (arrival + time) - arrival: a request
+    # never slowed reads an NTT of 1 to within a few ulps (Planaria here: 0.999999999999997)
+    assert (df["antt"] >= 1.0 - 1e-12).all() and (df["energy_j"] > 0).all()
     assert (df[df["system"].str.endswith("+DFS")]["peak_power_w"] <= 30.0 + 1e-9).all()
     assert (out / "compare.png").read_bytes()[:4] == b"\x89PNG"
     write_report(tmp_path, load_sweep=load_results)

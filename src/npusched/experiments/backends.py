@@ -97,7 +97,8 @@ def run_point(task: PointTask) -> dict[str, Any]:
         out = run_config(cfg, base_dir=task.base_dir, progress=False, source=task.label)
     except NpuschedError as e:
         raise SimulationError(f"{task.label}: {e}") from None
-    lat = out.records["latency_s"].to_numpy(dtype=np.float64)
+    # the result's column, not ``out.records``: a point never needs the frame
+    lat = np.asarray(out.result.columns["latency_s"], dtype=np.float64)
     row: dict[str, Any] = {
         "point_id": task.point_id,
         "index": task.index,
