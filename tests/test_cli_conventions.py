@@ -421,7 +421,7 @@ def test_real_worker_killed_mid_sweep(tmp_path: Path, capsys: pytest.CaptureFixt
 
     exp_path = tmp_path / "exp.toml"
     exp_path.write_text(
-        SWEEP.replace("n_tasks = 4", "n_tasks = 3000").replace("seeds = [0]", "seeds = [0, 1]")
+        SWEEP.replace("n_tasks = 4", "n_tasks = 30000").replace("seeds = [0]", "seeds = [0, 1]")
     )
     exp = load_experiment(exp_path)
     box: dict[str, object] = {}
