@@ -194,10 +194,14 @@ def execute_columns(run: _Run) -> SimResult:
     # The timeline (``record_timeline``): the general loop's ``Segment`` entries (run, restore,
     # save) in the same order; every job holds all the resource's units at its variant's clock.
     tl = run.timeline
-    f0 = math.nan
+    # ``Any``, not ``float``: compiled, a ``float`` local is unboxed and every ``Segment`` would
+    # get its own boxed nan; the timelines compare equal (``nan`` fields by identity) only if
+    # every segment holds the one object, as the pure module and the general loop do.
+    # (mypyc reads ``math.nan`` as a float literal, so the object is fetched with ``getattr``.)
+    f0: Any = getattr(math, "nan")  # noqa: B009
     for key, val in run.variant0:
         if key == "frequency_hz":
-            f0 = float(val)
+            f0 = val if type(val) is float else float(val)
     rname = res.name
     units = res.capacity
     cap = res.capacity
