@@ -13,6 +13,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from npusched.native import install as _install_native
+
+# The compiled core's import hook (NPUSCHED_PURE=1, the stale-build guard): npusched/native.py.
+_install_native()
+
 #: public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
     "Simulator": "npusched.sim.engine",

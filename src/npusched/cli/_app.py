@@ -125,7 +125,11 @@ _plain_help()
 
 def _version(value: bool) -> None:
     if value:
+        from npusched import native
+
+        mods = native.compiled()
         typer.echo(f"npusched {npusched.__version__}")
+        typer.echo(f"compiled: {', '.join(mods)}" if mods else "compiled: none (pure Python)")
         raise typer.Exit()
 
 
