@@ -149,6 +149,25 @@ def engine_setup(
     return sc.setup(requests=n, seed=seed)
 
 
+BARE_LOOP_MODULE = "npusched.bench.bare_loop"
+_pure_bare: list[Callable[..., Any]] = []
+
+
+def bare_loops() -> tuple[Callable[..., Any], Callable[..., Any] | None]:
+    """``(interpreted, compiled)``: the bare loop (:func:`~npusched.bench.bare_loop.
+    bare_loop_reference`) run by the interpreter from its ``.py`` (the reference issue 25's
+    ratios are defined on, whatever was compiled), and the same source compiled by mypyc
+    (``None`` when it runs pure: see :mod:`npusched.native`)."""
+    from npusched import native
+    from npusched.bench.bare_loop import bare_loop_reference
+
+    if BARE_LOOP_MODULE not in native.compiled():
+        return bare_loop_reference, None
+    if not _pure_bare:
+        _pure_bare.append(native.pure_module(BARE_LOOP_MODULE).bare_loop_reference)
+    return _pure_bare[0], bare_loop_reference
+
+
 def _peak_rss_mib() -> float:
     """Peak resident set size of this process in MiB (``ru_maxrss``: KiB on Linux)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -353,7 +372,8 @@ def run_bench(
             and keep each one's fastest run (``timeit``'s rule; the VM's speed drifts).
 
     Returns:
-        ``{"scenarios": [entry, ...], "timing": ...}``. Each entry has ``name``, ``requests``,
+        ``{"scenarios": [entry, ...], "timing": ..., "compiled": [module, ...]}`` (the modules
+        that ran compiled by mypyc, ``[]`` when pure: :func:`npusched.native.compiled`). Each entry has ``name``, ``requests``,
         ``requests_per_s`` and ``events_per_s`` (per CPU second of the engine run),
         ``peak_rss_mib`` (MiB, after the engine run), ``events``, ``engine_s``,
         ``engine_wall_s``, ``preemptions``, ``layer_executions``, ``seed``, ``targets``
@@ -398,9 +418,13 @@ def run_bench(
                 repeat=repeat,
             )
         )
+    from npusched import native
+
     return {
         "scenarios": entries,
         "timing": "process CPU seconds; engine and references timed once each in the same run",
+        # the modules that ran compiled by mypyc (``[]``: pure Python; see npusched.native)
+        "compiled": native.compiled(),
     }
 
 
@@ -415,6 +439,7 @@ _SHOWN = (
     ("speedup_vs_simpy", "{:.2f}"),
     ("speedup_vs_simpy_skip", "{:.2f}"),
     ("fraction_of_bare_loop", "{:.3f}"),
+    ("fraction_of_compiled_bare_loop", "{:.3f}"),
     ("max_abs_finish_diff_s", "{:.3g}"),
     # HaX-CoNN (bench_haxconn): seconds per solve, frames per second
     *((f"{s}_{sem}_s", "{:.3f}") for sem in ("artifact", "paper") for s in ("cpsat", "z3")),
@@ -451,10 +476,11 @@ def bench_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
                 ("outside_us_per_event", "{:.2f}", None),
                 ("events_per_request", "{:.2f}", None),
                 ("ratio_to_bare_loop", "{:.2f}", f["target_ratio"]),
+                ("ratio_to_compiled_bare_loop", "{:.2f}", None),
                 ("load_ratio", "{:.2f}", 1.5),
             )
             for key, fmt, goal in shown:
-                if key not in f:
+                if f.get(key) is None:
                     continue
                 rows.append(
                     {

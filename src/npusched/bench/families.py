@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from npusched.bench.bare_loop import bare_loop_reference
-from npusched.bench.core import Reporter, _no_report, _peak_rss_mib, scenario
+from npusched.bench.core import Reporter, _no_report, _peak_rss_mib, bare_loops, scenario
 from npusched.bench.spatial import SPATIAL_RATE_PER_S
 from npusched.bench.workload import (
     BENCH_BATCHES,
@@ -149,16 +148,21 @@ def family_configs(requests: int, load: float = BENCH_LOAD) -> dict[str, dict[st
     return out
 
 
-def _bare_us_per_event(requests: int, seed: int) -> tuple[float, int]:
+def _bare_us_per_event(requests: int, seed: int, compiled: bool = False) -> tuple[float, int]:
     """The bare loop's CPU microseconds per event, loop only (its inputs built untimed), on
-    ``temporal``'s workload of ``requests`` requests (synthetic profiles: no cost model)."""
+    ``temporal``'s workload of ``requests`` requests (synthetic profiles: no cost model):
+    interpreted (the reference), or with ``compiled`` the same source compiled by mypyc
+    (``nan`` when it is not compiled)."""
+    loop = bare_loops()[1 if compiled else 0]
+    if loop is None:
+        return math.nan, 0
     profs = synthetic_profiles(random_state=3)
     shapes = _Shapes(bench_workload(requests, profs, random_state=seed), profs)
     best = math.inf
     events = 0
     for _ in range(3):
         c = time.process_time()
-        events = bare_loop_reference(shapes)[1]
+        events = loop(shapes)[1]
         best = min(best, time.process_time() - c)
     return best / max(events, 1) * 1e6, events
 
@@ -183,7 +187,9 @@ def families_scenario(
     included), ``engine_us_per_event`` (``Simulator.run`` alone) and ``outside_us_per_event``
     (the rest: workload, metrics, power timeline), ``events_per_request``,
     ``ratio_to_bare_loop`` (``us_per_event`` over the bare loop's, loop only) and
-    ``engine_ratio_to_bare_loop`` (the engine's alone). The temporal families also run at load 1.5
+    ``engine_ratio_to_bare_loop`` (the engine's alone), ``ratio_to_compiled_bare_loop`` (over
+    the same bare loop compiled by mypyc, ``None`` when it runs pure; the entry's
+    ``compiled_bare_loop_us_per_event``). The temporal families also run at load 1.5
     (``load_ratio``: its warm ``us_per_event`` over load 0.9's)."""
     from npusched.experiments.config import parse_config
     from npusched.experiments.runner import run_config
@@ -191,6 +197,7 @@ def families_scenario(
 
     report("bare_loop", 0, 0)
     bare_us, _ = _bare_us_per_event(requests, seed)
+    bare_c_us, _ = _bare_us_per_event(requests, seed, compiled=True)
     fams: dict[str, dict[str, Any]] = {}
 
     # ``Simulator.run``'s own CPU seconds inside run_config (the engine; the rest is the
@@ -242,6 +249,8 @@ def families_scenario(
                 "outside_us_per_event": (warm - engine) / max(res.events, 1) * 1e6,
                 "ratio_to_bare_loop": us / bare_us,
                 "engine_ratio_to_bare_loop": engine / max(res.events, 1) * 1e6 / bare_us,
+                # the same over the bare loop compiled by mypyc (None when it runs pure)
+                "ratio_to_compiled_bare_loop": None if math.isnan(bare_c_us) else us / bare_c_us,
                 "target_ratio": FAMILY_RATIO_TARGET[fam],
                 "met": us / bare_us <= FAMILY_RATIO_TARGET[fam],
             }
@@ -265,5 +274,6 @@ def families_scenario(
         "repeat": repeat,
         "peak_rss_mib": _peak_rss_mib(),
         "bare_loop_us_per_event": bare_us,
+        "compiled_bare_loop_us_per_event": None if math.isnan(bare_c_us) else bare_c_us,
         "families": fams,
     }

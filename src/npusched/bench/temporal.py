@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from npusched.bench.bare_loop import bare_loop_reference
 from npusched.bench.core import (
     Reporter,
     _cpu_seconds,
@@ -16,6 +15,7 @@ from npusched.bench.core import (
     _no_report,
     _ratio,
     _time_engine,
+    bare_loops,
     scenario,
 )
 from npusched.bench.simpy_layer import simpy_reference
@@ -92,11 +92,16 @@ def temporal_scenario(
     diffs: dict[str, float] = {}
     setup_s: dict[str, float] = {}
     bare_events = 0
+    # the bare loop interpreted (the reference) and, when it is, compiled by mypyc (same source)
+    bare_loop_reference, bare_compiled = bare_loops()
+    refs = ["bare_loop", "simpy_skip", "simpy"]
+    if bare_compiled is not None:
+        refs.insert(1, "bare_loop_compiled")
     for rnd in range(repeat):
         if rnd:  # the engine again (its first run gave the entry, the records and the RSS)
             sim2 = temporal_setup(requests=requests, seed=seed, profiles=profs)[0]
             engine_s = min(engine_s, _cpu_seconds(sim2, reqs))
-        for ref in ("bare_loop", "simpy_skip", "simpy"):
+        for ref in refs:
             report(ref, rnd, repeat)
             # Timed from the same requests and profiles as the engine (whose run includes its
             # own set-up and result columns): the references' set-up is part of their time.
@@ -105,6 +110,8 @@ def temporal_scenario(
             t_setup = time.process_time() - c
             if ref == "bare_loop":
                 finish, bare_events = bare_loop_reference(shapes)
+            elif ref == "bare_loop_compiled" and bare_compiled is not None:
+                finish = bare_compiled(shapes)[0]
             elif ref == "simpy_skip":
                 finish = simpy_skip_reference(shapes)
             else:
@@ -128,6 +135,12 @@ def temporal_scenario(
         # the engine's side conservative. ``_with_setup``: both end to end, as before issue 25.
         fraction_of_bare_loop=_ratio(seconds["bare_loop"] - setup_s["bare_loop"], engine_s),
         fraction_of_bare_loop_with_setup=_ratio(seconds["bare_loop"], engine_s),
+        # the same against the bare loop compiled by mypyc (None when it runs pure)
+        fraction_of_compiled_bare_loop=(
+            _ratio(seconds["bare_loop_compiled"] - setup_s["bare_loop_compiled"], engine_s)
+            if "bare_loop_compiled" in seconds
+            else None
+        ),
         # The SimPy models' seconds above include the same pure-Python set-up (``_Shapes``),
         # which flatters the engine; ``_loop_only``: their models without it (the engine's
         # side still with its set-up, so these are the lower bounds).

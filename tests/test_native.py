@@ -1,0 +1,212 @@
+"""The compiled core (``npusched.native``): the modules mypyc compiles give the pure modules'
+results to the last bit; ``NPUSCHED_PURE=1`` imports the pure modules; a stale build runs pure
+and warns once; ``--version`` and the bench say what runs compiled."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from npusched import native
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+COMPILED = native.compiled()
+needs_compiled = pytest.mark.skipif(
+    not COMPILED,
+    reason="nothing runs compiled here (no extensions built: python setup.py build_ext "
+    "--inplace; or NPUSCHED_PURE set, or a stale build)",
+)
+
+#: golden cases that run the column loop (the compiled modules) and the bench's engine runs
+CASES = [
+    "ranked/NP-FCFS/checkpoint",
+    "ranked/P-HPF/kill",
+    "ranked/P-HPF/checkpoint",
+    "token/P-PREMA/cumulative",
+    "token/P-TOKEN/linear",
+    "token/NP-PREMA/cumulative",
+    "bench/prema",
+]
+
+_DIGESTS = """
+import json, sys
+sys.path.insert(0, {tests!r})
+from golden_engine import cases
+from npusched import native
+c = cases()
+print(json.dumps({{"compiled": native.compiled(),
+                  "digests": {{k: c[k]() for k in {cases!r}}}}}, sort_keys=True))
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "NPUSCHED_PURE"}
+    env["PYTHONPATH"] = str(SRC)
+    env.update(extra)
+    return env
+
+
+def _python(code: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_compiled_list_is_one_place_and_setup_reads_it() -> None:
+    """``setup.py`` compiles exactly ``native.COMPILED_MODULES`` (it parses the tuple)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        import ast
+
+        tree = ast.parse((ROOT / "setup.py").read_text())
+        fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "compiled_modules")
+        ns: dict[str, object] = {"HERE": ROOT, "ast": ast, "Path": Path}
+        exec(compile(ast.Module(body=[fn], type_ignores=[]), "setup.py", "exec"), ns)
+        assert ns["compiled_modules"]() == list(native.COMPILED_MODULES)  # type: ignore[operator]
+    finally:
+        sys.path.remove(str(ROOT))
+    for m in native.COMPILED_MODULES:
+        assert Path(native.source_path(m)).is_file(), m
+
+
+def test_build_state_and_the_stale_guard_on_a_fake_tree(tmp_path: Path) -> None:
+    """The decision alone: no extension → nothing built; a matching record → fresh; an edited
+    source or no record → stale."""
+    mods = ("npusched.sim.columns", "npusched.policies.temporal.levels")
+    for m in mods:
+        p = Path(native.source_path(m, str(tmp_path)))
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"# {m}\n")
+    assert native.build_state(str(tmp_path), mods) == ([], [])
+    for m in mods:
+        Path(native.source_path(m, str(tmp_path))[:-3] + EXTENSION_SUFFIXES[0]).write_bytes(b"")
+    assert native.build_state(str(tmp_path), mods) == (list(mods), list(mods))  # no record
+    record = {m: native.source_digest(native.source_path(m, str(tmp_path))) for m in mods}
+    (tmp_path / native.BUILD_RECORD).write_text(json.dumps({"sources": record}))
+    assert native.build_state(str(tmp_path), mods) == (list(mods), [])
+    with open(native.source_path(mods[1], str(tmp_path)), "a") as f:
+        f.write("x = 1\n")
+    assert native.build_state(str(tmp_path), mods) == (list(mods), [mods[1]])
+
+
+def test_env_switch_imports_the_pure_modules() -> None:
+    code = (
+        "import json, npusched, npusched.sim.columns as c, npusched.policies.temporal.levels as l\n"
+        "from npusched import native\n"
+        "print(json.dumps([c.__file__, l.__file__, native.compiled()]))"
+    )
+    out = _python(code, _env(NPUSCHED_PURE="1"))
+    assert out.returncode == 0, out.stderr
+    files, compiled = json.loads(out.stdout)[:2], json.loads(out.stdout)[2]
+    assert all(f.endswith(".py") for f in files) and compiled == []
+    assert "StaleExtensionWarning" not in out.stderr
+    out = _python(code, _env(NPUSCHED_PURE="0"))  # "0" is off
+    assert out.returncode == 0, out.stderr
+    files, compiled = json.loads(out.stdout)[:2], json.loads(out.stdout)[2]
+    assert compiled == COMPILED
+    if COMPILED:
+        assert all(f.endswith(tuple(EXTENSION_SUFFIXES)) for f in files)
+
+
+def test_version_names_what_runs_compiled() -> None:
+    from npusched.cli import app
+
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    assert lines[0].startswith("npusched ")
+    want = f"compiled: {', '.join(COMPILED)}" if COMPILED else "compiled: none (pure Python)"
+    assert lines[1] == want
+    out = subprocess.run(
+        [sys.executable, "-m", "npusched.cli", "--version"],
+        env=_env(NPUSCHED_PURE="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1] == "compiled: none (pure Python)"
+
+
+@needs_compiled
+def test_compiled_and_pure_give_the_same_bits() -> None:
+    """The golden cases of the column loop and the prema bench, compiled in this process and
+    pure (``NPUSCHED_PURE=1``) in a subprocess: every digest equal (and equal to the fixture)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from golden_engine import cases, load
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    c = cases()
+    here = {k: c[k]() for k in CASES}
+    code = _DIGESTS.format(tests=str(ROOT / "tests"), cases=CASES)
+    out = _python(code, _env(NPUSCHED_PURE="1"))
+    assert out.returncode == 0, out.stderr
+    pure = json.loads(out.stdout)
+    assert pure["compiled"] == []
+    assert json.loads(json.dumps(here, sort_keys=True)) == pure["digests"]
+    fixtures = load()
+    for k in CASES:
+        assert json.loads(json.dumps(here[k])) == fixtures[k], k
+
+
+@needs_compiled
+def test_a_stale_build_runs_pure_and_warns_once(tmp_path: Path) -> None:
+    """A copy of the package whose compiled source was edited after the build: the pure
+    modules run, one warning names the stale module and the rebuild command."""
+    pkg = tmp_path / "npusched"
+    shutil.copytree(SRC / "npusched", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    for lib in SRC.glob("*__mypyc*"):  # mypyc's shared library of the group
+        shutil.copy2(lib, tmp_path / lib.name)
+    edited = native.COMPILED_MODULES[0]
+    with open(native.source_path(edited, str(pkg)), "a") as f:
+        f.write("\n# edited after the build\n")
+    code = (
+        "import json, npusched, npusched.sim.columns as c, npusched.policies.temporal.levels as l\n"
+        "import npusched.bench.bare_loop\n"
+        "from npusched import native\n"
+        "print(json.dumps([c.__file__, l.__file__, native.compiled()]))"
+    )
+    env = _env()
+    env["PYTHONPATH"] = str(tmp_path)
+    out = _python(code, env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    c_file, l_file, compiled = json.loads(out.stdout)
+    assert c_file == native.source_path(edited, str(pkg)) and l_file.endswith(".py")
+    assert compiled == []
+    assert out.stderr.count("StaleExtensionWarning") == 1
+    assert edited in out.stderr and "build_ext --inplace" in out.stderr
+    # the unedited copy runs compiled (the guard reads the copy's own record)
+    shutil.copy2(native.source_path(edited), native.source_path(edited, str(pkg)))
+    out = _python(code, env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[2] == COMPILED and "StaleExtensionWarning" not in out.stderr
+
+
+def test_bench_json_names_the_compiled_modules_and_both_bare_loops() -> None:
+    from npusched.bench import run_bench
+    from npusched.bench.core import bare_loops
+
+    out = run_bench(["families"], requests=200, isolate=False, reference=False)
+    assert out["compiled"] == COMPILED
+    fam = out["scenarios"][0]
+    interp, comp = bare_loops()
+    assert (comp is None) == ("npusched.bench.bare_loop" not in COMPILED)
+    if comp is None:
+        assert fam["compiled_bare_loop_us_per_event"] is None
+        assert all(f["ratio_to_compiled_bare_loop"] is None for f in fam["families"].values())
+    else:
+        assert interp.__module__ == "npusched.bench.bare_loop_pure"
+        assert fam["compiled_bare_loop_us_per_event"] > 0
+        for f in fam["families"].values():
+            r = f["us_per_event"] / fam["compiled_bare_loop_us_per_event"]
+            assert f["ratio_to_compiled_bare_loop"] == pytest.approx(r)
