@@ -15,6 +15,12 @@ from setuptools import setup
 COMPILED = [
     "src/npusched/sim/columns.py",
     "src/npusched/policies/temporal/levels.py",
+    # The general loop (eleventh round): the engine, its job and event records, the resources.
+    "src/npusched/sim/engine.py",
+    "src/npusched/sim/job.py",
+    "src/npusched/sim/events.py",
+    "src/npusched/sim/resources.py",
+    "src/npusched/sim/common.py",
 ]
 
 
