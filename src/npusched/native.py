@@ -39,6 +39,12 @@ COMPILED_MODULES: Final = (
     "npusched.sim.columns",
     "npusched.policies.temporal.levels",
     "npusched.bench.bare_loop",
+    # The general loop (eleventh round): the engine, its job and event records, the resources.
+    "npusched.sim.engine",
+    "npusched.sim.job",
+    "npusched.sim.events",
+    "npusched.sim.resources",
+    "npusched.sim.common",
 )
 
 #: The build record ``setup.py`` writes next to this file: ``{"sources": {module: sha256}}``.

@@ -86,7 +86,6 @@ from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
-from functools import cached_property
 from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 from operator import attrgetter, countOf
@@ -156,7 +155,10 @@ _MAX_SAME_INSTANT = 1_000_000
 _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
-_NAN = math.nan
+#: The ``math.nan`` object itself, read at run time: compiled, ``math.nan`` is folded into a
+#: float constant boxed anew at each use, and timelines (``==`` holds for the same nan object,
+#: not for two) would compare unequal. The column loop's segments hold this same object.
+_NAN_OBJ: Any = getattr(math, "nan")  # noqa: B009
 _new_tuple = tuple.__new__
 
 # A SchedulerView is built at every decision; filling a plain instance's __dict__ is 2-3x faster
@@ -165,14 +167,14 @@ _new_tuple = tuple.__new__
 _VIEW_FIELDS = ("now", "ready", "running", "reason", "profiles")
 _FAST_VIEW = (
     tuple(f.name for f in dataclass_fields(SchedulerView)) == _VIEW_FIELDS
-    and "__slots__" not in SchedulerView.__dict__
+    and "__slots__" not in vars(SchedulerView)
 )
 
 # The same for the machine policies' view.
 _FAST_MACHINE_VIEW = (
     tuple(f.name for f in dataclass_fields(MachineView))
     == ("now", "ready", "running", "preempting", "resources", "reason", "profiles")
-    and "__slots__" not in MachineView.__dict__
+    and "__slots__" not in vars(MachineView)
 )
 
 _Plan = tuple[Profile, ExecPlan, float]
@@ -327,13 +329,13 @@ class SimResult:
         cols = self.columns
         start = float(np.min(cols["arrival_s"])) if len(cols["arrival_s"]) else 0.0
         span = self.end_s - start
-        peak = math.nan
+        peak: Any = _NAN_OBJ  # the one nan object (see ``_NAN_OBJ``): summaries compare equal
         if self.power is not None:
             _, watts = self.power_timeline()
             peak = float(watts.max()) if watts.size else 0.0
         out["energy_j"] = float(self.energy_j)
         out["peak_power_w"] = peak
-        out["avg_power_w"] = float(self.energy_j) / span if span > 0 else math.nan
+        out["avg_power_w"] = float(self.energy_j) / span if span > 0 else _NAN_OBJ
         return out
 
     def power_timeline(
@@ -761,8 +763,10 @@ class _Run:
         # if something asks for them (the cached ``arrivals``).
         self._disp_order: list[int] | None = None if in_order else order_a.tolist()
         self._table = table
+        #: ``arrivals`` once made (a list input: here; a table: on first use).
+        self._arrivals: list[Request] | None = None
         if table is None:
-            self.arrivals = (
+            self._arrivals = (
                 list(requests) if in_order else [requests[i] for i in order_a.tolist()]
             )
         self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
@@ -832,19 +836,24 @@ class _Run:
         self.col_energy: MutableSequence[float] = array("d", zeros)
         self.col_res: list[str] | npt.NDArray[Any] = [""] * n
 
-    @cached_property
+    @property
     def arrivals(self) -> list[Request]:
         """The requests in dispatch order. A list input sets it in ``__init__``; for a
         :class:`~npusched.workloads.request.RequestTable` they are made on first use and kept
         (the general loop, a policy key that reads more than the key rows, an estimator that
-        reads more than the shape)."""
-        reqs = self._table.requests() if self._table is not None else []
-        order = self._disp_order
-        return list(reqs) if order is None else list(map(reqs.__getitem__, order))
+        reads more than the shape). A plain attribute and a property, not a
+        ``cached_property``: the class compiles to a native class, which has no ``__dict__``."""
+        got = self._arrivals
+        if got is None:
+            reqs = self._table.requests() if self._table is not None else []
+            order = self._disp_order
+            got = list(reqs) if order is None else list(map(reqs.__getitem__, order))
+            self._arrivals = got
+        return got
 
     def disp(self, name: str) -> list[Any]:
         """Request field ``name`` of every request, in dispatch order (a new list)."""
-        if "arrivals" in self.__dict__ or self._table is None:
+        if self._arrivals is not None or self._table is None:
             return list(map(attrgetter(name), self.arrivals))
         col = self._table.column(name)
         order = self._disp_order
@@ -871,7 +880,7 @@ class _Run:
                 fields = zip(reads, (value,) if len(cols) == 1 else value, strict=True)
                 per_value[value] = key(SimpleNamespace(**dict(fields)))
             return list(map(per_value.__getitem__, values))
-        if "arrivals" in self.__dict__ or self._table is None:
+        if self._arrivals is not None or self._table is None:
             return list(map(key, self.arrivals))
         rows = zip(*(self.disp(f) for f in KeyRow._fields), strict=True)
         try:
@@ -1242,7 +1251,10 @@ class _Run:
             self.timeline.append(self._seg(job, ss, t0, kind))
 
     def _seg(self, job: Job, a: float, b: float, kind: str) -> Segment:
-        f = _NAN
+        # ``Any``: the one nan object, not a float unboxed and boxed anew (compiled, every
+        # segment would hold its own nan, and ``==`` between timelines, which holds for the
+        # same nan object, would fail).
+        f: Any = _NAN_OBJ
         for k, v in job.variant:
             if k == "frequency_hz":
                 f = float(v)
@@ -1547,7 +1559,7 @@ class _Run:
         self._dispatch(int(self.order_of[int(job)]))
         return "arrival"
 
-    def _h_timer(self, job: Job, epoch: int) -> str:
+    def _h_timer(self, job: Any, epoch: int) -> str:
         return "timer"
 
     # --- arrivals -----------------------------------------------------------------------------
