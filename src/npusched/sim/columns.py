@@ -60,6 +60,7 @@ from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
+    NAN_OBJ,
     PowerPiece,
     Segment,
     livelock_message,
@@ -197,8 +198,8 @@ def execute_columns(run: _Run) -> SimResult:
     # ``Any``, not ``float``: compiled, a ``float`` local is unboxed and every ``Segment`` would
     # get its own boxed nan; the timelines compare equal (``nan`` fields by identity) only if
     # every segment holds the one object, as the pure module and the general loop do.
-    # (mypyc reads ``math.nan`` as a float literal, so the object is fetched with ``getattr``.)
-    f0: Any = getattr(math, "nan")  # noqa: B009
+    # (``common.NAN_OBJ``: the one object, which the general loop's segments hold too.)
+    f0: Any = NAN_OBJ
     for key, val in run.variant0:
         if key == "frequency_hz":
             f0 = val if type(val) is float else float(val)

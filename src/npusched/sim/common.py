@@ -9,13 +9,18 @@ import gc
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from npusched.hardware.profile import ExecPlan
 
-__all__ = ["PowerPiece", "Segment", "collector_paused", "livelock_message"]
+__all__ = ["NAN_OBJ", "PowerPiece", "Segment", "collector_paused", "livelock_message"]
 
 _NAN = math.nan
+#: The one ``math.nan`` object every loop's records hold, read at run time: compiled, mypyc
+#: folds ``math.nan`` into a float constant boxed anew at each use, and timelines (``==`` holds
+#: for the same nan object, not for two: tuples compare items by identity first) would compare
+#: unequal. Typed ``Any`` so that a compiled module keeps the object and never unboxes it.
+NAN_OBJ: Any = getattr(math, "nan")  # noqa: B009
 
 #: Period ticks in a row with only ticks left and the machine idle before a run raises.
 _MAX_IDLE_TICKS = 10_000

@@ -115,6 +115,7 @@ from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
+    NAN_OBJ,
     PowerPiece,
     Segment,
     collector_paused,
@@ -155,10 +156,8 @@ _MAX_SAME_INSTANT = 1_000_000
 _KILL = Mechanism.KILL
 _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
-#: The ``math.nan`` object itself, read at run time: compiled, ``math.nan`` is folded into a
-#: float constant boxed anew at each use, and timelines (``==`` holds for the same nan object,
-#: not for two) would compare unequal. The column loop's segments hold this same object.
-_NAN_OBJ: Any = getattr(math, "nan")  # noqa: B009
+#: The one nan object of the records (``common.NAN_OBJ``; the column loop holds the same).
+_NAN_OBJ: Any = NAN_OBJ
 _new_tuple = tuple.__new__
 
 # A SchedulerView is built at every decision; filling a plain instance's __dict__ is 2-3x faster
