@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from npusched import libm
 from npusched.hardware.profile import Profile
 from npusched.workloads.request import PRIORITY_LEVELS, Request
 
@@ -55,7 +57,7 @@ def synthetic_profiles(random_state: int = 0) -> dict[str, Profile]:
     out: dict[str, Profile] = {}
     for name in BENCH_NETWORKS:
         n = int(rng.integers(10, 121))
-        lat1 = np.exp(rng.uniform(np.log(5e-6), np.log(500e-6), size=n))
+        lat1 = libm.exp(rng.uniform(math.log(5e-6), math.log(500e-6), size=n))
         lat = np.stack([lat1 * b**0.8 for b in BENCH_BATCHES])
         layers = [
             Layer(name=f"l{i}", kind=LayerKind.VECTOR, inputs=(f"l{i - 1}",) if i else ())

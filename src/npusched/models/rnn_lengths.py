@@ -37,11 +37,13 @@ to the profiled set) for studies of out-of-profile inputs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from npusched import libm
 from npusched.errors import ModelError
 from npusched.models.seqlen import (
     FloatArray,
@@ -104,12 +106,12 @@ class SyntheticLengthModel:
     # --- the underlying generator ---------------------------------------------------------
     def generate(self, rng: np.random.Generator, size: int) -> tuple[IntArray, IntArray]:
         """``size`` fresh ``(seq_in, seq_out)`` pairs from the generator (not the profiled set)."""
-        x = np.rint(rng.lognormal(np.log(self.in_median), self.in_sigma, size))
+        x = np.rint(rng.lognormal(math.log(self.in_median), self.in_sigma, size))
         x = np.clip(x, self.in_min, self.in_max).astype(np.int64)
         if self.linear:
             return x, x.copy()
         noise = rng.lognormal(0.0, self.sigma, size) if self.sigma > 0 else np.ones(size)
-        y = np.rint(self.scale * x.astype(np.float64) ** self.exponent * noise)
+        y = np.rint(self.scale * libm.power(x, self.exponent) * noise)
         return x, np.maximum(y, 1).astype(np.int64)
 
     # --- the profiling set and the regression table ---------------------------------------

@@ -8,11 +8,13 @@ profiling samples.
 
 from __future__ import annotations
 
+import math
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from npusched import libm
 from npusched.errors import NpuschedError
 
 IntArray = npt.NDArray[np.int64]
@@ -66,4 +68,4 @@ def _geomean(values: IntArray) -> float:
     """Geometric mean of positive integers (exact when all values are equal)."""
     if values.min() == values.max():
         return float(values[0])
-    return float(np.exp(np.mean(np.log(values.astype(np.float64)))))
+    return math.exp(float(np.mean(libm.log(values))))

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from npusched import libm
 from npusched.hardware.power import AB9
 from npusched.models import get_network
 from npusched.policies.power.schedule import PowerCapError
@@ -184,7 +185,7 @@ def residuals(ev: Mapping[str, Any]) -> dict[str, Any]:
             continue
         ours = ev[k]
         if k.startswith("frame_ms/") or k == "mean_layer_ms":
-            r[k] = np.log(ours / paper)
+            r[k] = math.log(ours / paper)
         elif k.startswith("switches/"):
             r[k] = (ours - paper) / paper
         else:
@@ -223,7 +224,7 @@ class FitResult:
 
 
 EFF0 = 0.03
-_EFF_GRID = np.exp(np.linspace(math.log(1e-3), math.log(1.0), 701))
+_EFF_GRID = libm.exp(np.linspace(math.log(1e-3), math.log(1.0), 701))
 
 
 def _nets(networks: Sequence[str]) -> dict[str, Any]:

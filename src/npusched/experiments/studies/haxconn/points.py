@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from npusched import libm
 from npusched.errors import ConfigError
 from npusched.experiments.studies.haxconn.paper import (
     FIG5_NETS,
@@ -487,8 +488,8 @@ def spread_ratios(profile: GroupProfile, k: float) -> GroupProfile:
     t = np.array(profile.time_s, dtype=np.float64)
     mem = np.array(profile.mem_bps, dtype=np.float64)
     for a in range(1, t.shape[1]):
-        lr = np.log(t[:, a] / t[:, 0])
-        new = t[:, 0] * np.exp(lr.mean() + k * (lr - lr.mean()))
+        lr = libm.log(t[:, a] / t[:, 0])
+        new = t[:, 0] * libm.exp(lr.mean() + k * (lr - lr.mean()))
         new *= t[:, a].sum() / new.sum()
         mem[:, a] = mem[:, a] * t[:, a] / new
         t[:, a] = new

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from npusched import libm
 from npusched.experiments.studies.planaria.paper import DEPTHWISE_BOUND
 from npusched.experiments.studies.planaria.suite import MultiTenantSetup
 from npusched.hardware.energy import EnergyModel, systolic_energy_j
@@ -545,7 +546,7 @@ def _r(x: float, nd: int = 4) -> float:
 
 def _gmean(values: Any) -> float:
     v = np.asarray(values, dtype=float)
-    return float(np.exp(np.mean(np.log(v)))) if len(v) else float("nan")
+    return math.exp(float(np.mean(libm.log(v)))) if len(v) else float("nan")
 
 
 def _spread(values: Sequence[float]) -> list[float] | None:

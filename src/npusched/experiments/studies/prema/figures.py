@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from npusched import libm
 from npusched.experiments.studies.prema.paper import FAMILIES, PAPER, SHORT
 from npusched.experiments.studies.prema.points import SLA_NS, PolicySpec, _Results
 from npusched.report.suite_output import NoPlots, write_csv
@@ -110,7 +111,7 @@ def _paired(main: pd.DataFrame, label: str, batch: int) -> pd.DataFrame:
 def _gmean(x: pd.Series) -> float:
     v = x.to_numpy(dtype=np.float64)
     v = v[np.isfinite(v) & (v > 0)]
-    return float(np.exp(np.log(v).mean())) if v.size else math.nan
+    return math.exp(float(libm.log(v).mean())) if v.size else math.nan
 
 
 def _p95_high(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
