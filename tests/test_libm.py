@@ -75,3 +75,37 @@ def test_tables_are_the_same_without_numpys_avx512_loops() -> None:
         )
         outs.append(r.stdout)
     assert outs[0] == outs[1]
+
+
+#: NumPy's functions whose float64 loops NumPy dispatches to AVX-512 code (their last bits then
+#: depend on the CPU); ``npusched.libm`` has the ones the project needs.
+_DISPATCHED = {
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "power", "float_power",
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+    "arcsinh", "arccosh", "arctanh", "cbrt", "hypot", "logaddexp", "logaddexp2",
+}  # fmt: skip
+
+
+def test_no_module_calls_numpys_dispatched_functions() -> None:
+    """Every ``np.<function>`` call of the package avoids the AVX-512-dispatched functions
+    (the reason for ``npusched.libm``); ``x ** y`` on arrays, which the scan cannot see, is
+    held by ``test_tables_are_the_same_without_numpys_avx512_loops`` and the golden tests."""
+    import ast
+    from pathlib import Path
+
+    import npusched
+
+    root = Path(npusched.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "libm.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("np", "numpy")
+                and node.attr in _DISPATCHED
+            ):
+                found.append(f"{path.relative_to(root)}:{node.lineno}: np.{node.attr}")
+    assert not found, "use npusched.libm instead: " + ", ".join(found)
