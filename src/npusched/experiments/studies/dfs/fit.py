@@ -185,7 +185,7 @@ def residuals(ev: Mapping[str, Any]) -> dict[str, Any]:
             continue
         ours = ev[k]
         if k.startswith("frame_ms/") or k == "mean_layer_ms":
-            r[k] = math.log(ours / paper)
+            r[k] = libm.log(ours / paper)
         elif k.startswith("switches/"):
             r[k] = (ours - paper) / paper
         else:
