@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from itertools import repeat
 from operator import add, mul
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
@@ -72,11 +72,16 @@ if TYPE_CHECKING:
 
 __all__ = ["applies", "execute_columns", "plain_run", "write_records"]
 
-_CHECKPOINT = Mechanism.CHECKPOINT
-_KILL = Mechanism.KILL
-_DRAIN = Mechanism.DRAIN
-_NONE, _COMPLETE, _STOP, _SAVE_DONE = 0, 1, 2, 3
-_TOKEN_ORDERS = ("tokens-remaining", "tokens-arrival")
+# ``Final``: compiled, the machine-event kinds are C constants and the mechanisms static
+# references (a module global that is not ``Final`` is a dictionary look-up at every use).
+_CHECKPOINT: Final = Mechanism.CHECKPOINT
+_KILL: Final = Mechanism.KILL
+_DRAIN: Final = Mechanism.DRAIN
+_NONE: Final = 0
+_COMPLETE: Final = 1
+_STOP: Final = 2
+_SAVE_DONE: Final = 3
+_TOKEN_ORDERS: Final = ("tokens-remaining", "tokens-arrival")
 
 
 def applies(run: _Run) -> bool:
@@ -150,6 +155,114 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
 def _absent(*args: Any) -> Any:  # pragma: no cover - never called
     """Stands for a token-table function where the order has no token table."""
     raise AssertionError("not a token order")
+
+
+def _srpt_key(est: list[float], exe: list[float], k: int) -> tuple[float, int]:
+    """SJF's ready entry of job ``k`` (``shortest_remaining``'s key, float operations and
+    ties: remaining estimate clamped at 0, then dispatch order = arrival, id)."""
+    r = est[k] - exe[k]
+    return (0.0 if r < 0.0 else r, k)
+
+
+class _Columns:
+    """The per-request lists and the run's fixed values that :func:`_end_segment` reads and
+    writes (by dispatch order), one object: compiled, a module-level function taking it is a
+    native call with unboxed float arguments and typed attribute reads, where a function nested
+    in :func:`execute_columns` was a closure object called generically (its captured lists then
+    also lived in an environment object that every use in the loop went through)."""
+
+    __slots__ = (
+        "cap",
+        "col_energy",
+        "csec",
+        "exe",
+        "f0",
+        "pw",
+        "rbytes",
+        "rid",
+        "rname",
+        "rows",
+        "tl",
+        "units",
+    )
+
+    def __init__(
+        self,
+        exe: list[float],
+        rbytes: list[int],
+        csec: list[float],
+        col_energy: Any,
+        rows: Any,
+        rid: list[int],
+        tl: list[Segment] | None,
+        pw: list[PowerPiece] | None,
+        rname: str,
+        units: int,
+        cap: int,
+        f0: Any,
+    ) -> None:
+        self.exe = exe
+        self.rbytes = rbytes
+        self.csec = csec
+        self.col_energy = col_energy
+        self.rows = rows
+        self.rid = rid
+        self.tl = tl
+        self.pw = pw
+        self.rname = rname
+        self.units = units
+        self.cap = cap
+        self.f0 = f0
+
+
+def _end_segment(
+    c: _Columns,
+    k: int,
+    te: float,
+    exec_end: float,
+    seg_start: float,
+    t0: float,
+    a: float,
+    plan: Any,
+) -> tuple[float, int, float]:
+    """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1), whose segment
+    began at ``seg_start``, computing from ``t0`` with ``a`` seconds of work done: closes it
+    at ``te`` with ``exec_end`` done and returns what the resource adds (busy seconds, layer
+    executions, joules). The loop's own state is passed in and added by the caller, so that it
+    stays in the loop's fast locals."""
+    rbytes = c.rbytes
+    exe = c.exe
+    tl = c.tl
+    if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
+        if rbytes[k]:
+            c.csec[k] += te - seg_start
+        exec_end = exe[k]
+        if tl is not None and te > seg_start:
+            kind = "restore" if rbytes[k] else "switch"
+            tl.append(Segment(c.rid[k], seg_start, te, kind, c.rname, c.units, c.f0))
+    else:
+        if t0 > seg_start:  # ``_charge_restore``
+            if rbytes[k]:
+                c.csec[k] += t0 - seg_start
+            if tl is not None:
+                kind = "restore" if rbytes[k] else "switch"
+                tl.append(Segment(c.rid[k], seg_start, t0, kind, c.rname, c.units, c.f0))
+        rbytes[k] = 0
+        if tl is not None and te > t0:
+            tl.append(Segment(c.rid[k], t0, te, "run", c.rname, c.units, c.f0))
+    cap = c.cap
+    db = (te - seg_start) * c.units / cap if cap != 1 else te - seg_start
+    steps = 0
+    e = 0.0
+    if exec_end > a:
+        steps, e = plan.work_between(a, exec_end)
+        if e:
+            c.col_energy[c.rows[k]] += e
+        pw = c.pw
+        if pw is not None and te > t0:
+            pw.append(tuple.__new__(PowerPiece, (t0, te, plan, a, exec_end, 1.0, c.rname)))
+    exe[k] = exec_end
+    return db, steps, e
 
 
 def execute_columns(run: _Run) -> SimResult:
@@ -253,14 +366,8 @@ def execute_columns(run: _Run) -> SimResult:
     rank: list[Any] = []
     run_rank: Any = None
 
-    def srpt_key(k: int) -> tuple[float, int]:
-        """SJF's ready entry of job ``k`` (``shortest_remaining``'s key, float operations and
-        ties: remaining estimate clamped at 0, then dispatch order = arrival, id)."""
-        r = est[k] - exe[k]
-        return (0.0 if r < 0.0 else r, k)
-
     if srpt:
-        hkey = [srpt_key(k) for k in range(n)]
+        hkey = [_srpt_key(est, exe, k) for k in range(n)]
     elif not token:
         qkey = run.keys_of(pol, "queue_key")
         rank = run.keys_of(pol, "rank_key") if preemptive else qkey
@@ -270,7 +377,9 @@ def execute_columns(run: _Run) -> SimResult:
     # The token orders: Algorithm 2's table, the policy's (``TokenScheduler.token_table``:
     # tokens, stays, the per-level structures; written once, used by both loops).
     period = 0.0
-    arr_t = run.disp("arrival_s")
+    # ``list[float]``: compiled, the next arrival is an unboxed float compared natively (as
+    # ``Any`` every ``next_arr <= horizon`` was a generic comparison with a boxed float).
+    arr_t: list[float] = run.disp("arrival_s")
     rid: list[int] = []
     if token or tl is not None:
         rid = run.disp("id")  # Algorithm 2's ties, the timeline's request ids
@@ -332,43 +441,7 @@ def execute_columns(run: _Run) -> SimResult:
     idle_periods = 0
     futile = 0  # preemptions in a row without progress (the engine's livelock guard)
 
-    def end_segment(
-        k: int, te: float, exec_end: float, seg_start: float, t0: float, a: float, plan: Any
-    ) -> tuple[float, int, float]:
-        """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1), whose segment
-        began at ``seg_start``, computing from ``t0`` with ``a`` seconds of work done: closes it
-        at ``te`` with ``exec_end`` done and returns what the resource adds (busy seconds,
-        layer executions, joules). The loop's own state is passed in and added by the caller,
-        so that it stays in the loop's fast locals."""
-        if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
-            if rbytes[k]:
-                csec[k] += te - seg_start
-            exec_end = exe[k]
-            if tl is not None and te > seg_start:
-                kind = "restore" if rbytes[k] else "switch"
-                tl.append(Segment(rid[k], seg_start, te, kind, rname, units, f0))
-        else:
-            if t0 > seg_start:  # ``_charge_restore``
-                if rbytes[k]:
-                    csec[k] += t0 - seg_start
-                if tl is not None:
-                    kind = "restore" if rbytes[k] else "switch"
-                    tl.append(Segment(rid[k], seg_start, t0, kind, rname, units, f0))
-            rbytes[k] = 0
-            if tl is not None and te > t0:
-                tl.append(Segment(rid[k], t0, te, "run", rname, units, f0))
-        db = (te - seg_start) * units / cap if cap != 1 else te - seg_start
-        steps = 0
-        e = 0.0
-        if exec_end > a:
-            steps, e = plan.work_between(a, exec_end)
-            if e:
-                col_energy[rows[k]] += e
-            if pw is not None and te > t0:
-                pw.append(new(PowerPiece, (t0, te, plan, a, exec_end, 1.0, rname)))
-        exe[k] = exec_end
-        return db, steps, e
-
+    cols = _Columns(exe, rbytes, csec, col_energy, rows, rid, tl, pw, rname, units, cap, f0)
     ai = 0
     next_arr = arr_t[0]
     now = 0.0
@@ -442,7 +515,9 @@ def execute_columns(run: _Run) -> SimResult:
                         if tl is not None and now > t0:
                             tl.append(Segment(rid[run_k], t0, now, "run", rname, units, f0))
                     else:
-                        db, steps, e = end_segment(run_k, now, limit, seg_start, t0, ex0, plan)
+                        db, steps, e = _end_segment(
+                            cols, run_k, now, limit, seg_start, t0, ex0, plan
+                        )
                         busy += db
                         layer_exec += steps
                         if e:
@@ -458,7 +533,7 @@ def execute_columns(run: _Run) -> SimResult:
                     k = pre_k
                     restored = now >= t0
                     before = exe[k]
-                    db, steps, e = end_segment(k, now, limit, seg_start, t0, ex0, plan)
+                    db, steps, e = _end_segment(cols, k, now, limit, seg_start, t0, ex0, plan)
                     busy += db
                     layer_exec += steps
                     if e:
@@ -493,7 +568,7 @@ def execute_columns(run: _Run) -> SimResult:
                         enqueue(k, now)
                         nwait += 1
                     else:
-                        heappush(ready, srpt_key(k) if srpt else hkey[k])
+                        heappush(ready, _srpt_key(est, exe, k) if srpt else hkey[k])
                     mkind = _NONE
                     tm = inf
                     preempted = True
@@ -600,7 +675,7 @@ def execute_columns(run: _Run) -> SimResult:
                             tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
-                        db, steps, e = end_segment(k, now, e_now, seg_start, t0, ex0, plan)
+                        db, steps, e = _end_segment(cols, k, now, e_now, seg_start, t0, ex0, plan)
                         busy += db
                         layer_exec += steps
                         if e:
