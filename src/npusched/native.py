@@ -49,7 +49,6 @@ COMPILED_MODULES: Final = (
     # Fluid Batching, HaX-CoNN) and the power policies (DFS, DVFS).
     "npusched.policies.temporal.rrb_core",
     "npusched.policies.batching.fluidb",
-    "npusched.policies.mapping.execute",
     "npusched.policies.power.schedule",
 )
 
