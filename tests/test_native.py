@@ -212,3 +212,61 @@ def test_bench_json_names_the_compiled_modules_and_both_bare_loops() -> None:
         for f in fam["families"].values():
             r = f["us_per_event"] / fam["compiled_bare_loop_us_per_event"]
             assert f["ratio_to_compiled_bare_loop"] == pytest.approx(r)
+
+
+#: every ``families`` config (issue 25) through ``run_config``, power recorded, with the
+#: timeline: the general loop's families run P-RRB's core, Fluid Batching's tables,
+#: HaX-CoNN's execution model and the power schedules, compiled where the build compiled them
+_FAMILY_DIGESTS = """
+import json, sys
+sys.path.insert(0, {tests!r})
+from golden_engine import digest
+from npusched import native
+from npusched.bench.families import family_configs
+from npusched.experiments.config import parse_config
+from npusched.experiments.runner import run_config
+out = {{}}
+for fam, d in family_configs(300, load=1.2).items():
+    o = run_config(parse_config(dict(d, seed=1), source=fam), timeline=True)
+    dg = digest(o.result, o.summary)
+    dg["timeline"] = [repr(s) for s in o.result.timeline or []]
+    out[fam] = dg
+print(json.dumps({{"compiled": native.compiled(), "digests": out}}, sort_keys=True))
+"""
+
+
+def test_families_compiled_and_pure_give_the_same_bits() -> None:
+    """Every ``families`` config (FCFS ... HaX-CoNN, the general loop's families with their
+    policies' compiled modules) gives the same digest and timeline compiled (this build) and
+    pure (``NPUSCHED_PURE=1``), each in its own process."""
+    code = _FAMILY_DIGESTS.format(tests=str(ROOT / "tests"))
+    here = _python(code, _env())
+    assert here.returncode == 0, here.stderr
+    pure = _python(code, _env(NPUSCHED_PURE="1"))
+    assert pure.returncode == 0, pure.stderr
+    a, b = json.loads(here.stdout), json.loads(pure.stdout)
+    assert b["compiled"] == []
+    built, stale = native.build_state()  # what the build gives (this process may run pure)
+    assert a["compiled"] == ([] if stale else built)
+    assert set(a["digests"]) == set(b["digests"])
+    for fam in a["digests"]:
+        assert a["digests"][fam] == b["digests"][fam], fam
+
+
+def test_compiled_policy_cores_keep_the_public_classes_signatures() -> None:
+    """P-RRB's hooks live in a compiled core (``rrb_core``) under the interpreted public
+    classes: parameters and the config checks read the constructor's signature."""
+    import inspect
+
+    from npusched.policies.temporal.rrb import NPRRB, PRRB
+    from npusched.policies.temporal.rrb_core import NPRRBCore, PRRBCore
+
+    assert issubclass(PRRB, PRRBCore) and issubclass(NPRRB, NPRRBCore)
+    assert list(inspect.signature(PRRB.__init__).parameters) == [
+        "self", "mechanism", "quantum_s", "period_s"
+    ]
+    p = PRRB(quantum_s=1, period_s=0.5)
+    assert p.get_params() == {"mechanism": "checkpoint", "quantum_s": 1, "period_s": 0.5}
+    assert type(p.get_params()["quantum_s"]) is int  # kept as given, not unboxed to float
+    assert p.set_params(mechanism="dynamic").get_params()["mechanism"] == "dynamic"
+    assert NPRRB().get_params() == {}

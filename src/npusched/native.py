@@ -45,6 +45,11 @@ COMPILED_MODULES: Final = (
     "npusched.sim.events",
     "npusched.sim.resources",
     "npusched.sim.common",
+    # The general loop's families (twelfth round): P-RRB, the machine policies (Planaria,
+    # Fluid Batching, HaX-CoNN) and the power policies (DFS, DVFS).
+    "npusched.policies.temporal.rrb_core",
+    "npusched.policies.batching.fluidb",
+    "npusched.policies.power.schedule",
 )
 
 #: The build record ``setup.py`` writes next to this file: ``{"sources": {module: sha256}}``.

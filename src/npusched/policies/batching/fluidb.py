@@ -30,7 +30,7 @@ Choices where the paper is silent:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -65,6 +65,9 @@ class ExitLUT:
     """
 
     table: npt.NDArray[np.float64]
+    #: Each batch size's column as Python floats (set by ``__post_init__``; a declared field,
+    #: not an ad hoc attribute, so the compiled class has a slot for it).
+    _cols: tuple[list[float], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         t = np.asarray(self.table, dtype=np.float64)
@@ -96,7 +99,7 @@ class ExitLUT:
         0 for an empty range or ``b = 0``."""
         if b == 0 or last < first:
             return 0.0
-        cols: tuple[list[float], ...] = self._cols  # type: ignore[attr-defined]
+        cols = self._cols
         if not 1 <= b <= len(cols):
             raise ConfigError(f"batch size {b} outside the LUT's 1..{len(cols)}")
         xs = cols[b - 1][first : last + 1]

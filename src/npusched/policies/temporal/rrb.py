@@ -39,202 +39,26 @@ per wake than the ticks it saves (issue 25 round 3).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from heapq import heappop, heappush
-from itertools import count
-
 from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.policies.base import TemporalPolicyBase
-from npusched.policies.contract import (
-    KEEP,
-    Decision,
-    JobState,
-    JobView,
-    Mechanism,
-    SchedulerView,
-    fast_decision,
-)
-from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds, decide
+from npusched.policies.temporal.mechanism import MECHANISM_MODES, check_mode, check_seconds
 from npusched.policies.temporal.prema import PERIOD_S
-
-_WAITING = JobState.WAITING
-_DONE = JobState.DONE
-_CHECKPOINT = Mechanism.CHECKPOINT
+from npusched.policies.temporal.rrb_core import NPRRBCore, PRRBCore
 
 
-class NPRRB(TemporalPolicyBase, Component):
-    """Non-preemptive round-robin among models."""
+class NPRRB(NPRRBCore, TemporalPolicyBase, Component):
+    """Non-preemptive round-robin among models (the hooks: :class:`NPRRBCore`, compiled)."""
 
     name = "NP-RRB"
     preemptive = False
 
-    #: Set by :meth:`reset` (per instance): the hooks reset a policy used before any reset.
-    _reset_done = False
-
     def __init__(self) -> None:
         pass
 
-    def reset(self) -> None:
-        self.validate()
-        self._reset_done = True
-        #: ``_counted`` is this class's own: the decisions test it inline.
-        self.inline_count_ = type(self)._counted is NPRRB._counted
-        self.order_: list[str] = []
-        #: Each model's place in ``order_``.
-        self.place_: dict[str, int] = {}
-        #: The models that had a live job in rotation order from each place on
-        #: (``_rotation``), cleared when a model joins or its live count leaves zero.
-        self.rot_: dict[int, tuple[str, ...]] = {}
-        #: ``quiet_before``'s threshold for a slice start: ``(slice_start_, quantum_s, T)``.
-        self.quiet_memo_: tuple[float, float, float] | None = None
-        self.pointer_: str | None = None
-        self.slice_start_: float = 0.0
-        self.slice_job_: int | None = None
-        # Per model, a heap of ``(arrival_s, id, seq, job)`` of its dispatched jobs not yet
-        # seen finished; the number of dispatched jobs not completed, in all and per model.
-        self.queues_: dict[str, list[tuple[float, int, int, JobView]]] = {}
-        self.live_: int = 0
-        self.live_of_: dict[str, int] = {}
-        self._seq = count()
 
-    def _ensure(self) -> None:
-        if not self._reset_done:
-            self.reset()
-
-    def _join(self, net: str) -> None:
-        """``net`` joins the end of the rotation order."""
-        self.place_[net] = len(self.order_)
-        self.order_.append(net)
-        self.rot_.clear()
-
-    def on_dispatch(self, job: JobView, now: float) -> None:
-        if not self._reset_done:
-            self.reset()
-        net = job.network
-        if net not in self.place_:
-            self._join(net)
-        q = self.queues_.get(net)
-        if q is None:
-            q = self.queues_[net] = []
-            self.live_of_[net] = 0
-        heappush(q, (job.arrival_s, job.id, next(self._seq), job))
-        self.live_ += 1
-        v = self.live_of_[net] = self.live_of_[net] + 1
-        if v <= 1:  # the model has a live job again: the live rotations change
-            self.rot_.clear()
-
-    def on_complete(self, job: JobView, now: float) -> None:
-        if not self._reset_done:
-            self.reset()
-        net = job.network
-        if net in self.live_of_:
-            self.live_ -= 1
-            self.live_of_[net] -= 1
-
-    def _counted(self, view: SchedulerView) -> bool:
-        """Whether ``view.ready`` holds every dispatched job not completed and not running
-        (by count): then the per-model heaps know the ready queue."""
-        return len(view.ready) == self.live_ - (view.running is not None)
-
-    def _first_waiting(self, model: str) -> JobView | None:
-        """The model's waiting job of the earliest ``(arrival_s, id)``: the top of its heap
-        once finished jobs are dropped, stepping over the running or stopping one."""
-        q = self.queues_.get(model)
-        if not q:
-            return None
-        top = q[0][3]
-        st = top.state
-        if st is _WAITING or st == _WAITING:  # the common case: the top waits
-            return top
-        found = None
-        held: list[tuple[float, int, int, JobView]] = []
-        while q:
-            e = q[0]
-            st = e[3].state
-            if st == _WAITING:
-                found = e[3]
-                break
-            heappop(q)
-            if st != _DONE:
-                held.append(e)
-        for e in held:
-            heappush(q, e)
-        return found
-
-    def _rotation(self, start: int) -> tuple[str, ...]:
-        """The models with a live job (``live_of_`` above zero), in rotation order from place
-        ``start`` on (cyclic); kept per start until a model joins or a live count leaves zero.
-        A model whose live jobs all completed since stays in it: it has no waiting job, so
-        :meth:`_first_waiting` finds none (dropping its finished jobs, as it would later)."""
-        rot = self.rot_.get(start)
-        if rot is None:
-            order = self.order_
-            live = self.live_of_
-            n = len(order)
-            rot = self.rot_[start] = tuple(
-                m for m in (order[(start + k) % n] for k in range(n)) if live.get(m, 0) > 0
-            )
-        return rot
-
-    def _next_counted(self, after: str | None, skip: str | None = None) -> JobView | None:
-        """:meth:`next_job` over the ready queue the heaps know, leaving out model ``skip``."""
-        start = 0 if after is None else self.place_.get(after, -1) + 1
-        first = self._first_waiting
-        for model in self._rotation(start):
-            if model == skip:
-                continue
-            job = first(model)
-            if job is not None:
-                return job
-        return None
-
-    def next_job(self, ready: Sequence[JobView], after: str | None) -> JobView | None:
-        """The first-come request of the next model after ``after`` that has one waiting."""
-        self._ensure()
-        if not ready:
-            return None
-        for job in ready:  # models never seen dispatching (defensive) join the rotation
-            if job.network not in self.place_:
-                self._join(job.network)
-        n = len(self.order_)
-        start = self.order_.index(after) + 1 if after in self.order_ else 0
-        for k in range(n):
-            model = self.order_[(start + k) % n]
-            jobs = [j for j in ready if j.network == model]
-            if jobs:
-                return min(jobs, key=lambda j: (j.arrival_s, j.id))
-        return None  # pragma: no cover - ready is non-empty
-
-    def _grant(self, job: JobView | None, now: float) -> None:
-        if job is not None:
-            self.pointer_ = job.network
-            if job.id != self.slice_job_:
-                self.slice_job_, self.slice_start_ = job.id, now
-
-    def select(self, view: SchedulerView) -> Decision:
-        if not self._reset_done:
-            self.reset()
-        if view.running is not None:
-            return KEEP
-        if (
-            len(view.ready) == self.live_  # ``_counted``, with nothing running
-            if self.inline_count_
-            else self._counted(view)
-        ):
-            job = self._next_counted(self.pointer_)
-        else:
-            job = self.next_job(view.ready, self.pointer_)
-        if job is None:
-            return KEEP
-        self._grant(job, view.now)
-        # ``decide(view, job, preemptive=False, mode="checkpoint")`` with nothing running
-        return fast_decision(job, _CHECKPOINT)
-
-
-class PRRB(NPRRB):
-    """Preemptive (time-sliced) round-robin among models.
+class PRRB(PRRBCore, NPRRB):
+    """Preemptive (time-sliced) round-robin among models (the hooks: :class:`PRRBCore`).
 
     Args:
         mechanism: ``"checkpoint"``, ``"kill"``, ``"dynamic"`` (Algorithm 3) or
@@ -267,79 +91,3 @@ class PRRB(NPRRB):
                 ", ".join(m for m in MECHANISM_MODES if m != "kill")
                 + " (kill never finishes requests longer than quantum_s: each slice restarts them)",
             )
-
-    def select(self, view: SchedulerView) -> Decision:
-        if not self._reset_done:
-            self.reset()
-        running = view.running
-        if running is None:
-            return NPRRB.select(self, view)
-        if running.id != self.slice_job_:  # started without our decision (defensive)
-            self.slice_job_, self.slice_start_ = running.id, view.now
-            self.pointer_ = running.network
-        if view.now - self.slice_start_ < self.quantum_s * (1 - 1e-9):
-            return KEEP
-        if (
-            len(view.ready) == self.live_ - 1  # ``_counted``, with a running job
-            if self.inline_count_
-            else self._counted(view)
-        ):
-            net = running.network
-            job = self._next_counted(net, skip=net)
-        else:
-            others = [j for j in view.ready if j.network != running.network]
-            job = self.next_job(others, running.network)
-        if self.mechanism == "checkpoint":  # ``decide``'s answer, written out
-            if job is None or job.id == running.id:
-                return KEEP
-            return fast_decision(job, _CHECKPOINT)
-        decision = decide(view, job, preemptive=True, mode=self.mechanism)
-        if decision.run is not None and decision.mechanism == Mechanism.KILL:
-            self._grant(job, view.now)  # KILL starts the candidate at once
-        # After a CHECKPOINT the array is reassigned when the save is done, by the idle rule
-        # above; the pointer must still name the victim's model then, or the model after it
-        # would be skipped (and with two models the victim would resume at once).
-        return decision
-
-    def quiet_before(self, view: SchedulerView) -> float:
-        """The time (seconds) before which a period tick cannot change the decision, as long as
-        no other event happens: :meth:`select` at a tick at ``c`` keeps the running job when
-        ``c - slice_start_ < quantum_s * (1 - 1e-9)`` or when no other model has a waiting job.
-
-        Returns the smallest float ``T`` with ``T - slice_start_ >= quantum_s * (1 - 1e-9)``
-        (the subtraction is monotone, so ``c < T`` is exactly the keep test), ``inf`` when no
-        other model waits (only an event can change that), ``-inf`` when the machine has no
-        running job or one this policy did not start (every tick may decide). Read-only: the
-        heaps' lazy drops are the ones :meth:`select` would make.
-        """
-        if not self._reset_done:
-            self.reset()
-        running = view.running
-        if running is None or running.id != self.slice_job_:
-            return -math.inf
-        live = self.live_
-        if (
-            len(view.ready) == live - 1  # ``_counted``, with a running job
-            if self.inline_count_
-            else self._counted(view)
-        ):
-            # The ready queue is every live job but the running one: another model waits
-            # exactly when another model has a live job (what ``_next_counted`` would find).
-            if live - self.live_of_.get(running.network, 0) <= 0:
-                return math.inf
-        else:
-            others = [j for j in view.ready if j.network != running.network]
-            if self.next_job(others, running.network) is None:
-                return math.inf
-        s = self.slice_start_
-        memo = self.quiet_memo_  # one search per slice (a slice has several wakes)
-        if memo is not None and memo[0] == s and memo[1] == self.quantum_s:
-            return memo[2]
-        q = self.quantum_s * (1 - 1e-9)
-        t = s + q
-        while t - s >= q:
-            t = math.nextafter(t, -math.inf)
-        while t - s < q:
-            t = math.nextafter(t, math.inf)
-        self.quiet_memo_ = (s, self.quantum_s, t)
-        return t
