@@ -50,6 +50,8 @@ COMPILED_MODULES: Final = (
     "npusched.policies.temporal.rrb_core",
     "npusched.policies.batching.fluidb",
     "npusched.policies.power.schedule",
+    # The execution plan's look-ups, called at every event of both loops (twelfth round).
+    "npusched.hardware.plan",
 )
 
 #: The build record ``setup.py`` writes next to this file: ``{"sources": {module: sha256}}``.
