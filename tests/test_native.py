@@ -215,8 +215,8 @@ def test_bench_json_names_the_compiled_modules_and_both_bare_loops() -> None:
 
 
 #: every ``families`` config (issue 25) through ``run_config``, power recorded, with the
-#: timeline: the general loop's families run P-RRB's core, Fluid Batching's tables,
-#: HaX-CoNN's execution model and the power schedules, compiled where the build compiled them
+#: timeline: the general loop's families run P-RRB's core, Fluid Batching's tables, the power
+#: schedules and the execution plan, compiled where the build compiled them
 _FAMILY_DIGESTS = """
 import json, sys
 sys.path.insert(0, {tests!r})

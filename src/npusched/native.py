@@ -45,8 +45,8 @@ COMPILED_MODULES: Final = (
     "npusched.sim.events",
     "npusched.sim.resources",
     "npusched.sim.common",
-    # The general loop's families (twelfth round): P-RRB, the machine policies (Planaria,
-    # Fluid Batching, HaX-CoNN) and the power policies (DFS, DVFS).
+    # The general loop's families (twelfth round): P-RRB's hooks (under the interpreted public
+    # classes), Fluid Batching's tables and the power schedules (DFS, DVFS).
     "npusched.policies.temporal.rrb_core",
     "npusched.policies.batching.fluidb",
     "npusched.policies.power.schedule",
