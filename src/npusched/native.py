@@ -52,6 +52,11 @@ COMPILED_MODULES: Final = (
     "npusched.policies.power.schedule",
     # The execution plan's look-ups, called at every event of both loops (twelfth round).
     "npusched.hardware.plan",
+    # The machine policies' per-decision code (thirteenth round), each under its interpreted
+    # public class: the batching policies (FluidB's decision) and Planaria (its decision and
+    # the small-queue Algorithm 1).
+    "npusched.policies.batching.core",
+    "npusched.policies.spatial.planaria_core",
 )
 
 #: The build record ``setup.py`` writes next to this file: ``{"sources": {module: sha256}}``.

@@ -33,13 +33,17 @@ import numpy as np
 
 from npusched.base import Component
 from npusched.errors import ConfigError
-from npusched.hardware.profile import Profile
 from npusched.policies.batching.adaptb import adaptb_decide, adaptb_timeout
-from npusched.policies.batching.fluidb import B_MAX, ExitLUT, fluidb_decide, initial_batch
+from npusched.policies.batching.core import (
+    WHOLE,
+    BatchingCore,
+    FluidBCore,
+    exit_lut_from_profile,
+)
+from npusched.policies.batching.fluidb import B_MAX, initial_batch
 from npusched.policies.batching.lazyb import LAZY_INVOCATION_S, lazy_decide
 from npusched.policies.contract import (
     NOTHING,
-    Allocation,
     JobView,
     MachineView,
     Merge,
@@ -48,7 +52,7 @@ from npusched.policies.contract import (
 from npusched.policies.machine import MachinePolicyBase, fast_schedule
 
 #: The machine's first resource, whole: every batching policy's allocation (frozen, shared).
-_WHOLE = Allocation()
+_WHOLE = WHOLE
 
 __all__ = [
     "AdaptBPolicy",
@@ -59,31 +63,15 @@ __all__ = [
 ]
 
 
-def exit_lut_from_profile(profile: Profile, b_max: int = B_MAX) -> ExitLUT:
-    """The ``N_exits x B_max`` table of Sec. III-B read off a compiled profile: segment ``i`` is
-    the work between intermediate exit ``i - 1`` and ``i`` (the last: to the end), per batch."""
-    cols = []
-    for b in range(1, b_max + 1):
-        plan = profile.plan(b)
-        cum = plan.cum_s
-        bounds = [0.0, *(float(cum[e]) for e in plan.exits), float(plan.total_s)]
-        cols.append(np.diff(bounds))
-    return ExitLUT(np.stack(cols, axis=1))
-
-
-class _MachineBase(MachinePolicyBase, Component):
-    """A batching machine policy: counts its invocations and preemptions per run."""
+class _MachineBase(BatchingCore, MachinePolicyBase, Component):
+    """A batching machine policy: counts its invocations and preemptions per run (the
+    per-decision pieces: :class:`~npusched.policies.batching.core.BatchingCore`, compiled)."""
 
     name = "batching"
 
     def reset(self) -> None:
         self.validate()
-        self.invocations_ = 0
-        self.preemptions_ = 0
-        #: per plan (by identity): whether a job with no work done stands at step 0
-        self.step0_: dict[int, tuple[Any, bool]] = {}
-        #: per network: its plan's intermediate exits (the batch-1 plan's, as ``_exit_step``)
-        self.exits_: dict[str, Sequence[int]] = {}
+        self.reset_core()
 
     def _check_slo_and_b_max(self, owner: str) -> None:
         """``slo_s`` seconds > 0 and ``b_max`` an integer >= 1, else a one-line error."""
@@ -94,44 +82,10 @@ class _MachineBase(MachinePolicyBase, Component):
         if not (isinstance(b_max, int) and b_max >= 1):
             raise ConfigError(f"{owner}: b_max={b_max!r}; must be an integer >= 1")
 
-    def _fresh(self, view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:
-        """Waiting jobs that have not started, oldest first (``executed_s <= 0`` and at step 0
-        of their plan)."""
-        out = []
-        for j in view.ready:  # a plain loop: the queue is short (see _at_step_0)
-            if j.executed_s <= 0.0 and j.id not in exclude and self._at_step_0(j):
-                out.append(j)
-        return out
 
-    def _at_step_0(self, j: JobView) -> bool:
-        """``j.position[0] == 0`` for a job with ``executed_s <= 0``: its plan's position at no
-        work (one look-up per plan, kept by identity; a plan whose first steps take no time
-        stands past them)."""
-        plan = j.plan
-        hit = self.step0_.get(id(plan))
-        if hit is not None and hit[0] is plan:
-            return hit[1] or j.executed_s < 0.0
-        ok = j.position[0] == 0
-        if j.executed_s == 0.0:
-            self.step0_[id(plan)] = (plan, ok)
-        return ok
-
-    @staticmethod
-    def _start(jobs: Sequence[JobView], until: int | None = None) -> Schedule:
-        """Merge ``jobs`` into the first and start it (stopping at step ``until``) on the
-        machine's first resource, whole (one shared :class:`Allocation`: the engine resolves it
-        by identity)."""
-        head = jobs[0]
-        merge = (Merge(head, list(jobs[1:])),) if len(jobs) > 1 else ()
-        return fast_schedule(
-            assign={head: _WHOLE},
-            merge=merge,
-            until_step={head: until} if until is not None else {},
-        )
-
-
-class FluidBPolicy(_MachineBase):
-    """FluidB, Algorithm 1 (see the module docstring).
+class FluidBPolicy(FluidBCore, _MachineBase):
+    """FluidB, Algorithm 1 (see the module docstring; the decision:
+    :class:`~npusched.policies.batching.core.FluidBCore`, compiled).
 
     Args:
         slo_s: the latency SLO ``T_SLO`` in seconds (> 0).
@@ -149,83 +103,7 @@ class FluidBPolicy(_MachineBase):
 
     def reset(self) -> None:
         super().reset()
-        self.active_: int | None = None  # id of the active (possibly preempted) batch
-        self.catch_: int | None = None  # id of the running catch-up batch
-        self.exit_: int = 0  # the exit the active batch stands at / runs to
-        self.luts_: dict[str, ExitLUT] = {}
-
-    def _lut(self, view: MachineView, job: JobView) -> ExitLUT:
-        lut = self.luts_.get(job.network)
-        if lut is None:
-            lut = self.luts_[job.network] = exit_lut_from_profile(
-                view.profiles[job.network], self.b_max
-            )
-        return lut
-
-    def select(self, view: MachineView) -> Schedule:
-        if view.running or view.preempting:
-            return NOTHING
-        active_id, catch_id = self.active_, self.catch_
-        if active_id is not None or catch_id is not None:
-            active = catch = None
-            for j in view.ready:
-                jid = j.id
-                if jid == active_id:
-                    active = j
-                elif jid == catch_id:
-                    catch = j
-            if catch_id is not None:  # the catch-up batch reached the exit (or all of it left)
-                self.catch_ = None
-                if active is not None and catch is not None:
-                    return self._decide(view, active, merged=catch)
-            if active is not None:
-                return self._decide(view, active)
-            self.active_ = None
-        fresh = self._fresh(view)
-        if not fresh:
-            return NOTHING
-        # Algorithm 1 line 2: a new batch of min(N_Q, B_max), run to the first exit
-        batch = fresh[: initial_batch(len(fresh), self.b_max)]
-        self.active_, self.exit_ = batch[0].id, 0
-        return self._start(batch, self._exit_step(view, batch[0], 0))
-
-    def _exit_step(self, view: MachineView, job: JobView, i: int) -> int | None:
-        """The step of intermediate exit ``i`` of ``job``'s network (``None`` past the last)."""
-        exits = self.exits_.get(job.network)
-        if exits is None:
-            exits = self.exits_[job.network] = view.profiles[job.network].plan(1).exits
-        return exits[i] if i < len(exits) else None
-
-    def _decide(
-        self, view: MachineView, active: JobView, merged: JobView | None = None
-    ) -> Schedule:
-        """At exit ``exit_`` with ``active`` stopped there (and ``merged`` to join it)."""
-        i = self.exit_
-        samples = list(active.samples) + (list(merged.samples) if merged is not None else [])
-        b_rem = len(samples)
-        fresh = self._fresh(view, exclude=(active.id,) + ((merged.id,) if merged else ()))
-        lut = self._lut(view, active)
-        oldest = min(r.arrival_s for r in samples)
-        self.invocations_ += 1
-        d = fluidb_decide(
-            lut, i, b_rem, len(fresh), float(self.slo_s), 0.0, view.now - oldest, self.b_max
-        )
-        merge = (Merge(active, [merged]),) if merged is not None else ()
-        if d.preempt:
-            self.preemptions_ += 1
-            new = fresh[: d.b_incr]
-            self.catch_ = new[0].id
-            sched = self._start(new, self._exit_step(view, active, i))
-            return fast_schedule(
-                assign=sched.assign, merge=(*merge, *sched.merge), until_step=sched.until_step
-            )
-        self.exit_ = i + 1
-        nxt = self._exit_step(view, active, i + 1)
-        return fast_schedule(
-            assign={active: _WHOLE},
-            merge=merge,
-            until_step={active: nxt} if nxt is not None else {},
-        )
+        self.reset_fluidb()
 
 
 class AdaptBPolicy(_MachineBase):

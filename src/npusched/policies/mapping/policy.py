@@ -43,11 +43,12 @@ from npusched.errors import ConfigError
 from npusched.hardware.contention import PccsContention
 from npusched.hardware.soc import GroupProfile, generate_profile, get_soc
 from npusched.models.zoo import get_network
-from npusched.policies.contract import Allocation, JobView, MachineView, Schedule
-from npusched.policies.machine import MachinePolicyBase, assign_schedule
+from npusched.policies.contract import Allocation, JobView
+from npusched.policies.machine import MachinePolicyBase
 from npusched.policies.mapping.execute import Schedule as GroupSchedule
 from npusched.policies.mapping.execute import Task, Workload
 from npusched.policies.mapping.haxconn import haxconn
+from npusched.policies.mapping.haxconn_core import HaxconnCore
 
 __all__ = ["HaxconnPolicy", "Swap"]
 
@@ -108,8 +109,9 @@ class Swap:
     after: tuple[tuple[int, ...], ...] = ()
 
 
-class HaxconnPolicy(MachinePolicyBase, Component):
-    """Machine policy executing HaX-CoNN schedules (see the module docstring).
+class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
+    """Machine policy executing HaX-CoNN schedules (see the module docstring; the per-wake
+    decision: :class:`~npusched.policies.mapping.haxconn_core.HaxconnCore`, compiled).
 
     Args:
         soc: built-in SoC name; the machine's resources must be named like its accelerators.
@@ -176,12 +178,6 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         self.rows_ = {}
         #: slowdown per (own demand, external demand): the contention model is a pure function
         self.slow_: dict[tuple[float, float], float] = {}
-
-    def on_complete(self, job: Any, now: float) -> None:
-        self.group_.pop(job.id, None)
-        plan = self.plans_.pop(job.id, None)
-        if plan is not None and self.swaps is not None:
-            self.ended_[job.id] = (now, plan.row[-1], plan.profile)
 
     # --- planning --------------------------------------------------------------------------
     def _plan(self, jobs: list[JobView]) -> None:
@@ -266,168 +262,3 @@ class HaxconnPolicy(MachinePolicyBase, Component):
         plan = self.plans_[job.id]
         step, _ = job.position
         return bisect.bisect_right(plan.starts, step) - 1
-
-    # --- decisions ---------------------------------------------------------------------------
-    def select(self, view: MachineView) -> Schedule:
-        timers: list[float] = []
-        if self.swaps is not None:
-            if not self.timers_sent_:  # one engine timer per swap
-                timers.extend(s.time_s for s in self.pending_ if s.time_s > view.now)
-                self.timers_sent_ = True
-            while self.pending_ and self.pending_[0].time_s <= view.now:
-                self.current_ = self.pending_.popleft()
-        ready = view.ready
-        plans = self.plans_
-        # (plain loops here and below: on the hot path, with one or two jobs, a comprehension's
-        # own frame costs more than its items)
-        for j in ready:
-            if j.id not in plans:
-                self._plan([j for j in ready if j.id not in plans])
-                break
-        accs = self.spec_.accelerators
-        now = view.now
-        resources = view.resources
-        if not self.checked_:
-            for name in accs:
-                if name not in resources:
-                    raise ConfigError(
-                        f"haxconn policy: machine has no resource {name!r}; use "
-                        f"npusched.sim.resources.soc({accs!r})"
-                    )
-            self.checked_ = True
-        free: list[int] | None = None  # by accelerator index, read on the first start
-        group = self.group_
-        queues = self.queues_
-        ready_at = self.ready_at_
-        allocs = self.allocs_
-        assign: dict[JobView, Allocation] = {}
-        until: dict[JobView, int] = {}
-        # Passes over the ready queue until one starts nothing: a start moves its
-        # accelerator's queue on, and the job now at its head may begin its transition wait
-        # at this instant (the decision the engine would otherwise make right after the start).
-        while True:
-            started = len(assign)
-            left = 0  # jobs of this pass left waiting: the next pass may start one
-            for job in ready:
-                if job in assign:
-                    continue
-                left += 1  # (taken back below when it starts)
-                jid = job.id
-                plan = plans[jid]
-                g = group.get(jid, -1) + 1  # as _group(job), without the look-up
-                row = plan.row
-                a = row[g]
-                qa = queues[a]
-                if not qa:
-                    continue
-                head = qa[0]
-                if head[0] != jid or head[1] != g:
-                    continue
-                if g == 0:
-                    if plan.deps:  # a consumer (Scenario 4): producers, then the hand-over
-                        if any(d not in self.ended_ for d in plan.deps):
-                            continue
-                        if jid not in ready_at:
-                            r = 0.0
-                            for dep in plan.deps:
-                                end, last, prof = self.ended_[dep]
-                                tr = (
-                                    0.0
-                                    if last == a
-                                    else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
-                                )
-                                r = max(r, end + tr)
-                            ready_at[jid] = r
-                            if r > now + 1e-12:
-                                timers.append(r)
-                                continue
-                        if ready_at[jid] > now + 1e-12:
-                            continue
-                elif row[g - 1] != a:  # transition (Eq. 2): wait out + in
-                    t_ready = ready_at.get(jid)
-                    if t_ready is None:
-                        assert plan.wait is not None
-                        t_ready = ready_at[jid] = now + plan.wait[g]
-                        timers.append(t_ready)
-                        continue
-                    if t_ready > now + 1e-12:
-                        continue
-                if free is None:
-                    free = []
-                    for name in accs:
-                        free.append(resources[name].free)
-                if free[a] < 1:
-                    continue
-                ready_at.pop(jid, None)
-                qa.popleft()
-                free[a] -= 1
-                assign[job] = allocs[a]
-                group[jid] = g
-                if g + 1 < len(row):
-                    until[job] = plan.starts[g + 1]
-                left -= 1
-            # Another pass only when this one started a job and left one waiting: a pass over
-            # jobs all started (or already assigned) starts nothing.
-            if len(assign) == started or not left:
-                break
-        rates: dict[JobView, float] = {}
-        if self.contention:
-            # Every job running once this decision is carried out (the engine applies rates
-            # after it starts the assigned jobs), in machine order as the engine lists them.
-            acc_index = self.acc_index_
-            running = []
-            for j in view.running:
-                if j.id in plans:
-                    running.append(j)
-            if assign and len(assign) == 1 and len(running) < 2:
-                ((aj, aal),) = assign.items()
-                if not running:
-                    running = [aj]  # one job: nothing to order
-                else:  # two: the stable sort of the general case below, written out
-                    rj = running[0]
-                    ral = rj.allocation
-                    ir = acc_index.get(ral.resource or "", -1) if ral else -1
-                    running = [rj, aj] if ir <= acc_index[aal.resource or ""] else [aj, rj]
-            elif assign:
-                entries = []
-                for j in running:
-                    al = j.allocation
-                    entries.append((acc_index.get(al.resource or "", -1) if al else -1, j))
-                for j, al in assign.items():
-                    entries.append((acc_index[al.resource or ""], j))
-                entries.sort(key=_first)
-                running = []
-                for e in entries:
-                    running.append(e[1])
-            if len(running) == 2:  # the general case below, written out for two jobs
-                j0, j1 = running
-                d0 = plans[j0.id].demand[group[j0.id]]  # type: ignore[index]
-                d1 = plans[j1.id].demand[group[j1.id]]  # type: ignore[index]
-                tot = 0 + d0 + d1  # as ``sum``: from the integer 0, left to right
-                memo = self.slow_
-                k = (d0, tot - d0)
-                slow = memo.get(k)
-                if slow is None:
-                    slow = memo[k] = self.model_.slowdown_one(d0, tot - d0)
-                rates[j0] = 1.0 / slow
-                k = (d1, tot - d1)
-                slow = memo.get(k)
-                if slow is None:
-                    slow = memo[k] = self.model_.slowdown_one(d1, tot - d1)
-                rates[j1] = 1.0 / slow
-            elif len(running) > 1:
-                demand = []
-                for j in running:
-                    demand.append(plans[j.id].demand[group[j.id]])  # type: ignore[index]
-                tot = sum(demand)
-                memo = self.slow_
-                for j, d in zip(running, demand, strict=True):
-                    k = (d, tot - d)
-                    slow = memo.get(k)
-                    if slow is None:
-                        slow = memo[k] = self.model_.slowdown_one(d, tot - d)
-                    rates[j] = 1.0 / slow
-            else:
-                for j in running:
-                    rates[j] = 1.0
-        return assign_schedule(assign, until, timers, rates)

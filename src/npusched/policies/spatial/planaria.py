@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -47,15 +47,23 @@ from npusched.base import Component
 from npusched.errors import ParameterError, SimulationError
 from npusched.hardware.profile import ExecPlan
 from npusched.policies.contract import (
-    NOTHING,
     Allocation,
     JobState,
     JobView,
     MachineView,
-    Mechanism,
-    Schedule,
 )
-from npusched.policies.machine import MachinePolicyBase, fast_schedule
+from npusched.policies.machine import MachinePolicyBase
+from npusched.policies.spatial.planaria_core import (
+    _MIN_REMAINING_S,
+    SMALL_QUEUE,
+    PlanariaCore,
+    _counts_from_estimates,
+    _Table,
+    _unfit_counts,
+)
+from npusched.policies.spatial.planaria_core import (
+    _estimate as _estimate,  # re-exported: the small-queue estimate
+)
 
 __all__ = [
     "PlanariaPolicy",
@@ -70,9 +78,6 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-
-#: Floor on a remaining time in a score's denominator, seconds.
-_MIN_REMAINING_S = 1e-9
 
 
 @dataclass(frozen=True)
@@ -246,34 +251,6 @@ def schedule_counts(
     return counts
 
 
-def _unfit_counts(prio: list[float], slack: list[float], est: list[int], size: int) -> list[int]:
-    """ALLOCATEUNFITTASKS (lines 36-49) on plain lists, as :func:`allocate_unfit_tasks`:
-    the tasks in descending ``priority / (slack x estimate)`` order (past their deadline
-    last) get their estimates until the array is full."""
-    keyed = []
-    for pos, (p, sl, e) in enumerate(zip(prio, slack, est, strict=True)):
-        if sl > 0:
-            keyed.append((0, -(p / (sl * e)), pos))
-        else:
-            keyed.append((1, -(p / e), pos))
-    keyed.sort()
-    counts = [0] * len(prio)
-    left = size
-    for _, _, pos in keyed:
-        if left <= 0:
-            break
-        give = min(est[pos], left)
-        counts[pos] = give
-        left -= give
-    return counts
-
-
-#: Below this many tasks :func:`schedule_counts_small` runs Algorithm 1 on Python floats
-#: (NumPy's per-call cost dominates small arrays; its sums of fewer than 8 values are the
-#: sequential sums Python makes, so the bits agree).
-SMALL_QUEUE = 8
-
-
 def schedule_counts_small(
     priority: list[float], slack_s: list[float], remaining_s: list[list[float]], size: int = 16
 ) -> list[int] | None:
@@ -310,52 +287,6 @@ def schedule_counts_small(
     return _counts_from_estimates(priority, slack_s, est, at_est, size)
 
 
-def _counts_from_estimates(
-    priority: list[float], slack_s: list[float], est: list[int], at_est: list[float], size: int
-) -> list[int]:
-    """Lines 6-11 of Algorithm 1 on Python floats for fewer than :data:`SMALL_QUEUE` tasks,
-    given each task's estimate ``est`` (ESTIMATERESOURCES) and its predicted remaining seconds
-    on it ``at_est``: :func:`schedule_counts_small`'s counts from there on."""
-    n = len(priority)
-    total_est = sum(est)
-    if total_est > size:
-        return _unfit_counts(priority, slack_s, est, size)
-    # plain loops: on Python 3.11 a comprehension's or a key function's frame costs more than
-    # these few items
-    scores = []
-    for p, a in zip(priority, at_est, strict=True):
-        scores.append(p / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S))
-    remaining_array = size - total_est
-    total = sum(scores)
-    shares = []
-    base = []
-    floor = math.floor
-    for sc in scores:
-        sh = sc / total * remaining_array
-        shares.append(sh)
-        base.append(floor(sh + 1e-12))
-    left = remaining_array - sum(base)
-    if left == 1 and n == 2:  # the common pair: the one leftover to the first in key order
-        b0 = base[0]
-        b1 = base[1]
-        k0 = (-(round((shares[0] - b0) * 1e9) / 1e9), -scores[0], 0)
-        k1 = (-(round((shares[1] - b1) * 1e9) / 1e9), -scores[1], 1)
-        if k1 < k0:
-            return [est[0] + b0, est[1] + b1 + 1]
-        return [est[0] + b0 + 1, est[1] + b1]
-    if left > 0:
-        keyed = []
-        for i in range(n):
-            keyed.append((-(round((shares[i] - base[i]) * 1e9) / 1e9), -scores[i], i))
-        keyed.sort()
-        for _, _, i in keyed[:left]:
-            base[i] += 1
-    out = []
-    for e, b in zip(est, base, strict=True):
-        out.append(e + b)
-    return out
-
-
 def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> dict[int, int]:
     """SCHEDULETASKSSPATIALLY (lines 1-12): ``{task id: subarrays}`` for the tasks that run,
     summing to at most ``size``."""
@@ -371,78 +302,7 @@ def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> di
 
 
 # --- the policy on the engine contract ---------------------------------------------------------
-class _Table(NamedTuple):
-    """One request shape's configuration table: ``cum_t[s]`` the prefix sums (seconds) at step
-    ``s`` on 1..size subarrays, ``total`` the last row, ``at_start`` the remaining time at
-    ``(0, 0.0)``, ``steps`` the plan's steps; ``zeros`` a finished job's remaining time.
-    ``rows``, ``total_l`` and ``at_start_l`` are ``cum_t``, ``total`` and ``at_start`` as Python
-    floats (the small-queue path reads single entries: no NumPy call per job)."""
-
-    cum_t: FloatArray
-    total: FloatArray
-    at_start: FloatArray
-    steps: int
-    rows: list[list[float]]
-    total_l: list[float]
-    at_start_l: list[float]
-
-    @property
-    def zeros(self) -> FloatArray:
-        return np.zeros(len(self.total))
-
-
-def _estimate(
-    tab: _Table, step: int, frac: float, slack: float, size: int
-) -> tuple[int, float] | None:
-    """ESTIMATERESOURCES (lines 13-22) of a task at ``(step, frac)`` of ``tab`` with ``slack``
-    seconds: ``(estimate, predicted remaining seconds on it)``, computing PREDICTTIME only for
-    the counts it scans (each entry with :meth:`PlanariaPolicy._remaining`'s float operations,
-    so the same bits); ``None`` where it would take the fastest count of a row holding a NaN
-    (NumPy's ``argmin`` and Python's ``min`` differ there)."""
-    if step >= tab.steps:  # finished: zero on every count, the first count either way
-        return 1, 0.0
-    if frac == 0.0:
-        if step == 0:
-            row = tab.at_start_l
-            for i in range(size):
-                x = row[i]
-                if x <= slack:
-                    return i + 1, x
-            r = row[:size]
-        else:
-            tot = tab.total_l
-            cur = tab.rows[step]
-            for i in range(size):
-                x = tot[i] - cur[i]
-                if x < 0.0:  # np.maximum(x, 0.0) (NaN stays NaN)
-                    x = 0.0
-                if x <= slack:
-                    return i + 1, x
-            r = [tot[i] - cur[i] for i in range(size)]
-            r = [x if not x < 0.0 else 0.0 for x in r]
-    else:
-        tot = tab.total_l
-        cur = tab.rows[step]
-        nxt = tab.rows[step + 1]
-        for i in range(size):
-            c = cur[i]
-            x = tot[i] - (c + frac * (nxt[i] - c))
-            if x < 0.0:
-                x = 0.0
-            if x <= slack:
-                return i + 1, x
-        r = []
-        for i in range(size):
-            c = cur[i]
-            x = tot[i] - (c + frac * (nxt[i] - c))
-            r.append(x if not x < 0.0 else 0.0)
-    if any(x != x for x in r):
-        return None
-    m = min(r)  # no count meets the QoS: the fastest count (the first of equal minima)
-    return r.index(m) + 1, m
-
-
-class PlanariaPolicy(MachinePolicyBase, Component):
+class PlanariaPolicy(PlanariaCore, MachinePolicyBase, Component):
     """Planaria's spatial scheduler as a machine policy (``kind = "machine"``) on one
     fission-array resource (:func:`npusched.sim.resources.fission_array`).
 
@@ -500,50 +360,7 @@ class PlanariaPolicy(MachinePolicyBase, Component):
     def reset(self) -> None:
         """Validate the parameters and forget the targets and promises of the previous run."""
         self.validate()
-        self.targets_ = {}
-        self.promised_ = {}
-        self.tables_ = {}
-        self.size_ = None
-        self.allocs_ = {}
-        self.tab_of_ = {}
-
-    def _capacity(self, view: MachineView) -> int:
-        if self.resource is None:
-            return next(iter(view.resources.values())).capacity
-        res = view.resources.get(self.resource)
-        if res is None:
-            raise SimulationError(
-                f"policy {self.name!r}: no resource {self.resource!r}; "
-                f"resources: {', '.join(view.resources)}"
-            )
-        return res.capacity
-
-    def _table(self, job: JobView, size: int, profiles: Mapping[str, Any]) -> _Table:
-        """The job's configuration table (cached per request shape)."""
-        req = job.request
-        key = (job.network, req.batch, req.seq_in, req.seq_out, size)
-        tab = self.tables_.get(key)
-        if tab is None:
-            prof = profiles[job.network]
-            cum = np.stack(
-                [
-                    prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n).cum_s
-                    for n in range(1, size + 1)
-                ]
-            )
-            cum_t = np.ascontiguousarray(cum.T)  # row s: the prefix sums at step s, 1..size
-            total = cum_t[-1]
-            at_start = np.maximum(total - cum_t[0], 0.0)
-            tab = self.tables_[key] = _Table(
-                cum_t,
-                total,
-                at_start,
-                cum.shape[1] - 1,
-                cum_t.tolist(),
-                total.tolist(),
-                at_start.tolist(),
-            )
-        return tab
+        self.reset_core()
 
     def _remaining(self, job: JobView, tab: _Table) -> FloatArray:
         """PREDICTTIME for every count at the job's position (as :func:`predict_remaining`,
@@ -572,37 +389,14 @@ class PlanariaPolicy(MachinePolicyBase, Component):
             out.append((job, SpatialTask(job.id, float(job.priority), slack, remaining)))
         return out
 
-    def _targets(self, jobs: Sequence[JobView], view: MachineView, size: int) -> dict[int, int]:
-        """Algorithm 1 on every unfinished job at once (:func:`schedule_counts`): the same
-        counts as :func:`schedule_tasks_spatially` over :meth:`tasks`."""
-        n = len(jobs)
-        if n <= 1:  # schedule_counts' lone task: the whole array, no table needed
-            return {j.id: size for j in jobs}
+    def _targets_arrays(
+        self, jobs: Sequence[JobView], view: MachineView, size: int
+    ) -> dict[int, int]:
+        """Algorithm 1 with NumPy (:func:`schedule_counts`) where the queue is too long for the
+        core's Python floats or a remaining time is NaN."""
         now = view.now
         profiles = view.profiles
-        if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
-            p_l: list[float] = []
-            s_l: list[float] = []
-            e_l: list[int] = []
-            a_l: list[float] = []
-            tab_of = self.tab_of_
-            for job in jobs:
-                tab = tab_of.get(job.id)
-                if tab is None:
-                    tab = tab_of[job.id] = self._table(job, size, profiles)
-                slo = job.request.slo_s
-                sl = math.inf if slo is None else slo - (now - job.arrival_s)
-                step, frac = job.position
-                got = _estimate(tab, step, frac, sl, size)
-                if got is None:
-                    break
-                e_l.append(got[0])
-                a_l.append(got[1])
-                p_l.append(float(job.priority))
-                s_l.append(sl)
-            else:
-                counts_l = _counts_from_estimates(p_l, s_l, e_l, a_l, size)
-                return {job.id: c for job, c in zip(jobs, counts_l, strict=True)}
+        n = len(jobs)
         rows = []
         prio = np.empty(n)
         slack = np.empty(n)
@@ -613,89 +407,6 @@ class PlanariaPolicy(MachinePolicyBase, Component):
             slack[i] = math.inf if slo is None else slo - (now - job.arrival_s)
         counts = schedule_counts(prio, slack, np.array(rows), size).tolist()
         return {job.id: c for job, c in zip(jobs, counts, strict=True)}
-
-    def select(self, view: MachineView) -> Schedule:
-        """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
-        count (see the class docstring); on other wakes, continue moving."""
-        size = self.size_
-        if size is None:
-            size = self.size_ = self._capacity(view)
-        jobs = [*view.running, *view.preempting, *view.ready]
-        reason = view.reason
-        promised_all = self.promised_
-        if reason == "arrival" or reason == "completion":
-            self.targets_ = self._targets(jobs, view, size)
-            if reason == "completion" and promised_all:
-                # forget finished jobs (ids are never reused: only live ids are looked up)
-                promised_all = self.promised_ = {
-                    j.id: promised_all[j.id] for j in jobs if j.id in promised_all
-                }
-        targets = self.targets_
-        running, preempting, waiting = JobState.RUNNING, JobState.PREEMPTING, JobState.WAITING
-        # One pass: each job's units held (a job holds its units until it stops), promised and
-        # wanted; only jobs whose count changes are touched.
-        changes: list[tuple[JobView, int, int, int]] = []
-        for job in jobs:
-            st = job.state
-            held = 0
-            if st is running or st is preempting:
-                alloc = job.allocation
-                if alloc is not None:
-                    held = int(alloc.units or 0)
-            promised = promised_all.get(job.id, held)
-            want = targets.get(job.id, 0)
-            if want != promised:
-                changes.append((job, held, promised, want))
-        if not changes:
-            return NOTHING
-        # Units the engine counts as held or promised (its capacity check): a move adds only
-        # the growth beyond what it holds.
-        need = 0
-        for job in jobs:
-            st = job.state
-            if st is not waiting:
-                held = 0
-                if st is running or st is preempting:
-                    alloc = job.allocation
-                    if alloc is not None:
-                        held = int(alloc.units or 0)
-                p = promised_all.get(job.id, held)
-                need += p if p > held else held
-        allocs = self.allocs_
-        assign: dict[JobView, Allocation] = {}
-        preempt: list[JobView] = []
-        grow: list[tuple[JobView, int, int, int]] = []
-        for job, held, promised, want in changes:  # shrinks and preemptions first
-            if want == 0:
-                if job.state is running:
-                    preempt.append(job)
-                    promised_all[job.id] = 0
-                elif job.state is JobState.STARTING:
-                    preempt.append(job)  # the engine returns it to the queue
-                    need -= promised
-                    promised_all[job.id] = 0
-                continue
-            before = held if held > promised else promised
-            if want < before and job.state is not waiting:
-                assign[job] = allocs.get(want) or allocs.setdefault(
-                    want, Allocation(self.resource, want)
-                )
-                need -= before - (held if held > want else want)
-                promised_all[job.id] = want
-            else:
-                grow.append((job, want, held, before))
-        for job, want, held, before in grow:  # then growths and starts, in queue order
-            extra = (held if held > want else want) - before
-            if need + extra > size:
-                continue  # retried when units are released (the next wake)
-            assign[job] = allocs.get(want) or allocs.setdefault(
-                want, Allocation(self.resource, want)
-            )
-            need += extra
-            promised_all[job.id] = want
-        if not assign and not preempt:
-            return NOTHING
-        return fast_schedule(assign=assign, preempt=preempt, mechanism=Mechanism.CHECKPOINT)
 
     @staticmethod
     def _held(job: JobView) -> int:
