@@ -53,10 +53,12 @@ COMPILED_MODULES: Final = (
     # The execution plan's look-ups, called at every event of both loops (twelfth round).
     "npusched.hardware.plan",
     # The machine policies' per-decision code (thirteenth round), each under its interpreted
-    # public class: the batching policies (FluidB's decision) and Planaria (its decision and
-    # the small-queue Algorithm 1).
+    # public class: the batching policies (FluidB's decision), Planaria (its decision and the
+    # small-queue Algorithm 1) and HaX-CoNN (its per-wake decision); the schedules they build.
+    "npusched.policies.machine_core",
     "npusched.policies.batching.core",
     "npusched.policies.spatial.planaria_core",
+    "npusched.policies.mapping.haxconn_core",
 )
 
 #: The build record ``setup.py`` writes next to this file: ``{"sources": {module: sha256}}``.

@@ -26,8 +26,15 @@ from mypy_extensions import mypyc_attr
 
 from npusched.hardware.profile import Profile
 from npusched.policies.batching.fluidb import B_MAX, ExitLUT, fluidb_decide, initial_batch
-from npusched.policies.contract import NOTHING, Allocation, JobView, MachineView, Merge, Schedule
-from npusched.policies.machine import fast_schedule
+from npusched.policies.contract import NOTHING, Allocation, JobView, MachineView, Schedule
+from npusched.policies.machine_core import (
+    NO_MECHANISM,
+    NO_PREEMPT,
+    NO_RATES,
+    NO_TIMERS,
+    make_merge,
+    make_schedule,
+)
 
 #: The machine's first resource, whole: every batching policy's allocation (frozen, shared).
 WHOLE = Allocation()
@@ -50,11 +57,15 @@ def start_schedule(jobs: Sequence[JobView], until: int | None = None) -> Schedul
     first resource, whole (one shared :class:`Allocation`: the engine resolves it by
     identity)."""
     head = jobs[0]
-    merge = (Merge(head, list(jobs[1:])),) if len(jobs) > 1 else ()
-    return fast_schedule(
-        assign={head: WHOLE},
-        merge=merge,
-        until_step={head: until} if until is not None else {},
+    merge = (make_merge(head, list(jobs[1:])),) if len(jobs) > 1 else ()
+    return make_schedule(
+        {head: WHOLE},
+        NO_PREEMPT,
+        NO_MECHANISM,
+        {head: until} if until is not None else {},
+        merge,
+        NO_TIMERS,
+        NO_RATES,
     )
 
 
@@ -179,19 +190,29 @@ class FluidBCore(BatchingCore):
         d = fluidb_decide(
             lut, i, b_rem, len(fresh), float(self.slo_s), 0.0, view.now - oldest, self.b_max
         )
-        merge = (Merge(active, [merged]),) if merged is not None else ()
+        merge = (make_merge(active, [merged]),) if merged is not None else ()
         if d.preempt:
             self.preemptions_ += 1
             new = fresh[: d.b_incr]
             self.catch_ = new[0].id
             sched = start_schedule(new, self._exit_step(view, active, i))
-            return fast_schedule(
-                assign=sched.assign, merge=(*merge, *sched.merge), until_step=sched.until_step
+            return make_schedule(
+                sched.assign,
+                NO_PREEMPT,
+                NO_MECHANISM,
+                sched.until_step,
+                (*merge, *sched.merge),
+                NO_TIMERS,
+                NO_RATES,
             )
         self.exit_ = i + 1
         nxt = self._exit_step(view, active, i + 1)
-        return fast_schedule(
-            assign={active: WHOLE},
-            merge=merge,
-            until_step={active: nxt} if nxt is not None else {},
+        return make_schedule(
+            {active: WHOLE},
+            NO_PREEMPT,
+            NO_MECHANISM,
+            {active: nxt} if nxt is not None else {},
+            merge,
+            NO_TIMERS,
+            NO_RATES,
         )

@@ -28,7 +28,7 @@ from mypy_extensions import mypyc_attr
 from npusched.errors import ConfigError
 from npusched.hardware.contention import PccsContention
 from npusched.policies.contract import Allocation, JobView, MachineView, Schedule
-from npusched.policies.machine import assign_schedule
+from npusched.policies.machine_core import NO_MECHANISM, NO_MERGE, NO_PREEMPT, make_schedule
 
 _first = itemgetter(0)
 
@@ -229,4 +229,4 @@ class HaxconnCore:
             else:
                 for j in running:
                     rates[j] = 1.0
-        return assign_schedule(assign, until, timers, rates)
+        return make_schedule(assign, NO_PREEMPT, NO_MECHANISM, until, NO_MERGE, timers, rates)

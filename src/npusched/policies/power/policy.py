@@ -43,6 +43,7 @@ from npusched.base import Component
 from npusched.errors import ParameterError
 from npusched.hardware.power import DFS_VOLTAGES_V, DVFS_VOLTAGES_V, FREQUENCIES_HZ, PowerTable
 from npusched.policies.contract import job_cap_w, split_cap
+from npusched.policies.power.core import PowerCore
 from npusched.policies.power.schedule import (
     PowerCapError,
     StepSchedule,
@@ -108,8 +109,10 @@ def _check_time(owner: str, name: str, value: object) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
-class PowerPolicyBase(Component):
-    """Shared logic: highest feasible level per step on the policy's voltage table."""
+class PowerPolicyBase(PowerCore, Component):
+    """Shared logic: highest feasible level per step on the policy's voltage table (the
+    per-start switch cost and its parameter check: :class:`~npusched.policies.power.core.PowerCore`,
+    compiled)."""
 
     name: str = ""
     cap_w: float
@@ -119,32 +122,6 @@ class PowerPolicyBase(Component):
 
     def level_voltages(self, frequencies_hz: Sequence[float] = FREQUENCIES_HZ) -> tuple[float, ...]:
         raise NotImplementedError
-
-    def _validated(self) -> tuple[float, float, float]:
-        """``(cap_w, freq_switch_s, volt_switch_s)`` checked; the engine asks at every start
-        (:meth:`switch_cost`), so the check runs again only when a value (or its type)
-        changed since the last one passed."""
-        vals = (self.cap_w, self.freq_switch_s, self.volt_switch_s, self.idle_power_w)
-        d = self.__dict__
-        hit = d.get("_validated_for")
-        if hit is not None:
-            # The same four objects as at the last check (attributes unchanged: one identity
-            # test each, no tuple of types per call)
-            last = hit[0]
-            if (
-                vals[0] is last[0]
-                and vals[1] is last[1]
-                and vals[2] is last[2]
-                and vals[3] is last[3]
-            ):
-                return hit[1]
-            key = tuple((type(v), v) for v in vals)
-            if hit[2] == key:  # equal values of the same types: no new check
-                d["_validated_for"] = (vals, hit[1], key)
-                return hit[1]
-        out = self._check_values()
-        d["_validated_for"] = (vals, out, tuple((type(v), v) for v in vals))
-        return out
 
     def _check_values(self) -> tuple[float, float, float]:
         owner = type(self).__name__
@@ -169,17 +146,6 @@ class PowerPolicyBase(Component):
         every step of ``table``. The engine applies a step's level when the step starts."""
         cap, _, _ = self._validated()
         return highest_feasible_levels(table.power_w, cap if cap_w is None else float(cap_w))
-
-    def switch_cost(self, prev: tuple[float, float] | None, nxt: tuple[float, float]) -> float:
-        """Seconds to go from ``prev = (f, V)`` to ``nxt = (f, V)`` (``None``: nothing ran
-        before, free): ``volt_switch_s`` if the voltage changes, ``freq_switch_s`` if only the
-        clock does, else 0. The engine charges it before a step, whichever job ran before."""
-        _, fsw, vsw = self._validated()
-        if prev is None:
-            return 0.0
-        if prev[1] != nxt[1]:
-            return vsw
-        return fsw if prev[0] != nxt[0] else 0.0
 
     def derive(
         self,

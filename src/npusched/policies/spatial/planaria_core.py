@@ -36,7 +36,7 @@ from npusched.policies.contract import (
     Mechanism,
     Schedule,
 )
-from npusched.policies.machine import fast_schedule
+from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNTIL, make_schedule
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -402,4 +402,4 @@ class PlanariaCore:
             promised_all[job.id] = want
         if not assign and not preempt:
             return NOTHING
-        return fast_schedule(assign=assign, preempt=preempt, mechanism=_CHECKPOINT)
+        return make_schedule(assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES)
