@@ -270,3 +270,149 @@ def test_compiled_policy_cores_keep_the_public_classes_signatures() -> None:
     assert type(p.get_params()["quantum_s"]) is int  # kept as given, not unboxed to float
     assert p.set_params(mechanism="dynamic").get_params()["mechanism"] == "dynamic"
     assert NPRRB().get_params() == {}
+
+
+#: configs beside the ``families`` ones that run the machine and power policies' compiled
+#: cores (thirteenth round) on their other paths: the batching baselines, DVFS, Planaria with
+#: queues past the small-queue path, FluidB at a load that preempts
+_MACHINE_DIGESTS = """
+import json, sys
+sys.path.insert(0, {tests!r})
+from golden_engine import digest
+from npusched import native
+from npusched.bench.families import family_configs
+from npusched.experiments.config import parse_config
+from npusched.experiments.runner import run_config
+fam = family_configs(300, load=1.2)
+hi = family_configs(300, load=3.0)
+cfgs = {{
+    "AdaptB": dict(fam["FluidB"], policy={{"name": "AdaptB", "params": {{"slo_s": 0.05}}}}),
+    "SERIAL": dict(fam["FluidB"], policy={{"name": "SERIAL"}}),
+    "LazyBatching": dict(
+        fam["FluidB"], policy={{"name": "LazyBatching", "params": {{"slo_s": 0.05}}}}
+    ),
+    "FluidB-high": hi["FluidB"],
+    "DVFS": dict(
+        fam["DFS"],
+        power={{"name": "DVFS", "cap_w": 33}},
+        hardware=dict(
+            fam["DFS"]["hardware"],
+            params=dict(fam["DFS"]["hardware"]["params"], voltage_v="dvfs"),
+        ),
+    ),
+    "Planaria-high": dict(  # queues past SMALL_QUEUE: the NumPy Algorithm 1 as well
+        fam["Planaria"], workload=dict(fam["Planaria"]["workload"], rate_per_s=200.0)
+    ),
+    "HaX-CoNN-high": hi["HaX-CoNN"],
+}}
+out = {{}}
+for name, d in cfgs.items():
+    o = run_config(parse_config(dict(d, seed=2), source=name), timeline=True)
+    dg = digest(o.result, o.summary)
+    dg["timeline"] = [repr(s) for s in o.result.timeline or []]
+    out[name] = dg
+print(json.dumps({{"compiled": native.compiled(), "digests": out}}, sort_keys=True))
+"""
+
+
+def test_machine_and_power_cores_compiled_and_pure_give_the_same_bits() -> None:
+    """The batching baselines (AdaptB, SERIAL, LazyBatching), FluidB, DVFS, Planaria with long
+    queues (its NumPy Algorithm 1 beside the compiled small-queue one) and HaX-CoNN at high
+    load give the same digest and timeline compiled (this build) and pure, each in its own
+    process."""
+    code = _MACHINE_DIGESTS.format(tests=str(ROOT / "tests"))
+    here = _python(code, _env())
+    assert here.returncode == 0, here.stderr
+    pure = _python(code, _env(NPUSCHED_PURE="1"))
+    assert pure.returncode == 0, pure.stderr
+    a, b = json.loads(here.stdout), json.loads(pure.stdout)
+    assert b["compiled"] == []
+    assert set(a["digests"]) == set(b["digests"]) and len(a["digests"]) == 7
+    for name in a["digests"]:
+        assert a["digests"][name] == b["digests"][name], name
+
+
+def test_machine_and_power_cores_keep_the_public_classes_signatures() -> None:
+    """The machine and power policies' compiled cores (thirteenth round) sit under the
+    interpreted public classes: the constructors' signatures, the parameters as given (an
+    ``int`` stays an ``int``), a copy made from them and the checks that name a bad value work."""
+    import inspect
+
+    from npusched.errors import ConfigError
+    from npusched.policies.batching.core import BatchingCore, FluidBCore
+    from npusched.policies.batching.policies import (
+        AdaptBPolicy,
+        FluidBPolicy,
+        LazyBatchingPolicy,
+        SerialPolicy,
+    )
+    from npusched.policies.mapping.haxconn_core import HaxconnCore
+    from npusched.policies.mapping.policy import HaxconnPolicy
+    from npusched.policies.power.core import PowerCore
+    from npusched.policies.power.policy import DFS, DVFS
+    from npusched.policies.spatial.planaria import PlanariaPolicy
+    from npusched.policies.spatial.planaria_core import PlanariaCore
+
+    assert issubclass(FluidBPolicy, FluidBCore)
+    for cls in (AdaptBPolicy, SerialPolicy, LazyBatchingPolicy):
+        assert issubclass(cls, BatchingCore)
+    assert issubclass(PlanariaPolicy, PlanariaCore) and issubclass(HaxconnPolicy, HaxconnCore)
+    assert issubclass(DFS, PowerCore) and issubclass(DVFS, PowerCore)
+    sig = {
+        FluidBPolicy: ["self", "slo_s", "b_max", "name"],
+        PlanariaPolicy: ["self", "resource", "name"],
+        DFS: ["self", "cap_w", "freq_switch_s", "voltage_v", "idle_power_w"],
+    }
+    for cls, want in sig.items():
+        assert list(inspect.signature(cls.__init__).parameters) == want, cls
+    assert "max_transitions" in inspect.signature(HaxconnPolicy.__init__).parameters
+    f = FluidBPolicy(slo_s=1, b_max=4)
+    assert f.get_params() == {"slo_s": 1, "b_max": 4, "name": "FluidB"}
+    assert type(f.get_params()["slo_s"]) is int  # kept as given, not unboxed to float
+    assert type(f)(**f.get_params()).get_params() == f.get_params()
+    assert f.set_params(b_max=2).get_params()["b_max"] == 2
+    with pytest.raises(ConfigError, match="b_max"):
+        FluidBPolicy(b_max="8").reset()  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="slo_s"):
+        FluidBPolicy(slo_s=-1.0).reset()
+    d = DFS(cap_w=30)
+    assert d.get_params()["cap_w"] == 30 and type(d.get_params()["cap_w"]) is int
+    assert d.switch_cost(None, (1e9, 1.0)) == 0.0
+    assert d.switch_cost((1e9, 1.0), (8e8, 1.0)) == d.freq_switch_s
+    d.freq_switch_s = -1.0  # a changed value is checked again
+    with pytest.raises(ConfigError, match="freq_switch_s"):
+        d.switch_cost((1e9, 1.0), (8e8, 1.0))
+    with pytest.raises(ConfigError, match="cap_w"):
+        DVFS(cap_w="high").switch_cost(None, (1e9, 1.0))  # type: ignore[arg-type]
+    p = PlanariaPolicy(resource="fa")
+    assert p.get_params() == {"resource": "fa", "name": "Planaria"}
+    with pytest.raises(ConfigError, match="resource"):
+        PlanariaPolicy(resource=3).reset()  # type: ignore[arg-type]
+    h = HaxconnPolicy(soc="xavier", n_groups=4)
+    assert h.get_params()["n_groups"] == 4
+    assert type(h)(**h.get_params()).get_params() == h.get_params()
+
+
+def test_compiled_schedules_equal_the_constructors() -> None:
+    """``make_schedule`` / ``make_merge`` (compiled) give the dataclasses' own objects."""
+    from npusched.policies.contract import NOTHING, Merge, Schedule
+    from npusched.policies.machine import fast_schedule
+    from npusched.policies.machine_core import (
+        NO_MECHANISM,
+        NO_MERGE,
+        NO_PREEMPT,
+        NO_RATES,
+        NO_TIMERS,
+        NO_UNTIL,
+        make_merge,
+        make_schedule,
+    )
+
+    m = make_merge("a", ["b"])
+    assert type(m) is Merge and m == Merge("a", ["b"]) and hash(m.into) == hash("a")
+    s = make_schedule({"a": 1}, NO_PREEMPT, NO_MECHANISM, NO_UNTIL, (m,), NO_TIMERS, NO_RATES)
+    assert type(s) is Schedule and s == Schedule(assign={"a": 1}, merge=(m,))
+    assert s == fast_schedule(assign={"a": 1}, merge=(m,))
+    assert make_schedule(
+        NOTHING.assign, NO_PREEMPT, NO_MECHANISM, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
+    ) == NOTHING

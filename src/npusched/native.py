@@ -54,11 +54,13 @@ COMPILED_MODULES: Final = (
     "npusched.hardware.plan",
     # The machine policies' per-decision code (thirteenth round), each under its interpreted
     # public class: the batching policies (FluidB's decision), Planaria (its decision and the
-    # small-queue Algorithm 1) and HaX-CoNN (its per-wake decision); the schedules they build.
+    # small-queue Algorithm 1), HaX-CoNN (its per-wake decision) and DFS / DVFS (the switch
+    # cost at every start); the schedules they build.
     "npusched.policies.machine_core",
     "npusched.policies.batching.core",
     "npusched.policies.spatial.planaria_core",
     "npusched.policies.mapping.haxconn_core",
+    "npusched.policies.power.core",
 )
 
 #: The build record ``setup.py`` writes next to this file: ``{"sources": {module: sha256}}``.
