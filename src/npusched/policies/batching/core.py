@@ -71,7 +71,12 @@ def start_schedule(jobs: Sequence[JobView], until: int | None = None) -> Schedul
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class BatchingCore:
-    """A batching machine policy's per-run counters and the per-decision pieces they share."""
+    """A batching machine policy's per-run counters and the per-decision pieces they share.
+
+    The pieces are module functions (:func:`fresh_jobs`, :func:`exit_step`) with thin methods
+    over them for the interpreted policies: compiled, a method called on an instance of an
+    interpreted subclass goes through a Python-level look-up and call (mypyc's glue), a
+    module function is a direct C call."""
 
     invocations_: int
     preemptions_: int
@@ -88,26 +93,12 @@ class BatchingCore:
         self.exits_ = {}
 
     def _fresh(self, view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:
-        """Waiting jobs that have not started, oldest first (``executed_s <= 0`` and at step 0
-        of their plan)."""
-        out = []
-        for j in view.ready:  # a plain loop: the queue is short (see _at_step_0)
-            if j.executed_s <= 0.0 and j.id not in exclude and self._at_step_0(j):
-                out.append(j)
-        return out
+        """:func:`fresh_jobs`."""
+        return fresh_jobs(self, view, exclude)
 
     def _at_step_0(self, j: JobView) -> bool:
-        """``j.position[0] == 0`` for a job with ``executed_s <= 0``: its plan's position at no
-        work (one look-up per plan, kept by identity; a plan whose first steps take no time
-        stands past them)."""
-        plan = j.plan
-        hit = self.step0_.get(id(plan))
-        if hit is not None and hit[0] is plan:
-            return hit[1] or j.executed_s < 0.0
-        ok = j.position[0] == 0
-        if j.executed_s == 0.0:
-            self.step0_[id(plan)] = (plan, ok)
-        return ok
+        """:func:`at_step_0` of ``j`` (whose ``executed_s <= 0``)."""
+        return at_step_0(self.step0_, j, j.executed_s)
 
     @staticmethod
     def _start(jobs: Sequence[JobView], until: int | None = None) -> Schedule:
@@ -115,11 +106,42 @@ class BatchingCore:
         return start_schedule(jobs, until)
 
     def _exit_step(self, view: MachineView, job: JobView, i: int) -> int | None:
-        """The step of intermediate exit ``i`` of ``job``'s network (``None`` past the last)."""
-        exits = self.exits_.get(job.network)
-        if exits is None:
-            exits = self.exits_[job.network] = view.profiles[job.network].plan(1).exits
-        return exits[i] if i < len(exits) else None
+        """:func:`exit_step`."""
+        return exit_step(self, view, job, i)
+
+
+def fresh_jobs(core: BatchingCore, view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:
+    """Waiting jobs that have not started, oldest first (``executed_s <= 0`` and at step 0
+    of their plan)."""
+    out = []
+    step0 = core.step0_
+    for j in view.ready:  # a plain loop: the queue is short (see at_step_0)
+        ex = j.executed_s
+        if ex <= 0.0 and j.id not in exclude and at_step_0(step0, j, ex):
+            out.append(j)
+    return out
+
+
+def at_step_0(step0: dict[int, tuple[Any, bool]], j: JobView, executed_s: float) -> bool:
+    """``j.position[0] == 0`` for a job with ``executed_s <= 0``: its plan's position at no
+    work (one look-up per plan in ``step0``, kept by identity; a plan whose first steps take no
+    time stands past them)."""
+    plan = j.plan
+    hit = step0.get(id(plan))
+    if hit is not None and hit[0] is plan:
+        return hit[1] or executed_s < 0.0
+    ok = j.position[0] == 0
+    if executed_s == 0.0:
+        step0[id(plan)] = (plan, ok)
+    return ok
+
+
+def exit_step(core: BatchingCore, view: MachineView, job: JobView, i: int) -> int | None:
+    """The step of intermediate exit ``i`` of ``job``'s network (``None`` past the last)."""
+    exits = core.exits_.get(job.network)
+    if exits is None:
+        exits = core.exits_[job.network] = view.profiles[job.network].plan(1).exits
+    return exits[i] if i < len(exits) else None
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -140,14 +162,6 @@ class FluidBCore(BatchingCore):
         self.exit_ = 0
         self.luts_ = {}
 
-    def _lut(self, view: MachineView, job: JobView) -> ExitLUT:
-        lut = self.luts_.get(job.network)
-        if lut is None:
-            lut = self.luts_[job.network] = exit_lut_from_profile(
-                view.profiles[job.network], self.b_max
-            )
-        return lut
-
     def select(self, view: MachineView) -> Schedule:
         if view.running or view.preempting:
             return NOTHING
@@ -164,55 +178,66 @@ class FluidBCore(BatchingCore):
             if catch_id is not None:  # the catch-up batch reached the exit (or all of it left)
                 self.catch_ = None
                 if active is not None and catch is not None:
-                    return self._decide(view, active, merged=catch)
+                    return fluidb_at_exit(self, view, active, catch)
             if active is not None:
-                return self._decide(view, active)
+                return fluidb_at_exit(self, view, active, None)
             self.active_ = None
-        fresh = self._fresh(view)
+        fresh = fresh_jobs(self, view)
         if not fresh:
             return NOTHING
         # Algorithm 1 line 2: a new batch of min(N_Q, B_max), run to the first exit
         batch = fresh[: initial_batch(len(fresh), self.b_max)]
         self.active_, self.exit_ = batch[0].id, 0
-        return start_schedule(batch, self._exit_step(view, batch[0], 0))
+        return start_schedule(batch, exit_step(self, view, batch[0], 0))
 
-    def _decide(
-        self, view: MachineView, active: JobView, merged: JobView | None = None
-    ) -> Schedule:
-        """At exit ``exit_`` with ``active`` stopped there (and ``merged`` to join it)."""
-        i = self.exit_
-        samples = list(active.samples) + (list(merged.samples) if merged is not None else [])
-        b_rem = len(samples)
-        fresh = self._fresh(view, exclude=(active.id,) + ((merged.id,) if merged else ()))
-        lut = self._lut(view, active)
-        oldest = min(r.arrival_s for r in samples)
-        self.invocations_ += 1
-        d = fluidb_decide(
-            lut, i, b_rem, len(fresh), float(self.slo_s), 0.0, view.now - oldest, self.b_max
+
+def exit_lut(core: FluidBCore, view: MachineView, job: JobView) -> ExitLUT:
+    """The exit table of ``job``'s network (built once per run)."""
+    lut = core.luts_.get(job.network)
+    if lut is None:
+        lut = core.luts_[job.network] = exit_lut_from_profile(
+            view.profiles[job.network], core.b_max
         )
-        merge = (make_merge(active, [merged]),) if merged is not None else ()
-        if d.preempt:
-            self.preemptions_ += 1
-            new = fresh[: d.b_incr]
-            self.catch_ = new[0].id
-            sched = start_schedule(new, self._exit_step(view, active, i))
-            return make_schedule(
-                sched.assign,
-                NO_PREEMPT,
-                NO_MECHANISM,
-                sched.until_step,
-                (*merge, *sched.merge),
-                NO_TIMERS,
-                NO_RATES,
-            )
-        self.exit_ = i + 1
-        nxt = self._exit_step(view, active, i + 1)
+    return lut
+
+
+def fluidb_at_exit(
+    core: FluidBCore, view: MachineView, active: JobView, merged: JobView | None
+) -> Schedule:
+    """At exit ``exit_`` with ``active`` stopped there (and ``merged`` to join it)."""
+    i = core.exit_
+    samples = list(active.samples) + (list(merged.samples) if merged is not None else [])
+    b_rem = len(samples)
+    fresh = fresh_jobs(core, view, (active.id,) + ((merged.id,) if merged else ()))
+    lut = exit_lut(core, view, active)
+    oldest = min(r.arrival_s for r in samples)
+    core.invocations_ += 1
+    d = fluidb_decide(
+        lut, i, b_rem, len(fresh), float(core.slo_s), 0.0, view.now - oldest, core.b_max
+    )
+    merge = (make_merge(active, [merged]),) if merged is not None else ()
+    if d.preempt:
+        core.preemptions_ += 1
+        new = fresh[: d.b_incr]
+        core.catch_ = new[0].id
+        sched = start_schedule(new, exit_step(core, view, active, i))
         return make_schedule(
-            {active: WHOLE},
+            sched.assign,
             NO_PREEMPT,
             NO_MECHANISM,
-            {active: nxt} if nxt is not None else {},
-            merge,
+            sched.until_step,
+            (*merge, *sched.merge),
             NO_TIMERS,
             NO_RATES,
         )
+    core.exit_ = i + 1
+    nxt = exit_step(core, view, active, i + 1)
+    return make_schedule(
+        {active: WHOLE},
+        NO_PREEMPT,
+        NO_MECHANISM,
+        {active: nxt} if nxt is not None else {},
+        merge,
+        NO_TIMERS,
+        NO_RATES,
+    )

@@ -20,6 +20,7 @@ objects (``policy._Plan`` and ``GroupProfile`` are interpreted dataclasses).
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -27,16 +28,68 @@ from mypy_extensions import mypyc_attr
 
 from npusched.errors import ConfigError
 from npusched.hardware.contention import PccsContention
+from npusched.hardware.soc import GroupProfile, generate_profile
+from npusched.models.zoo import get_network
 from npusched.policies.contract import Allocation, JobView, MachineView, Schedule
 from npusched.policies.machine_core import NO_MECHANISM, NO_MERGE, NO_PREEMPT, make_schedule
+from npusched.policies.mapping.execute import Schedule as GroupSchedule
+from npusched.policies.mapping.execute import Task, Workload
+from npusched.policies.mapping.haxconn import haxconn
 
 _first = itemgetter(0)
+
+
+@dataclass
+class _Plan:
+    """One job's plan: its group profile, the accelerator of each group (``row``), the first
+    layer of each group, its producers and the per-group demand and wait lists. Fields whose
+    values may hold NumPy integers (the search's rows) are declared ``Any``: a compiled
+    dataclass checks a declared ``int`` and refuses ``numpy.int64``."""
+
+    profile: GroupProfile
+    row: Any
+    starts: Any  # first layer of each group
+    deps: tuple[int, ...] = ()  # job ids of producers in the same frame
+    #: per group: requested memory throughput on its accelerator as a fraction of the SoC's
+    #: bandwidth (``mem_bps[g, row[g]] / memory_bandwidth_bps``)
+    demand: Any = None
+    #: per group: the transition wait before it (``out_s[g-1, row[g-1]] + in_s[g, row[g]]``,
+    #: seconds; 0.0 where the accelerator does not change, and for group 0)
+    wait: Any = None
+
+
+#: Process-wide memo of the planning inputs and solves, shared by every policy instance (a
+#: sweep's points or a bench's repeats re-create the policy): per (network, SoC, ``n_groups``)
+#: the group profile, and per (goal, ``max_transitions``, profiles) the solved schedule. The
+#: restricted search is exhaustive (its result does not depend on the machine's speed), so a
+#: memoised schedule is the one a fresh solve returns. Keys hold ``id`` of objects the entry
+#: keeps alive, so an id is never reused while its entry exists. Cleared when it holds
+#: :data:`_SHARED_MAX` entries.
+_SHARED: dict[tuple[object, ...], tuple[object, ...]] = {}
+_SHARED_MAX = 256
+
+
+def _shared(key: tuple[object, ...], keep: tuple[object, ...], make: Any) -> Any:
+    """``make()`` memoised under ``key`` in :data:`_SHARED` (``keep``: the objects whose ids
+    ``key`` holds, kept alive with the value)."""
+    hit = _SHARED.get(key)
+    if hit is not None:
+        return hit[0]
+    if len(_SHARED) >= _SHARED_MAX:
+        _SHARED.clear()
+    value = make()
+    _SHARED[key] = (value, keep)
+    return value
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class HaxconnCore:
     """HaX-CoNN's per-run state and per-wake decision (the rule: ``policy.HaxconnPolicy``)."""
 
+    n_groups: Any
+    goal: Any
+    max_transitions: Any
+    schedule: Any
     swaps: Any
     contention: Any
     spec_: Any
@@ -47,19 +100,99 @@ class HaxconnCore:
     group_: dict[int, int]
     checked_: bool
     model_: PccsContention
-    plans_: dict[int, Any]
+    plans_: dict[int, _Plan]
+    profiles_: dict[str, GroupProfile]
     queues_: list[deque[tuple[int, int]]]
     ready_at_: dict[int, float]
     pending_: deque[Any]
     current_: Any
     timers_sent_: bool
-    ended_: dict[int, tuple[float, int, Any]]  # id -> (end, acc, profile)
+    ended_: dict[int, tuple[float, Any, Any]]  # id -> (end, acc, profile)
+    used_fixed_: bool
+    # memo: one solve (and one ordering) per distinct workload, i.e. per tuple of networks of a
+    # frame (and per swap schedule for D-HaX-CoNN): frames repeat their networks
+    memo_: dict[tuple[object, ...], GroupSchedule]
+    solves_: int
+    #: per (profile id, row): the per-group demand and wait lists of :class:`_Plan`
+    rows_: dict[tuple[int, Any], tuple[list[int], list[float], list[float]]]
     #: slowdown per (own demand, external demand): the contention model is a pure function
     slow_: dict[tuple[float, float], float]
 
     def _plan(self, jobs: list[JobView]) -> None:
-        """Plan ``jobs`` (the public class's: the solves and the per-job plans)."""
-        raise NotImplementedError
+        for j in jobs:  # one profile per network for the whole run (frames repeat networks)
+            if j.network not in self.profiles_:
+                net, spec, k = get_network(j.network), self.spec_, self.n_groups
+                self.profiles_[j.network] = _shared(
+                    ("profile", id(net), id(spec), k),
+                    (net, spec),
+                    lambda: generate_profile(net, spec, n_groups=k),  # noqa: B023
+                )
+        profiles = [self.profiles_[j.network] for j in jobs]
+        nets = tuple(j.network for j in jobs)
+        after: Any = ()  # (a swap's ``after``: declared Any, as the rows, for NumPy integers)
+        if self.swaps is not None:
+            if self.current_ is None:
+                raise ConfigError("haxconn policy: a frame arrived before the first swap")
+            sched = self.current_.schedule
+            after = self.current_.after
+            if len(sched.assignment) != len(jobs) or any(
+                len(r) != p.n_groups for r, p in zip(sched.assignment, profiles, strict=True)
+            ):
+                raise ConfigError(
+                    f"haxconn policy: frame of {len(jobs)} jobs does not fit the swap at "
+                    f"{self.current_.time_s} s ({len(sched.assignment)} DNNs)"
+                )
+        elif self.schedule is not None and not self.used_fixed_:
+            sched = self.schedule
+            self.used_fixed_ = True
+        else:
+            key = ("solve", nets)
+            if key not in self.memo_:
+                self.solves_ += 1
+                self.memo_[key] = _shared(
+                    ("solve", self.goal, self.max_transitions, nets, *map(id, profiles)),
+                    tuple(profiles),
+                    lambda: haxconn(
+                        self._workload(nets, profiles),
+                        self.goal,
+                        max_transitions=self.max_transitions,
+                    ).schedule,
+                )
+            sched = self.memo_[key]
+        if sched.order is None:
+            from npusched.policies.mapping.execute import execute
+
+            okey = ("order", nets, sched.assignment)
+            if okey not in self.memo_:
+                self.memo_[okey] = execute(self._workload(nets, profiles), sched).schedule
+            sched = self.memo_[okey]
+        assert sched.order is not None
+        for n, (j, p, row) in enumerate(zip(jobs, profiles, sched.assignment, strict=True)):
+            deps = tuple(jobs[d].id for d in after[n]) if after else ()
+            starts, demand, wait = self._rows(p, tuple(row))
+            self.plans_[j.id] = _Plan(p, row, starts, deps, demand, wait)
+        for a, q in enumerate(sched.order):
+            self.queues_[a].extend((jobs[n].id, g) for n, g in q)
+
+    def _rows(self, p: GroupProfile, row: Any) -> tuple[list[int], list[float], list[float]]:
+        """The first layer of each group, and :class:`_Plan`'s ``demand`` and ``wait`` lists
+        of profile ``p`` run on ``row`` (built once per pair; the same float operations as a
+        look-up per wake)."""
+        key = (id(p), row)
+        hit = self.rows_.get(key)
+        if hit is None:
+            bw = self.spec_.memory_bandwidth_bps
+            demand = [float(p.mem_bps[g, a]) / bw for g, a in enumerate(row)]
+            wait = [0.0] + [
+                float(p.out_s[g - 1, row[g - 1]] + p.in_s[g, row[g]]) if row[g - 1] != row[g]
+                else 0.0
+                for g in range(1, len(row))
+            ]
+            hit = self.rows_[key] = ([s for s, _ in p.bounds], demand, wait)
+        return hit
+
+    def _workload(self, nets: tuple[str, ...], profiles: list[GroupProfile]) -> Workload:
+        return Workload(self.spec_, tuple(Task(n, p) for n, p in zip(nets, profiles, strict=True)))
 
     def on_complete(self, job: Any, now: float) -> None:
         self.group_.pop(job.id, None)

@@ -54,8 +54,17 @@ def _unfit_counts(prio: list[float], slack: list[float], est: list[int], size: i
     """ALLOCATEUNFITTASKS (lines 36-49) on plain lists, as :func:`allocate_unfit_tasks`:
     the tasks in descending ``priority / (slack x estimate)`` order (past their deadline
     last) get their estimates until the array is full."""
-    keyed = []
-    for pos, (p, sl, e) in enumerate(zip(prio, slack, est, strict=True)):
+    n = len(prio)
+    if len(slack) != n or len(est) != n:
+        raise ValueError(
+            f"_unfit_counts: {n} priorities, {len(slack)} slacks, {len(est)} estimates"
+        )
+    # index loops, no zip(strict=True): compiled, a keyword call of zip is a generic call
+    keyed: list[tuple[int, float, int]] = []
+    for pos in range(n):
+        p = prio[pos]
+        sl = slack[pos]
+        e = est[pos]
         if sl > 0:
             keyed.append((0, -(p / (sl * e)), pos))
         else:
@@ -85,23 +94,26 @@ def _counts_from_estimates(
     given each task's estimate ``est`` (ESTIMATERESOURCES) and its predicted remaining seconds
     on it ``at_est``: :func:`schedule_counts_small`'s counts from there on."""
     n = len(priority)
+    if len(at_est) != n or len(est) != n:
+        raise ValueError(f"{n} priorities, {len(est)} estimates, {len(at_est)} remaining times")
     total_est = sum(est)
     if total_est > size:
         return _unfit_counts(priority, slack_s, est, size)
     # plain loops: on Python 3.11 a comprehension's or a key function's frame costs more than
-    # these few items
-    scores = []
-    for p, a in zip(priority, at_est, strict=True):
-        scores.append(p / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S))
+    # these few items; index loops and ``math.floor`` itself (not a local alias): compiled,
+    # those are C operations, where ``zip(strict=True)`` and an alias are generic calls
+    scores: list[float] = []
+    for i in range(n):
+        a = at_est[i]
+        scores.append(priority[i] / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S))
     remaining_array = size - total_est
     total = sum(scores)
-    shares = []
-    base = []
-    floor = math.floor
+    shares: list[float] = []
+    base: list[int] = []
     for sc in scores:
         sh = sc / total * remaining_array
         shares.append(sh)
-        base.append(floor(sh + 1e-12))
+        base.append(math.floor(sh + 1e-12))
     left = remaining_array - sum(base)
     if left == 1 and n == 2:  # the common pair: the one leftover to the first in key order
         b0 = base[0]
@@ -118,9 +130,9 @@ def _counts_from_estimates(
         keyed.sort()
         for _, _, i in keyed[:left]:
             base[i] += 1
-    out = []
-    for e, b in zip(est, base, strict=True):
-        out.append(e + b)
+    out: list[int] = []
+    for i in range(n):
+        out.append(est[i] + base[i])
     return out
 
 
@@ -168,8 +180,8 @@ def _estimate(
 ) -> tuple[int, float] | None:
     """ESTIMATERESOURCES (lines 13-22) of a task at ``(step, frac)`` of ``tab`` with ``slack``
     seconds: ``(estimate, predicted remaining seconds on it)``, computing PREDICTTIME only for
-    the counts it scans (each entry with :meth:`~npusched.policies.spatial.planaria.PlanariaPolicy._remaining`'s float operations,
-    so the same bits); ``None`` where it would take the fastest count of a row holding a NaN
+    the counts it scans (each entry with ``PlanariaPolicy._remaining``'s float operations, so
+    the same bits); ``None`` where it would take the fastest count of a row holding a NaN
     (NumPy's ``argmin`` and Python's ``min`` differ there)."""
     if step >= tab.steps:  # finished: zero on every count, the first count either way
         return 1, 0.0
@@ -252,31 +264,8 @@ class PlanariaCore:
         return int(res.capacity)
 
     def _table(self, job: JobView, size: int, profiles: Mapping[str, Any]) -> _Table:
-        """The job's configuration table (cached per request shape)."""
-        req = job.request
-        key = (job.network, req.batch, req.seq_in, req.seq_out, size)
-        tab = self.tables_.get(key)
-        if tab is None:
-            prof = profiles[job.network]
-            cum = np.stack(
-                [
-                    prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n).cum_s
-                    for n in range(1, size + 1)
-                ]
-            )
-            cum_t = np.ascontiguousarray(cum.T)  # row s: the prefix sums at step s, 1..size
-            total = cum_t[-1]
-            at_start = np.maximum(total - cum_t[0], 0.0)
-            tab = self.tables_[key] = _Table(
-                cum_t,
-                total,
-                at_start,
-                int(cum.shape[1]) - 1,
-                cum_t.tolist(),
-                total.tolist(),
-                at_start.tolist(),
-            )
-        return tab
+        """:func:`shape_table`."""
+        return shape_table(self, job, size, profiles)
 
     def _targets_arrays(
         self, jobs: Sequence[JobView], view: MachineView, size: int
@@ -303,7 +292,7 @@ class PlanariaCore:
                 jid = job.id
                 tab = tab_of.get(jid)
                 if tab is None:
-                    tab = tab_of[jid] = self._table(job, size, profiles)
+                    tab = tab_of[jid] = shape_table(self, job, size, profiles)
                 slo = job.request.slo_s
                 sl = math.inf if slo is None else slo - (now - job.arrival_s)
                 step, frac = job.position
@@ -317,7 +306,10 @@ class PlanariaCore:
                 s_l.append(sl)
             if complete:
                 counts_l = _counts_from_estimates(p_l, s_l, e_l, a_l, size)
-                return {job.id: c for job, c in zip(jobs, counts_l, strict=True)}
+                out: dict[int, int] = {}
+                for i in range(n):  # one count per job (the lists are built in step)
+                    out[jobs[i].id] = counts_l[i]
+                return out
         return self._targets_arrays(jobs, view, size)
 
     def select(self, view: MachineView) -> Schedule:
@@ -403,3 +395,35 @@ class PlanariaCore:
         if not assign and not preempt:
             return NOTHING
         return make_schedule(assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES)
+
+
+def shape_table(
+    core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str, Any]
+) -> _Table:
+    """The job's configuration table (cached per request shape in ``core.tables_``; a module
+    function: compiled, a method called on an interpreted subclass's instance is a Python-level
+    call)."""
+    req = job.request
+    key = (job.network, req.batch, req.seq_in, req.seq_out, size)
+    tab = core.tables_.get(key)
+    if tab is None:
+        prof = profiles[job.network]
+        cum = np.stack(
+            [
+                prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n).cum_s
+                for n in range(1, size + 1)
+            ]
+        )
+        cum_t = np.ascontiguousarray(cum.T)  # row s: the prefix sums at step s, 1..size
+        total = cum_t[-1]
+        at_start = np.maximum(total - cum_t[0], 0.0)
+        tab = core.tables_[key] = _Table(
+            cum_t,
+            total,
+            at_start,
+            int(cum.shape[1]) - 1,
+            cum_t.tolist(),
+            total.tolist(),
+            at_start.tolist(),
+        )
+    return tab
