@@ -89,3 +89,51 @@ def test_checkpoint_bytes_at_reads_the_step_it_stopped_in(
             expect = int(plan.checkpoint_bytes[s])
     assert plan.checkpoint_bytes_at(x) == expect
     assert plan.checkpoint_bytes_at(x) == expect  # from the cached table the second time
+
+
+def _fresh(plan: ExecPlan, tiles: int) -> ExecPlan:
+    """A plan of ``plan``'s rows with no table built yet, ``tiles`` tiles per step."""
+    return ExecPlan(
+        plan.layer,
+        plan.cum_s,
+        latency_row=plan._lat_row,
+        tiles_row=np.full(len(plan._tiles_row), tiles, dtype=np.int64),
+        checkpoint_row=plan._ckpt_row,
+        energy_row=plan._energy_row,
+    )
+
+
+@SETTINGS
+@given(
+    plan=plans(),
+    tiles=st.integers(1, 4),
+    tol=st.sampled_from([0.0, 1e-9, 4e-7]),
+    data=st.data(),
+)
+def test_lookups_on_built_tables_equal_the_first_call(
+    plan: ExecPlan, tiles: int, tol: float, data: st.DataObject
+) -> None:
+    """A layer plan's look-ups read its typed lists once they are built (the first call builds
+    them through the general path): every answer is the first call's, bit for bit, on layer
+    and recurrent plans, at step bounds, inside steps and at tile bounds."""
+    warm = _fresh(plan, tiles)
+    pts = _points(plan)
+    pts = sorted({*pts, *(x + tol / 2 for x in pts), *(x - tol / 2 for x in pts if x > 0)})
+    for x in pts:  # build every table the look-ups read
+        if x > 0.0:
+            warm.work_between(0.0, x + 1e-6)
+        warm.next_preemption_point(x, layer=False, tol_s=tol)
+        warm.checkpoint_bytes_at(x)
+    a = data.draw(st.sampled_from(pts))
+    b = data.draw(st.sampled_from([p for p in pts if p > a] or [a + 1e-6]))
+    for x, y in ((a, b), (0.0, b), (a, plan.total_s)):
+        if y > x:
+            got, want = warm.work_between(x, y), _fresh(plan, tiles).work_between(x, y)
+            assert got == want and type(got[1]) is float
+            assert got[1].hex() == want[1].hex()
+    for layer in (False, True):
+        got_p = warm.next_preemption_point(a, layer=layer, tol_s=tol)
+        want_p = _fresh(plan, tiles).next_preemption_point(a, layer=layer, tol_s=tol)
+        assert got_p.hex() == want_p.hex()
+    assert warm.next_tile_boundary(a).hex() == _fresh(plan, tiles).next_tile_boundary(a).hex()
+    assert warm.checkpoint_bytes_at(a) == _fresh(plan, tiles).checkpoint_bytes_at(a)

@@ -341,14 +341,15 @@ def power_summary(result: SimResult, machine: Any = None) -> dict[str, float]:
     start = float(np.min(cols["arrival_s"])) if len(cols["arrival_s"]) else 0.0
     span = result.end_s - start
     peak = math.nan
-    if result.power is not None and machine is not None and result.timeline is not None:
+    pieces = result.power_columns
+    if pieces is not None and machine is not None and result.timeline is not None:
         from npusched.metrics.power import peak_machine_power_w
 
         peak = peak_machine_power_w(result, machine)
-    elif result.power is not None:
+    elif pieces is not None:
         from npusched.metrics.power import peak_piece_power_w
 
-        peak = peak_piece_power_w(result.power)
+        peak = peak_piece_power_w(pieces)
     return {
         "energy_j": float(result.energy_j),
         "peak_power_w": peak,

@@ -26,6 +26,21 @@ __all__ = ["RECURRENT_ENERGY_CACHE_STEPS", "ExecPlan"]
 Seq = Any
 
 
+def _energy_in_step_f(
+    i: int, x: float, steps: int, cum: list[float], ce: list[float]
+) -> float:
+    """:func:`_energy_in_step` on a layer plan's lists (the same float operations; compiled,
+    on unboxed floats)."""
+    if i >= steps:
+        return ce[-1]
+    if i < 0:
+        return 0.0
+    lat = cum[i + 1] - cum[i]
+    if lat <= 0.0:
+        return ce[i]
+    return ce[i] + (x - cum[i]) / lat * (ce[i + 1] - ce[i])
+
+
 def _energy_in_step(i: int, x: float, steps: int, cum: Seq, ce: Seq) -> float:
     """Cumulative joules after ``x`` seconds of work, ``x`` in step ``i`` (``bisect_right(cum,
     x) - 1``; linear within the step): ``ce`` holds the prefix sums of energy."""
@@ -66,13 +81,16 @@ class ExecPlan:
     """
 
     __slots__ = (
+        "_ce_f",
         "_ckpt_row",
         "_ckpt_steps",
         "_cum",
         "_cum_energy",
+        "_cum_f",
         "_energy_row",
         "_lat_row",
         "_tile_s_row",
+        "_tile_steps",
         "_tiles_row",
         "cum_s",
         "exits",
@@ -105,6 +123,11 @@ class ExecPlan:
         self._cum: Seq | None = None
         self._cum_energy: Seq | None = None
         self._ckpt_steps: list[int] | None = None
+        # A layer plan's tables as typed lists (set with ``_cum`` / ``_cum_energy``, ``None``
+        # for an unrolled recurrent plan): compiled, the look-ups index them on unboxed floats.
+        self._cum_f: list[float] | None = None
+        self._ce_f: list[float] | None = None
+        self._tile_steps: list[float] | None = None
         self.steps = len(layer)
         self.total_s = float(cum_s[-1])
         self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
@@ -185,7 +208,8 @@ class ExecPlan:
         cum = self._cum
         if cum is None:
             if self.layer.dtype == np.int64:
-                cum = self._cum = self.cum_s.tolist()
+                cum_f: list[float] = self.cum_s.tolist()
+                cum = self._cum = self._cum_f = cum_f
             else:
                 cum = self._cum = array("d", self.cum_s.tobytes())
         return cum
@@ -227,7 +251,8 @@ class ExecPlan:
             # as ``_cum_list``).
             arr = np.zeros(self.steps + 1)
             np.cumsum(self.energy_j, out=arr[1:])
-            ce = self._cum_energy = arr.tolist()
+            ce_f: list[float] = arr.tolist()
+            ce = self._cum_energy = self._ce_f = ce_f
             return ce
         return _recurrent_energy_prefix(self)
 
@@ -276,6 +301,26 @@ class ExecPlan:
         te = self.total_energy_j
         if a <= 0.0 and b >= self.total_s:
             return self.steps, (te if te != 0.0 else 0.0)
+        cum_f = self._cum_f
+        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+            ia = bisect_right(cum_f, a)
+            ib = bisect_right(cum_f, b)
+            jb = ib
+            while jb and cum_f[jb - 1] == b:
+                jb -= 1
+            n = jb - ia + 1
+            if n < 0:
+                n = 0
+            if te == 0.0:
+                return n, 0.0
+            ce_f = self._ce_f
+            if ce_f is None:
+                self._energy_prefix()
+                ce_f = self._ce_f
+                assert ce_f is not None
+            steps = self.steps
+            e_b = _energy_in_step_f(ib - 1, b, steps, cum_f, ce_f)
+            return n, e_b - _energy_in_step_f(ia - 1, a, steps, cum_f, ce_f)
         cum = self._cum
         if cum is None:
             cum = self._cum_list()
@@ -334,6 +379,31 @@ class ExecPlan:
         k = math.ceil((executed_s - start) / tile - 1e-9)
         return min(max(start + k * tile, executed_s), cum[s + 1])
 
+    def _next_tile_f(self, cum: list[float], executed_s: float) -> float:
+        """:meth:`next_tile_boundary` on a layer plan's typed lists (the same float
+        operations; ``max`` and ``min`` written out as Python's, which keep the first of
+        equal values)."""
+        s = bisect_right(cum, executed_s) - 1
+        if s >= self.steps:
+            return cum[-1]
+        start = cum[s]
+        row = self._tile_steps
+        if row is None:
+            if self._tile_s_row is None:
+                self._tile_s(0)
+            per_layer = self._tile_s_row
+            assert per_layer is not None
+            row = self._tile_steps = [per_layer[i] for i in self.layer.tolist()]
+        tile = row[s]
+        if tile <= 0.0:
+            return start
+        k = math.ceil((executed_s - start) / tile - 1e-9)
+        x = start + k * tile
+        if executed_s > x:
+            x = executed_s
+        end = cum[s + 1]
+        return end if end < x else x
+
     def next_preemption_point(self, executed_s: float, *, layer: bool, tol_s: float) -> float:
         """Where a job that has done ``executed_s`` seconds of work can stop (seconds of work).
 
@@ -344,6 +414,18 @@ class ExecPlan:
         ``start + k * tile`` up to ``tol_s`` short of a step end is that step end (so a stop in
         the last tile is the job's end). Never earlier than ``executed_s`` minus ``tol_s``.
         """
+        cum_f = self._cum_f
+        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+            i = bisect_left(cum_f, executed_s)
+            if i and executed_s - cum_f[i - 1] <= tol_s:
+                return cum_f[i - 1]
+            if layer:
+                return cum_f[i] if i < len(cum_f) else executed_s
+            stop = self._next_tile_f(cum_f, executed_s)
+            j = bisect_left(cum_f, stop)
+            if j < len(cum_f) and cum_f[j] - stop <= tol_s:
+                return cum_f[j]
+            return stop
         cum = self._cum
         if cum is None:
             cum = self._cum_list()
@@ -362,6 +444,17 @@ class ExecPlan:
         """Bytes a CHECKPOINT saves when the job stops after ``executed_s`` seconds of work."""
         if executed_s <= 0.0:
             return 0
+        cum_f = self._cum_f
+        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+            s = bisect_right(cum_f, executed_s) - 1
+            if s >= self.steps:
+                return 0
+            if executed_s == cum_f[s] and s > 0:
+                s -= 1
+            ck_f = self._ckpt_steps
+            if ck_f is None:
+                ck_f = self._ckpt_steps = self._ckpt_row[self.layer].tolist()
+            return ck_f[s]
         cum = self._cum
         if cum is None:
             cum = self._cum_list()

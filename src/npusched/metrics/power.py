@@ -15,12 +15,20 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from itertools import chain, pairwise
 from operator import attrgetter, itemgetter
-from typing import Any, NamedTuple
+from struct import pack
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError
+
+if TYPE_CHECKING:
+    from npusched.sim.common import PowerColumns
+
+#: The pieces as the loops record them (:class:`~npusched.sim.common.PowerColumns`), or any
+#: sequence of :class:`~npusched.sim.engine.PowerPiece`-like entries.
+Pieces: TypeAlias = "Sequence[Any] | PowerColumns"
 
 __all__ = [
     "machine_power_timeline",
@@ -49,10 +57,10 @@ def _fields_of(piece: Any) -> Callable[[Any], tuple[float, ...]]:
 
 
 def piece_power_timeline(
-    pieces: Sequence[Any],
+    pieces: Pieces,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """The exact summed power of ``pieces`` (:class:`~npusched.sim.engine.PowerPiece` entries:
-    ``start_s``/``end_s`` in seconds of the run, ``exec0_s``/``exec1_s`` in seconds of the
+    """The exact summed power of ``pieces`` (:class:`~npusched.sim.engine.PowerPiece` entries,
+    or the loop's :class:`~npusched.sim.common.PowerColumns`: ``start_s``/``end_s`` in seconds of the run, ``exec0_s``/``exec1_s`` in seconds of the
     plan's work, ``rate``, ``plan``) as breakpoints ``times_s`` (seconds) and the watts that
     hold from each breakpoint to the next (the last entry is 0 W after everything ends).
 
@@ -88,7 +96,7 @@ def piece_power_timeline(
     return times, level
 
 
-def peak_piece_power_w(pieces: Sequence[Any]) -> float:
+def peak_piece_power_w(pieces: Pieces) -> float:
     """The highest watts of :func:`piece_power_timeline` (``float(watts.max())``, the same
     bits), without building the timeline where the pieces follow one another in time: the
     running sum's kept levels are reduced block by block to their highest and lowest."""
@@ -135,20 +143,33 @@ class _Table(NamedTuple):
     unit: bool  # every rate is 1 (``/ rate`` and ``* rate`` are skipped)
 
 
-def _table(pieces: Sequence[Any]) -> _Table | None:
+def _table(pieces: Pieces) -> _Table | None:
     """``pieces`` as a :class:`_Table` (``None`` if none covers a step)."""
     n = len(pieces)
     if n == 0:
         return None
-    # one pass over the pieces (each read once, while it is in the cache: a run's pieces lie
-    # scattered over the heap, and a pass per field costs a cache miss per value)
-    cols = (
-        np.fromiter(chain.from_iterable(map(_fields_of(pieces[0]), pieces)), np.float64, 5 * n)
-        .reshape(n, 5)
-        .T
-    )
-    plans = list(map(attrgetter("plan"), pieces))
-    start_a, end_a, ex0_a, ex1_a, rate_a = cols
+    plans: Sequence[Any]
+    if isinstance(getattr(pieces, "exec1_s", None), list):  # a PowerColumns (no import: layers)
+        cols: Any = pieces
+        # the loop's columns, each packed as C doubles in one call (``struct``: about half the
+        # instructions of ``numpy.fromiter`` over a list; the same float64 values)
+        fmt = f"{n}d"
+        start_a, end_a, ex0_a, ex1_a, rate_a = (
+            np.frombuffer(pack(fmt, *col), np.float64)
+            for col in (cols.start_s, cols.end_s, cols.exec0_s, cols.exec1_s, cols.rate)
+        )
+        plans = cols.plan
+    else:
+        # one pass over the pieces (each read once, while it is in the cache: a run's pieces
+        # lie scattered over the heap, and a pass per field costs a cache miss per value)
+        seq = cast("Sequence[Any]", pieces)
+        cols = (
+            np.fromiter(chain.from_iterable(map(_fields_of(seq[0]), seq)), np.float64, 5 * n)
+            .reshape(n, 5)
+            .T
+        )
+        plans = list(map(attrgetter("plan"), seq))
+        start_a, end_a, ex0_a, ex1_a, rate_a = cols
     keep = np.flatnonzero((end_a > start_a) & (ex1_a > ex0_a))
     if not keep.size:
         return None
@@ -585,9 +606,13 @@ def machine_power_timeline(
     Raises:
         ConfigError: if the power or the timeline was not recorded.
     """
-    if result.power is None or result.timeline is None:
+    # a result's recorded columns, or any ``power`` list of pieces
+    pieces = getattr(result, "power_columns", None)
+    if pieces is None:
+        pieces = result.power
+    if pieces is None or result.timeline is None:
         raise ConfigError("machine power needs record_power=True and record_timeline=True")
-    tp, wp = piece_power_timeline(result.power)
+    tp, wp = piece_power_timeline(pieces)
     end = float(result.end_s)
     # The ``run`` segments as columns (one pass over the timeline), then per resource their
     # bounds and idle-power deltas as arrays: resource by resource, each in timeline order with a

@@ -61,7 +61,7 @@ from npusched.sim.common import (
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
     NAN_OBJ,
-    PowerPiece,
+    PowerColumns,
     Segment,
     livelock_message,
 )
@@ -195,7 +195,7 @@ class _Columns:
         rows: Any,
         rid: list[int],
         tl: list[Segment] | None,
-        pw: list[PowerPiece] | None,
+        pw: PowerColumns | None,
         rname: str,
         units: int,
         cap: int,
@@ -260,7 +260,7 @@ def _end_segment(
             c.col_energy[c.rows[k]] += e
         pw = c.pw
         if pw is not None and te > t0:
-            pw.append(tuple.__new__(PowerPiece, (t0, te, plan, a, exec_end, 1.0, c.rname)))
+            pw.add(t0, te, plan, a, exec_end, 1.0, c.rname)
     exe[k] = exec_end
     return db, steps, e
 
@@ -300,11 +300,8 @@ def execute_columns(run: _Run) -> SimResult:
     estimator = sim.estimator
     res = run.res[0]
     # The power pieces (``record_power``), one per closed segment that computed, as the general
-    # loop's ``_end_segment`` appends them (rate 1: no power policy on this path).
+    # loop's ``_end_segment`` adds them (rate 1: no power policy on this path), as columns.
     pw = run.power
-    # Records are made with ``tuple.__new__`` (one C call; the named tuple's own ``__new__`` is
-    # a Python function around it): the same objects, ``PowerPiece(*fields)``.
-    new: Any = tuple.__new__
     # The timeline (``record_timeline``): the general loop's ``Segment`` entries (run, restore,
     # save) in the same order; every job holds all the resource's units at its variant's clock.
     tl = run.timeline
@@ -511,7 +508,7 @@ def execute_columns(run: _Run) -> SimResult:
                             res_energy += plan_energy
                             col_energy[run_row] += plan_energy
                         if pw is not None and limit > ex0 and now > t0:
-                            pw.append(new(PowerPiece, (t0, now, plan, ex0, limit, 1.0, rname)))
+                            pw.add(t0, now, plan, ex0, limit, 1.0, rname)
                         if tl is not None and now > t0:
                             tl.append(Segment(rid[run_k], t0, now, "run", rname, units, f0))
                     else:

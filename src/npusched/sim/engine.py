@@ -84,7 +84,7 @@ import math
 from array import array
 from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush, heapreplace
 from itertools import repeat
@@ -116,6 +116,7 @@ from npusched.sim.common import (
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
     NAN_OBJ,
+    PowerColumns,
     PowerPiece,
     Segment,
     collector_paused,
@@ -158,7 +159,6 @@ _CHECKPOINT = Mechanism.CHECKPOINT
 _DRAIN = Mechanism.DRAIN
 #: The one nan object of the records (``common.NAN_OBJ``; the column loop holds the same).
 _NAN_OBJ: Any = NAN_OBJ
-_new_tuple = tuple.__new__
 
 # A SchedulerView is built at every decision; filling a plain instance's __dict__ is 2-3x faster
 # than the frozen dataclass __init__. Only valid while the view has exactly these fields and a
@@ -263,8 +263,8 @@ class SimResult:
         resources: per resource name: ``busy_s`` (as above), ``energy_j`` (execution energy
             plus idle power over the run), ``capacity``.
         energy_j: total joules over all resources.
-        power: :class:`PowerPiece` entries if the simulator recorded them (see
-            :func:`power_timeline`).
+        power_columns: the :class:`PowerColumns` the loop recorded (``record_power=True``),
+            else ``None``; :attr:`power` reads them as :class:`PowerPiece` entries.
     """
 
     columns: dict[str, npt.NDArray[Any]]
@@ -277,7 +277,21 @@ class SimResult:
     end_s: float = 0.0
     resources: dict[str, dict[str, float]] | None = None
     energy_j: float = 0.0
-    power: list[PowerPiece] | None = None
+    power_columns: PowerColumns | None = None
+    _power: list[PowerPiece] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._power = None  # compiled, a field without ``__init__`` gets no default
+
+    @property
+    def power(self) -> list[PowerPiece] | None:
+        """:class:`PowerPiece` entries if the simulator recorded them (see
+        :func:`power_timeline`), made from :attr:`power_columns` on first read; ``None``
+        otherwise."""
+        got = self._power
+        if got is None and self.power_columns is not None:
+            got = self._power = self.power_columns.pieces()
+        return got
 
     def __len__(self) -> int:
         return len(self.columns["id"])
@@ -329,7 +343,7 @@ class SimResult:
         start = float(np.min(cols["arrival_s"])) if len(cols["arrival_s"]) else 0.0
         span = self.end_s - start
         peak: Any = _NAN_OBJ  # the one nan object (see ``_NAN_OBJ``): summaries compare equal
-        if self.power is not None:
+        if self.power_columns is not None:
             _, watts = self.power_timeline()
             peak = float(watts.max()) if watts.size else 0.0
         out["energy_j"] = float(self.energy_j)
@@ -343,14 +357,14 @@ class SimResult:
         """``(times_s, watts)``: the machine's (or one resource's) dynamic power, piecewise
         constant, ``watts[i]`` holding on ``[times_s[i], times_s[i+1])``. Needs
         ``record_power=True``."""
-        if self.power is None:
+        cols = self.power_columns
+        if cols is None:
             raise ConfigError("power timeline not recorded; run with record_power=True")
-        pieces = [p for p in self.power if resource is None or p.resource == resource]
-        return power_timeline(pieces)
+        return power_timeline(cols if resource is None else cols.only(resource))
 
 
 def power_timeline(
-    pieces: Sequence[PowerPiece],
+    pieces: Sequence[PowerPiece] | PowerColumns,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """The exact summed power of ``pieces`` as breakpoints ``times_s`` and the watts that hold
     from each breakpoint to the next (the last entry is 0 W after everything ends): see
@@ -645,7 +659,7 @@ class _Run:
         self.n_finished = 0
         self.reported = 0  # the finished count last passed to ``progress``
         self.timeline: list[Segment] | None = [] if sim.record_timeline else None
-        self.power: list[PowerPiece] | None = [] if sim.record_power else None
+        self.power: PowerColumns | None = PowerColumns() if sim.record_power else None
         self.tick_pending = False
         # Period skipping (policies with ``quiet_periods`` / ``on_periods``): boundaries are
         # ``k * period``; ``skip_k0`` is the first skipped boundary index (None: none skipped),
@@ -1287,10 +1301,7 @@ class _Run:
             if e:
                 self._add_energy(job, res, e)
             if self.power is not None and te > t0:
-                # ``PowerPiece(...)`` without its Python-level ``__new__``
-                self.power.append(
-                    _new_tuple(PowerPiece, (t0, te, plan, a, exec_end, job.rate, res.name))
-                )
+                self.power.add(t0, te, plan, a, exec_end, job.rate, res.name)
         job._exec = exec_end
 
     def _add_energy(self, job: Job, res: _Res, e: float) -> None:
@@ -2459,5 +2470,5 @@ class _Run:
             end_s=now,
             resources=per_res,
             energy_j=float(sum(v["energy_j"] for v in per_res.values())),
-            power=self.power,
+            power_columns=self.power,
         )
