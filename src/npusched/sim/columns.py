@@ -56,6 +56,7 @@ import numpy as np
 
 from npusched.errors import SimulationError
 from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
+from npusched.policies.temporal.levels import TokenTable
 from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
@@ -152,9 +153,8 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
     return [q * n + k for k, q in enumerate(dense)]
 
 
-def _absent(*args: Any) -> Any:  # pragma: no cover - never called
-    """Stands for a token-table function where the order has no token table."""
-    raise AssertionError("not a token order")
+#: The rank orders' stand-in for the token table (an empty one: their loop never calls it).
+_NO_TABLE: Final = TokenTable()
 
 
 def _srpt_key(est: list[float], exe: list[float], k: int) -> tuple[float, int]:
@@ -384,22 +384,12 @@ def execute_columns(run: _Run) -> SimResult:
     if token or tl is not None:
         rid = run.disp("id")  # Algorithm 2's ties, the timeline's request ids
     arr_t.append(inf)  # arrival times with a sentinel
-    enqueue: Callable[[int, float], None] = _absent
-    dequeue: Callable[[int, float], None] = _absent
-    on_periods: Callable[[float, float, int, int], None] = _absent
-    on_period: Callable[[float, int], None] = _absent
-    pick: Callable[[float, int, float], int] = _absent
-    quiet_periods: Callable[[float, float, int], int] = _absent
+    # The token table (a native class compiled: its methods are direct C calls on unboxed
+    # floats); an empty one for the rank orders, whose loop never calls it.
+    table = _NO_TABLE
     if token:
         period = float(pol.period_s)
         table = pol.token_table(run.disp("priority"), arr_t, rid, est, exe)  # (sentinel unread)
-        enqueue = table.enqueue
-        dequeue = table.dequeue
-        on_periods = table.credit_periods
-        on_period = table.credit_tick
-        pick = table.pick
-        quiet_periods = table.quiet
-        del table
     nwait = 0  # jobs in the ready queue
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
@@ -479,7 +469,7 @@ def execute_columns(run: _Run) -> SimResult:
                     last += 1
                 count = last - k0 + 1
                 if count > 0:
-                    on_periods(t, k0 * period, count, run_k)
+                    table.credit_periods(t, k0 * period, count, run_k)
                 nxt = last + 1
                 if nxt < sched_k and nxt * period <= t + tol:
                     b = nxt * period
@@ -565,7 +555,7 @@ def execute_columns(run: _Run) -> SimResult:
                     if tl is not None and now > save_t:
                         tl.append(Segment(rid[k], save_t, now, "save", rname, units, f0))
                     if token:
-                        enqueue(k, now)
+                        table.enqueue(k, now)
                         nwait += 1
                     else:
                         heappush(ready, _srpt_key(est, exe, k) if srpt else hkey[k])
@@ -585,7 +575,7 @@ def execute_columns(run: _Run) -> SimResult:
         arrived = next_arr <= horizon
         if token:
             while next_arr <= horizon:
-                enqueue(ai, now)
+                table.enqueue(ai, now)
                 nwait += 1
                 events += 1
                 ai += 1
@@ -610,16 +600,16 @@ def execute_columns(run: _Run) -> SimResult:
         else:
             decide = preempted or arrived or ticked
         if ticked:
-            on_period(now, run_k)
+            table.credit_tick(now, run_k)
         if decide and pre_k < 0 and (run_k < 0 or preemptive):
             if token:
                 if run_k < 0:
-                    cand = pick(now, -1, 0.0)
+                    cand = table.pick(now, -1, 0.0)
                 elif now > t0:  # work done as of now: exe + (now - t0), at most the limit
                     r = exe[run_k] + (now - t0)
-                    cand = pick(now, run_k, r if r < limit else limit)
+                    cand = table.pick(now, run_k, r if r < limit else limit)
                 else:
-                    cand = pick(now, run_k, exe[run_k])
+                    cand = table.pick(now, run_k, exe[run_k])
             elif not ready:
                 cand = -1
             else:  # the declared order's best waiting job, against the running one
@@ -703,9 +693,9 @@ def execute_columns(run: _Run) -> SimResult:
                 if start:  # give the array to ``cand`` (restoring its checkpoint first)
                     k = cand
                     if token:
-                        dequeue(k, now)
+                        table.dequeue(k, now)
                         if killed >= 0:
-                            enqueue(killed, now)
+                            table.enqueue(killed, now)
                             killed = -1
                         else:
                             nwait -= 1
@@ -741,7 +731,7 @@ def execute_columns(run: _Run) -> SimResult:
         if pre_k >= 0:
             nq = quiet_max
         else:
-            nq = quiet_periods(now, k0 * period, run_k)
+            nq = table.quiet(now, k0 * period, run_k)
             if nq > quiet_max:
                 nq = quiet_max
             elif nq < 0:
