@@ -36,9 +36,9 @@ token rule's period in seconds.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush
 from typing import Any, Final
 
 from npusched.policies.contract import declared_order
@@ -55,6 +55,22 @@ __all__ = [
 
 #: ``quiet_periods``' "never" (more boundaries than any run has).
 NEVER_PERIODS: Final = 1 << 40
+
+# ``heapq``'s functions as ``Final`` names: compiled, a name imported with ``from heapq import``
+# is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
+
+
+def _round(x: float) -> int:
+    """``round(x)`` of a finite float: the nearest integer, a half to the even one (Python's
+    rule). Compiled, ``round`` is a generic call of ``float.__round__``; this is native
+    (``x - floor(x)`` is exact, so the halves are found exactly)."""
+    f = math.floor(x)
+    d = x - f
+    if d > 0.5 or (d == 0.5 and f % 2 == 1):
+        return f + 1
+    return f
 
 
 # --- Algorithm 2's formulas (the policy's methods are these functions) ---------------------
@@ -516,7 +532,7 @@ class TokenTable:
                 self.rq_g = g
                 self.rq_w = w
                 self.rq_best = best
-        n0 = round(first_s / self.period)  # the first boundary's index
+        n0 = _round(first_s / self.period)  # the first boundary's index
         qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
         waiting = self.waiting
         ver = self.ver
@@ -568,7 +584,7 @@ class TokenTable:
         if not self.cumulative:
             r = -1 if run_k == self.cred_k else run_k
             self.cred_k = run_k
-            last = (round(first_s / self.period) + count - 1) * self.period
+            last = (_round(first_s / self.period) + count - 1) * self.period
             for k in self.low:
                 self.set_gain(k, waiting_gain(waited[k], since[k], last, est[k]))
             if r >= 0:
@@ -602,7 +618,7 @@ class TokenTable:
         if not self.cumulative:
             r = -1 if run_k == self.cred_k else run_k
             self.cred_k = run_k
-            b = round(now / self.period) * self.period  # the boundary the tick stands for
+            b = _round(now / self.period) * self.period  # the boundary the tick stands for
             for k in self.low:
                 self.set_gain(k, waiting_gain(waited[k], since[k], b, est[k]))
             if r >= 0:
@@ -701,7 +717,7 @@ class TokenTable:
         best = never
         ahead = first_s - now
         p = self.p
-        n0 = round(first_s / self.period)
+        n0 = _round(first_s / self.period)
         cumulative = self.cumulative
         gain = self.gain
         waited = self.waited
@@ -746,7 +762,7 @@ class TokenTable:
             return
         promo = self.promo
         if promo:
-            kb = round(now / self.period)
+            kb = _round(now / self.period)
             if promo[0][0] <= kb:
                 self.lazy_credit(kb)
         self.lazy_running_credit(run_k)
@@ -759,7 +775,7 @@ class TokenTable:
             return
         promo = self.promo
         if promo:
-            kb = round(first_s / self.period) + count - 1
+            kb = _round(first_s / self.period) + count - 1
             if promo[0][0] <= kb:
                 self.lazy_credit(kb)
         self.lazy_running_credit(run_k)
