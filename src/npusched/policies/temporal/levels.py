@@ -14,7 +14,7 @@ Under the linear rule with threshold ``>=`` and every priority at or above the l
 ``priority x (1 + (waited + (b - since)) / estimate)`` (``waiting_gain``: the boundary's and
 the stay's alone), so the boundary at which they reach a level is known in advance:
 
-- ``promo``: a heap of ``(boundary index, stay, job)``, the boundary a little before (2e-9
+- ``promo``: a heap of (boundary index, stay), the boundary a little before (2e-9
   relative) the job can reach its next level; a credited boundary evaluates only the jobs due;
 - ``cnt_x[i]``: waiting jobs whose tokens reached level ``i``; the threshold is the highest level
   with one (or the running job's);
@@ -220,22 +220,19 @@ def periods_to_gain(
     return lo
 
 
-def _level(cuts: list[float], t: float) -> int:
-    """``bisect_right(cuts, t) - 1`` for increasing ``cuts`` (a few levels): the highest index
-    whose cut ``t`` reaches, -1 for none (a loop: compiled, native float comparisons)."""
-    i = 0
-    n = len(cuts)
-    while i < n and cuts[i] <= t:
-        i += 1
-    return i - 1
-
-
 #: An entry of a ``cheap`` heap: ``choose``'s key of a waiting job (``(remaining, arrival, id)``
 #: under ``shortest_remaining``, ``(arrival, arrival, id)`` under ``first_come``: the arrival
 #: twice orders as ``(arrival, id)`` does), its stay's version and its index.
 CheapEntry = tuple[float, float, Any, int, int]
-#: An entry of ``promo`` or a ``qheap``: (boundary index, stay's version, job index).
-BoundEntry = tuple[int, int, int]
+#: ``promo`` and the ``qheap``s hold one integer per entry, ``boundary index x _STAYS + stay``
+#: (a stay: one job's time in the ready queue, numbered from 0 in the run): integers order as
+#: the boundary indices do (the stays only break ties, whose order changes nothing) and compare
+#: far cheaper than tuples in ``heapq``. Written as a shift: compiled, a multiplication by
+#: ``2**32`` takes mypyc's slow path (a generic call). ``stay_job`` names a stay's job; an entry is stale
+#: when its job has left the queue or entered it again (``ver``: its current stay).
+_STAY_BITS: Final = 32
+_STAYS: Final = 1 << _STAY_BITS
+_STAY_MASK: Final = _STAYS - 1
 
 
 class TokenTable:
@@ -258,6 +255,53 @@ class TokenTable:
     Made by :func:`token_table`; ``TokenTable()`` alone is an empty table whose methods must
     not be called (the column loop's stand-in for the rank orders).
     """
+
+    __slots__ = (
+        "arr_s",
+        "cand_cut",
+        "cheap",
+        "cnt_x",
+        "cred_k",
+        "cumulative",
+        "est",
+        "exe",
+        "fprio",
+        "gain",
+        "incl_run",
+        "lazy",
+        "levels",
+        "levels_t",
+        "low",
+        "lvl_c",
+        "lvl_x",
+        "never",
+        "nlev",
+        "nstay",
+        "p",
+        "period",
+        "preemptive",
+        "promo",
+        "qheap",
+        "rid",
+        "round_down",
+        "rq_best",
+        "rq_g",
+        "rq_k",
+        "rq_t",
+        "rq_w",
+        "sat",
+        "saturating",
+        "since",
+        "sjf",
+        "stay_job",
+        "strict",
+        "tok",
+        "top_cut",
+        "top_level",
+        "ver",
+        "waited",
+        "waiting",
+    )
 
     #: Per job: estimated isolated seconds, work done when it entered the queue (seconds),
     #: token gain (in units of its priority), tokens, ready-queue seconds before its stay and
@@ -297,9 +341,11 @@ class TokenTable:
     lvl_x: list[int]
     cnt_x: list[int]
     cheap: list[list[CheapEntry]]
-    qheap: list[list[BoundEntry]]
-    promo: list[BoundEntry]
+    qheap: list[list[int]]
+    promo: list[int]
     ver: list[int]
+    stay_job: list[int]
+    nstay: int
     waiting: list[bool]
     low: list[int]
     sat: list[tuple[Any, ...]]
@@ -327,14 +373,6 @@ class TokenTable:
             return (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], k)
         return (self.arr_s[k], self.rid[k], k)  # first_come: (arrival, id)
 
-    def cheap_entry(self, k: int, v: int) -> CheapEntry:
-        """Job ``k``'s entry in a ``cheap`` heap in its stay ``v``."""
-        if self.sjf:  # shortest_remaining: (remaining, arrival, id)
-            rem = self.est[k] - self.exe[k]
-            return (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k)
-        a = self.arr_s[k]
-        return (a, a, self.rid[k], v, k)  # first_come: (arrival, id)
-
     def promo_at(self, k: int, nx: int) -> int:
         """A boundary index at or before the first at which waiting job ``k`` can reach level
         ``nx`` (tokens at boundary ``b``: ``priority x (1 + (waited + b - since) / est)``)."""
@@ -349,7 +387,7 @@ class TokenTable:
         return math.floor(b / self.period) - 1
 
     def enqueue(self, k: int, now: float) -> None:
-        """Job ``k`` joins the ready queue at ``now``."""
+        """Job ``k`` joins the ready queue at ``now`` (a new stay)."""
         self.since[k] = now
         if not self.lazy:
             if self.saturating and self.tok[k] >= self.top_level:
@@ -358,20 +396,36 @@ class TokenTable:
                 self.low.append(k)
             return
         self.waiting[k] = True
-        v = self.ver[k] + 1
+        v = self.nstay
+        if v >= _STAYS:
+            raise OverflowError(f"more than {_STAYS} ready-queue stays in one run")
+        self.nstay = v + 1
+        self.stay_job.append(k)
         self.ver[k] = v
         t = self.tok[k]
         levels = self.levels
-        if t != t:  # NaN tokens reach no level
-            c = x = -1
-        else:
-            c = _level(self.cand_cut, t)
-            x = _level(levels, t)
+        nlev = self.nlev
+        cand_cut = self.cand_cut
+        # The levels reached (``bisect_right(cuts, t) - 1`` written out: a few levels; NaN
+        # tokens reach none).
+        c = 0
+        while c < nlev and cand_cut[c] <= t:
+            c += 1
+        c -= 1
+        x = 0
+        while x < nlev and levels[x] <= t:
+            x += 1
+        x -= 1
         self.lvl_c[k] = c
         self.lvl_x[k] = x
         self.cnt_x[x] += 1
-        heappush(self.cheap[c], self.cheap_entry(k, v))
-        nlev = self.nlev
+        # Its ``cheap`` entry: ``choose``'s key of a waiting job, its stay and its index.
+        if self.sjf:  # shortest_remaining: (remaining, arrival, id)
+            rem = self.est[k] - self.exe[k]
+            heappush(self.cheap[c], (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k))
+        else:  # first_come: (arrival, id)
+            a = self.arr_s[k]
+            heappush(self.cheap[c], (a, a, self.rid[k], v, k))
         if x + 1 < nlev:
             w = self.waited[k]
             e = self.est[k]
@@ -381,7 +435,7 @@ class TokenTable:
             else:
                 b = now - w + (levels[x + 1] * (1.0 - 2e-9) / fp - 1.0) * e
                 nb = math.floor(b / self.period) - 1
-            heappush(self.promo, (nb, v, k))
+            heappush(self.promo, (nb << _STAY_BITS) + v)
             top = t * (1.0 + 1e-12)
             p = self.p
             for i in range(x + 1, nlev):
@@ -391,7 +445,8 @@ class TokenTable:
                     # for this level: a function of the stay alone (``boundaries_to_gain``
                     # from index 0), the same whichever wake asks.
                     need = lv * (1.0 - 1e-9) / fp - 1.0
-                    heappush(self.qheap[i], (boundaries_to_gain(need, w, now, 0, p, e) - 1, v, k))
+                    q = boundaries_to_gain(need, w, now, 0, p, e) - 1
+                    heappush(self.qheap[i], (q << _STAY_BITS) + v)
 
     def dequeue(self, k: int, now: float) -> None:
         """Job ``k`` leaves the ready queue at ``now`` (it starts)."""
@@ -409,161 +464,55 @@ class TokenTable:
     def lazy_credit(self, kb: int) -> None:
         """Credit the boundary of index ``kb`` (at ``kb x period``): the jobs due in ``promo``
         get their tokens there (``waiting_gain``: the boundary's alone) and move up their
-        levels."""
+        levels. The order in which jobs due at the same boundary are taken changes nothing:
+        each one's tokens are its own, the counts are sums, and the ``cheap`` entries are
+        unique keys."""
         b = kb * self.period
         promo = self.promo
         waiting = self.waiting
         ver = self.ver
+        stay_job = self.stay_job
         levels = self.levels
+        cand_cut = self.cand_cut
         lvl_c = self.lvl_c
         lvl_x = self.lvl_x
         cnt_x = self.cnt_x
         nlev = self.nlev
-        while promo and promo[0][0] <= kb:
-            _, v, k = heappop(promo)
+        end = (kb + 1) << _STAY_BITS  # entries below it are due
+        while promo and promo[0] < end:
+            v = heappop(promo) & _STAY_MASK
+            k = stay_job[v]
             if not waiting[k] or ver[k] != v:
                 continue
             g = waiting_gain(self.waited[k], self.since[k], b, self.est[k])
             self.gain[k] = g  # ``set_gain`` and the levels written out
             t = token_value(self.fprio[k], g)
             self.tok[k] = t
-            if t != t:
-                c = x = -1
-            else:
-                c = _level(self.cand_cut, t)
-                x = _level(levels, t)
+            c = 0
+            while c < nlev and cand_cut[c] <= t:
+                c += 1
+            c -= 1
+            x = 0
+            while x < nlev and levels[x] <= t:
+                x += 1
+            x -= 1
             if c != lvl_c[k]:
                 lvl_c[k] = c
-                heappush(self.cheap[c], self.cheap_entry(k, v))
+                if self.sjf:  # ``choose``'s key of a waiting job: (remaining, arrival, id)
+                    rem = self.est[k] - self.exe[k]
+                    heappush(
+                        self.cheap[c], (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k)
+                    )
+                else:  # (arrival, id)
+                    a = self.arr_s[k]
+                    heappush(self.cheap[c], (a, a, self.rid[k], v, k))
             if x != lvl_x[k]:
                 cnt_x[lvl_x[k]] -= 1
                 cnt_x[x] += 1
                 lvl_x[k] = x
             if x + 1 < nlev:
                 nb = self.promo_at(k, x + 1)
-                heappush(promo, (nb if nb > kb else kb + 1, v, k))
-
-    def threshold_index(self, run_k: int) -> int:
-        """The threshold's level index: the highest level with a waiting job, or the running
-        job's if it is included and higher (-1 for none)."""
-        cnt_x = self.cnt_x
-        t_i = self.nlev - 1
-        while t_i >= 0 and cnt_x[t_i] == 0:
-            t_i -= 1
-        if run_k >= 0 and self.incl_run:
-            tr = self.tok[run_k]
-            if tr == tr:  # NaN tokens reach no level
-                xr = _level(self.levels, tr)
-                if xr > t_i:
-                    t_i = xr
-        return t_i
-
-    def lazy_pick(self, run_k: int, run_exec: float) -> int:
-        """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
-        the threshold, and the running job if it is a candidate."""
-        t_i = self.threshold_index(run_k)
-        if t_i < 0:
-            return -1
-        run_in = run_k >= 0 and self.incl_run
-        # The valid heads are distinct jobs (``lvl_c`` names one level per job), so their keys
-        # (ending in the unique id) never tie: whole entries compare as their keys do, and no
-        # key slice is made.
-        waiting = self.waiting
-        ver = self.ver
-        lvl_c = self.lvl_c
-        found = False
-        be: CheapEntry = (0.0, 0.0, 0, 0, -1)
-        for i in range(t_i, self.nlev):
-            h = self.cheap[i]
-            while h:
-                e = h[0]
-                k = e[4]
-                if waiting[k] and ver[k] == e[3] and lvl_c[k] == i:
-                    if not found or e < be:
-                        be = e
-                        found = True
-                    break
-                heappop(h)
-        if run_in and self.tok[run_k] >= self.cand_cut[t_i]:
-            if not found:
-                return run_k
-            if self.sjf:  # (remaining, running first, arrival, id)
-                rem = self.est[run_k] - run_exec
-                if rem < 0.0:
-                    rem = 0.0
-                if rem <= be[0]:
-                    return run_k
-            elif self.arr_s[run_k] <= be[0]:  # (arrival, running first, id)
-                return run_k
-        return be[4] if found else -1
-
-    def lazy_quiet(self, first_s: float, run_k: int) -> int:
-        """``quiet_periods`` over the level structure: the soonest crossing of a level at or
-        above the threshold is the top of that level's ``qheap`` (exact boundary indices,
-        computed once per stay), against the running job's part."""
-        if run_k < 0:
-            return 0
-        never = self.never
-        if not self.preemptive:
-            return never
-        t_i = self.threshold_index(run_k)
-        levels = self.levels
-        thr = levels[t_i]
-        best = never
-        tok = self.tok
-        if self.incl_run:
-            # The running job's part depends only on its gain, its waiting before it started
-            # and the threshold: kept (``rq_*``) while those stay as they were.
-            g = self.gain[run_k]
-            w = self.waited[run_k]
-            if self.rq_k == run_k and self.rq_t == t_i and self.rq_g == g and self.rq_w == w:
-                best = self.rq_best
-            else:
-                top = tok[run_k] * (1.0 + 1e-12)
-                if top < self.top_level:
-                    for lv in levels:
-                        if lv <= top or lv < thr:
-                            continue
-                        need = lv * (1.0 - 1e-9) / self.fprio[run_k] - 1.0
-                        best = periods_to_gain(g, need, w, self.p, self.est[run_k], False, False)
-                        break
-                self.rq_k = run_k
-                self.rq_t = t_i
-                self.rq_g = g
-                self.rq_w = w
-                self.rq_best = best
-        n0 = _round(first_s / self.period)  # the first boundary's index
-        qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
-        waiting = self.waiting
-        ver = self.ver
-        for i in range(t_i, self.nlev):
-            h = self.qheap[i]
-            lv = levels[i]
-            while h:
-                _, v, k = h[0]
-                if waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv:
-                    break
-                heappop(h)
-            if h:
-                q = h[0][0]
-                if q < qmin:
-                    qmin = q
-        # ``quiet_periods``: the least ``k >= 1`` over the jobs (a waiting job's is its
-        # crossing index less ``n0``, plus one, at least 1), less one, at least 0.
-        kq = qmin - n0 + 1
-        if kq < 1:
-            kq = 1
-        if kq < best:
-            best = kq
-        return best - 1 if best > 1 else 0
-
-    def lazy_running_credit(self, run_k: int) -> None:
-        """The running job's linear credit, made once per stay (``lazy_tick``,
-        ``lazy_periods``)."""
-        if run_k != self.cred_k:
-            self.cred_k = run_k
-            if run_k >= 0:
-                self.set_gain(run_k, slowdown_of(self.waited[run_k], self.est[run_k]))
+                heappush(promo, ((nb if nb > kb else kb + 1) << _STAY_BITS) + v)
 
     # --- the scanned structures (cumulative rule, ">", a priority below the lowest level) -----
     def saturate(self) -> None:
@@ -754,43 +703,173 @@ class TokenTable:
         return best - 1 if best > 1 else 0
 
     # --- the entry points (both loops) ------------------------------------------------------
+    # Each writes the lazy structures' part out (no further call per wake, pure or compiled)
+    # and hands the other rules to the ``scan_*`` methods.
     def credit_tick(self, now: float, run_k: int) -> None:
         """``TokenScheduler.on_period`` at a tick: the lazy structures credit the boundary the
-        tick stands for (only if a job is due) and the running job once per stay."""
+        tick stands for (only if a job is due) and the running job once per stay (its linear
+        credit depends only on its waiting before it started: the same value every time)."""
         if not self.lazy:
             self.scan_tick(now, run_k)
             return
         promo = self.promo
         if promo:
             kb = _round(now / self.period)
-            if promo[0][0] <= kb:
+            if promo[0] < (kb + 1) << _STAY_BITS:
                 self.lazy_credit(kb)
-        self.lazy_running_credit(run_k)
+        if run_k != self.cred_k:
+            self.cred_k = run_k
+            if run_k >= 0:
+                self.set_gain(run_k, slowdown_of(self.waited[run_k], self.est[run_k]))
 
     def credit_periods(self, now: float, first_s: float, count: int, run_k: int) -> None:
         """``TokenScheduler.on_periods``: ``count`` skipped boundaries from ``first_s``; the
-        lazy structures credit the last of them (only if a job is due)."""
+        lazy structures credit the last of them (only if a job is due), and the running job
+        once per stay (see ``credit_tick``)."""
         if not self.lazy:
             self.scan_periods(now, first_s, count, run_k)
             return
         promo = self.promo
         if promo:
             kb = _round(first_s / self.period) + count - 1
-            if promo[0][0] <= kb:
+            if promo[0] < (kb + 1) << _STAY_BITS:
                 self.lazy_credit(kb)
-        self.lazy_running_credit(run_k)
+        if run_k != self.cred_k:
+            self.cred_k = run_k
+            if run_k >= 0:
+                self.set_gain(run_k, slowdown_of(self.waited[run_k], self.est[run_k]))
 
     def pick(self, now: float, run_k: int, run_exec: float) -> int:
-        """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none."""
-        if self.lazy:
-            return self.lazy_pick(run_k, run_exec)
-        return self.scan_pick(run_k, run_exec)
+        """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none. Over
+        the level structure: the best of the heads of ``cheap`` at and above the threshold, and
+        the running job if it is a candidate."""
+        if not self.lazy:
+            return self.scan_pick(run_k, run_exec)
+        # The threshold's level index: the highest level with a waiting job, or the running
+        # job's if it is included and higher (written out here and in ``quiet``).
+        cnt_x = self.cnt_x
+        nlev = self.nlev
+        t_i = nlev - 1
+        while t_i >= 0 and cnt_x[t_i] == 0:
+            t_i -= 1
+        run_in = run_k >= 0 and self.incl_run
+        if run_in:
+            tr = self.tok[run_k]
+            levels = self.levels
+            xr = 0
+            while xr < nlev and levels[xr] <= tr:  # NaN tokens reach no level
+                xr += 1
+            if xr - 1 > t_i:
+                t_i = xr - 1
+        if t_i < 0:
+            return -1
+        # The valid heads are distinct jobs (``lvl_c`` names one level per job), so their keys
+        # (ending in the unique id) never tie: whole entries compare as their keys do, and no
+        # key slice is made.
+        waiting = self.waiting
+        ver = self.ver
+        lvl_c = self.lvl_c
+        found = False
+        be: CheapEntry = (0.0, 0.0, 0, 0, -1)
+        for i in range(t_i, nlev):
+            h = self.cheap[i]
+            while h:
+                e = h[0]
+                k = e[4]
+                if waiting[k] and ver[k] == e[3] and lvl_c[k] == i:
+                    if not found or e < be:
+                        be = e
+                        found = True
+                    break
+                heappop(h)
+        if run_in and self.tok[run_k] >= self.cand_cut[t_i]:
+            if not found:
+                return run_k
+            if self.sjf:  # (remaining, running first, arrival, id)
+                rem = self.est[run_k] - run_exec
+                if rem < 0.0:
+                    rem = 0.0
+                if rem <= be[0]:
+                    return run_k
+            elif self.arr_s[run_k] <= be[0]:  # (arrival, running first, id)
+                return run_k
+        return be[4] if found else -1
 
     def quiet(self, now: float, first_s: float, run_k: int) -> int:
-        """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision."""
-        if self.lazy:
-            return self.lazy_quiet(first_s, run_k)
-        return self.scan_quiet(now, first_s, run_k)
+        """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision. Over
+        the level structure: the soonest crossing of a level at or above the threshold is the
+        top of that level's ``qheap`` (exact boundary indices, computed once per stay), against
+        the running job's part."""
+        if not self.lazy:
+            return self.scan_quiet(now, first_s, run_k)
+        if run_k < 0:
+            return 0
+        never = self.never
+        if not self.preemptive:
+            return never
+        cnt_x = self.cnt_x
+        nlev = self.nlev
+        levels = self.levels
+        tok = self.tok
+        t_i = nlev - 1  # the threshold's level index, as in ``pick``
+        while t_i >= 0 and cnt_x[t_i] == 0:
+            t_i -= 1
+        incl_run = self.incl_run
+        if incl_run:
+            tr = tok[run_k]
+            xr = 0
+            while xr < nlev and levels[xr] <= tr:  # NaN tokens reach no level
+                xr += 1
+            if xr - 1 > t_i:
+                t_i = xr - 1
+        thr = levels[t_i]
+        best = never
+        if incl_run:
+            # The running job's part depends only on its gain, its waiting before it started
+            # and the threshold: kept (``rq_*``) while those stay as they were.
+            g = self.gain[run_k]
+            w = self.waited[run_k]
+            if self.rq_k == run_k and self.rq_t == t_i and self.rq_g == g and self.rq_w == w:
+                best = self.rq_best
+            else:
+                top = tok[run_k] * (1.0 + 1e-12)
+                if top < self.top_level:
+                    for lv in levels:
+                        if lv <= top or lv < thr:
+                            continue
+                        need = lv * (1.0 - 1e-9) / self.fprio[run_k] - 1.0
+                        best = periods_to_gain(g, need, w, self.p, self.est[run_k], False, False)
+                        break
+                self.rq_k = run_k
+                self.rq_t = t_i
+                self.rq_g = g
+                self.rq_w = w
+                self.rq_best = best
+        n0 = _round(first_s / self.period)  # the first boundary's index
+        qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
+        waiting = self.waiting
+        ver = self.ver
+        stay_job = self.stay_job
+        for i in range(t_i, nlev):
+            h = self.qheap[i]
+            lv = levels[i]
+            while h:
+                v = h[0] & _STAY_MASK
+                k = stay_job[v]
+                if waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv:
+                    q = h[0] >> _STAY_BITS
+                    if q < qmin:
+                        qmin = q
+                    break
+                heappop(h)
+        # ``quiet_periods``: the least ``k >= 1`` over the jobs (a waiting job's is its
+        # crossing index less ``n0``, plus one, at least 1), less one, at least 0.
+        kq = qmin - n0 + 1
+        if kq < 1:
+            kq = 1
+        if kq < best:
+            best = kq
+        return best - 1 if best > 1 else 0
 
 
 def token_table(
@@ -856,7 +935,9 @@ def token_table(
     t.cheap = [[] for _ in levels]
     t.qheap = [[] for _ in levels]
     t.promo = []
-    t.ver = [0] * n  # bumped at each enqueue: entries of an earlier stay are stale
+    t.ver = [-1] * n  # each job's current stay: entries of an earlier one are stale
+    t.stay_job = []
+    t.nstay = 0
     t.waiting = [False] * n
     t.cred_k = -1
     t.rq_k = -1
