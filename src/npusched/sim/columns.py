@@ -56,7 +56,6 @@ import numpy as np
 
 from npusched.errors import SimulationError
 from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
-from npusched.policies.temporal.levels import TokenTable
 from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
@@ -69,6 +68,7 @@ from npusched.sim.common import (
 from npusched.sim.events import TIME_TOL_S
 
 if TYPE_CHECKING:
+    from npusched.policies.temporal.levels import TokenTable
     from npusched.sim.engine import SimResult, _Run
 
 __all__ = ["applies", "execute_columns", "plain_run", "write_records"]
@@ -151,10 +151,6 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
             r += 1
         dense[by_key[j]] = r
     return [q * n + k for k, q in enumerate(dense)]
-
-
-#: The rank orders' stand-in for the token table (an empty one: their loop never calls it).
-_NO_TABLE: Final = TokenTable()
 
 
 def _srpt_key(est: list[float], exe: list[float], k: int) -> tuple[float, int]:
@@ -384,12 +380,14 @@ def execute_columns(run: _Run) -> SimResult:
     if token or tl is not None:
         rid = run.disp("id")  # Algorithm 2's ties, the timeline's request ids
     arr_t.append(inf)  # arrival times with a sentinel
-    # The token table (a native class compiled: its methods are direct C calls on unboxed
-    # floats); an empty one for the rank orders, whose loop never calls it.
-    table = _NO_TABLE
     if token:
         period = float(pol.period_s)
-        table = pol.token_table(run.disp("priority"), arr_t, rid, est, exe)  # (sentinel unread)
+        # The token table: a native class compiled, its methods direct C calls on unboxed
+        # floats (typed here; imported for the type only: the engine knows no policy module).
+        # The rank orders never assign nor read it.
+        table: TokenTable = pol.token_table(
+            run.disp("priority"), arr_t, rid, est, exe
+        )  # (sentinel unread)
     nwait = 0  # jobs in the ready queue
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a

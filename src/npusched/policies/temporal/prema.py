@@ -74,8 +74,15 @@ from npusched.policies.contract import (
     declared_order,
     wait_stay,
 )
-from npusched.policies.temporal import levels as _rule
-from npusched.policies.temporal.levels import NEVER_PERIODS, TokenTable, token_table
+from npusched.policies.temporal.levels import (
+    NEVER_PERIODS,
+    TokenTable,
+    boundaries_to_gain,
+    periods_to_gain,
+    slowdown_of,
+    token_table,
+)
+from npusched.policies.temporal.levels import token_value as _token_value
 from npusched.policies.temporal.mechanism import check_mode, check_seconds, decide
 from npusched.policies.temporal.sjf import shortest_remaining
 
@@ -356,14 +363,14 @@ class TokenScheduler(TemporalPolicyBase, Component):
         priority): ``priority x (1 + gain)``, its priority while it gained nothing. The one
         place the formula is written is :func:`~npusched.policies.temporal.levels.token_value`
         (the token table calls it; :meth:`tokens_of`, :meth:`token_list` through this)."""
-        return _rule.token_value(float(priority), gain)
+        return _token_value(float(priority), gain)
 
     #: Slowdown_normalized (Algorithm 2 line 6): ``slowdown_of(waited_s, estimated_s)``, the
     #: ready-queue seconds over the estimated isolated seconds (0 before any wait; infinite for
     #: a zero estimate). The one place the formula is written:
     #: :func:`~npusched.policies.temporal.levels.slowdown_of` (:meth:`slowdown`, the period
     #: credits and the token table all call it).
-    slowdown_of = staticmethod(_rule.slowdown_of)
+    slowdown_of = staticmethod(slowdown_of)
 
     @classmethod
     def waiting_gain(
@@ -529,10 +536,10 @@ class TokenScheduler(TemporalPolicyBase, Component):
     #: The linear rule's waiting job: the smallest ``k >= 1`` such that its gain at the
     #: boundary of index ``n0 + k - 1`` reaches ``need``
     #: (:func:`~npusched.policies.temporal.levels.boundaries_to_gain`, written there once).
-    _boundaries_to_gain = staticmethod(_rule.boundaries_to_gain)
+    _boundaries_to_gain = staticmethod(boundaries_to_gain)
     #: The smallest number ``k >= 1`` of boundaries after which the gain reaches ``need``
     #: (:func:`~npusched.policies.temporal.levels.periods_to_gain`, written there once).
-    _periods_to_gain = staticmethod(_rule.periods_to_gain)
+    _periods_to_gain = staticmethod(periods_to_gain)
 
     # --- Algorithm 2 lines 9-10 -----------------------------------------------------------
     def queue(self, view: SchedulerView) -> list[JobView]:
