@@ -123,8 +123,8 @@ def test_round_is_pythons_round() -> None:
 
 def test_table_state_is_typed_attributes() -> None:
     """The table is one object of typed attributes (``__slots__``: no instance dictionary);
-    its queue structures hold one integer per boundary entry (``boundary x _STAYS + stay``),
-    each stay naming its job, and a job's new stay makes its older entries stale."""
+    its boundary heaps hold ``(boundary, stay, job)`` entries, and a job's new stay makes its
+    older entries stale."""
     pol = POLICIES.create("P-PREMA")
     pol.reset()
     n = 3
@@ -134,14 +134,13 @@ def test_table_state_is_typed_attributes() -> None:
     assert not hasattr(t, "__dict__")
     for k in range(n):
         t.enqueue(k, 0.0)
-    assert t.stay_job == [0, 1, 2] and t.ver == [0, 1, 2]
-    assert all(isinstance(e, int) for e in t.promo)
-    assert sorted(e & (levels._STAYS - 1) for e in t.promo) == [0, 1]  # 9 tokens: top level
+    assert t.ver == [1, 1, 1]
+    assert sorted(e[2] for e in t.promo) == [0, 1]  # 9 tokens: the top level already
     assert t.pick(0.0, -1, 0.0) == 2  # the highest level wins
     t.dequeue(2, 0.0)
     t.dequeue(0, 0.0)
     t.enqueue(0, 1e-3)  # a new stay
-    assert t.ver[0] == 3 and t.stay_job[3] == 0
+    assert t.ver[0] == 2
     t.credit_periods(1e-2, 0.25e-3, 39, 2)
     # Credited at the boundary of index 39 (9.75 ms): 1 x (1 + 8.75 ms / 1 ms) and
     # 3 x (1 + 9.75 ms / 2 ms); every job at the top level, where the shortest remaining

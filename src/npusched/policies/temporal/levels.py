@@ -14,7 +14,7 @@ Under the linear rule with threshold ``>=`` and every priority at or above the l
 ``priority x (1 + (waited + (b - since)) / estimate)`` (``waiting_gain``: the boundary's and
 the stay's alone), so the boundary at which they reach a level is known in advance:
 
-- ``promo``: a heap of (boundary index, stay), the boundary a little before (2e-9
+- ``promo``: a heap of ``(boundary index, stay, job)``, the boundary a little before (2e-9
   relative) the job can reach its next level; a credited boundary evaluates only the jobs due;
 - ``cnt_x[i]``: waiting jobs whose tokens reached level ``i``; the threshold is the highest level
   with one (or the running job's);
@@ -224,15 +224,8 @@ def periods_to_gain(
 #: under ``shortest_remaining``, ``(arrival, arrival, id)`` under ``first_come``: the arrival
 #: twice orders as ``(arrival, id)`` does), its stay's version and its index.
 CheapEntry = tuple[float, float, Any, int, int]
-#: ``promo`` and the ``qheap``s hold one integer per entry, ``boundary index x _STAYS + stay``
-#: (a stay: one job's time in the ready queue, numbered from 0 in the run): integers order as
-#: the boundary indices do (the stays only break ties, whose order changes nothing) and compare
-#: far cheaper than tuples in ``heapq``. Written as a shift: compiled, a multiplication by
-#: ``2**32`` takes mypyc's slow path (a generic call). ``stay_job`` names a stay's job; an entry is stale
-#: when its job has left the queue or entered it again (``ver``: its current stay).
-_STAY_BITS: Final = 32
-_STAYS: Final = 1 << _STAY_BITS
-_STAY_MASK: Final = _STAYS - 1
+#: An entry of ``promo`` or a ``qheap``: (boundary index, the job's stay, job index).
+BoundEntry = tuple[int, int, int]
 
 
 class TokenTable:
@@ -276,7 +269,6 @@ class TokenTable:
         "lvl_x",
         "never",
         "nlev",
-        "nstay",
         "p",
         "period",
         "preemptive",
@@ -293,7 +285,6 @@ class TokenTable:
         "saturating",
         "since",
         "sjf",
-        "stay_job",
         "strict",
         "tok",
         "top_cut",
@@ -341,11 +332,9 @@ class TokenTable:
     lvl_x: list[int]
     cnt_x: list[int]
     cheap: list[list[CheapEntry]]
-    qheap: list[list[int]]
-    promo: list[int]
+    qheap: list[list[BoundEntry]]
+    promo: list[BoundEntry]
     ver: list[int]
-    stay_job: list[int]
-    nstay: int
     waiting: list[bool]
     low: list[int]
     sat: list[tuple[Any, ...]]
@@ -396,11 +385,7 @@ class TokenTable:
                 self.low.append(k)
             return
         self.waiting[k] = True
-        v = self.nstay
-        if v >= _STAYS:
-            raise OverflowError(f"more than {_STAYS} ready-queue stays in one run")
-        self.nstay = v + 1
-        self.stay_job.append(k)
+        v = self.ver[k] + 1  # a new stay: entries of the earlier ones are stale
         self.ver[k] = v
         t = self.tok[k]
         levels = self.levels
@@ -435,7 +420,7 @@ class TokenTable:
             else:
                 b = now - w + (levels[x + 1] * (1.0 - 2e-9) / fp - 1.0) * e
                 nb = math.floor(b / self.period) - 1
-            heappush(self.promo, (nb << _STAY_BITS) + v)
+            heappush(self.promo, (nb, v, k))
             top = t * (1.0 + 1e-12)
             p = self.p
             for i in range(x + 1, nlev):
@@ -446,7 +431,7 @@ class TokenTable:
                     # from index 0), the same whichever wake asks.
                     need = lv * (1.0 - 1e-9) / fp - 1.0
                     q = boundaries_to_gain(need, w, now, 0, p, e) - 1
-                    heappush(self.qheap[i], (q << _STAY_BITS) + v)
+                    heappush(self.qheap[i], (q, v, k))
 
     def dequeue(self, k: int, now: float) -> None:
         """Job ``k`` leaves the ready queue at ``now`` (it starts)."""
@@ -464,24 +449,19 @@ class TokenTable:
     def lazy_credit(self, kb: int) -> None:
         """Credit the boundary of index ``kb`` (at ``kb x period``): the jobs due in ``promo``
         get their tokens there (``waiting_gain``: the boundary's alone) and move up their
-        levels. The order in which jobs due at the same boundary are taken changes nothing:
-        each one's tokens are its own, the counts are sums, and the ``cheap`` entries are
-        unique keys."""
+        levels."""
         b = kb * self.period
         promo = self.promo
         waiting = self.waiting
         ver = self.ver
-        stay_job = self.stay_job
         levels = self.levels
         cand_cut = self.cand_cut
         lvl_c = self.lvl_c
         lvl_x = self.lvl_x
         cnt_x = self.cnt_x
         nlev = self.nlev
-        end = (kb + 1) << _STAY_BITS  # entries below it are due
-        while promo and promo[0] < end:
-            v = heappop(promo) & _STAY_MASK
-            k = stay_job[v]
+        while promo and promo[0][0] <= kb:
+            _, v, k = heappop(promo)
             if not waiting[k] or ver[k] != v:
                 continue
             g = waiting_gain(self.waited[k], self.since[k], b, self.est[k])
@@ -512,7 +492,7 @@ class TokenTable:
                 lvl_x[k] = x
             if x + 1 < nlev:
                 nb = self.promo_at(k, x + 1)
-                heappush(promo, ((nb if nb > kb else kb + 1) << _STAY_BITS) + v)
+                heappush(promo, (nb if nb > kb else kb + 1, v, k))
 
     # --- the scanned structures (cumulative rule, ">", a priority below the lowest level) -----
     def saturate(self) -> None:
@@ -715,7 +695,7 @@ class TokenTable:
         promo = self.promo
         if promo:
             kb = _round(now / self.period)
-            if promo[0] < (kb + 1) << _STAY_BITS:
+            if promo[0][0] <= kb:
                 self.lazy_credit(kb)
         if run_k != self.cred_k:
             self.cred_k = run_k
@@ -732,7 +712,7 @@ class TokenTable:
         promo = self.promo
         if promo:
             kb = _round(first_s / self.period) + count - 1
-            if promo[0] < (kb + 1) << _STAY_BITS:
+            if promo[0][0] <= kb:
                 self.lazy_credit(kb)
         if run_k != self.cred_k:
             self.cred_k = run_k
@@ -849,15 +829,12 @@ class TokenTable:
         qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
         waiting = self.waiting
         ver = self.ver
-        stay_job = self.stay_job
         for i in range(t_i, nlev):
             h = self.qheap[i]
             lv = levels[i]
             while h:
-                v = h[0] & _STAY_MASK
-                k = stay_job[v]
+                q, v, k = h[0]
                 if waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv:
-                    q = h[0] >> _STAY_BITS
                     if q < qmin:
                         qmin = q
                     break
@@ -935,9 +912,7 @@ def token_table(
     t.cheap = [[] for _ in levels]
     t.qheap = [[] for _ in levels]
     t.promo = []
-    t.ver = [-1] * n  # each job's current stay: entries of an earlier one are stale
-    t.stay_job = []
-    t.nstay = 0
+    t.ver = [0] * n  # bumped at each enqueue: entries of an earlier stay are stale
     t.waiting = [False] * n
     t.cred_k = -1
     t.rq_k = -1
