@@ -109,29 +109,31 @@ def test_token_value_override_on_every_path(skip_periods: bool, fast_path: bool)
     )
 
 
-def test_token_loop_calls_the_policys_formulas(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine's column loop writes no token formula of its own: it calls
-    ``TokenScheduler.token_value`` and ``slowdown_of`` (counted here), and its result is the
-    general loop's."""
-    from npusched.policies.temporal import prema
+def test_token_loop_calls_the_policys_formulas() -> None:
+    """The engine's column loop writes no token formula of its own: the token table
+    (``policies/temporal/levels.py``) holds the formulas once, ``TokenScheduler``'s methods are
+    those functions (``token_value`` through ``float(priority)``), and the column loop's result
+    is the general loop's."""
+    from npusched.policies.temporal import levels, prema
 
-    calls = {"token_value": 0, "slowdown_of": 0}
-    value, slow = prema.TokenScheduler.token_value, prema.TokenScheduler.slowdown_of
-
-    def counted_value(priority: float, gain: float) -> float:
-        calls["token_value"] += 1
-        return value(priority, gain)
-
-    def counted_slow(waited_s: float, estimated_s: float) -> float:
-        calls["slowdown_of"] += 1
-        return slow(waited_s, estimated_s)
-
-    monkeypatch.setattr(prema.TokenScheduler, "token_value", staticmethod(counted_value))
-    monkeypatch.setattr(prema.TokenScheduler, "slowdown_of", staticmethod(counted_slow))
+    ts = prema.TokenScheduler
+    assert ts.slowdown_of is levels.slowdown_of
+    assert ts._boundaries_to_gain is levels.boundaries_to_gain
+    assert ts._periods_to_gain is levels.periods_to_gain
+    assert ts.never_periods == levels.NEVER_PERIODS
+    for prio, gain in [(1, 0.0), (3, 0.25), (9, 1e-17), (3, -0.5), (1, math.inf)]:
+        assert ts.token_value(prio, gain) == (prio * (1.0 + gain) if gain > 0.0 else float(prio))
+        assert ts.token_value(prio, gain) == levels.token_value(float(prio), gain)
+    for waited, est in [(0.0, 1e-3), (2e-4, 1e-3), (2e-4, 0.0), (-1.0, 1e-3)]:
+        assert ts.slowdown_of(waited, est) == (
+            0.0 if waited <= 0.0 else waited / est if est > 0 else math.inf
+        )
+        assert ts.waiting_gain(waited, 1e-3, 2e-3, est) == levels.waiting_gain(
+            waited, 1e-3, 2e-3, est
+        )
     profiles, reqs = _system()
     fast = Simulator(profiles, PPrema(), fast_path=True)
     assert columns.applies(_Run(fast, reqs, math.inf, None))
     got = fast.run(reqs).columns["finish_s"].tolist()
-    assert calls["token_value"] > 0 and calls["slowdown_of"] > 0
     general = Simulator(profiles, PPrema(), fast_path=False).run(reqs).columns
     assert got == general["finish_s"].tolist()

@@ -105,3 +105,46 @@ def test_column_loop_uses_the_policys_table(monkeypatch: pytest.MonkeyPatch) -> 
     general = Simulator(profiles, scan, fast_path=False).run(reqs)
     assert_same_result(fast, general)
     assert fast.events == general.events
+
+
+def test_round_is_pythons_round() -> None:
+    """The table's boundary indices use ``levels._round`` (native compiled): Python's
+    ``round`` of a float, a half to the even integer, on both signs."""
+    import random
+
+    rng = random.Random(7)
+    xs = [i / 2 for i in range(-41, 42)]
+    xs += [rng.uniform(-1e6, 1e6) for _ in range(2000)]
+    xs += [k * 0.25e-3 / 0.25e-3 for k in range(2000)]
+    xs += [0.49999999999999994, -0.49999999999999994, 2.0**52 + 0.5, 4503599627370495.5]
+    for x in xs:
+        assert levels._round(x) == round(x), x
+
+
+def test_table_state_is_typed_attributes() -> None:
+    """The table is one object of typed attributes (``__slots__``: no instance dictionary);
+    its boundary heaps hold ``(boundary, stay, job)`` entries, and a job's new stay makes its
+    older entries stale."""
+    pol = POLICIES.create("P-PREMA")
+    pol.reset()
+    n = 3
+    est = [1e-3, 2e-3, 4e-3]
+    t = pol.token_table([1, 3, 9], [0.0, 0.0, 0.0], [10, 11, 12], est, [0.0] * n)
+    assert isinstance(t, levels.TokenTable) and t.lazy
+    assert not hasattr(t, "__dict__")
+    for k in range(n):
+        t.enqueue(k, 0.0)
+    assert t.ver == [1, 1, 1]
+    assert sorted(e[2] for e in t.promo) == [0, 1]  # 9 tokens: the top level already
+    assert t.pick(0.0, -1, 0.0) == 2  # the highest level wins
+    t.dequeue(2, 0.0)
+    t.dequeue(0, 0.0)
+    t.enqueue(0, 1e-3)  # a new stay
+    assert t.ver[0] == 2
+    t.credit_periods(1e-2, 0.25e-3, 39, 2)
+    # Credited at the boundary of index 39 (9.75 ms): 1 x (1 + 8.75 ms / 1 ms) and
+    # 3 x (1 + 9.75 ms / 2 ms); every job at the top level, where the shortest remaining
+    # estimate wins (job 0, 1 ms) and no later boundary can change that.
+    assert t.tok == [9.75, 17.625, 9.0] and t.cnt_x == [0, 0, 2]
+    assert t.pick(1e-2, 2, 0.0) == 0
+    assert t.quiet(1e-2, 1.025e-2, 2) == levels.NEVER_PERIODS - 1

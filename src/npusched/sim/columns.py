@@ -68,6 +68,7 @@ from npusched.sim.common import (
 from npusched.sim.events import TIME_TOL_S
 
 if TYPE_CHECKING:
+    from npusched.policies.temporal.levels import TokenTable
     from npusched.sim.engine import SimResult, _Run
 
 __all__ = ["applies", "execute_columns", "plain_run", "write_records"]
@@ -150,11 +151,6 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
             r += 1
         dense[by_key[j]] = r
     return [q * n + k for k, q in enumerate(dense)]
-
-
-def _absent(*args: Any) -> Any:  # pragma: no cover - never called
-    """Stands for a token-table function where the order has no token table."""
-    raise AssertionError("not a token order")
 
 
 def _srpt_key(est: list[float], exe: list[float], k: int) -> tuple[float, int]:
@@ -381,22 +377,14 @@ def execute_columns(run: _Run) -> SimResult:
     if token or tl is not None:
         rid = run.disp("id")  # Algorithm 2's ties, the timeline's request ids
     arr_t.append(inf)  # arrival times with a sentinel
-    enqueue: Callable[[int, float], None] = _absent
-    dequeue: Callable[[int, float], None] = _absent
-    on_periods: Callable[[float, float, int, int], None] = _absent
-    on_period: Callable[[float, int], None] = _absent
-    pick: Callable[[float, int, float], int] = _absent
-    quiet_periods: Callable[[float, float, int], int] = _absent
     if token:
         period = float(pol.period_s)
-        table = pol.token_table(run.disp("priority"), arr_t, rid, est, exe)  # (sentinel unread)
-        enqueue = table.enqueue
-        dequeue = table.dequeue
-        on_periods = table.credit_periods
-        on_period = table.credit_tick
-        pick = table.pick
-        quiet_periods = table.quiet
-        del table
+        # The token table: a native class compiled, its methods direct C calls on unboxed
+        # floats (typed here; imported for the type only: the engine knows no policy module).
+        # The rank orders never assign nor read it.
+        table: TokenTable = pol.token_table(
+            run.disp("priority"), arr_t, rid, est, exe
+        )  # (sentinel unread)
     nwait = 0  # jobs in the ready queue
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
@@ -476,7 +464,7 @@ def execute_columns(run: _Run) -> SimResult:
                     last += 1
                 count = last - k0 + 1
                 if count > 0:
-                    on_periods(t, k0 * period, count, run_k)
+                    table.credit_periods(t, k0 * period, count, run_k)
                 nxt = last + 1
                 if nxt < sched_k and nxt * period <= t + tol:
                     b = nxt * period
@@ -562,7 +550,7 @@ def execute_columns(run: _Run) -> SimResult:
                     if tl is not None and now > save_t:
                         tl.append(Segment(rid[k], save_t, now, "save", rname, units, f0))
                     if token:
-                        enqueue(k, now)
+                        table.enqueue(k, now)
                         nwait += 1
                     else:
                         heappush(ready, _srpt_key(est, exe, k) if srpt else hkey[k])
@@ -582,7 +570,7 @@ def execute_columns(run: _Run) -> SimResult:
         arrived = next_arr <= horizon
         if token:
             while next_arr <= horizon:
-                enqueue(ai, now)
+                table.enqueue(ai, now)
                 nwait += 1
                 events += 1
                 ai += 1
@@ -607,16 +595,16 @@ def execute_columns(run: _Run) -> SimResult:
         else:
             decide = preempted or arrived or ticked
         if ticked:
-            on_period(now, run_k)
+            table.credit_tick(now, run_k)
         if decide and pre_k < 0 and (run_k < 0 or preemptive):
             if token:
                 if run_k < 0:
-                    cand = pick(now, -1, 0.0)
+                    cand = table.pick(now, -1, 0.0)
                 elif now > t0:  # work done as of now: exe + (now - t0), at most the limit
                     r = exe[run_k] + (now - t0)
-                    cand = pick(now, run_k, r if r < limit else limit)
+                    cand = table.pick(now, run_k, r if r < limit else limit)
                 else:
-                    cand = pick(now, run_k, exe[run_k])
+                    cand = table.pick(now, run_k, exe[run_k])
             elif not ready:
                 cand = -1
             else:  # the declared order's best waiting job, against the running one
@@ -700,9 +688,9 @@ def execute_columns(run: _Run) -> SimResult:
                 if start:  # give the array to ``cand`` (restoring its checkpoint first)
                     k = cand
                     if token:
-                        dequeue(k, now)
+                        table.dequeue(k, now)
                         if killed >= 0:
-                            enqueue(killed, now)
+                            table.enqueue(killed, now)
                             killed = -1
                         else:
                             nwait -= 1
@@ -738,7 +726,7 @@ def execute_columns(run: _Run) -> SimResult:
         if pre_k >= 0:
             nq = quiet_max
         else:
-            nq = quiet_periods(now, k0 * period, run_k)
+            nq = table.quiet(now, k0 * period, run_k)
             if nq > quiet_max:
                 nq = quiet_max
             elif nq < 0:

@@ -36,21 +36,204 @@ token rule's period in seconds.
 
 from __future__ import annotations
 
+import heapq
 import math
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Final
 
 from npusched.policies.contract import declared_order
 
-__all__ = ["TokenTable", "token_table"]
+__all__ = [
+    "NEVER_PERIODS",
+    "TokenTable",
+    "boundaries_to_gain",
+    "periods_to_gain",
+    "slowdown_of",
+    "token_table",
+    "token_value",
+]
+
+#: ``quiet_periods``' "never" (more boundaries than any run has).
+NEVER_PERIODS: Final = 1 << 40
+
+# ``heapq``'s functions as ``Final`` names: compiled, a name imported with ``from heapq import``
+# is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
+
+
+def _round(x: float) -> int:
+    """``round(x)`` of a finite float: the nearest integer, a half to the even one (Python's
+    rule). Compiled, ``round`` is a generic call of ``float.__round__``; this is native
+    (``x - floor(x)`` is exact, so the halves are found exactly)."""
+    f = math.floor(x)
+    d = x - f
+    if d > 0.5 or (d == 0.5 and f % 2 == 1):
+        return f + 1
+    return f
+
+
+# --- Algorithm 2's formulas (the policy's methods are these functions) ---------------------
+def token_value(priority: float, gain: float) -> float:
+    """Algorithm 2's tokens of a task of ``priority`` that gained ``gain`` (in units of its
+    priority): ``priority x (1 + gain)``, its priority while it gained nothing
+    (``TokenScheduler.token_value`` calls it with ``float(priority)``: the same product as an
+    integer priority's)."""
+    return priority * (1.0 + gain) if gain > 0.0 else priority
+
+
+def slowdown_of(waited_s: float, estimated_s: float) -> float:
+    """Slowdown_normalized (Algorithm 2 line 6): ``waited_s`` ready-queue seconds over the
+    estimated isolated seconds (0 before any wait; infinite for a zero estimate). The one
+    place the formula is written (``TokenScheduler.slowdown_of`` is this function)."""
+    if waited_s <= 0.0:
+        return 0.0
+    return waited_s / estimated_s if estimated_s > 0.0 else math.inf
+
+
+def waiting_gain(waited_s: float, since_s: float, boundary_s: float, estimated_s: float) -> float:
+    """``TokenScheduler.waiting_gain`` of the built-in rule: the slowdown of a waiting job with
+    ``waited_s + (boundary_s - since_s)`` ready-queue seconds at the boundary ``boundary_s``."""
+    return slowdown_of(waited_s + (boundary_s - since_s), estimated_s)
+
+
+def boundaries_to_gain(
+    need: float, waited: float, since: float, n0: int, p: float, est: float
+) -> int:
+    """The linear rule's waiting job: the smallest ``k >= 1`` such that its gain at the
+    boundary of index ``n0 + k - 1`` (at ``(n0 + k - 1) x p`` seconds; ``waiting_gain``
+    with ready-queue seconds ``waited`` before the stay that began at ``since``) reaches
+    ``need`` (``1 << 40`` if never). The gain is non-decreasing in the index (each float
+    operation rounds monotonically), so the answer is unique, and it is a function of the
+    stay and ``n0`` alone: ``n0 + k - 1``, the boundary the job crosses at, is the same
+    whichever wake asks. A closed-form guess corrected by stepping, else a bisection
+    (``TokenScheduler._boundaries_to_gain`` is this function)."""
+    if est <= 0.0:
+        return 1
+    never = NEVER_PERIODS
+    # ``waiting_gain`` inline: slowdown_of(waited + (b - since), est), 0 for no waiting.
+    x = waited + ((n0 + never - 1) * p - since)
+    if (x / est if x > 0.0 else 0.0) < need:
+        return never
+    guess = (need * est - waited + since) / p - n0 + 1.0 if p > 0.0 else 1.0
+    if not guess < never:  # also NaN
+        k = never
+    elif guess <= 1.0:  # also -inf
+        k = 1
+    else:
+        k = math.ceil(guess)
+        if k > never:
+            k = never
+    x = waited + ((n0 + k - 1) * p - since)
+    if (x / est if x > 0.0 else 0.0) >= need:
+        if k == 1:
+            return k
+        x = waited + ((n0 + k - 2) * p - since)
+        if (x / est if x > 0.0 else 0.0) < need:
+            return k
+        lo, hi = 1, k - 1
+    else:
+        x = waited + ((n0 + k) * p - since)
+        if (x / est if x > 0.0 else 0.0) >= need:
+            return k + 1
+        lo, hi = k + 2, never
+    while lo < hi:
+        mid = (lo + hi) // 2
+        x = waited + ((n0 + mid - 1) * p - since)
+        if (x / est if x > 0.0 else 0.0) >= need:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _gain_after(mode: int, k: int, g: float, w: float, p: float, est: float) -> float:
+    """``periods_to_gain``'s gain after ``k`` boundaries: ``mode`` 0 the cumulative rule's
+    waiting job, 1 its running job, 2 the linear rule's waiting job (a module function, not a
+    closure: compiled, a native call on unboxed floats)."""
+    if mode == 0:
+        return g + (k * w + p * k * (k - 1) / 2.0) / est
+    if mode == 1:
+        return g + k * w / est
+    return (w + (k - 1) * p) / est
+
+
+def periods_to_gain(
+    g: float, need: float, w: float, p: float, est: float, waiting: bool, cumulative: bool
+) -> int:
+    """The smallest number ``k >= 1`` of boundaries after which the gain reaches ``need``
+    (``1 << 40`` if never): ``w`` is the task's ready-queue seconds at the first boundary,
+    growing by ``p`` per boundary while it waits (``TokenScheduler._periods_to_gain`` is this
+    function).
+
+    The gain after ``k`` boundaries, evaluated in floating point exactly as the ticks would
+    add it, is non-decreasing in ``k`` (every operation rounds monotonically), so the
+    smallest such ``k`` is unique: a closed-form guess (the root of the quadratic or linear
+    gain) corrected by stepping to it, the same ``k`` a bisection over ``[1, 1 << 40]``
+    finds.
+    """
+    if est <= 0.0:
+        return 1
+    never = NEVER_PERIODS
+    if cumulative:
+        if waiting:
+            mode = 0
+            # p/2 k^2 + (w - p/2) k - (need - g) est = 0
+            c = (need - g) * est
+            bq = w - 0.5 * p
+            disc = bq * bq + 2.0 * p * c
+            guess = (-bq + math.sqrt(disc)) / p if disc > 0.0 and p > 0.0 else 1.0
+        else:
+            mode = 1
+            guess = (need - g) * est / w if w > 0.0 else float(never)
+    elif waiting:
+        # The linear rule's waiting job. Both loops ask ``boundaries_to_gain`` for it (a
+        # function of the stay alone); this form stays for direct callers.
+        mode = 2
+        guess = (need * est - w) / p + 1.0 if p > 0.0 else 1.0
+    else:
+        return 1 if w / est >= need else never
+    if _gain_after(mode, never, g, w, p, est) < need:
+        return never
+    # The answer lies in [lo, hi]; test the guess and its neighbour, bisect if it is off.
+    lo, hi = 1, never
+    if not guess < never:  # also NaN
+        k = never
+    elif guess <= 1.0:  # also -inf
+        k = 1
+    else:
+        k = min(math.ceil(guess), never)
+    if _gain_after(mode, k, g, w, p, est) >= need:
+        if k == 1 or _gain_after(mode, k - 1, g, w, p, est) < need:
+            return k
+        hi = k - 1
+    else:
+        if _gain_after(mode, k + 1, g, w, p, est) >= need:
+            return k + 1
+        lo = k + 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _gain_after(mode, mid, g, w, p, est) >= need:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+#: An entry of a ``cheap`` heap: ``choose``'s key of a waiting job (``(remaining, arrival, id)``
+#: under ``shortest_remaining``, ``(arrival, arrival, id)`` under ``first_come``: the arrival
+#: twice orders as ``(arrival, id)`` does), its stay's version and its index.
+CheapEntry = tuple[float, float, Any, int, int]
+#: An entry of ``promo`` or a ``qheap``: (boundary index, the job's stay, job index).
+BoundEntry = tuple[int, int, int]
 
 
 class TokenTable:
-    """The functions and per-job lists of one run's token table (see the module docstring).
+    """One run's token table (see the module docstring): a class whose state is typed
+    attributes, so that compiled its methods are native calls on unboxed floats and ints (the
+    column loop calls them on a local typed ``TokenTable``).
 
-    Functions (``k``: a job's index in dispatch order; ``now``, ``first_s``: seconds;
+    Methods (``k``: a job's index in dispatch order; ``now``, ``first_s``: seconds;
     ``run_k``: the running job's index, -1 for none; ``run_exec``: its work done, seconds):
 
     - ``enqueue(k, now)``: job ``k`` enters the ready queue (its stay begins at ``now``);
@@ -61,30 +244,56 @@ class TokenTable:
     - ``pick(now, run_k, run_exec) -> k``: lines 9-10, the chosen job (-1 for none);
     - ``quiet(now, first_s, run_k) -> int``: ``quiet_periods``, the boundaries from ``first_s``
       that cannot change the decision.
+
+    Made by :func:`token_table`; ``TokenTable()`` alone is an empty table whose methods must
+    not be called (the column loop's stand-in for the rank orders).
     """
 
     __slots__ = (
-        "credit_periods",
-        "credit_tick",
-        "dequeue",
-        "enqueue",
+        "arr_s",
+        "cand_cut",
+        "cheap",
+        "cnt_x",
+        "cred_k",
+        "cumulative",
         "est",
         "exe",
+        "fprio",
         "gain",
+        "incl_run",
         "lazy",
-        "pick",
-        "quiet",
+        "levels",
+        "levels_t",
+        "low",
+        "lvl_c",
+        "lvl_x",
+        "never",
+        "nlev",
+        "p",
+        "period",
+        "preemptive",
+        "promo",
+        "qheap",
+        "rid",
+        "round_down",
+        "rq_best",
+        "rq_g",
+        "rq_k",
+        "rq_t",
+        "rq_w",
+        "sat",
+        "saturating",
         "since",
+        "sjf",
+        "strict",
         "tok",
+        "top_cut",
+        "top_level",
+        "ver",
         "waited",
+        "waiting",
     )
 
-    enqueue: Callable[[int, float], None]
-    dequeue: Callable[[int, float], None]
-    credit_tick: Callable[[float, int], None]
-    credit_periods: Callable[[float, float, int, int], None]
-    pick: Callable[[float, int, float], int]
-    quiet: Callable[[float, float, int], int]
     #: Per job: estimated isolated seconds, work done when it entered the queue (seconds),
     #: token gain (in units of its priority), tokens, ready-queue seconds before its stay and
     #: the stay's start (seconds).
@@ -96,383 +305,277 @@ class TokenTable:
     since: list[float]
     #: Whether the waiting jobs are held by token level (see the module docstring).
     lazy: bool
-
-
-def token_table(
-    pol: Any,
-    priorities: Sequence[int],
-    arrivals_s: Sequence[float],
-    ids: Sequence[int],
-    est: list[float],
-    exe: list[float],
-) -> TokenTable:
-    """The token table of ``pol`` (a token scheduler whose ready order holds) for a run of
-    ``len(priorities)`` requests in dispatch order: their priorities, arrival times (seconds)
-    and ids (lists are kept, not copied); ``est`` their estimates (seconds) and ``exe`` their
-    work done (seconds), lists the caller owns and keeps current (a job's entries are read when it enters the queue, and the
-    running job's estimate at each pick). The policy's own formulas are bound
-    (``token_value``, ``slowdown_of``, ``waiting_gain``, ``_boundaries_to_gain``,
-    ``_periods_to_gain``, ``round_down``)."""
-    n = len(priorities)
-    floor = math.floor
-    period = float(pol.period_s)
-    p = float(pol.token_period_s)  # the policy's own ``p``
-    levels: tuple[float, ...] = tuple(pol.token_levels)
-    cumulative = pol.tokens == "cumulative"
-    strict = pol.threshold == ">"
-    incl_run = bool(pol.include_running)
-    preemptive = bool(pol.preemptive)
-    sjf = declared_order(pol) == "tokens-remaining"
-    never: int = pol.never_periods  # ``quiet_periods``' "never"
-    # (lists are kept, not copied: the caller hands them over)
-    prio = priorities if isinstance(priorities, list) else list(priorities)
-    arr_s = arrivals_s if isinstance(arrivals_s, list) else list(arrivals_s)
-    rid = ids if isinstance(ids, list) else list(ids)
-    fprio = [float(x) for x in prio]
-    top_level = levels[-1]
-    # Algorithm 2's formulas, the policy's own (written once, in TokenScheduler).
-    to_gain: Callable[..., int] = pol._periods_to_gain
-    token_value: Callable[[float, float], float] = pol.token_value
-    slowdown_of: Callable[[float, float], float] = pol.slowdown_of
-    waiting_gain: Callable[[float, float, float, float], float] = pol.waiting_gain
-    b_gain: Callable[..., int] = pol._boundaries_to_gain
-    round_down_to_level: Callable[[float, tuple[float, ...]], float] = pol.round_down
-    gain = [0.0] * n
-    tok = fprio.copy()
-    waited = [0.0] * n
-    since = [0.0] * n
-    # The ready queue in two parts (not ``lazy``): ``sat`` holds the jobs whose tokens reached
-    # the top level (cumulative rule and threshold ">=" only; tokens never fall, so such a job
-    # is a candidate at every decision and its exact tokens no longer matter: they are not
-    # updated), as a heap in the order ``choose`` ranks waiting jobs (``sat_key``); ``low`` the
-    # others.
-    low: list[int] = []
-    sat: list[tuple[Any, ...]] = []
-    top_cut = top_level - 1e-12 * max(top_level, 1.0)  # the candidate cut of threshold 9
-    saturating = cumulative and not strict  # under ">" a job at 9 tokens is not a candidate
-
-    nlev = len(levels)
-    lazy = not cumulative and not strict and min(fprio, default=top_level) >= levels[0]
-    cand_cut = [lv - 1e-12 * max(lv, 1.0) for lv in levels]  # ``candidates``' cut at lv
-    lvl_c = [-1] * n  # highest level whose candidate cut its tokens pass
-    lvl_x = [-1] * n  # highest level its tokens reach
-    cnt_x = [0] * nlev
-    cheap: list[list[tuple[Any, ...]]] = [[] for _ in levels]
-    qheap: list[list[tuple[int, int, int]]] = [[] for _ in levels]
-    promo: list[tuple[int, int, int]] = []
-    ver = [0] * n  # bumped at each enqueue: entries of an earlier stay are stale
-    waiting = [False] * n
+    # Per job: priority (as a float), arrival (seconds) and id (``choose``'s ties).
+    fprio: list[float]
+    arr_s: list[float]
+    rid: list[Any]
+    # The rule: the period of ticks and of the token rule ``p`` (seconds), the levels (as
+    # floats, and as the policy gives them for ``round_down``), the switches.
+    period: float
+    p: float
+    levels: list[float]
+    levels_t: tuple[float, ...]
+    nlev: int
+    top_level: float
+    top_cut: float
+    cand_cut: list[float]
+    cumulative: bool
+    strict: bool
+    incl_run: bool
+    preemptive: bool
+    sjf: bool
+    saturating: bool
+    never: int
+    round_down: Callable[..., Any]
+    # The lazy structures (module docstring) and the scanned ones (``low``, ``sat``).
+    lvl_c: list[int]
+    lvl_x: list[int]
+    cnt_x: list[int]
+    cheap: list[list[CheapEntry]]
+    qheap: list[list[BoundEntry]]
+    promo: list[BoundEntry]
+    ver: list[int]
+    waiting: list[bool]
+    low: list[int]
+    sat: list[tuple[Any, ...]]
     # The running job whose linear credit was made in its current stay (it depends only on its
     # waiting before it started: made once per stay, the same value every time).
-    cred_k = -1
+    cred_k: int
+    # ``quiet``'s running-job part, kept while its job, threshold index, gain and waiting stay
+    # as they were (job -1: none kept).
+    rq_k: int
+    rq_t: int
+    rq_g: float
+    rq_w: float
+    rq_best: int
 
-    def set_gain(k: int, g: float) -> None:
-        """Store job ``k``'s gain and its tokens (``TokenScheduler.token_value``)."""
-        gain[k] = g
-        tok[k] = token_value(prio[k], g)
+    # --- shared -----------------------------------------------------------------------------
+    def set_gain(self, k: int, g: float) -> None:
+        """Store job ``k``'s gain and its tokens (``token_value``)."""
+        self.gain[k] = g
+        self.tok[k] = token_value(self.fprio[k], g)
 
-    slowdown = slowdown_of  # ``TokenScheduler.slowdown_of(waited_s, estimated_s)``
-
-    def sat_key(k: int) -> tuple[Any, ...]:
+    def sat_key(self, k: int) -> tuple[Any, ...]:
         """Job ``k``'s entry in ``sat``: the waiting-job part of ``choose``'s key."""
-        if sjf:  # shortest_remaining: (remaining, arrival, id)
-            rem = est[k] - exe[k]
-            return (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], k)
-        return (arr_s[k], rid[k], k)  # first_come: (arrival, id)
+        if self.sjf:  # shortest_remaining: (remaining, arrival, id)
+            rem = self.est[k] - self.exe[k]
+            return (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], k)
+        return (self.arr_s[k], self.rid[k], k)  # first_come: (arrival, id)
 
-    def promo_at(k: int, nx: int) -> int:
+    def promo_at(self, k: int, nx: int) -> int:
         """A boundary index at or before the first at which waiting job ``k`` can reach level
         ``nx`` (tokens at boundary ``b``: ``priority x (1 + (waited + b - since) / est)``)."""
-        e = est[k]
+        e = self.est[k]
         if e <= 0.0:
             return -1
-        b = since[k] - waited[k] + (levels[nx] * (1.0 - 2e-9) / fprio[k] - 1.0) * e
-        return math.floor(b / period) - 1
+        b = (
+            self.since[k]
+            - self.waited[k]
+            + (self.levels[nx] * (1.0 - 2e-9) / self.fprio[k] - 1.0) * e
+        )
+        return math.floor(b / self.period) - 1
 
-    def enqueue(k: int, now: float) -> None:
-        """Job ``k`` joins the ready queue at ``now``."""
-        since[k] = now
-        if not lazy:
-            if saturating and tok[k] >= top_level:
-                heappush(sat, sat_key(k))
+    def enqueue(self, k: int, now: float) -> None:
+        """Job ``k`` joins the ready queue at ``now`` (a new stay)."""
+        self.since[k] = now
+        if not self.lazy:
+            if self.saturating and self.tok[k] >= self.top_level:
+                heappush(self.sat, self.sat_key(k))
             else:
-                low.append(k)
+                self.low.append(k)
             return
-        waiting[k] = True
-        ver[k] += 1
-        v = ver[k]
-        t = tok[k]
-        if t != t:  # NaN tokens reach no level
-            c = x = -1
-        else:
-            c = bisect_right(cand_cut, t) - 1
-            x = bisect_right(levels, t) - 1
-        lvl_c[k] = c
-        lvl_x[k] = x
-        cnt_x[x] += 1
-        # Its ``cheap`` entry (``choose``'s key of a waiting job, without the running flag, its
-        # stay ``ver`` and index) and ``promo_at`` written out (two calls fewer per enqueue).
-        if sjf:  # shortest_remaining: (remaining, arrival, id)
-            rem = est[k] - exe[k]
-            heappush(cheap[c], (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], v, k))
+        self.waiting[k] = True
+        v = self.ver[k] + 1  # a new stay: entries of the earlier ones are stale
+        self.ver[k] = v
+        t = self.tok[k]
+        levels = self.levels
+        nlev = self.nlev
+        cand_cut = self.cand_cut
+        # The levels reached (``bisect_right(cuts, t) - 1`` written out: a few levels; NaN
+        # tokens reach none).
+        c = 0
+        while c < nlev and cand_cut[c] <= t:
+            c += 1
+        c -= 1
+        x = 0
+        while x < nlev and levels[x] <= t:
+            x += 1
+        x -= 1
+        self.lvl_c[k] = c
+        self.lvl_x[k] = x
+        self.cnt_x[x] += 1
+        # Its ``cheap`` entry: ``choose``'s key of a waiting job, its stay and its index.
+        if self.sjf:  # shortest_remaining: (remaining, arrival, id)
+            rem = self.est[k] - self.exe[k]
+            heappush(self.cheap[c], (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k))
         else:  # first_come: (arrival, id)
-            heappush(cheap[c], (arr_s[k], rid[k], v, k))
+            a = self.arr_s[k]
+            heappush(self.cheap[c], (a, a, self.rid[k], v, k))
         if x + 1 < nlev:
-            w = waited[k]
-            e = est[k]
+            w = self.waited[k]
+            e = self.est[k]
+            fp = self.fprio[k]
             if e <= 0.0:
                 nb = -1
             else:
-                b = now - w + (levels[x + 1] * (1.0 - 2e-9) / fprio[k] - 1.0) * e
-                nb = floor(b / period) - 1
-            heappush(promo, (nb, v, k))
+                b = now - w + (levels[x + 1] * (1.0 - 2e-9) / fp - 1.0) * e
+                nb = math.floor(b / self.period) - 1
+            heappush(self.promo, (nb, v, k))
             top = t * (1.0 + 1e-12)
-            s0 = now
+            p = self.p
             for i in range(x + 1, nlev):
                 lv = levels[i]
                 if lv > top:
                     # The boundary index at which its gain reaches ``quiet_periods``' need
-                    # for this level: a function of the stay alone (``_boundaries_to_gain``
+                    # for this level: a function of the stay alone (``boundaries_to_gain``
                     # from index 0), the same whichever wake asks.
-                    need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
-                    heappush(qheap[i], (b_gain(need, w, s0, 0, p, e) - 1, v, k))
+                    need = lv * (1.0 - 1e-9) / fp - 1.0
+                    q = boundaries_to_gain(need, w, now, 0, p, e) - 1
+                    heappush(self.qheap[i], (q, v, k))
 
-    def dequeue(k: int, now: float) -> None:
+    def dequeue(self, k: int, now: float) -> None:
         """Job ``k`` leaves the ready queue at ``now`` (it starts)."""
-        nonlocal cred_k
-        if lazy:
-            waiting[k] = False
-            cnt_x[lvl_x[k]] -= 1
-        elif saturating and tok[k] >= top_level:
-            heappop(sat)  # ``k`` is its best job
+        if self.lazy:
+            self.waiting[k] = False
+            self.cnt_x[self.lvl_x[k]] -= 1
+        elif self.saturating and self.tok[k] >= self.top_level:
+            heappop(self.sat)  # ``k`` is its best job
         else:
-            low.remove(k)
-        waited[k] += now - since[k]
-        cred_k = -1  # a new stay: its credit is made again
+            self.low.remove(k)
+        self.waited[k] += now - self.since[k]
+        self.cred_k = -1  # a new stay: its credit is made again
 
-    def lazy_credit(kb: int) -> None:
+    # --- the lazy structures (linear rule, ">=") ----------------------------------------------
+    def lazy_credit(self, kb: int) -> None:
         """Credit the boundary of index ``kb`` (at ``kb x period``): the jobs due in ``promo``
         get their tokens there (``waiting_gain``: the boundary's alone) and move up their
         levels."""
-        b = kb * period
+        b = kb * self.period
+        promo = self.promo
+        waiting = self.waiting
+        ver = self.ver
+        levels = self.levels
+        cand_cut = self.cand_cut
+        lvl_c = self.lvl_c
+        lvl_x = self.lvl_x
+        cnt_x = self.cnt_x
+        nlev = self.nlev
         while promo and promo[0][0] <= kb:
             _, v, k = heappop(promo)
             if not waiting[k] or ver[k] != v:
                 continue
-            g = waiting_gain(waited[k], since[k], b, est[k])
-            gain[k] = g  # ``set_gain`` and the levels written out
-            t = tok[k] = token_value(prio[k], g)
-            if t != t:
-                c = x = -1
-            else:
-                c = bisect_right(cand_cut, t) - 1
-                x = bisect_right(levels, t) - 1
+            g = waiting_gain(self.waited[k], self.since[k], b, self.est[k])
+            self.gain[k] = g  # ``set_gain`` and the levels written out
+            t = token_value(self.fprio[k], g)
+            self.tok[k] = t
+            c = 0
+            while c < nlev and cand_cut[c] <= t:
+                c += 1
+            c -= 1
+            x = 0
+            while x < nlev and levels[x] <= t:
+                x += 1
+            x -= 1
             if c != lvl_c[k]:
                 lvl_c[k] = c
-                if sjf:  # ``choose``'s key of a waiting job: (remaining, arrival, id)
-                    rem = est[k] - exe[k]
-                    heappush(cheap[c], (rem if rem > 0.0 else 0.0, arr_s[k], rid[k], v, k))
+                if self.sjf:  # ``choose``'s key of a waiting job: (remaining, arrival, id)
+                    rem = self.est[k] - self.exe[k]
+                    heappush(
+                        self.cheap[c], (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k)
+                    )
                 else:  # (arrival, id)
-                    heappush(cheap[c], (arr_s[k], rid[k], v, k))
+                    a = self.arr_s[k]
+                    heappush(self.cheap[c], (a, a, self.rid[k], v, k))
             if x != lvl_x[k]:
                 cnt_x[lvl_x[k]] -= 1
                 cnt_x[x] += 1
                 lvl_x[k] = x
             if x + 1 < nlev:
-                nb = promo_at(k, x + 1)
+                nb = self.promo_at(k, x + 1)
                 heappush(promo, (nb if nb > kb else kb + 1, v, k))
 
-    def lazy_pick(now: float, run_k: int, run_exec: float) -> int:
-        """``pick`` over the level structure: the best of the heads of ``cheap`` at and above
-        the threshold, and the running job if it is a candidate."""
-        # The threshold's level index: the highest level with a waiting job, or the running
-        # job's if it is included and higher (written out here and in ``lazy_quiet``).
-        t_i = nlev - 1
-        while t_i >= 0 and cnt_x[t_i] == 0:
-            t_i -= 1
-        run_in = run_k >= 0 and incl_run
-        if run_in:
-            tr = tok[run_k]
-            if tr == tr:  # NaN tokens reach no level
-                xr = bisect_right(levels, tr) - 1
-                if xr > t_i:
-                    t_i = xr
-        if t_i < 0:
-            return -1
-        # The valid heads are distinct jobs (``lvl_c`` names one level per job), so their keys
-        # (ending in the unique id) never tie: whole entries compare as their keys do, and no
-        # key slice is made.
-        be: tuple[Any, ...] | None = None
-        for i in range(t_i, nlev):
-            h = cheap[i]
-            while h:
-                e = h[0]
-                k = e[-1]
-                if waiting[k] and ver[k] == e[-2] and lvl_c[k] == i:
-                    if be is None or e < be:
-                        be = e
-                    break
-                heappop(h)
-        if run_in and tok[run_k] >= cand_cut[t_i]:
-            if be is None:
-                return run_k
-            if sjf:  # (remaining, running first, arrival, id)
-                rem = est[run_k] - run_exec
-                if rem < 0.0:
-                    rem = 0.0
-                if rem <= be[0]:
-                    return run_k
-            elif arr_s[run_k] <= be[0]:  # (arrival, running first, id)
-                return run_k
-        return -1 if be is None else be[-1]
-
-    run_quiet: list[Any] = [-1, -1, 0.0, 0.0, never]  # (job, threshold, gain, waited, answer)
-
-    def lazy_quiet(now: float, first_s: float, run_k: int) -> int:
-        """``quiet_periods`` over the level structure: the soonest crossing of a level at or
-        above the threshold is the top of that level's ``qheap`` (exact boundary indices,
-        computed once per stay), against the running job's part."""
-        if run_k < 0:
-            return 0
-        if not preemptive:
-            return never
-        t_i = nlev - 1  # the threshold's level index, as in ``lazy_pick``
-        while t_i >= 0 and cnt_x[t_i] == 0:
-            t_i -= 1
-        if incl_run:
-            tr = tok[run_k]
-            if tr == tr:  # NaN tokens reach no level
-                xr = bisect_right(levels, tr) - 1
-                if xr > t_i:
-                    t_i = xr
-        thr = levels[t_i]
-        best = never
-        if incl_run:
-            # The running job's part depends only on its gain, its waiting before it started
-            # and the threshold: kept (``run_quiet``) while those stay as they were.
-            g = gain[run_k]
-            w = waited[run_k]
-            rq = run_quiet
-            if rq[0] == run_k and rq[1] == t_i and rq[2] == g and rq[3] == w:
-                best = rq[4]
-            else:
-                top = tok[run_k] * (1.0 + 1e-12)
-                if top < top_level:
-                    for lv in levels:
-                        if lv <= top or lv < thr:
-                            continue
-                        need = lv * (1.0 - 1e-9) / fprio[run_k] - 1.0
-                        best = to_gain(g, need, w, p, est[run_k], False, False)
-                        break
-                rq[:] = (run_k, t_i, g, w, best)
-        n0 = round(first_s / period)  # the first boundary's index
-        qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
-        for i in range(t_i, nlev):
-            h = qheap[i]
-            lv = levels[i]
-            while h:
-                _, v, k = h[0]
-                if waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv:
-                    break
-                heappop(h)
-            if h and h[0][0] < qmin:
-                qmin = h[0][0]
-        # ``quiet_periods``: the least ``k >= 1`` over the jobs (a waiting job's is its
-        # crossing index less ``n0``, plus one, at least 1), less one, at least 0.
-        kq = qmin - n0 + 1
-        if kq < 1:
-            kq = 1
-        if kq < best:
-            best = kq
-        return best - 1 if best > 1 else 0
-
-    def saturate() -> None:
+    # --- the scanned structures (cumulative rule, ">", a priority below the lowest level) -----
+    def saturate(self) -> None:
         """Move the jobs of ``low`` whose tokens reached the top level to ``sat``."""
-        for k in low:
+        tok = self.tok
+        top_level = self.top_level
+        for k in self.low:
             if tok[k] >= top_level:
-                heappush(sat, sat_key(k))
-        low[:] = [k for k in low if tok[k] < top_level]
+                heappush(self.sat, self.sat_key(k))
+        self.low[:] = [k for k in self.low if tok[k] < top_level]
 
-    def lazy_periods(now: float, first_s: float, count: int, run_k: int) -> None:
-        """``TokenScheduler.on_periods`` over the level structure: the last of the ``count``
-        boundaries from ``first_s`` is credited (``lazy_credit``, only if a job is due), and
-        the running job's credit is made once per stay."""
-        nonlocal cred_k
-        if promo:
-            kb = round(first_s / period) + count - 1
-            if promo[0][0] <= kb:
-                lazy_credit(kb)
-        if run_k != cred_k:
-            cred_k = run_k
-            if run_k >= 0:
-                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
-
-    def lazy_tick(now: float, run_k: int) -> None:
-        """``TokenScheduler.on_period`` over the level structure (see ``lazy_periods``)."""
-        nonlocal cred_k
-        if promo:
-            kb = round(now / period)
-            if promo[0][0] <= kb:
-                lazy_credit(kb)
-        if run_k != cred_k:
-            cred_k = run_k
-            if run_k >= 0:
-                set_gain(run_k, slowdown(waited[run_k], est[run_k]))
-
-    def credit_periods(now: float, first_s: float, count: int, run_k: int) -> None:
+    def scan_periods(self, now: float, first_s: float, count: int, run_k: int) -> None:
         """``TokenScheduler.on_periods``: ``count`` boundaries from ``first_s`` at once (jobs
         at the top level under ``sat`` are left as they are)."""
-        nonlocal cred_k
-        if not cumulative:
-            r = -1 if run_k == cred_k else run_k
-            cred_k = run_k
-            last = (round(first_s / period) + count - 1) * period
-            for k in low:
-                set_gain(k, waiting_gain(waited[k], since[k], last, est[k]))
+        waited = self.waited
+        since = self.since
+        est = self.est
+        if not self.cumulative:
+            r = -1 if run_k == self.cred_k else run_k
+            self.cred_k = run_k
+            last = (_round(first_s / self.period) + count - 1) * self.period
+            for k in self.low:
+                self.set_gain(k, waiting_gain(waited[k], since[k], last, est[k]))
             if r >= 0:
-                set_gain(r, slowdown(waited[r], est[r]))
+                self.set_gain(r, slowdown_of(waited[r], est[r]))
             return
+        p = self.p
         span = count * (now - first_s) - p * count * (count - 1) / 2.0
         up = False
-        for k in low:
+        top_level = self.top_level
+        for k in self.low:
             total = count * (waited[k] + (now - since[k])) - span
             if total > 0.0:
-                g = gain[k] = gain[k] + slowdown_of(total, est[k])
-                t = tok[k] = token_value(prio[k], g)
+                g = self.gain[k] + slowdown_of(total, est[k])
+                self.gain[k] = g
+                t = token_value(self.fprio[k], g)
+                self.tok[k] = t
                 if t >= top_level:
                     up = True
-        if up and saturating:
-            saturate()
-        if run_k >= 0 and incl_run and (tok[run_k] < top_level or not saturating):
+        if up and self.saturating:
+            self.saturate()
+        if run_k >= 0 and self.incl_run and (self.tok[run_k] < top_level or not self.saturating):
             w = waited[run_k]
             if w > 0.0:
-                set_gain(run_k, gain[run_k] + count * slowdown_of(w, est[run_k]))
+                self.set_gain(run_k, self.gain[run_k] + count * slowdown_of(w, est[run_k]))
 
-    def credit_tick(now: float, run_k: int) -> None:
+    def scan_tick(self, now: float, run_k: int) -> None:
         """``TokenScheduler.on_period`` (Algorithm 2 lines 6-7) at a tick."""
-        nonlocal cred_k
-        if not cumulative:
-            r = -1 if run_k == cred_k else run_k
-            cred_k = run_k
-            b = round(now / period) * period  # the boundary the tick stands for
-            for k in low:
-                set_gain(k, waiting_gain(waited[k], since[k], b, est[k]))
+        waited = self.waited
+        since = self.since
+        est = self.est
+        if not self.cumulative:
+            r = -1 if run_k == self.cred_k else run_k
+            self.cred_k = run_k
+            b = _round(now / self.period) * self.period  # the boundary the tick stands for
+            for k in self.low:
+                self.set_gain(k, waiting_gain(waited[k], since[k], b, est[k]))
             if r >= 0:
-                set_gain(r, slowdown(waited[r], est[r]))
+                self.set_gain(r, slowdown_of(waited[r], est[r]))
             return
-        for k in low:
-            set_gain(k, gain[k] + slowdown(waited[k] + (now - since[k]), est[k]))
-        if saturating:
-            saturate()
-        if run_k >= 0 and incl_run and (tok[run_k] < top_level or not saturating):
-            set_gain(run_k, gain[run_k] + slowdown(waited[run_k], est[run_k]))
+        for k in self.low:
+            self.set_gain(k, self.gain[k] + slowdown_of(waited[k] + (now - since[k]), est[k]))
+        if self.saturating:
+            self.saturate()
+        if (
+            run_k >= 0
+            and self.incl_run
+            and (self.tok[run_k] < self.top_level or not self.saturating)
+        ):
+            self.set_gain(run_k, self.gain[run_k] + slowdown_of(waited[run_k], est[run_k]))
 
-    def pick(now: float, run_k: int, run_exec: float) -> int:
-        """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none."""
-        run_in = run_k >= 0 and incl_run
-        if not strict and (sat or (run_in and tok[run_k] >= top_level)):
+    def scan_pick(self, run_k: int, run_exec: float) -> int:
+        """Algorithm 2 lines 9-10 (``TokenScheduler.pick``) over ``low`` and ``sat``."""
+        tok = self.tok
+        top_level = self.top_level
+        low = self.low
+        sat = self.sat
+        run_in = run_k >= 0 and self.incl_run
+        cands: list[int] = []
+        if not self.strict and (sat or (run_in and tok[run_k] >= top_level)):
             # The threshold is the top level: the candidates are ``sat`` and the jobs within
             # the float margin below it (``eps`` of the threshold 9).
+            top_cut = self.top_cut
             cands = [k for k in low if tok[k] >= top_cut]
             if sat:  # the best of them by ``choose``'s order
                 cands.append(sat[0][-1])
@@ -484,10 +587,9 @@ def token_table(
                 jobs.append(run_k)
             if not jobs:
                 return -1
-            thr = round_down_to_level(max([tok[k] for k in jobs]), levels)
+            thr = float(self.round_down(max([tok[k] for k in jobs]), self.levels_t))
             eps = 1e-12 * max(thr, 1.0)
-            cands = []
-            if strict:
+            if self.strict:
                 cut = thr + eps
                 cands = [k for k in jobs if tok[k] > cut]
             if not cands:
@@ -496,7 +598,11 @@ def token_table(
         best = cands[0]
         if len(cands) == 1:
             return best
-        if sjf:  # shortest_remaining: (remaining, not running, arrival, id)
+        est = self.est
+        exe = self.exe
+        arr_s = self.arr_s
+        rid = self.rid
+        if self.sjf:  # shortest_remaining: (remaining, not running, arrival, id)
             brem = est[best] - (run_exec if best == run_k else exe[best])
             if brem < 0.0:
                 brem = 0.0
@@ -518,74 +624,300 @@ def token_table(
                 best, bkey = k, key
         return best
 
-    def g_below(g: float, k: int, w: float, e: float) -> float:
-        """A waiting job's cumulative gain after ``k`` boundaries, as ``_periods_to_gain``
-        evaluates it."""
-        return g + (k * w + p * k * (k - 1) / 2.0) / e
-
-    def quiet(now: float, first_s: float, run_k: int) -> int:
+    def scan_quiet(self, now: float, first_s: float, run_k: int) -> int:
         """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision."""
-        if run_k >= 0 and not preemptive:
+        never = self.never
+        if run_k >= 0 and not self.preemptive:
             return never
-        if run_k < 0 or strict:
+        if run_k < 0 or self.strict:
             return 0
+        tok = self.tok
+        top_level = self.top_level
+        incl_run = self.incl_run
+        low = self.low
         run_low = incl_run and tok[run_k] < top_level
-        if sat or (incl_run and not run_low):
+        if self.sat or (incl_run and not run_low):
             # The threshold is the top level: only a job below it reaching it can matter.
             below = [*low, run_k] if run_low else low
-            thr: float = top_level
+            thr = top_level
         else:
             below = [*low, run_k] if incl_run else low
-            thr = round_down_to_level(max([tok[k] for k in below]), levels)
+            thr = float(self.round_down(max([tok[k] for k in below]), self.levels_t))
         best = never
         ahead = first_s - now
-        n0 = round(first_s / period)
+        p = self.p
+        n0 = _round(first_s / self.period)
+        cumulative = self.cumulative
+        gain = self.gain
+        waited = self.waited
+        est = self.est
         for k in below:
             top = tok[k] * (1.0 + 1e-12)
             if top >= top_level:
                 continue  # no level above its tokens
-            for lv in levels:
+            for lv in self.levels:
                 if lv <= top or lv < thr:
                     continue
-                need = lv * (1.0 - 1e-9) / fprio[k] - 1.0
+                need = lv * (1.0 - 1e-9) / self.fprio[k] - 1.0
                 if k != run_k:
-                    w = waited[k] + (now - since[k]) + ahead
-                    if cumulative and best < never and est[k] > 0.0:
-                        # ``_periods_to_gain`` returns the least k whose gain (this very
-                        # float expression, non-decreasing in k) reaches ``need``: if
-                        # ``best - 1`` boundaries fall short, this job cannot come sooner.
-                        b1 = best - 1
-                        if g_below(gain[k], b1, w, est[k]) < need:
-                            break
+                    w = waited[k] + (now - self.since[k]) + ahead
+                    # ``periods_to_gain`` returns the least k whose gain (this very float
+                    # expression, non-decreasing in k) reaches ``need``: if ``best - 1``
+                    # boundaries fall short, this job cannot come sooner.
+                    if (
+                        cumulative
+                        and best < never
+                        and est[k] > 0.0
+                        and _gain_after(0, best - 1, gain[k], w, p, est[k]) < need
+                    ):
+                        break
                     if cumulative:
-                        kk = to_gain(gain[k], need, w, p, est[k], True, True)
+                        kk = periods_to_gain(gain[k], need, w, p, est[k], True, True)
                     else:
-                        kk = b_gain(need, waited[k], since[k], n0, p, est[k])
+                        kk = boundaries_to_gain(need, waited[k], self.since[k], n0, p, est[k])
                 else:
-                    kk = to_gain(gain[k], need, waited[k], p, est[k], False, cumulative)
+                    kk = periods_to_gain(gain[k], need, waited[k], p, est[k], False, cumulative)
                 if kk < best:
                     best = kk
                 break  # the next level up is reached first
         return best - 1 if best > 1 else 0
 
-    table = TokenTable()
-    table.enqueue = enqueue
-    table.dequeue = dequeue
-    if lazy:
-        table.credit_tick = lazy_tick
-        table.credit_periods = lazy_periods
-        table.pick = lazy_pick
-        table.quiet = lazy_quiet
-    else:
-        table.credit_tick = credit_tick
-        table.credit_periods = credit_periods
-        table.pick = pick
-        table.quiet = quiet
-    table.est = est
-    table.exe = exe
-    table.gain = gain
-    table.tok = tok
-    table.waited = waited
-    table.since = since
-    table.lazy = lazy
-    return table
+    # --- the entry points (both loops) ------------------------------------------------------
+    # Each writes the lazy structures' part out (no further call per wake, pure or compiled)
+    # and hands the other rules to the ``scan_*`` methods.
+    def credit_tick(self, now: float, run_k: int) -> None:
+        """``TokenScheduler.on_period`` at a tick: the lazy structures credit the boundary the
+        tick stands for (only if a job is due) and the running job once per stay (its linear
+        credit depends only on its waiting before it started: the same value every time)."""
+        if not self.lazy:
+            self.scan_tick(now, run_k)
+            return
+        promo = self.promo
+        if promo:
+            kb = _round(now / self.period)
+            if promo[0][0] <= kb:
+                self.lazy_credit(kb)
+        if run_k != self.cred_k:
+            self.cred_k = run_k
+            if run_k >= 0:
+                self.set_gain(run_k, slowdown_of(self.waited[run_k], self.est[run_k]))
+
+    def credit_periods(self, now: float, first_s: float, count: int, run_k: int) -> None:
+        """``TokenScheduler.on_periods``: ``count`` skipped boundaries from ``first_s``; the
+        lazy structures credit the last of them (only if a job is due), and the running job
+        once per stay (see ``credit_tick``)."""
+        if not self.lazy:
+            self.scan_periods(now, first_s, count, run_k)
+            return
+        promo = self.promo
+        if promo:
+            kb = _round(first_s / self.period) + count - 1
+            if promo[0][0] <= kb:
+                self.lazy_credit(kb)
+        if run_k != self.cred_k:
+            self.cred_k = run_k
+            if run_k >= 0:
+                self.set_gain(run_k, slowdown_of(self.waited[run_k], self.est[run_k]))
+
+    def pick(self, now: float, run_k: int, run_exec: float) -> int:
+        """Algorithm 2 lines 9-10 (``TokenScheduler.pick``): the chosen job, -1 if none. Over
+        the level structure: the best of the heads of ``cheap`` at and above the threshold, and
+        the running job if it is a candidate."""
+        if not self.lazy:
+            return self.scan_pick(run_k, run_exec)
+        # The threshold's level index: the highest level with a waiting job, or the running
+        # job's if it is included and higher (written out here and in ``quiet``).
+        cnt_x = self.cnt_x
+        nlev = self.nlev
+        t_i = nlev - 1
+        while t_i >= 0 and cnt_x[t_i] == 0:
+            t_i -= 1
+        run_in = run_k >= 0 and self.incl_run
+        if run_in:
+            tr = self.tok[run_k]
+            levels = self.levels
+            xr = 0
+            while xr < nlev and levels[xr] <= tr:  # NaN tokens reach no level
+                xr += 1
+            if xr - 1 > t_i:
+                t_i = xr - 1
+        if t_i < 0:
+            return -1
+        # The valid heads are distinct jobs (``lvl_c`` names one level per job), so their keys
+        # (ending in the unique id) never tie: whole entries compare as their keys do, and no
+        # key slice is made.
+        waiting = self.waiting
+        ver = self.ver
+        lvl_c = self.lvl_c
+        found = False
+        be: CheapEntry = (0.0, 0.0, 0, 0, -1)
+        for i in range(t_i, nlev):
+            h = self.cheap[i]
+            while h:
+                e = h[0]
+                k = e[4]
+                if waiting[k] and ver[k] == e[3] and lvl_c[k] == i:
+                    if not found or e < be:
+                        be = e
+                        found = True
+                    break
+                heappop(h)
+        if run_in and self.tok[run_k] >= self.cand_cut[t_i]:
+            if not found:
+                return run_k
+            if self.sjf:  # (remaining, running first, arrival, id)
+                rem = self.est[run_k] - run_exec
+                if rem < 0.0:
+                    rem = 0.0
+                if rem <= be[0]:
+                    return run_k
+            elif self.arr_s[run_k] <= be[0]:  # (arrival, running first, id)
+                return run_k
+        return be[4] if found else -1
+
+    def quiet(self, now: float, first_s: float, run_k: int) -> int:
+        """``TokenScheduler.quiet_periods``: boundaries that cannot change the decision. Over
+        the level structure: the soonest crossing of a level at or above the threshold is the
+        top of that level's ``qheap`` (exact boundary indices, computed once per stay), against
+        the running job's part."""
+        if not self.lazy:
+            return self.scan_quiet(now, first_s, run_k)
+        if run_k < 0:
+            return 0
+        never = self.never
+        if not self.preemptive:
+            return never
+        cnt_x = self.cnt_x
+        nlev = self.nlev
+        levels = self.levels
+        tok = self.tok
+        t_i = nlev - 1  # the threshold's level index, as in ``pick``
+        while t_i >= 0 and cnt_x[t_i] == 0:
+            t_i -= 1
+        incl_run = self.incl_run
+        if incl_run:
+            tr = tok[run_k]
+            xr = 0
+            while xr < nlev and levels[xr] <= tr:  # NaN tokens reach no level
+                xr += 1
+            if xr - 1 > t_i:
+                t_i = xr - 1
+        thr = levels[t_i]
+        best = never
+        if incl_run:
+            # The running job's part depends only on its gain, its waiting before it started
+            # and the threshold: kept (``rq_*``) while those stay as they were.
+            g = self.gain[run_k]
+            w = self.waited[run_k]
+            if self.rq_k == run_k and self.rq_t == t_i and self.rq_g == g and self.rq_w == w:
+                best = self.rq_best
+            else:
+                top = tok[run_k] * (1.0 + 1e-12)
+                if top < self.top_level:
+                    for lv in levels:
+                        if lv <= top or lv < thr:
+                            continue
+                        need = lv * (1.0 - 1e-9) / self.fprio[run_k] - 1.0
+                        best = periods_to_gain(g, need, w, self.p, self.est[run_k], False, False)
+                        break
+                self.rq_k = run_k
+                self.rq_t = t_i
+                self.rq_g = g
+                self.rq_w = w
+                self.rq_best = best
+        n0 = _round(first_s / self.period)  # the first boundary's index
+        qmin = never + n0  # the soonest waiting job's crossing (a boundary index)
+        waiting = self.waiting
+        ver = self.ver
+        for i in range(t_i, nlev):
+            h = self.qheap[i]
+            lv = levels[i]
+            while h:
+                q, v, k = h[0]
+                if waiting[k] and ver[k] == v and tok[k] * (1.0 + 1e-12) < lv:
+                    if q < qmin:
+                        qmin = q
+                    break
+                heappop(h)
+        # ``quiet_periods``: the least ``k >= 1`` over the jobs (a waiting job's is its
+        # crossing index less ``n0``, plus one, at least 1), less one, at least 0.
+        kq = qmin - n0 + 1
+        if kq < 1:
+            kq = 1
+        if kq < best:
+            best = kq
+        return best - 1 if best > 1 else 0
+
+
+def token_table(
+    pol: Any,
+    priorities: Sequence[int],
+    arrivals_s: Sequence[float],
+    ids: Sequence[int],
+    est: list[float],
+    exe: list[float],
+) -> TokenTable:
+    """The token table of ``pol`` (a token scheduler whose ready order holds) for a run of
+    ``len(priorities)`` requests in dispatch order: their priorities, arrival times (seconds)
+    and ids (lists are kept, not copied); ``est`` their estimates (seconds) and ``exe`` their
+    work done (seconds), lists the caller owns and keeps current (a job's entries are read when
+    it enters the queue, and the running job's estimate at each pick). The rule's formulas are
+    this module's functions, which ``TokenScheduler``'s methods are (its ready order holds
+    only while a class keeps them, ``ALGORITHM_2_METHODS``); ``round_down`` is the policy's."""
+    n = len(priorities)
+    levels_t: tuple[float, ...] = tuple(pol.token_levels)
+    levels = [float(lv) for lv in levels_t]
+    t = TokenTable()
+    t.period = float(pol.period_s)
+    t.p = float(pol.token_period_s)  # the policy's own ``p``
+    t.cumulative = pol.tokens == "cumulative"
+    t.strict = pol.threshold == ">"
+    t.incl_run = bool(pol.include_running)
+    t.preemptive = bool(pol.preemptive)
+    t.sjf = declared_order(pol) == "tokens-remaining"
+    t.never = int(pol.never_periods)  # ``quiet_periods``' "never"
+    t.round_down = pol.round_down
+    # (lists are kept, not copied: the caller hands them over)
+    arr_s = arrivals_s if isinstance(arrivals_s, list) else list(arrivals_s)
+    t.arr_s = arr_s
+    t.rid = ids if isinstance(ids, list) else list(ids)
+    fprio = [float(x) for x in priorities]
+    t.fprio = fprio
+    t.levels = levels
+    t.levels_t = levels_t
+    t.nlev = len(levels)
+    top_level = levels[-1]
+    t.top_level = top_level
+    t.top_cut = top_level - 1e-12 * max(top_level, 1.0)  # the candidate cut of threshold 9
+    # Under ">" a job at 9 tokens is not a candidate.
+    t.saturating = t.cumulative and not t.strict
+    t.lazy = not t.cumulative and not t.strict and min(fprio, default=top_level) >= levels[0]
+    t.cand_cut = [lv - 1e-12 * max(lv, 1.0) for lv in levels]  # ``candidates``' cut at lv
+    t.est = est
+    t.exe = exe
+    t.gain = [0.0] * n
+    t.tok = fprio.copy()
+    t.waited = [0.0] * n
+    t.since = [0.0] * n
+    # The ready queue in two parts (not ``lazy``): ``sat`` holds the jobs whose tokens reached
+    # the top level (cumulative rule and threshold ">=" only; tokens never fall, so such a job
+    # is a candidate at every decision and its exact tokens no longer matter: they are not
+    # updated), as a heap in the order ``choose`` ranks waiting jobs (``sat_key``); ``low`` the
+    # others.
+    t.low = []
+    t.sat = []
+    t.lvl_c = [-1] * n  # highest level whose candidate cut its tokens pass
+    t.lvl_x = [-1] * n  # highest level its tokens reach
+    t.cnt_x = [0] * len(levels)
+    t.cheap = [[] for _ in levels]
+    t.qheap = [[] for _ in levels]
+    t.promo = []
+    t.ver = [0] * n  # bumped at each enqueue: entries of an earlier stay are stale
+    t.waiting = [False] * n
+    t.cred_k = -1
+    t.rq_k = -1
+    t.rq_t = -1
+    t.rq_g = 0.0
+    t.rq_w = 0.0
+    t.rq_best = t.never
+    return t

@@ -59,7 +59,6 @@ mechanism its ``mechanism`` parameter names (``"dynamic"`` is Algorithm 3).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Any
@@ -75,7 +74,15 @@ from npusched.policies.contract import (
     declared_order,
     wait_stay,
 )
-from npusched.policies.temporal.levels import TokenTable, token_table
+from npusched.policies.temporal.levels import (
+    NEVER_PERIODS,
+    TokenTable,
+    boundaries_to_gain,
+    periods_to_gain,
+    slowdown_of,
+    token_table,
+)
+from npusched.policies.temporal.levels import token_value as _token_value
 from npusched.policies.temporal.mechanism import check_mode, check_seconds, decide
 from npusched.policies.temporal.sjf import shortest_remaining
 
@@ -87,7 +94,7 @@ THRESHOLD_OPS = (">=", ">")
 #: The two readings of Algorithm 2 line 7 (see the module docstring); the first is the default.
 TOKEN_RULES = ("linear", "cumulative")
 #: ``quiet_periods``' "never" (more boundaries than any run has).
-_NEVER = 1 << 40
+_NEVER = NEVER_PERIODS
 
 
 #: The Algorithm 2 methods the engine's column loop writes out (with ``choose``): a subclass that
@@ -354,19 +361,16 @@ class TokenScheduler(TemporalPolicyBase, Component):
     def token_value(priority: float, gain: float) -> float:
         """Algorithm 2's tokens of a task of ``priority`` that gained ``gain`` (in units of its
         priority): ``priority x (1 + gain)``, its priority while it gained nothing. The one
-        place the formula is written: :meth:`tokens_of`, :meth:`token_list` and the engine's
-        column loop (``sim/columns.py``) all call it."""
-        return priority * (1.0 + gain) if gain > 0.0 else float(priority)
+        place the formula is written is :func:`~npusched.policies.temporal.levels.token_value`
+        (the token table calls it; :meth:`tokens_of`, :meth:`token_list` through this)."""
+        return _token_value(float(priority), gain)
 
-    @staticmethod
-    def slowdown_of(waited_s: float, estimated_s: float) -> float:
-        """Slowdown_normalized (Algorithm 2 line 6): ``waited_s`` ready-queue seconds over the
-        estimated isolated seconds (0 before any wait; infinite for a zero estimate). The one
-        place the formula is written: :meth:`slowdown`, the period credits and the engine's
-        column loop all call it."""
-        if waited_s <= 0.0:
-            return 0.0
-        return waited_s / estimated_s if estimated_s > 0 else float("inf")
+    #: Slowdown_normalized (Algorithm 2 line 6): ``slowdown_of(waited_s, estimated_s)``, the
+    #: ready-queue seconds over the estimated isolated seconds (0 before any wait; infinite for
+    #: a zero estimate). The one place the formula is written:
+    #: :func:`~npusched.policies.temporal.levels.slowdown_of` (:meth:`slowdown`, the period
+    #: credits and the token table all call it).
+    slowdown_of = staticmethod(slowdown_of)
 
     @classmethod
     def waiting_gain(
@@ -529,125 +533,13 @@ class TokenScheduler(TemporalPolicyBase, Component):
                 break  # the next level up is reached first
         return max(best - 1, 0)
 
-    @staticmethod
-    def _boundaries_to_gain(
-        need: float, waited: float, since: float, n0: int, p: float, est: float
-    ) -> int:
-        """The linear rule's waiting job: the smallest ``k >= 1`` such that its gain at the
-        boundary of index ``n0 + k - 1`` (at ``(n0 + k - 1) x p`` seconds; :meth:`waiting_gain`
-        with ready-queue seconds ``waited`` before the stay that began at ``since``) reaches
-        ``need`` (``1 << 40`` if never). The gain is non-decreasing in the index (each float
-        operation rounds monotonically), so the answer is unique, and it is a function of the
-        stay and ``n0`` alone: ``n0 + k - 1``, the boundary the job crosses at, is the same
-        whichever wake asks. A closed-form guess corrected by stepping, else a bisection."""
-        if est <= 0.0:
-            return 1
-        never = _NEVER
-        # ``waiting_gain`` inline: slowdown_of(waited + (b - since), est), 0 for no waiting.
-        x = waited + ((n0 + never - 1) * p - since)
-        if (x / est if x > 0.0 else 0.0) < need:
-            return never
-        guess = (need * est - waited + since) / p - n0 + 1.0 if p > 0.0 else 1.0
-        if not guess < never:  # also NaN
-            k = never
-        elif guess <= 1.0:  # also -inf
-            k = 1
-        else:
-            k = math.ceil(guess)
-            if k > never:
-                k = never
-        x = waited + ((n0 + k - 1) * p - since)
-        if (x / est if x > 0.0 else 0.0) >= need:
-            if k == 1:
-                return k
-            x = waited + ((n0 + k - 2) * p - since)
-            if (x / est if x > 0.0 else 0.0) < need:
-                return k
-            lo, hi = 1, k - 1
-        else:
-            x = waited + ((n0 + k) * p - since)
-            if (x / est if x > 0.0 else 0.0) >= need:
-                return k + 1
-            lo, hi = k + 2, never
-        while lo < hi:
-            mid = (lo + hi) // 2
-            x = waited + ((n0 + mid - 1) * p - since)
-            if (x / est if x > 0.0 else 0.0) >= need:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
-    @staticmethod
-    def _periods_to_gain(
-        g: float, need: float, w: float, p: float, est: float, waiting: bool, cumulative: bool
-    ) -> int:
-        """The smallest number ``k >= 1`` of boundaries after which the gain reaches ``need``
-        (``1 << 40`` if never): ``w`` is the task's ready-queue seconds at the first boundary,
-        growing by ``p`` per boundary while it waits.
-
-        The gain after ``k`` boundaries, evaluated in floating point exactly as the ticks would
-        add it, is non-decreasing in ``k`` (every operation rounds monotonically), so the
-        smallest such ``k`` is unique: a closed-form guess (the root of the quadratic or linear
-        gain) corrected by stepping to it, the same ``k`` a bisection over ``[1, 1 << 40]``
-        finds.
-        """
-        if est <= 0.0:
-            return 1
-        never = _NEVER
-
-        if cumulative:
-            if waiting:
-
-                def gain_after(k: int) -> float:
-                    return g + (k * w + p * k * (k - 1) / 2.0) / est
-
-                # p/2 k^2 + (w - p/2) k - (need - g) est = 0
-                c = (need - g) * est
-                bq = w - 0.5 * p
-                disc = bq * bq + 2.0 * p * c
-                guess = (-bq + math.sqrt(disc)) / p if disc > 0.0 and p > 0.0 else 1.0
-            else:
-
-                def gain_after(k: int) -> float:
-                    return g + k * w / est
-
-                guess = (need - g) * est / w if w > 0.0 else float(never)
-        elif waiting:
-            # The linear rule's waiting job. Both loops now ask ``_boundaries_to_gain`` for it
-            # (a function of the stay alone); this form stays for direct callers.
-
-            def gain_after(k: int) -> float:
-                return (w + (k - 1) * p) / est
-
-            guess = (need * est - w) / p + 1.0 if p > 0.0 else 1.0
-        else:
-            return 1 if w / est >= need else never
-        if gain_after(never) < need:
-            return never
-        # The answer lies in [lo, hi]; test the guess and its neighbour, bisect if it is off.
-        lo, hi = 1, never
-        if not guess < never:  # also NaN
-            k = never
-        elif guess <= 1.0:  # also -inf
-            k = 1
-        else:
-            k = min(math.ceil(guess), never)
-        if gain_after(k) >= need:
-            if k == 1 or gain_after(k - 1) < need:
-                return k
-            hi = k - 1
-        else:
-            if gain_after(k + 1) >= need:
-                return k + 1
-            lo = k + 2
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if gain_after(mid) >= need:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+    #: The linear rule's waiting job: the smallest ``k >= 1`` such that its gain at the
+    #: boundary of index ``n0 + k - 1`` reaches ``need``
+    #: (:func:`~npusched.policies.temporal.levels.boundaries_to_gain`, written there once).
+    _boundaries_to_gain = staticmethod(boundaries_to_gain)
+    #: The smallest number ``k >= 1`` of boundaries after which the gain reaches ``need``
+    #: (:func:`~npusched.policies.temporal.levels.periods_to_gain`, written there once).
+    _periods_to_gain = staticmethod(periods_to_gain)
 
     # --- Algorithm 2 lines 9-10 -----------------------------------------------------------
     def queue(self, view: SchedulerView) -> list[JobView]:
