@@ -16,7 +16,7 @@ from npusched.experiments.runner import run_config
 from npusched.policies import contract
 from npusched.policies.contract import Decision, Mechanism, fast_decision
 from npusched.sim.job import PREEMPTING
-from simhelpers import source_engine
+from simhelpers import assert_same_result, source_engine
 
 
 def _scanned(run: Any) -> tuple[list[Any], list[Any]]:
@@ -80,3 +80,73 @@ def test_fast_decision_equals_the_constructor_and_takes_the_slots() -> None:
             assert hash(d) == hash(Decision(run, mech))  # type: ignore[arg-type]
             with pytest.raises(dataclasses.FrozenInstanceError):
                 d.run = None  # type: ignore[misc]
+
+
+def _run_family(family: str, monkeypatch: pytest.MonkeyPatch, watch: Any) -> Any:
+    """``family``'s run (1,000 requests) with ``watch(view)`` called before each decision."""
+    import npusched.policies.machine as machine
+
+    made = machine.get_any_policy
+
+    def watched_policy(name: str, /, **params: Any) -> Any:
+        policy = made(name, **params)
+        select = policy.select
+
+        def watched(view: Any) -> Any:
+            watch(view)
+            return select(view)
+
+        policy.select = watched
+        return policy
+
+    with monkeypatch.context() as m:
+        m.setattr(machine, "get_any_policy", watched_policy)
+        cfg = parse_config(dict(family_configs(1000)[family], seed=0), source=family)
+        return run_config(cfg).result
+
+
+def _fields(view: Any) -> dict[str, Any]:
+    """The view's fields as they stand, the lists copied."""
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in vars(view).items()}
+
+
+@pytest.mark.parametrize("family", ["Planaria", "HaX-CoNN", "FluidB"])
+def test_machine_view_kept_by_the_policy_stays_as_it_was(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine refills its last machine view only where nothing else refers to it: views a
+    policy keeps (the object, its ``__dict__`` or a weak reference) keep the fields of their
+    decision (the ``ready`` list is the engine's queue, shared by design), and the run is the
+    same as where the policy keeps nothing (and its views are refilled)."""
+    import weakref
+
+    kept: list[tuple[Any, dict[str, Any]]] = []
+    dicts: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    weak: list[tuple[Any, dict[str, Any]]] = []
+    ids: list[int] = []
+
+    def keep(view: Any) -> None:
+        kept.append((view, _fields(view)))
+
+    def keep_dict(view: Any) -> None:
+        dicts.append((vars(view), _fields(view)))
+
+    def keep_weak(view: Any) -> None:
+        weak.append((weakref.ref(view), _fields(view)))
+
+    plain = _run_family(family, monkeypatch, lambda view: ids.append(id(view)))
+    for watch in (keep, keep_dict, keep_weak):
+        assert_same_result(_run_family(family, monkeypatch, watch), plain)
+    assert len(kept) == len(dicts) == len(weak) == len(ids) > 50
+    for view, fields in kept:
+        assert {k: v for k, v in _fields(view).items() if k != "ready"} == {
+            k: v for k, v in fields.items() if k != "ready"
+        }
+    assert len({id(v) for v, _ in kept}) == len(kept)
+    for d, fields in dicts:
+        assert d["now"] == fields["now"] and d["reason"] == fields["reason"]
+        assert d["running"] == fields["running"] and d["resources"] is fields["resources"]
+    for ref, fields in weak:
+        view = ref()
+        if view is not None:  # still alive: as it was
+            assert view.now == fields["now"] and view.running == fields["running"]

@@ -89,8 +89,10 @@ from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 from operator import attrgetter, countOf
+from sys import getrefcount
 from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, NamedTuple
+from weakref import getweakrefcount
 
 import numpy as np
 import numpy.typing as npt
@@ -652,6 +654,12 @@ class _Run:
         #: Jobs in state PREEMPTING (holding units while they stop and save): while there are
         #: none, the machine view's running jobs are the resources' holders as they stand.
         self.n_preempting = 0
+        # The machine view, kept and refilled at every decision while nothing but the engine
+        # refers to it (see ``_machine_view``): its attribute dict, and the references the two
+        # counts of ``_view_refs`` see when only the engine holds them.
+        self._view: MachineView = object.__new__(MachineView)
+        self._view_dict: dict[str, Any] = self._view.__dict__
+        self._view_refs0 = self._view_refs()
         self.running: Job | None = None  # temporal: the job holding the resource
         self.preempting: Job | None = None  # temporal: the job being stopped
         self.layer_exec = 0
@@ -1661,19 +1669,27 @@ class _Run:
                 reason,
                 self.sim.profiles,
             )
-        view = object.__new__(MachineView)
-        view.__dict__.update(
-            {
-                "now": self.clock.now,
-                "ready": self.ready,
-                "running": running,
-                "preempting": preempting,
-                "resources": resources,
-                "reason": reason,
-                "profiles": self.sim.profiles,
-            }
-        )
-        return view
+        # Views updated, not rebuilt: the last decision's view is refilled in place unless the
+        # policy kept a reference to it or to its dict (or a weak reference): then that one
+        # stays as it was and a new view takes its place. A view nobody else can reach cannot
+        # be seen to change, so every decision still sees a view of its own (a frozen one).
+        if self._view_refs() != self._view_refs0 or getweakrefcount(self._view):
+            self._view = object.__new__(MachineView)
+            self._view_dict = self._view.__dict__
+        d = self._view_dict
+        d["now"] = self.clock.now
+        d["ready"] = self.ready
+        d["running"] = running
+        d["preempting"] = preempting
+        d["resources"] = resources
+        d["reason"] = reason
+        d["profiles"] = self.sim.profiles
+        return self._view
+
+    def _view_refs(self) -> int:
+        """The references to the kept machine view and to its attribute dict, as counted from
+        here (the same code counts them at the start, when only the engine holds them)."""
+        return getrefcount(self._view) + getrefcount(self._view_dict)
 
     def _invalid(self, cand: object, what_ok: str = "a job in the ready queue") -> SimulationError:
         if isinstance(cand, Job):
@@ -1703,28 +1719,44 @@ class _Run:
             )
         now = self.clock.now
         clock = self.clock
-        if sched.merge:
-            for m in sched.merge:
+        if type(sched) is Schedule:  # a frozen dataclass without slots: its fields in __dict__
+            fd = sched.__dict__
+            merge = fd["merge"]
+            mech = fd["mechanism"]
+            preempt = fd["preempt"]
+            until_step = fd["until_step"]
+            assign = fd["assign"]
+            rates = fd["rates"]
+            timers = fd["timers"]
+        else:
+            merge = sched.merge
+            mech = sched.mechanism
+            preempt = sched.preempt
+            until_step = sched.until_step
+            assign = sched.assign
+            rates = sched.rates
+            timers = sched.timers
+        if merge:
+            for m in merge:
                 self._merge(self._own(m.into), [self._own(j) for j in m.jobs])
-        mech = sched.mechanism
         if mech is not _CHECKPOINT and mech not in (_KILL, _DRAIN):
             raise SimulationError(
                 f"policy {self._pname()!r} returned mechanism {mech!r}; allowed: "
                 f"{', '.join(m.value for m in Mechanism)}"
             )
-        for j in sched.preempt:
-            job = self._own(j)
-            if job.state is STARTING:
-                self.pending = [e for e in self.pending if e[0] is not job]
-                self._requeue(job, now)
-            elif job.state is RUNNING:
-                if mech == _KILL:
-                    self._kill(job)
-                elif mech == _CHECKPOINT and not self._checkpoint(job):
-                    job._leaving = True  # its next preemption point is its end: it completes
-            elif job.state is not PREEMPTING:
-                raise self._invalid(job, "a running job")
-        until_step = sched.until_step
+        if preempt:
+            for j in preempt:
+                job = self._own(j)
+                if job.state is STARTING:
+                    self.pending = [e for e in self.pending if e[0] is not job]
+                    self._requeue(job, now)
+                elif job.state is RUNNING:
+                    if mech == _KILL:
+                        self._kill(job)
+                    elif mech == _CHECKPOINT and not self._checkpoint(job):
+                        job._leaving = True  # its next preemption point is its end: it completes
+                elif job.state is not PREEMPTING:
+                    raise self._invalid(job, "a running job")
         if until_step:
             for uj, step in until_step.items():
                 if type(uj) is not Job or uj._clock is not clock:
@@ -1734,7 +1766,6 @@ class _Run:
                 uj._until = step
                 if uj.state is RUNNING:
                     self._retime(uj)
-        assign = sched.assign
         # Starts at assignment (see ``_assign``): only when every assigned job waits and no
         # start is pending, so that no other event is pushed before the drain would push them.
         deferred: list[Job] | None = None
@@ -1763,11 +1794,10 @@ class _Run:
                 self._assign(aj, alloc, deferred)
         # Only assignments and merges can raise the units needed, and only with a job moving to
         # other units or a start waiting: otherwise every job needs at most what it holds.
-        if (self.n_moving or self.pending) and (assign or sched.merge):
+        if (self.n_moving or self.pending) and (assign or merge):
             self._check_capacity()
         if self.pending:
             self._drain_pending()
-        rates = sched.rates
         # A job started at assignment gets its event where the drain would have pushed it,
         # unless the rates pass below re-times it: then it gets one event, at its rate, where
         # that pass would have pushed it (the same events in the same order, none superseded).
@@ -1793,9 +1823,9 @@ class _Run:
                     self._arm(rj)
                 elif factor != rj.rate and rj.state is RUNNING:
                     self._set_rate(rj, float(factor))
-        if sched.timers:
+        if timers:
             q = self.queue
-            for t in sched.timers:
+            for t in timers:
                 if not (t >= now - TIME_TOL_S and math.isfinite(t)):
                     raise SimulationError(
                         f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time "
