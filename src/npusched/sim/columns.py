@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import numpy as np
 
 from npusched.errors import SimulationError
+from npusched.hardware.plan import ExecPlan
 from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
 from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
@@ -219,7 +220,7 @@ def _end_segment(
     seg_start: float,
     t0: float,
     a: float,
-    plan: Any,
+    plan: ExecPlan,
 ) -> tuple[float, int, float]:
     """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1), whose segment
     began at ``seg_start``, computing from ``t0`` with ``a`` seconds of work done: closes it
@@ -397,7 +398,11 @@ def execute_columns(run: _Run) -> SimResult:
     t0 = 0.0
     ex0 = 0.0
     limit = 0.0
-    plan: Any = None
+    # typed, so that its look-ups are native calls compiled (every request's plan is an
+    # ``ExecPlan``); the loop reads it only while a job runs, so never with no requests
+    plan: ExecPlan
+    if n:
+        plan = req_plans[0][1]
     plan_steps = 0
     plan_energy = 0.0
     run_row = 0
