@@ -65,23 +65,28 @@ def piece_power_timeline(
     hold from each breakpoint to the next (the last entry is 0 W after everything ends).
 
     Each piece contributes its plan's per-step power (energy / latency, scaled by the piece's
-    rate) between the times its step boundaries are reached; the sum over pieces is computed
-    by sorting all +/- power changes once (``O(n log n)`` in the steps covered).
+    rate) between the times its step boundaries are reached.
+
+    **One job at a time** (the pieces follow one another in time, as on a temporal run), the
+    level from a bound to the next is exactly the watts of the step that bound opens, and 0 W
+    between pieces (:func:`_blocks_in_order`). Until the fourteenth round of issue 25 this
+    case also took the running sum of every +/- change since the run began, whose rounding
+    drifts: on a 2,000-request run of the bench's workload the reported peak differed from the
+    highest step's watts by about 500 units in the last place, and by a different amount per
+    policy although every policy ran the same steps. The bounds are processed in blocks of
+    about :data:`_BLOCK_BOUNDS`, so each block's arrays stay in the processor's cache.
+
+    **Pieces that overlap** (machine policies running jobs side by side): the level is the
+    sum over the pieces computing, found by sorting all +/- power changes once (``O(n log
+    n)`` in the steps covered) and summing them in that order. Each element is computed by the
+    same float operations as a piece at a time (``start + (clip(cum, exec0, exec1) - exec0) /
+    rate``, ``power * rate``) and laid out in the same order (per piece its rises, then its
+    falls), so the sort and the running sum give the same bits as the piece-at-a-time sum
+    (:func:`_in_order`, :func:`_sorted_levels`).
 
     Everything is array operations over all pieces at once, the pieces' first and last steps
     included (one ``searchsorted`` per plan over its pieces; a plan with few pieces is bisected
-    a piece at a time). Each element is computed by the same float operations as a piece at a
-    time (``start + (clip(cum, exec0, exec1) - exec0) / rate``, ``power * rate``) and laid out
-    in the same order (per piece its rises, then its falls), so the sort and the running sum
-    give the same bits as the piece-at-a-time sum. Where the pieces follow one another in time
-    (one job at a time) the changes are laid out directly in that sorted order and no sort is
-    made (:func:`_in_order`, about 2x faster on a temporal run's pieces); where they overlap
-    the same layout is sorted once.
-
-    One job at a time, the bounds are processed in blocks of about :data:`_BLOCK_BOUNDS`
-    (:func:`_blocks_in_order`): each block's arrays stay in the processor's cache and reuse
-    freed memory, where arrays over every step were fresh pages (about 4,400 page faults per
-    5,000-request run); the running sum carries from block to block, so the bits are the same.
+    a piece at a time).
     """
     tab = _table(pieces)
     if tab is None:
@@ -98,8 +103,9 @@ def piece_power_timeline(
 
 def peak_piece_power_w(pieces: Pieces) -> float:
     """The highest watts of :func:`piece_power_timeline` (``float(watts.max())``, the same
-    bits), without building the timeline where the pieces follow one another in time: the
-    running sum's kept levels are reduced block by block to their highest and lowest."""
+    bits), without building the timeline where the pieces follow one another in time: from
+    one entry per piece (:func:`_peak_in_order`), else the kept levels reduced block by block
+    to their highest and lowest."""
     tab = _table(pieces)
     if tab is None:
         return 0.0
@@ -333,31 +339,29 @@ def _layout(rise: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 
 def _blocks_in_order(tab: _Table, *, peak: bool) -> Any:
-    """:func:`_in_order` over blocks of about :data:`_BLOCK_BOUNDS` bounds (whole pieces),
-    with the running sum carried from one block to the next (its first change added to the
-    carry: the operation the running sum over all blocks makes there). ``None`` where the
-    pieces do not follow one another in time (or a piece's interior bounds meet): the caller
-    then takes every bound at once (:func:`_whole`).
+    """The timeline of pieces that follow one another in time, over blocks of about
+    :data:`_BLOCK_BOUNDS` bounds (whole pieces): one job computes at a time, so the level from
+    a bound to the next is exactly the watts of the step that bound opens (``rise``; 0 W after
+    a piece's last bound), with no running sum. ``None`` where the pieces overlap or a piece's
+    bounds step back in time: the caller then sums the sorted changes (:func:`_whole`).
 
     Returns the breakpoints and levels, or with ``peak`` the highest and lowest kept level.
-    A block's last bound is kept only once the next block shows it a different time."""
+    A level is kept where the next bound has another time (a step of no duration holds no
+    level); a block's last bound is kept only once the next block shows it a different time."""
     if not (tab.start[1:] >= tab.end[:-1]).all():
-        return None  # pieces overlap in time (the bounds' check would find it later)
+        return None  # pieces overlap in time
     edges = _block_edges(tab.m + 1)
     times_parts: list[npt.NDArray[np.float64]] = []
     level_parts: list[npt.NDArray[np.float64]] = []
     hi = -math.inf
     lo = math.inf
     pending = math.nan  # the previous block's last kept level (peak), not yet known kept
-    carry: Any = None
     prev_last = math.nan
     for a, b in pairwise(edges):
-        t, rise, b_first, b_last, _ = _bounds(tab, a, b)
-        checks = _in_order_checks(t, b_first, b_last)
-        if checks is None or not checks[1]:
+        t, rise, _, _, _ = _bounds(tab, a, b)
+        if not (t[1:] >= t[:-1]).all():
             return None
-        same = checks[0]
-        if carry is not None:
+        if prev_last == prev_last:
             if not t[0] >= prev_last:
                 return None
             if t[0] == prev_last:  # the previous block's last bound is not kept
@@ -366,12 +370,8 @@ def _blocks_in_order(tab: _Table, *, peak: bool) -> Any:
                 else:
                     times_parts[-1] = times_parts[-1][:-1]
                     level_parts[-1] = level_parts[-1][:-1]
-        delta = _layout(rise)
-        if carry is not None:
-            delta[0] = carry + delta[0]
-        run = np.cumsum(delta)
-        carry = run[-1]
-        kept = run[1::2][np.r_[~same, True]]
+        last = np.r_[t[1:] != t[:-1], True]
+        kept = rise[last]
         if peak:
             if pending == pending:
                 hi, lo = max(hi, pending), min(lo, pending)
@@ -380,7 +380,7 @@ def _blocks_in_order(tab: _Table, *, peak: bool) -> Any:
                 hi = max(hi, float(kept[:-1].max()))
                 lo = min(lo, float(kept[:-1].min()))
         else:
-            times_parts.append(t[np.r_[~same, True]])
+            times_parts.append(t[last])
             level_parts.append(kept)
         prev_last = float(t[-1])
     if peak:
@@ -388,25 +388,33 @@ def _blocks_in_order(tab: _Table, *, peak: bool) -> Any:
     return np.concatenate(times_parts), np.concatenate(level_parts)
 
 
-def _peak_in_order(tab: _Table) -> float | None:
-    """:func:`peak_piece_power_w` (the highest kept level of ``_blocks_in_order(tab,
-    peak=True)``, the same bits) without the bounds' times where they are not needed, or
-    ``None`` (the caller then asks :func:`_blocks_in_order`).
+#: The largest table (entries of every plan's watts) the peak's range maxima are taken from by
+#: a sparse table (``log2`` levels of it); above, the covered steps are gathered instead.
+_SPARSE_MAX = 1 << 14
 
-    The levels are the same running sum over the same layout (:func:`_layout`; one
-    ``cumsum`` over every change is the blocks' carried sums). The times decide only which
-    levels are kept and whether the layout is the sorted order. A piece's interior bounds are
-    ``start + (cum - exec0) / rate`` of consecutive prefix sums; where every plan's smallest
-    step is far above the rounding error of those three operations (:func:`_interior_apart`),
-    interior neighbours are strictly increasing, so only each piece's first two and last two
-    bounds, and the pair across to the next piece, are computed and compared (arrays of one
-    entry per piece). The timeline's near-zero rule (levels under ``1e-9`` of the largest
-    magnitude are zeroed) leaves the highest level as it is when it is at least ``1e-9`` of a
-    bound on every level's magnitude (twice the sum of every change's magnitude); the lowest
-    level is then not needed. Returns ``None`` where pieces overlap, the steps are too close or
-    the highest level is not that far above zero."""
+
+def _peak_in_order(tab: _Table) -> float | None:
+    """:func:`peak_piece_power_w` where the pieces follow one another in time (the highest
+    kept level of ``_blocks_in_order(tab, peak=True)``, the same bits) from one entry per
+    piece, without the bounds of its interior steps; or ``None`` (the caller then asks
+    :func:`_blocks_in_order`).
+
+    The levels are the steps' watts times the piece's rate (and 0 W between pieces and after
+    the last), so the peak is the highest over the pieces of the highest watts of the steps
+    each piece holds for some time, times its rate (``rate > 0``: rounding is monotonic, so
+    the highest product is the product of the highest). Where every plan's smallest step is
+    far above the rounding error of a bound's three operations (:func:`_interior_apart`), a
+    piece's interior steps all last, and only its first and last step can last no time: the
+    first two and last two bounds of each piece are computed and compared (arrays of one entry
+    per piece). The interior steps' highest watts is a range maximum over the plans' watts (a
+    sparse table of them, or the steps gathered where the plans are many). Returns ``None``
+    where pieces overlap, bounds step back, the steps are too close, or some watts are
+    negative or the peak is under 1e-9 W (the near-zero rule could then zero a level)."""
     start, end = tab.start, tab.end
     if not (start[1:] >= end[:-1]).all() or not _interior_apart(tab):
+        return None
+    pw = tab.pw_all
+    if pw.size and float(pw.min()) < 0.0:
         return None
     ex0, ex1, rate, s0, m, c_off = tab.ex0, tab.ex1, tab.rate, tab.s0, tab.m, tab.c_off
     cum_all = tab.cum_all
@@ -428,49 +436,48 @@ def _peak_in_order(tab: _Table) -> float | None:
     # the bounds never step back (the pairs the proof does not cover)
     if not ((t_f1 >= t_f).all() and (end >= t_l1).all() and (t_f[1:] >= end[:-1]).all()):
         return None
-    nb = m + 1
-    b_first = np.cumsum(nb) - nb
-    b_last = b_first + m
-    # a level is dropped where the next bound has its time
-    dropped = np.sort(
-        np.concatenate(
-            (
-                b_first[t_f1 == t_f],
-                (b_last - 1)[end == t_l1],
-                b_last[:-1][t_f[1:] == end[:-1]],
-            )
-        )
-    )
-    edges = _block_edges(nb)
-    buf = np.empty(2 * int(max(b_last[b - 1] + 1 - b_first[a] for a, b in pairwise(edges))))
-    hi = -math.inf
-    carry: Any = None
-    for a, b in pairwise(edges):
-        lo_b = int(b_first[a])
-        n = int(b_last[b - 1]) + 1 - lo_b
-        delta = buf[: 2 * n]
-        rise = delta[0::2]
-        np.take(tab.pw_all, _runs(first[a:b], nb[a:b]), out=rise)
-        rise[b_last[a:b] - lo_b] = 0.0
-        if not tab.unit:
-            rise *= np.repeat(rate[a:b], nb[a:b])
-        delta[1] = -0.0
-        np.negative(rise[:-1], out=delta[3::2])
-        if carry is not None:
-            delta[0] = carry + delta[0]
-        np.cumsum(delta, out=delta)
-        carry = delta[-1]
-        level = delta[1::2]
-        drop = dropped[np.searchsorted(dropped, lo_b) : np.searchsorted(dropped, lo_b + n)] - lo_b
-        if drop.size:
-            level[drop] = -math.inf
-        hi = max(hi, float(level.max()))
-    # every level is a running sum of the changes: at most the sum of their magnitudes (each
-    # step's watts rise and fall once per bound), with the roundings' growth (a factor 2)
-    bound = 4.0 * float(np.abs(tab.pw_all).max()) * float(np.abs(rate).max()) * int(nb.sum())
-    if not hi >= 1e-9 * max(1.0, bound):
-        return None
-    return hi
+    # the first step lasts unless its closing bound has its opening bound's time; the last
+    # (for pieces of two steps or more) unless the piece's end has the bound before's
+    best = np.where(t_f1 != t_f, pw[first], -math.inf)
+    last_ok = ~one & (end != t_l1)
+    best = np.maximum(best, np.where(last_ok, pw[first + m - 1], -math.inf))
+    inner = np.flatnonzero(m >= 3)
+    if inner.size:
+        best[inner] = np.maximum(best[inner], _range_max(pw, first[inner] + 1, m[inner] - 2))
+    if not tab.unit:
+        best = best * rate
+    # 0 W holds after the last piece (and between pieces that do not touch)
+    hi = max(float(best.max()), 0.0)
+    # the timeline zeroes levels under 1e-9 of the largest magnitude (here the peak itself):
+    # a peak that small is left to the timeline
+    return hi if hi >= 1e-9 else None
+
+
+def _range_max(
+    values: npt.NDArray[np.float64], lo: npt.NDArray[np.int64], count: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """``[values[l : l + c].max() for l, c in zip(lo, count)]`` (every count >= 1): from a
+    sparse table of ``values`` (the maxima of every run of ``2**k`` entries) where it is small,
+    else by gathering every run and reducing it."""
+    if len(values) <= _SPARSE_MAX:
+        k = np.zeros(len(count), dtype=np.int64)
+        # k = floor(log2(count)) in integers: the runs of 2**k entries that cover the range
+        rows = [values]
+        span = 1
+        while 2 * span <= int(count.max()):
+            prev = rows[-1]
+            rows.append(np.maximum(prev[:-span], prev[span:]))
+            k += count >= 2 * span
+            span *= 2
+        out = np.empty(len(count))
+        for level in np.unique(k).tolist():
+            sel = np.flatnonzero(k == level)
+            row = rows[level]
+            a = lo[sel]
+            out[sel] = np.maximum(row[a], row[a + count[sel] - (1 << level)])
+        return out
+    idx = _runs(lo, count)
+    return np.maximum.reduceat(values[idx], np.cumsum(count) - count)
 
 
 def _block_edges(nb: npt.NDArray[np.int64]) -> list[int]:
@@ -561,7 +568,9 @@ def _in_order(
     the pieces' order, as the reference's does, so a stable sort by time of this layout is the
     reference's sequence of changes and the running sum gives the same bits. Where the pieces
     follow one another in time (a machine running one job at a time) the layout is already
-    sorted and no sort is made; where they overlap the sort finds one run per piece.
+    sorted, and the level from each bound to the next is the watts of the step it opens
+    (``rise``, no running sum: one job computes at a time, as :func:`_blocks_in_order`
+    gives it); where they overlap the sort finds one run per piece.
 
     The layout has two slots per bound ``j``, its rise (``rise[j]``) then the fall of the step
     before it (``-rise[j - 1]``); the slots with no change (a piece's last bound opens no
@@ -573,17 +582,16 @@ def _in_order(
     if checks is None:
         return None
     same, in_order = checks
-    delta = _layout(rise)
     if not in_order:  # overlapping pieces: one stable sort of the layout (a run per piece)
+        delta = _layout(rise)
         times = np.repeat(t, 2)
         order = np.argsort(times, kind="stable")
         times = times[order]
         level = np.cumsum(delta[order])
         keep = np.r_[times[1:] != times[:-1], True]
         return times[keep], level[keep]
-    level = np.cumsum(delta)[1::2]
     last = np.r_[~same, True]
-    return t[last], level[last]
+    return t[last], rise[last]
 
 
 _SEG_START = attrgetter("start_s")
