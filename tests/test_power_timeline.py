@@ -91,23 +91,38 @@ def test_power_timeline_equals_the_piece_at_a_time_sum(ps: list[PowerPiece]) -> 
 
 
 @settings(max_examples=300, deadline=None)
-@given(ps=pieces(), bisect_below=st.sampled_from([0, 3, 100]))
-def test_piece_power_timeline_equals_the_piece_at_a_time_sum(
-    ps: list[PowerPiece], bisect_below: int
+@given(ps=pieces(), per_plan=st.sampled_from([0, 1, 64]))
+def test_the_table_finds_each_piece_s_steps_in_its_own_plan(
+    ps: list[PowerPiece], per_plan: int
 ) -> None:
-    """The timeline gives the same bits whichever way a plan's steps are found (one
-    ``searchsorted`` per plan, or bisection per piece below ``_BISECT_BELOW`` pieces): here
-    against the default split (itself equal to the reference above)."""
+    """``_table`` finds every piece's first step and step count with one ``searchsorted``
+    over all plans' prefix sums (complex keys: plan number, prefix sum), or one per plan where
+    the searches are many (``_PER_PLAN``); they equal a search of the piece's own plan, and so
+    do the plans' watts (``power_w``) at their offsets."""
     import npusched.metrics.power as mp
 
-    old = mp._BISECT_BELOW
-    mp._BISECT_BELOW = bisect_below
+    old = mp._PER_PLAN
+    mp._PER_PLAN = per_plan
     try:
-        got = mp.piece_power_timeline(ps)
+        tab = mp._table(ps)
     finally:
-        mp._BISECT_BELOW = old
-    for g, w in zip(got, power_timeline(ps), strict=True):
-        assert g.tobytes() == w.tobytes()
+        mp._PER_PLAN = old
+    if tab is None:
+        return
+    kept = [p for p in ps if p.end_s > p.start_s and p.exec1_s > p.exec0_s]
+    want = []
+    for p in kept:
+        cum = p.plan.cum_s
+        s0 = max(int(np.searchsorted(cum, p.exec0_s, side="right")) - 1, 0)
+        s1 = min(max(int(np.searchsorted(cum, p.exec1_s, side="left")), s0 + 1), p.plan.steps)
+        if s1 > s0:
+            want.append((p, s0, s1 - s0))
+    assert [(s, m) for _, s, m in want] == list(zip(tab.s0.tolist(), tab.m.tolist(), strict=False))
+    for (p, _, _), off in zip(want, tab.c_off.tolist(), strict=False):
+        n = p.plan.steps
+        assert tab.cum_all[off : off + n + 1].tobytes() == p.plan.cum_s.tobytes()
+        assert tab.pw_all[off : off + n].tobytes() == p.plan.power_w.tobytes()
+        assert tab.pw_all[off + n] == 0.0
 
 
 @st.composite

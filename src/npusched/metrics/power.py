@@ -11,7 +11,6 @@ computes on (unallocated, or held by a job restoring, saving or switching):
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from itertools import chain, pairwise
 from operator import attrgetter, itemgetter
@@ -36,10 +35,6 @@ __all__ = [
     "peak_piece_power_w",
     "piece_power_timeline",
 ]
-
-#: A plan covered by at most this many pieces has their steps found by bisecting its prefix
-#: sums one piece at a time (cheaper than a ``numpy.searchsorted`` call per plan).
-_BISECT_BELOW = 8
 
 _ZERO = np.zeros(1)
 
@@ -85,8 +80,8 @@ def piece_power_timeline(
     (:func:`_in_order`, :func:`_sorted_levels`).
 
     Everything is array operations over all pieces at once, the pieces' first and last steps
-    included (one ``searchsorted`` per plan over its pieces; a plan with few pieces is bisected
-    a piece at a time).
+    included (one ``searchsorted`` over every plan's prefix sums finds each piece's first and
+    last step, see :func:`_table`).
     """
     tab = _table(pieces)
     if tab is None:
@@ -181,44 +176,54 @@ def _table(pieces: Pieces) -> _Table | None:
         return None
     pid = np.fromiter(map(id, plans), dtype=np.int64, count=n)[keep]
     # the pieces grouped by plan (in the order of the plans' ids; a stable sort keeps each
-    # plan's pieces in order, its first piece first)
+    # plan's pieces in order, its first piece first): ``grp`` numbers each piece's plan
     by_plan = np.argsort(pid, kind="stable")
     pid_sorted = pid[by_plan]
-    opens = np.flatnonzero(np.r_[True, pid_sorted[1:] != pid_sorted[:-1]])
+    opens = np.r_[True, pid_sorted[1:] != pid_sorted[:-1]]
     first = by_plan[opens]
-    edges = np.r_[opens, len(pid)]
+    k = len(keep)
+    grp = np.empty(k, dtype=np.int64)
+    grp[by_plan] = np.cumsum(opens) - 1
+    keep_l = keep.tolist()
+    uplans = [plans[keep_l[f]] for f in first.tolist()]
+    cum_parts = [p.cum_s for p in uplans]
+    lens = np.fromiter(map(len, cum_parts), dtype=np.int64, count=len(cum_parts))
+    offs = np.cumsum(lens) - lens  # each plan's offset in cum_all (its steps + 1 entries)
+    cum_all = np.concatenate(cum_parts)
     ex0 = ex0_a[keep]
     ex1 = ex1_a[keep]
-    k = len(keep)
-    s0 = np.empty(k, dtype=np.int64)
-    s1 = np.empty(k, dtype=np.int64)
-    steps = np.empty(k, dtype=np.int64)
-    c_off = np.empty(k, dtype=np.int64)
-    cum_parts: list[npt.NDArray[np.float64]] = []
-    pw_parts: list[npt.NDArray[np.float64]] = []
-    offsets: list[int] = []
-    n_cum = 0
-    keep_l = keep.tolist()
-    for u, f in enumerate(first.tolist()):
-        plan = plans[keep_l[f]]
-        sel = by_plan[edges[u] : edges[u + 1]]
-        if len(sel) < _BISECT_BELOW:
-            cum_l = plan._cum_list()
-            sl = sel.tolist()
-            s0[sel] = [bisect_right(cum_l, x) - 1 for x in ex0[sl].tolist()]
-            s1[sel] = [bisect_left(cum_l, x) for x in ex1[sl].tolist()]
-        else:
-            cum = plan.cum_s
-            s0[sel] = np.searchsorted(cum, ex0[sel], side="right") - 1
-            s1[sel] = np.searchsorted(cum, ex1[sel], side="left")
-        steps[sel] = plan.steps
-        c_off[sel] = n_cum
-        cum_parts.append(plan.cum_s)
-        # the steps' watts by the bound that opens them (a plan's last bound opens none)
-        pw_parts.append(plan.power_w)
-        pw_parts.append(_ZERO)
-        offsets.append(n_cum)
-        n_cum += len(plan.cum_s)
+    # Each piece's first and last step in its own plan's prefix sums, all at once: the plans'
+    # entries as complex numbers (plan number, prefix sum), which NumPy orders
+    # lexicographically, so one ``searchsorted`` over them is, for a piece, the search of its
+    # own plan (exact: no arithmetic on the values) offset by the plans before it. Most pieces
+    # start at 0 or end at their plan's total: those two searches are made once per plan.
+    keys = np.empty(len(cum_all), dtype=np.complex128)
+    keys.real = np.repeat(np.arange(len(lens), dtype=np.float64), lens)
+    keys.imag = cum_all
+    ends = cum_all[offs + lens - 1]
+    c_off = offs[grp]
+    every = np.arange(len(lens))
+    s0 = (_search(keys, every, 0.0, "right") - offs - 1)[grp]
+    s1 = (_search(keys, every, ends, "left") - offs)[grp]
+    odd = np.flatnonzero(ex0 != 0.0)
+    if odd.size:
+        s0[odd] = _find(keys, cum_parts, offs, grp[odd], ex0[odd], "right") - c_off[odd] - 1
+    odd = np.flatnonzero(ex1 != ends[grp])
+    if odd.size:
+        s1[odd] = _find(keys, cum_parts, offs, grp[odd], ex1[odd], "left") - c_off[odd]
+    steps = (lens - 1)[grp]
+    # the steps' watts by the bound that opens them (a plan's last bound opens none: 0 W),
+    # as each plan's ``power_w`` (energy / latency, 0 where a step takes no time) in one
+    # division over every plan
+    lat_parts: list[npt.NDArray[np.float64]] = []
+    e_parts: list[npt.NDArray[np.float64]] = []
+    for p in uplans:
+        lat_parts += (p.latency_s, _ZERO)
+        e_parts += (p.energy_j, _ZERO)
+    lat_all = np.concatenate(lat_parts)
+    pw_all = np.zeros_like(lat_all)
+    np.divide(np.concatenate(e_parts), lat_all, out=pw_all, where=lat_all > 0.0)
+    offsets = offs
     s0 = np.maximum(s0, 0)
     s1 = np.minimum(np.maximum(s1, s0 + 1), steps)
     ok = s1 > s0
@@ -237,12 +242,51 @@ def _table(pieces: Pieces) -> _Table | None:
         s0,
         s1 - s0,
         c_off,
-        np.concatenate(cum_parts),
-        np.concatenate(pw_parts),
-        np.array(offsets, dtype=np.int64),
+        cum_all,
+        pw_all,
+        offsets,
         bool(ex0.any()),
         bool((rate == 1.0).all()),
     )
+
+
+def _search(
+    keys: npt.NDArray[np.complex128], plan: npt.NDArray[Any], x: Any, side: Any
+) -> npt.NDArray[np.int64]:
+    """``searchsorted`` of each value of ``x`` in the entries of plan ``plan[i]`` among
+    ``keys`` (complex: plan number, prefix sum), as an index into ``keys``."""
+    at = np.empty(len(plan), dtype=np.complex128)
+    at.real = plan
+    at.imag = x
+    return np.searchsorted(keys, at, side=side)
+
+
+#: Above this many searches per plan, :func:`_find` searches each plan's own prefix sums
+#: (float comparisons, about half the cost of the complex ones per search).
+_PER_PLAN = 64
+
+
+def _find(
+    keys: npt.NDArray[np.complex128],
+    cum_parts: list[npt.NDArray[np.float64]],
+    offs: npt.NDArray[np.int64],
+    plan: npt.NDArray[np.int64],
+    x: npt.NDArray[np.float64],
+    side: Any,
+) -> npt.NDArray[np.int64]:
+    """:func:`_search` of ``x`` (value ``i`` in plan ``plan[i]``), or, with many values per
+    plan (round-robin's slices), one float ``searchsorted`` per plan over its own prefix sums
+    plus its offset ``offs``: the same indices."""
+    if len(x) <= _PER_PLAN * len(cum_parts):
+        return _search(keys, plan, x, side)
+    out = np.empty(len(x), dtype=np.int64)
+    by = np.argsort(plan, kind="stable")
+    cuts = np.searchsorted(plan[by], np.arange(len(cum_parts) + 1)).tolist()
+    for u, cum in enumerate(cum_parts):
+        sel = by[cuts[u] : cuts[u + 1]]
+        if sel.size:
+            out[sel] = np.searchsorted(cum, x[sel], side=side) + offs[u]
+    return out
 
 
 def _bounds(
@@ -582,12 +626,21 @@ def _in_order(
     if checks is None:
         return None
     same, in_order = checks
-    if not in_order:  # overlapping pieces: one stable sort of the layout (a run per piece)
-        delta = _layout(rise)
-        times = np.repeat(t, 2)
-        order = np.argsort(times, kind="stable")
-        times = times[order]
-        level = np.cumsum(delta[order])
+    if not in_order:
+        # overlapping pieces: the stable sort of the layout (a run per piece). A bound's two
+        # slots share its time and stand side by side, so that sort is the bounds' own stable
+        # sort with each bound's pair kept together (half the entries to sort); the level at a
+        # time is the sum after its last bound's second slot.
+        order = np.argsort(t, kind="stable")
+        times = t[order]
+        # the pairs (``rise[j]``, ``-rise[j - 1]``, :func:`_layout`) gathered in that order
+        delta = np.empty(2 * len(t))
+        np.take(rise, order, out=delta[0::2])
+        fall = np.empty(len(t))
+        fall[0] = -0.0
+        np.negative(rise[:-1], out=fall[1:])
+        np.take(fall, order, out=delta[1::2])
+        level = np.cumsum(delta, out=delta)[1::2]
         keep = np.r_[times[1:] != times[:-1], True]
         return times[keep], level[keep]
     last = np.r_[~same, True]
