@@ -113,6 +113,7 @@ from npusched.policies.contract import (
     job_cap_w,
     ready_hooks,
 )
+from npusched.policies.temporal.prema_core import TokenHooks
 from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
@@ -642,6 +643,9 @@ class _Run:
         # The policy's ready-queue hooks (``contract.ready_hooks``; the general loop sets them).
         self.on_enter: ReadyHook | None = None
         self.on_leave: ReadyHook | None = None
+        #: Algorithm 2's compiled hooks where the policy's ``ready_hooks`` gave theirs (a token
+        #: policy on its table with the built-in methods): called directly, without views.
+        self.tokens: TokenHooks | None = None
         self.res = [_Res(r) for r in sim.machine.resources]
         #: The machine's one resource (``None`` with several): the machine view's short path.
         self.res1: _Res | None = self.res[0] if len(self.res) == 1 else None
@@ -1169,7 +1173,10 @@ class _Run:
                 del ready[0]
             else:
                 ready.remove(job)
-            if self.on_leave is not None:
+            tokens = self.tokens
+            if tokens is not None:
+                tokens.leave(job.order, job, now)
+            elif self.on_leave is not None:
                 self.on_leave(job.order, job, now)
         # Time spent waiting for units (state STARTING) counts as waiting too.
         job._waited += now - job._wait_since
@@ -1396,7 +1403,10 @@ class _Run:
             ready.append(job)
         else:
             insort(ready, job, key=_ORDER)
-        if self.on_enter is not None:
+        tokens = self.tokens
+        if tokens is not None:
+            tokens.enter(job.order, job, now)
+        elif self.on_enter is not None:
             self.on_enter(job.order, job, now)
 
     def _checkpoint(self, job: Job, fuse: bool = False) -> bool:
@@ -1596,7 +1606,10 @@ class _Run:
             ready.append(job)
         else:
             insort(ready, job, key=_ORDER)
-        if self.on_enter is not None:
+        tokens = self.tokens
+        if tokens is not None:
+            tokens.enter(k, job, self.clock.now)
+        elif self.on_enter is not None:
             self.on_enter(k, job, self.clock.now)
         self.released.append(job)
         return job
@@ -2023,8 +2036,12 @@ class _Run:
             last += 1
         count = last - k0 + 1
         if count > 0:
-            view = SchedulerView(t, self.ready, self.running, "period", self.sim.profiles)
-            self.policy.on_periods(view, k0 * period, count)
+            tokens = self.tokens
+            if tokens is not None:
+                tokens.on_periods(t, k0 * period, count, self.running)
+            else:
+                view = SchedulerView(t, self.ready, self.running, "period", self.sim.profiles)
+                self.policy.on_periods(view, k0 * period, count)
         nxt = last + 1
         if nxt < self.sched_k and nxt * period <= t + tol:
             q = self.queue
@@ -2045,8 +2062,11 @@ class _Run:
         after ``now`` at which the policy's decision can change (``quiet_periods``); the ones
         before it are credited later by :meth:`_catch_up_periods`."""
         k0 = _next_boundary(now, period)
+        tokens = self.tokens
         if self.preempting is not None:
             n = _QUIET_MAX  # no decision until the save is done (an event)
+        elif tokens is not None:
+            n = max(0, min(tokens.quiet(now, k0 * period, self.running), _QUIET_MAX))
         else:
             view = SchedulerView(now, self.ready, self.running, "period", self.sim.profiles)
             n = max(0, min(int(self.policy.quiet_periods(view, k0 * period)), _QUIET_MAX))
@@ -2080,8 +2100,13 @@ class _Run:
         self.power_policy = sim.power
         policy.reset()
         temporal = self.temporal
+        self.tokens = None
         if temporal:  # a policy that keeps per-job state hears of the ready queue's changes
             self.on_enter, self.on_leave = ready_hooks(policy, self.arrivals) or (None, None)
+            own = getattr(self.on_enter, "__self__", None)
+            if isinstance(own, TokenHooks):  # Algorithm 2's compiled steps: called directly
+                self.tokens = own
+        tokens = self.tokens
         preemptive = bool(getattr(policy, "preemptive", True))
         period = getattr(policy, "period_s", None)
         if period is not None and not (period > 0.0 and math.isfinite(period)):
@@ -2256,7 +2281,10 @@ class _Run:
             last_t = now
 
             if completed:
-                if call_complete:
+                if tokens is not None:
+                    for job in completed:
+                        tokens.on_complete(job)
+                elif call_complete:
                     for job in completed:
                         on_complete(job, now)
                 n_fin = self.n_finished
@@ -2289,9 +2317,14 @@ class _Run:
             if temporal:
                 running = self.running
                 if ticked and call_period:
-                    policy.on_period(SchedulerView(now, ready, running, "period", profiles))
+                    if tokens is not None:
+                        tokens.on_period(now, running)
+                    else:
+                        policy.on_period(SchedulerView(now, ready, running, "period", profiles))
                 if reason and self.preempting is None:
-                    if fast_view:
+                    if tokens is not None:  # Algorithm 2 on the table: no view
+                        decision = tokens.select(now, running)
+                    elif fast_view:
                         view = new_view(view_cls)
                         d = view.__dict__
                         d["now"] = now
@@ -2299,9 +2332,9 @@ class _Run:
                         d["running"] = running
                         d["reason"] = reason
                         d["profiles"] = profiles
+                        decision = select(view)
                     else:  # pragma: no cover - only if SchedulerView changes shape
-                        view = view_cls(now, ready, running, reason, profiles)
-                    decision = select(view)
+                        decision = select(view_cls(now, ready, running, reason, profiles))
                     cand = decision.run
                     if cand is not None and cand is not running:
                         if (

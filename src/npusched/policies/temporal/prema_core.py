@@ -1,0 +1,132 @@
+"""The compiled core of Algorithm 2's general-loop hooks (:mod:`npusched.policies.temporal.prema`).
+
+Where a token policy's ready order holds (``TokenScheduler.ready_hooks``: the built-in
+Algorithm 2 on the token table), everything the general loop asks of it at a wake reads the
+token table (:class:`~npusched.policies.temporal.levels.TokenTable`) and the run's job views by
+dispatch index: the ready queue's changes (``enter`` / ``leave``), the decision (``select``,
+``pick``), a completion, a period tick, skipped ticks credited at once and the number of quiet
+ticks. :class:`TokenHooks` holds that per-run state and those steps. This module is listed in
+``npusched.native.COMPILED_MODULES`` and runs as mypyc native code where the package is built
+compiled; the public classes (``TokenScheduler`` and its subclasses, interpreted in
+``prema.py``) keep their ``Component`` signatures, ``validate`` and ``clone``, and their methods
+call these on the table path, so each step is written once.
+
+:class:`TokenHooks` is a native class that nothing subclasses (the policy makes one per run), so
+the compiled engine calls its methods directly, with the wake's time and running job instead of
+a view (no view is built for them), where ``ready_hooks`` returned this object's ``enter`` and
+``leave``: the engine then knows that the policy's Algorithm 2 methods are the built-in ones
+(``declared_order``), which these steps are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from npusched.policies.contract import KEEP, Decision, Mechanism, fast_decision
+from npusched.policies.temporal.levels import TokenTable
+from npusched.policies.temporal.mechanism import select_mechanism
+
+_CHECKPOINT = Mechanism.CHECKPOINT
+
+
+class TokenHooks:
+    """One run's token table and job views, and Algorithm 2's steps on them.
+
+    ``jobs[k]`` is the view of the run's ``k``-th request in dispatch order once it entered
+    the ready queue (``None`` before), ``index`` each view's ``k`` by ``id``, ``gain`` the
+    policy's scan-path gains (``TokenScheduler.gain_``; empty on the table path, kept so that a
+    completion does what ``on_complete`` does). The policy itself is read for ``preemptive``
+    and ``mechanism`` at each decision, as ``TokenScheduler.select`` reads them.
+
+    Job views are typed ``Any``: the engine's jobs and any other view with the fields of
+    :class:`~npusched.policies.contract.JobView` (``stay`` where it has one, as
+    :func:`~npusched.policies.contract.wait_stay` reads it).
+    """
+
+    policy: Any
+    table: TokenTable
+    jobs: list[Any]
+    index: dict[int, int]
+    gain: dict[int, float]
+
+    def __init__(
+        self,
+        policy: Any,
+        table: TokenTable,
+        jobs: list[Any],
+        index: dict[int, int],
+        gain: dict[int, float],
+    ) -> None:
+        self.policy = policy
+        self.table = table
+        self.jobs = jobs
+        self.index = index
+        self.gain = gain
+
+    # --- the ready queue's changes (the engine's ``enter`` / ``leave`` hooks) ------------------
+    def enter(self, k: int, job: Any, now: float) -> None:
+        """Job ``job`` (index ``k``) enters the ready queue at ``now``: its estimate (first
+        entry), work done and ready-queue seconds before this stay go to the table."""
+        tbl = self.table
+        jobs = self.jobs
+        if jobs[k] is not job:
+            jobs[k] = job
+            self.index[id(job)] = k
+            tbl.est[k] = job.estimated_s
+        tbl.exe[k] = job.executed_s
+        # ``wait_stay(job, now)[0]``: the engine's jobs give ``stay``
+        stay = getattr(job, "stay", None)
+        tbl.waited[k] = stay[0] if stay is not None else job.waited_s
+        tbl.enqueue(k, now)
+
+    def leave(self, k: int, job: Any, now: float) -> None:
+        """Job ``job`` (index ``k``) leaves the ready queue at ``now`` to start."""
+        self.table.dequeue(k, now)
+
+    # --- Algorithm 2 on the table -------------------------------------------------------------
+    def run_k(self, running: Any) -> int:
+        """The table's index of the running job (-1 for none)."""
+        return -1 if running is None else self.index[id(running)]
+
+    def pick(self, now: float, running: Any) -> Any:
+        """The job Algorithm 2 returns at ``now`` with ``running`` on the array (``None`` if
+        nothing is dispatched): ``TokenScheduler.pick`` on the table."""
+        run_exec = 0.0 if running is None else float(running.executed_s)
+        k = self.table.pick(now, self.run_k(running), run_exec)
+        return None if k < 0 else self.jobs[k]
+
+    def select(self, now: float, running: Any) -> Decision:
+        """``TokenScheduler.select`` on the table: Algorithm 2's job turned into a decision
+        as :func:`~npusched.policies.temporal.mechanism.decide` turns it (keep the array when
+        the pick runs already or a non-preemptive policy has a job running; run it on an idle
+        array; else displace the running job with the mechanism ``mechanism`` prescribes)."""
+        pol = self.policy
+        preemptive = bool(pol.preemptive)
+        if running is not None and not preemptive:
+            return KEEP  # no need to run Algorithm 2: the array is not reassigned
+        cand = self.pick(now, running)
+        if cand is None or (running is not None and cand.id == running.id):
+            return KEEP
+        if running is None:
+            return fast_decision(cand, _CHECKPOINT)
+        mode = getattr(pol, "mechanism", "checkpoint")
+        return fast_decision(cand, select_mechanism(mode, running, cand))
+
+    def on_complete(self, job: Any) -> None:
+        """``TokenScheduler.on_complete``: the job's scan-path gain is dropped."""
+        self.gain.pop(job.id, None)
+
+    def on_period(self, now: float, running: Any) -> None:
+        """A period tick at ``now`` (``TokenScheduler.on_period``)."""
+        self.table.credit_tick(now, self.run_k(running))
+
+    def on_periods(self, now: float, first_s: float, count: int, running: Any) -> None:
+        """``count`` skipped boundaries from ``first_s`` credited at ``now``
+        (``TokenScheduler.on_periods``)."""
+        self.table.credit_periods(now, first_s, count, self.run_k(running))
+
+    def quiet(self, now: float, first_s: float, running: Any) -> int:
+        """The boundaries from ``first_s`` on that cannot change the decision
+        (``TokenScheduler.quiet_periods``: the table path, whose policy has no rule of its
+        own)."""
+        return self.table.quiet(now, first_s, self.run_k(running))
