@@ -113,6 +113,7 @@ from npusched.policies.contract import (
     job_cap_w,
     ready_hooks,
 )
+from npusched.policies.power.core import PowerCore, switch_cost
 from npusched.policies.temporal.prema_core import TokenHooks
 from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
@@ -570,9 +571,12 @@ class _LevelState:
     a row were stopped before computing anything; the voltage of each clock seen (see
     ``_Run._level_switch``)."""
 
-    __slots__ = ("aborted", "by_plan", "free_level", "holders", "volt")
+    __slots__ = ("aborted", "by_plan", "direct", "free_level", "holders", "volt")
 
-    def __init__(self, n_resources: int) -> None:
+    def __init__(self, n_resources: int, power: Any = None) -> None:
+        #: Whether the power policy's ``switch_cost`` is the compiled core's (its module
+        #: function is then called directly: no Python-level method call per start).
+        self.direct = _core_switch_cost(power)
         self.free_level: list[tuple[float, float] | None] = [None] * n_resources
         self.holders: list[list[tuple[Job, float, float, tuple[float, float] | None]]] = [
             [] for _ in range(n_resources)
@@ -582,6 +586,16 @@ class _LevelState:
         #: Per plan (by identity, the plan kept alive in its entry): the ``(f, V)`` of each
         #: step and the first one, built on the plan's first start (``_Run._step_levels``).
         self.by_plan: dict[int, _PlanLevels] = {}
+
+
+def _core_switch_cost(power: Any) -> bool:
+    """Whether ``power``'s ``switch_cost`` is :class:`~npusched.policies.power.core.PowerCore`'s
+    (compared as stored on the classes)."""
+    from inspect import getattr_static
+
+    return isinstance(power, PowerCore) and getattr_static(
+        type(power), "switch_cost", None
+    ) is getattr_static(PowerCore, "switch_cost")
 
 
 #: Starts in a row on one resource stopped during their clock/voltage switch before the engine
@@ -1036,7 +1050,7 @@ class _Run:
         power = self.sim.power
         st = self._levels
         if st is None:
-            st = self._levels = _LevelState(len(self.res))
+            st = self._levels = _LevelState(len(self.res), power)
         held = st.holders[ri]
         if held:
             keep: list[tuple[Job, float, float, tuple[float, float] | None]] = []
@@ -1074,7 +1088,12 @@ class _Run:
         prev_lv = st.free_level[ri]
         st.holders[ri].append((job, job.wasted_s, ex, prev_lv))
         st.free_level[ri] = nxt  # these units now run at the job's level
-        sw = float(power.switch_cost(prev_lv, nxt)) if prev_lv is not None else 0.0
+        if prev_lv is None:
+            sw = 0.0
+        elif st.direct:
+            sw = switch_cost(power, prev_lv, nxt)
+        else:
+            sw = float(power.switch_cost(prev_lv, nxt))
         if sw > 0.0:
             e = res.spec.idle_power_w * job.units / res.capacity * sw
             if e:

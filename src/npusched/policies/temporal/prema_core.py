@@ -20,13 +20,34 @@ a view (no view is built for them), where ``ready_hooks`` returned this object's
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import fields as dataclass_fields
+from typing import Any, Final
 
-from npusched.policies.contract import KEEP, Decision, Mechanism, fast_decision
+from npusched.policies.contract import KEEP, Decision, Mechanism
 from npusched.policies.temporal.levels import TokenTable
 from npusched.policies.temporal.mechanism import select_mechanism
 
 _CHECKPOINT = Mechanism.CHECKPOINT
+
+#: ``Decision`` is a frozen dataclass of ``(run, mechanism)`` with slots (as
+#: ``contract.fast_decision`` checks): :func:`make_decision` sets the two slots through their
+#: member descriptors.
+_FAST: Final = tuple(f.name for f in dataclass_fields(Decision)) == ("run", "mechanism") and (
+    getattr(Decision, "__slots__", None) == ("run", "mechanism")
+)
+_SET_RUN: Final[Any] = vars(Decision)["run"].__set__ if _FAST else None
+_SET_MECHANISM: Final[Any] = vars(Decision)["mechanism"].__set__ if _FAST else None
+
+
+def make_decision(run: Any, mechanism: Mechanism) -> Decision:
+    """``Decision(run, mechanism)``, equal to ``contract.fast_decision``'s, from compiled code
+    (``fast_decision`` is an interpreted function: a Python frame per decision)."""
+    if not _FAST:  # pragma: no cover - only if Decision changes shape
+        return Decision(run, mechanism)
+    d = object.__new__(Decision)
+    _SET_RUN(d, run)
+    _SET_MECHANISM(d, mechanism)
+    return d
 
 
 class TokenHooks:
@@ -108,9 +129,9 @@ class TokenHooks:
         if cand is None or (running is not None and cand.id == running.id):
             return KEEP
         if running is None:
-            return fast_decision(cand, _CHECKPOINT)
+            return make_decision(cand, _CHECKPOINT)
         mode = getattr(pol, "mechanism", "checkpoint")
-        return fast_decision(cand, select_mechanism(mode, running, cand))
+        return make_decision(cand, select_mechanism(mode, running, cand))
 
     def on_complete(self, job: Any) -> None:
         """``TokenScheduler.on_complete``: the job's scan-path gain is dropped."""
