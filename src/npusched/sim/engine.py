@@ -1424,7 +1424,7 @@ class _Run:
             insort(ready, job, key=_ORDER)
         tokens = self.tokens
         if tokens is not None:
-            tokens.enter(job.order, job, now)
+            tokens.enter_with(job.order, job, job.estimated_s, job._exec, job._waited, now)
         elif self.on_enter is not None:
             self.on_enter(job.order, job, now)
 
@@ -1627,7 +1627,7 @@ class _Run:
             insort(ready, job, key=_ORDER)
         tokens = self.tokens
         if tokens is not None:
-            tokens.enter(k, job, self.clock.now)
+            tokens.enter_with(k, job, est, job._exec, job._waited, self.clock.now)
         elif self.on_enter is not None:
             self.on_enter(k, job, self.clock.now)
         self.released.append(job)
@@ -2342,7 +2342,9 @@ class _Run:
                         policy.on_period(SchedulerView(now, ready, running, "period", profiles))
                 if reason and self.preempting is None:
                     if tokens is not None:  # Algorithm 2 on the table: no view
-                        decision = tokens.select(now, running)
+                        decision = tokens.select_with(
+                            now, running, 0.0 if running is None else running.executed_s
+                        )
                     elif fast_view:
                         view = new_view(view_cls)
                         d = view.__dict__

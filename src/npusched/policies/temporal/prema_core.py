@@ -88,16 +88,24 @@ class TokenHooks:
     def enter(self, k: int, job: Any, now: float) -> None:
         """Job ``job`` (index ``k``) enters the ready queue at ``now``: its estimate (first
         entry), work done and ready-queue seconds before this stay go to the table."""
+        # ``wait_stay(job, now)[0]``: the engine's jobs give ``stay``
+        stay = getattr(job, "stay", None)
+        waited = stay[0] if stay is not None else job.waited_s
+        self.enter_with(k, job, job.estimated_s, job.executed_s, waited, now)
+
+    def enter_with(
+        self, k: int, job: Any, estimated_s: float, executed_s: float, waited_s: float, now: float
+    ) -> None:
+        """:meth:`enter` given the job's ``estimated_s``, ``executed_s`` and ready-queue
+        seconds before this stay (the compiled engine reads them from its typed job)."""
         tbl = self.table
         jobs = self.jobs
         if jobs[k] is not job:
             jobs[k] = job
             self.index[id(job)] = k
-            tbl.est[k] = job.estimated_s
-        tbl.exe[k] = job.executed_s
-        # ``wait_stay(job, now)[0]``: the engine's jobs give ``stay``
-        stay = getattr(job, "stay", None)
-        tbl.waited[k] = stay[0] if stay is not None else job.waited_s
+            tbl.est[k] = estimated_s
+        tbl.exe[k] = executed_s
+        tbl.waited[k] = waited_s
         tbl.enqueue(k, now)
 
     def leave(self, k: int, job: Any, now: float) -> None:
@@ -112,7 +120,10 @@ class TokenHooks:
     def pick(self, now: float, running: Any) -> Any:
         """The job Algorithm 2 returns at ``now`` with ``running`` on the array (``None`` if
         nothing is dispatched): ``TokenScheduler.pick`` on the table."""
-        run_exec = 0.0 if running is None else float(running.executed_s)
+        return self.pick_with(now, running, 0.0 if running is None else running.executed_s)
+
+    def pick_with(self, now: float, running: Any, run_exec: float) -> Any:
+        """:meth:`pick` given the running job's ``executed_s`` (0 for none)."""
         k = self.table.pick(now, self.run_k(running), run_exec)
         return None if k < 0 else self.jobs[k]
 
@@ -121,11 +132,16 @@ class TokenHooks:
         as :func:`~npusched.policies.temporal.mechanism.decide` turns it (keep the array when
         the pick runs already or a non-preemptive policy has a job running; run it on an idle
         array; else displace the running job with the mechanism ``mechanism`` prescribes)."""
+        return self.select_with(now, running, 0.0 if running is None else running.executed_s)
+
+    def select_with(self, now: float, running: Any, run_exec: float) -> Decision:
+        """:meth:`select` given the running job's ``executed_s`` (0 for none; read only where
+        Algorithm 2 runs)."""
         pol = self.policy
         preemptive = bool(pol.preemptive)
         if running is not None and not preemptive:
             return KEEP  # no need to run Algorithm 2: the array is not reassigned
-        cand = self.pick(now, running)
+        cand = self.pick_with(now, running, run_exec)
         if cand is None or (running is not None and cand.id == running.id):
             return KEEP
         if running is None:
