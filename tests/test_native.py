@@ -485,7 +485,13 @@ def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> Non
     from npusched.base import clone
     from npusched.bench import bench_workload, synthetic_profiles
     from npusched.errors import ConfigError
-    from npusched.policies.contract import Decision, Mechanism, SchedulerView, ready_hooks
+    from npusched.policies.contract import (
+        Decision,
+        Mechanism,
+        SchedulerView,
+        direct_hooks,
+        ready_hooks,
+    )
     from npusched.policies.temporal.prema import PPrema
     from npusched.policies.temporal.prema_core import TokenHooks, make_decision
     from npusched.sim.engine import Simulator
@@ -504,14 +510,31 @@ def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> Non
     plain = PPrema(mechanism="dynamic")
     plain.reset()
     hooks = ready_hooks(plain, reqs)
-    assert hooks is not None and isinstance(getattr(hooks[0], "__self__", None), TokenHooks)
+    assert hooks is not None and isinstance(direct_hooks(hooks[0]), TokenHooks)
+    assert plain.hooks_ is direct_hooks(hooks[0])
     own = CountingPrema(mechanism="dynamic")
     own.reset()
     hooks = ready_hooks(own, reqs)
-    assert hooks is not None and not isinstance(getattr(hooks[0], "__self__", None), TokenHooks)
+    assert hooks is not None and direct_hooks(hooks[0]) is None
     a = Simulator(profiles, PPrema(mechanism="dynamic"), fast_path=False).run(reqs)
     b = Simulator(profiles, CountingPrema(mechanism="dynamic"), fast_path=False).run(reqs)
     assert CountingPrema.calls > 100
+    # the policy's hooks hold no reference back to it: a run leaves no cycle for the collector
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        pol = PPrema(mechanism="dynamic")
+        r = Simulator(profiles, pol, fast_path=False).run(reqs)
+        assert direct_hooks(pol.hooks_.enter) is pol.hooks_  # type: ignore[union-attr]
+        ref = weakref.ref(pol)
+        del pol, r
+        assert ref() is None
+    finally:
+        if was:
+            gc.enable()
     assert_same_result(a, b)
     assert a.events == b.events
     # the public classes keep their parameters, clone and checks

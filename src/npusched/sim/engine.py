@@ -109,12 +109,11 @@ from npusched.policies.contract import (
     ResourceView,
     Schedule,
     SchedulerView,
+    direct_hooks,
     is_no_op,
     job_cap_w,
     ready_hooks,
 )
-from npusched.policies.power.core import PowerCore, switch_cost
-from npusched.policies.temporal.prema_core import TokenHooks
 from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
@@ -571,12 +570,9 @@ class _LevelState:
     a row were stopped before computing anything; the voltage of each clock seen (see
     ``_Run._level_switch``)."""
 
-    __slots__ = ("aborted", "by_plan", "direct", "free_level", "holders", "volt")
+    __slots__ = ("aborted", "by_plan", "free_level", "holders", "volt")
 
-    def __init__(self, n_resources: int, power: Any = None) -> None:
-        #: Whether the power policy's ``switch_cost`` is the compiled core's (its module
-        #: function is then called directly: no Python-level method call per start).
-        self.direct = _core_switch_cost(power)
+    def __init__(self, n_resources: int) -> None:
         self.free_level: list[tuple[float, float] | None] = [None] * n_resources
         self.holders: list[list[tuple[Job, float, float, tuple[float, float] | None]]] = [
             [] for _ in range(n_resources)
@@ -586,16 +582,6 @@ class _LevelState:
         #: Per plan (by identity, the plan kept alive in its entry): the ``(f, V)`` of each
         #: step and the first one, built on the plan's first start (``_Run._step_levels``).
         self.by_plan: dict[int, _PlanLevels] = {}
-
-
-def _core_switch_cost(power: Any) -> bool:
-    """Whether ``power``'s ``switch_cost`` is :class:`~npusched.policies.power.core.PowerCore`'s
-    (compared as stored on the classes)."""
-    from inspect import getattr_static
-
-    return isinstance(power, PowerCore) and getattr_static(
-        type(power), "switch_cost", None
-    ) is getattr_static(PowerCore, "switch_cost")
 
 
 #: Starts in a row on one resource stopped during their clock/voltage switch before the engine
@@ -657,9 +643,10 @@ class _Run:
         # The policy's ready-queue hooks (``contract.ready_hooks``; the general loop sets them).
         self.on_enter: ReadyHook | None = None
         self.on_leave: ReadyHook | None = None
-        #: Algorithm 2's compiled hooks where the policy's ``ready_hooks`` gave theirs (a token
-        #: policy on its table with the built-in methods): called directly, without views.
-        self.tokens: TokenHooks | None = None
+        #: The object whose ``enter`` / ``leave`` the policy's ``ready_hooks`` gave where it
+        #: declares the direct hooks (``contract.direct_hooks``: Algorithm 2 on the token
+        #: table, compiled): its steps are called without views.
+        self.tokens: Any = None
         self.res = [_Res(r) for r in sim.machine.resources]
         #: The machine's one resource (``None`` with several): the machine view's short path.
         self.res1: _Res | None = self.res[0] if len(self.res) == 1 else None
@@ -1050,7 +1037,7 @@ class _Run:
         power = self.sim.power
         st = self._levels
         if st is None:
-            st = self._levels = _LevelState(len(self.res), power)
+            st = self._levels = _LevelState(len(self.res))
         held = st.holders[ri]
         if held:
             keep: list[tuple[Job, float, float, tuple[float, float] | None]] = []
@@ -1088,12 +1075,7 @@ class _Run:
         prev_lv = st.free_level[ri]
         st.holders[ri].append((job, job.wasted_s, ex, prev_lv))
         st.free_level[ri] = nxt  # these units now run at the job's level
-        if prev_lv is None:
-            sw = 0.0
-        elif st.direct:
-            sw = switch_cost(power, prev_lv, nxt)
-        else:
-            sw = float(power.switch_cost(prev_lv, nxt))
+        sw = float(power.switch_cost(prev_lv, nxt)) if prev_lv is not None else 0.0
         if sw > 0.0:
             e = res.spec.idle_power_w * job.units / res.capacity * sw
             if e:
@@ -2122,9 +2104,7 @@ class _Run:
         self.tokens = None
         if temporal:  # a policy that keeps per-job state hears of the ready queue's changes
             self.on_enter, self.on_leave = ready_hooks(policy, self.arrivals) or (None, None)
-            own = getattr(self.on_enter, "__self__", None)
-            if isinstance(own, TokenHooks):  # Algorithm 2's compiled steps: called directly
-                self.tokens = own
+            self.tokens = direct_hooks(self.on_enter)
         tokens = self.tokens
         preemptive = bool(getattr(policy, "preemptive", True))
         period = getattr(policy, "period_s", None)
@@ -2343,7 +2323,7 @@ class _Run:
                 if reason and self.preempting is None:
                     if tokens is not None:  # Algorithm 2 on the table: no view
                         decision = tokens.select_with(
-                            now, running, 0.0 if running is None else running.executed_s
+                            policy, now, running, 0.0 if running is None else running.executed_s
                         )
                     elif fast_view:
                         view = new_view(view_cls)

@@ -45,20 +45,12 @@ class PowerCore:
         """Seconds to go from ``prev = (f, V)`` to ``nxt = (f, V)`` (``None``: nothing ran
         before, free): ``volt_switch_s`` if the voltage changes, ``freq_switch_s`` if only the
         clock does, else 0. The engine charges it before a step, whichever job ran before."""
-        return switch_cost(self, prev, nxt)
-
-
-def switch_cost(core: PowerCore, prev: Any, nxt: Any) -> float:
-    """:meth:`PowerCore.switch_cost` of ``core``, a module function the engine calls directly
-    where the policy's class keeps that method (compiled, a method called on an instance of an
-    interpreted subclass goes through a Python-level look-up and call: about 2,000
-    instructions at every start)."""
-    _, fsw, vsw = validated(core)
-    if prev is None:
-        return 0.0
-    if prev[1] != nxt[1]:
-        return vsw
-    return fsw if prev[0] != nxt[0] else 0.0
+        _, fsw, vsw = validated(self)
+        if prev is None:
+            return 0.0
+        if prev[1] != nxt[1]:
+            return vsw
+        return fsw if prev[0] != nxt[0] else 0.0
 
 
 def validated(core: PowerCore) -> tuple[float, float, float]:

@@ -302,7 +302,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
         # methods directly where it is given this object's ``enter`` and ``leave``: only
         # where the methods it would otherwise call are this class's (a class that declares
         # its own ready order may redefine them).
-        hooks = TokenHooks(self, tbl, jobs, index, self._state())
+        hooks = TokenHooks(tbl, jobs, index, self._state())
         self.table_ = tbl
         self.jobs_ = jobs
         self.index_ = index

@@ -11,11 +11,14 @@ compiled; the public classes (``TokenScheduler`` and its subclasses, interpreted
 ``prema.py``) keep their ``Component`` signatures, ``validate`` and ``clone``, and their methods
 call these on the table path, so each step is written once.
 
-:class:`TokenHooks` is a native class that nothing subclasses (the policy makes one per run), so
-the compiled engine calls its methods directly, with the wake's time and running job instead of
-a view (no view is built for them), where ``ready_hooks`` returned this object's ``enter`` and
-``leave``: the engine then knows that the policy's Algorithm 2 methods are the built-in ones
-(``declared_order``), which these steps are.
+:class:`TokenHooks` is a native class that nothing subclasses (the policy makes one per run). It
+declares ``direct_hooks`` (:func:`npusched.policies.contract.direct_hooks`): where the policy's
+``ready_hooks`` returned this object's own ``enter`` and ``leave`` (only where the policy keeps
+the built-in Algorithm 2 methods), the engine calls its steps instead of the policy's methods,
+with the wake's time, the running job and its typed job's fields instead of a view (no view is
+built for them). The engine imports no policy module: it calls them as methods of an object.
+It holds no reference to the policy (the policy holds it, as ``hooks_``; a cycle would leave the
+run's jobs to the cyclic collector): the decision is given the policy.
 """
 
 from __future__ import annotations
@@ -56,15 +59,16 @@ class TokenHooks:
     ``jobs[k]`` is the view of the run's ``k``-th request in dispatch order once it entered
     the ready queue (``None`` before), ``index`` each view's ``k`` by ``id``, ``gain`` the
     policy's scan-path gains (``TokenScheduler.gain_``; empty on the table path, kept so that a
-    completion does what ``on_complete`` does). The policy itself is read for ``preemptive``
-    and ``mechanism`` at each decision, as ``TokenScheduler.select`` reads them.
+    completion does what ``on_complete`` does). The policy is given to each decision and read
+    for ``preemptive`` and ``mechanism``, as ``TokenScheduler.select`` reads them.
 
     Job views are typed ``Any``: the engine's jobs and any other view with the fields of
     :class:`~npusched.policies.contract.JobView` (``stay`` where it has one, as
     :func:`~npusched.policies.contract.wait_stay` reads it).
     """
 
-    policy: Any
+    #: The engine calls these steps directly (``contract.direct_hooks``).
+    direct_hooks: bool
     table: TokenTable
     jobs: list[Any]
     index: dict[int, int]
@@ -72,13 +76,12 @@ class TokenHooks:
 
     def __init__(
         self,
-        policy: Any,
         table: TokenTable,
         jobs: list[Any],
         index: dict[int, int],
         gain: dict[int, float],
     ) -> None:
-        self.policy = policy
+        self.direct_hooks = True
         self.table = table
         self.jobs = jobs
         self.index = index
@@ -127,17 +130,18 @@ class TokenHooks:
         k = self.table.pick(now, self.run_k(running), run_exec)
         return None if k < 0 else self.jobs[k]
 
-    def select(self, now: float, running: Any) -> Decision:
+    def select(self, pol: Any, now: float, running: Any) -> Decision:
         """``TokenScheduler.select`` on the table: Algorithm 2's job turned into a decision
         as :func:`~npusched.policies.temporal.mechanism.decide` turns it (keep the array when
         the pick runs already or a non-preemptive policy has a job running; run it on an idle
         array; else displace the running job with the mechanism ``mechanism`` prescribes)."""
-        return self.select_with(now, running, 0.0 if running is None else running.executed_s)
+        return self.select_with(
+            pol, now, running, 0.0 if running is None else running.executed_s
+        )
 
-    def select_with(self, now: float, running: Any, run_exec: float) -> Decision:
+    def select_with(self, pol: Any, now: float, running: Any, run_exec: float) -> Decision:
         """:meth:`select` given the running job's ``executed_s`` (0 for none; read only where
         Algorithm 2 runs)."""
-        pol = self.policy
         preemptive = bool(pol.preemptive)
         if running is not None and not preemptive:
             return KEEP  # no need to run Algorithm 2: the array is not reassigned
