@@ -12,7 +12,7 @@ from npusched.sim.engine import PowerPiece, Simulator, _Run
 from npusched.workloads.request import Request
 
 
-@pytest.mark.parametrize("fam", ["FCFS", "SJF", "RRB", "PREMA", "Planaria", "FluidB"])
+@pytest.mark.parametrize("fam", ["FCFS", "SJF", "RRB", "PREMA", "Planaria", "FluidB", "DFS"])
 def test_run_config_leaves_no_cycles_from_the_engine(fam: str) -> None:
     from npusched.bench.families import family_configs
     from npusched.experiments.config import parse_config

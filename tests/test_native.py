@@ -417,3 +417,134 @@ def test_compiled_schedules_equal_the_constructors() -> None:
     assert make_schedule(
         NOTHING.assign, NO_PREEMPT, NO_MECHANISM, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
     ) == NOTHING
+
+
+#: Algorithm 2's general-loop hooks (``prema_core``, fourteenth round): the token policies on the
+#: general loop, every mechanism, both token rules and thresholds, under DFS and DVFS (their
+#: switch cost called as the compiled core's module function) and without a power policy
+_TOKEN_DIGESTS = """
+import json, sys
+sys.path.insert(0, {tests!r})
+from golden_engine import digest
+from npusched import native
+from npusched.bench import bench_workload, synthetic_profiles
+from npusched.bench.families import family_configs
+from npusched.experiments.config import parse_config
+from npusched.experiments.runner import run_config
+from npusched.policies.base import POLICIES
+from npusched.sim.engine import Simulator
+out = {{}}
+dfs = family_configs(300, load=1.2)["DFS"]
+for name, mech in [("P-PREMA", "dynamic"), ("P-PREMA", "kill"), ("P-TOKEN", "checkpoint"),
+                   ("P-TOKEN", "dynamic-kill")]:
+    for power in ("DFS", "DVFS"):
+        d = dict(dfs, policy={{"name": name, "params": {{"mechanism": mech}}}},
+                 power={{"name": power, "cap_w": 33}})
+        if power == "DVFS":
+            d["hardware"] = dict(d["hardware"], params=dict(d["hardware"]["params"],
+                                                             voltage_v="dvfs"))
+        o = run_config(parse_config(dict(d, seed=3), source=name), timeline=True)
+        dg = digest(o.result, o.summary)
+        dg["timeline"] = [repr(s) for s in o.result.timeline or []]
+        out[f"{{name}}/{{mech}}/{{power}}"] = dg
+profiles = synthetic_profiles(random_state=3)
+reqs = bench_workload(400, profiles, random_state=5, load=1.5)
+for name, params in [("P-PREMA", {{}}), ("NP-PREMA", {{}}), ("P-TOKEN", {{"threshold": ">"}}),
+                     ("P-PREMA", {{"tokens": "cumulative", "mechanism": "dynamic"}}),
+                     ("P-TOKEN", {{"include_running": False, "mechanism": "kill"}})]:
+    r = Simulator(profiles, POLICIES.create(name, **params), fast_path=False).run(reqs)
+    out[f"{{name}}/{{sorted(params.items())}}/general"] = digest(r)
+print(json.dumps({{"compiled": native.compiled(), "digests": out}}, sort_keys=True))
+"""
+
+
+def test_token_hooks_compiled_and_pure_give_the_same_bits() -> None:
+    """The token policies on the general loop (P-PREMA, P-TOKEN, NP-PREMA: mechanisms, token
+    rules, thresholds, under DFS, DVFS and no power policy) give the same digest and timeline
+    compiled (this build, ``prema_core`` and the power core's switch cost) and pure, each in
+    its own process."""
+    code = _TOKEN_DIGESTS.format(tests=str(ROOT / "tests"))
+    here = _python(code, _env())
+    assert here.returncode == 0, here.stderr
+    pure = _python(code, _env(NPUSCHED_PURE="1"))
+    assert pure.returncode == 0, pure.stderr
+    a, b = json.loads(here.stdout), json.loads(pure.stdout)
+    assert b["compiled"] == []
+    assert set(a["digests"]) == set(b["digests"]) and len(a["digests"]) == 13
+    for name in a["digests"]:
+        assert a["digests"][name] == b["digests"][name], name
+
+
+def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> None:
+    """``ready_hooks`` gives the compiled hooks' own ``enter`` / ``leave`` (the engine then calls
+    ``TokenHooks`` directly, without views) only where the class keeps the methods the engine
+    would call; a class that declares its own ready order and redefines ``select`` gets
+    wrappers, and the engine calls its ``select`` (same result here: it delegates)."""
+    import inspect
+
+    from npusched.base import clone
+    from npusched.bench import bench_workload, synthetic_profiles
+    from npusched.errors import ConfigError
+    from npusched.policies.contract import (
+        Decision,
+        Mechanism,
+        SchedulerView,
+        direct_hooks,
+        ready_hooks,
+    )
+    from npusched.policies.temporal.prema import PPrema
+    from npusched.policies.temporal.prema_core import TokenHooks, make_decision
+    from npusched.sim.engine import Simulator
+    from simhelpers import assert_same_result
+
+    class CountingPrema(PPrema):
+        ready_order = "tokens-remaining"  # declared again: the order holds for this class
+        calls = 0
+
+        def select(self, view: SchedulerView) -> Decision:
+            type(self).calls += 1
+            return super().select(view)
+
+    profiles = synthetic_profiles(random_state=3)
+    reqs = bench_workload(200, profiles, random_state=5, load=1.5)
+    plain = PPrema(mechanism="dynamic")
+    plain.reset()
+    hooks = ready_hooks(plain, reqs)
+    assert hooks is not None and isinstance(direct_hooks(hooks[0]), TokenHooks)
+    assert plain.hooks_ is direct_hooks(hooks[0])
+    own = CountingPrema(mechanism="dynamic")
+    own.reset()
+    hooks = ready_hooks(own, reqs)
+    assert hooks is not None and direct_hooks(hooks[0]) is None
+    a = Simulator(profiles, PPrema(mechanism="dynamic"), fast_path=False).run(reqs)
+    b = Simulator(profiles, CountingPrema(mechanism="dynamic"), fast_path=False).run(reqs)
+    assert CountingPrema.calls > 100
+    # the policy's hooks hold no reference back to it: a run leaves no cycle for the collector
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        pol = PPrema(mechanism="dynamic")
+        r = Simulator(profiles, pol, fast_path=False).run(reqs)
+        assert direct_hooks(pol.hooks_.enter) is pol.hooks_  # type: ignore[union-attr]
+        ref = weakref.ref(pol)
+        del pol, r
+        assert ref() is None
+    finally:
+        if was:
+            gc.enable()
+    assert_same_result(a, b)
+    assert a.events == b.events
+    # the public classes keep their parameters, clone and checks
+    assert list(inspect.signature(PPrema.__init__).parameters) == [
+        "self", "mechanism", "period_s", "token_levels", "threshold", "include_running", "tokens"
+    ]
+    p = PPrema(period_s=1, mechanism="kill")
+    assert p.get_params()["period_s"] == 1 and type(p.get_params()["period_s"]) is int
+    assert clone(p).get_params() == p.get_params()
+    with pytest.raises(ConfigError, match="tokens"):
+        PPrema(tokens="quadratic").reset()
+    d = make_decision("a job", Mechanism.KILL)
+    assert type(d) is Decision and d == Decision("a job", Mechanism.KILL)  # type: ignore[arg-type]

@@ -61,6 +61,9 @@ COMPILED_MODULES: Final = (
     "npusched.policies.spatial.planaria_core",
     "npusched.policies.mapping.haxconn_core",
     "npusched.policies.power.core",
+    # Algorithm 2's general-loop hooks on the token table (fourteenth round), under the
+    # interpreted token policies: what P-PREMA / P-TOKEN do at a wake of the general loop (DFS).
+    "npusched.policies.temporal.prema_core",
 )
 
 #: The build record ``setup.py`` writes next to this file: ``{"sources": {module: sha256}}``.

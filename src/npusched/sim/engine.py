@@ -109,6 +109,7 @@ from npusched.policies.contract import (
     ResourceView,
     Schedule,
     SchedulerView,
+    direct_hooks,
     is_no_op,
     job_cap_w,
     ready_hooks,
@@ -642,6 +643,10 @@ class _Run:
         # The policy's ready-queue hooks (``contract.ready_hooks``; the general loop sets them).
         self.on_enter: ReadyHook | None = None
         self.on_leave: ReadyHook | None = None
+        #: The object whose ``enter`` / ``leave`` the policy's ``ready_hooks`` gave where it
+        #: declares the direct hooks (``contract.direct_hooks``: Algorithm 2 on the token
+        #: table, compiled): its steps are called without views.
+        self.tokens: Any = None
         self.res = [_Res(r) for r in sim.machine.resources]
         #: The machine's one resource (``None`` with several): the machine view's short path.
         self.res1: _Res | None = self.res[0] if len(self.res) == 1 else None
@@ -1169,7 +1174,10 @@ class _Run:
                 del ready[0]
             else:
                 ready.remove(job)
-            if self.on_leave is not None:
+            tokens = self.tokens
+            if tokens is not None:
+                tokens.leave(job.order, job, now)
+            elif self.on_leave is not None:
                 self.on_leave(job.order, job, now)
         # Time spent waiting for units (state STARTING) counts as waiting too.
         job._waited += now - job._wait_since
@@ -1396,7 +1404,10 @@ class _Run:
             ready.append(job)
         else:
             insort(ready, job, key=_ORDER)
-        if self.on_enter is not None:
+        tokens = self.tokens
+        if tokens is not None:
+            tokens.enter_with(job.order, job, job.estimated_s, job._exec, job._waited, now)
+        elif self.on_enter is not None:
             self.on_enter(job.order, job, now)
 
     def _checkpoint(self, job: Job, fuse: bool = False) -> bool:
@@ -1596,7 +1607,10 @@ class _Run:
             ready.append(job)
         else:
             insort(ready, job, key=_ORDER)
-        if self.on_enter is not None:
+        tokens = self.tokens
+        if tokens is not None:
+            tokens.enter_with(k, job, est, job._exec, job._waited, self.clock.now)
+        elif self.on_enter is not None:
             self.on_enter(k, job, self.clock.now)
         self.released.append(job)
         return job
@@ -2023,8 +2037,12 @@ class _Run:
             last += 1
         count = last - k0 + 1
         if count > 0:
-            view = SchedulerView(t, self.ready, self.running, "period", self.sim.profiles)
-            self.policy.on_periods(view, k0 * period, count)
+            tokens = self.tokens
+            if tokens is not None:
+                tokens.on_periods(t, k0 * period, count, self.running)
+            else:
+                view = SchedulerView(t, self.ready, self.running, "period", self.sim.profiles)
+                self.policy.on_periods(view, k0 * period, count)
         nxt = last + 1
         if nxt < self.sched_k and nxt * period <= t + tol:
             q = self.queue
@@ -2045,8 +2063,11 @@ class _Run:
         after ``now`` at which the policy's decision can change (``quiet_periods``); the ones
         before it are credited later by :meth:`_catch_up_periods`."""
         k0 = _next_boundary(now, period)
+        tokens = self.tokens
         if self.preempting is not None:
             n = _QUIET_MAX  # no decision until the save is done (an event)
+        elif tokens is not None:
+            n = max(0, min(tokens.quiet(now, k0 * period, self.running), _QUIET_MAX))
         else:
             view = SchedulerView(now, self.ready, self.running, "period", self.sim.profiles)
             n = max(0, min(int(self.policy.quiet_periods(view, k0 * period)), _QUIET_MAX))
@@ -2080,8 +2101,11 @@ class _Run:
         self.power_policy = sim.power
         policy.reset()
         temporal = self.temporal
+        self.tokens = None
         if temporal:  # a policy that keeps per-job state hears of the ready queue's changes
             self.on_enter, self.on_leave = ready_hooks(policy, self.arrivals) or (None, None)
+            self.tokens = direct_hooks(self.on_enter)
+        tokens = self.tokens
         preemptive = bool(getattr(policy, "preemptive", True))
         period = getattr(policy, "period_s", None)
         if period is not None and not (period > 0.0 and math.isfinite(period)):
@@ -2256,7 +2280,10 @@ class _Run:
             last_t = now
 
             if completed:
-                if call_complete:
+                if tokens is not None:
+                    for job in completed:
+                        tokens.on_complete(job)
+                elif call_complete:
                     for job in completed:
                         on_complete(job, now)
                 n_fin = self.n_finished
@@ -2289,9 +2316,16 @@ class _Run:
             if temporal:
                 running = self.running
                 if ticked and call_period:
-                    policy.on_period(SchedulerView(now, ready, running, "period", profiles))
+                    if tokens is not None:
+                        tokens.on_period(now, running)
+                    else:
+                        policy.on_period(SchedulerView(now, ready, running, "period", profiles))
                 if reason and self.preempting is None:
-                    if fast_view:
+                    if tokens is not None:  # Algorithm 2 on the table: no view
+                        decision = tokens.select_with(
+                            policy, now, running, 0.0 if running is None else running.executed_s
+                        )
+                    elif fast_view:
                         view = new_view(view_cls)
                         d = view.__dict__
                         d["now"] = now
@@ -2299,9 +2333,9 @@ class _Run:
                         d["running"] = running
                         d["reason"] = reason
                         d["profiles"] = profiles
+                        decision = select(view)
                     else:  # pragma: no cover - only if SchedulerView changes shape
-                        view = view_cls(now, ready, running, reason, profiles)
-                    decision = select(view)
+                        decision = select(view_cls(now, ready, running, reason, profiles))
                     cand = decision.run
                     if cand is not None and cand is not running:
                         if (

@@ -109,6 +109,15 @@ def _check_time(owner: str, name: str, value: object) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
+#: :meth:`PowerPolicyBase.derive`'s plans by their inputs (the policy's class and checked
+#: values, the voltages, the clock levels, the input plans by identity, the cap and the idle
+#: share): each run of a config derives the same plans from its profiles' plans (which the
+#: profiles keep), about 2 M instructions each; the memo keeps the input plans alive. Cleared
+#: when it holds :data:`_DERIVED_MAX` entries.
+_DERIVED: dict[tuple[Any, ...], tuple[tuple[ExecPlan, ...], ExecPlan]] = {}
+_DERIVED_MAX = 4096
+
+
 class PowerPolicyBase(PowerCore, Component):
     """Shared logic: highest feasible level per step on the policy's voltage table (the
     per-start switch cost and its parameter check: :class:`~npusched.policies.power.core.PowerCore`,
@@ -193,6 +202,25 @@ class PowerPolicyBase(PowerCore, Component):
         ps = [plans[f] for f in freqs]
         if len({p.steps for p in ps}) != 1:
             raise PowerCapError(f"{type(self).__name__}.derive: plans differ in their steps")
+        volts = self.level_voltages(freqs)
+        key: tuple[Any, ...] | None = None
+        if step_groups is None:
+            # A plan of the same inputs (the same plan objects: a profile keeps its plans) is
+            # the one derived before, kept with its inputs (alive, so their ids stay theirs).
+            key = (
+                type(self),
+                fsw,
+                vsw,
+                float(self.idle_power_w),
+                tuple(volts),
+                tuple(freqs),
+                tuple(map(id, ps)),
+                float(cap_w),
+                float(idle_share),
+            )
+            hit = _DERIVED.get(key)
+            if hit is not None and all(a is b for a, b in zip(hit[0], ps, strict=True)):
+                return hit[1]
         power = np.stack([p.power_w for p in ps])
         if step_groups is None:
             levels = highest_feasible_levels(power, float(cap_w))
@@ -210,10 +238,10 @@ class PowerPolicyBase(PowerCore, Component):
             levels = highest_feasible_levels(peak, float(cap_w))[idx]
         cols = np.arange(ps[0].steps)
         f = np.asarray(freqs, dtype=np.float64)[levels]
-        v = np.asarray(self.level_voltages(freqs), dtype=np.float64)[levels]
+        v = np.asarray(volts, dtype=np.float64)[levels]
         sw, _, _ = switch_costs(f, v, freq_switch_s=fsw, volt_switch_s=vsw, cyclic=False)
         idle = float(self.idle_power_w) * float(idle_share)
-        return ExecPlan.from_steps(
+        plan = ExecPlan.from_steps(
             np.stack([p.latency_s for p in ps])[levels, cols] + sw,
             tiles=np.stack([p.tiles for p in ps])[levels, cols],
             checkpoint_bytes=np.stack([p.checkpoint_bytes for p in ps])[levels, cols],
@@ -221,6 +249,11 @@ class PowerPolicyBase(PowerCore, Component):
             exits=ps[0].exits,
             frequency_hz=f,
         )
+        if key is not None:
+            if len(_DERIVED) >= _DERIVED_MAX:
+                _DERIVED.clear()
+            _DERIVED[key] = (tuple(ps), plan)
+        return plan
 
     def schedule(self, table: PowerTable, *, cyclic: bool = True) -> StepSchedule:
         """Highest level within ``cap_w`` before every step, with switch costs (see

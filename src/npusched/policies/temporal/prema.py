@@ -84,6 +84,7 @@ from npusched.policies.temporal.levels import (
 )
 from npusched.policies.temporal.levels import token_value as _token_value
 from npusched.policies.temporal.mechanism import check_mode, check_seconds, decide
+from npusched.policies.temporal.prema_core import TokenHooks
 from npusched.policies.temporal.sjf import shortest_remaining
 
 #: Table II: the scheduling period (seconds).
@@ -117,6 +118,20 @@ ALGORITHM_2_METHODS: tuple[str, ...] = (
     "on_complete",
     "token_value",
     "slowdown_of",
+)
+
+
+#: The methods the engine's general loop calls on a token policy at its wakes, or that those
+#: call on the table path: where a class keeps every one as :class:`TokenScheduler` has it, the
+#: engine calls their compiled steps (``prema_core.TokenHooks``) directly.
+DIRECT_METHODS: tuple[str, ...] = (
+    "select",
+    "pick",
+    "on_complete",
+    "on_period",
+    "on_periods",
+    "quiet_periods",
+    "_run_k",
 )
 
 
@@ -228,6 +243,8 @@ class TokenScheduler(TemporalPolicyBase, Component):
         #: Per job of the table (by dispatch index), its view, and each view's index by ``id``.
         self.jobs_: list[JobView | None] = []
         self.index_: dict[int, int] = {}
+        #: The run's compiled hooks on the table (:meth:`ready_hooks`), else ``None``.
+        self.hooks_: TokenHooks | None = None
 
     # --- the token table (Algorithm 2 written once: both engine loops) ---------------------
     #: Whether the general loop keeps Algorithm 2 in the token table (:meth:`ready_hooks`)
@@ -235,6 +252,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
     #: (:meth:`candidates`, :meth:`on_period`, ...): the reference the tests hold both loops to.
     level_table: bool = True
     table_: TokenTable | None = None
+    hooks_: TokenHooks | None = None
 
     def token_table(
         self,
@@ -264,6 +282,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
         :meth:`quiet_periods` and :meth:`pick` read the table then (O(levels log n) per tick
         under the default rule), not the queue. Otherwise ``None``: the scan over job views."""
         self.table_ = None
+        self.hooks_ = None
         if not self.level_table or declared_order(self) not in (
             "tokens-remaining",
             "tokens-arrival",
@@ -279,24 +298,25 @@ class TokenScheduler(TemporalPolicyBase, Component):
         )
         jobs: list[JobView | None] = [None] * n
         index: dict[int, int] = {}
-        est, exe, waited = tbl.est, tbl.exe, tbl.waited
-        enqueue, dequeue = tbl.enqueue, tbl.dequeue
-
-        def enter(k: int, job: JobView, now: float) -> None:
-            if jobs[k] is not job:
-                jobs[k] = job
-                index[id(job)] = k
-                est[k] = job.estimated_s
-            exe[k] = job.executed_s
-            waited[k] = wait_stay(job, now)[0]
-            enqueue(k, now)
-
-        def leave(k: int, job: JobView, now: float) -> None:
-            dequeue(k, now)
-
+        # The steps on the table are compiled (``prema_core``); the engine calls the hooks'
+        # methods directly where it is given this object's ``enter`` and ``leave``: only
+        # where the methods it would otherwise call are this class's (a class that declares
+        # its own ready order may redefine them).
+        hooks = TokenHooks(tbl, jobs, index, self._state())
         self.table_ = tbl
         self.jobs_ = jobs
         self.index_ = index
+        self.hooks_ = hooks
+        if not overrides(type(self), DIRECT_METHODS):
+            return hooks.enter, hooks.leave
+        h_enter, h_leave = hooks.enter, hooks.leave
+
+        def enter(k: int, job: JobView, now: float) -> None:
+            h_enter(k, job, now)
+
+        def leave(k: int, job: JobView, now: float) -> None:
+            h_leave(k, job, now)
+
         return enter, leave
 
     def _run_k(self, running: JobView | None) -> int:
@@ -403,9 +423,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
         two periods). ``"cumulative"``: every task of the ReadyQueue (:meth:`queue`) adds its
         slowdown so far.
         """
-        tbl = self.table_
-        if tbl is not None:
-            tbl.credit_tick(view.now, self._run_k(view.running))
+        hooks = self.hooks_
+        if hooks is not None and hooks.table is self.table_:
+            hooks.on_period(view.now, view.running)
             return
         gain = self._state()
         if self.tokens == "linear":
@@ -432,9 +452,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
         before ``view.now``) at once, exactly as ``count`` calls of :meth:`on_period` at those
         times would: nothing changed between them, so a waiting job had waited ``waited_s -
         (now - b)`` at boundary ``b`` and the running job ``waited_s``."""
-        tbl = self.table_
-        if tbl is not None:
-            tbl.credit_periods(view.now, first_s, count, self._run_k(view.running))
+        hooks = self.hooks_
+        if hooks is not None and hooks.table is self.table_:
+            hooks.on_periods(view.now, first_s, count, view.running)
             return
         gain = self._state()
         now = view.now
@@ -487,9 +507,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
         """
         if self.own_rule():
             return 0  # a subclass's token rule: tick at every boundary
-        tbl = self.table_
-        if tbl is not None:
-            return tbl.quiet(view.now, first_s, self._run_k(view.running))
+        hooks = self.hooks_
+        if hooks is not None and hooks.table is self.table_:
+            return hooks.quiet(view.now, first_s, view.running)
         running = view.running
         if running is not None and not self.preemptive:
             return _NEVER
@@ -576,12 +596,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
     def pick(self, view: SchedulerView) -> JobView | None:
         """The task Algorithm 2 returns for ``view`` (``None`` if nothing is dispatched)."""
-        tbl = self.table_
-        if tbl is not None:
-            running = view.running
-            run_exec = 0.0 if running is None else running.executed_s
-            k = tbl.pick(view.now, self._run_k(running), run_exec)
-            return None if k < 0 else self.jobs_[k]
+        hooks = self.hooks_
+        if hooks is not None and hooks.table is self.table_:
+            return hooks.pick(view.now, view.running)
         return self.choose(self.candidates(self.queue(view)), view.running)
 
     def select(self, view: SchedulerView) -> Decision:
