@@ -660,6 +660,13 @@ class _Run:
         self._view: MachineView = object.__new__(MachineView)
         self._view_dict: dict[str, Any] = self._view.__dict__
         self._view_refs0 = self._view_refs()
+        # What the kept view holds of the fields that often stay the same object from one
+        # decision to the next (the ready list, the resource views, the reason, the profiles):
+        # a refill writes only those that changed (``None``: not written yet).
+        self._held_ready: object = None
+        self._held_resources: object = None
+        self._held_reason: object = None
+        self._held_profiles: object = None
         self.running: Job | None = None  # temporal: the job holding the resource
         self.preempting: Job | None = None  # temporal: the job being stopped
         self.layer_exec = 0
@@ -1673,17 +1680,28 @@ class _Run:
         # policy kept a reference to it or to its dict (or a weak reference): then that one
         # stays as it was and a new view takes its place. A view nobody else can reach cannot
         # be seen to change, so every decision still sees a view of its own (a frozen one).
+        # The fields that are the same objects as in the kept view's last fill are not written
+        # again (a dictionary write costs more than the identity test); a new view is written
+        # whole, in the fields' order (the order a first fill of the kept view writes too).
         if self._view_refs() != self._view_refs0 or getweakrefcount(self._view):
             self._view = object.__new__(MachineView)
             self._view_dict = self._view.__dict__
+            self._held_ready = self._held_resources = None
+            self._held_reason = self._held_profiles = None
         d = self._view_dict
         d["now"] = self.clock.now
-        d["ready"] = self.ready
+        ready = self.ready
+        if ready is not self._held_ready:
+            d["ready"] = self._held_ready = ready
         d["running"] = running
         d["preempting"] = preempting
-        d["resources"] = resources
-        d["reason"] = reason
-        d["profiles"] = self.sim.profiles
+        if resources is not self._held_resources:
+            d["resources"] = self._held_resources = resources
+        if reason is not self._held_reason:
+            d["reason"] = self._held_reason = reason
+        profiles = self.sim.profiles
+        if profiles is not self._held_profiles:
+            d["profiles"] = self._held_profiles = profiles
         return self._view
 
     def _view_refs(self) -> int:
@@ -1718,7 +1736,6 @@ class _Run:
                 f"returns a Schedule"
             )
         now = self.clock.now
-        clock = self.clock
         if type(sched) is Schedule:  # a frozen dataclass without slots: its fields in __dict__
             fd = sched.__dict__
             merge = fd["merge"]
@@ -1758,14 +1775,15 @@ class _Run:
                 elif job.state is not PREEMPTING:
                     raise self._invalid(job, "a running job")
         if until_step:
-            for uj, step in until_step.items():
-                if type(uj) is not Job or uj._clock is not clock:
-                    raise self._invalid(uj, "a job of this run")
-                if uj.state is DONE or not (isinstance(step, int) and step >= 0):
-                    raise self._invalid(uj, "an unfinished job and a step index >= 0")
-                uj._until = step
-                if uj.state is RUNNING:
-                    self._retime(uj)
+            # a plain dict (every built-in policy's) is iterated natively where compiled (no
+            # ``items()`` call and iterator object); any other mapping through ``items()``
+            if type(until_step) is dict:
+                until_d: dict[Any, Any] = until_step
+                for uj, step in until_d.items():
+                    self._until_step(uj, step)
+            else:
+                for uj, step in until_step.items():
+                    self._until_step(uj, step)
         # Starts at assignment (see ``_assign``): only when every assigned job waits and no
         # start is pending, so that no other event is pushed before the drain would push them.
         deferred: list[Job] | None = None
@@ -1778,20 +1796,13 @@ class _Run:
                             deferred = None
                             break
             by_id = self.resolved_by_id
-            for aj, alloc in assign.items():
-                if type(aj) is not Job or aj._clock is not clock:
-                    raise self._invalid(aj, "a job of this run")
-                if deferred is not None and aj.state is WAITING and not self.pending:
-                    # ``_assign``'s start at assignment, inline for an allocation resolved
-                    # before (by identity, as ``_resolve``)
-                    got = by_id.get(id(alloc))
-                    if got is not None and got[0] is alloc:
-                        ri, units, variant = got[1]
-                        if self.res[ri].free >= units:
-                            self._start(aj, ri, units, variant, alloc, arm=False)
-                            deferred.append(aj)
-                            continue
-                self._assign(aj, alloc, deferred)
+            if type(assign) is dict:
+                assign_d: dict[Any, Any] = assign
+                for aj, alloc in assign_d.items():
+                    self._assign_one(aj, alloc, deferred, by_id)
+            else:
+                for aj, alloc in assign.items():
+                    self._assign_one(aj, alloc, deferred, by_id)
         # Only assignments and merges can raise the units needed, and only with a job moving to
         # other units or a start waiting: otherwise every job needs at most what it holds.
         if (self.n_moving or self.pending) and (assign or merge):
@@ -1802,27 +1813,28 @@ class _Run:
         # unless the rates pass below re-times it: then it gets one event, at its rate, where
         # that pass would have pushed it (the same events in the same order, none superseded).
         late: list[Job] = []
+        # a plain dict of rates (every built-in policy's) is read natively where compiled
+        rates_d: dict[Any, Any] | None = rates if type(rates) is dict else None
         if deferred:
             for dj in deferred:
-                f = rates.get(dj) if rates else None
+                if not rates:
+                    f = None
+                elif rates_d is not None:
+                    f = rates_d.get(dj)
+                else:
+                    f = rates.get(dj)
                 if f is not None and f != 1.0 and 0.0 < f < _INF:
                     late.append(dj)
                 else:
                     self._arm(dj)
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
         if rates:
-            for rj, factor in rates.items():
-                if type(rj) is not Job or rj._clock is not clock:
-                    raise self._invalid(rj, "a job of this run")
-                if not (0.0 < factor < _INF):  # a positive finite number (nan fails both)
-                    raise SimulationError(
-                        f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
-                    )
-                if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
-                    rj.rate = float(factor)
-                    self._arm(rj)
-                elif factor != rj.rate and rj.state is RUNNING:
-                    self._set_rate(rj, float(factor))
+            if rates_d is not None:
+                for rj, factor in rates_d.items():
+                    self._rate_one(rj, factor, late)
+            else:
+                for rj, factor in rates.items():
+                    self._rate_one(rj, factor, late)
         if timers:
             q = self.queue
             for t in timers:
@@ -1832,6 +1844,65 @@ class _Run:
                         f">= now"
                     )
                 heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
+
+    def _rate_one(self, rj: object, factor: Any, late: list[Job]) -> None:
+        """``_apply``'s ``rates`` entry: ``rj`` runs at ``factor`` times its speed (``late``:
+        the jobs this decision started, not yet armed)."""
+        if type(rj) is not Job or rj._clock is not self.clock:
+            raise self._invalid(rj, "a job of this run")
+        if type(factor) is float:  # compared and stored as a C double where compiled
+            fv: float = factor
+            if not (0.0 < fv < _INF):  # a positive finite number (nan fails both)
+                raise SimulationError(
+                    f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
+                )
+            if late and rj in late:
+                rj.rate = fv
+                self._arm(rj)
+            elif fv != rj.rate and rj.state is RUNNING:
+                self._set_rate(rj, fv)
+            return
+        if not (0.0 < factor < _INF):  # a positive finite number (nan fails both)
+            raise SimulationError(
+                f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
+            )
+        if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
+            rj.rate = float(factor)
+            self._arm(rj)
+        elif factor != rj.rate and rj.state is RUNNING:
+            self._set_rate(rj, float(factor))
+
+    def _until_step(self, uj: object, step: object) -> None:
+        """``_apply``'s ``until_step`` entry: ``uj`` stops at step ``step``."""
+        if type(uj) is not Job or uj._clock is not self.clock:
+            raise self._invalid(uj, "a job of this run")
+        if uj.state is DONE or not (isinstance(step, int) and step >= 0):
+            raise self._invalid(uj, "an unfinished job and a step index >= 0")
+        uj._until = step
+        if uj.state is RUNNING:
+            self._retime(uj)
+
+    def _assign_one(
+        self,
+        aj: object,
+        alloc: Any,
+        deferred: list[Job] | None,
+        by_id: dict[int, tuple[Allocation, tuple[int, int, _Variant]]],
+    ) -> None:
+        """``_apply``'s ``assign`` entry: ``aj`` to ``alloc``."""
+        if type(aj) is not Job or aj._clock is not self.clock:
+            raise self._invalid(aj, "a job of this run")
+        if deferred is not None and aj.state is WAITING and not self.pending:
+            # ``_assign``'s start at assignment, inline for an allocation resolved before (by
+            # identity, as ``_resolve``)
+            got = by_id.get(id(alloc))
+            if got is not None and got[0] is alloc:
+                ri, units, variant = got[1]
+                if self.res[ri].free >= units:
+                    self._start(aj, ri, units, variant, alloc, arm=False)
+                    deferred.append(aj)
+                    return
+        self._assign(aj, alloc, deferred)
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
         by_id = self.resolved_by_id
