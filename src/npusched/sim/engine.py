@@ -91,7 +91,7 @@ from itertools import repeat
 from operator import attrgetter, countOf
 from sys import getrefcount
 from types import MappingProxyType, SimpleNamespace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from weakref import getweakrefcount
 
 import numpy as np
@@ -525,6 +525,13 @@ class Simulator:
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
 _RESOLVED_BY_ID_MAX = 1024
 _INF = math.inf
+#: ``sys.getrefcount`` and ``weakref.getweakrefcount`` for the machine view's check at every
+#: decision (``_Run._machine_view``): compiled, a ``Final`` alias is a C static, where an
+#: imported name is a look-up in the module's dictionary at each call.
+_GETREFCOUNT: Final = getrefcount
+_GETWEAKREFCOUNT: Final = getweakrefcount
+#: ``_apply``'s list of late starts while it has none (never appended to: read only).
+_NO_JOBS: Final[list[Job]] = []
 
 
 def _next_boundary(now: float, period: float) -> int:
@@ -651,6 +658,9 @@ class _Run:
         #: The machine view's resource views per free units (shared, read-only): keyed by the
         #: one resource's free units, or by the tuple of every resource's.
         self._res_views: dict[int | tuple[int, ...], Mapping[str, ResourceView]] = {}
+        #: The last machine view's key of ``_res_views`` and its resource views.
+        self._res_key: int | tuple[int, ...] = -1
+        self._res_last: Mapping[str, ResourceView] | None = None
         #: Jobs in state PREEMPTING (holding units while they stop and save): while there are
         #: none, the machine view's running jobs are the resources' holders as they stand.
         self.n_preempting = 0
@@ -1660,12 +1670,20 @@ class _Run:
         if self.pending:
             for e in self.pending:
                 running.append(e[0])
-        cache = self._res_views
-        resources = cache.get(key)
-        if resources is None:
-            resources = cache[key] = MappingProxyType(  # shared: read-only
-                {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in res_l}
-            )
+        # the last decision's resource views where the free units are as they were (an
+        # integer comparison, no dictionary look-up), else the views of these free units
+        if key == self._res_key and self._res_last is not None:
+            resources = self._res_last
+        else:
+            cache = self._res_views
+            got = cache.get(key)
+            if got is None:
+                got = cache[key] = MappingProxyType(  # shared: read-only
+                    {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in res_l}
+                )
+            resources = got
+            self._res_key = key
+            self._res_last = got
         if not _FAST_MACHINE_VIEW:  # pragma: no cover - only if MachineView changes shape
             return MachineView(
                 self.clock.now,
@@ -1683,7 +1701,7 @@ class _Run:
         # The fields that are the same objects as in the kept view's last fill are not written
         # again (a dictionary write costs more than the identity test); a new view is written
         # whole, in the fields' order (the order a first fill of the kept view writes too).
-        if self._view_refs() != self._view_refs0 or getweakrefcount(self._view):
+        if self._view_refs() != self._view_refs0 or _GETWEAKREFCOUNT(self._view):
             self._view = object.__new__(MachineView)
             self._view_dict = self._view.__dict__
             self._held_ready = self._held_resources = None
@@ -1707,7 +1725,7 @@ class _Run:
     def _view_refs(self) -> int:
         """The references to the kept machine view and to its attribute dict, as counted from
         here (the same code counts them at the start, when only the engine holds them)."""
-        return getrefcount(self._view) + getrefcount(self._view_dict)
+        return _GETREFCOUNT(self._view) + _GETREFCOUNT(self._view_dict)
 
     def _invalid(self, cand: object, what_ok: str = "a job in the ready queue") -> SimulationError:
         if isinstance(cand, Job):
@@ -1812,7 +1830,7 @@ class _Run:
         # A job started at assignment gets its event where the drain would have pushed it,
         # unless the rates pass below re-times it: then it gets one event, at its rate, where
         # that pass would have pushed it (the same events in the same order, none superseded).
-        late: list[Job] = []
+        late: list[Job] = _NO_JOBS  # a list of its own once a job is late
         # a plain dict of rates (every built-in policy's) is read natively where compiled
         rates_d: dict[Any, Any] | None = rates if type(rates) is dict else None
         if deferred:
@@ -1824,6 +1842,8 @@ class _Run:
                 else:
                     f = rates.get(dj)
                 if f is not None and f != 1.0 and 0.0 < f < _INF:
+                    if late is _NO_JOBS:
+                        late = []
                     late.append(dj)
                 else:
                     self._arm(dj)
