@@ -218,66 +218,62 @@ def grouped_percentiles(
     qs: Sequence[float],
 ) -> list[FloatArray] | None:
     """``np.percentile`` (linear method) of each column in ``cols`` over all rows and over the
-    rows of each key in ``levels``, the same bits, with one sort per column instead of one
-    ``np.percentile`` call per group.
+    rows of each key in ``levels``, the same bits, by NumPy's own steps without its wrapper.
 
     Returns one ``(1 + len(levels), len(qs))`` array per column (row 0: all rows; a level with
     no rows: NaN), or ``None`` where the shortcut does not give NumPy's result for certain (a
     NaN or a zero in a column, a percentile outside ``[0, 100]``, no rows): the caller then
-    calls ``np.percentile``. NumPy's call costs about 100 µs each whatever the group's size
-    (argument checks, ``moveaxis``, ``unique`` of the partition's indexes), which a summary of
-    a few thousand requests over many priorities paid a dozen times.
+    calls ``np.percentile``. NumPy's call costs about 100 µs whatever the group's size
+    (argument checks, ``moveaxis``, copies, the generic method table), which a summary of a
+    few thousand requests over many priorities paid a dozen times.
 
-    Why the bits are NumPy's: NumPy's ``_quantile`` partitions at the order statistics it
-    reads, and a sort has the same values there (the values at an order statistic are unique,
-    but for ``0.0`` / ``-0.0`` and NaN, refused above); the virtual index
+    Why the bits are NumPy's: per group the columns are stacked as rows and partitioned at the
+    order statistics NumPy's ``_quantile`` reads (an ``O(n)`` partition per group, as NumPy's:
+    no sort), and the values there are the same whichever partition puts them there (they are
+    unique but for ``0.0`` / ``-0.0`` and NaN, refused above); the virtual index
     ``(n - 1) * q / 100``, the neighbours (both the last element at or past ``n - 1``), the
     weight (the index less the integer floor) and ``_lerp`` (``a + (b - a) * t``, or
     ``b - (b - a) * (1 - t)`` where ``t >= 0.5``) are the same element-wise float operations
-    in the same order; ``tests/test_summary_percentiles.py`` checks it bit for bit.
+    in the same order. ``tests/test_summary_percentiles.py`` checks it bit for bit.
     """
     n = len(keys)
     q_arr = np.asarray(qs, dtype=np.float64)
     if n == 0 or not bool(np.all((q_arr >= 0.0) & (q_arr <= 100.0))):
         return None
-    quantiles = np.true_divide(q_arr, 100)
-    order = np.argsort(keys, kind="stable")
-    sk = keys[order]
-    lv = np.asarray(levels, dtype=np.int64)
-    left = np.searchsorted(sk, lv, side="left")
-    # row 0 is every row (the first n values of each sorted column), then one row per level
-    starts = np.concatenate(([0], n + left))
-    counts = np.concatenate(([n], np.searchsorted(sk, lv, side="right") - left))
-    ok = counts > 0
-    last = counts - 1
-    vi = last.astype(np.float64)[:, None] * quantiles[None, :]
-    prev = np.floor(vi)
-    nxt = prev + 1
-    above = vi >= last[:, None]
-    prev[above] = -1
-    nxt[above] = -1
-    prev_i = prev.astype(np.intp)
-    nxt_i = nxt.astype(np.intp)
-    gamma = vi - prev_i
-    ge_half = gamma >= 0.5
-    base = starts[:, None]
-    cnt = counts[:, None]
-    gp = np.where(ok[:, None], base + np.where(prev_i < 0, cnt + prev_i, prev_i), 0)
-    gn = np.where(ok[:, None], base + np.where(nxt_i < 0, cnt + nxt_i, nxt_i), 0)
-    out: list[FloatArray] = []
     for c in cols:
-        if bool(np.any(np.isnan(c))) or bool(np.any(c == 0.0)):
+        if bool(np.isnan(c).any()) or bool((c == 0.0).any()):
             return None
-        s = np.concatenate((np.sort(c), c[order][np.lexsort((c[order], sk))]))
-        a = s[gp]
-        b = s[gn]
+    quantiles = np.true_divide(q_arr, 100)
+    res = np.full((len(cols), 1 + len(levels), len(q_arr)), np.nan)
+    for g, p in enumerate([None, *levels]):
+        # the group's columns as the rows of a new array: one partition serves them all
+        if p is None:
+            arr = np.stack(cols)
+        else:
+            at = keys == p
+            arr = np.stack([c[at] for c in cols])
+        m = arr.shape[1]
+        if m == 0:
+            continue
+        vi = (m - 1) * quantiles
+        prev = np.floor(vi)
+        nxt = prev + 1
+        above = vi >= m - 1
+        prev[above] = -1
+        nxt[above] = -1
+        prev_i = prev.astype(np.intp)
+        nxt_i = nxt.astype(np.intp)
+        arr.partition(np.unique(np.concatenate(([0, -1], prev_i, nxt_i))), axis=1)
+        a = arr[:, prev_i]
+        b = arr[:, nxt_i]
+        gamma = vi - prev_i
         diff = b - a
         r = a + diff * gamma
         hi = b - diff * (1 - gamma)
+        ge_half = np.broadcast_to(gamma >= 0.5, r.shape)
         r[ge_half] = hi[ge_half]
-        r[~ok] = np.nan
-        out.append(r)
-    return out
+        res[:, g, :] = r
+    return list(res)
 
 
 def _qname(q: float) -> str:
