@@ -150,3 +150,85 @@ def test_machine_view_kept_by_the_policy_stays_as_it_was(
         view = ref()
         if view is not None:  # still alive: as it was
             assert view.now == fields["now"] and view.running == fields["running"]
+
+
+@pytest.mark.parametrize("family", ["Planaria", "HaX-CoNN", "FluidB"])
+def test_refilled_machine_view_holds_what_a_new_view_holds(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refill writes only the fields whose objects changed since the kept view's last fill
+    (``_Run._machine_view``): at every decision the refilled view holds what a new view holds
+    (the run whose policy keeps every view gets a new one each time, every field written), and
+    its attribute dictionary names the fields in their order."""
+
+    def snapshot(out: list[Any]) -> Any:
+        def take(view: Any) -> None:
+            out.append(
+                (
+                    list(vars(view)),
+                    view.now,
+                    view.reason,
+                    [j.id for j in view.ready],
+                    [j.id for j in view.running],
+                    [j.id for j in view.preempting],
+                    {k: (r.kind, r.capacity, r.free) for k, r in view.resources.items()},
+                    sorted(view.profiles),
+                )
+            )
+
+        return take
+
+    refilled: list[Any] = []
+    fresh: list[Any] = []
+    views: list[Any] = []
+    take_fresh = snapshot(fresh)
+
+    def keep(view: Any) -> None:
+        views.append(view)
+        take_fresh(view)
+
+    a = _run_family(family, monkeypatch, snapshot(refilled))
+    b = _run_family(family, monkeypatch, keep)
+    assert_same_result(a, b)
+    assert len({id(v) for v in views}) == len(views) > 50
+    names = [f.name for f in dataclasses.fields(contract.MachineView)]
+    assert all(s[0] == names for s in refilled)
+    assert refilled == fresh
+
+
+@pytest.mark.parametrize("family", ["HaX-CoNN", "FluidB", "Planaria"])
+def test_schedule_mappings_that_are_not_dicts_give_the_same_run(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``_apply`` iterates a plain ``dict`` of ``assign`` / ``until_step`` / ``rates`` natively
+    and any other mapping through ``items()``: the same schedules as read-only mappings give
+    the same run."""
+    from types import MappingProxyType
+
+    import npusched.policies.machine as machine
+
+    plain = _run_family(family, monkeypatch, lambda view: None)
+    made = machine.get_any_policy
+
+    def proxied_policy(name: str, /, **params: Any) -> Any:
+        policy = made(name, **params)
+        select = policy.select
+
+        def proxied(view: Any) -> Any:
+            s = select(view)
+            if s is contract.NOTHING:
+                return s
+            return dataclasses.replace(
+                s,
+                assign=MappingProxyType(dict(s.assign)),
+                until_step=MappingProxyType(dict(s.until_step)),
+                rates=MappingProxyType(dict(s.rates)),
+            )
+
+        policy.select = proxied
+        return policy
+
+    with monkeypatch.context() as m:
+        m.setattr(machine, "get_any_policy", proxied_policy)
+        cfg = parse_config(dict(family_configs(1000)[family], seed=0), source=family)
+        assert_same_result(run_config(cfg).result, plain)

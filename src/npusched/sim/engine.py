@@ -91,7 +91,7 @@ from itertools import repeat
 from operator import attrgetter, countOf
 from sys import getrefcount
 from types import MappingProxyType, SimpleNamespace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from weakref import getweakrefcount
 
 import numpy as np
@@ -526,6 +526,13 @@ class Simulator:
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
 _RESOLVED_BY_ID_MAX = 1024
 _INF = math.inf
+#: ``sys.getrefcount`` and ``weakref.getweakrefcount`` for the machine view's check at every
+#: decision (``_Run._machine_view``): compiled, a ``Final`` alias is a C static, where an
+#: imported name is a look-up in the module's dictionary at each call.
+_GETREFCOUNT: Final = getrefcount
+_GETWEAKREFCOUNT: Final = getweakrefcount
+#: ``_apply``'s list of late starts while it has none (never appended to: read only).
+_NO_JOBS: Final[list[Job]] = []
 
 
 def _next_boundary(now: float, period: float) -> int:
@@ -656,6 +663,9 @@ class _Run:
         #: The machine view's resource views per free units (shared, read-only): keyed by the
         #: one resource's free units, or by the tuple of every resource's.
         self._res_views: dict[int | tuple[int, ...], Mapping[str, ResourceView]] = {}
+        #: The last machine view's key of ``_res_views`` and its resource views.
+        self._res_key: int | tuple[int, ...] = -1
+        self._res_last: Mapping[str, ResourceView] | None = None
         #: Jobs in state PREEMPTING (holding units while they stop and save): while there are
         #: none, the machine view's running jobs are the resources' holders as they stand.
         self.n_preempting = 0
@@ -665,6 +675,13 @@ class _Run:
         self._view: MachineView = object.__new__(MachineView)
         self._view_dict: dict[str, Any] = self._view.__dict__
         self._view_refs0 = self._view_refs()
+        # What the kept view holds of the fields that often stay the same object from one
+        # decision to the next (the ready list, the resource views, the reason, the profiles):
+        # a refill writes only those that changed (``None``: not written yet).
+        self._held_ready: object = None
+        self._held_resources: object = None
+        self._held_reason: object = None
+        self._held_profiles: object = None
         self.running: Job | None = None  # temporal: the job holding the resource
         self.preempting: Job | None = None  # temporal: the job being stopped
         self.layer_exec = 0
@@ -1667,12 +1684,20 @@ class _Run:
         if self.pending:
             for e in self.pending:
                 running.append(e[0])
-        cache = self._res_views
-        resources = cache.get(key)
-        if resources is None:
-            resources = cache[key] = MappingProxyType(  # shared: read-only
-                {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in res_l}
-            )
+        # the last decision's resource views where the free units are as they were (an
+        # integer comparison, no dictionary look-up), else the views of these free units
+        if key == self._res_key and self._res_last is not None:
+            resources = self._res_last
+        else:
+            cache = self._res_views
+            got = cache.get(key)
+            if got is None:
+                got = cache[key] = MappingProxyType(  # shared: read-only
+                    {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in res_l}
+                )
+            resources = got
+            self._res_key = key
+            self._res_last = got
         if not _FAST_MACHINE_VIEW:  # pragma: no cover - only if MachineView changes shape
             return MachineView(
                 self.clock.now,
@@ -1687,23 +1712,34 @@ class _Run:
         # policy kept a reference to it or to its dict (or a weak reference): then that one
         # stays as it was and a new view takes its place. A view nobody else can reach cannot
         # be seen to change, so every decision still sees a view of its own (a frozen one).
-        if self._view_refs() != self._view_refs0 or getweakrefcount(self._view):
+        # The fields that are the same objects as in the kept view's last fill are not written
+        # again (a dictionary write costs more than the identity test); a new view is written
+        # whole, in the fields' order (the order a first fill of the kept view writes too).
+        if self._view_refs() != self._view_refs0 or _GETWEAKREFCOUNT(self._view):
             self._view = object.__new__(MachineView)
             self._view_dict = self._view.__dict__
+            self._held_ready = self._held_resources = None
+            self._held_reason = self._held_profiles = None
         d = self._view_dict
         d["now"] = self.clock.now
-        d["ready"] = self.ready
+        ready = self.ready
+        if ready is not self._held_ready:
+            d["ready"] = self._held_ready = ready
         d["running"] = running
         d["preempting"] = preempting
-        d["resources"] = resources
-        d["reason"] = reason
-        d["profiles"] = self.sim.profiles
+        if resources is not self._held_resources:
+            d["resources"] = self._held_resources = resources
+        if reason is not self._held_reason:
+            d["reason"] = self._held_reason = reason
+        profiles = self.sim.profiles
+        if profiles is not self._held_profiles:
+            d["profiles"] = self._held_profiles = profiles
         return self._view
 
     def _view_refs(self) -> int:
         """The references to the kept machine view and to its attribute dict, as counted from
         here (the same code counts them at the start, when only the engine holds them)."""
-        return getrefcount(self._view) + getrefcount(self._view_dict)
+        return _GETREFCOUNT(self._view) + _GETREFCOUNT(self._view_dict)
 
     def _invalid(self, cand: object, what_ok: str = "a job in the ready queue") -> SimulationError:
         if isinstance(cand, Job):
@@ -1732,7 +1768,6 @@ class _Run:
                 f"returns a Schedule"
             )
         now = self.clock.now
-        clock = self.clock
         if type(sched) is Schedule:  # a frozen dataclass without slots: its fields in __dict__
             fd = sched.__dict__
             merge = fd["merge"]
@@ -1772,14 +1807,15 @@ class _Run:
                 elif job.state is not PREEMPTING:
                     raise self._invalid(job, "a running job")
         if until_step:
-            for uj, step in until_step.items():
-                if type(uj) is not Job or uj._clock is not clock:
-                    raise self._invalid(uj, "a job of this run")
-                if uj.state is DONE or not (isinstance(step, int) and step >= 0):
-                    raise self._invalid(uj, "an unfinished job and a step index >= 0")
-                uj._until = step
-                if uj.state is RUNNING:
-                    self._retime(uj)
+            # a plain dict (every built-in policy's) is iterated natively where compiled (no
+            # ``items()`` call and iterator object); any other mapping through ``items()``
+            if type(until_step) is dict:
+                until_d: dict[Any, Any] = until_step
+                for uj, step in until_d.items():
+                    self._until_step(uj, step)
+            else:
+                for uj, step in until_step.items():
+                    self._until_step(uj, step)
         # Starts at assignment (see ``_assign``): only when every assigned job waits and no
         # start is pending, so that no other event is pushed before the drain would push them.
         deferred: list[Job] | None = None
@@ -1792,20 +1828,13 @@ class _Run:
                             deferred = None
                             break
             by_id = self.resolved_by_id
-            for aj, alloc in assign.items():
-                if type(aj) is not Job or aj._clock is not clock:
-                    raise self._invalid(aj, "a job of this run")
-                if deferred is not None and aj.state is WAITING and not self.pending:
-                    # ``_assign``'s start at assignment, inline for an allocation resolved
-                    # before (by identity, as ``_resolve``)
-                    got = by_id.get(id(alloc))
-                    if got is not None and got[0] is alloc:
-                        ri, units, variant = got[1]
-                        if self.res[ri].free >= units:
-                            self._start(aj, ri, units, variant, alloc, arm=False)
-                            deferred.append(aj)
-                            continue
-                self._assign(aj, alloc, deferred)
+            if type(assign) is dict:
+                assign_d: dict[Any, Any] = assign
+                for aj, alloc in assign_d.items():
+                    self._assign_one(aj, alloc, deferred, by_id)
+            else:
+                for aj, alloc in assign.items():
+                    self._assign_one(aj, alloc, deferred, by_id)
         # Only assignments and merges can raise the units needed, and only with a job moving to
         # other units or a start waiting: otherwise every job needs at most what it holds.
         if (self.n_moving or self.pending) and (assign or merge):
@@ -1815,28 +1844,31 @@ class _Run:
         # A job started at assignment gets its event where the drain would have pushed it,
         # unless the rates pass below re-times it: then it gets one event, at its rate, where
         # that pass would have pushed it (the same events in the same order, none superseded).
-        late: list[Job] = []
+        late: list[Job] = _NO_JOBS  # a list of its own once a job is late
+        # a plain dict of rates (every built-in policy's) is read natively where compiled
+        rates_d: dict[Any, Any] | None = rates if type(rates) is dict else None
         if deferred:
             for dj in deferred:
-                f = rates.get(dj) if rates else None
+                if not rates:
+                    f = None
+                elif rates_d is not None:
+                    f = rates_d.get(dj)
+                else:
+                    f = rates.get(dj)
                 if f is not None and f != 1.0 and 0.0 < f < _INF:
+                    if late is _NO_JOBS:
+                        late = []
                     late.append(dj)
                 else:
                     self._arm(dj)
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
         if rates:
-            for rj, factor in rates.items():
-                if type(rj) is not Job or rj._clock is not clock:
-                    raise self._invalid(rj, "a job of this run")
-                if not (0.0 < factor < _INF):  # a positive finite number (nan fails both)
-                    raise SimulationError(
-                        f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
-                    )
-                if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
-                    rj.rate = float(factor)
-                    self._arm(rj)
-                elif factor != rj.rate and rj.state is RUNNING:
-                    self._set_rate(rj, float(factor))
+            if rates_d is not None:
+                for rj, factor in rates_d.items():
+                    self._rate_one(rj, factor, late)
+            else:
+                for rj, factor in rates.items():
+                    self._rate_one(rj, factor, late)
         if timers:
             q = self.queue
             for t in timers:
@@ -1846,6 +1878,65 @@ class _Run:
                         f">= now"
                     )
                 heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
+
+    def _rate_one(self, rj: object, factor: Any, late: list[Job]) -> None:
+        """``_apply``'s ``rates`` entry: ``rj`` runs at ``factor`` times its speed (``late``:
+        the jobs this decision started, not yet armed)."""
+        if type(rj) is not Job or rj._clock is not self.clock:
+            raise self._invalid(rj, "a job of this run")
+        if type(factor) is float:  # compared and stored as a C double where compiled
+            fv: float = factor
+            if not (0.0 < fv < _INF):  # a positive finite number (nan fails both)
+                raise SimulationError(
+                    f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
+                )
+            if late and rj in late:
+                rj.rate = fv
+                self._arm(rj)
+            elif fv != rj.rate and rj.state is RUNNING:
+                self._set_rate(rj, fv)
+            return
+        if not (0.0 < factor < _INF):  # a positive finite number (nan fails both)
+            raise SimulationError(
+                f"policy {self._pname()!r}: rate {factor!r} for job {rj.id}; must be > 0"
+            )
+        if late and rj in late:  # started now (t0 >= now): as _set_rate, nothing to close
+            rj.rate = float(factor)
+            self._arm(rj)
+        elif factor != rj.rate and rj.state is RUNNING:
+            self._set_rate(rj, float(factor))
+
+    def _until_step(self, uj: object, step: object) -> None:
+        """``_apply``'s ``until_step`` entry: ``uj`` stops at step ``step``."""
+        if type(uj) is not Job or uj._clock is not self.clock:
+            raise self._invalid(uj, "a job of this run")
+        if uj.state is DONE or not (isinstance(step, int) and step >= 0):
+            raise self._invalid(uj, "an unfinished job and a step index >= 0")
+        uj._until = step
+        if uj.state is RUNNING:
+            self._retime(uj)
+
+    def _assign_one(
+        self,
+        aj: object,
+        alloc: Any,
+        deferred: list[Job] | None,
+        by_id: dict[int, tuple[Allocation, tuple[int, int, _Variant]]],
+    ) -> None:
+        """``_apply``'s ``assign`` entry: ``aj`` to ``alloc``."""
+        if type(aj) is not Job or aj._clock is not self.clock:
+            raise self._invalid(aj, "a job of this run")
+        if deferred is not None and aj.state is WAITING and not self.pending:
+            # ``_assign``'s start at assignment, inline for an allocation resolved before (by
+            # identity, as ``_resolve``)
+            got = by_id.get(id(alloc))
+            if got is not None and got[0] is alloc:
+                ri, units, variant = got[1]
+                if self.res[ri].free >= units:
+                    self._start(aj, ri, units, variant, alloc, arm=False)
+                    deferred.append(aj)
+                    return
+        self._assign(aj, alloc, deferred)
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
         by_id = self.resolved_by_id
