@@ -70,6 +70,7 @@ from npusched.sim.events import TIME_TOL_S
 
 if TYPE_CHECKING:
     from npusched.policies.temporal.levels import TokenTable
+    from npusched.policies.temporal.rrb_core import Rotation
     from npusched.sim.engine import SimResult, _Run
 
 __all__ = ["applies", "execute_columns", "plain_run", "write_records"]
@@ -100,6 +101,14 @@ def applies(run: _Run) -> bool:
     order = declared_order(policy)
     if order in _TOKEN_ORDERS:
         if not (sim.skip_periods and is_no_op(cls, "on_dispatch")):
+            return False
+    elif order == "round-robin":
+        # The declaration covers the hooks, ``preemptive`` and the ticks' rules
+        # (``ready_order_methods``): P-RRB ticks with a period and passes over the ticks its
+        # ``quiet_before`` calls quiet; NP-RRB has neither.
+        if (getattr(policy, "period_s", None) is None) == callable(
+            getattr(policy, "quiet_before", None)
+        ):
             return False
     elif order == "rank" or order == "remaining":
         if order == "rank" and not callable(getattr(cls, "queue_key", None)):
@@ -170,16 +179,20 @@ class _Columns:
 
     __slots__ = (
         "cap",
+        "cbytes",
+        "ckpt_cost",
         "col_energy",
         "csec",
         "exe",
         "f0",
+        "npre",
         "pw",
         "rbytes",
         "rid",
         "rname",
         "rows",
         "tl",
+        "touched",
         "units",
     )
 
@@ -197,7 +210,15 @@ class _Columns:
         units: int,
         cap: int,
         f0: Any,
+        npre: list[int],
+        cbytes: list[int],
+        touched: list[int],
+        ckpt_cost: bool,
     ) -> None:
+        self.npre = npre
+        self.cbytes = cbytes
+        self.touched = touched
+        self.ckpt_cost = ckpt_cost
         self.exe = exe
         self.rbytes = rbytes
         self.csec = csec
@@ -262,6 +283,40 @@ def _end_segment(
     return db, steps, e
 
 
+def _stop(
+    c: _Columns,
+    k: int,
+    te: float,
+    limit: float,
+    seg_start: float,
+    t0: float,
+    a: float,
+    plan: ExecPlan,
+    bandwidth: float,
+) -> tuple[float, int, float, bool, float]:
+    """The general loop's ``_stop``: the CHECKPOINT victim ``k`` stops at ``te`` at work
+    ``limit`` (its segment closed by :func:`_end_segment`) and its save begins. Returns what
+    :func:`_end_segment` returns, whether the segment did work (the livelock guard) and the
+    save's seconds; the caller adds them to the loop's state, the busy time in the general
+    loop's order (the segment's, then the save's)."""
+    restored = te >= t0
+    exe = c.exe
+    before = exe[k]
+    db, steps, e = _end_segment(c, k, te, limit, seg_start, t0, a, plan)
+    if not c.npre[k]:
+        c.touched.append(k)
+    c.npre[k] += 1
+    save_s = 0.0
+    if restored:
+        nbytes = plan.checkpoint_bytes_at(exe[k])
+        c.cbytes[k] += nbytes
+        c.rbytes[k] = nbytes
+        if c.ckpt_cost:
+            save_s = nbytes / bandwidth
+    c.csec[k] += save_s
+    return db, steps, e, exe[k] > before, save_s
+
+
 def execute_columns(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     sim = run.sim
@@ -271,6 +326,7 @@ def execute_columns(run: _Run) -> SimResult:
     preemptive = bool(pol.preemptive)
     order = declared_order(policy)
     token = order in _TOKEN_ORDERS
+    rr = order == "round-robin"  # NP-RRB, P-RRB: the rotation held here (``Rotation``)
     srpt = order == "remaining"  # SJF: ready entries ``(remaining estimate, k)``
     # How a waiting job displaces the running one (``"rank"`` / ``"remaining"``): ``cmp`` 1 is
     # ``better`` = ``operator.gt`` written out (HPF), 2 ``operator.lt`` (FCFS), 3 any other
@@ -362,7 +418,7 @@ def execute_columns(run: _Run) -> SimResult:
 
     if srpt:
         hkey = [_srpt_key(est, exe, k) for k in range(n)]
-    elif not token:
+    elif not (token or rr):
         qkey = run.keys_of(pol, "queue_key")
         rank = run.keys_of(pol, "rank_key") if preemptive else qkey
         hkey = _heap_keys(qkey)
@@ -386,6 +442,40 @@ def execute_columns(run: _Run) -> SimResult:
         table: TokenTable = pol.token_table(
             run.disp("priority"), arr_t, rid, est, exe
         )  # (sentinel unread)
+    # Round-robin: the rotation of models (``pol.rotation``: per model a heap of its waiting
+    # jobs), the pointer (the model that last got the array, -1 none yet), the slice (its job
+    # and start); with a period (P-RRB) ticks at every boundary while jobs wait, passed over
+    # while ``quiet_before``'s time says they keep the running job (``quiet``, as the general
+    # loop's; ``quiet_s`` / ``quiet_t``: the last slice's threshold) and a CHECKPOINT's stop
+    # carried out at the decision (``fuse``, as the general loop's ``_checkpoint``).
+    ticks = False
+    quiet_on = False
+    fuse = False
+    quiet = -inf
+    quantum: Any = 0.0
+    quantum_q = 0.0
+    rr_ptr = -1
+    slice_k = -1
+    slice_start = 0.0
+    quiet_s = math.nan
+    quiet_t = 0.0
+    if rr:
+        rot: Rotation = pol.rotation(run.disp("network"))
+        model_of = rot.model_of
+        rr_period = getattr(pol, "period_s", None)
+        if rr_period is not None:
+            if not (rr_period > 0.0 and math.isfinite(rr_period)):
+                raise SimulationError(
+                    f"policy {run._pname()!r}: period_s={rr_period!r}; must be a positive "
+                    "number or None"
+                )
+            period = float(rr_period)
+            ticks = True
+            quiet_on = True
+            fuse = until == inf
+        if preemptive:
+            quantum = pol.quantum_s
+            quantum_q = quantum * (1 - 1e-9)
     nwait = 0  # jobs in the ready queue
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
@@ -431,7 +521,24 @@ def execute_columns(run: _Run) -> SimResult:
     idle_periods = 0
     futile = 0  # preemptions in a row without progress (the engine's livelock guard)
 
-    cols = _Columns(exe, rbytes, csec, col_energy, rows, rid, tl, pw, rname, units, cap, f0)
+    cols = _Columns(
+        exe,
+        rbytes,
+        csec,
+        col_energy,
+        rows,
+        rid,
+        tl,
+        pw,
+        rname,
+        units,
+        cap,
+        f0,
+        npre,
+        cbytes,
+        touched,
+        bool(ckpt_cost),
+    )
     ai = 0
     next_arr = arr_t[0]
     now = 0.0
@@ -439,6 +546,30 @@ def execute_columns(run: _Run) -> SimResult:
     last_t = 0.0
     n_done_before = 0
     while True:
+        if quiet_on and live:
+            c = live[0]
+            if c < quiet and c < tm and c < ts:
+                # The general loop's pass-over: the pending tick at ``c`` would wake alone
+                # (nothing else within the time tolerance after it), find the same jobs waiting
+                # and the same job running, and keep it (``quiet_before`` says so before
+                # ``quiet``). Every such tick is passed over in one step: the state is what
+                # their wakes leave (clock, last wake), less their ``events``.
+                tn = tm if tm < ts else ts
+                if next_arr < tn:
+                    tn = next_arr
+                if c + tol < tn and c <= until:
+                    while True:
+                        kb = floor(c / period) + 1  # ``_next_boundary(c, period)``
+                        while kb * period <= c + tol:
+                            kb += 1
+                        nc = kb * period
+                        if nc < quiet and nc + tol < tn and nc <= until:
+                            c = nc
+                        else:
+                            break
+                    now = c
+                    last_t = c
+                    live[0] = nc
         t = tm if tm < next_arr else next_arr
         if live and live[0] < t:
             t = live[0]
@@ -521,30 +652,27 @@ def execute_columns(run: _Run) -> SimResult:
                     completed = True
                 elif mkind == _STOP:
                     k = pre_k
-                    restored = now >= t0
-                    before = exe[k]
-                    db, steps, e = _end_segment(cols, k, now, limit, seg_start, t0, ex0, plan)
+                    db, steps, e, worked, save_s = _stop(
+                        cols,
+                        k,
+                        now,
+                        limit,
+                        seg_start,
+                        t0,
+                        ex0,
+                        plan,
+                        req_plans[k][0].memory_bandwidth_bps,
+                    )
                     busy += db
                     layer_exec += steps
                     if e:
                         res_energy += e
-                    if exe[k] > before:
+                    if worked:
                         futile = 0
                     else:
                         futile += 1
                         if futile > _MAX_FUTILE_PREEMPTIONS:
                             raise SimulationError(livelock_message(policy.name, now))
-                    if not npre[k]:
-                        touched.append(k)
-                    npre[k] += 1
-                    save_s = 0.0
-                    if restored:
-                        nbytes = plan.checkpoint_bytes_at(exe[k])
-                        cbytes[k] += nbytes
-                        rbytes[k] = nbytes
-                        if ckpt_cost:
-                            save_s = nbytes / req_plans[k][0].memory_bandwidth_bps
-                    csec[k] += save_s
                     busy += save_s * units / cap
                     mkind = _SAVE_DONE
                     save_t = now
@@ -556,6 +684,9 @@ def execute_columns(run: _Run) -> SimResult:
                         tl.append(Segment(rid[k], save_t, now, "save", rname, units, f0))
                     if token:
                         table.enqueue(k, now)
+                        nwait += 1
+                    elif rr:
+                        rot.push(k)
                         nwait += 1
                     else:
                         heappush(ready, _srpt_key(est, exe, k) if srpt else hkey[k])
@@ -580,6 +711,13 @@ def execute_columns(run: _Run) -> SimResult:
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
+        elif rr:
+            while next_arr <= horizon:
+                rot.push(ai)
+                nwait += 1
+                events += 1
+                ai += 1
+                next_arr = arr_t[ai]
         else:
             while next_arr <= horizon:
                 heappush(ready, hkey[ai])
@@ -599,7 +737,7 @@ def execute_columns(run: _Run) -> SimResult:
             decide = True
         else:
             decide = preempted or arrived or ticked
-        if ticked:
+        if ticked and token:
             table.credit_tick(now, run_k)
         if decide and pre_k < 0 and (run_k < 0 or preemptive):
             if token:
@@ -610,6 +748,14 @@ def execute_columns(run: _Run) -> SimResult:
                     cand = table.pick(now, run_k, r if r < limit else limit)
                 else:
                     cand = table.pick(now, run_k, exe[run_k])
+            elif rr:  # ``NPRRBCore.select`` / ``PRRBCore.select``
+                if run_k < 0:
+                    cand = rot.pick(rr_ptr, -1)
+                elif now - slice_start < quantum_q:
+                    cand = -1  # the slice goes on
+                else:  # the next other model's first job
+                    m = model_of[run_k]
+                    cand = rot.pick(m, m)
             elif not ready:
                 cand = -1
             else:  # the declared order's best waiting job, against the running one
@@ -661,8 +807,35 @@ def execute_columns(run: _Run) -> SimResult:
                             limit = stop
                             run_k = -1
                             pre_k = k
-                            mkind = _STOP
-                            tm = t_stop
+                            if fuse:  # the stop carried out now, its save's end the event
+                                db, steps, e, worked, save_s = _stop(
+                                    cols,
+                                    k,
+                                    t_stop,
+                                    limit,
+                                    seg_start,
+                                    t0,
+                                    ex0,
+                                    plan,
+                                    req_plans[k][0].memory_bandwidth_bps,
+                                )
+                                busy += db
+                                layer_exec += steps
+                                if e:
+                                    res_energy += e
+                                if worked:
+                                    futile = 0
+                                else:
+                                    futile += 1
+                                    if futile > _MAX_FUTILE_PREEMPTIONS:
+                                        raise SimulationError(livelock_message(policy.name, now))
+                                busy += save_s * units / cap
+                                mkind = _SAVE_DONE
+                                save_t = t_stop
+                                tm = t_stop + save_s
+                            else:
+                                mkind = _STOP
+                                tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
                         db, steps, e = _end_segment(cols, k, now, e_now, seg_start, t0, ex0, plan)
@@ -699,6 +872,17 @@ def execute_columns(run: _Run) -> SimResult:
                             killed = -1
                         else:
                             nwait -= 1
+                    elif rr:  # the grant: the pointer moves, a new job's slice begins
+                        rot.pop(k)
+                        if killed >= 0:
+                            rot.push(killed)
+                            killed = -1
+                        else:
+                            nwait -= 1
+                        rr_ptr = model_of[k]
+                        if k != slice_k:
+                            slice_k = k
+                            slice_start = now
                     else:
                         heappop(ready)  # ``k`` is its top
                         if killed >= 0:  # waits again, with no work done
@@ -719,6 +903,32 @@ def execute_columns(run: _Run) -> SimResult:
                     run_k = k
                     mkind = _COMPLETE
                     tm = t0 + (iso - ex0)
+        if rr:
+            if ticks and nwait and not tick_pending:
+                # the general loop's tick at ``_next_boundary(now, period)``
+                kb = floor(now / period) + 1
+                while kb * period <= horizon:
+                    kb += 1
+                live.append(kb * period)  # (empty: no tick pending)
+                tick_pending = True
+            if quiet_on:  # ``quiet_before``, as the general loop reads it after a wake
+                if not nwait:
+                    quiet = -inf
+                elif pre_k >= 0:
+                    quiet = inf  # no decision until the save is done (an event)
+                elif run_k >= 0:
+                    if run_k != slice_k:  # pragma: no cover - every start is a grant
+                        quiet = -inf
+                    elif not rot.others_wait(run_k):
+                        quiet = inf
+                    else:
+                        if slice_start != quiet_s:
+                            quiet_s = slice_start
+                            quiet_t = rot.quiet_time(slice_start, quantum)
+                        quiet = quiet_t
+                else:
+                    quiet = -inf
+            continue
         if not token:
             continue  # rank orders have no period
         if not nwait:
