@@ -43,11 +43,11 @@ general loop; ``Simulator(fast_path=False)`` forces it.
 
 from __future__ import annotations
 
+import heapq
 import math
 import operator
 import sys
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush
 from itertools import repeat
 from operator import add, mul
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -85,6 +85,10 @@ _COMPLETE: Final = 1
 _STOP: Final = 2
 _SAVE_DONE: Final = 3
 _TOKEN_ORDERS: Final = ("tokens-remaining", "tokens-arrival")
+# ``heapq``'s functions as ``Final`` names: compiled, a name imported with ``from heapq import``
+# is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
 
 
 def applies(run: _Run) -> bool:
@@ -445,20 +449,24 @@ def execute_columns(run: _Run) -> SimResult:
     # Round-robin: the rotation of models (``pol.rotation``: per model a heap of its waiting
     # jobs), the pointer (the model that last got the array, -1 none yet), the slice (its job
     # and start); with a period (P-RRB) ticks at every boundary while jobs wait, passed over
-    # while ``quiet_before``'s time says they keep the running job (``quiet``, as the general
-    # loop's; ``quiet_s`` / ``quiet_t``: the last slice's threshold) and a CHECKPOINT's stop
-    # carried out at the decision (``fuse``, as the general loop's ``_checkpoint``).
+    # while ``quiet_before`` says they keep the running job, and a CHECKPOINT's stop carried
+    # out at the decision (``fuse``, as the general loop's ``_checkpoint``). ``quiet`` is
+    # ``quiet_before``'s time where it is infinite; ``quiet_slice``: it is the slice's
+    # threshold ``T``, the smallest float with ``T - slice_start >= quantum_q``, and since the
+    # subtraction is monotone ``c < T`` is tested as ``c - slice_start < quantum_q`` (the
+    # decision's own keep test; ``T`` itself is never needed).
     ticks = False
     quiet_on = False
     fuse = False
     quiet = -inf
-    quantum: Any = 0.0
+    quiet_slice = False
     quantum_q = 0.0
     rr_ptr = -1
     slice_k = -1
     slice_start = 0.0
-    quiet_s = math.nan
-    quiet_t = 0.0
+    # Per request, its profile's memory bandwidth (a preemption's save; read per preemption,
+    # several per request under round-robin).
+    bandwidth: list[float] = []
     if rr:
         rot: Rotation = pol.rotation(run.disp("network"))
         model_of = rot.model_of
@@ -474,8 +482,8 @@ def execute_columns(run: _Run) -> SimResult:
             quiet_on = True
             fuse = until == inf
         if preemptive:
-            quantum = pol.quantum_s
-            quantum_q = quantum * (1 - 1e-9)
+            quantum_q = pol.quantum_s * (1 - 1e-9)
+            bandwidth = [e[0].memory_bandwidth_bps for e in req_plans]
     nwait = 0  # jobs in the ready queue
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
@@ -548,7 +556,7 @@ def execute_columns(run: _Run) -> SimResult:
     while True:
         if quiet_on and live:
             c = live[0]
-            if c < quiet and c < tm and c < ts:
+            if (c - slice_start < quantum_q if quiet_slice else c < quiet) and c < tm and c < ts:
                 # The general loop's pass-over: the pending tick at ``c`` would wake alone
                 # (nothing else within the time tolerance after it), find the same jobs waiting
                 # and the same job running, and keep it (``quiet_before`` says so before
@@ -559,11 +567,15 @@ def execute_columns(run: _Run) -> SimResult:
                     tn = next_arr
                 if c + tol < tn and c <= until:
                     while True:
-                        kb = floor(c / period) + 1  # ``_next_boundary(c, period)``
+                        kb = math.floor(c / period) + 1  # ``_next_boundary(c, period)``
                         while kb * period <= c + tol:
                             kb += 1
                         nc = kb * period
-                        if nc < quiet and nc + tol < tn and nc <= until:
+                        if (
+                            (nc - slice_start < quantum_q if quiet_slice else nc < quiet)
+                            and nc + tol < tn
+                            and nc <= until
+                        ):
                             c = nc
                         else:
                             break
@@ -809,15 +821,7 @@ def execute_columns(run: _Run) -> SimResult:
                             pre_k = k
                             if fuse:  # the stop carried out now, its save's end the event
                                 db, steps, e, worked, save_s = _stop(
-                                    cols,
-                                    k,
-                                    t_stop,
-                                    limit,
-                                    seg_start,
-                                    t0,
-                                    ex0,
-                                    plan,
-                                    req_plans[k][0].memory_bandwidth_bps,
+                                    cols, k, t_stop, limit, seg_start, t0, ex0, plan, bandwidth[k]
                                 )
                                 busy += db
                                 layer_exec += steps
@@ -906,12 +910,13 @@ def execute_columns(run: _Run) -> SimResult:
         if rr:
             if ticks and nwait and not tick_pending:
                 # the general loop's tick at ``_next_boundary(now, period)``
-                kb = floor(now / period) + 1
+                kb = math.floor(now / period) + 1
                 while kb * period <= horizon:
                     kb += 1
                 live.append(kb * period)  # (empty: no tick pending)
                 tick_pending = True
             if quiet_on:  # ``quiet_before``, as the general loop reads it after a wake
+                quiet_slice = False
                 if not nwait:
                     quiet = -inf
                 elif pre_k >= 0:
@@ -922,10 +927,7 @@ def execute_columns(run: _Run) -> SimResult:
                     elif not rot.others_wait(run_k):
                         quiet = inf
                     else:
-                        if slice_start != quiet_s:
-                            quiet_s = slice_start
-                            quiet_t = rot.quiet_time(slice_start, quantum)
-                        quiet = quiet_t
+                        quiet_slice = True  # the slice's threshold (above)
                 else:
                     quiet = -inf
             continue

@@ -16,7 +16,9 @@ is given (an ``int`` stored as ``float``) before ``validate`` sees it.
 :class:`Rotation` is the rule on dispatch indices, for the engine's column loop
 (``sim/columns.py``, the declared order ``"round-robin"``): per model a heap of the waiting
 jobs' dispatch indices and the pick after a pointer. :func:`quiet_threshold` is
-:meth:`PRRBCore.quiet_before`'s time, used by both loops.
+:meth:`PRRBCore.quiet_before`'s time (the column loop tests ``c < T`` as the
+decision's own keep test, ``c - slice_start < quantum_s * (1 - 1e-9)``: the same by the
+subtraction's monotonicity).
 """
 
 from __future__ import annotations
@@ -110,10 +112,6 @@ class Rotation:
     def others_wait(self, k: int) -> bool:
         """Whether a model other than job ``k``'s has a waiting job."""
         return self.n_wait > len(self.heaps[self.model_of[k]])
-
-    def quiet_time(self, slice_start: float, quantum_s: Any) -> float:
-        """:func:`quiet_threshold` (the engine reads the rule here, not from this module)."""
-        return quiet_threshold(slice_start, quantum_s)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
