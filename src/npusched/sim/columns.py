@@ -900,7 +900,10 @@ def execute_columns(run: _Run) -> SimResult:
                     plan_steps = plan.steps if iso > 0.0 else 0
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
                     rb = rbytes[k]
-                    t0 = now + rb / prof.memory_bandwidth_bps if rb and ckpt_cost else now
+                    if rb and ckpt_cost:  # restore first
+                        t0 = now + rb / (bandwidth[k] if bandwidth else prof.memory_bandwidth_bps)
+                    else:
+                        t0 = now
                     seg_start = now
                     ex0 = exe[k]
                     limit = iso
