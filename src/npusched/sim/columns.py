@@ -1,6 +1,7 @@
 """The engine's loop over per-job columns, for temporal policies that declare their ready
 order (:func:`~npusched.policies.contract.declared_order`): FCFS and HPF (``"rank"``), SJF
-(``"remaining"``), PREMA and TOKEN (``"tokens-remaining"`` / ``"tokens-arrival"``).
+(``"remaining"``), PREMA and TOKEN (``"tokens-remaining"`` / ``"tokens-arrival"``), NP-RRB and
+P-RRB (``"round-robin"``).
 
 No per-job objects: per request, in dispatch order, flat lists (work done, bytes to restore,
 preemptions, checkpoint bytes and seconds, work lost to KILL; for the token rule priority,
@@ -26,19 +27,29 @@ The engine owns the ready queue, ordered by the key the policy declares:
   skipped ones), asks it for the pick and for the next tick that can change a decision
   (``quiet``). Under the linear rule with ``>=`` (the default) the waiting jobs are held by
   token level, so a decision costs O(levels log n) (see ``docs/engine.md``).
+- ``"round-robin"``: the policy's rotation (``pol.rotation``, a
+  :class:`~npusched.policies.temporal.rrb_core.Rotation`: per model a heap of its waiting
+  jobs' dispatch indices, the models in order of first dispatch); the loop holds the pointer
+  and the slice (its job and start) and applies ``PRRBCore.select``'s test: the running job
+  keeps the array while ``now - slice_start < quantum_s * (1 - 1e-9)``, else the next other
+  model's first job displaces it. With a period (P-RRB) it ticks as the general loop does for
+  a policy with ``quiet_before``: one tick at the next boundary while jobs wait, the lone ticks
+  that keep the running job passed over in one step, and a CHECKPOINT's stop carried out at
+  the decision when there is no ``until``.
 
 The result is the general loop's (``skip_periods=True`` for the token orders) to the last bit:
 the same wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the
 event queue's order; a completion a preemption superseded and a re-planned tick still open a
 wake), so every column, ``events``, ``busy_s``, energy, ``layer_executions`` and the power pieces
-are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``,
+are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``, ``tests/test_rrb_fast_path.py``,
 ``tests/test_golden_engine.py``).
 
 When it applies (:func:`applies`): ``"rank"`` (with a ``queue_key``) or ``"remaining"`` with no
 period and the no-op hooks; a token order with ``Simulator(skip_periods=True)`` and a no-op
 ``on_dispatch``; and a plain run (:func:`plain_run`: no power policy, no dependent requests, no
-early exits; power pieces, the timeline and ``until`` are handled here). Anything else runs the
-general loop; ``Simulator(fast_path=False)`` forces it.
+early exits; power pieces, the timeline and ``until`` are handled here); ``"round-robin"`` with
+a period exactly where the policy has a ``quiet_before`` (its hooks are the declaration's).
+Anything else runs the general loop; ``Simulator(fast_path=False)`` forces it.
 """
 
 from __future__ import annotations
@@ -96,7 +107,8 @@ def applies(run: _Run) -> bool:
     declares its ready order (:func:`~npusched.policies.contract.declared_order`): ``"rank"``
     (with a ``queue_key``) or ``"remaining"`` with no period and every hook a no-op, or a token
     order (PREMA, TOKEN and subclasses keeping Algorithm 2) with ``skip_periods`` and a no-op
-    ``on_dispatch``; and the run is plain (:func:`plain_run`)."""
+    ``on_dispatch``, or ``"round-robin"`` (NP-RRB, P-RRB) with a period exactly where there is
+    a ``quiet_before``; and the run is plain (:func:`plain_run`)."""
     sim = run.sim
     policy = run.policy
     cls = type(policy)
