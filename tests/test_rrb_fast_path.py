@@ -154,28 +154,3 @@ def test_round_robin_takes_the_column_loop() -> None:
     for cls in (Ticking, Hooked, Preempting):
         assert declared_order(cls()) is None, cls.__name__
         assert not takes(cls()), cls.__name__
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    ops=st.lists(
-        st.one_of(st.none(), st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, float("inf")])),
-        max_size=60,
-    )
-)
-def test_float_heap_equals_heapq(ops: list[float | None]) -> None:
-    """The column loop's heap of superseded events' times (``_fpush`` / ``_fpop``, written
-    out so that it compiles natively) keeps ``heapq``'s top and contents (``None``: a pop)."""
-    import heapq
-
-    a: list[float] = []
-    b: list[float] = []
-    for x in ops:
-        if x is None:
-            if a:
-                heapq.heappop(a)
-                columns._fpop(b)
-        else:
-            heapq.heappush(a, x)
-            columns._fpush(b, x)
-        assert (a[:1] == b[:1]) and sorted(a) == sorted(b)

@@ -179,45 +179,6 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
     return [q * n + k for k, q in enumerate(dense)]
 
 
-def _fpush(h: list[float], x: float) -> None:
-    """``heapq.heappush`` on a heap of floats (the superseded events' times), compiled
-    natively: ``heapq``'s functions are generic calls with a rich comparison per step. The
-    heap holds the same values, so its top (all the loop reads) is the same."""
-    h.append(x)
-    i = len(h) - 1
-    while i > 0:
-        up = (i - 1) >> 1
-        y = h[up]
-        if x < y:
-            h[i] = y
-            i = up
-        else:
-            break
-    h[i] = x
-
-
-def _fpop(h: list[float]) -> None:
-    """``heapq.heappop`` on a heap of floats (see :func:`_fpush`), the top dropped."""
-    last = h.pop()
-    n = len(h)
-    if not n:
-        return
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and h[c + 1] < h[c]:
-            c += 1
-        y = h[c]
-        if y < last:
-            h[i] = y
-            i = c
-        else:
-            break
-    h[i] = last
-
-
 def _srpt_key(est: list[float], exe: list[float], k: int) -> tuple[float, int]:
     """SJF's ready entry of job ``k`` (``shortest_remaining``'s key, float operations and
     ties: remaining estimate clamped at 0, then dispatch order = arrival, id)."""
@@ -640,7 +601,7 @@ def execute_columns(run: _Run) -> SimResult:
             break  # only superseded events are left: they would wake the loop to do nothing
         if far_min <= t and far_min <= ts:  # a run this long: the far ticks join the heap
             for b in far:
-                _fpush(stale, b)
+                heappush(stale, b)
             far.clear()
             far_min = inf
             ts = stale[0]
@@ -676,7 +637,7 @@ def execute_columns(run: _Run) -> SimResult:
         horizon = now + tol
         if ts <= horizon:
             while stale and stale[0] <= horizon:
-                _fpop(stale)
+                heappop(stale)
             ts = stale[0] if stale else inf
         woke = False
         ticked = False
@@ -864,7 +825,7 @@ def execute_columns(run: _Run) -> SimResult:
                             if t_stop < now:
                                 t_stop = now
                         if stop < limit or now < t0:
-                            _fpush(stale, tm)  # the general loop keeps the old event
+                            heappush(stale, tm)  # the general loop keeps the old event
                             if tm < ts:
                                 ts = tm
                             limit = stop
@@ -908,7 +869,7 @@ def execute_columns(run: _Run) -> SimResult:
                             touched.append(k)
                         npre[k] += 1
                         run_k = -1
-                        _fpush(stale, tm)
+                        heappush(stale, tm)
                         if tm < ts:
                             ts = tm
                         killed = k  # waits again once ``cand`` has left the queue
@@ -1017,7 +978,7 @@ def execute_columns(run: _Run) -> SimResult:
         if kq != sched_k or not tick_pending:
             for b in live:  # re-planned: the ticks of the old epoch only wake the loop
                 if b < far_s:
-                    _fpush(stale, b)
+                    heappush(stale, b)
                     if b < ts:
                         ts = b
                 else:
