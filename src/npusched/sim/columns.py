@@ -41,8 +41,8 @@ The result is the general loop's (``skip_periods=True`` for the token orders) to
 the same wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the
 event queue's order; a completion a preemption superseded and a re-planned tick still open a
 wake), so every column, ``events``, ``busy_s``, energy, ``layer_executions`` and the power pieces
-are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``, ``tests/test_rrb_fast_path.py``,
-``tests/test_golden_engine.py``).
+are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``,
+``tests/test_rrb_fast_path.py``, ``tests/test_golden_engine.py``).
 
 When it applies (:func:`applies`): ``"rank"`` (with a ``queue_key``) or ``"remaining"`` with no
 period and the no-op hooks; a token order with ``Simulator(skip_periods=True)`` and a no-op
