@@ -173,7 +173,8 @@ def test_applies_only_where_the_result_is_the_same() -> None:
     assert takes(POLICIES.create("P-HPF"), until=1.0)  # stops as the general loop does
     assert takes(POLICIES.create("P-SJF"))  # its ready order is declared
     assert takes(POLICIES.create("P-PREMA"))  # a token order: the same loop
-    assert not takes(POLICIES.create("P-RRB"))  # declares no order
+    assert takes(POLICIES.create("P-RRB"))  # round-robin: the same loop
+    assert takes(POLICIES.create("NP-RRB"))
 
     class Hooked(HPF):
         def on_complete(self, job: object, now: float) -> None:
@@ -411,7 +412,8 @@ def test_declared_orders() -> None:
         "P-PREMA": "tokens-remaining",
         "NP-TOKEN": "tokens-arrival",
         "P-TOKEN": "tokens-arrival",
-        "P-RRB": None,
+        "NP-RRB": "round-robin",
+        "P-RRB": "round-robin",
     }
     for name, order in want.items():
         assert declared_order(POLICIES.create(name)) == order, name

@@ -141,7 +141,7 @@ def test_applies_only_where_the_result_is_the_same() -> None:
     assert takes(POLICIES.create("P-PREMA"), record_timeline=True)  # the timeline is recorded
     assert takes(POLICIES.create("P-PREMA"), until=1.0)  # stops as the general loop does
     assert takes(POLICIES.create("P-HPF"))  # a rank order: the same loop
-    assert not takes(POLICIES.create("P-RRB"))  # declares no order
+    assert takes(POLICIES.create("P-RRB"))  # round-robin: the same loop
 
     class Hooked(PPrema):
         def on_period(self, view: object) -> None:  # type: ignore[override]

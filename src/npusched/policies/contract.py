@@ -446,8 +446,17 @@ def dynamic_choice(
 #: ``"rank"`` (a rank fixed at dispatch: ``queue_key`` / ``rank_key`` / ``better``; FCFS, HPF),
 #: ``"remaining"`` (shortest estimated remaining time; SJF), ``"tokens-remaining"`` and
 #: ``"tokens-arrival"`` (PREMA's Algorithm 2 choosing the shortest estimated remaining job, or
-#: the first come, among the candidates; PREMA, TOKEN).
-READY_ORDERS: tuple[str, ...] = ("rank", "remaining", "tokens-remaining", "tokens-arrival")
+#: the first come, among the candidates; PREMA, TOKEN), ``"round-robin"`` (the first-come job
+#: of the next model after a pointer in the order of first dispatch; NP-RRB, P-RRB: the policy
+#: gives the engine its ``rotation`` and, with a period, its ``quantum_s`` and
+#: ``quiet_before`` rule).
+READY_ORDERS: tuple[str, ...] = (
+    "rank",
+    "remaining",
+    "tokens-remaining",
+    "tokens-arrival",
+    "round-robin",
+)
 
 
 def declared_order(policy: object) -> str | None:

@@ -1,6 +1,7 @@
 """The engine's loop over per-job columns, for temporal policies that declare their ready
 order (:func:`~npusched.policies.contract.declared_order`): FCFS and HPF (``"rank"``), SJF
-(``"remaining"``), PREMA and TOKEN (``"tokens-remaining"`` / ``"tokens-arrival"``).
+(``"remaining"``), PREMA and TOKEN (``"tokens-remaining"`` / ``"tokens-arrival"``), NP-RRB and
+P-RRB (``"round-robin"``).
 
 No per-job objects: per request, in dispatch order, flat lists (work done, bytes to restore,
 preemptions, checkpoint bytes and seconds, work lost to KILL; for the token rule priority,
@@ -26,28 +27,38 @@ The engine owns the ready queue, ordered by the key the policy declares:
   skipped ones), asks it for the pick and for the next tick that can change a decision
   (``quiet``). Under the linear rule with ``>=`` (the default) the waiting jobs are held by
   token level, so a decision costs O(levels log n) (see ``docs/engine.md``).
+- ``"round-robin"``: the policy's rotation (``pol.rotation``, a
+  :class:`~npusched.policies.temporal.rrb_core.Rotation`: per model a heap of its waiting
+  jobs' dispatch indices, the models in order of first dispatch); the loop holds the pointer
+  and the slice (its job and start) and applies ``PRRBCore.select``'s test: the running job
+  keeps the array while ``now - slice_start < quantum_s * (1 - 1e-9)``, else the next other
+  model's first job displaces it. With a period (P-RRB) it ticks as the general loop does for
+  a policy with ``quiet_before``: one tick at the next boundary while jobs wait, the lone ticks
+  that keep the running job passed over in one step, and a CHECKPOINT's stop carried out at
+  the decision when there is no ``until``.
 
 The result is the general loop's (``skip_periods=True`` for the token orders) to the last bit:
 the same wakes (events within :data:`~npusched.sim.events.TIME_TOL_S` handled together in the
 event queue's order; a completion a preemption superseded and a re-planned tick still open a
 wake), so every column, ``events``, ``busy_s``, energy, ``layer_executions`` and the power pieces
 are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``,
-``tests/test_golden_engine.py``).
+``tests/test_rrb_fast_path.py``, ``tests/test_golden_engine.py``).
 
 When it applies (:func:`applies`): ``"rank"`` (with a ``queue_key``) or ``"remaining"`` with no
 period and the no-op hooks; a token order with ``Simulator(skip_periods=True)`` and a no-op
 ``on_dispatch``; and a plain run (:func:`plain_run`: no power policy, no dependent requests, no
-early exits; power pieces, the timeline and ``until`` are handled here). Anything else runs the
-general loop; ``Simulator(fast_path=False)`` forces it.
+early exits; power pieces, the timeline and ``until`` are handled here); ``"round-robin"`` with
+a period exactly where the policy has a ``quiet_before`` (its hooks are the declaration's).
+Anything else runs the general loop; ``Simulator(fast_path=False)`` forces it.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import operator
 import sys
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush
 from itertools import repeat
 from operator import add, mul
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -70,6 +81,7 @@ from npusched.sim.events import TIME_TOL_S
 
 if TYPE_CHECKING:
     from npusched.policies.temporal.levels import TokenTable
+    from npusched.policies.temporal.rrb_core import Rotation
     from npusched.sim.engine import SimResult, _Run
 
 __all__ = ["applies", "execute_columns", "plain_run", "write_records"]
@@ -84,6 +96,10 @@ _COMPLETE: Final = 1
 _STOP: Final = 2
 _SAVE_DONE: Final = 3
 _TOKEN_ORDERS: Final = ("tokens-remaining", "tokens-arrival")
+# ``heapq``'s functions as ``Final`` names: compiled, a name imported with ``from heapq import``
+# is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
 
 
 def applies(run: _Run) -> bool:
@@ -91,7 +107,8 @@ def applies(run: _Run) -> bool:
     declares its ready order (:func:`~npusched.policies.contract.declared_order`): ``"rank"``
     (with a ``queue_key``) or ``"remaining"`` with no period and every hook a no-op, or a token
     order (PREMA, TOKEN and subclasses keeping Algorithm 2) with ``skip_periods`` and a no-op
-    ``on_dispatch``; and the run is plain (:func:`plain_run`)."""
+    ``on_dispatch``, or ``"round-robin"`` (NP-RRB, P-RRB) with a period exactly where there is
+    a ``quiet_before``; and the run is plain (:func:`plain_run`)."""
     sim = run.sim
     policy = run.policy
     cls = type(policy)
@@ -100,6 +117,14 @@ def applies(run: _Run) -> bool:
     order = declared_order(policy)
     if order in _TOKEN_ORDERS:
         if not (sim.skip_periods and is_no_op(cls, "on_dispatch")):
+            return False
+    elif order == "round-robin":
+        # The declaration covers the hooks, ``preemptive`` and the ticks' rules
+        # (``ready_order_methods``): P-RRB ticks with a period and passes over the ticks its
+        # ``quiet_before`` calls quiet; NP-RRB has neither.
+        if (getattr(policy, "period_s", None) is None) == callable(
+            getattr(policy, "quiet_before", None)
+        ):
             return False
     elif order == "rank" or order == "remaining":
         if order == "rank" and not callable(getattr(cls, "queue_key", None)):
@@ -170,16 +195,20 @@ class _Columns:
 
     __slots__ = (
         "cap",
+        "cbytes",
+        "ckpt_cost",
         "col_energy",
         "csec",
         "exe",
         "f0",
+        "npre",
         "pw",
         "rbytes",
         "rid",
         "rname",
         "rows",
         "tl",
+        "touched",
         "units",
     )
 
@@ -197,7 +226,15 @@ class _Columns:
         units: int,
         cap: int,
         f0: Any,
+        npre: list[int],
+        cbytes: list[int],
+        touched: list[int],
+        ckpt_cost: bool,
     ) -> None:
+        self.npre = npre
+        self.cbytes = cbytes
+        self.touched = touched
+        self.ckpt_cost = ckpt_cost
         self.exe = exe
         self.rbytes = rbytes
         self.csec = csec
@@ -262,6 +299,40 @@ def _end_segment(
     return db, steps, e
 
 
+def _stop(
+    c: _Columns,
+    k: int,
+    te: float,
+    limit: float,
+    seg_start: float,
+    t0: float,
+    a: float,
+    plan: ExecPlan,
+    bandwidth: float,
+) -> tuple[float, int, float, bool, float]:
+    """The general loop's ``_stop``: the CHECKPOINT victim ``k`` stops at ``te`` at work
+    ``limit`` (its segment closed by :func:`_end_segment`) and its save begins. Returns what
+    :func:`_end_segment` returns, whether the segment did work (the livelock guard) and the
+    save's seconds; the caller adds them to the loop's state, the busy time in the general
+    loop's order (the segment's, then the save's)."""
+    restored = te >= t0
+    exe = c.exe
+    before = exe[k]
+    db, steps, e = _end_segment(c, k, te, limit, seg_start, t0, a, plan)
+    if not c.npre[k]:
+        c.touched.append(k)
+    c.npre[k] += 1
+    save_s = 0.0
+    if restored:
+        nbytes = plan.checkpoint_bytes_at(exe[k])
+        c.cbytes[k] += nbytes
+        c.rbytes[k] = nbytes
+        if c.ckpt_cost:
+            save_s = nbytes / bandwidth
+    c.csec[k] += save_s
+    return db, steps, e, exe[k] > before, save_s
+
+
 def execute_columns(run: _Run) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
     sim = run.sim
@@ -271,6 +342,7 @@ def execute_columns(run: _Run) -> SimResult:
     preemptive = bool(pol.preemptive)
     order = declared_order(policy)
     token = order in _TOKEN_ORDERS
+    rr = order == "round-robin"  # NP-RRB, P-RRB: the rotation held here (``Rotation``)
     srpt = order == "remaining"  # SJF: ready entries ``(remaining estimate, k)``
     # How a waiting job displaces the running one (``"rank"`` / ``"remaining"``): ``cmp`` 1 is
     # ``better`` = ``operator.gt`` written out (HPF), 2 ``operator.lt`` (FCFS), 3 any other
@@ -362,7 +434,7 @@ def execute_columns(run: _Run) -> SimResult:
 
     if srpt:
         hkey = [_srpt_key(est, exe, k) for k in range(n)]
-    elif not token:
+    elif not (token or rr):
         qkey = run.keys_of(pol, "queue_key")
         rank = run.keys_of(pol, "rank_key") if preemptive else qkey
         hkey = _heap_keys(qkey)
@@ -386,6 +458,44 @@ def execute_columns(run: _Run) -> SimResult:
         table: TokenTable = pol.token_table(
             run.disp("priority"), arr_t, rid, est, exe
         )  # (sentinel unread)
+    # Round-robin: the rotation of models (``pol.rotation``: per model a heap of its waiting
+    # jobs), the pointer (the model that last got the array, -1 none yet), the slice (its job
+    # and start); with a period (P-RRB) ticks at every boundary while jobs wait, passed over
+    # while ``quiet_before`` says they keep the running job, and a CHECKPOINT's stop carried
+    # out at the decision (``fuse``, as the general loop's ``_checkpoint``). ``quiet`` is
+    # ``quiet_before``'s time where it is infinite; ``quiet_slice``: it is the slice's
+    # threshold ``T``, the smallest float with ``T - slice_start >= quantum_q``, and since the
+    # subtraction is monotone ``c < T`` is tested as ``c - slice_start < quantum_q`` (the
+    # decision's own keep test; ``T`` itself is never needed).
+    ticks = False
+    quiet_on = False
+    fuse = False
+    quiet = -inf
+    quiet_slice = False
+    quantum_q = 0.0
+    rr_ptr = -1
+    slice_k = -1
+    slice_start = 0.0
+    # Per request, its profile's memory bandwidth (a preemption's save; read per preemption,
+    # several per request under round-robin).
+    bandwidth: list[float] = []
+    if rr:
+        rot: Rotation = pol.rotation(run.disp("network"))
+        model_of = rot.model_of
+        rr_period = getattr(pol, "period_s", None)
+        if rr_period is not None:
+            if not (rr_period > 0.0 and math.isfinite(rr_period)):
+                raise SimulationError(
+                    f"policy {run._pname()!r}: period_s={rr_period!r}; must be a positive "
+                    "number or None"
+                )
+            period = float(rr_period)
+            ticks = True
+            quiet_on = True
+            fuse = until == inf
+        if preemptive:
+            quantum_q = pol.quantum_s * (1 - 1e-9)
+            bandwidth = [e[0].memory_bandwidth_bps for e in req_plans]
     nwait = 0  # jobs in the ready queue
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
@@ -431,7 +541,24 @@ def execute_columns(run: _Run) -> SimResult:
     idle_periods = 0
     futile = 0  # preemptions in a row without progress (the engine's livelock guard)
 
-    cols = _Columns(exe, rbytes, csec, col_energy, rows, rid, tl, pw, rname, units, cap, f0)
+    cols = _Columns(
+        exe,
+        rbytes,
+        csec,
+        col_energy,
+        rows,
+        rid,
+        tl,
+        pw,
+        rname,
+        units,
+        cap,
+        f0,
+        npre,
+        cbytes,
+        touched,
+        bool(ckpt_cost),
+    )
     ai = 0
     next_arr = arr_t[0]
     now = 0.0
@@ -439,6 +566,34 @@ def execute_columns(run: _Run) -> SimResult:
     last_t = 0.0
     n_done_before = 0
     while True:
+        if quiet_on and live:
+            c = live[0]
+            if (c - slice_start < quantum_q if quiet_slice else c < quiet) and c < tm and c < ts:
+                # The general loop's pass-over: the pending tick at ``c`` would wake alone
+                # (nothing else within the time tolerance after it), find the same jobs waiting
+                # and the same job running, and keep it (``quiet_before`` says so before
+                # ``quiet``). Every such tick is passed over in one step: the state is what
+                # their wakes leave (clock, last wake), less their ``events``.
+                tn = tm if tm < ts else ts
+                if next_arr < tn:
+                    tn = next_arr
+                if c + tol < tn and c <= until:
+                    while True:
+                        kb = math.floor(c / period) + 1  # ``_next_boundary(c, period)``
+                        while kb * period <= c + tol:
+                            kb += 1
+                        nc = kb * period
+                        if (
+                            (nc - slice_start < quantum_q if quiet_slice else nc < quiet)
+                            and nc + tol < tn
+                            and nc <= until
+                        ):
+                            c = nc
+                        else:
+                            break
+                    now = c
+                    last_t = c
+                    live[0] = nc
         t = tm if tm < next_arr else next_arr
         if live and live[0] < t:
             t = live[0]
@@ -521,30 +676,27 @@ def execute_columns(run: _Run) -> SimResult:
                     completed = True
                 elif mkind == _STOP:
                     k = pre_k
-                    restored = now >= t0
-                    before = exe[k]
-                    db, steps, e = _end_segment(cols, k, now, limit, seg_start, t0, ex0, plan)
+                    db, steps, e, worked, save_s = _stop(
+                        cols,
+                        k,
+                        now,
+                        limit,
+                        seg_start,
+                        t0,
+                        ex0,
+                        plan,
+                        req_plans[k][0].memory_bandwidth_bps,
+                    )
                     busy += db
                     layer_exec += steps
                     if e:
                         res_energy += e
-                    if exe[k] > before:
+                    if worked:
                         futile = 0
                     else:
                         futile += 1
                         if futile > _MAX_FUTILE_PREEMPTIONS:
                             raise SimulationError(livelock_message(policy.name, now))
-                    if not npre[k]:
-                        touched.append(k)
-                    npre[k] += 1
-                    save_s = 0.0
-                    if restored:
-                        nbytes = plan.checkpoint_bytes_at(exe[k])
-                        cbytes[k] += nbytes
-                        rbytes[k] = nbytes
-                        if ckpt_cost:
-                            save_s = nbytes / req_plans[k][0].memory_bandwidth_bps
-                    csec[k] += save_s
                     busy += save_s * units / cap
                     mkind = _SAVE_DONE
                     save_t = now
@@ -556,6 +708,9 @@ def execute_columns(run: _Run) -> SimResult:
                         tl.append(Segment(rid[k], save_t, now, "save", rname, units, f0))
                     if token:
                         table.enqueue(k, now)
+                        nwait += 1
+                    elif rr:
+                        rot.push(k)
                         nwait += 1
                     else:
                         heappush(ready, _srpt_key(est, exe, k) if srpt else hkey[k])
@@ -580,6 +735,13 @@ def execute_columns(run: _Run) -> SimResult:
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
+        elif rr:
+            while next_arr <= horizon:
+                rot.push(ai)
+                nwait += 1
+                events += 1
+                ai += 1
+                next_arr = arr_t[ai]
         else:
             while next_arr <= horizon:
                 heappush(ready, hkey[ai])
@@ -599,7 +761,7 @@ def execute_columns(run: _Run) -> SimResult:
             decide = True
         else:
             decide = preempted or arrived or ticked
-        if ticked:
+        if ticked and token:
             table.credit_tick(now, run_k)
         if decide and pre_k < 0 and (run_k < 0 or preemptive):
             if token:
@@ -610,6 +772,14 @@ def execute_columns(run: _Run) -> SimResult:
                     cand = table.pick(now, run_k, r if r < limit else limit)
                 else:
                     cand = table.pick(now, run_k, exe[run_k])
+            elif rr:  # ``NPRRBCore.select`` / ``PRRBCore.select``
+                if run_k < 0:
+                    cand = rot.pick(rr_ptr, -1)
+                elif now - slice_start < quantum_q:
+                    cand = -1  # the slice goes on
+                else:  # the next other model's first job
+                    m = model_of[run_k]
+                    cand = rot.pick(m, m)
             elif not ready:
                 cand = -1
             else:  # the declared order's best waiting job, against the running one
@@ -661,8 +831,27 @@ def execute_columns(run: _Run) -> SimResult:
                             limit = stop
                             run_k = -1
                             pre_k = k
-                            mkind = _STOP
-                            tm = t_stop
+                            if fuse:  # the stop carried out now, its save's end the event
+                                db, steps, e, worked, save_s = _stop(
+                                    cols, k, t_stop, limit, seg_start, t0, ex0, plan, bandwidth[k]
+                                )
+                                busy += db
+                                layer_exec += steps
+                                if e:
+                                    res_energy += e
+                                if worked:
+                                    futile = 0
+                                else:
+                                    futile += 1
+                                    if futile > _MAX_FUTILE_PREEMPTIONS:
+                                        raise SimulationError(livelock_message(policy.name, now))
+                                busy += save_s * units / cap
+                                mkind = _SAVE_DONE
+                                save_t = t_stop
+                                tm = t_stop + save_s
+                            else:
+                                mkind = _STOP
+                                tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
                         db, steps, e = _end_segment(cols, k, now, e_now, seg_start, t0, ex0, plan)
@@ -699,6 +888,17 @@ def execute_columns(run: _Run) -> SimResult:
                             killed = -1
                         else:
                             nwait -= 1
+                    elif rr:  # the grant: the pointer moves, a new job's slice begins
+                        rot.pop(k)
+                        if killed >= 0:
+                            rot.push(killed)
+                            killed = -1
+                        else:
+                            nwait -= 1
+                        rr_ptr = model_of[k]
+                        if k != slice_k:
+                            slice_k = k
+                            slice_start = now
                     else:
                         heappop(ready)  # ``k`` is its top
                         if killed >= 0:  # waits again, with no work done
@@ -712,13 +912,40 @@ def execute_columns(run: _Run) -> SimResult:
                     plan_steps = plan.steps if iso > 0.0 else 0
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
                     rb = rbytes[k]
-                    t0 = now + rb / prof.memory_bandwidth_bps if rb and ckpt_cost else now
+                    if rb and ckpt_cost:  # restore first
+                        t0 = now + rb / (bandwidth[k] if bandwidth else prof.memory_bandwidth_bps)
+                    else:
+                        t0 = now
                     seg_start = now
                     ex0 = exe[k]
                     limit = iso
                     run_k = k
                     mkind = _COMPLETE
                     tm = t0 + (iso - ex0)
+        if rr:
+            if ticks and nwait and not tick_pending:
+                # the general loop's tick at ``_next_boundary(now, period)``
+                kb = math.floor(now / period) + 1
+                while kb * period <= horizon:
+                    kb += 1
+                live.append(kb * period)  # (empty: no tick pending)
+                tick_pending = True
+            if quiet_on:  # ``quiet_before``, as the general loop reads it after a wake
+                quiet_slice = False
+                if not nwait:
+                    quiet = -inf
+                elif pre_k >= 0:
+                    quiet = inf  # no decision until the save is done (an event)
+                elif run_k >= 0:
+                    if run_k != slice_k:  # pragma: no cover - every start is a grant
+                        quiet = -inf
+                    elif not rot.others_wait(run_k):
+                        quiet = inf
+                    else:
+                        quiet_slice = True  # the slice's threshold (above)
+                else:
+                    quiet = -inf
+            continue
         if not token:
             continue  # rank orders have no period
         if not nwait:

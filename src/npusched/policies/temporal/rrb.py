@@ -35,6 +35,14 @@ used up, or no other model waiting), and the general loop passes over a tick tha
 alone before it (issue 25, seventh round; every result but ``events`` is the same bits). The
 engine's older period skipping (``quiet_periods`` / ``on_periods``) is not declared: it costs more
 per wake than the ticks it saves (issue 25 round 3).
+
+**The engine's column loop** (issue 25, fourteenth round). Both classes declare the ready order
+``"round-robin"`` (:func:`~npusched.policies.contract.declared_order`): the engine then keeps
+the rotation itself (:meth:`NPRRB.rotation`, a :class:`~.rrb_core.Rotation` on dispatch
+indices), the pointer and the slice, and passes over the ticks :meth:`PRRB.quiet_before` calls
+quiet (:func:`~.rrb_core.quiet_threshold`) as the general loop does, with the same result to
+the last bit, ``events`` included. The declaration holds while a subclass keeps every method in
+``ready_order_methods``; one that overrides any of them runs the general loop.
 """
 
 from __future__ import annotations
@@ -52,6 +60,28 @@ class NPRRB(NPRRBCore, TemporalPolicyBase, Component):
 
     name = "NP-RRB"
     preemptive = False
+    ready_order = "round-robin"
+    #: The methods the declared order stands for: the rule, its state and the ticks (a
+    #: subclass that defines ``quiet_before``, ``quiet_periods`` or ``on_periods`` changes the
+    #: general loop's ticks, so those count too).
+    ready_order_methods = (
+        "preemptive",
+        "select",
+        "next_job",
+        "reset",
+        "on_dispatch",
+        "on_complete",
+        "on_period",
+        "quiet_before",
+        "quiet_periods",
+        "on_periods",
+        "rotation",
+        "_counted",
+        "_next_counted",
+        "_first_waiting",
+        "_rotation",
+        "_grant",
+    )
 
     def __init__(self) -> None:
         pass
@@ -70,6 +100,7 @@ class PRRB(PRRBCore, NPRRB):
 
     name = "P-RRB"
     preemptive = True
+    ready_order = "round-robin"
 
     def __init__(
         self, mechanism: str = "checkpoint", quantum_s: float = PERIOD_S, period_s: float = PERIOD_S

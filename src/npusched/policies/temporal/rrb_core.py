@@ -12,6 +12,13 @@ in ``rrb.py``; this module only holds its code.
 The constructor parameters (``mechanism``, ``quantum_s``, ``period_s``) are declared ``Any``:
 a native attribute annotated ``str`` or ``float`` would check or convert what the constructor
 is given (an ``int`` stored as ``float``) before ``validate`` sees it.
+
+:class:`Rotation` is the rule on dispatch indices, for the engine's column loop
+(``sim/columns.py``, the declared order ``"round-robin"``): per model a heap of the waiting
+jobs' dispatch indices and the pick after a pointer. :func:`quiet_threshold` is
+:meth:`PRRBCore.quiet_before`'s time (the column loop tests ``c < T`` as the
+decision's own keep test, ``c - slice_start < quantum_s * (1 - 1e-9)``: the same by the
+subtraction's monotonicity).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import math
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from itertools import count
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -38,6 +45,73 @@ from npusched.policies.temporal.mechanism import decide
 _WAITING = JobState.WAITING
 _DONE = JobState.DONE
 _CHECKPOINT = Mechanism.CHECKPOINT
+_heappush: Final = heappush
+_heappop: Final = heappop
+
+
+def quiet_threshold(slice_start: float, quantum_s: Any) -> float:
+    """The smallest float ``T`` with ``T - slice_start >= quantum_s * (1 - 1e-9)``: a tick at
+    ``c`` keeps a slice that began at ``slice_start`` exactly when ``c < T`` (the subtraction
+    is monotone in ``c``). :meth:`PRRBCore.quiet_before`'s time, and the column loop's."""
+    s = slice_start
+    q = quantum_s * (1 - 1e-9)
+    t = s + q
+    while t - s >= q:
+        t = math.nextafter(t, -math.inf)
+    while t - s < q:
+        t = math.nextafter(t, math.inf)
+    return t
+
+
+class Rotation:
+    """Round-robin's ready queue on dispatch indices (the engine's column loop).
+
+    The rule of ``rrb.py`` on a run's requests in dispatch order (``(arrival_s, id)``, index
+    ``k``): ``model_of[k]`` numbers the models in order of first dispatch, which is the
+    rotation order (a model that has not joined yet has no waiting job, so it is passed over
+    as the policy's rotation, which does not hold it yet, would). Per model a heap of its
+    waiting jobs' indices, so a model's first-come waiting job is its heap's top (the policy's
+    heaps of ``(arrival_s, id)`` once finished and running jobs are stepped over). The loop
+    pushes a job entering the ready queue (:meth:`push`), pops the one it starts
+    (:meth:`pop`) and asks :meth:`pick` for the next model's first job after a pointer.
+    """
+
+    def __init__(self, model_of: list[int], n_models: int) -> None:
+        self.model_of = model_of
+        self.n_models = n_models
+        self.heaps: list[list[int]] = [[] for _ in range(n_models)]
+        #: Waiting jobs in all.
+        self.n_wait = 0
+
+    def push(self, k: int) -> None:
+        """Job ``k`` enters the ready queue (dispatched, or back after a preemption)."""
+        _heappush(self.heaps[self.model_of[k]], k)
+        self.n_wait += 1
+
+    def pop(self, k: int) -> None:
+        """Job ``k``, the top of its model's heap (what :meth:`pick` returned), starts."""
+        _heappop(self.heaps[self.model_of[k]])
+        self.n_wait -= 1
+
+    def pick(self, after: int, skip: int) -> int:
+        """The first-come waiting job of the next model after model ``after`` (cyclic; ``-1``:
+        from the first model) that has one, leaving out model ``skip`` (``-1``: none); ``-1``
+        if none. With no other model waiting, ``after``'s own model comes last."""
+        heaps = self.heaps
+        m = self.n_models
+        i = after
+        for _ in range(m):
+            i += 1
+            if i >= m:
+                i = 0
+            h = heaps[i]
+            if h and i != skip:
+                return h[0]
+        return -1
+
+    def others_wait(self, k: int) -> bool:
+        """Whether a model other than job ``k``'s has a waiting job."""
+        return self.n_wait > len(self.heaps[self.model_of[k]])
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -219,6 +293,13 @@ class NPRRBCore:
         # ``decide(view, job, preemptive=False, mode="checkpoint")`` with nothing running
         return fast_decision(job, _CHECKPOINT)
 
+    def rotation(self, networks: Sequence[str]) -> Rotation:
+        """The column loop's :class:`Rotation` for a run's requests in dispatch order, given
+        by their models (``networks``)."""
+        place: dict[str, int] = {}
+        model_of = [place.setdefault(net, len(place)) for net in networks]
+        return Rotation(model_of, len(place))
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class PRRBCore(NPRRBCore):
@@ -295,11 +376,6 @@ class PRRBCore(NPRRBCore):
         memo = self.quiet_memo_  # one search per slice (a slice has several wakes)
         if memo is not None and memo[0] == s and memo[1] == self.quantum_s:
             return memo[2]
-        q = self.quantum_s * (1 - 1e-9)
-        t = s + q
-        while t - s >= q:
-            t = math.nextafter(t, -math.inf)
-        while t - s < q:
-            t = math.nextafter(t, math.inf)
+        t = quiet_threshold(s, self.quantum_s)
         self.quiet_memo_ = (s, self.quantum_s, t)
         return t
