@@ -99,11 +99,12 @@ def _profiles(t: RequestTable) -> Any:
         ("P-SJF", {"mechanism": "kill"}, False),
         ("P-TOKEN", {"mechanism": "checkpoint"}, True),
         ("P-PREMA", {"mechanism": "dynamic"}, False),
-        ("P-RRB", {"mechanism": "checkpoint"}, True),  # the general loop
+        ("P-RRB", {"mechanism": "checkpoint"}, True),  # the round-robin order
+        ("P-PREMA", {"mechanism": "checkpoint"}, "general"),  # the general loop, forced
     ],
 )
 def test_run_of_a_table_equals_run_of_its_requests(
-    name: str, params: dict[str, Any], timeline: bool
+    name: str, params: dict[str, Any], timeline: bool | str
 ) -> None:
     """Every column, scalar, power piece and timeline segment is the same for a table and for
     the list of its requests (the one path of ``_prepare``; the column loop's key rows, the
@@ -112,7 +113,11 @@ def test_run_of_a_table_equals_run_of_its_requests(
     profiles = _profiles(t)
 
     def run(w: Any) -> Any:
-        sim = load_simulator(profiles, POLICIES.create(name, **params), record_timeline=timeline)
+        sim = load_simulator(
+            profiles, POLICIES.create(name, **params), record_timeline=bool(timeline)
+        )
+        if timeline == "general":
+            sim.fast_path = False
         return sim.run(w)
 
     a, b = run(t), run(t.requests())
