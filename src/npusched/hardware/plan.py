@@ -8,17 +8,22 @@ and re-exports :class:`ExecPlan`.
 
 from __future__ import annotations
 
+import bisect
 import math
 from array import array
-from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from npusched.hardware.base import FloatArray, IntArray
 
 __all__ = ["RECURRENT_ENERGY_CACHE_STEPS", "ExecPlan"]
+
+# ``bisect``'s functions as ``Final`` names: compiled, a name imported with ``from bisect
+# import`` is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
+bisect_left: Final = bisect.bisect_left
+bisect_right: Final = bisect.bisect_right
 
 #: A plan's look-up table: ``array('d')`` for unrolled recurrent plans (8 bytes per step, bisect
 #: works on it directly; a Python list of floats costs 32 and dominated the memory of
