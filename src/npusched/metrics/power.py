@@ -372,16 +372,6 @@ def _in_order_checks(
     return same, True
 
 
-def _layout(rise: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """The changes of :func:`_in_order`'s layout: per bound ``j`` its rise (``rise[j]``),
-    then the fall of the step before it (``-rise[j - 1]``; ``-0.0`` at the first bound)."""
-    delta = np.empty(2 * len(rise))
-    delta[0::2] = rise
-    delta[1] = -0.0
-    np.negative(rise[:-1], out=delta[3::2])
-    return delta
-
-
 def _blocks_in_order(tab: _Table, *, peak: bool) -> Any:
     """The timeline of pieces that follow one another in time, over blocks of about
     :data:`_BLOCK_BOUNDS` bounds (whole pieces): one job computes at a time, so the level from
@@ -633,7 +623,8 @@ def _in_order(
         # time is the sum after its last bound's second slot.
         order = np.argsort(t, kind="stable")
         times = t[order]
-        # the pairs (``rise[j]``, ``-rise[j - 1]``, :func:`_layout`) gathered in that order
+        # each bound's pair (its rise ``rise[j]``, the fall ``-rise[j - 1]`` of the step
+        # before it; ``-0.0`` at the first bound) gathered in that order
         delta = np.empty(2 * len(t))
         np.take(rise, order, out=delta[0::2])
         fall = np.empty(len(t))
