@@ -171,10 +171,15 @@ def _table(pieces: Pieces) -> _Table | None:
         )
         plans = list(map(attrgetter("plan"), seq))
         start_a, end_a, ex0_a, ex1_a, rate_a = cols
-    keep = np.flatnonzero((end_a > start_a) & (ex1_a > ex0_a))
+    computed = (end_a > start_a) & (ex1_a > ex0_a)
+    # every piece computed (the usual case): the columns are taken whole, not gathered
+    every_kept = bool(computed.all())
+    keep = np.arange(n) if every_kept else np.flatnonzero(computed)
     if not keep.size:
         return None
-    pid = np.fromiter(map(id, plans), dtype=np.int64, count=n)[keep]
+    pid = np.fromiter(map(id, plans), dtype=np.int64, count=n)
+    if not every_kept:
+        pid = pid[keep]
     # the pieces grouped by plan (in the order of the plans' ids; a stable sort keeps each
     # plan's pieces in order, its first piece first): ``grp`` numbers each piece's plan
     by_plan = np.argsort(pid, kind="stable")
@@ -184,14 +189,13 @@ def _table(pieces: Pieces) -> _Table | None:
     k = len(keep)
     grp = np.empty(k, dtype=np.int64)
     grp[by_plan] = np.cumsum(opens) - 1
-    keep_l = keep.tolist()
-    uplans = [plans[keep_l[f]] for f in first.tolist()]
+    uplans = [plans[i] for i in keep[first].tolist()]
     cum_parts = [p.cum_s for p in uplans]
     lens = np.fromiter(map(len, cum_parts), dtype=np.int64, count=len(cum_parts))
     offs = np.cumsum(lens) - lens  # each plan's offset in cum_all (its steps + 1 entries)
     cum_all = np.concatenate(cum_parts)
-    ex0 = ex0_a[keep]
-    ex1 = ex1_a[keep]
+    ex0 = ex0_a if every_kept else ex0_a[keep]
+    ex1 = ex1_a if every_kept else ex1_a[keep]
     # Each piece's first and last step in its own plan's prefix sums, all at once: the plans'
     # entries as complex numbers (plan number, prefix sum), which NumPy orders
     # lexicographically, so one ``searchsorted`` over them is, for a piece, the search of its
@@ -230,12 +234,16 @@ def _table(pieces: Pieces) -> _Table | None:
     if not ok.all():
         keep, s0, s1, c_off = keep[ok], s0[ok], s1[ok], c_off[ok]
         ex0, ex1 = ex0[ok], ex1[ok]
+        every_kept = False
         if not keep.size:
             return None
-    rate = rate_a[keep]
+    if every_kept:
+        rate = rate_a
+    else:
+        start_a, end_a, rate = start_a[keep], end_a[keep], rate_a[keep]
     return _Table(
-        start_a[keep],
-        end_a[keep],
+        start_a,
+        end_a,
         ex0,
         ex1,
         rate,
@@ -504,7 +512,8 @@ def _range_max(
             k += count >= 2 * span
             span *= 2
         out = np.empty(len(count))
-        for level in np.unique(k).tolist():
+        # the levels present (a count per level: no sort or hash of ``k``)
+        for level in np.flatnonzero(np.bincount(k)).tolist():
             sel = np.flatnonzero(k == level)
             row = rows[level]
             a = lo[sel]
