@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from golden_engine import digest, load_simulator
 from npusched.bench.families import family_configs
@@ -31,6 +33,7 @@ from npusched.workloads import (
     prema_table,
     prema_workload,
 )
+from npusched.workloads.request import number_coded_shapes, number_shapes
 
 MODELS = ["resnet50", "gnmt", "mobilenet"]
 
@@ -236,3 +239,55 @@ def test_a_key_that_names_its_fields_is_called_once_per_value() -> None:
     b = load_simulator(profiles, Unnamed()).run(t)
     c = load_simulator(profiles, HPF()).run(t.requests())
     assert digest(a) == digest(b) == digest(c)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    code=st.lists(st.integers(0, 4), max_size=60),
+    batches=st.lists(st.integers(0, 17), min_size=1, max_size=5),
+    data=st.data(),
+)
+def test_shapes_numbered_from_the_draws_equal_the_keys_numbered(
+    code: list[int], batches: list[int], data: st.DataObject
+) -> None:
+    """A generator's shapes, numbered from its integer draws, are the keys and numbers that
+    one look-up per request gives (the same order of first appearance)."""
+    names = ["a", "b", "c", "d", "e"]
+    batch = [data.draw(st.sampled_from(batches)) for _ in code]
+    nets = [names[c] for c in code]
+    nones = [None] * len(code)
+    want_keys, want_codes = number_shapes(nets, batch, nones, nones)
+    got = number_coded_shapes(np.array(code, dtype=np.int64), names, np.array(batch, np.int64))
+    assert got is not None
+    keys, codes = got
+    assert keys == want_keys
+    assert [type(k[1]) for k in keys] == [int] * len(keys)
+    assert codes.tolist() == want_codes.tolist()
+    assert not codes.flags.writeable
+
+
+@pytest.mark.parametrize("kind", ["prema", "poisson", "artifact"])
+def test_generated_tables_carry_the_shapes_their_columns_give(kind: str) -> None:
+    """The generators' tables come with their shapes, equal to the columns' own numbering,
+    and a run on such a table equals the run on the same requests as a list."""
+    models = ["resnet50", "mobilenet", "alexnet"]
+    if kind == "prema":
+        table = prema_table(300, models, 0.05, random_state=3)
+    else:
+        table = poisson_table(
+            2000.0,
+            models=models,
+            n_requests=300,
+            batch_sizes=(1, 2, 8),
+            random_state=4,
+            arrivals="exponential" if kind == "poisson" else "artifact",
+        )
+    assert table._shapes is not None
+    cols = [table.column(f) for f in ("network", "batch", "seq_in", "seq_out")]
+    keys, codes = number_shapes(*cols)
+    assert table.shapes()[0] == keys
+    assert table.shapes()[1].tolist() == codes.tolist()
+    profiles = compile_profiles(table, get_device("prema-npu"))
+    a = Simulator(profiles, POLICIES.create("P-HPF"), record_power=True).run(table)
+    b = Simulator(profiles, POLICIES.create("P-HPF"), record_power=True).run(list(table))
+    assert digest(a) == digest(b)

@@ -235,8 +235,9 @@ def _shapes_of(requests: Sequence[Request]) -> set[tuple[str, int, int | None]]:
     """The distinct ``(network, batch, seq_in)`` of ``requests`` (one set of tuples: a pass
     in C-level hashing; a table's columns are read as they are)."""
     if isinstance(requests, RequestTable):
-        col = requests.column
-        return set(zip(col("network"), col("batch"), col("seq_in"), strict=True))
+        # from the table's numbered shapes (kept for the simulator, which numbers them too)
+        keys, _ = requests.shapes()
+        return {(k[0], k[1], k[2] if len(k) == 4 else None) for k in keys}
     return {(r.network, r.batch, r.seq_in) for r in requests}
 
 

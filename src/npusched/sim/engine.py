@@ -751,7 +751,13 @@ class _Run:
                 return countOf(field(name), None) == n
 
         col = {f: kept(f) for f in ("priority", "slo_s")}
-        ids = np.fromiter(field("id"), dtype=np.int64, count=n)
+        id_col = field("id")
+        ids = (
+            # a table's ids are a ``range`` (no value converted one at a time)
+            np.arange(id_col.start, id_col.stop, id_col.step, dtype=np.int64)
+            if isinstance(id_col, range)
+            else np.fromiter(id_col, dtype=np.int64, count=n)
+        )
         # ids in increasing order (the generators' tables, most traces): the sorts below are
         # the identity, so they are not made
         ids_up = bool((ids[1:] > ids[:-1]).all())
@@ -766,7 +772,14 @@ class _Run:
                 raise SimulationError(f"request ids must be unique; id {dup} appears twice")
             row_of = np.empty(n, dtype=np.int64)
             row_of[by_id] = np.arange(n)
-        arrivals = np.fromiter(field("arrival_s"), dtype=np.float64, count=n)
+        arr_col = field("arrival_s")
+        arrivals = (
+            # a table's list of floats packed as C doubles in one call (the same values;
+            # ``fromiter`` converts each through NumPy's generic per-element path)
+            np.frombuffer(array("d", arr_col), dtype=np.float64)
+            if isinstance(arr_col, list)
+            else np.fromiter(arr_col, dtype=np.float64, count=n)
+        )
         bad_mask = ~np.isfinite(arrivals) | (arrivals < 0.0)
         if bad_mask.any():
             bad = int(np.flatnonzero(bad_mask)[0])
@@ -823,16 +836,28 @@ class _Run:
         # ``(network, batch)``.
         variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
         self.variant0: _Variant = tuple(sorted(variant0.items()))
-        no_seq = all_none("seq_in") and all_none("seq_out")
-        keys: Iterator[tuple[Any, ...]] = (
-            zip(field("network"), field("batch"), strict=True)
-            if no_seq
-            else zip(
-                field("network"), field("batch"), field("seq_in"), field("seq_out"), strict=True
-            )
-        )
         shapes = _ShapeTable(self, profiles)
-        code_in = np.fromiter(map(shapes.__getitem__, keys), dtype=np.intp, count=n)
+        if table is not None:
+            # the table's own numbering (the same keys in the same order of first appearance;
+            # made once per table, or by the generator from its draws' codes): a plan per
+            # distinct shape, made in that order
+            distinct, code_in = table.shapes()
+            for key in distinct:
+                shapes[key]
+        else:
+            no_seq = all_none("seq_in") and all_none("seq_out")
+            keys: Iterator[tuple[Any, ...]] = (
+                zip(field("network"), field("batch"), strict=True)
+                if no_seq
+                else zip(
+                    field("network"),
+                    field("batch"),
+                    field("seq_in"),
+                    field("seq_out"),
+                    strict=True,
+                )
+            )
+            code_in = np.fromiter(map(shapes.__getitem__, keys), dtype=np.intp, count=n)
         shape_plans = self.shape_plans = shapes.plans  # distinct, in order of first appearance
         code_disp = code_in[order_a]
         self.req_plans: list[_Plan] = list(map(shape_plans.__getitem__, code_disp.tolist()))

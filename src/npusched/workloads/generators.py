@@ -20,7 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError, NpuschedError, UnknownNameError
-from npusched.workloads.request import PRIORITY_LEVELS, Request, RequestTable
+from npusched.workloads.request import (
+    PRIORITY_LEVELS,
+    Request,
+    RequestTable,
+    number_coded_shapes,
+)
 
 if TYPE_CHECKING:
     from npusched.hardware.profile import Profile
@@ -226,9 +231,12 @@ def assemble_table(
     slo_s: Sequence[float | None] | None = None,
     seq_in: Sequence[int | None] | None = None,
     seq_out: Sequence[int | None] | None = None,
+    network_codes: tuple[npt.NDArray[np.int64], Sequence[str]] | None = None,
 ) -> RequestTable:
     """:func:`assemble`'s requests as a :class:`~npusched.workloads.request.RequestTable` (the
-    same columns; no request object is made)."""
+    same columns; no request object is made). ``network_codes``: ``(code, names)`` where
+    ``networks[i]`` is ``names[code[i]]`` (a generator's draws), from which the table's
+    shapes are numbered without a key per request where no request has a sequence length."""
     arr = np.asarray(arrival_s, dtype=np.float64)
     n = len(arr)
     if len(networks) != n:
@@ -253,7 +261,11 @@ def assemble_table(
         _opt_col(s_in, idx, int, n),
         _opt_col(s_out, idx, int, n),
     ]
-    return RequestTable(arr[order].tolist(), *cols)
+    shapes = None
+    if network_codes is not None and cols[4].count(None) == n and cols[5].count(None) == n:
+        code, net_names = network_codes
+        shapes = number_coded_shapes(np.asarray(code, dtype=np.int64)[order], net_names, b[order])
+    return RequestTable(arr[order].tolist(), *cols, shapes=shapes)
 
 
 def _opt_col(
@@ -327,12 +339,19 @@ def prema_table(
     rng = _rng(random_state)
     n = int(n_tasks)
     arrival = rng.uniform(0.0, float(window_s), size=n) if window_s > 0 else np.zeros(n)
-    nets = list(map(names.__getitem__, rng.integers(0, len(names), size=n).tolist()))
+    net_code = rng.integers(0, len(names), size=n)
+    nets = list(map(names.__getitem__, net_code.tolist()))
     prio = prios[rng.integers(0, len(prios), size=n)]
     batch = bs[rng.integers(0, len(bs), size=n)]
     seq_in, seq_out = sample_seq_lens(nets, rng, user=user)
     return assemble_table(
-        arrival, nets, batch=batch, priority=prio, seq_in=seq_in, seq_out=seq_out
+        arrival,
+        nets,
+        batch=batch,
+        priority=prio,
+        seq_in=seq_in,
+        seq_out=seq_out,
+        network_codes=(net_code, names),
     )
 
 
@@ -487,13 +506,21 @@ def poisson_table(
     arrival = _arrivals(rng, float(rate_per_s), duration_s, n_requests)
     n = len(arrival)
     names, lo, hi, bs, slo_map = args.names, args.lo, args.hi, args.batch_sizes, args.slo_map
-    nets = [names[i] for i in rng.choice(len(names), size=n, p=args.weights).tolist()]
+    net_code = rng.choice(len(names), size=n, p=args.weights)
+    nets = [names[i] for i in net_code.tolist()]
     prio = rng.integers(lo, hi + 1, size=n)
     batch = bs[rng.integers(0, len(bs), size=n)]
     seq_in, seq_out = sample_seq_lens(nets, rng, user=_user_networks(models, profiles))
     slo: list[float | None] = [slo_map.get(x) for x in nets] if slo_map is not None else [None] * n
     reqs = assemble_table(
-        arrival, nets, batch=batch, priority=prio, slo_s=slo, seq_in=seq_in, seq_out=seq_out
+        arrival,
+        nets,
+        batch=batch,
+        priority=prio,
+        slo_s=slo,
+        seq_in=seq_in,
+        seq_out=seq_out,
+        network_codes=(net_code, names),
     )
     if arrivals == "artifact" and n:
         gaps_ms = rng.poisson(1e3 / float(rate_per_s), size=n).astype(float)

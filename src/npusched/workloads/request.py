@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 # PREMA's three user-defined priority levels; the values are also the initial tokens (Table II)
 # and the weights of the fairness metric (Eq. 2).
 PRIORITY_LEVELS: dict[str, int] = {"low": 1, "medium": 3, "high": 9}
@@ -114,6 +117,73 @@ def requests_from_columns(
 TABLE_FIELDS = ("id", "arrival_s", "network", "batch", "priority", "slo_s", "seq_in", "seq_out")
 #: The fields a :class:`RequestTable` leaves at their defaults, with those defaults.
 TABLE_DEFAULTS: dict[str, Any] = {"exit": None, "depends_on": None, "transfer_s": 0.0}
+#: The fields a request's shape is made of (its plan: network, batch, sequence lengths).
+SHAPE_FIELDS = ("network", "batch", "seq_in", "seq_out")
+
+#: A table's request shapes: the distinct keys in order of first appearance, and each
+#: request's key number (see :meth:`RequestTable.shapes`).
+Shapes = tuple[list[tuple[Any, ...]], npt.NDArray[np.intp]]
+
+
+class _Numbering(dict[Any, int]):
+    """Keys numbered in order of first look-up (a look-up of a known key is the dictionary's
+    own, in C)."""
+
+    def __missing__(self, key: Any) -> int:
+        code = self[key] = len(self)
+        return code
+
+
+def number_shapes(
+    network: Sequence[str],
+    batch: Sequence[int],
+    seq_in: Sequence[int | None],
+    seq_out: Sequence[int | None],
+) -> Shapes:
+    """The requests' shapes ``(network, batch)`` (``(network, batch, seq_in, seq_out)`` where
+    some request has a sequence length) numbered in order of first appearance: the distinct
+    keys and each request's number, from one pass of dictionary look-ups."""
+    n = len(network)
+    no_seq = seq_in.count(None) == n and seq_out.count(None) == n
+    keys = (
+        zip(network, batch, strict=True)
+        if no_seq
+        else zip(network, batch, seq_in, seq_out, strict=True)
+    )
+    num = _Numbering()
+    codes = np.fromiter(map(num.__getitem__, keys), dtype=np.intp, count=n)
+    codes.flags.writeable = False  # kept by the table and shared with every run of it
+    return list(num), codes
+
+
+def number_coded_shapes(
+    code: npt.NDArray[np.int64], names: Sequence[str], batch: npt.NDArray[np.int64]
+) -> Shapes | None:
+    """:func:`number_shapes` of requests without sequence lengths whose networks are
+    ``names[code[i]]`` and batches ``batch[i]`` (ints >= 0), from the integers alone (a
+    generator's draws): the same keys in the same order and the same numbers, with no key
+    made per request. ``None`` where the pairs span too large a range of integers."""
+    n = len(code)
+    if n == 0:
+        return number_shapes([], [], [], [])
+    width = int(batch.max()) + 1
+    span = len(names) * width
+    if int(batch.min()) < 0 or span > 1 << 20:
+        return None
+    pair = code * width + batch
+    # each pair's first request: the smallest index of the requests with that pair
+    first = np.full(span, n, dtype=np.intp)
+    np.minimum.at(first, pair, np.arange(n, dtype=np.intp))
+    seen = np.flatnonzero(first < n)
+    in_order = seen[np.argsort(first[seen], kind="stable")]
+    number = np.empty(span, dtype=np.intp)
+    number[in_order] = np.arange(len(in_order), dtype=np.intp)
+    codes = number[pair]
+    codes.flags.writeable = False
+    keys: list[tuple[Any, ...]] = [
+        (names[p // width], p % width) for p in in_order.tolist()
+    ]
+    return keys, codes
 
 
 class RequestTable(Sequence[Request]):
@@ -126,9 +196,11 @@ class RequestTable(Sequence[Request]):
 
     The columns are taken as they are (not copied, converted or checked: the values must
     already be of the fields' types, as :func:`requests_from_columns` requires) and must not
-    be changed afterwards. :meth:`requests` makes the list of requests (once; it is kept)."""
+    be changed afterwards. :meth:`requests` makes the list of requests (once; it is kept).
+    ``shapes``: the :meth:`shapes` of these columns where the maker knows them (the
+    generators, from the draws' integer codes); not checked."""
 
-    __slots__ = ("_cols", "_list", "_n")
+    __slots__ = ("_cols", "_list", "_n", "_shapes")
 
     def __init__(
         self,
@@ -139,6 +211,8 @@ class RequestTable(Sequence[Request]):
         slo_s: list[float | None],
         seq_in: list[int | None],
         seq_out: list[int | None],
+        *,
+        shapes: Shapes | None = None,
     ) -> None:
         n = len(arrival_s)
         cols: dict[str, Sequence[Any]] = {
@@ -156,6 +230,19 @@ class RequestTable(Sequence[Request]):
         self._cols = cols
         self._n = n
         self._list: list[Request] | None = None
+        self._shapes = shapes
+
+    def shapes(self) -> Shapes:
+        """The requests' shapes numbered in order of first appearance (:func:`number_shapes`:
+        the distinct keys ``(network, batch)``, or ``(network, batch, seq_in, seq_out)`` where
+        some request has a sequence length, and each request's number), made once and kept.
+        The simulator makes one plan per shape, and the runner compiles the profiles of the
+        shapes, from these."""
+        got = self._shapes
+        if got is None:
+            c = self._cols
+            got = self._shapes = number_shapes(*(c[k] for k in SHAPE_FIELDS))
+        return got
 
     def column(self, name: str) -> Sequence[Any]:
         """Field ``name`` of every request, in id order (the table's own list: read only; a
@@ -173,7 +260,9 @@ class RequestTable(Sequence[Request]):
         m = len(next(iter(columns.values()))) if columns else self._n
         c = self._cols
         new = [columns[k] if k in columns else list(c[k][:m]) for k in TABLE_FIELDS[1:]]
-        return RequestTable(*new)
+        # the shapes carry over where their columns do, whole
+        same = m == self._n and not any(k in columns for k in SHAPE_FIELDS)
+        return RequestTable(*new, shapes=self._shapes if same else None)
 
     def requests(self) -> list[Request]:
         """The requests as a list (made on the first call by :func:`requests_from_columns`,
