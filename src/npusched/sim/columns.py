@@ -86,7 +86,7 @@ if TYPE_CHECKING:
     from npusched.policies.temporal.rrb_core import Rotation
     from npusched.sim.engine import SimResult, _Run
 
-__all__ = ["applies", "execute_columns", "plain_run", "write_records"]
+__all__ = ["applies", "column_order", "execute_columns", "plain_run", "write_records"]
 
 # ``Final``: compiled, the machine-event kinds are C constants and the mechanisms static
 # references (a module global that is not ``Final`` is a dictionary look-up at every use).
@@ -105,7 +105,14 @@ heappop: Final = heapq.heappop
 
 
 def applies(run: _Run) -> bool:
-    """Whether ``run`` may take :func:`execute_columns` (see the module docstring): the policy
+    """Whether ``run`` may take :func:`execute_columns` (:func:`column_order` names the order)."""
+    return column_order(run) is not None
+
+
+def column_order(run: _Run) -> str | None:
+    """The ready order ``run`` takes :func:`execute_columns` with, or ``None`` where it may not
+    (see the module docstring; the engine asks once and hands the order over, since
+    :func:`~npusched.policies.contract.declared_order` inspects the policy's class): the policy
     declares its ready order (:func:`~npusched.policies.contract.declared_order`): ``"rank"``
     (with a ``queue_key``) or ``"remaining"`` with no period and every hook a no-op, or a token
     order (PREMA, TOKEN and subclasses keeping Algorithm 2) with ``skip_periods`` and a no-op
@@ -115,11 +122,13 @@ def applies(run: _Run) -> bool:
     policy = run.policy
     cls = type(policy)
     if not (getattr(sim, "fast_path", True) and run.temporal):
-        return False
+        return None
     order = declared_order(policy)
+    if order is None:
+        return None
     if order in _TOKEN_ORDERS:
         if not (sim.skip_periods and is_no_op(cls, "on_dispatch")):
-            return False
+            return None
     elif order == "round-robin":
         # The declaration covers the hooks, ``preemptive`` and the ticks' rules
         # (``ready_order_methods``): P-RRB ticks with a period and passes over the ticks its
@@ -127,18 +136,18 @@ def applies(run: _Run) -> bool:
         if (getattr(policy, "period_s", None) is None) == callable(
             getattr(policy, "quiet_before", None)
         ):
-            return False
+            return None
     elif order == "rank" or order == "remaining":
         if order == "rank" and not callable(getattr(cls, "queue_key", None)):
-            return False
+            return None
         if getattr(policy, "period_s", None) is not None:
-            return False
+            return None
         for hook in ("on_dispatch", "on_complete", "on_period"):
             if not is_no_op(cls, hook):
-                return False
+                return None
     else:
-        return False
-    return plain_run(run)
+        return None
+    return order if plain_run(run) else None
 
 
 def plain_run(run: _Run) -> bool:
@@ -336,14 +345,15 @@ def _stop(
     return db, steps, e, exe[k] > before, save_s
 
 
-def execute_columns(run: _Run) -> SimResult:
-    """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
+def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
+    """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result.
+    ``declared``: its :func:`column_order` where the caller has it (else asked here)."""
     sim = run.sim
     policy = run.policy
     policy.reset()  # validates the parameters, as the general loop's reset does
     pol: Any = policy
     preemptive = bool(pol.preemptive)
-    order = declared_order(policy)
+    order = declared if declared is not None else declared_order(policy)
     token = order in _TOKEN_ORDERS
     rr = order == "round-robin"  # NP-RRB, P-RRB: the rotation held here (``Rotation``)
     srpt = order == "remaining"  # SJF: ready entries ``(remaining estimate, k)``

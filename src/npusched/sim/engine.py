@@ -2086,10 +2086,11 @@ class _Run:
 
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
-        from npusched.sim.columns import applies, execute_columns
+        from npusched.sim.columns import column_order, execute_columns
 
-        if applies(self):  # a declared ready order: the same run on per-job columns
-            return execute_columns(self)
+        order = column_order(self)
+        if order is not None:  # a declared ready order: the same run on per-job columns
+            return execute_columns(self, order)
         sim = self.sim
         policy = self.policy
         self.power_policy = sim.power

@@ -32,39 +32,50 @@ from npusched.errors import SimulationError
 from npusched.hardware.plan import ExecPlan
 from npusched.sim.events import TIME_TOL_S
 
-__all__ = ["MAX_ABORTED_SWITCHES", "SwitchLevels"]
+__all__ = ["MAX_ABORTED_SWITCHES", "PlanLevels", "SwitchLevels"]
 
 #: Starts in a row on one resource stopped during their clock/voltage switch before the engine
 #: reports a livelock (a policy that preempts every job before its switch completes).
 MAX_ABORTED_SWITCHES: Final = 10_000
 
 
+class PlanLevels:
+    """One plan's levels (:meth:`SwitchLevels.plan_levels`): the ``(f, V)`` of each step (one
+    shared tuple per level) and of a fresh start (its position at 0, as ``position_at``), both
+    ``None`` if the plan has no clock or no steps; and the exit level of a job that ran it to
+    the end (``end_level`` at ``end_s`` seconds of work, made on the first such exit)."""
+
+    def __init__(self, levels: Any, first: Any) -> None:
+        self.levels: Any = levels
+        self.first: Any = first
+        self.end_s = -1.0
+        self.end_level: Any = None
+
+
 class SwitchLevels:
     """One run's levels: per resource the ``(f, V)`` its free units stand at (``None``: nothing
     ran there yet) and how many starts in a row were stopped before computing anything; the
-    voltage of each clock seen; per plan (by identity, the plan kept alive in its entry) the
-    ``(f, V)`` of each step and of a fresh start, built on the plan's first start."""
+    voltage of each clock seen; per plan (the plan object the key, kept alive by it) its
+    :class:`PlanLevels`, built on the plan's first start."""
 
     def __init__(self, power: Any, n_resources: int) -> None:
         self.power: Any = power
         self.free_level: list[Any] = [None] * n_resources
         self.aborted: list[int] = [0] * n_resources
         self.volt: dict[float, float] = {}
-        self.by_plan: dict[int, tuple[ExecPlan, Any, Any]] = {}
+        self.by_plan: dict[ExecPlan, PlanLevels] = {}
         #: The energy (J) of the last :meth:`start`'s switch (0.0 when it cost nothing).
         self.energy = 0.0
 
-    def plan_levels(self, plan: ExecPlan) -> tuple[ExecPlan, Any, Any]:
-        """``(plan, levels, first)``: the ``(f, V)`` of every step of ``plan`` (one shared tuple
-        per level: :meth:`level_of` of each step's clock) and the level a job with no work done
-        starts at (its position at 0, as ``position_at``); built once per plan and kept by
-        identity. ``levels`` and ``first`` are ``None`` if the plan has no clock or no steps."""
-        hit = self.by_plan.get(id(plan))
-        if hit is not None and hit[0] is plan:
+    def plan_levels(self, plan: ExecPlan) -> PlanLevels:
+        """``plan``'s :class:`PlanLevels`: every step's ``(f, V)`` (:meth:`level_of` of its
+        clock) and a fresh start's, built once per plan."""
+        hit = self.by_plan.get(plan)
+        if hit is not None:
             return hit
         freqs = plan.frequency_hz
         if freqs is None or plan.steps == 0:
-            hit = (plan, None, None)
+            hit = PlanLevels(None, None)
         else:
             memo: dict[float, tuple[float, float]] = {}
             levels: list[tuple[float, float]] = []
@@ -74,8 +85,8 @@ class SwitchLevels:
                 if lv is None:
                     lv = memo[f] = self.level_of(f)
                 levels.append(lv)
-            hit = (plan, levels, levels[min(plan.position_at(0.0)[0], plan.steps - 1)])
-        self.by_plan[id(plan)] = hit
+            hit = PlanLevels(levels, levels[min(plan.position_at(0.0)[0], plan.steps - 1)])
+        self.by_plan[plan] = hit
         return hit
 
     def level_of(self, f: float) -> tuple[float, float]:
@@ -89,16 +100,25 @@ class SwitchLevels:
         """The ``(f, V)`` of the last step a job on ``plan`` executed before releasing its
         units: at ``executed`` seconds of work, or where a KILL stopped it (it zeroes the work
         done and adds it to the work lost, ``wasted_since`` since the job's start); ``None`` if
-        the plan has no clock."""
-        levels = self.plan_levels(plan)[1]
+        the plan has no clock. A job that ran to the end (the same ``executed`` each time) reads
+        the level kept from the first such exit."""
+        pl = self.by_plan.get(plan)
+        if pl is None:
+            pl = self.plan_levels(plan)
+        levels = pl.levels
         if levels is None:
             return None
+        if executed == pl.end_s:
+            return pl.end_level
         ex = executed if executed > 0.0 else wasted_since
         cum = plan._cum  # ``plan.step_at(ex - TIME_TOL_S)``, inline
         if cum is None:
             cum = plan._cum_list()
         step = bisect_right(cum, ex - TIME_TOL_S) - 1
         lv: Any = levels[min(max(step, 0), plan.steps - 1)]
+        if executed > 0.0 and executed == plan.total_s:
+            pl.end_s = executed
+            pl.end_level = lv
         return lv
 
     def release(
@@ -145,14 +165,14 @@ class SwitchLevels:
         that level. The switch's energy is left in :attr:`energy`. The level the units stood at
         before (for :meth:`release`) is ``free_level[ri]`` read before this call."""
         self.energy = 0.0
-        hit = self.by_plan.get(id(plan))
-        if hit is None or hit[0] is not plan:
-            hit = self.plan_levels(plan)
-        levels = hit[1]
+        pl = self.by_plan.get(plan)
+        if pl is None:
+            pl = self.plan_levels(plan)
+        levels = pl.levels
         if levels is None:
             return 0.0
         # a fresh start (no work done) starts at the plan's first level (kept with the plan)
-        nxt = hit[2] if ex == 0.0 else levels[min(plan.position_at(ex)[0], plan.steps - 1)]
+        nxt = pl.first if ex == 0.0 else levels[min(plan.position_at(ex)[0], plan.steps - 1)]
         prev = self.free_level[ri]
         self.free_level[ri] = nxt  # these units now run at the job's level
         sw = float(self.power.switch_cost(prev, nxt)) if prev is not None else 0.0
