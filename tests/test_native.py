@@ -421,7 +421,9 @@ def test_compiled_schedules_equal_the_constructors() -> None:
 
 #: Algorithm 2's general-loop hooks (``prema_core``, fourteenth round): the token policies on the
 #: general loop, every mechanism, both token rules and thresholds, under DFS and DVFS (their
-#: switch cost called as the compiled core's module function) and without a power policy
+#: switch cost called as the compiled core's module function) and without a power policy; the
+#: DFS / DVFS configs also on the column loop (``sim/levels.py``, fifteenth round), which
+#: ``run_config`` takes by default (the general loop: ``Simulator.run`` with ``fast_path`` off)
 _TOKEN_DIGESTS = """
 import json, sys
 sys.path.insert(0, {tests!r})
@@ -435,9 +437,22 @@ from npusched.policies.base import POLICIES
 from npusched.sim.engine import Simulator
 out = {{}}
 dfs = family_configs(300, load=1.2)["DFS"]
-for name, mech in [("P-PREMA", "dynamic"), ("P-PREMA", "kill"), ("P-TOKEN", "checkpoint"),
-                   ("P-TOKEN", "dynamic-kill")]:
-    for power in ("DFS", "DVFS"):
+column_run = Simulator.run
+
+
+def general_run(self, *a, **k):
+    self.fast_path = False
+    return column_run(self, *a, **k)
+
+
+for name, mech, power, loop in [
+    (name, mech, power, loop)
+    for name, mech in [("P-PREMA", "dynamic"), ("P-PREMA", "kill"), ("P-TOKEN", "checkpoint"),
+                       ("P-TOKEN", "dynamic-kill")]
+    for power in ("DFS", "DVFS")
+    for loop in ("columns", "general")
+]:
+        Simulator.run = column_run if loop == "columns" else general_run
         d = dict(dfs, policy={{"name": name, "params": {{"mechanism": mech}}}},
                  power={{"name": power, "cap_w": 33}})
         if power == "DVFS":
@@ -446,7 +461,8 @@ for name, mech in [("P-PREMA", "dynamic"), ("P-PREMA", "kill"), ("P-TOKEN", "che
         o = run_config(parse_config(dict(d, seed=3), source=name), timeline=True)
         dg = digest(o.result, o.summary)
         dg["timeline"] = [repr(s) for s in o.result.timeline or []]
-        out[f"{{name}}/{{mech}}/{{power}}"] = dg
+        out[f"{{name}}/{{mech}}/{{power}}/{{loop}}"] = dg
+Simulator.run = column_run
 profiles = synthetic_profiles(random_state=3)
 reqs = bench_workload(400, profiles, random_state=5, load=1.5)
 for name, params in [("P-PREMA", {{}}), ("NP-PREMA", {{}}), ("P-TOKEN", {{"threshold": ">"}}),
@@ -461,8 +477,9 @@ print(json.dumps({{"compiled": native.compiled(), "digests": out}}, sort_keys=Tr
 def test_token_hooks_compiled_and_pure_give_the_same_bits() -> None:
     """The token policies on the general loop (P-PREMA, P-TOKEN, NP-PREMA: mechanisms, token
     rules, thresholds, under DFS, DVFS and no power policy) give the same digest and timeline
-    compiled (this build, ``prema_core`` and the power core's switch cost) and pure, each in
-    its own process."""
+    compiled (this build, ``prema_core``, the power core's switch cost and ``sim/levels.py``)
+    and pure, each in its own process; under DFS and DVFS the column loop gives the general
+    loop's."""
     code = _TOKEN_DIGESTS.format(tests=str(ROOT / "tests"))
     here = _python(code, _env())
     assert here.returncode == 0, here.stderr
@@ -470,9 +487,11 @@ def test_token_hooks_compiled_and_pure_give_the_same_bits() -> None:
     assert pure.returncode == 0, pure.stderr
     a, b = json.loads(here.stdout), json.loads(pure.stdout)
     assert b["compiled"] == []
-    assert set(a["digests"]) == set(b["digests"]) and len(a["digests"]) == 13
+    assert set(a["digests"]) == set(b["digests"]) and len(a["digests"]) == 21
     for name in a["digests"]:
         assert a["digests"][name] == b["digests"][name], name
+        if name.endswith("/columns"):  # the column loop gives the general loop's bits
+            assert a["digests"][name] == a["digests"][name[: -len("columns")] + "general"], name
 
 
 def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> None:

@@ -247,7 +247,9 @@ def test_general_loop_table_equals_scan(
 
 @pytest.mark.parametrize("name", ["P-PREMA", "NP-PREMA", "P-TOKEN"])
 def test_general_loop_table_under_a_power_policy(name: str) -> None:
-    """PREMA under DFS runs the general loop; with the token table it gives the scan's result."""
+    """PREMA under DFS on the general loop (``fast_path=False``: since the fifteenth round the
+    column loop takes it by default, ``tests/test_power_fast_path.py``): with the token table it
+    gives the scan's result."""
     from npusched.hardware import compile_profile
     from npusched.hardware.power import AB9
     from npusched.models import get_network
@@ -272,6 +274,7 @@ def test_general_loop_table_under_a_power_policy(name: str) -> None:
             power=DFS(cap_w=30.0, idle_power_w=dev.idle_power_w),
             power_cap_w=30.0,
             record_power=True,
+            fast_path=False,
         )
         runs.append(sim.run(reqs))
         assert (pol.table_ is not None) == table  # the table was held by the policy

@@ -45,6 +45,8 @@ COMPILED_MODULES: Final = (
     "npusched.sim.events",
     "npusched.sim.resources",
     "npusched.sim.common",
+    # The clock / voltage levels between jobs under a power policy, both loops' (fifteenth round).
+    "npusched.sim.levels",
     # The general loop's families (twelfth round): P-RRB's hooks (under the interpreted public
     # classes), Fluid Batching's tables and the power schedules (DFS, DVFS).
     "npusched.policies.temporal.rrb_core",

@@ -46,8 +46,9 @@ are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``
 
 When it applies (:func:`applies`): ``"rank"`` (with a ``queue_key``) or ``"remaining"`` with no
 period and the no-op hooks; a token order with ``Simulator(skip_periods=True)`` and a no-op
-``on_dispatch``; and a plain run (:func:`plain_run`: no power policy, no dependent requests, no
-early exits; power pieces, the timeline and ``until`` are handled here); ``"round-robin"`` with
+``on_dispatch``; and a plain run (:func:`plain_run`: no dependent requests, no early exits;
+power pieces, the timeline, ``until`` and a power policy's clock / voltage switches, by the
+general loop's rule in :mod:`npusched.sim.levels`, are handled here); ``"round-robin"`` with
 a period exactly where the policy has a ``quiet_before`` (its hooks are the declaration's).
 Anything else runs the general loop; ``Simulator(fast_path=False)`` forces it.
 """
@@ -78,13 +79,14 @@ from npusched.sim.common import (
     livelock_message,
 )
 from npusched.sim.events import TIME_TOL_S
+from npusched.sim.levels import SwitchLevels
 
 if TYPE_CHECKING:
     from npusched.policies.temporal.levels import TokenTable
     from npusched.policies.temporal.rrb_core import Rotation
     from npusched.sim.engine import SimResult, _Run
 
-__all__ = ["applies", "execute_columns", "plain_run", "write_records"]
+__all__ = ["applies", "column_order", "execute_columns", "plain_run", "write_records"]
 
 # ``Final``: compiled, the machine-event kinds are C constants and the mechanisms static
 # references (a module global that is not ``Final`` is a dictionary look-up at every use).
@@ -103,7 +105,14 @@ heappop: Final = heapq.heappop
 
 
 def applies(run: _Run) -> bool:
-    """Whether ``run`` may take :func:`execute_columns` (see the module docstring): the policy
+    """Whether ``run`` may take :func:`execute_columns` (:func:`column_order` names the order)."""
+    return column_order(run) is not None
+
+
+def column_order(run: _Run) -> str | None:
+    """The ready order ``run`` takes :func:`execute_columns` with, or ``None`` where it may not
+    (see the module docstring; the engine asks once and hands the order over, since
+    :func:`~npusched.policies.contract.declared_order` inspects the policy's class): the policy
     declares its ready order (:func:`~npusched.policies.contract.declared_order`): ``"rank"``
     (with a ``queue_key``) or ``"remaining"`` with no period and every hook a no-op, or a token
     order (PREMA, TOKEN and subclasses keeping Algorithm 2) with ``skip_periods`` and a no-op
@@ -113,11 +122,13 @@ def applies(run: _Run) -> bool:
     policy = run.policy
     cls = type(policy)
     if not (getattr(sim, "fast_path", True) and run.temporal):
-        return False
+        return None
     order = declared_order(policy)
+    if order is None:
+        return None
     if order in _TOKEN_ORDERS:
         if not (sim.skip_periods and is_no_op(cls, "on_dispatch")):
-            return False
+            return None
     elif order == "round-robin":
         # The declaration covers the hooks, ``preemptive`` and the ticks' rules
         # (``ready_order_methods``): P-RRB ticks with a period and passes over the ticks its
@@ -125,26 +136,27 @@ def applies(run: _Run) -> bool:
         if (getattr(policy, "period_s", None) is None) == callable(
             getattr(policy, "quiet_before", None)
         ):
-            return False
+            return None
     elif order == "rank" or order == "remaining":
         if order == "rank" and not callable(getattr(cls, "queue_key", None)):
-            return False
+            return None
         if getattr(policy, "period_s", None) is not None:
-            return False
+            return None
         for hook in ("on_dispatch", "on_complete", "on_period"):
             if not is_no_op(cls, hook):
-                return False
+                return None
     else:
-        return False
-    return plain_run(run)
+        return None
+    return order if plain_run(run) else None
 
 
 def plain_run(run: _Run) -> bool:
-    """What this loop needs of ``run`` besides its policy: no power policy, no dependent
-    requests and no plans with early exits (power pieces and the timeline are recorded, and
-    ``until`` stops the run as it stops the general loop's)."""
-    sim = run.sim
-    if sim.power is not None or run.dependents:
+    """What this loop needs of ``run`` besides its policy: no dependent requests and no plans
+    with early exits (power pieces and the timeline are recorded, ``until`` stops the run as
+    it stops the general loop's, and a power policy's clock / voltage switch is charged at each
+    start by the general loop's rule, :mod:`npusched.sim.levels`: one job at a time, the
+    previous running job is the only one that held the units)."""
+    if run.dependents:
         return False
     return not any(entry[1].exits for entry in run.shape_plans)
 
@@ -333,14 +345,15 @@ def _stop(
     return db, steps, e, exe[k] > before, save_s
 
 
-def execute_columns(run: _Run) -> SimResult:
-    """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result."""
+def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
+    """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result.
+    ``declared``: its :func:`column_order` where the caller has it (else asked here)."""
     sim = run.sim
     policy = run.policy
     policy.reset()  # validates the parameters, as the general loop's reset does
     pol: Any = policy
     preemptive = bool(pol.preemptive)
-    order = declared_order(policy)
+    order = declared if declared is not None else declared_order(policy)
     token = order in _TOKEN_ORDERS
     rr = order == "round-robin"  # NP-RRB, P-RRB: the rotation held here (``Rotation``)
     srpt = order == "remaining"  # SJF: ready entries ``(remaining estimate, k)``
@@ -369,7 +382,8 @@ def execute_columns(run: _Run) -> SimResult:
     estimator = sim.estimator
     res = run.res[0]
     # The power pieces (``record_power``), one per closed segment that computed, as the general
-    # loop's ``_end_segment`` adds them (rate 1: no power policy on this path), as columns.
+    # loop's ``_end_segment`` adds them (rate 1: one job at a time, a power policy's levels are
+    # in its derived plans), as columns.
     pw = run.power
     # The timeline (``record_timeline``): the general loop's ``Segment`` entries (run, restore,
     # save) in the same order; every job holds all the resource's units at its variant's clock.
@@ -492,7 +506,8 @@ def execute_columns(run: _Run) -> SimResult:
             period = float(rr_period)
             ticks = True
             quiet_on = True
-            fuse = until == inf
+            # (not under a power policy: the general loop's ``fuse_stop`` is off there)
+            fuse = until == inf and sim.power is None
         if preemptive:
             quantum_q = pol.quantum_s * (1 - 1e-9)
             bandwidth = [e[0].memory_bandwidth_bps for e in req_plans]
@@ -540,6 +555,26 @@ def execute_columns(run: _Run) -> SimResult:
     skip_k0: int | None = None
     idle_periods = 0
     futile = 0  # preemptions in a row without progress (the engine's livelock guard)
+    # A power policy's clock / voltage levels (``sim.levels``' rule, which the general loop's
+    # ``_level_switch`` applies too): with one job at a time the only start whose job may still
+    # hold the units is the last one (``lv_k``, with its plan, the work done and lost when it
+    # started, the level the units stood at before, and its isolated seconds: the work done
+    # once it completed, ``lv_done``). ``lvs`` is typed for native calls; read only if ``lv_on``.
+    lv_on = sim.power is not None
+    lvs: SwitchLevels
+    if lv_on:
+        lvs = SwitchLevels(sim.power, 1)
+    lv_k = -1
+    lv_done = False
+    lv_plan: ExecPlan  # (read only once ``lv_k`` is set)
+    if n:
+        lv_plan = plan
+    lv_x0 = 0.0
+    lv_w0 = 0.0
+    lv_iso = 0.0
+    lv_before: Any = None
+    idle_w: float = res.spec.idle_power_w if lv_on else 0.0
+    pname = run._pname() if lv_on else ""
 
     cols = _Columns(
         exe,
@@ -669,6 +704,7 @@ def execute_columns(run: _Run) -> SimResult:
                             res_energy += e
                     col_finish[run_row] = now
                     futile = 0
+                    lv_done = True
                     n_finished += 1
                     run_k = -1
                     mkind = _NONE
@@ -918,6 +954,33 @@ def execute_columns(run: _Run) -> SimResult:
                         t0 = now
                     seg_start = now
                     ex0 = exe[k]
+                    if lv_on:  # the switch to the step it starts at, after the restore
+                        if lv_k >= 0:  # the last start's job has released the units
+                            lvs.release(
+                                0,
+                                lv_plan,
+                                lv_done,
+                                lv_iso if lv_done else exe[lv_k],
+                                wasted[lv_k],
+                                lv_x0,
+                                lv_w0,
+                                lv_before,
+                            )
+                        lvs.check(0, pname, rname)
+                        lv_before = lvs.free_level[0]
+                        lv_k = k
+                        lv_plan = plan
+                        lv_done = False
+                        lv_x0 = ex0
+                        lv_w0 = wasted[k]
+                        lv_iso = iso
+                        sw = lvs.start(0, plan, ex0, idle_w, units, cap)
+                        if sw > 0.0:
+                            e = lvs.energy
+                            if e:
+                                res_energy += e
+                                col_energy[run_row] += e
+                        t0 += sw
                     limit = iso
                     run_k = k
                     mkind = _COMPLETE

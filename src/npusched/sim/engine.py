@@ -137,6 +137,7 @@ from npusched.sim.events import (
     EventQueue,
 )
 from npusched.sim.job import DONE, PREEMPTING, RUNNING, STARTING, WAITING, Clock, Job
+from npusched.sim.levels import SwitchLevels
 from npusched.sim.resources import Machine, Resource, single_npu
 from npusched.workloads.request import Request, RequestTable
 
@@ -566,34 +567,9 @@ class _Res:
         self.energy = 0.0
 
 
-#: ``(plan, (f, V) per step, the level at no work done)``; the last two ``None`` for a plan
-#: with no clock (``_Run._step_levels``).
-_PlanLevels = tuple[ExecPlan, list[tuple[float, float]] | None, tuple[float, float] | None]
-
-
-class _LevelState:
-    """Per resource: the ``(f, V)`` its free units stand at, the jobs that started there (each
-    with its ``wasted_s``, position and the units' level when it started) and how many starts in
-    a row were stopped before computing anything; the voltage of each clock seen (see
-    ``_Run._level_switch``)."""
-
-    __slots__ = ("aborted", "by_plan", "free_level", "holders", "volt")
-
-    def __init__(self, n_resources: int) -> None:
-        self.free_level: list[tuple[float, float] | None] = [None] * n_resources
-        self.holders: list[list[tuple[Job, float, float, tuple[float, float] | None]]] = [
-            [] for _ in range(n_resources)
-        ]
-        self.aborted = [0] * n_resources
-        self.volt: dict[float, float] = {}
-        #: Per plan (by identity, the plan kept alive in its entry): the ``(f, V)`` of each
-        #: step and the first one, built on the plan's first start (``_Run._step_levels``).
-        self.by_plan: dict[int, _PlanLevels] = {}
-
-
-#: Starts in a row on one resource stopped during their clock/voltage switch before the engine
-#: reports a livelock (a policy that preempts every job before its switch completes).
-_MAX_ABORTED_SWITCHES = 10_000
+#: A start on a resource, kept until the job releases its units (``_Run._level_switch``): the
+#: job, its ``wasted_s`` and work done when it started and the units' level before it.
+_Holder = tuple[Job, float, float, Any]
 
 
 class _ShapeTable(dict[tuple[Any, ...], int]):
@@ -625,8 +601,10 @@ class _Run:
     variables, no per-step work; the rarer paths are separate methods.
     """
 
-    #: Clock / voltage levels per resource under a power policy (created on first use).
-    _levels: _LevelState | None = None
+    #: Clock / voltage levels per resource under a power policy (created on first use), and
+    #: per resource the starts whose jobs may still hold units (``_level_switch``).
+    _levels: SwitchLevels | None = None
+    _holders: list[list[_Holder]] | None = None
     #: The simulator's power policy (``sim.power``, read by ``_start``).
     power_policy: Any = None
 
@@ -1059,126 +1037,51 @@ class _Run:
     # --- clock / voltage levels between jobs (power policies) ----------------------------------
     def _level_switch(self, job: Job, ri: int, res: _Res) -> float:
         """Seconds ``job``, starting now on ``res`` (index ``ri``), waits for the units' clock and
-        voltage to change to those of the step it starts at, charged like a restore (after it).
-
-        The engine allocates unit *counts*, not unit indices, so levels are tracked per
-        resource: the free units of a resource stand at the ``(f, V)`` of the last step executed
-        by the most recently started job that has since released its units (none yet: the first
-        start is free). Exact for a one-unit resource (every temporal policy: job A's last step,
-        then job B's first); on a fission array an approximation (units freed by an earlier job
-        may stand at another level). A job stopped before it computed anything (preempted
-        during its switch or restore) leaves the units at the level they had before it started
-        (its switch did not take effect); a policy that does that to every job (a period or
-        quantum shorter than the switch, e.g. a 0.25 ms round-robin quantum against DVFS's
-        2.15 ms voltage change) raises :class:`~npusched.errors.SimulationError` after
-        ``_MAX_ABORTED_SWITCHES`` starts in a row instead of running forever. The switch draws
-        the units' share of the resource's idle power (``idle_power_w * units / capacity``),
-        added to the job's energy now. With a checkpoint to restore, the switch follows the
-        restore and both count as the job's ``checkpoint_s`` (one ``restore`` segment).
-        """
-        power = self.sim.power
+        voltage to change to those of the step it starts at, charged like a restore (after it):
+        the rule of :mod:`npusched.sim.levels` (written once, the column loop applies it too),
+        with the jobs that hold units read here. Each start is kept (``_holders``) until its job
+        has released its units (or starts again), then reported to the rule, which sets the
+        level the free units stand at (the job's last executed step, or the level before it
+        started if it stopped before computing anything) and counts the aborted starts in a row
+        (a livelock past ``MAX_ABORTED_SWITCHES``, e.g. a 0.25 ms round-robin quantum against
+        DVFS's 2.15 ms voltage change). The switch draws the units' share of the resource's
+        idle power, added to the job's energy now. With a checkpoint to restore, the switch
+        follows the restore and both count as the job's ``checkpoint_s`` (one ``restore``
+        segment)."""
         st = self._levels
         if st is None:
-            st = self._levels = _LevelState(len(self.res))
-        held = st.holders[ri]
+            st = self._levels = SwitchLevels(self.sim.power, len(self.res))
+            self._holders = [[] for _ in self.res]
+        holders = self._holders
+        assert holders is not None
+        held = holders[ri]
         if held:
-            keep: list[tuple[Job, float, float, tuple[float, float] | None]] = []
+            keep: list[_Holder] = []
             for entry in held:
                 prev, wasted0, exec0, before = entry
                 if prev is not job and prev._res == ri and prev.state is not DONE:
                     keep.append(entry)  # still holds units here
-                elif prev.state is not DONE and prev._exec == exec0 and prev.wasted_s == wasted0:
-                    # stopped before it computed anything: its switch did not take effect
-                    st.free_level[ri] = before
-                    st.aborted[ri] += 1
                 else:
-                    lv = self._exit_level(prev, wasted0)
-                    if lv is not None:
-                        st.free_level[ri] = lv
-                    st.aborted[ri] = 0
-            st.holders[ri] = keep
-        if st.aborted[ri] > _MAX_ABORTED_SWITCHES:
-            raise SimulationError(
-                f"policy {self._pname()!r} stopped {st.aborted[ri]} jobs in a row on "
-                f"{res.name!r} before their clock/voltage switch completed (a livelock: its "
-                "period or quantum is shorter than the power policy's switch time)"
-            )
-        plan = job.plan
-        hit = st.by_plan.get(id(plan))
-        if hit is None or hit[0] is not plan:
-            hit = self._step_levels(plan)
-        levels = hit[1]
-        if levels is None:
-            st.holders[ri].append((job, job.wasted_s, job._exec, st.free_level[ri]))
-            return 0.0
+                    st.release(
+                        ri,
+                        prev.plan,
+                        prev.state is DONE,
+                        prev._exec,
+                        prev.wasted_s,
+                        exec0,
+                        wasted0,
+                        before,
+                    )
+            held = holders[ri] = keep
+        st.check(ri, self._pname(), res.name)
         ex = job._exec
-        # a fresh start (no work done) starts at the plan's first level (kept with the plan)
-        nxt = hit[2] if ex == 0.0 else levels[min(plan.position_at(ex)[0], plan.steps - 1)]
-        prev_lv = st.free_level[ri]
-        st.holders[ri].append((job, job.wasted_s, ex, prev_lv))
-        st.free_level[ri] = nxt  # these units now run at the job's level
-        sw = float(power.switch_cost(prev_lv, nxt)) if prev_lv is not None else 0.0
+        held.append((job, job.wasted_s, ex, st.free_level[ri]))
+        sw = st.start(ri, job.plan, ex, res.spec.idle_power_w, job.units, res.capacity)
         if sw > 0.0:
-            e = res.spec.idle_power_w * job.units / res.capacity * sw
+            e = st.energy
             if e:
                 self._add_energy(job, res, e)
         return sw
-
-    def _step_levels(self, plan: ExecPlan) -> _PlanLevels:
-        """``(plan, levels, first)``: the ``(f, V)`` of every step of ``plan`` (one shared tuple
-        per level: :meth:`_level_of` of each step's clock) and the level a job with no work
-        done starts at (its position at 0, as ``position_at``); built once per plan and kept
-        by identity. ``levels`` and ``first`` are ``None`` if the plan has no clock or no
-        steps."""
-        st = self._levels
-        assert st is not None
-        hit = st.by_plan.get(id(plan))
-        if hit is not None and hit[0] is plan:
-            return hit
-        freqs = plan.frequency_hz
-        if freqs is None or plan.steps == 0:
-            hit = (plan, None, None)
-        else:
-            memo: dict[float, tuple[float, float]] = {}
-            levels = []
-            for x in freqs:
-                f = float(x)
-                lv = memo.get(f)
-                if lv is None:
-                    lv = memo[f] = self._level_of(f)
-                levels.append(lv)
-            hit = (plan, levels, levels[min(plan.position_at(0.0)[0], plan.steps - 1)])
-        st.by_plan[id(plan)] = hit
-        return hit
-
-    def _exit_level(self, job: Job, wasted0: float) -> tuple[float, float] | None:
-        """The ``(f, V)`` of the last step ``job`` executed before releasing its units
-        (``wasted0``: its ``wasted_s`` when it started; a KILL zeroes its position and adds the
-        work to ``wasted_s``); ``None`` if its plan has no clock."""
-        plan = job.plan
-        st = self._levels
-        assert st is not None
-        hit = st.by_plan.get(id(plan))  # ``_step_levels(plan)``, its look-up inline
-        if hit is None or hit[0] is not plan:
-            hit = self._step_levels(plan)
-        levels = hit[1]
-        if levels is None:
-            return None
-        ex = job._exec if job._exec > 0.0 else job.wasted_s - wasted0
-        cum = plan._cum  # ``plan.step_at(ex - TIME_TOL_S)``, inline
-        if cum is None:
-            cum = plan._cum_list()
-        step = bisect_right(cum, ex - TIME_TOL_S) - 1
-        return levels[min(max(step, 0), plan.steps - 1)]
-
-    def _level_of(self, f: float) -> tuple[float, float]:
-        """``(f, V)``: the power policy's voltage at clock ``f`` (Hz)."""
-        st = self._levels
-        assert st is not None
-        v = st.volt.get(f)
-        if v is None:
-            v = st.volt[f] = float(self.sim.power.level_voltages((f,))[0])
-        return (f, v)
 
     def _switch_plan(self, job: Job, plan: ExecPlan) -> None:
         """Move ``job`` (not computing) to ``plan`` keeping its ``(step, fraction)``."""
@@ -2208,10 +2111,11 @@ class _Run:
 
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
-        from npusched.sim.columns import applies, execute_columns
+        from npusched.sim.columns import column_order, execute_columns
 
-        if applies(self):  # a declared ready order: the same run on per-job columns
-            return execute_columns(self)
+        order = column_order(self)
+        if order is not None:  # a declared ready order: the same run on per-job columns
+            return execute_columns(self, order)
         sim = self.sim
         policy = self.policy
         self.power_policy = sim.power
