@@ -1360,28 +1360,6 @@ class _Run:
         if self.running is job:
             self.running = None
 
-    def _records_as_lists(self) -> None:
-        """The per-request record columns as lists, for the general loop.
-
-        ``__init__`` makes them ``array`` columns (8 bytes a request, where a list of floats
-        costs 32: the column loop's runs of 1e6 requests hold eight of them). The general loop
-        writes them item by item (``_record``: seven writes per finished request, and the
-        estimate and the energy), and an ``array``'s item write is a generic call that parses
-        its value (``PyArg_Parse``: about 600 instructions compiled), where a list's stores the
-        object. Nothing is written yet: the lists hold the same initial values (one shared
-        ``nan`` / zero object), and ``_result`` makes the same arrays of them
-        (``numpy.asarray`` of floats and integers: the same bits)."""
-        n = len(self.col_finish)
-        nan = math.nan
-        self.col_est = [nan] * n
-        self.col_first = [nan] * n
-        self.col_finish = [nan] * n
-        self.col_preempt = [0] * n
-        self.col_cbytes = [0] * n
-        self.col_cs = [0.0] * n
-        self.col_wasted = [0.0] * n
-        self.col_energy = [0.0] * n
-
     def _record(
         self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
     ) -> None:
@@ -2209,7 +2187,6 @@ class _Run:
 
         if applies(self):  # a declared ready order: the same run on per-job columns
             return execute_columns(self)
-        self._records_as_lists()
         sim = self.sim
         policy = self.policy
         self.power_policy = sim.power
