@@ -208,15 +208,10 @@ class HaxconnCore:
         plans = self.plans_
         # (plain loops here and below: on the hot path, with one or two jobs, a comprehension's
         # own frame costs more than its items)
-        ids: list[int] = []  # the ready jobs' ids, read once (a generic attribute read each)
-        missing = False
         for j in ready:
-            jid = j.id
-            ids.append(jid)
-            if jid not in plans:
-                missing = True
-        if missing:
-            self._plan([j for j in ready if j.id not in plans])
+            if j.id not in plans:
+                self._plan([j for j in ready if j.id not in plans])
+                break
         accs = self.spec_.accelerators
         now = view.now
         resources = view.resources
@@ -241,12 +236,11 @@ class HaxconnCore:
         while True:
             started = len(assign)
             left = 0  # jobs of this pass left waiting: the next pass may start one
-            for i in range(len(ready)):
-                job = ready[i]
+            for job in ready:
                 if job in assign:
                     continue
                 left += 1  # (taken back below when it starts)
-                jid = ids[i]
+                jid = job.id
                 plan = plans[jid]
                 g = group.get(jid, -1) + 1  # as _group(job), without the look-up
                 row = plan.acc
