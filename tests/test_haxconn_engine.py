@@ -114,3 +114,31 @@ def test_solves_and_profiles_are_shared_across_policy_instances(
     # another goal or T is another solve
     _run("xavier", nets, HaxconnPolicy(soc="xavier", max_transitions=2))
     assert calls == [1, 1]
+
+
+def test_plans_keep_the_rows_as_python_integers() -> None:
+    """Each job's plan keeps its accelerators twice: the search's row (NumPy integers, as the
+    solve gives them) and ``acc``, the same values as Python integers that ``select`` indexes
+    with; the kept demand / wait / start lists equal the ones built again from the profile."""
+    from npusched.policies.mapping.haxconn_core import HaxconnCore, rows_of
+
+    seen: list[tuple[object, ...]] = []
+
+    class Keeping(HaxconnPolicy):
+        def select(self, view):  # type: ignore[no-untyped-def]
+            out = super().select(view)
+            for p in self.plans_.values():
+                seen.append((p.row, p.acc, p.starts, p.demand, p.wait, p.profile))
+            return out
+
+    nets = ("vgg-19", "resnet-152")
+    pol = Keeping(soc="xavier", max_transitions=1)
+    ref = _run("xavier", nets, HaxconnPolicy(soc="xavier", max_transitions=1))
+    np.testing.assert_array_equal(_run("xavier", nets, pol), ref)
+    assert seen
+    fresh = HaxconnCore.__new__(Keeping)
+    fresh.rows_ = {}
+    fresh.spec_ = get_soc("xavier")
+    for row, acc, starts, demand, wait, prof in seen:
+        assert acc == [int(a) for a in row] and all(type(a) is int for a in acc)
+        assert (starts, demand, wait) == rows_of(fresh, prof, tuple(row))

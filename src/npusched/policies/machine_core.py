@@ -39,6 +39,13 @@ NO_MERGE: Final[Sequence[Merge]] = NOTHING.merge
 NO_TIMERS: Final[Sequence[float]] = NOTHING.timers
 NO_RATES: Final[Mapping[Any, float]] = NOTHING.rates
 
+#: ``object.__new__`` and the two classes as ``Final`` names: compiled, a C static each, where
+#: ``object.__new__(Schedule)`` written out is a method look-up on ``object`` and two
+#: module-dictionary reads per call.
+_NEW: Final = object.__new__
+_SCHEDULE: Final = Schedule
+_MERGE: Final = Merge
+
 
 def make_schedule(
     assign: Mapping[Any, Any],
@@ -54,7 +61,7 @@ def make_schedule(
     a decision leaves as in ``NOTHING``)."""
     if not _FAST_SCHEDULE:  # pragma: no cover - only if Schedule changes shape
         return Schedule(assign, preempt, mechanism, until_step, merge, timers, rates)
-    sch = object.__new__(Schedule)
+    sch = _NEW(_SCHEDULE)
     d = sch.__dict__
     d["assign"] = assign
     d["preempt"] = preempt
@@ -70,7 +77,7 @@ def make_merge(into: JobView, jobs: Sequence[JobView]) -> Merge:
     """``Merge(into, jobs)`` without the frozen dataclass's per-field ``object.__setattr__``."""
     if not _FAST_MERGE:  # pragma: no cover - only if Merge changes shape
         return Merge(into, jobs)
-    m = object.__new__(Merge)
+    m = _NEW(_MERGE)
     d = m.__dict__
     d["into"] = into
     d["jobs"] = jobs

@@ -56,6 +56,9 @@ class _Plan:
     #: per group: the transition wait before it (``out_s[g-1, row[g-1]] + in_s[g, row[g]]``,
     #: seconds; 0.0 where the accelerator does not change, and for group 0)
     wait: Any = None
+    #: ``row`` as Python integers (the same values): ``select`` indexes the queues and the free
+    #: units with it natively where compiled (a NumPy integer index is a generic call)
+    acc: list[int] | None = None
 
 
 #: Process-wide memo of the planning inputs and solves, shared by every policy instance (a
@@ -167,29 +170,21 @@ class HaxconnCore:
                 self.memo_[okey] = execute(self._workload(nets, profiles), sched).schedule
             sched = self.memo_[okey]
         assert sched.order is not None
-        for n, (j, p, row) in enumerate(zip(jobs, profiles, sched.assignment, strict=True)):
+        assignment = sched.assignment
+        if len(assignment) != len(jobs):  # (``zip(strict=True)``'s check, without its call)
+            raise ValueError("haxconn policy: the schedule's rows do not match the frame's jobs")
+        for n in range(len(jobs)):
+            j, p, row = jobs[n], profiles[n], assignment[n]
             deps = tuple(jobs[d].id for d in after[n]) if after else ()
-            starts, demand, wait = self._rows(p, tuple(row))
-            self.plans_[j.id] = _Plan(p, row, starts, deps, demand, wait)
+            starts, demand, wait = rows_of(self, p, tuple(row))
+            self.plans_[j.id] = _Plan(p, row, starts, deps, demand, wait, [int(a) for a in row])
         for a, q in enumerate(sched.order):
             self.queues_[a].extend((jobs[n].id, g) for n, g in q)
 
     def _rows(self, p: GroupProfile, row: Any) -> tuple[list[int], list[float], list[float]]:
-        """The first layer of each group, and :class:`_Plan`'s ``demand`` and ``wait`` lists
-        of profile ``p`` run on ``row`` (built once per pair; the same float operations as a
-        look-up per wake)."""
-        key = (id(p), row)
-        hit = self.rows_.get(key)
-        if hit is None:
-            bw = self.spec_.memory_bandwidth_bps
-            demand = [float(p.mem_bps[g, a]) / bw for g, a in enumerate(row)]
-            wait = [0.0] + [
-                float(p.out_s[g - 1, row[g - 1]] + p.in_s[g, row[g]]) if row[g - 1] != row[g]
-                else 0.0
-                for g in range(1, len(row))
-            ]
-            hit = self.rows_[key] = ([s for s, _ in p.bounds], demand, wait)
-        return hit
+        """:func:`rows_of` (a module function: compiled, a method called on an instance of the
+        interpreted subclass goes through mypyc's glue)."""
+        return rows_of(self, p, row)
 
     def _workload(self, nets: tuple[str, ...], profiles: list[GroupProfile]) -> Workload:
         return Workload(self.spec_, tuple(Task(n, p) for n, p in zip(nets, profiles, strict=True)))
@@ -208,7 +203,8 @@ class HaxconnCore:
                 self.timers_sent_ = True
             while self.pending_ and self.pending_[0].time_s <= view.now:
                 self.current_ = self.pending_.popleft()
-        ready = view.ready
+        given = view.ready  # the engine's own list; any other sequence is copied
+        ready: list[Any] = given if type(given) is list else list(given)
         plans = self.plans_
         # (plain loops here and below: on the hot path, with one or two jobs, a comprehension's
         # own frame costs more than its items)
@@ -247,7 +243,8 @@ class HaxconnCore:
                 jid = job.id
                 plan = plans[jid]
                 g = group.get(jid, -1) + 1  # as _group(job), without the look-up
-                row = plan.row
+                row = plan.acc
+                assert row is not None
                 a = row[g]
                 qa = queues[a]
                 if not qa:
@@ -278,8 +275,8 @@ class HaxconnCore:
                 elif row[g - 1] != a:  # transition (Eq. 2): wait out + in
                     t_ready = ready_at.get(jid)
                     if t_ready is None:
-                        assert plan.wait is not None
-                        t_ready = ready_at[jid] = now + plan.wait[g]
+                        wait: list[float] = plan.wait
+                        t_ready = ready_at[jid] = now + wait[g]
                         timers.append(t_ready)
                         continue
                     if t_ready > now + 1e-12:
@@ -296,7 +293,8 @@ class HaxconnCore:
                 assign[job] = allocs[a]
                 group[jid] = g
                 if g + 1 < len(row):
-                    until[job] = plan.starts[g + 1]
+                    starts: list[int] = plan.starts
+                    until[job] = starts[g + 1]
                 left -= 1
             # Another pass only when this one started a job and left one waiting: a pass over
             # jobs all started (or already assigned) starts nothing.
@@ -353,7 +351,8 @@ class HaxconnCore:
                     demand.append(plans[j.id].demand[group[j.id]])
                 tot = sum(demand)
                 memo = self.slow_
-                for j, d in zip(running, demand, strict=True):
+                for i in range(len(running)):  # (``running`` and ``demand`` pair up)
+                    j, d = running[i], demand[i]
                     k = (d, tot - d)
                     slow = memo.get(k)
                     if slow is None:
@@ -363,3 +362,23 @@ class HaxconnCore:
                 for j in running:
                     rates[j] = 1.0
         return make_schedule(assign, NO_PREEMPT, NO_MECHANISM, until, NO_MERGE, timers, rates)
+
+
+def rows_of(
+    core: HaxconnCore, p: GroupProfile, row: Any
+) -> tuple[list[int], list[float], list[float]]:
+    """The first layer of each group, and :class:`_Plan`'s ``demand`` and ``wait`` lists of
+    profile ``p`` run on ``row`` (built once per pair; the same float operations as a look-up
+    per wake)."""
+    key = (id(p), row)
+    hit = core.rows_.get(key)
+    if hit is None:
+        bw = core.spec_.memory_bandwidth_bps
+        demand = [float(p.mem_bps[g, a]) / bw for g, a in enumerate(row)]
+        wait = [0.0] + [
+            float(p.out_s[g - 1, row[g - 1]] + p.in_s[g, row[g]]) if row[g - 1] != row[g]
+            else 0.0
+            for g in range(1, len(row))
+        ]
+        hit = core.rows_[key] = ([s for s, _ in p.bounds], demand, wait)
+    return hit
