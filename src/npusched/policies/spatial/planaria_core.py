@@ -81,6 +81,18 @@ def _unfit_counts(prio: list[float], slack: list[float], est: list[int], size: i
     return counts
 
 
+def _round9(y: float) -> float:
+    """``round(y) / 1e9`` (``np.round(x, 9)`` for ``y = x * 1e9``: the nearest integer, ties to
+    even, over 1e9) without the builtin's generic call compiled: ``y - floor(y)`` is exact for
+    the values here (below 2**52), so the comparison with 0.5 is. A NaN or an infinity raises
+    as ``round`` does (``math.floor``'s ``ValueError`` / ``OverflowError``)."""
+    f = float(math.floor(y))
+    d = y - f
+    if d > 0.5 or (d == 0.5 and f % 2.0 == 1.0):
+        f += 1.0
+    return f / 1e9
+
+
 #: Below this many tasks :func:`schedule_counts_small` runs Algorithm 1 on Python floats
 #: (NumPy's per-call cost dominates small arrays; its sums of fewer than 8 values are the
 #: sequential sums Python makes, so the bits agree).
@@ -96,7 +108,11 @@ def _counts_from_estimates(
     n = len(priority)
     if len(at_est) != n or len(est) != n:
         raise ValueError(f"{n} priorities, {len(est)} estimates, {len(at_est)} remaining times")
-    total_est = sum(est)
+    # index loops, not ``sum``: compiled, a builtin's call is generic (the same sums: a
+    # sequential one from 0, as Python's ``sum`` of these few values and NumPy's make)
+    total_est = 0
+    for e in est:
+        total_est += e
     if total_est > size:
         return _unfit_counts(priority, slack_s, est, size)
     # plain loops: on Python 3.11 a comprehension's or a key function's frame costs more than
@@ -107,26 +123,38 @@ def _counts_from_estimates(
         a = at_est[i]
         scores.append(priority[i] / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S))
     remaining_array = size - total_est
-    total = sum(scores)
+    total = 0.0
+    for sc in scores:
+        total += sc
     shares: list[float] = []
     base: list[int] = []
     for sc in scores:
         sh = sc / total * remaining_array
         shares.append(sh)
         base.append(math.floor(sh + 1e-12))
-    left = remaining_array - sum(base)
+    left = remaining_array
+    for b in base:
+        left -= b
     if left == 1 and n == 2:  # the common pair: the one leftover to the first in key order
         b0 = base[0]
         b1 = base[1]
-        k0 = (-(round((shares[0] - b0) * 1e9) / 1e9), -scores[0], 0)
-        k1 = (-(round((shares[1] - b1) * 1e9) / 1e9), -scores[1], 1)
-        if k1 < k0:
+        # the key tuples ``(-rem, -score, i)`` compared as tuples are: the first entries that
+        # differ (``!=``) decide by ``<``, and equal keys keep queue order
+        r0 = -_round9((shares[0] - b0) * 1e9)
+        r1 = -_round9((shares[1] - b1) * 1e9)
+        if r1 != r0:
+            second_first = r1 < r0
+        else:
+            q0 = -scores[0]
+            q1 = -scores[1]
+            second_first = q1 < q0 if q1 != q0 else False
+        if second_first:
             return [est[0] + b0, est[1] + b1 + 1]
         return [est[0] + b0 + 1, est[1] + b1]
     if left > 0:
         keyed = []
         for i in range(n):
-            keyed.append((-(round((shares[i] - base[i]) * 1e9) / 1e9), -scores[i], i))
+            keyed.append((-_round9((shares[i] - base[i]) * 1e9), -scores[i], i))
         keyed.sort()
         for _, _, i in keyed[:left]:
             base[i] += 1
@@ -227,6 +255,50 @@ def _estimate(
 
 
 
+#: :class:`_JobRec` kinds: no QoS bound (unbounded slack), a bound and an arrival time that
+#: are both ``float`` (the slack in C doubles compiled), anything else (read from the job).
+_NO_SLO = 0
+_FLOAT_SLO = 1
+_OTHER_SLO = 2
+
+
+class _JobRec:
+    """What Algorithm 1 reads of a job that stays fixed while it lives: its configuration
+    table, its priority as a float, and its slack's terms (``slack = slo - (now -
+    arrival)``). A job's request, priority and arrival time never change in a run (the
+    engine sets them when it makes the job), so each is read once per job, not per decision
+    (each a generic attribute read compiled: the job is seen through the ``JobView``
+    protocol)."""
+
+    tab: _Table
+    priority: float
+    kind: int
+    slo: float
+    arrival: float
+
+    def __init__(self, tab: _Table, priority: float, kind: int, slo: float, arrival: float) -> None:
+        self.tab = tab
+        self.priority = priority
+        self.kind = kind
+        self.slo = slo
+        self.arrival = arrival
+
+
+def _job_rec(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str, Any]) -> _JobRec:
+    """The job's :class:`_JobRec` (its table through ``core.tab_of_``, as before)."""
+    jid = job.id
+    tab = core.tab_of_.get(jid)
+    if tab is None:
+        tab = core.tab_of_[jid] = shape_table(core, job, size, profiles)
+    slo = job.request.slo_s
+    arrival = job.arrival_s
+    if slo is None:
+        return _JobRec(tab, float(job.priority), _NO_SLO, 0.0, 0.0)
+    if type(slo) is float and type(arrival) is float:
+        return _JobRec(tab, float(job.priority), _FLOAT_SLO, slo, arrival)
+    return _JobRec(tab, float(job.priority), _OTHER_SLO, 0.0, 0.0)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)
 class PlanariaCore:
     """Planaria's per-run state and decision (the rule: ``planaria.PlanariaPolicy``)."""
@@ -242,6 +314,8 @@ class PlanariaCore:
     allocs_: dict[int, Allocation]
     #: Each job's configuration table, by job id (its request's shape looked up once).
     tab_of_: dict[int, _Table]
+    #: Each job's table, priority and deadline terms, by job id (read once per job).
+    rec_of_: dict[int, _JobRec]
 
     def reset_core(self) -> None:
         """Forget the targets, promises and tables of the previous run."""
@@ -251,6 +325,7 @@ class PlanariaCore:
         self.size_ = None
         self.allocs_ = {}
         self.tab_of_ = {}
+        self.rec_of_ = {}
 
     def _capacity(self, view: MachineView) -> int:
         if self.resource is None:
@@ -281,20 +356,31 @@ class PlanariaCore:
             return {j.id: size for j in jobs}
         if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
             now = view.now
+            now_f = 0.0
+            now_float = type(now) is float
+            if now_float:
+                now_f = now
             profiles = view.profiles
             p_l: list[float] = []
             s_l: list[float] = []
             e_l: list[int] = []
             a_l: list[float] = []
-            tab_of = self.tab_of_
+            rec_of = self.rec_of_
             complete = True
             for job in jobs:
                 jid = job.id
-                tab = tab_of.get(jid)
-                if tab is None:
-                    tab = tab_of[jid] = shape_table(self, job, size, profiles)
-                slo = job.request.slo_s
-                sl = math.inf if slo is None else slo - (now - job.arrival_s)
+                rec = rec_of.get(jid)
+                if rec is None:
+                    rec = rec_of[jid] = _job_rec(self, job, size, profiles)
+                tab = rec.tab
+                kind = rec.kind
+                if kind == _NO_SLO:
+                    sl = math.inf
+                elif kind == _FLOAT_SLO and now_float:  # C doubles compiled, the same operations
+                    sl = rec.slo - (now_f - rec.arrival)
+                else:
+                    slo_any: Any = job.request.slo_s
+                    sl = slo_any - (now - job.arrival_s)
                 step, frac = job.position
                 got = _estimate(tab, step, frac, sl, size)
                 if got is None:
@@ -302,7 +388,7 @@ class PlanariaCore:
                     break
                 e_l.append(got[0])
                 a_l.append(got[1])
-                p_l.append(float(job.priority))
+                p_l.append(rec.priority)
                 s_l.append(sl)
             if complete:
                 counts_l = _counts_from_estimates(p_l, s_l, e_l, a_l, size)
@@ -332,7 +418,11 @@ class PlanariaCore:
         running, preempting, waiting = _RUNNING, _PREEMPTING, _WAITING
         # One pass: each job's units held (a job holds its units until it stops), promised and
         # wanted; only jobs whose count changes are touched.
+        # The same pass sums the units the engine counts as held or promised (its capacity
+        # check; a move adds only the growth beyond what it holds): every job not waiting, its
+        # larger of the two (read once per job, where a second pass read every job again).
         changes: list[tuple[JobView, int, int, int]] = []
+        need = 0
         for job in jobs:
             st = job.state
             held = 0
@@ -342,24 +432,13 @@ class PlanariaCore:
                     held = int(alloc.units or 0)
             jid = job.id
             promised = promised_all.get(jid, held)
+            if st is not waiting:
+                need += promised if promised > held else held
             want = targets.get(jid, 0)
             if want != promised:
                 changes.append((job, held, promised, want))
         if not changes:
             return NOTHING
-        # Units the engine counts as held or promised (its capacity check): a move adds only
-        # the growth beyond what it holds.
-        need = 0
-        for job in jobs:
-            st = job.state
-            if st is not waiting:
-                held = 0
-                if st is running or st is preempting:
-                    alloc = job.allocation
-                    if alloc is not None:
-                        held = int(alloc.units or 0)
-                p = promised_all.get(job.id, held)
-                need += p if p > held else held
         allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
