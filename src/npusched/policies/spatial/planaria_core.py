@@ -268,13 +268,22 @@ class _JobRec:
     arrival)``). A job's request, priority and arrival time never change in a run (the
     engine sets them when it makes the job), so each is read once per job, not per decision
     (each a generic attribute read compiled: the job is seen through the ``JobView``
-    protocol)."""
+    protocol). Also the job's last position with the plan and the work done (``executed_s``)
+    it was read at: a job's position is its plan's position after that work
+    (``plan.position_at(executed_s)``, a bisection), so while both are the same the position
+    is (a waiting job's at every decision of its stay)."""
 
     tab: _Table
     priority: float
     kind: int
     slo: float
     arrival: float
+    #: The position last read (``job.position``) and the plan and work done it was read at.
+    has_pos: bool
+    plan: Any
+    executed: float
+    step: int
+    frac: float
 
     def __init__(self, tab: _Table, priority: float, kind: int, slo: float, arrival: float) -> None:
         self.tab = tab
@@ -282,6 +291,11 @@ class _JobRec:
         self.kind = kind
         self.slo = slo
         self.arrival = arrival
+        self.has_pos = False
+        self.plan = None
+        self.executed = 0.0
+        self.step = 0
+        self.frac = 0.0
 
 
 def _job_rec(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str, Any]) -> _JobRec:
@@ -381,7 +395,22 @@ class PlanariaCore:
                 else:
                     slo_any: Any = job.request.slo_s
                     sl = slo_any - (now - job.arrival_s)
-                step, frac = job.position
+                # the position as at the job's last decision while its plan and its work done
+                # are the same (a waiting job's stay so: one attribute read and a property
+                # without the plan's bisection)
+                plan = job.plan
+                ex = job.executed_s
+                if rec.has_pos and plan is rec.plan and ex == rec.executed:
+                    step = rec.step
+                    frac = rec.frac
+                else:
+                    step, frac = job.position
+                    if type(ex) is float:
+                        rec.plan = plan
+                        rec.executed = ex
+                        rec.step = step
+                        rec.frac = frac
+                        rec.has_pos = True
                 got = _estimate(tab, step, frac, sl, size)
                 if got is None:
                     complete = False
@@ -487,6 +516,11 @@ def shape_table(
     tab = core.tables_.get(key)
     if tab is None:
         prof = profiles[job.network]
+        shared_key = (id(prof), req.batch, req.seq_in, req.seq_out, size)
+        hit = _SHARED_TABLES.get(shared_key)
+        if hit is not None and hit[1] is prof:
+            tab = core.tables_[key] = hit[0]
+            return tab
         cum = np.stack(
             [
                 prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n).cum_s
@@ -505,4 +539,19 @@ def shape_table(
             total.tolist(),
             at_start.tolist(),
         )
+        if len(_SHARED_TABLES) >= _SHARED_TABLES_MAX:
+            _SHARED_TABLES.clear()
+        _SHARED_TABLES[shared_key] = (tab, prof)
     return tab
+
+
+#: Process-wide memo of the configuration tables, shared by every policy instance (a sweep's
+#: points or a bench's repeats re-create the policy or reset it, each run rebuilt its tables:
+#: about 16 plan look-ups and a ``(steps, size)`` stack per request shape): per (profile, batch,
+#: ``seq_in``, ``seq_out``, size) the table. A profile is immutable (a frozen dataclass whose
+#: plans are cached per shape), so a memoised table is the one a fresh build returns. The key
+#: holds the profile's ``id`` and the entry keeps the profile alive (an id is never reused
+#: while its entry exists; the entry is checked by identity). Cleared when it holds
+#: :data:`_SHARED_TABLES_MAX` entries (a table holds ``size`` floats per plan step).
+_SHARED_TABLES: dict[tuple[Any, ...], tuple[_Table, Any]] = {}
+_SHARED_TABLES_MAX = 128
