@@ -1,6 +1,6 @@
 """Planaria's decision as the compiled core makes it (fifteenth round) against the forms it
 replaced: the small-queue counts without builtin calls (``_round9`` for ``round``, plain sums
-for ``sum``), each job's fixed terms and last position kept per job (``_JobRec``), and the
+for ``sum``), each job's fixed terms kept per job (``_JobRec``), and the
 process-wide memo of configuration tables (``_SHARED_TABLES``). Run compiled and with
 ``NPUSCHED_PURE=1``, these check both builds."""
 
@@ -16,7 +16,6 @@ import numpy as np
 from npusched.hardware import compile_profile
 from npusched.hardware.fission import FissionArray
 from npusched.models import get_network
-from npusched.policies.contract import MachineView
 from npusched.policies.spatial import PlanariaPolicy
 from npusched.policies.spatial import planaria_core as core
 from npusched.policies.spatial.planaria_core import (
@@ -93,40 +92,8 @@ def test_small_queue_counts_equal_the_builtin_form() -> None:
         assert got == _counts_reference(prio, slack, est, at, size), (prio, est, at, size)
 
 
-class _Positions(PlanariaPolicy):
-    """Planaria that checks, after every Algorithm 1 run, that each job's kept position is the
-    job's position now wherever its plan and work done are the ones it was read at."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.hits = 0
-
-    def _targets(self, jobs: Any, view: MachineView, size: int) -> dict[int, int]:
-        got = super()._targets(jobs, view, size)
-        for job in jobs:
-            rec = self.rec_of_.get(job.id)
-            if (
-                rec is not None
-                and rec.has_pos
-                and rec.plan is job.plan
-                and rec.executed == job.executed_s
-            ):
-                assert (rec.step, rec.frac) == job.position
-                self.hits += 1
-        return got
-
-
 def _profiles(names: tuple[str, ...] | list[str]) -> dict[str, Any]:
     return {n: compile_profile(get_network(n), FA) for n in names}
-
-
-def test_kept_positions_are_the_jobs_positions() -> None:
-    names = WORKLOADS["C"]
-    reqs = planaria_workload("C", "S", 400.0, n_requests=150, random_state=3)
-    pol = _Positions()
-    res = Simulator(_profiles(names), pol, machine=fission_array()).run(reqs)
-    assert res.n_finished == len(reqs)
-    assert pol.hits > 0
 
 
 def _same(a: Any, b: Any) -> None:

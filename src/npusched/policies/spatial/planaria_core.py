@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -41,13 +41,15 @@ from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNT
 FloatArray = npt.NDArray[np.float64]
 
 #: Floor on a remaining time in a score's denominator, seconds.
-_MIN_REMAINING_S = 1e-9
+_MIN_REMAINING_S: Final = 1e-9
 
-_RUNNING = JobState.RUNNING
-_PREEMPTING = JobState.PREEMPTING
-_WAITING = JobState.WAITING
-_STARTING = JobState.STARTING
-_CHECKPOINT = Mechanism.CHECKPOINT
+# ``Final``: compiled, C statics (a module-dictionary look-up per read otherwise)
+_RUNNING: Final = JobState.RUNNING
+_PREEMPTING: Final = JobState.PREEMPTING
+_WAITING: Final = JobState.WAITING
+_STARTING: Final = JobState.STARTING
+_CHECKPOINT: Final = Mechanism.CHECKPOINT
+_NOTHING: Final = NOTHING
 
 
 def _unfit_counts(prio: list[float], slack: list[float], est: list[int], size: int) -> list[int]:
@@ -96,7 +98,7 @@ def _round9(y: float) -> float:
 #: Below this many tasks :func:`schedule_counts_small` runs Algorithm 1 on Python floats
 #: (NumPy's per-call cost dominates small arrays; its sums of fewer than 8 values are the
 #: sequential sums Python makes, so the bits agree).
-SMALL_QUEUE = 8
+SMALL_QUEUE: Final = 8
 
 
 def _counts_from_estimates(
@@ -257,9 +259,9 @@ def _estimate(
 
 #: :class:`_JobRec` kinds: no QoS bound (unbounded slack), a bound and an arrival time that
 #: are both ``float`` (the slack in C doubles compiled), anything else (read from the job).
-_NO_SLO = 0
-_FLOAT_SLO = 1
-_OTHER_SLO = 2
+_NO_SLO: Final = 0
+_FLOAT_SLO: Final = 1
+_OTHER_SLO: Final = 2
 
 
 class _JobRec:
@@ -268,22 +270,13 @@ class _JobRec:
     arrival)``). A job's request, priority and arrival time never change in a run (the
     engine sets them when it makes the job), so each is read once per job, not per decision
     (each a generic attribute read compiled: the job is seen through the ``JobView``
-    protocol). Also the job's last position with the plan and the work done (``executed_s``)
-    it was read at: a job's position is its plan's position after that work
-    (``plan.position_at(executed_s)``, a bisection), so while both are the same the position
-    is (a waiting job's at every decision of its stay)."""
+    protocol)."""
 
     tab: _Table
     priority: float
     kind: int
     slo: float
     arrival: float
-    #: The position last read (``job.position``) and the plan and work done it was read at.
-    has_pos: bool
-    plan: Any
-    executed: float
-    step: int
-    frac: float
 
     def __init__(self, tab: _Table, priority: float, kind: int, slo: float, arrival: float) -> None:
         self.tab = tab
@@ -291,11 +284,6 @@ class _JobRec:
         self.kind = kind
         self.slo = slo
         self.arrival = arrival
-        self.has_pos = False
-        self.plan = None
-        self.executed = 0.0
-        self.step = 0
-        self.frac = 0.0
 
 
 def _job_rec(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str, Any]) -> _JobRec:
@@ -379,10 +367,12 @@ class PlanariaCore:
             s_l: list[float] = []
             e_l: list[int] = []
             a_l: list[float] = []
+            ids: list[Any] = []
             rec_of = self.rec_of_
             complete = True
             for job in jobs:
                 jid = job.id
+                ids.append(jid)
                 rec = rec_of.get(jid)
                 if rec is None:
                     rec = rec_of[jid] = _job_rec(self, job, size, profiles)
@@ -395,22 +385,7 @@ class PlanariaCore:
                 else:
                     slo_any: Any = job.request.slo_s
                     sl = slo_any - (now - job.arrival_s)
-                # the position as at the job's last decision while its plan and its work done
-                # are the same (a waiting job's stay so: one attribute read and a property
-                # without the plan's bisection)
-                plan = job.plan
-                ex = job.executed_s
-                if rec.has_pos and plan is rec.plan and ex == rec.executed:
-                    step = rec.step
-                    frac = rec.frac
-                else:
-                    step, frac = job.position
-                    if type(ex) is float:
-                        rec.plan = plan
-                        rec.executed = ex
-                        rec.step = step
-                        rec.frac = frac
-                        rec.has_pos = True
+                step, frac = job.position
                 got = _estimate(tab, step, frac, sl, size)
                 if got is None:
                     complete = False
@@ -423,7 +398,7 @@ class PlanariaCore:
                 counts_l = _counts_from_estimates(p_l, s_l, e_l, a_l, size)
                 out: dict[int, int] = {}
                 for i in range(n):  # one count per job (the lists are built in step)
-                    out[jobs[i].id] = counts_l[i]
+                    out[ids[i]] = counts_l[i]
                 return out
         return self._targets_arrays(jobs, view, size)
 
@@ -458,7 +433,11 @@ class PlanariaCore:
             if st is running or st is preempting:
                 alloc = job.allocation
                 if alloc is not None:
-                    held = int(alloc.units or 0)
+                    u = alloc.units
+                    if type(u) is int:  # int(u or 0) without the generic int() call
+                        held = u
+                    elif u:
+                        held = int(u)
             jid = job.id
             promised = promised_all.get(jid, held)
             if st is not waiting:
@@ -467,7 +446,7 @@ class PlanariaCore:
             if want != promised:
                 changes.append((job, held, promised, want))
         if not changes:
-            return NOTHING
+            return _NOTHING
         allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
@@ -501,7 +480,7 @@ class PlanariaCore:
             need += extra
             promised_all[job.id] = want
         if not assign and not preempt:
-            return NOTHING
+            return _NOTHING
         return make_schedule(assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES)
 
 
@@ -554,4 +533,4 @@ def shape_table(
 #: while its entry exists; the entry is checked by identity). Cleared when it holds
 #: :data:`_SHARED_TABLES_MAX` entries (a table holds ``size`` floats per plan step).
 _SHARED_TABLES: dict[tuple[Any, ...], tuple[_Table, Any]] = {}
-_SHARED_TABLES_MAX = 128
+_SHARED_TABLES_MAX: Final = 128
