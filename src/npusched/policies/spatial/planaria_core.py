@@ -117,6 +117,37 @@ def _counts_from_estimates(
         total_est += e
     if total_est > size:
         return _unfit_counts(priority, slack_s, est, size)
+    remaining_array = size - total_est
+    if n == 2:  # the common pair on scalars (no lists of boxed floats), the same operations
+        a0 = at_est[0]
+        a1 = at_est[1]
+        s0 = priority[0] / (a0 if a0 >= _MIN_REMAINING_S else _MIN_REMAINING_S)
+        s1 = priority[1] / (a1 if a1 >= _MIN_REMAINING_S else _MIN_REMAINING_S)
+        tot = 0.0
+        tot += s0
+        tot += s1
+        h0 = s0 / tot * remaining_array
+        h1 = s1 / tot * remaining_array
+        b0 = math.floor(h0 + 1e-12)
+        b1 = math.floor(h1 + 1e-12)
+        left2 = remaining_array - b0 - b1
+        if left2 <= 0:
+            return [est[0] + b0, est[1] + b1]
+        if left2 == 1:  # the one leftover to the first in key order
+            # the key tuples ``(-rem, -score, i)`` compared as tuples are: the first entries
+            # that differ (``!=``) decide by ``<``, and equal keys keep queue order
+            r0 = -_round9((h0 - b0) * 1e9)
+            r1 = -_round9((h1 - b1) * 1e9)
+            if r1 != r0:
+                second_first = r1 < r0
+            else:
+                q0 = -s0
+                q1 = -s1
+                second_first = q1 < q0 if q1 != q0 else False
+            if second_first:
+                return [est[0] + b0, est[1] + b1 + 1]
+            return [est[0] + b0 + 1, est[1] + b1]
+        # two or more left over (rounding): the general path below
     # plain loops: on Python 3.11 a comprehension's or a key function's frame costs more than
     # these few items; index loops and ``math.floor`` itself (not a local alias): compiled,
     # those are C operations, where ``zip(strict=True)`` and an alias are generic calls
@@ -124,7 +155,6 @@ def _counts_from_estimates(
     for i in range(n):
         a = at_est[i]
         scores.append(priority[i] / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S))
-    remaining_array = size - total_est
     total = 0.0
     for sc in scores:
         total += sc
@@ -137,22 +167,6 @@ def _counts_from_estimates(
     left = remaining_array
     for b in base:
         left -= b
-    if left == 1 and n == 2:  # the common pair: the one leftover to the first in key order
-        b0 = base[0]
-        b1 = base[1]
-        # the key tuples ``(-rem, -score, i)`` compared as tuples are: the first entries that
-        # differ (``!=``) decide by ``<``, and equal keys keep queue order
-        r0 = -_round9((shares[0] - b0) * 1e9)
-        r1 = -_round9((shares[1] - b1) * 1e9)
-        if r1 != r0:
-            second_first = r1 < r0
-        else:
-            q0 = -scores[0]
-            q1 = -scores[1]
-            second_first = q1 < q0 if q1 != q0 else False
-        if second_first:
-            return [est[0] + b0, est[1] + b1 + 1]
-        return [est[0] + b0 + 1, est[1] + b1]
     if left > 0:
         keyed = []
         for i in range(n):
