@@ -158,9 +158,13 @@ PREEMPTION_POINTS = ("tile", "layer")
 
 _ORDER = attrgetter("order")
 _MAX_SAME_INSTANT = 1_000_000
-_KILL = Mechanism.KILL
-_CHECKPOINT = Mechanism.CHECKPOINT
-_DRAIN = Mechanism.DRAIN
+# ``Final``: compiled, C statics (``_apply`` reads them at every decision; a module-dictionary
+# look-up per read otherwise), as are the aliases of the contract's ``NOTHING`` and ``Schedule``
+_KILL: Final = Mechanism.KILL
+_CHECKPOINT: Final = Mechanism.CHECKPOINT
+_DRAIN: Final = Mechanism.DRAIN
+_NOTHING: Final = NOTHING
+_SCHEDULE: Final = Schedule
 #: The one nan object of the records (``common.NAN_OBJ``; the column loop holds the same).
 _NAN_OBJ: Any = NAN_OBJ
 
@@ -526,7 +530,7 @@ class Simulator:
 
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
 _RESOLVED_BY_ID_MAX = 1024
-_INF = math.inf
+_INF: Final = math.inf
 #: ``sys.getrefcount`` and ``weakref.getweakrefcount`` for the machine view's check at every
 #: decision (``_Run._machine_view``): compiled, a ``Final`` alias is a C static, where an
 #: imported name is a look-up in the module's dictionary at each call.
@@ -1686,17 +1690,17 @@ class _Run:
 
     def _apply(self, sched: Schedule) -> None:
         """Carry out a machine policy's :class:`Schedule`."""
-        if sched is NOTHING:  # no change: only the starts waiting for units, as far as they can
+        if sched is _NOTHING:  # no change: only the starts waiting for units, as far as they can
             if self.pending:
                 self._drain_pending()
             return
-        if not isinstance(sched, Schedule):
+        if not isinstance(sched, _SCHEDULE):
             raise SimulationError(
                 f"policy {self._pname()!r} returned {type(sched).__name__}; a machine policy "
                 f"returns a Schedule"
             )
         now = self.clock.now
-        if type(sched) is Schedule:  # a frozen dataclass without slots: its fields in __dict__
+        if type(sched) is _SCHEDULE:  # a frozen dataclass without slots: its fields in __dict__
             fd = sched.__dict__
             merge = fd["merge"]
             mech = fd["mechanism"]

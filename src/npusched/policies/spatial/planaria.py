@@ -58,6 +58,7 @@ from npusched.policies.spatial.planaria_core import (
     SMALL_QUEUE,
     PlanariaCore,
     _counts_from_estimates,
+    _JobRec,
     _Table,
     _unfit_counts,
 )
@@ -346,6 +347,8 @@ class PlanariaPolicy(PlanariaCore, MachinePolicyBase, Component):
         self.allocs_: dict[int, Allocation] = {}
         #: Each job's configuration table, by job id (its request's shape looked up once).
         self.tab_of_: dict[int, _Table] = {}
+        #: Each job's table, priority and slack terms, by job id (read once per job).
+        self.rec_of_: dict[int, _JobRec] = {}
 
     def validate(self) -> None:
         """Check the parameters: ``resource`` is ``None`` or a non-empty string, ``name`` a

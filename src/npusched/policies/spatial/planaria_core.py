@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -41,13 +41,15 @@ from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNT
 FloatArray = npt.NDArray[np.float64]
 
 #: Floor on a remaining time in a score's denominator, seconds.
-_MIN_REMAINING_S = 1e-9
+_MIN_REMAINING_S: Final = 1e-9
 
-_RUNNING = JobState.RUNNING
-_PREEMPTING = JobState.PREEMPTING
-_WAITING = JobState.WAITING
-_STARTING = JobState.STARTING
-_CHECKPOINT = Mechanism.CHECKPOINT
+# ``Final``: compiled, C statics (a module-dictionary look-up per read otherwise)
+_RUNNING: Final = JobState.RUNNING
+_PREEMPTING: Final = JobState.PREEMPTING
+_WAITING: Final = JobState.WAITING
+_STARTING: Final = JobState.STARTING
+_CHECKPOINT: Final = Mechanism.CHECKPOINT
+_NOTHING: Final = NOTHING
 
 
 def _unfit_counts(prio: list[float], slack: list[float], est: list[int], size: int) -> list[int]:
@@ -81,10 +83,22 @@ def _unfit_counts(prio: list[float], slack: list[float], est: list[int], size: i
     return counts
 
 
+def _round9(y: float) -> float:
+    """``round(y) / 1e9`` (``np.round(x, 9)`` for ``y = x * 1e9``: the nearest integer, ties to
+    even, over 1e9) without the builtin's generic call compiled: ``y - floor(y)`` is exact for
+    the values here (below 2**52), so the comparison with 0.5 is. A NaN or an infinity raises
+    as ``round`` does (``math.floor``'s ``ValueError`` / ``OverflowError``)."""
+    f = float(math.floor(y))
+    d = y - f
+    if d > 0.5 or (d == 0.5 and f % 2.0 == 1.0):
+        f += 1.0
+    return f / 1e9
+
+
 #: Below this many tasks :func:`schedule_counts_small` runs Algorithm 1 on Python floats
 #: (NumPy's per-call cost dominates small arrays; its sums of fewer than 8 values are the
 #: sequential sums Python makes, so the bits agree).
-SMALL_QUEUE = 8
+SMALL_QUEUE: Final = 8
 
 
 def _counts_from_estimates(
@@ -96,9 +110,44 @@ def _counts_from_estimates(
     n = len(priority)
     if len(at_est) != n or len(est) != n:
         raise ValueError(f"{n} priorities, {len(est)} estimates, {len(at_est)} remaining times")
-    total_est = sum(est)
+    # index loops, not ``sum``: compiled, a builtin's call is generic (the same sums: a
+    # sequential one from 0, as Python's ``sum`` of these few values and NumPy's make)
+    total_est = 0
+    for e in est:
+        total_est += e
     if total_est > size:
         return _unfit_counts(priority, slack_s, est, size)
+    remaining_array = size - total_est
+    if n == 2:  # the common pair on scalars (no lists of boxed floats), the same operations
+        a0 = at_est[0]
+        a1 = at_est[1]
+        s0 = priority[0] / (a0 if a0 >= _MIN_REMAINING_S else _MIN_REMAINING_S)
+        s1 = priority[1] / (a1 if a1 >= _MIN_REMAINING_S else _MIN_REMAINING_S)
+        tot = 0.0
+        tot += s0
+        tot += s1
+        h0 = s0 / tot * remaining_array
+        h1 = s1 / tot * remaining_array
+        b0 = math.floor(h0 + 1e-12)
+        b1 = math.floor(h1 + 1e-12)
+        left2 = remaining_array - b0 - b1
+        if left2 <= 0:
+            return [est[0] + b0, est[1] + b1]
+        if left2 == 1:  # the one leftover to the first in key order
+            # the key tuples ``(-rem, -score, i)`` compared as tuples are: the first entries
+            # that differ (``!=``) decide by ``<``, and equal keys keep queue order
+            r0 = -_round9((h0 - b0) * 1e9)
+            r1 = -_round9((h1 - b1) * 1e9)
+            if r1 != r0:
+                second_first = r1 < r0
+            else:
+                q0 = -s0
+                q1 = -s1
+                second_first = q1 < q0 if q1 != q0 else False
+            if second_first:
+                return [est[0] + b0, est[1] + b1 + 1]
+            return [est[0] + b0 + 1, est[1] + b1]
+        # two or more left over (rounding): the general path below
     # plain loops: on Python 3.11 a comprehension's or a key function's frame costs more than
     # these few items; index loops and ``math.floor`` itself (not a local alias): compiled,
     # those are C operations, where ``zip(strict=True)`` and an alias are generic calls
@@ -106,27 +155,22 @@ def _counts_from_estimates(
     for i in range(n):
         a = at_est[i]
         scores.append(priority[i] / (a if a >= _MIN_REMAINING_S else _MIN_REMAINING_S))
-    remaining_array = size - total_est
-    total = sum(scores)
+    total = 0.0
+    for sc in scores:
+        total += sc
     shares: list[float] = []
     base: list[int] = []
     for sc in scores:
         sh = sc / total * remaining_array
         shares.append(sh)
         base.append(math.floor(sh + 1e-12))
-    left = remaining_array - sum(base)
-    if left == 1 and n == 2:  # the common pair: the one leftover to the first in key order
-        b0 = base[0]
-        b1 = base[1]
-        k0 = (-(round((shares[0] - b0) * 1e9) / 1e9), -scores[0], 0)
-        k1 = (-(round((shares[1] - b1) * 1e9) / 1e9), -scores[1], 1)
-        if k1 < k0:
-            return [est[0] + b0, est[1] + b1 + 1]
-        return [est[0] + b0 + 1, est[1] + b1]
+    left = remaining_array
+    for b in base:
+        left -= b
     if left > 0:
         keyed = []
         for i in range(n):
-            keyed.append((-(round((shares[i] - base[i]) * 1e9) / 1e9), -scores[i], i))
+            keyed.append((-_round9((shares[i] - base[i]) * 1e9), -scores[i], i))
         keyed.sort()
         for _, _, i in keyed[:left]:
             base[i] += 1
@@ -227,6 +271,50 @@ def _estimate(
 
 
 
+#: :class:`_JobRec` kinds: no QoS bound (unbounded slack), a bound and an arrival time that
+#: are both ``float`` (the slack in C doubles compiled), anything else (read from the job).
+_NO_SLO: Final = 0
+_FLOAT_SLO: Final = 1
+_OTHER_SLO: Final = 2
+
+
+class _JobRec:
+    """What Algorithm 1 reads of a job that stays fixed while it lives: its configuration
+    table, its priority as a float, and its slack's terms (``slack = slo - (now -
+    arrival)``). A job's request, priority and arrival time never change in a run (the
+    engine sets them when it makes the job), so each is read once per job, not per decision
+    (each a generic attribute read compiled: the job is seen through the ``JobView``
+    protocol)."""
+
+    tab: _Table
+    priority: float
+    kind: int
+    slo: float
+    arrival: float
+
+    def __init__(self, tab: _Table, priority: float, kind: int, slo: float, arrival: float) -> None:
+        self.tab = tab
+        self.priority = priority
+        self.kind = kind
+        self.slo = slo
+        self.arrival = arrival
+
+
+def _job_rec(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str, Any]) -> _JobRec:
+    """The job's :class:`_JobRec` (its table through ``core.tab_of_``, as before)."""
+    jid = job.id
+    tab = core.tab_of_.get(jid)
+    if tab is None:
+        tab = core.tab_of_[jid] = shape_table(core, job, size, profiles)
+    slo = job.request.slo_s
+    arrival = job.arrival_s
+    if slo is None:
+        return _JobRec(tab, float(job.priority), _NO_SLO, 0.0, 0.0)
+    if type(slo) is float and type(arrival) is float:
+        return _JobRec(tab, float(job.priority), _FLOAT_SLO, slo, arrival)
+    return _JobRec(tab, float(job.priority), _OTHER_SLO, 0.0, 0.0)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)
 class PlanariaCore:
     """Planaria's per-run state and decision (the rule: ``planaria.PlanariaPolicy``)."""
@@ -242,6 +330,8 @@ class PlanariaCore:
     allocs_: dict[int, Allocation]
     #: Each job's configuration table, by job id (its request's shape looked up once).
     tab_of_: dict[int, _Table]
+    #: Each job's table, priority and deadline terms, by job id (read once per job).
+    rec_of_: dict[int, _JobRec]
 
     def reset_core(self) -> None:
         """Forget the targets, promises and tables of the previous run."""
@@ -251,6 +341,7 @@ class PlanariaCore:
         self.size_ = None
         self.allocs_ = {}
         self.tab_of_ = {}
+        self.rec_of_ = {}
 
     def _capacity(self, view: MachineView) -> int:
         if self.resource is None:
@@ -281,20 +372,33 @@ class PlanariaCore:
             return {j.id: size for j in jobs}
         if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
             now = view.now
+            now_f = 0.0
+            now_float = type(now) is float
+            if now_float:
+                now_f = now
             profiles = view.profiles
             p_l: list[float] = []
             s_l: list[float] = []
             e_l: list[int] = []
             a_l: list[float] = []
-            tab_of = self.tab_of_
+            ids: list[Any] = []
+            rec_of = self.rec_of_
             complete = True
             for job in jobs:
                 jid = job.id
-                tab = tab_of.get(jid)
-                if tab is None:
-                    tab = tab_of[jid] = shape_table(self, job, size, profiles)
-                slo = job.request.slo_s
-                sl = math.inf if slo is None else slo - (now - job.arrival_s)
+                ids.append(jid)
+                rec = rec_of.get(jid)
+                if rec is None:
+                    rec = rec_of[jid] = _job_rec(self, job, size, profiles)
+                tab = rec.tab
+                kind = rec.kind
+                if kind == _NO_SLO:
+                    sl = math.inf
+                elif kind == _FLOAT_SLO and now_float:  # C doubles compiled, the same operations
+                    sl = rec.slo - (now_f - rec.arrival)
+                else:
+                    slo_any: Any = job.request.slo_s
+                    sl = slo_any - (now - job.arrival_s)
                 step, frac = job.position
                 got = _estimate(tab, step, frac, sl, size)
                 if got is None:
@@ -302,13 +406,13 @@ class PlanariaCore:
                     break
                 e_l.append(got[0])
                 a_l.append(got[1])
-                p_l.append(float(job.priority))
+                p_l.append(rec.priority)
                 s_l.append(sl)
             if complete:
                 counts_l = _counts_from_estimates(p_l, s_l, e_l, a_l, size)
                 out: dict[int, int] = {}
                 for i in range(n):  # one count per job (the lists are built in step)
-                    out[jobs[i].id] = counts_l[i]
+                    out[ids[i]] = counts_l[i]
                 return out
         return self._targets_arrays(jobs, view, size)
 
@@ -332,34 +436,31 @@ class PlanariaCore:
         running, preempting, waiting = _RUNNING, _PREEMPTING, _WAITING
         # One pass: each job's units held (a job holds its units until it stops), promised and
         # wanted; only jobs whose count changes are touched.
+        # The same pass sums the units the engine counts as held or promised (its capacity
+        # check; a move adds only the growth beyond what it holds): every job not waiting, its
+        # larger of the two (read once per job, where a second pass read every job again).
         changes: list[tuple[JobView, int, int, int]] = []
+        need = 0
         for job in jobs:
             st = job.state
             held = 0
             if st is running or st is preempting:
                 alloc = job.allocation
                 if alloc is not None:
-                    held = int(alloc.units or 0)
+                    u = alloc.units
+                    if type(u) is int:  # int(u or 0) without the generic int() call
+                        held = u
+                    elif u:
+                        held = int(u)
             jid = job.id
             promised = promised_all.get(jid, held)
+            if st is not waiting:
+                need += promised if promised > held else held
             want = targets.get(jid, 0)
             if want != promised:
                 changes.append((job, held, promised, want))
         if not changes:
-            return NOTHING
-        # Units the engine counts as held or promised (its capacity check): a move adds only
-        # the growth beyond what it holds.
-        need = 0
-        for job in jobs:
-            st = job.state
-            if st is not waiting:
-                held = 0
-                if st is running or st is preempting:
-                    alloc = job.allocation
-                    if alloc is not None:
-                        held = int(alloc.units or 0)
-                p = promised_all.get(job.id, held)
-                need += p if p > held else held
+            return _NOTHING
         allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
@@ -393,7 +494,7 @@ class PlanariaCore:
             need += extra
             promised_all[job.id] = want
         if not assign and not preempt:
-            return NOTHING
+            return _NOTHING
         return make_schedule(assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES)
 
 
@@ -408,6 +509,11 @@ def shape_table(
     tab = core.tables_.get(key)
     if tab is None:
         prof = profiles[job.network]
+        shared_key = (id(prof), req.batch, req.seq_in, req.seq_out, size)
+        hit = _SHARED_TABLES.get(shared_key)
+        if hit is not None and hit[1] is prof:
+            tab = core.tables_[key] = hit[0]
+            return tab
         cum = np.stack(
             [
                 prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n).cum_s
@@ -426,4 +532,19 @@ def shape_table(
             total.tolist(),
             at_start.tolist(),
         )
+        if len(_SHARED_TABLES) >= _SHARED_TABLES_MAX:
+            _SHARED_TABLES.clear()
+        _SHARED_TABLES[shared_key] = (tab, prof)
     return tab
+
+
+#: Process-wide memo of the configuration tables, shared by every policy instance (a sweep's
+#: points or a bench's repeats re-create the policy or reset it, each run rebuilt its tables:
+#: about 16 plan look-ups and a ``(steps, size)`` stack per request shape): per (profile, batch,
+#: ``seq_in``, ``seq_out``, size) the table. A profile is immutable (a frozen dataclass whose
+#: plans are cached per shape), so a memoised table is the one a fresh build returns. The key
+#: holds the profile's ``id`` and the entry keeps the profile alive (an id is never reused
+#: while its entry exists; the entry is checked by identity). Cleared when it holds
+#: :data:`_SHARED_TABLES_MAX` entries (a table holds ``size`` floats per plan step).
+_SHARED_TABLES: dict[tuple[Any, ...], tuple[_Table, Any]] = {}
+_SHARED_TABLES_MAX: Final = 128
