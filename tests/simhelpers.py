@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -35,6 +36,21 @@ from npusched.testing import (  # noqa: F401  (re-exported for the tests)
     make_profile,
 )
 from npusched.workloads.request import Request
+
+
+def power_pieces(res: Any) -> list[tuple[Any, ...]]:
+    """A result's power pieces with each plan as its total seconds (plans compare by identity)."""
+    return [(*p[:2], p.plan.total_s, *p[3:]) for p in res.power or ()]
+
+
+def assert_same_run(fast: Any, general: Any) -> None:
+    """The column loop's result equals the general loop's to the last bit: every column, the
+    run's totals and counts, the timeline and the power pieces."""
+    assert_same_result(fast, general)
+    for attr in ("energy_j", "end_s", "resources", "policy", "events", "layer_executions"):
+        assert getattr(fast, attr) == getattr(general, attr), attr
+    assert fast.timeline == general.timeline
+    assert power_pieces(fast) == power_pieces(general)
 
 
 class FakeDevice:

@@ -18,7 +18,7 @@ from npusched.policies.temporal.rrb import NPRRB, PRRB
 from npusched.sim import columns
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import Request
-from simhelpers import assert_same_result, jobs_made, make_profile
+from simhelpers import assert_same_run, jobs_made, make_profile
 from test_ranked_fast_path import energy_workload
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -27,18 +27,6 @@ MECHANISMS = ("checkpoint", "dynamic", "dynamic-kill")
 
 def _policy(preemptive: bool, **params: Any) -> Any:
     return PRRB(**params) if preemptive else NPRRB()
-
-
-def _pieces(res: Any) -> list[tuple[Any, ...]]:
-    return [(*p[:2], p.plan.total_s, *p[3:]) for p in res.power or ()]
-
-
-def _assert_identical(fast: Any, general: Any) -> None:
-    assert_same_result(fast, general)
-    for attr in ("energy_j", "end_s", "resources", "policy", "events", "layer_executions"):
-        assert getattr(fast, attr) == getattr(general, attr), attr
-    assert fast.timeline == general.timeline
-    assert _pieces(fast) == _pieces(general)
 
 
 def _both(profiles: Any, reqs: Any, preemptive: bool, params: dict, **kw: Any) -> tuple[Any, Any]:
@@ -85,7 +73,7 @@ def test_fast_path_equals_general_loop(
         record_timeline=True,
         until=until,
     )
-    _assert_identical(fast, general)
+    assert_same_run(fast, general)
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
@@ -105,7 +93,7 @@ def test_fast_path_equals_general_loop_at_load(
         sim.fast_path = fast
         runs.append(sim.run(reqs))
     fast_r, general = runs
-    _assert_identical(fast_r, general)
+    assert_same_run(fast_r, general)
     assert digest(fast_r) == digest(general)
     assert fast_r.columns["preemptions"].sum() > 10
 
@@ -122,7 +110,7 @@ def test_until_stops_where_the_general_loop_stops(fraction: float, preemptive: b
     fast, general = _both(
         profiles, reqs, preemptive, params, until=fraction * end, record_power=True
     )
-    _assert_identical(fast, general)
+    assert_same_run(fast, general)
 
 
 def test_round_robin_takes_the_column_loop() -> None:
