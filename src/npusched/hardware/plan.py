@@ -18,7 +18,7 @@ import numpy as np
 
 from npusched.hardware.base import FloatArray, IntArray
 
-__all__ = ["RECURRENT_ENERGY_CACHE_STEPS", "RECURRENT_TYPED_CACHE_STEPS", "ExecPlan"]
+__all__ = ["RECURRENT_ENERGY_CACHE_STEPS", "ExecPlan"]
 
 # ``bisect``'s functions as ``Final`` names: compiled, a name imported with ``from bisect
 # import`` is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
@@ -219,52 +219,14 @@ class ExecPlan:
                 cum = self._cum = array("d", self.cum_s.tobytes())
         return cum
 
-    def _typed_cum(self) -> list[float]:
-        """The prefix sums as a typed list (``_cum_f``), which every look-up reads: compiled,
-        bisection and indexing box no floats. A layer plan keeps it for good (it is also its
-        ``_cum``); an unrolled recurrent plan keeps its ``array('d')`` as ``_cum`` and gets the
-        list (and the per-step tables beside it) from a bounded cache, see
-        :data:`RECURRENT_TYPED_CACHE_STEPS`. The values are ``cum_s``'s either way."""
-        cum_f = self._cum_f
-        if cum_f is None:
-            if self.layer.dtype == np.int64:
-                self._cum_list()
-                cum_f = self._cum_f
-                assert cum_f is not None
-            else:
-                cum_f = self._cum_f = self.cum_s.tolist()
-                _admit_recurrent(self)
-        return cum_f
-
-    def _typed_ce(self) -> list[float]:
-        """The prefix sums of energy as a typed list (``_ce_f``; a recurrent plan's from the
-        same cache as :meth:`_typed_cum`, the same NumPy sums as
-        :func:`_recurrent_energy_prefix`)."""
-        ce_f = self._ce_f
-        if ce_f is None:
-            if self.layer.dtype == np.int64:
-                self._energy_prefix()
-                ce_f = self._ce_f
-                assert ce_f is not None
-            else:
-                arr = np.zeros(self.steps + 1)
-                np.cumsum(self.energy_j, out=arr[1:])
-                ce_f = self._ce_f = arr.tolist()
-        return ce_f
-
     def step_at(self, executed_s: float) -> int:
         """Index of the step running after ``executed_s`` seconds of work (S when done)."""
-        cum_f = self._cum_f
-        if cum_f is None:
-            cum_f = self._typed_cum()
-        return bisect_right(cum_f, executed_s) - 1
+        return bisect_right(self._cum_list(), executed_s) - 1
 
     def position_at(self, executed_s: float) -> tuple[int, float]:
         """``(step, fraction of it done)`` after ``executed_s`` seconds of work; ``(S, 0.0)``
         when done. A zero-length step is never "in progress" (fraction 0 at its start)."""
-        cum = self._cum_f
-        if cum is None:
-            cum = self._typed_cum()
+        cum = self._cum_list()
         s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
             return self.steps, 0.0
@@ -279,9 +241,7 @@ class ExecPlan:
     def executed_at(self, step: int, fraction: float) -> float:
         """Seconds of work at ``(step, fraction)`` on this plan (the inverse of
         :meth:`position_at`)."""
-        cum = self._cum_f
-        if cum is None:
-            cum = self._typed_cum()
+        cum = self._cum_list()
         if step >= self.steps:
             return cum[-1]
         return cum[step] + fraction * (cum[step + 1] - cum[step])
@@ -308,15 +268,17 @@ class ExecPlan:
             return 0.0
         if a <= 0.0 and b >= self.total_s:
             return self.total_energy_j
-        cum_f = self._cum_f
-        if cum_f is None:
-            cum_f = self._typed_cum()
-        ce_f = self._ce_f
-        if ce_f is None:
-            ce_f = self._typed_ce()
-        steps = self.steps
-        e_b = _energy_in_step_f(bisect_right(cum_f, b) - 1, b, steps, cum_f, ce_f)
-        return e_b - _energy_in_step_f(bisect_right(cum_f, a) - 1, a, steps, cum_f, ce_f)
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        ce = self._cum_energy
+        if ce is None:
+            ce = (
+                self._energy_prefix()
+                if self.layer.dtype == np.int64
+                else _recurrent_energy_prefix(self)
+            )
+        return float(self._energy_at(b, cum, ce) - self._energy_at(a, cum, ce))
 
     def _energy_at(self, x: float, cum: Seq, ce: Seq) -> float:
         """Cumulative joules after ``x`` seconds of work (linear within a step); ``ce`` holds
@@ -328,9 +290,9 @@ class ExecPlan:
         (seconds of work): one plus the step ends strictly inside it."""
         if a <= 0.0 and b >= self.total_s:
             return self.steps
-        cum = self._cum_f
+        cum = self._cum
         if cum is None:
-            cum = self._typed_cum()
+            cum = self._cum_list()
         n = bisect_left(cum, b) - bisect_right(cum, a) + 1
         return n if n > 0 else 0
 
@@ -345,31 +307,53 @@ class ExecPlan:
         if a <= 0.0 and b >= self.total_s:
             return self.steps, (te if te != 0.0 else 0.0)
         cum_f = self._cum_f
-        if cum_f is None:
-            cum_f = self._typed_cum()
-        ia = bisect_right(cum_f, a)
-        ib = bisect_right(cum_f, b)
+        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+            ia = bisect_right(cum_f, a)
+            ib = bisect_right(cum_f, b)
+            jb = ib
+            while jb and cum_f[jb - 1] == b:
+                jb -= 1
+            n = jb - ia + 1
+            if n < 0:
+                n = 0
+            if te == 0.0:
+                return n, 0.0
+            ce_f = self._ce_f
+            if ce_f is None:
+                self._energy_prefix()
+                ce_f = self._ce_f
+                assert ce_f is not None
+            steps = self.steps
+            e_b = _energy_in_step_f(ib - 1, b, steps, cum_f, ce_f)
+            return n, e_b - _energy_in_step_f(ia - 1, a, steps, cum_f, ce_f)
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        ia = bisect_right(cum, a)
+        ib = bisect_right(cum, b)
         jb = ib
-        while jb and cum_f[jb - 1] == b:
+        while jb and cum[jb - 1] == b:
             jb -= 1
         n = jb - ia + 1
         if n < 0:
             n = 0
         if te == 0.0:
             return n, 0.0
-        ce_f = self._ce_f
-        if ce_f is None:
-            ce_f = self._typed_ce()
+        ce = self._cum_energy
+        if ce is None:
+            ce = (
+                self._energy_prefix()
+                if self.layer.dtype == np.int64
+                else _recurrent_energy_prefix(self)
+            )
         # _energy_at(b), then _energy_at(a), from the bisections above.
         steps = self.steps
-        e_b = _energy_in_step_f(ib - 1, b, steps, cum_f, ce_f)
-        return n, e_b - _energy_in_step_f(ia - 1, a, steps, cum_f, ce_f)
+        eb = _energy_in_step(ib - 1, b, steps, cum, ce)
+        return n, float(eb - _energy_in_step(ia - 1, a, steps, cum, ce))
 
     def next_layer_boundary(self, executed_s: float) -> float:
         """The smallest step boundary (in seconds of work) >= ``executed_s``."""
-        cum = self._cum_f
-        if cum is None:
-            cum = self._typed_cum()
+        cum = self._cum_list()
         i = bisect_left(cum, executed_s)
         return cum[i] if i < len(cum) else cum[-1]
 
@@ -387,10 +371,18 @@ class ExecPlan:
         Tiles of a layer are taken as equal in length (inner tiles dominate; see the device).
         A position within a billionth of a tile past a boundary counts as at that boundary
         (floating-point slack) and returns ``executed_s`` itself, never an earlier time."""
-        cum_f = self._cum_f
-        if cum_f is None:
-            cum_f = self._typed_cum()
-        return self._next_tile_f(cum_f, executed_s)
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        s = bisect_right(cum, executed_s) - 1
+        if s >= self.steps:
+            return cum[-1]
+        start = cum[s]
+        tile = self._tile_s(s)
+        if tile <= 0.0:
+            return start
+        k = math.ceil((executed_s - start) / tile - 1e-9)
+        return min(max(start + k * tile, executed_s), cum[s + 1])
 
     def _next_tile_f(self, cum: list[float], executed_s: float) -> float:
         """:meth:`next_tile_boundary` on a layer plan's typed lists (the same float
@@ -428,17 +420,29 @@ class ExecPlan:
         the last tile is the job's end). Never earlier than ``executed_s`` minus ``tol_s``.
         """
         cum_f = self._cum_f
-        if cum_f is None:
-            cum_f = self._typed_cum()
-        i = bisect_left(cum_f, executed_s)
-        if i and executed_s - cum_f[i - 1] <= tol_s:
-            return cum_f[i - 1]
+        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+            i = bisect_left(cum_f, executed_s)
+            if i and executed_s - cum_f[i - 1] <= tol_s:
+                return cum_f[i - 1]
+            if layer:
+                return cum_f[i] if i < len(cum_f) else executed_s
+            stop = self._next_tile_f(cum_f, executed_s)
+            j = bisect_left(cum_f, stop)
+            if j < len(cum_f) and cum_f[j] - stop <= tol_s:
+                return cum_f[j]
+            return stop
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        i = bisect_left(cum, executed_s)
+        if i and executed_s - cum[i - 1] <= tol_s:
+            return cum[i - 1]
         if layer:
-            return cum_f[i] if i < len(cum_f) else executed_s
-        stop = self._next_tile_f(cum_f, executed_s)
-        j = bisect_left(cum_f, stop)
-        if j < len(cum_f) and cum_f[j] - stop <= tol_s:
-            return cum_f[j]
+            return cum[i] if i < len(cum) else executed_s
+        stop = self.next_tile_boundary(executed_s)
+        j = bisect_left(cum, stop)
+        if j < len(cum) and cum[j] - stop <= tol_s:
+            return cum[j]
         return stop
 
     def checkpoint_bytes_at(self, executed_s: float) -> int:
@@ -446,21 +450,30 @@ class ExecPlan:
         if executed_s <= 0.0:
             return 0
         cum_f = self._cum_f
-        if cum_f is None:
-            cum_f = self._typed_cum()
-        s = bisect_right(cum_f, executed_s) - 1
+        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+            s = bisect_right(cum_f, executed_s) - 1
+            if s >= self.steps:
+                return 0
+            if executed_s == cum_f[s] and s > 0:
+                s -= 1
+            ck_f = self._ckpt_steps
+            if ck_f is None:
+                ck_f = self._ckpt_steps = self._ckpt_row[self.layer].tolist()
+            return ck_f[s]
+        cum = self._cum
+        if cum is None:
+            cum = self._cum_list()
+        s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
             return 0
-        if executed_s == cum_f[s] and s > 0:
+        if executed_s == cum[s] and s > 0:
             s -= 1  # stopped exactly at a layer end: the finished layer's outputs are live
-        ck_f = self._ckpt_steps
-        if ck_f is None:
-            if self.layer.dtype == np.int64:  # a layer plan's
-                ck_f = self._ckpt_steps = self._ckpt_row[self.layer].tolist()
-            else:  # unrolled recurrent: the per-layer ints, shared (8 bytes a step)
-                row = self._ckpt_row.tolist()
-                ck_f = self._ckpt_steps = [row[k] for k in self.layer.tolist()]
-        return ck_f[s]
+        ck = self._ckpt_steps
+        if ck is None:
+            if self.layer.dtype != np.int64:  # unrolled recurrent: no per-step table
+                return int(self._ckpt_row.item(self.layer.item(s)))
+            ck = self._ckpt_steps = self._ckpt_row[self.layer].tolist()  # a layer plan's
+        return ck[s]
 
     def __repr__(self) -> str:
         return f"ExecPlan(steps={self.steps}, total_s={self.total_s:.6g})"
@@ -472,31 +485,6 @@ class ExecPlan:
 RECURRENT_ENERGY_CACHE_STEPS = 4_000_000
 _recurrent_energy: OrderedDict[ExecPlan, Seq] = OrderedDict()
 _recurrent_energy_steps = [0]
-
-
-#: Steps of unrolled recurrent plans that keep their look-up tables as typed lists
-#: (:meth:`ExecPlan._typed_cum`: about 80 bytes a step with the prefix sums of energy, so about
-#: 80 MiB). Plans enter on their first look-up and leave first in, first out (a plan's own
-#: look-ups then read no cache); one that left builds its lists again from ``cum_s`` on its next
-#: look-up. Only the jobs in flight are looked up, so a million-request RNN mix keeps its
-#: running shapes while the lists of the others are freed.
-RECURRENT_TYPED_CACHE_STEPS = 1_000_000
-_recurrent_typed: OrderedDict[ExecPlan, None] = OrderedDict()
-_recurrent_typed_steps = [0]
-
-
-def _admit_recurrent(plan: ExecPlan) -> None:
-    """Count ``plan``'s new typed lists in the cache, freeing the oldest plans' beyond
-    :data:`RECURRENT_TYPED_CACHE_STEPS` (the values do not depend on whether they were kept)."""
-    _recurrent_typed[plan] = None
-    _recurrent_typed_steps[0] += plan.steps
-    while _recurrent_typed_steps[0] > RECURRENT_TYPED_CACHE_STEPS and len(_recurrent_typed) > 1:
-        old, _ = _recurrent_typed.popitem(last=False)
-        _recurrent_typed_steps[0] -= old.steps
-        old._cum_f = None
-        old._ce_f = None
-        old._tile_steps = None
-        old._ckpt_steps = None
 
 
 def _recurrent_energy_prefix(plan: ExecPlan) -> Seq:
