@@ -807,9 +807,6 @@ class _Run:
             self._arrivals = (
                 list(requests) if in_order else [requests[i] for i in order_a.tolist()]
             )
-        #: Arrival seconds in dispatch order (the loop's next arrival: a list read, where
-        #: ``arrivals[k].arrival_s`` is an attribute look-up on a non-native object).
-        self.arr_disp: list[float] = arrivals[order_a].tolist()
         self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
         self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
@@ -2146,7 +2143,6 @@ class _Run:
         seq = q.next_seq
         ready = self.ready
         arrivals = self.arrivals
-        arr_disp = self.arr_disp
         held = self.held
         handlers = self.handlers
         n = len(arrivals)
@@ -2157,7 +2153,7 @@ class _Run:
         ai = 0
         while ai < n and held[ai]:
             ai += 1
-        next_arr = arr_disp[ai] if ai < n else inf
+        next_arr = arrivals[ai].arrival_s if ai < n else inf
         now = 0.0
         events = 0
         progress = self.progress
@@ -2302,7 +2298,7 @@ class _Run:
                 ai += 1
                 while ai < n and held[ai]:
                     ai += 1
-                next_arr = arr_disp[ai] if ai < n else inf
+                next_arr = arrivals[ai].arrival_s if ai < n else inf
             if not woke and not arrived:
                 continue  # only stale or skipped events: the run's clock stays at last_t
             last_t = now
