@@ -61,6 +61,21 @@ def _python(code: str, env: dict[str, str], cwd: Path | None = None) -> subproce
     )
 
 
+def _compiled_and_pure(template: str) -> tuple[dict, dict]:
+    """Run the digest script ``template`` compiled (this build) and pure (``NPUSCHED_PURE=1``),
+    each in its own process; both outputs, after checking that the pure run compiled nothing
+    and that both gave the same digest names."""
+    code = template.format(tests=str(ROOT / "tests"))
+    here = _python(code, _env())
+    assert here.returncode == 0, here.stderr
+    pure = _python(code, _env(NPUSCHED_PURE="1"))
+    assert pure.returncode == 0, pure.stderr
+    a, b = json.loads(here.stdout), json.loads(pure.stdout)
+    assert b["compiled"] == []
+    assert set(a["digests"]) == set(b["digests"])
+    return a, b
+
+
 def test_compiled_list_is_one_place_and_setup_reads_it() -> None:
     """``setup.py`` compiles exactly ``native.COMPILED_MODULES`` (it parses the tuple)."""
     sys.path.insert(0, str(ROOT))
@@ -239,16 +254,9 @@ def test_families_compiled_and_pure_give_the_same_bits() -> None:
     """Every ``families`` config (FCFS ... HaX-CoNN, the general loop's families with their
     policies' compiled modules) gives the same digest and timeline compiled (this build) and
     pure (``NPUSCHED_PURE=1``), each in its own process."""
-    code = _FAMILY_DIGESTS.format(tests=str(ROOT / "tests"))
-    here = _python(code, _env())
-    assert here.returncode == 0, here.stderr
-    pure = _python(code, _env(NPUSCHED_PURE="1"))
-    assert pure.returncode == 0, pure.stderr
-    a, b = json.loads(here.stdout), json.loads(pure.stdout)
-    assert b["compiled"] == []
+    a, b = _compiled_and_pure(_FAMILY_DIGESTS)
     built, stale = native.build_state()  # what the build gives (this process may run pure)
     assert a["compiled"] == ([] if stale else built)
-    assert set(a["digests"]) == set(b["digests"])
     for fam in a["digests"]:
         assert a["digests"][fam] == b["digests"][fam], fam
 
@@ -320,14 +328,8 @@ def test_machine_and_power_cores_compiled_and_pure_give_the_same_bits() -> None:
     queues (its NumPy Algorithm 1 beside the compiled small-queue one) and HaX-CoNN at high
     load give the same digest and timeline compiled (this build) and pure, each in its own
     process."""
-    code = _MACHINE_DIGESTS.format(tests=str(ROOT / "tests"))
-    here = _python(code, _env())
-    assert here.returncode == 0, here.stderr
-    pure = _python(code, _env(NPUSCHED_PURE="1"))
-    assert pure.returncode == 0, pure.stderr
-    a, b = json.loads(here.stdout), json.loads(pure.stdout)
-    assert b["compiled"] == []
-    assert set(a["digests"]) == set(b["digests"]) and len(a["digests"]) == 7
+    a, b = _compiled_and_pure(_MACHINE_DIGESTS)
+    assert len(a["digests"]) == 7
     for name in a["digests"]:
         assert a["digests"][name] == b["digests"][name], name
 
@@ -480,14 +482,8 @@ def test_token_hooks_compiled_and_pure_give_the_same_bits() -> None:
     compiled (this build, ``prema_core``, the power core's switch cost and ``sim/levels.py``)
     and pure, each in its own process; under DFS and DVFS the column loop gives the general
     loop's."""
-    code = _TOKEN_DIGESTS.format(tests=str(ROOT / "tests"))
-    here = _python(code, _env())
-    assert here.returncode == 0, here.stderr
-    pure = _python(code, _env(NPUSCHED_PURE="1"))
-    assert pure.returncode == 0, pure.stderr
-    a, b = json.loads(here.stdout), json.loads(pure.stdout)
-    assert b["compiled"] == []
-    assert set(a["digests"]) == set(b["digests"]) and len(a["digests"]) == 21
+    a, b = _compiled_and_pure(_TOKEN_DIGESTS)
+    assert len(a["digests"]) == 21
     for name in a["digests"]:
         assert a["digests"][name] == b["digests"][name], name
         if name.endswith("/columns"):  # the column loop gives the general loop's bits
