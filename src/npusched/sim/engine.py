@@ -83,7 +83,7 @@ import functools
 import math
 from array import array
 from bisect import bisect_right, insort
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from heapq import heappop, heappush, heapreplace
@@ -139,7 +139,7 @@ from npusched.sim.events import (
 from npusched.sim.job import DONE, PREEMPTING, RUNNING, STARTING, WAITING, Clock, Job
 from npusched.sim.levels import SwitchLevels
 from npusched.sim.resources import Machine, Resource, single_npu
-from npusched.workloads.request import Request, RequestTable
+from npusched.workloads.request import SHAPE_FIELDS, Request, RequestTable, number_shapes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -813,33 +813,22 @@ class _Run:
 
         # (profile, plan, isolated seconds) per distinct request shape ``(network, batch, seq_in,
         # seq_out)``, numbered in order of first appearance (the plan made then), and each
-        # request's shape number: one pass of look-ups (the shape tuples are made one at a time:
-        # a list of 1e6 of them would cost 70 MB). Without sequence lengths the key is
-        # ``(network, batch)``.
+        # request's shape number (``workloads.request.number_shapes``: one pass of look-ups, the
+        # shape tuples made one at a time, where a list of 1e6 of them would cost 70 MB). Without
+        # sequence lengths the key is ``(network, batch)``.
         variant0 = self.res[0].spec.variant(self.res[0].capacity) if self.temporal else {}
         self.variant0: _Variant = tuple(sorted(variant0.items()))
+        # The shapes numbered in order of first appearance (a table's own numbering, made once
+        # per table or by the generator from its draws' codes; else one look-up per request),
+        # then a plan per distinct shape, made in that order.
+        distinct, code_in = (
+            table.shapes()
+            if table is not None
+            else number_shapes(*(kept(f) for f in SHAPE_FIELDS))
+        )
         shapes = _ShapeTable(self, profiles)
-        if table is not None:
-            # the table's own numbering (the same keys in the same order of first appearance;
-            # made once per table, or by the generator from its draws' codes): a plan per
-            # distinct shape, made in that order
-            distinct, code_in = table.shapes()
-            for key in distinct:
-                shapes[key]
-        else:
-            no_seq = all_none("seq_in") and all_none("seq_out")
-            keys: Iterator[tuple[Any, ...]] = (
-                zip(field("network"), field("batch"), strict=True)
-                if no_seq
-                else zip(
-                    field("network"),
-                    field("batch"),
-                    field("seq_in"),
-                    field("seq_out"),
-                    strict=True,
-                )
-            )
-            code_in = np.fromiter(map(shapes.__getitem__, keys), dtype=np.intp, count=n)
+        for key in distinct:
+            shapes[key]
         shape_plans = self.shape_plans = shapes.plans  # distinct, in order of first appearance
         code_disp = code_in[order_a]
         self.req_plans: list[_Plan] = list(map(shape_plans.__getitem__, code_disp.tolist()))
