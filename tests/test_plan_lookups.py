@@ -4,12 +4,16 @@ layer plans (Python-list tables) and unrolled recurrent plans (``array('d')`` ta
 
 from __future__ import annotations
 
+import bisect
+import math
 from itertools import pairwise
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from npusched import native
+from npusched.hardware import plan as plan_mod
 from npusched.hardware.profile import ExecPlan
 
 SETTINGS = settings(max_examples=150, deadline=None)
@@ -137,3 +141,22 @@ def test_lookups_on_built_tables_equal_the_first_call(
         assert got_p.hex() == want_p.hex()
     assert warm.next_tile_boundary(a).hex() == _fresh(plan, tiles).next_tile_boundary(a).hex()
     assert warm.checkpoint_bytes_at(a) == _fresh(plan, tiles).checkpoint_bytes_at(a)
+
+
+@SETTINGS
+@given(
+    a=st.lists(st.sampled_from([0.0, 1e-6, 2e-6, 2.5e-6, 7e-6, math.inf]), max_size=12),
+    x=st.sampled_from([-1.0, -0.0, 0.0, 1e-6, 1.5e-6, 2.5e-6, 7e-6, 8e-6, math.inf, math.nan]),
+)
+def test_typed_searches_equal_bisect(a: list[float], x: float) -> None:
+    """A layer plan's typed searches (compiled: native C loops) give ``bisect``'s index for
+    every input: sorted lists with repeated values (zero-length steps), ends, -0.0 and nan."""
+    a.sort()
+    assert plan_mod._bisect_right_f(a, x) == bisect.bisect_right(a, x)
+    assert plan_mod._bisect_left_f(a, x) == bisect.bisect_left(a, x)
+
+
+def test_typed_searches_run_where_the_plan_is_compiled() -> None:
+    """The layer plans' look-ups take the typed searches exactly where the module is compiled
+    (``bisect``'s C functions where it runs pure)."""
+    assert plan_mod._TYPED_SEARCH == ("npusched.hardware.plan" in native.compiled())

@@ -12,6 +12,7 @@ import bisect
 import math
 from array import array
 from collections import OrderedDict
+from types import FunctionType
 from typing import Any, Final
 
 import numpy as np
@@ -25,7 +26,45 @@ __all__ = ["RECURRENT_ENERGY_CACHE_STEPS", "ExecPlan"]
 bisect_left: Final = bisect.bisect_left
 bisect_right: Final = bisect.bisect_right
 
-#: A plan's look-up table: ``array('d')`` for unrolled recurrent plans (8 bytes per step, bisect
+
+def _bisect_right_f(a: list[float], x: float) -> int:
+    """``bisect.bisect_right(a, x)`` on a list of floats (the same comparisons, ``x < a[mid]``,
+    so the same index for every ``x``, nan included). Compiled, a native call on an unboxed
+    ``x`` whose comparisons are C double comparisons, where ``bisect_right`` through a
+    ``Final`` name is a generic call that boxes ``x`` and compares boxed floats (about 860
+    instructions per call in a warm HPF run, a third of it the call and the boxing)."""
+    lo = 0
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _bisect_left_f(a: list[float], x: float) -> int:
+    """``bisect.bisect_left(a, x)`` on a list of floats (the same comparisons, ``a[mid] <
+    x``); see :func:`_bisect_right_f`."""
+    lo = 0
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+#: Whether the typed searches above are compiled (C functions, not Python ``function``
+#: objects): a layer plan's look-ups use them then, and ``bisect``'s C functions when this
+#: module runs pure (an interpreted binary search costs about twice a C ``bisect`` call).
+#: Both give the same index for every input, so the choice changes no result.
+_TYPED_SEARCH: Final = not isinstance(_bisect_right_f, FunctionType)
+
+#: A plan's look-up table: ``array('d')`` for unrolled recurrent plans (8 bytes per step, bisect for unrolled recurrent plans (8 bytes per step, bisect
 #: works on it directly; a Python list of floats costs 32 and dominated the memory of
 #: million-request RNN runs), a list for the few short plans of a network's layers.
 Seq = Any
@@ -308,8 +347,8 @@ class ExecPlan:
             return self.steps, (te if te != 0.0 else 0.0)
         cum_f = self._cum_f
         if cum_f is not None:  # a layer plan: the same steps on the typed lists
-            ia = bisect_right(cum_f, a)
-            ib = bisect_right(cum_f, b)
+            ia = _bisect_right_f(cum_f, a) if _TYPED_SEARCH else bisect_right(cum_f, a)
+            ib = _bisect_right_f(cum_f, b) if _TYPED_SEARCH else bisect_right(cum_f, b)
             jb = ib
             while jb and cum_f[jb - 1] == b:
                 jb -= 1
@@ -388,7 +427,9 @@ class ExecPlan:
         """:meth:`next_tile_boundary` on a layer plan's typed lists (the same float
         operations; ``max`` and ``min`` written out as Python's, which keep the first of
         equal values)."""
-        s = bisect_right(cum, executed_s) - 1
+        s = (
+            _bisect_right_f(cum, executed_s) if _TYPED_SEARCH else bisect_right(cum, executed_s)
+        ) - 1
         if s >= self.steps:
             return cum[-1]
         start = cum[s]
@@ -421,13 +462,17 @@ class ExecPlan:
         """
         cum_f = self._cum_f
         if cum_f is not None:  # a layer plan: the same steps on the typed lists
-            i = bisect_left(cum_f, executed_s)
+            i = (
+                _bisect_left_f(cum_f, executed_s)
+                if _TYPED_SEARCH
+                else bisect_left(cum_f, executed_s)
+            )
             if i and executed_s - cum_f[i - 1] <= tol_s:
                 return cum_f[i - 1]
             if layer:
                 return cum_f[i] if i < len(cum_f) else executed_s
             stop = self._next_tile_f(cum_f, executed_s)
-            j = bisect_left(cum_f, stop)
+            j = _bisect_left_f(cum_f, stop) if _TYPED_SEARCH else bisect_left(cum_f, stop)
             if j < len(cum_f) and cum_f[j] - stop <= tol_s:
                 return cum_f[j]
             return stop
@@ -451,7 +496,11 @@ class ExecPlan:
             return 0
         cum_f = self._cum_f
         if cum_f is not None:  # a layer plan: the same steps on the typed lists
-            s = bisect_right(cum_f, executed_s) - 1
+            s = (
+                _bisect_right_f(cum_f, executed_s)
+                if _TYPED_SEARCH
+                else bisect_right(cum_f, executed_s)
+            ) - 1
             if s >= self.steps:
                 return 0
             if executed_s == cum_f[s] and s > 0:
