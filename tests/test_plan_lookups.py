@@ -159,4 +159,5 @@ def test_typed_searches_equal_bisect(a: list[float], x: float) -> None:
 def test_typed_searches_run_where_the_plan_is_compiled() -> None:
     """The layer plans' look-ups take the typed searches exactly where the module is compiled
     (``bisect``'s C functions where it runs pure)."""
-    assert plan_mod._TYPED_SEARCH == ("npusched.hardware.plan" in native.compiled())
+    compiled = "npusched.hardware.plan" in native.compiled()
+    assert compiled is plan_mod._TYPED_SEARCH
