@@ -64,7 +64,7 @@ def _bisect_left_f(a: list[float], x: float) -> int:
 #: Both give the same index for every input, so the choice changes no result.
 _TYPED_SEARCH: Final = not isinstance(_bisect_right_f, FunctionType)
 
-#: A plan's look-up table: ``array('d')`` for unrolled recurrent plans (8 bytes per step, bisect for unrolled recurrent plans (8 bytes per step, bisect
+#: A plan's look-up table: ``array('d')`` for unrolled recurrent plans (8 bytes per step, bisect
 #: works on it directly; a Python list of floats costs 32 and dominated the memory of
 #: million-request RNN runs), a list for the few short plans of a network's layers.
 Seq = Any
