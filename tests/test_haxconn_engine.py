@@ -142,3 +142,29 @@ def test_plans_keep_the_rows_as_python_integers() -> None:
     for row, acc, starts, demand, wait, prof in seen:
         assert acc == [int(a) for a in row] and all(type(a) is int for a in acc)
         assert (starts, demand, wait) == rows_of(fresh, prof, tuple(row))
+
+
+def test_plans_by_job_object_follow_the_ids() -> None:
+    """``select`` finds a job's plan by the job object (``plan_of_``: no ``job.id`` read per
+    decision): at every decision each entry is the plan kept under the job's id and carries
+    that id; a completed job's entry is dropped, so none is left after the run; the
+    decisions are those of the plans by id (the same finish times as a fresh policy's)."""
+    checked: list[int] = []
+
+    class Checking(HaxconnPolicy):
+        def select(self, view):  # type: ignore[no-untyped-def]
+            out = super().select(view)
+            for job, plan in self.plan_of_.items():
+                assert self.plans_[job.id] is plan  # type: ignore[attr-defined]
+                assert plan.jid == job.id  # type: ignore[attr-defined]
+                checked.append(plan.jid)
+            for job in view.ready:
+                assert job in self.plan_of_
+            return out
+
+    nets = ("vgg-19", "resnet-152", "googlenet")
+    pol = Checking(soc="xavier", max_transitions=1)
+    got = _run("xavier", nets, pol)
+    assert sorted(set(checked)) == [0, 1, 2]
+    assert pol.plan_of_ == {} and pol.plans_ == {}
+    np.testing.assert_array_equal(got, _run("xavier", nets, HaxconnPolicy(soc="xavier", max_transitions=1)))

@@ -258,7 +258,7 @@ def test_piece_power_timeline_on_a_run_equals_the_engine_s(fam: str) -> None:
     from npusched.bench.families import family_configs
     from npusched.experiments.config import parse_config
     from npusched.experiments.runner import run_config
-    from npusched.metrics.power import piece_power_timeline
+    from npusched.metrics.power import peak_piece_power_w, piece_power_timeline
 
     cfg = family_configs(300)[fam]
     if fam == "PREMA":
@@ -269,6 +269,10 @@ def test_piece_power_timeline_on_a_run_equals_the_engine_s(fam: str) -> None:
     want = reference(list(out.result.power))
     for g, w in zip(got, want, strict=True):
         assert g.tobytes() == w.tobytes()
+    # and the peak, from the recorded columns (overlapping pieces: reduced in place)
+    cols = out.result.power_columns
+    assert cols is not None
+    assert np.float64(peak_piece_power_w(cols)).tobytes() == want[1].max().tobytes()
 
 
 @settings(max_examples=300, deadline=None)
@@ -314,3 +318,33 @@ def test_the_peak_without_times_is_taken_on_runs() -> None:
         assert np.float64(got).tobytes() == np.float64(want[0]).tobytes()
         timeline = mp.piece_power_timeline(out.result.power)[1]
         assert np.float64(got).tobytes() == np.float64(timeline.max()).tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(ps=pieces(), zero=st.booleans())
+def test_the_peak_of_overlapping_pieces_is_the_timeline_s_highest_level(
+    ps: list[PowerPiece], zero: bool
+) -> None:
+    """Where pieces overlap, the peak reduces the running sum's kept levels where they lie
+    (``_whole(tab, peak=True)``, the pairs gathered as 16-byte entries): its highest and
+    lowest equal the timeline's levels' bit for bit, and the peak equals the reference's
+    highest level; with every plan at 0 W (``zero``: answered from the watts table) too."""
+    import npusched.metrics.power as mp
+
+    if zero:
+        silent = {
+            id(p.plan): ExecPlan.from_steps(
+                list(p.plan.latency_s), energy_j=[0.0] * len(p.plan.latency_s)
+            )
+            for p in ps
+        }
+        ps = [p._replace(plan=silent[id(p.plan)]) for p in ps]
+    tab = mp._table(ps)
+    if tab is None:
+        return
+    _, level = mp._whole(tab)
+    hi, lo = mp._whole(tab, peak=True)
+    assert np.float64(hi).tobytes() == level.max().tobytes()
+    assert np.float64(lo).tobytes() == level.min().tobytes()
+    want = reference(ps)[1].max()
+    assert np.float64(mp.peak_piece_power_w(ps)).tobytes() == want.tobytes()

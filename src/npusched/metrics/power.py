@@ -104,6 +104,10 @@ def peak_piece_power_w(pieces: Pieces) -> float:
     tab = _table(pieces)
     if tab is None:
         return 0.0
+    if not tab.pw_all.any():
+        # every step draws 0 W (plans without an energy model): every level is 0 W, kept
+        # as +0.0 by the near-zero rule, whatever the layout
+        return 0.0
     peak = _peak_in_order(tab)
     if peak is not None:
         return peak
@@ -116,6 +120,9 @@ def peak_piece_power_w(pieces: Pieces) -> float:
             return float(hi)
         _, level = _blocks_in_order(tab, peak=False)
     else:
+        hi, lo = _whole(tab, peak=True)
+        if hi >= 1e-9 * max(1.0, float(max(hi, -lo))):  # (as above)
+            return float(hi)
         _, level = _whole(tab)
     mag = np.abs(level)
     level[mag < 1e-9 * max(1.0, float(mag.max()))] = 0.0
@@ -339,16 +346,21 @@ def _bounds(
     return t, rise, b_first, b_last, m
 
 
-def _whole(tab: _Table) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def _whole(tab: _Table, *, peak: bool = False) -> Any:
     """The timeline's breakpoints and levels (before the near-zero levels are zeroed) from
-    every bound at once: the no-sort layout where it holds, else the stable sort."""
+    every bound at once: the no-sort layout where it holds, else the stable sort. With
+    ``peak``, the highest and lowest of those levels instead (where pieces overlap, reduced
+    over the kept levels in place: no copy of them)."""
     t, rise, b_first, b_last, m = _bounds(tab, 0, len(tab.start))
-    fast = _in_order(t, b_first, b_last, rise)
-    if fast is not None:
-        return fast
+    got = _in_order(t, b_first, b_last, rise, peak=peak)
+    if got is not None:
+        return got
     opens = np.ones(len(t), dtype=bool)
     opens[b_last] = False
-    return _sorted_levels(t, rise[opens], b_first, m)
+    times, level = _sorted_levels(t, rise[opens], b_first, m)
+    if peak:
+        return float(level.max()), float(level.min())
+    return times, level
 
 
 def _in_order_checks(
@@ -598,7 +610,9 @@ def _in_order(
     b_first: npt.NDArray[np.int64],
     b_last: npt.NDArray[np.int64],
     rise: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    *,
+    peak: bool = False,
+) -> Any:
     """:func:`_sorted_levels` with the pieces' changes laid out in its order inside each
     piece, or ``None`` where that layout is not its order.
 
@@ -620,31 +634,58 @@ def _in_order(
     step, its first closes none) hold 0 W, at the same time as their partner. Adding a zero
     changes no bit of a running sum that starts at a rise (never ``-0.0``), so the level after
     bound ``j`` is entry ``2j + 1`` of the running sum and no count of changes per bound is
-    needed."""
+    needed.
+
+    With ``peak``, the highest and lowest level instead of the timeline (where pieces
+    overlap, reduced over the kept levels where they lie: no copy of them)."""
     checks = _in_order_checks(t, b_first, b_last)
     if checks is None:
         return None
     same, in_order = checks
     if not in_order:
-        # overlapping pieces: the stable sort of the layout (a run per piece). A bound's two
-        # slots share its time and stand side by side, so that sort is the bounds' own stable
-        # sort with each bound's pair kept together (half the entries to sort); the level at a
-        # time is the sum after its last bound's second slot.
-        order = np.argsort(t, kind="stable")
-        times = t[order]
-        # each bound's pair (its rise ``rise[j]``, the fall ``-rise[j - 1]`` of the step
-        # before it; ``-0.0`` at the first bound) gathered in that order
-        delta = np.empty(2 * len(t))
-        np.take(rise, order, out=delta[0::2])
-        fall = np.empty(len(t))
-        fall[0] = -0.0
-        np.negative(rise[:-1], out=fall[1:])
-        np.take(fall, order, out=delta[1::2])
-        level = np.cumsum(delta, out=delta)[1::2]
-        keep = np.r_[times[1:] != times[:-1], True]
+        times, level, keep = _overlapping_levels(t, rise)
+        if peak:
+            return (
+                float(np.max(level, where=keep, initial=-math.inf)),
+                float(np.min(level, where=keep, initial=math.inf)),
+            )
         return times[keep], level[keep]
     last = np.r_[~same, True]
+    if peak:
+        kept = rise[last]
+        return float(kept.max()), float(kept.min())
     return t[last], rise[last]
+
+
+def _overlapping_levels(
+    t: npt.NDArray[np.float64], rise: npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """:func:`_in_order`'s sum where pieces overlap: the bounds' times in sorted order, the
+    level after each bound (before the near-zero rule) and which of them are kept (the last
+    bound at each distinct time).
+
+    The stable sort of the layout finds a run per piece. A bound's two slots (its rise
+    ``rise[j]``, then the fall ``-rise[j - 1]`` of the step before it; ``-0.0`` at the first
+    bound) share its time and stand side by side, so that sort is the bounds' own stable sort
+    with each bound's pair kept together (half the entries to sort). The pairs are laid out
+    once as 16-byte entries (a complex view of an ``(n, 2)`` array) and gathered in that order
+    by one ``take`` (not two gathers into every other slot: a strided write per entry), and
+    the running sum is taken in place over them; the level after bound ``j`` is its pair's
+    second slot. The same additions in the same order as the two-slot layout: the same
+    bits."""
+    n = len(t)
+    order = np.argsort(t, kind="stable")
+    times = t.take(order)
+    pairs = np.empty((n, 2))
+    pairs[:, 0] = rise
+    pairs[0, 1] = -0.0
+    np.negative(rise[:-1], out=pairs[1:, 1])
+    delta = pairs.view(np.complex128).reshape(n).take(order).view(np.float64)
+    level = np.cumsum(delta, out=delta)[1::2]
+    keep = np.empty(n, dtype=bool)
+    np.not_equal(times[1:], times[:-1], out=keep[:-1])
+    keep[-1] = True
+    return times, level, keep
 
 
 _SEG_START = attrgetter("start_s")

@@ -59,6 +59,9 @@ class _Plan:
     #: ``row`` as Python integers (the same values): ``select`` indexes the queues and the free
     #: units with it natively where compiled (a NumPy integer index is a generic call)
     acc: list[int] | None = None
+    #: the job's id (read once, when the job is planned: ``select`` finds the plan by the job
+    #: itself, so it reads no ``job.id``, a generic attribute read compiled)
+    jid: int = -1
 
 
 #: Process-wide memo of the planning inputs and solves, shared by every policy instance (a
@@ -104,6 +107,11 @@ class HaxconnCore:
     checked_: bool
     model_: PccsContention
     plans_: dict[int, _Plan]
+    #: The same plans by the job object (identity hash): what ``select`` looks its jobs up in.
+    #: An entry is added when ``select`` first sees the object and dropped at its completion.
+    plan_of_: dict[object, _Plan]
+    #: ``spec_.accelerators`` as a list, read once per run (with the resource check)
+    accs_: list[str]
     profiles_: dict[str, GroupProfile]
     queues_: list[deque[tuple[int, int]]]
     ready_at_: dict[int, float]
@@ -177,7 +185,10 @@ class HaxconnCore:
             j, p, row = jobs[n], profiles[n], assignment[n]
             deps = tuple(jobs[d].id for d in after[n]) if after else ()
             starts, demand, wait = rows_of(self, p, tuple(row))
-            self.plans_[j.id] = _Plan(p, row, starts, deps, demand, wait, [int(a) for a in row])
+            jid = j.id
+            plan = _Plan(p, row, starts, deps, demand, wait, [int(a) for a in row], jid)
+            self.plans_[jid] = plan
+            self.plan_of_[j] = plan
         for a, q in enumerate(sched.order):
             self.queues_[a].extend((jobs[n].id, g) for n, g in q)
 
@@ -190,6 +201,7 @@ class HaxconnCore:
         return Workload(self.spec_, tuple(Task(n, p) for n, p in zip(nets, profiles, strict=True)))
 
     def on_complete(self, job: Any, now: float) -> None:
+        self.plan_of_.pop(job, None)
         self.group_.pop(job.id, None)
         plan = self.plans_.pop(job.id, None)
         if plan is not None and self.swaps is not None:
@@ -206,24 +218,38 @@ class HaxconnCore:
         given = view.ready  # the engine's own list; any other sequence is copied
         ready: list[Any] = given if type(given) is list else list(given)
         plans = self.plans_
+        plan_of = self.plan_of_
         # (plain loops here and below: on the hot path, with one or two jobs, a comprehension's
         # own frame costs more than its items)
         for j in ready:
-            if j.id not in plans:
+            if j not in plan_of:
+                # a job object not seen yet: its plan by id (another view's object for a job
+                # planned before), else the frame's jobs not planned yet are planned now
+                known = plans.get(j.id)
+                if known is not None:
+                    plan_of[j] = known
+                    continue
                 self._plan([j for j in ready if j.id not in plans])
+                for k in ready:
+                    if k not in plan_of:
+                        plan_of[k] = plans[k.id]
                 break
-        accs = self.spec_.accelerators
         now = view.now
         resources = view.resources
         if not self.checked_:
+            accs = self.spec_.accelerators
             for name in accs:
                 if name not in resources:
                     raise ConfigError(
                         f"haxconn policy: machine has no resource {name!r}; use "
                         f"npusched.sim.resources.soc({accs!r})"
                     )
+            self.accs_ = list(accs)
             self.checked_ = True
-        free: list[int] | None = None  # by accelerator index, read on the first start
+        accs_l = self.accs_
+        # by accelerator index, each read from the view at its first start (-1: not read yet;
+        # a view's free count is never negative)
+        free: list[int] | None = None
         group = self.group_
         queues = self.queues_
         ready_at = self.ready_at_
@@ -240,8 +266,8 @@ class HaxconnCore:
                 if job in assign:
                     continue
                 left += 1  # (taken back below when it starts)
-                jid = job.id
-                plan = plans[jid]
+                plan = plan_of[job]
+                jid = plan.jid
                 g = group.get(jid, -1) + 1  # as _group(job), without the look-up
                 row = plan.acc
                 assert row is not None
@@ -282,14 +308,15 @@ class HaxconnCore:
                     if t_ready > now + 1e-12:
                         continue
                 if free is None:
-                    free = []
-                    for name in accs:
-                        free.append(resources[name].free)
-                if free[a] < 1:
+                    free = [-1] * len(accs_l)
+                fa = free[a]
+                if fa < 0:
+                    fa = free[a] = resources[accs_l[a]].free
+                if fa < 1:
                     continue
                 ready_at.pop(jid, None)
                 qa.popleft()
-                free[a] -= 1
+                free[a] = fa - 1
                 assign[job] = allocs[a]
                 group[jid] = g
                 if g + 1 < len(row):
@@ -307,8 +334,12 @@ class HaxconnCore:
             acc_index = self.acc_index_
             running = []
             for j in view.running:
-                if j.id in plans:
-                    running.append(j)
+                if j not in plan_of:  # (as in the ready queue above)
+                    known = plans.get(j.id)
+                    if known is None:
+                        continue
+                    plan_of[j] = known
+                running.append(j)
             if assign and len(assign) == 1 and len(running) < 2:
                 ((aj, aal),) = assign.items()
                 if not running:
@@ -331,8 +362,9 @@ class HaxconnCore:
                     running.append(e[1])
             if len(running) == 2:  # the general case below, written out for two jobs
                 j0, j1 = running
-                d0 = plans[j0.id].demand[group[j0.id]]
-                d1 = plans[j1.id].demand[group[j1.id]]
+                p0, p1 = plan_of[j0], plan_of[j1]
+                d0 = p0.demand[group[p0.jid]]
+                d1 = p1.demand[group[p1.jid]]
                 tot = 0 + d0 + d1  # as ``sum``: from the integer 0, left to right
                 memo = self.slow_
                 k = (d0, tot - d0)
@@ -348,7 +380,8 @@ class HaxconnCore:
             elif len(running) > 1:
                 demand = []
                 for j in running:
-                    demand.append(plans[j.id].demand[group[j.id]])
+                    pj = plan_of[j]
+                    demand.append(pj.demand[group[pj.jid]])
                 tot = sum(demand)
                 memo = self.slow_
                 for i in range(len(running)):  # (``running`` and ``demand`` pair up)

@@ -116,6 +116,8 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.checked_ = False
         self.model_ = PccsContention()
         self.plans_ = {}
+        self.plan_of_ = {}
+        self.accs_ = []
         self.profiles_ = {}
         self.queues_ = [deque() for _ in self.spec_.accelerators]
         self.ready_at_ = {}
