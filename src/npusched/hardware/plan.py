@@ -497,7 +497,9 @@ class ExecPlan:
                 self._tile_s(0)
             per_layer = self._tile_s_row
             assert per_layer is not None
-            row = self._tile_steps = [per_layer[i] for i in self.layer.tolist()]
+            # Indexed by NumPy (the same doubles; a comprehension over ``layer.tolist()``
+            # cost about four times as much per step, which a promoted recurrent plan pays).
+            row = self._tile_steps = np.asarray(per_layer)[self.layer].tolist()
         tile = row[s]
         if tile <= 0.0:
             return start
@@ -596,7 +598,7 @@ _recurrent_energy_steps = [0]
 #: docs/engine.md, "Hot recurrent plans typed (sixteenth round)"). An unrolled recurrent plan
 #: gets typed lists at its ``steps / STEPS_PER_GENERIC_LOOKUP``-th look-up
 #: (:meth:`ExecPlan._typed`).
-STEPS_PER_GENERIC_LOOKUP: Final = 16
+STEPS_PER_GENERIC_LOOKUP: Final = 5
 
 #: Steps of unrolled recurrent plans that hold typed lists (:meth:`ExecPlan._typed`: the prefix
 #: sums, and where read the prefix sums of energy, per-step tiles and checkpoint bytes, up to
