@@ -143,9 +143,7 @@ def test_promotion_at_steps_per_generic_lookup(steps: int) -> None:
         want = ref.work_between(0.0, x + 1e-7) if x > 0.0 else ref.step_at(x)
         assert _bits(got) == _bits(want)
         assert (p._cum_f is not None) == (i >= at), (i, at)
-    assert p.checkpoint_bytes_at(float(cum[-1]) / 2) == ref.checkpoint_bytes_at(
-        float(cum[-1]) / 2
-    )
+    assert p.checkpoint_bytes_at(float(cum[-1]) / 2) == ref.checkpoint_bytes_at(float(cum[-1]) / 2)
 
 
 def test_layer_plans_are_typed_from_their_first_lookup() -> None:
