@@ -134,8 +134,9 @@ class ExecPlan:
         self._cum: Seq | None = None
         self._cum_energy: Seq | None = None
         self._ckpt_steps: list[int] | None = None
-        # A layer plan's tables as typed lists (set with ``_cum`` / ``_cum_energy``, ``None``
-        # for an unrolled recurrent plan): compiled, the look-ups index them on unboxed floats.
+        # The tables as typed lists: a layer plan's set with ``_cum`` / ``_cum_energy``, an
+        # unrolled recurrent plan's once it is promoted (:meth:`_typed`), else ``None``;
+        # compiled, the look-ups index them on unboxed floats.
         self._cum_f: list[float] | None = None
         self._ce_f: list[float] | None = None
         self._tile_steps: list[float] | None = None
@@ -251,7 +252,8 @@ class ExecPlan:
         self._lookups = n
         if n * STEPS_PER_GENERIC_LOOKUP < self.steps:
             return None
-        cum_f = self._cum_f = self.cum_s.tolist()
+        listed: list[float] = self.cum_s.tolist()
+        cum_f = self._cum_f = listed
         _admit_recurrent(self)
         return cum_f
 
@@ -262,7 +264,8 @@ class ExecPlan:
         ce = self._energy_prefix()
         ce_f = self._ce_f
         if ce_f is None:
-            ce_f = self._ce_f = ce.tolist()
+            listed: list[float] = ce.tolist()
+            ce_f = self._ce_f = listed
         return ce_f
 
     def step_at(self, executed_s: float) -> int:
@@ -497,9 +500,11 @@ class ExecPlan:
                 self._tile_s(0)
             per_layer = self._tile_s_row
             assert per_layer is not None
-            # Indexed by NumPy (the same doubles; a comprehension over ``layer.tolist()``
-            # cost about four times as much per step, which a promoted recurrent plan pays).
-            row = self._tile_steps = np.asarray(per_layer)[self.layer].tolist()
+            # Indexed by NumPy (the same doubles), annotated: a chained assignment of the
+            # untyped ``tolist()`` would leave ``row`` untyped, and ``k * tile`` below a
+            # generic multiplication compiled.
+            tile_steps: list[float] = np.asarray(per_layer)[self.layer].tolist()
+            row = self._tile_steps = tile_steps
         tile = row[s]
         if tile <= 0.0:
             return start
