@@ -19,7 +19,12 @@ import numpy as np
 
 from npusched.hardware.base import FloatArray, IntArray
 
-__all__ = ["RECURRENT_ENERGY_CACHE_STEPS", "ExecPlan"]
+__all__ = [
+    "RECURRENT_ENERGY_CACHE_STEPS",
+    "RECURRENT_TYPED_CACHE_STEPS",
+    "STEPS_PER_GENERIC_LOOKUP",
+    "ExecPlan",
+]
 
 # ``bisect``'s functions as ``Final`` names: compiled, a name imported with ``from bisect
 # import`` is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
@@ -133,6 +138,7 @@ class ExecPlan:
         "_cum_f",
         "_energy_row",
         "_lat_row",
+        "_lookups",
         "_tile_s_row",
         "_tile_steps",
         "_tiles_row",
@@ -167,11 +173,15 @@ class ExecPlan:
         self._cum: Seq | None = None
         self._cum_energy: Seq | None = None
         self._ckpt_steps: list[int] | None = None
-        # A layer plan's tables as typed lists (set with ``_cum`` / ``_cum_energy``, ``None``
-        # for an unrolled recurrent plan): compiled, the look-ups index them on unboxed floats.
+        # The tables as typed lists: a layer plan's set with ``_cum`` / ``_cum_energy``, an
+        # unrolled recurrent plan's once it is promoted (:meth:`_typed`), else ``None``;
+        # compiled, the look-ups index them on unboxed floats.
         self._cum_f: list[float] | None = None
         self._ce_f: list[float] | None = None
         self._tile_steps: list[float] | None = None
+        # Generic look-ups of an unrolled recurrent plan since it last had typed lists
+        # (:meth:`_typed`: it gets them once they have cost about what building them costs).
+        self._lookups = 0
         self.steps = len(layer)
         self.total_s = float(cum_s[-1])
         self.total_energy_j = float(energy_row[layer].sum()) if len(layer) else 0.0
@@ -258,13 +268,71 @@ class ExecPlan:
                 cum = self._cum = array("d", self.cum_s.tobytes())
         return cum
 
+    def _typed(self) -> list[float] | None:
+        """The prefix sums as a typed list (``_cum_f``) for a look-up that found none, or
+        ``None``: the look-up then reads the ``array('d')`` (generic calls compiled).
+
+        A layer plan gets its list on its first look-up (:meth:`_cum_list`). An unrolled
+        recurrent plan counts its generic look-ups and gets typed lists (prefix sums here;
+        prefix sums of energy, per-step tiles and checkpoint bytes when a look-up first needs
+        them) at the look-up that brings their cost to about what building the lists costs:
+        ``steps / STEPS_PER_GENERIC_LOOKUP`` look-ups (:data:`STEPS_PER_GENERIC_LOOKUP`). A plan
+        looked up once or twice (most of an RNN mix's thousands of shapes) never pays O(steps)
+        for lists, and a plan that earns them has spent at most about as much on generic
+        look-ups as the lists cost, so neither kind costs more than about twice its cheapest
+        course. Promoted plans share a bounded cache (:data:`RECURRENT_TYPED_CACHE_STEPS`); one
+        that left it counts again from zero. Both paths compute the same floats."""
+        if self._cum is None:
+            self._cum_list()
+            cum_f = self._cum_f
+            if cum_f is not None:  # a layer plan
+                return cum_f
+        n = self._lookups + 1
+        self._lookups = n
+        if n * STEPS_PER_GENERIC_LOOKUP < self.steps:
+            return None
+        listed: list[float] = self.cum_s.tolist()
+        cum_f = self._cum_f = listed
+        _admit_recurrent(self)
+        return cum_f
+
+    def _typed_ce(self) -> list[float]:
+        """The prefix sums of energy as a typed list (``_ce_f``) for a plan with ``_cum_f``:
+        a layer plan's own, or a promoted recurrent plan's from the values of
+        :func:`_recurrent_energy_prefix` (the same doubles, listed)."""
+        ce = self._energy_prefix()
+        ce_f = self._ce_f
+        if ce_f is None:
+            listed: list[float] = ce.tolist()
+            ce_f = self._ce_f = listed
+        return ce_f
+
     def step_at(self, executed_s: float) -> int:
         """Index of the step running after ``executed_s`` seconds of work (S when done)."""
+        cum_f = self._cum_f
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:
+            return bisect_right(cum_f, executed_s) - 1
         return bisect_right(self._cum_list(), executed_s) - 1
 
     def position_at(self, executed_s: float) -> tuple[int, float]:
         """``(step, fraction of it done)`` after ``executed_s`` seconds of work; ``(S, 0.0)``
         when done. A zero-length step is never "in progress" (fraction 0 at its start)."""
+        cum_f = self._cum_f
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:  # the same steps on the typed list
+            t = bisect_right(cum_f, executed_s) - 1
+            if t >= self.steps:
+                return self.steps, 0.0
+            if t < 0:
+                return 0, 0.0
+            lat_f = cum_f[t + 1] - cum_f[t]
+            if lat_f <= 0.0:
+                return t, 0.0
+            g = (executed_s - cum_f[t]) / lat_f
+            return t, (g if g < 1.0 else 1.0)
         cum = self._cum_list()
         s = bisect_right(cum, executed_s) - 1
         if s >= self.steps:
@@ -280,6 +348,13 @@ class ExecPlan:
     def executed_at(self, step: int, fraction: float) -> float:
         """Seconds of work at ``(step, fraction)`` on this plan (the inverse of
         :meth:`position_at`)."""
+        cum_f = self._cum_f
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:  # the same operations on the typed list
+            if step >= self.steps:
+                return cum_f[-1]
+            return cum_f[step] + fraction * (cum_f[step + 1] - cum_f[step])
         cum = self._cum_list()
         if step >= self.steps:
             return cum[-1]
@@ -307,6 +382,16 @@ class ExecPlan:
             return 0.0
         if a <= 0.0 and b >= self.total_s:
             return self.total_energy_j
+        cum_f = self._cum_f
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:  # the same steps on the typed lists
+            ce_f = self._ce_f
+            if ce_f is None:
+                ce_f = self._typed_ce()
+            steps = self.steps
+            e_b = _energy_in_step_f(bisect_right(cum_f, b) - 1, b, steps, cum_f, ce_f)
+            return e_b - _energy_in_step_f(bisect_right(cum_f, a) - 1, a, steps, cum_f, ce_f)
         cum = self._cum
         if cum is None:
             cum = self._cum_list()
@@ -329,6 +414,12 @@ class ExecPlan:
         (seconds of work): one plus the step ends strictly inside it."""
         if a <= 0.0 and b >= self.total_s:
             return self.steps
+        cum_f = self._cum_f
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:
+            m = bisect_left(cum_f, b) - bisect_right(cum_f, a) + 1
+            return m if m > 0 else 0
         cum = self._cum
         if cum is None:
             cum = self._cum_list()
@@ -346,7 +437,9 @@ class ExecPlan:
         if a <= 0.0 and b >= self.total_s:
             return self.steps, (te if te != 0.0 else 0.0)
         cum_f = self._cum_f
-        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:  # the same steps on the typed lists
             ia = _bisect_right_f(cum_f, a) if _TYPED_SEARCH else bisect_right(cum_f, a)
             ib = _bisect_right_f(cum_f, b) if _TYPED_SEARCH else bisect_right(cum_f, b)
             jb = ib
@@ -359,9 +452,7 @@ class ExecPlan:
                 return n, 0.0
             ce_f = self._ce_f
             if ce_f is None:
-                self._energy_prefix()
-                ce_f = self._ce_f
-                assert ce_f is not None
+                ce_f = self._typed_ce()
             steps = self.steps
             e_b = _energy_in_step_f(ib - 1, b, steps, cum_f, ce_f)
             return n, e_b - _energy_in_step_f(ia - 1, a, steps, cum_f, ce_f)
@@ -392,6 +483,12 @@ class ExecPlan:
 
     def next_layer_boundary(self, executed_s: float) -> float:
         """The smallest step boundary (in seconds of work) >= ``executed_s``."""
+        cum_f = self._cum_f
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:
+            j = bisect_left(cum_f, executed_s)
+            return cum_f[j] if j < len(cum_f) else cum_f[-1]
         cum = self._cum_list()
         i = bisect_left(cum, executed_s)
         return cum[i] if i < len(cum) else cum[-1]
@@ -410,6 +507,11 @@ class ExecPlan:
         Tiles of a layer are taken as equal in length (inner tiles dominate; see the device).
         A position within a billionth of a tile past a boundary counts as at that boundary
         (floating-point slack) and returns ``executed_s`` itself, never an earlier time."""
+        cum_f = self._cum_f
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:
+            return self._next_tile_f(cum_f, executed_s)
         cum = self._cum
         if cum is None:
             cum = self._cum_list()
@@ -439,7 +541,11 @@ class ExecPlan:
                 self._tile_s(0)
             per_layer = self._tile_s_row
             assert per_layer is not None
-            row = self._tile_steps = [per_layer[i] for i in self.layer.tolist()]
+            # Indexed by NumPy (the same doubles), annotated: a chained assignment of the
+            # untyped ``tolist()`` would leave ``row`` untyped, and ``k * tile`` below a
+            # generic multiplication compiled.
+            tile_steps: list[float] = np.asarray(per_layer)[self.layer].tolist()
+            row = self._tile_steps = tile_steps
         tile = row[s]
         if tile <= 0.0:
             return start
@@ -461,7 +567,9 @@ class ExecPlan:
         the last tile is the job's end). Never earlier than ``executed_s`` minus ``tol_s``.
         """
         cum_f = self._cum_f
-        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:  # the same steps on the typed lists
             i = (
                 _bisect_left_f(cum_f, executed_s)
                 if _TYPED_SEARCH
@@ -495,7 +603,9 @@ class ExecPlan:
         if executed_s <= 0.0:
             return 0
         cum_f = self._cum_f
-        if cum_f is not None:  # a layer plan: the same steps on the typed lists
+        if cum_f is None:
+            cum_f = self._typed()
+        if cum_f is not None:  # the same steps on the typed lists
             s = (
                 _bisect_right_f(cum_f, executed_s)
                 if _TYPED_SEARCH
@@ -534,6 +644,40 @@ class ExecPlan:
 RECURRENT_ENERGY_CACHE_STEPS = 4_000_000
 _recurrent_energy: OrderedDict[ExecPlan, Seq] = OrderedDict()
 _recurrent_energy_steps = [0]
+
+
+#: Steps of a plan whose typed lists cost about what one look-up on its ``array('d')`` costs more
+#: than the same look-up on the lists (compiled: building the lists is a few list passes per
+#: step, a generic look-up thousands of instructions more than a typed one; measured in
+#: docs/engine.md, "Hot recurrent plans typed (sixteenth round)"). An unrolled recurrent plan
+#: gets typed lists at its ``steps / STEPS_PER_GENERIC_LOOKUP``-th look-up
+#: (:meth:`ExecPlan._typed`).
+STEPS_PER_GENERIC_LOOKUP: Final = 5
+
+#: Steps of unrolled recurrent plans that hold typed lists (:meth:`ExecPlan._typed`: the prefix
+#: sums, and where read the prefix sums of energy, per-step tiles and checkpoint bytes, up to
+#: about 100 bytes a step, so about 100 MiB). Plans enter when promoted and leave first in, first
+#: out (a promoted plan's look-ups touch no cache); one that left reads its ``array('d')`` again
+#: and earns its lists anew. Only the plans of jobs in flight are looked up, so a
+#: million-request RNN mix keeps the lists of its hot shapes while the others' are freed.
+RECURRENT_TYPED_CACHE_STEPS = 1_000_000
+_recurrent_typed: OrderedDict[ExecPlan, None] = OrderedDict()
+_recurrent_typed_steps = [0]
+
+
+def _admit_recurrent(plan: ExecPlan) -> None:
+    """Count ``plan``'s new typed lists in the cache, freeing the oldest plans' beyond
+    :data:`RECURRENT_TYPED_CACHE_STEPS` (the values do not depend on whether they were kept)."""
+    _recurrent_typed[plan] = None
+    _recurrent_typed_steps[0] += plan.steps
+    while _recurrent_typed_steps[0] > RECURRENT_TYPED_CACHE_STEPS and len(_recurrent_typed) > 1:
+        old, _ = _recurrent_typed.popitem(last=False)
+        _recurrent_typed_steps[0] -= old.steps
+        old._cum_f = None
+        old._ce_f = None
+        old._tile_steps = None
+        old._ckpt_steps = None
+        old._lookups = 0
 
 
 def _recurrent_energy_prefix(plan: ExecPlan) -> Seq:
