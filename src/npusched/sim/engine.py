@@ -607,9 +607,9 @@ class _ShapeTable(dict[tuple[Any, ...], int]):
         return code
 
 
-#: The request fields a job keeps (read from a table's columns at dispatch).
+#: The request fields a job keeps (read from a table's columns at dispatch; a table's ids are
+#: its rows).
 _JOB_FIELDS: Final = (
-    "id",
     "network",
     "priority",
     "arrival_s",
@@ -618,6 +618,11 @@ _JOB_FIELDS: Final = (
     "seq_in",
     "seq_out",
 )
+
+
+def _as_list(col: Sequence[Any]) -> list[Any]:
+    """``col`` as a list (itself where it is one: a table's columns are)."""
+    return col if type(col) is list else list(col)
 
 
 class _Run:
@@ -837,8 +842,10 @@ class _Run:
         # per dispatch from a table's columns (no request made).
         self._order_a = order_a
         self.arr_disp: list[float] = []
-        self._job_cols: tuple[Sequence[Any], ...] = (
-            tuple(kept(f) for f in _JOB_FIELDS) if table is not None else ()
+        # (lists: an item read compiled is a native list read, where a generic sequence's
+        # costs a ``PyObject_GetItem`` and a boxed index)
+        self._job_cols: list[list[Any]] = (
+            [_as_list(kept(f)) for f in _JOB_FIELDS] if table is not None else []
         )
         # The requests by result row, made where a policy reads ``job.request`` / ``samples``:
         # a table's on first read (``RequestTable[i]``, equal to its list's), a list's its own.
@@ -1596,8 +1603,9 @@ class _Run:
             order = self._disp_order
             i = k if order is None else order[k]
             c = self._job_cols
-            rid, net, pri, arr, batch = c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]
-            slo, s_in, s_out = c[5][i], c[6][i], c[7][i]
+            rid = i  # a table's ids are ``range(n)``
+            net, pri, arr, batch = c[0][i], c[1][i], c[2][i], c[3][i]
+            slo, s_in, s_out = c[4][i], c[5][i], c[6][i]
         estimator = self.sim.estimator
         if estimator is None:
             est = iso
