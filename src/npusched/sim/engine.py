@@ -136,7 +136,16 @@ from npusched.sim.events import (
     TIMER,
     EventQueue,
 )
-from npusched.sim.job import DONE, PREEMPTING, RUNNING, STARTING, WAITING, Clock, Job
+from npusched.sim.job import (
+    DONE,
+    PREEMPTING,
+    RUNNING,
+    STARTING,
+    WAITING,
+    Clock,
+    Job,
+    RowRequests,
+)
 from npusched.sim.levels import SwitchLevels
 from npusched.sim.resources import Machine, Resource, single_npu
 from npusched.workloads.request import SHAPE_FIELDS, Request, RequestTable, number_shapes
@@ -598,6 +607,24 @@ class _ShapeTable(dict[tuple[Any, ...], int]):
         return code
 
 
+#: The request fields a job keeps (read from a table's columns at dispatch; a table's ids are
+#: its rows).
+_JOB_FIELDS: Final = (
+    "network",
+    "priority",
+    "arrival_s",
+    "batch",
+    "slo_s",
+    "seq_in",
+    "seq_out",
+)
+
+
+def _as_list(col: Sequence[Any]) -> list[Any]:
+    """``col`` as a list (itself where it is one: a table's columns are)."""
+    return col if type(col) is list else list(col)
+
+
 class _Run:
     """State of one simulation run (the :class:`Simulator` itself stays stateless).
 
@@ -810,6 +837,31 @@ class _Run:
         self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
         self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
+        # The arrival times in dispatch order (what the general loop compares its clock with:
+        # made by ``execute``, the column loop has its own), and the fields a job keeps, read
+        # per dispatch from a table's columns (no request made).
+        self._order_a = order_a
+        self.arr_disp: list[float] = []
+        # (lists: an item read compiled is a native list read, where a generic sequence's
+        # costs a ``PyObject_GetItem`` and a boxed index)
+        self._job_cols: list[list[Any]] = (
+            [_as_list(kept(f)) for f in _JOB_FIELDS] if table is not None else []
+        )
+        # The requests by result row, made where a policy reads ``job.request`` / ``samples``:
+        # a table's on first read (``RequestTable[i]``, equal to its list's), a list's its own.
+        src_seq = requests
+
+        def make(row: int) -> Request:
+            return src_seq[row if ids_up else int(by_id[row])]
+
+        def arrival_by_row() -> list[float]:
+            return arrivals[by_id].tolist()
+
+        self.row_requests = RowRequests(make, arrival_by_row)
+        # Per-sample exits and batches by result row (a batch's samples leave at their exits;
+        # ``None`` where no request has an exit).
+        self.exit_row: list[Any] | None = None
+        self.batch_row: list[int] = []
 
         # (profile, plan, isolated seconds) per distinct request shape ``(network, batch, seq_in,
         # seq_out)``, numbered in order of first appearance (the plan made then), and each
@@ -838,7 +890,12 @@ class _Run:
         self._code_in = code_in
         iso_in = np.asarray([p[2] for p in shape_plans], dtype=np.float64)[code_in]
         if not all_none("exit"):
-            for i, ex in enumerate(field("exit")):
+            ex_in = kept("exit")
+            rows_in = by_id.tolist()
+            self.exit_row = [ex_in[i] for i in rows_in]
+            batch_in = kept("batch")
+            self.batch_row = [batch_in[i] for i in rows_in]
+            for i, ex in enumerate(ex_in):
                 if ex is None:
                     continue
                 p = shape_plans[code_in[i]][1]
@@ -978,8 +1035,9 @@ class _Run:
     def _plan_for(self, job: Job, variant: _Variant, units: int, ri: int) -> ExecPlan:
         """The plan ``job`` runs on with ``variant`` (its batch, its sequence lengths), through
         the power policy if there is one."""
-        r = job.request
-        return self._plan_core(job.profile, job.batch, r.seq_in, r.seq_out, variant, units, ri)
+        return self._plan_core(
+            job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri
+        )
 
     def _plan_core(
         self,
@@ -1191,9 +1249,10 @@ class _Run:
         ex = job._exec
         best = math.inf
         exits = plan.exits
-        if exits:
-            for r in job.samples:
-                k = r.exit
+        exit_row = self.exit_row
+        if exits and exit_row is not None:
+            for row in job._rows:
+                k = exit_row[row]
                 if k is not None and 0 <= k < len(exits):
                     w = cum[exits[k]]
                     if w >= ex - TIME_TOL_S and w < best:
@@ -1261,7 +1320,7 @@ class _Run:
     def _add_energy(self, job: Job, res: _Res, e: float) -> None:
         job.energy_j += e
         res.energy += e
-        n = len(job.samples)
+        n = len(job._rows)
         if n == 1:
             self.col_energy[job._rows[0]] += e
         else:
@@ -1296,13 +1355,14 @@ class _Run:
             self.col_wasted[row] = job.wasted_s
             self.col_res[row] = resource
 
-    def _finish_samples(self, job: Job, rows: Sequence[int], reqs: Sequence[Request]) -> None:
+    def _finish_samples(self, job: Job, rows: Sequence[int]) -> None:
         now = self.clock.now
         self._record(job, now, rows, self.res[job._res].name)
         self.n_finished += len(rows)
         if self.dependents:
-            for r in reqs:
-                self._release_dependents(r.id, now)
+            get = self.row_requests.get
+            for row in rows:
+                self._release_dependents(get(row).id, now)
 
     def _release_dependents(self, rid: int, now: float) -> None:
         deps = self.dependents.get(rid)
@@ -1404,7 +1464,7 @@ class _Run:
         self.futile = 0
         job.state = DONE
         job._epoch = epoch + 1
-        self._finish_samples(job, job._rows, job.samples)
+        self._finish_samples(job, job._rows)
         self._release(job)
         self.completed.append(job)
         return "completion"
@@ -1427,22 +1487,19 @@ class _Run:
         elif step < 0:
             step = 0
         exits = plan.exits
+        exit_row = self.exit_row
         leave_rows: list[int] = []
-        if exits:  # without exits no sample leaves
-            leave_reqs: list[Request] = []
-            stay_rows: list[int] = []
-            stay_reqs: list[Request] = []
-            for row, r in zip(job._rows, job.samples, strict=True):
-                k = r.exit
+        stay_rows: list[int] = []
+        if exits and exit_row is not None:  # without exits no sample leaves
+            for row in job._rows:
+                k = exit_row[row]
                 if k is not None and 0 <= k < len(exits) and exits[k] <= step:
                     leave_rows.append(row)
-                    leave_reqs.append(r)
                 else:
                     stay_rows.append(row)
-                    stay_reqs.append(r)
         reason = ""
         if leave_rows:
-            self._finish_samples(job, leave_rows, leave_reqs)
+            self._finish_samples(job, leave_rows)
             reason = "exit"
             if not stay_rows:  # every sample left: the job is done
                 job.state = DONE
@@ -1450,8 +1507,8 @@ class _Run:
                 self._release(job)
                 self.completed.append(job)
                 return "completion"
-            job.samples = tuple(stay_reqs)
-            job._rows = tuple(stay_rows)
+            batch_row = self.batch_row
+            job._set_rows(tuple(stay_rows), sum([batch_row[row] for row in stay_rows]))
             self._switch_plan(job, self._plan_for(job, job.variant, job.units, job._res))
         if 0 <= job._until <= step:  # the policy's stop step: back to the ready queue
             job._until = -1
@@ -1532,12 +1589,50 @@ class _Run:
     # --- arrivals -----------------------------------------------------------------------------
     def _dispatch(self, k: int) -> Job:
         """Create the job of the ``k``-th request in dispatch order and queue it."""
-        r = self.arrivals[k]
         prof, plan, iso = self.req_plans[k]
-        est = iso if self.sim.estimator is None else float(self.sim.estimator(r, prof))
         row = self.arrival_rows[k]
+        src = self.row_requests
+        got = self._arrivals
+        r: Request | None
+        if got is not None:  # a list input (or requests already made): the request's fields
+            r = got[k]
+            rid, net, pri, arr, batch = r.id, r.network, r.priority, r.arrival_s, r.batch
+            slo, s_in, s_out = r.slo_s, r.seq_in, r.seq_out
+        else:  # a table: its columns, the request made only if something reads it
+            r = None
+            order = self._disp_order
+            i = k if order is None else order[k]
+            c = self._job_cols
+            rid = i  # a table's ids are ``range(n)``
+            net, pri, arr, batch = c[0][i], c[1][i], c[2][i], c[3][i]
+            slo, s_in, s_out = c[4][i], c[5][i], c[6][i]
+        estimator = self.sim.estimator
+        if estimator is None:
+            est = iso
+        else:
+            if r is None:
+                r = src.get(row)
+            est = float(estimator(r, prof))
         self.col_est[row] = est
-        job = Job(r, prof, plan, iso, est, k, row, self.clock)
+        job = Job(
+            src,
+            r,
+            rid,
+            net,
+            pri,
+            arr,
+            batch,
+            slo,
+            s_in,
+            s_out,
+            prof,
+            plan,
+            iso,
+            est,
+            k,
+            row,
+            self.clock,
+        )
         if self.temporal:
             job.variant = self.variant0
         ready = self.ready
@@ -2020,8 +2115,7 @@ class _Run:
                         self.col_first[row] = j.first_start_s
             j.state = DONE  # absorbed: its samples are recorded with ``into``
             j._epoch += 1
-            into.samples = into.samples + j.samples
-            into._rows = into._rows + j._rows
+            into._set_rows(into._rows + j._rows, into._batch + j._batch)
             into.preemptions = max(into.preemptions, j.preemptions)
             into._waited = max(into._waited, j._waited)
             if into.first_start_s != into.first_start_s:
@@ -2131,7 +2225,7 @@ class _Run:
         heap = q.heap
         seq = q.next_seq
         ready = self.ready
-        arrivals = self.arrivals
+        arrivals = self.arr_disp = self.static[5][self._order_a].tolist()
         held = self.held
         handlers = self.handlers
         n = len(arrivals)
@@ -2142,7 +2236,7 @@ class _Run:
         ai = 0
         while ai < n and held[ai]:
             ai += 1
-        next_arr = arrivals[ai].arrival_s if ai < n else inf
+        next_arr = arrivals[ai] if ai < n else inf
         now = 0.0
         events = 0
         progress = self.progress
@@ -2287,7 +2381,7 @@ class _Run:
                 ai += 1
                 while ai < n and held[ai]:
                     ai += 1
-                next_arr = arrivals[ai].arrival_s if ai < n else inf
+                next_arr = arrivals[ai] if ai < n else inf
             if not woke and not arrived:
                 continue  # only stale or skipped events: the run's clock stays at last_t
             last_t = now

@@ -16,6 +16,7 @@ frequency, batch size). The engine sets these fields at decision points only.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from npusched.hardware.profile import ExecPlan, Profile
@@ -41,6 +42,39 @@ class Clock:
         self.now = 0.0
 
 
+class RowRequests:
+    """A run's requests by result row, each made on its first read and kept (so a job's
+    ``request`` and ``samples`` are the same objects however often they are read).
+
+    ``make(row)`` makes (or, for a list of requests, finds) the request of result row ``row``;
+    ``arrivals()`` gives every request's arrival time by result row (what a batch's oldest
+    sample is found from without making its requests; made on first use)."""
+
+    __slots__ = ("_arrival", "_made", "arrivals", "make")
+
+    def __init__(
+        self, make: Callable[[int], Request], arrivals: Callable[[], list[float]]
+    ) -> None:
+        self.make = make
+        self.arrivals = arrivals
+        self._made: dict[int, Request] = {}
+        self._arrival: list[float] | None = None
+
+    def arrival_s(self) -> list[float]:
+        """Every request's arrival time (seconds) by result row."""
+        got = self._arrival
+        if got is None:
+            got = self._arrival = self.arrivals()
+        return got
+
+    def get(self, row: int) -> Request:
+        """The request of result row ``row``."""
+        r = self._made.get(row)
+        if r is None:
+            r = self._made[row] = self.make(row)
+        return r
+
+
 class Job:
     """One request, or a batch of requests, being simulated (satisfies
     :class:`npusched.policies.contract.JobView`).
@@ -50,18 +84,22 @@ class Job:
     """
 
     __slots__ = (
+        "_batch",
         "_clock",
         "_epoch",
         "_exec",
         "_leaving",
         "_limit",
         "_next_alloc",
+        "_req",
         "_res",
         "_restore_bytes",
         "_rows",
+        "_samples",
         "_save_start",
         "_seg_exec0",
         "_seg_start",
+        "_src",
         "_t0",
         "_until",
         "_wait_since",
@@ -82,9 +120,10 @@ class Job:
         "priority",
         "profile",
         "rate",
-        "request",
         "row",
-        "samples",
+        "seq_in",
+        "seq_out",
+        "slo_s",
         "state",
         "units",
         "variant",
@@ -99,7 +138,16 @@ class Job:
 
     def __init__(
         self,
-        request: Request,
+        src: RowRequests,
+        request: Request | None,
+        rid: int,
+        network: str,
+        priority: int,
+        arrival_s: float,
+        batch: int,
+        slo_s: Any,
+        seq_in: Any,
+        seq_out: Any,
         profile: Profile,
         plan: ExecPlan,
         isolated_s: float,
@@ -108,11 +156,19 @@ class Job:
         row: int,
         clock: Clock,
     ) -> None:
-        self.request = request
-        self.id = request.id
-        self.network = request.network
-        self.priority = request.priority
-        self.arrival_s = request.arrival_s
+        # The request itself is made on first read of ``request`` / ``samples`` (``src``, by
+        # result row), where one is not given: the engine needs only the fields below, read
+        # from the workload's columns, and most policies read no request at all.
+        self._src = src
+        self._req = request
+        self.id = rid
+        self.network = network
+        self.priority = priority
+        self.arrival_s = arrival_s
+        #: The first request's SLO and sequence lengths (``request.slo_s`` ...), kept typed.
+        self.slo_s = slo_s
+        self.seq_in = seq_in
+        self.seq_out = seq_out
         self.profile = profile
         self.plan = plan
         #: ``plan.total_s``: seconds of the current plan variant, uninterrupted.
@@ -131,9 +187,12 @@ class Job:
         self.checkpoint_s = 0.0
         self.wasted_s = 0.0
         self.energy_j = 0.0
-        #: The requests this job carries (one, or a batch); ``_rows`` their result rows.
-        self.samples: tuple[Request, ...] = (request,)
+        #: The result rows of the requests this job carries (one, or a batch): ``samples``
+        #: is their requests (made on first read, ``None`` until then), ``_batch`` the sum of
+        #: their batches.
         self._rows: tuple[int, ...] = (row,)
+        self._samples: tuple[Request, ...] | None = None if request is None else (request,)
+        self._batch = batch
         self.allocation: Allocation | None = None
         self.units = 0
         self.variant: tuple[tuple[str, Any], ...] = ()
@@ -149,6 +208,59 @@ class Job:
         self._until = -1
         #: A preemption or re-allocation was asked for but the job finishes first.
         self._leaving = False
+
+    @property
+    def request(self) -> Request:
+        """The job's first request (made on first read where the run has only columns)."""
+        r = self._req
+        if r is None:
+            r = self._req = self._src.get(self.row)
+        return r
+
+    @property
+    def samples(self) -> tuple[Request, ...]:
+        """Every request (sample) the job carries now, in the order they joined it (made on
+        first read; made again, the same objects, after samples join or leave)."""
+        s = self._samples
+        if s is None:
+            get = self._src.get
+            s = self._samples = tuple([get(row) for row in self._rows])
+        return s
+
+    @property
+    def n_samples(self) -> int:
+        """``len(samples)``, without making the requests."""
+        return len(self._rows)
+
+    @property
+    def oldest_arrival_s(self) -> float:
+        """The earliest arrival time of the job's samples (``min(r.arrival_s for r in
+        samples)``, without making the requests)."""
+        rows = self._rows
+        if len(rows) == 1 and rows[0] == self.row:
+            return self.arrival_s
+        arr = self._src.arrival_s()
+        best = arr[rows[0]]
+        for row in rows:
+            a = arr[row]
+            if a < best:
+                best = a
+        return best
+
+    @property
+    def request_shape(self) -> tuple[int, Any, Any]:
+        """``(batch, seq_in, seq_out)`` of :attr:`request` (without making it while the job
+        carries its own request alone)."""
+        rows = self._rows
+        if len(rows) == 1 and rows[0] == self.row:
+            return (self._batch, self.seq_in, self.seq_out)
+        return (self.request.batch, self.seq_in, self.seq_out)
+
+    def _set_rows(self, rows: tuple[int, ...], batch: int) -> None:
+        """The job now carries the samples of ``rows`` (their batches summing to ``batch``)."""
+        self._rows = rows
+        self._samples = None
+        self._batch = batch
 
     @property
     def executed_s(self) -> float:
@@ -189,7 +301,7 @@ class Job:
     def batch(self) -> int:
         """The plan's batch size: the samples the job carries now (a request of batch ``b``
         counts ``b``)."""
-        return sum(r.batch for r in self.samples)
+        return self._batch
 
     def __repr__(self) -> str:
         return (

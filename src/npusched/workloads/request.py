@@ -284,8 +284,16 @@ class RequestTable(Sequence[Request]):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError("RequestTable index out of range")
+        # one request as :func:`requests_from_columns` makes them (its slots set through their
+        # descriptors: about a third of the frozen dataclass's ``__init__``); the general loop
+        # makes a job's request this way where a policy reads it
         c = self._cols
-        return Request(*(c[k][i] for k in TABLE_FIELDS))
+        r = object.__new__(Request)
+        for setter, k in zip(_SETTERS, TABLE_FIELDS, strict=True):
+            setter(r, c[k][i])
+        for setter, value in _DEFAULTS:
+            setter(r, value)
+        return r
 
     def __iter__(self) -> Any:
         return iter(self.requests())

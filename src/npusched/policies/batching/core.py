@@ -191,6 +191,20 @@ class FluidBCore(BatchingCore):
         return start_schedule(batch, exit_step(self, view, batch[0], 0))
 
 
+def n_samples(job: JobView) -> int:
+    """``len(job.samples)``: the engine's job counts its samples without making their
+    requests (``Job.n_samples``); another view's samples are counted."""
+    n = getattr(job, "n_samples", None)
+    return len(job.samples) if n is None else int(n)
+
+
+def oldest_arrival(job: JobView) -> Any:
+    """``min(r.arrival_s for r in job.samples)``: the engine's job finds it from the run's
+    arrival times without making its samples' requests (``Job.oldest_arrival_s``)."""
+    got = getattr(job, "oldest_arrival_s", None)
+    return min(r.arrival_s for r in job.samples) if got is None else got
+
+
 def exit_lut(core: FluidBCore, view: MachineView, job: JobView) -> ExitLUT:
     """The exit table of ``job``'s network (built once per run)."""
     lut = core.luts_.get(job.network)
@@ -206,11 +220,17 @@ def fluidb_at_exit(
 ) -> Schedule:
     """At exit ``exit_`` with ``active`` stopped there (and ``merged`` to join it)."""
     i = core.exit_
-    samples = list(active.samples) + (list(merged.samples) if merged is not None else [])
-    b_rem = len(samples)
+    # the samples of both (``active``'s first): their count and the oldest arrival (the first
+    # of equal ones, as ``min`` over the concatenation), no request made
+    b_rem = n_samples(active)
+    oldest = oldest_arrival(active)
+    if merged is not None:
+        b_rem += n_samples(merged)
+        other = oldest_arrival(merged)
+        if other < oldest:
+            oldest = other
     fresh = fresh_jobs(core, view, (active.id,) + ((merged.id,) if merged else ()))
     lut = exit_lut(core, view, active)
-    oldest = min(r.arrival_s for r in samples)
     core.invocations_ += 1
     d = fluidb_decide(
         lut, i, b_rem, len(fresh), float(core.slo_s), 0.0, view.now - oldest, core.b_max

@@ -39,6 +39,8 @@ from npusched.policies.batching.core import (
     BatchingCore,
     FluidBCore,
     exit_lut_from_profile,
+    n_samples,
+    oldest_arrival,
 )
 from npusched.policies.batching.fluidb import B_MAX, initial_batch
 from npusched.policies.batching.lazyb import LAZY_INVOCATION_S, lazy_decide
@@ -225,7 +227,7 @@ class LazyBatchingPolicy(_MachineBase):
             if active is not None:
                 merge = (Merge(active, [catch]),) if catch is not None else ()
                 if catch is not None:
-                    n = len(active.samples) + len(catch.samples)
+                    n = n_samples(active) + n_samples(catch)
                     self.full_ = self.full_ or n >= self.b_max
                 return self._resume(active, merge)
         if active is not None:
@@ -261,12 +263,12 @@ class LazyBatchingPolicy(_MachineBase):
         layer = self.layer_ - 1  # the layer just completed (0-based)
         single = self._single(view, active)
         fresh = self._fresh(view, exclude=(active.id,))
-        oldest = min(r.arrival_s for r in active.samples)
+        oldest = oldest_arrival(active)
         self.invocations_ += 1
         d = lazy_decide(
             single,
             layer,
-            len(active.samples),
+            n_samples(active),
             len(fresh),
             float(self.slo_s),
             0.0,

@@ -50,6 +50,8 @@ _WAITING: Final = JobState.WAITING
 _STARTING: Final = JobState.STARTING
 _CHECKPOINT: Final = Mechanism.CHECKPOINT
 _NOTHING: Final = NOTHING
+#: A missing attribute (``getattr``'s default where ``None`` is a value).
+_NO_FIELD: Final = object()
 
 
 def _unfit_counts(prio: list[float], slack: list[float], est: list[int], size: int) -> list[int]:
@@ -306,7 +308,7 @@ def _job_rec(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str,
     tab = core.tab_of_.get(jid)
     if tab is None:
         tab = core.tab_of_[jid] = shape_table(core, job, size, profiles)
-    slo = job.request.slo_s
+    slo = job_slo(job)
     arrival = job.arrival_s
     if slo is None:
         return _JobRec(tab, float(job.priority), _NO_SLO, 0.0, 0.0)
@@ -397,7 +399,7 @@ class PlanariaCore:
                 elif kind == _FLOAT_SLO and now_float:  # C doubles compiled, the same operations
                     sl = rec.slo - (now_f - rec.arrival)
                 else:
-                    slo_any: Any = job.request.slo_s
+                    slo_any: Any = job_slo(job)
                     sl = slo_any - (now - job.arrival_s)
                 step, frac = job.position
                 got = _estimate(tab, step, frac, sl, size)
@@ -498,25 +500,42 @@ class PlanariaCore:
         return make_schedule(assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES)
 
 
+def job_slo(job: JobView) -> Any:
+    """``job.request.slo_s``: the engine's job keeps it (``Job.slo_s``), so its request is not
+    made for it."""
+    got = getattr(job, "slo_s", _NO_FIELD)
+    return job.request.slo_s if got is _NO_FIELD else got
+
+
+def request_shape(job: JobView) -> tuple[Any, Any, Any]:
+    """``(batch, seq_in, seq_out)`` of ``job.request``: the engine's job keeps them
+    (``Job.request_shape``), so its request is not made for them."""
+    got = getattr(job, "request_shape", None)
+    if got is None:
+        req = job.request
+        return (req.batch, req.seq_in, req.seq_out)
+    return got
+
+
 def shape_table(
     core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str, Any]
 ) -> _Table:
     """The job's configuration table (cached per request shape in ``core.tables_``; a module
     function: compiled, a method called on an interpreted subclass's instance is a Python-level
     call)."""
-    req = job.request
-    key = (job.network, req.batch, req.seq_in, req.seq_out, size)
+    batch, seq_in, seq_out = request_shape(job)
+    key = (job.network, batch, seq_in, seq_out, size)
     tab = core.tables_.get(key)
     if tab is None:
         prof = profiles[job.network]
-        shared_key = (id(prof), req.batch, req.seq_in, req.seq_out, size)
+        shared_key = (id(prof), batch, seq_in, seq_out, size)
         hit = _SHARED_TABLES.get(shared_key)
         if hit is not None and hit[1] is prof:
             tab = core.tables_[key] = hit[0]
             return tab
         cum = np.stack(
             [
-                prof.plan(req.batch, req.seq_in, req.seq_out, subarrays=n).cum_s
+                prof.plan(batch, seq_in, seq_out, subarrays=n).cum_s
                 for n in range(1, size + 1)
             ]
         )
