@@ -656,11 +656,13 @@ STEPS_PER_GENERIC_LOOKUP: Final = 5
 
 #: Steps of unrolled recurrent plans that hold typed lists (:meth:`ExecPlan._typed`: the prefix
 #: sums, and where read the prefix sums of energy, per-step tiles and checkpoint bytes, up to
-#: about 100 bytes a step, so about 100 MiB). Plans enter when promoted and leave first in, first
+#: about 100-130 bytes a step, so about 30 MiB: a bound of 1,000,000 steps took P-PREMA at 1e6
+#: requests from 940 to about 1,100 MiB, past the 1 GiB the bench holds it to, where this one
+#: keeps the lists within what the run's columns leave of it). Plans enter when promoted and leave first in, first
 #: out (a promoted plan's look-ups touch no cache); one that left reads its ``array('d')`` again
 #: and earns its lists anew. Only the plans of jobs in flight are looked up, so a
 #: million-request RNN mix keeps the lists of its hot shapes while the others' are freed.
-RECURRENT_TYPED_CACHE_STEPS = 1_000_000
+RECURRENT_TYPED_CACHE_STEPS = 250_000
 _recurrent_typed: OrderedDict[ExecPlan, None] = OrderedDict()
 _recurrent_typed_steps = [0]
 

@@ -99,6 +99,12 @@ _COMPLETE: Final = 1
 _STOP: Final = 2
 _SAVE_DONE: Final = 3
 _TOKEN_ORDERS: Final = ("tokens-remaining", "tokens-arrival")
+#: Runs of up to this many requests keep each request's first start, finish and joules in
+#: lists during the loop (native writes compiled, a float object of 32 bytes per written
+#: value); longer ones write the run's ``array('d')`` columns by row (8 bytes a value). 2**18
+#: requests keep the lists' floats under about 24 MiB. Read once per run (not ``Final``, so a
+#: test can take either path on a small run: both give the same values).
+_LIST_RECORDS_MAX = 1 << 18
 # ``heapq``'s functions as ``Final`` names: compiled, a name imported with ``from heapq import``
 # is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
 heappush: Final = heapq.heappush
@@ -212,6 +218,7 @@ class _Columns:
     no in-place add)."""
 
     __slots__ = (
+        "arr_energy",
         "cap",
         "cbytes",
         "ckpt_cost",
@@ -224,6 +231,7 @@ class _Columns:
         "rbytes",
         "rid",
         "rname",
+        "rows",
         "tl",
         "touched",
         "units",
@@ -235,6 +243,8 @@ class _Columns:
         rbytes: list[int],
         csec: list[float],
         energy: list[float],
+        arr_energy: Any,
+        rows: Any,
         rid: list[int],
         tl: list[Segment] | None,
         pw: PowerColumns | None,
@@ -255,6 +265,8 @@ class _Columns:
         self.rbytes = rbytes
         self.csec = csec
         self.energy = energy
+        self.arr_energy = arr_energy
+        self.rows = rows
         self.rid = rid
         self.tl = tl
         self.pw = pw
@@ -306,7 +318,10 @@ def _end_segment(
     if exec_end > a:
         steps, e = plan.work_between(a, exec_end)
         if e:
-            c.energy[k] = c.energy[k] + e
+            if c.arr_energy is None:
+                c.energy[k] = c.energy[k] + e
+            else:
+                c.arr_energy[c.rows[k]] += e
         pw = c.pw
         if pw is not None and te > t0:
             pw.add(t0, te, plan, a, exec_end, 1.0, c.rname)
@@ -414,9 +429,18 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     # ``PyObject_SetItem`` with a boxed float (and ``+=`` a generic read and add too): about
     # 1,300 instructions per request in a warm HPF run. Each row is one request's, so every
     # row gets the same values, its joules summed in the same order from the same 0.0.
-    col_first = [math.nan] * n
-    col_finish = [math.nan] * n
-    col_energy = [0.0] * n
+    # A written list item is a float object (32 bytes a request, where ``array('d')`` holds 8,
+    # and pymalloc keeps the freed ones' pages): runs of more than ``_LIST_RECORDS_MAX``
+    # requests write the run's columns by row as before, so P-PREMA at 1e6 requests stays in
+    # its 1 GiB (with the lists it read about 1,065 MiB against 945).
+    by_list = n <= _LIST_RECORDS_MAX
+    col_first = [math.nan] * n if by_list else []
+    col_finish = [math.nan] * n if by_list else []
+    col_energy = [0.0] * n if by_list else []
+    rows = run.arrival_rows
+    arr_first = run.col_first
+    arr_finish = run.col_finish
+    arr_energy = run.col_energy
     progress = run.progress
     chunk = max(1, -(-n // 100))
     until = run.until  # the general loop's stop: no event after it is handled
@@ -588,6 +612,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         rbytes,
         csec,
         col_energy,
+        None if by_list else arr_energy,
+        rows,
         rid,
         tl,
         pw,
@@ -695,7 +721,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         layer_exec += plan_steps
                         if plan_energy:
                             res_energy += plan_energy
-                            col_energy[run_k] = col_energy[run_k] + plan_energy
+                            if by_list:
+                                col_energy[run_k] = col_energy[run_k] + plan_energy
+                            else:
+                                arr_energy[rows[run_k]] += plan_energy
                         if pw is not None and limit > ex0 and now > t0:
                             pw.add(t0, now, plan, ex0, limit, 1.0, rname)
                         if tl is not None and now > t0:
@@ -708,7 +737,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         layer_exec += steps
                         if e:
                             res_energy += e
-                    col_finish[run_k] = now
+                    if by_list:
+                        col_finish[run_k] = now
+                    else:
+                        arr_finish[rows[run_k]] = now
                     futile = 0
                     lv_done = True
                     n_finished += 1
@@ -948,7 +980,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             killed = -1
                         run_rank = rank[k] if rank else None
                     if not npre[k]:  # never stopped before: its first start
-                        col_first[k] = now
+                        if by_list:
+                            col_first[k] = now
+                        else:
+                            arr_first[rows[k]] = now
                     prof, plan, iso = req_plans[k]
                     plan_steps = plan.steps if iso > 0.0 else 0
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
@@ -984,7 +1019,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             e = lvs.energy
                             if e:
                                 res_energy += e
-                                col_energy[k] = col_energy[k] + e
+                                if by_list:
+                                    col_energy[k] = col_energy[k] + e
+                                else:
+                                    arr_energy[rows[k]] += e
                         t0 += sw
                     limit = iso
                     run_k = k
@@ -1060,6 +1098,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
 
     if ai < n and est_rec is not None:  # stopped by ``until``: the rest never arrived
         est_rec[ai:] = [math.nan] * (n - ai)
+    first_b = _doubles(col_first) if by_list else None
+    finish_b = _doubles(col_finish) if by_list else None
+    energy_b = _doubles(col_energy) if by_list else None
     write_records(
         run,
         est_rec,
@@ -1067,9 +1108,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         cbytes,
         csec,
         wasted,
-        first=_doubles(col_first),
-        finish=_doubles(col_finish),
-        energy=_doubles(col_energy),
+        first=first_b,
+        finish=finish_b,
+        energy=energy_b,
         touched=touched,
         dispatched=ai,
     )
