@@ -201,6 +201,19 @@ def test_the_typed_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         )
 
 
+def _evict_all() -> None:
+    """Every promoted plan evicted, as the cache evicts (its lists dropped, its count reset):
+    emptying the cache alone would leave plans of earlier runs typed and uncounted."""
+    for p in list(plan_mod._recurrent_typed):
+        p._cum_f = None
+        p._ce_f = None
+        p._tile_steps = None
+        p._ckpt_steps = None
+        p._lookups = 0
+    plan_mod._recurrent_typed.clear()
+    plan_mod._recurrent_typed_steps[0] = 0
+
+
 def test_an_engine_run_is_the_same_with_typed_lists_churning(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -219,7 +232,7 @@ def test_an_engine_run_is_the_same_with_typed_lists_churning(
         }
         return r.events, r.layer_executions, r.energy_j.hex(), r.busy_s.hex(), cols
 
-    plan_mod._recurrent_typed.clear()
+    _evict_all()  # plans promoted by earlier runs in this process start over
     usual = run()
     promoted = [p for p in plan_mod._recurrent_typed if p.layer.dtype != np.int64]
     assert promoted, "no recurrent plan was promoted"
