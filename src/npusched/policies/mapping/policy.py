@@ -118,6 +118,7 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.plans_ = {}
         self.plan_of_ = {}
         self.accs_ = []
+        self.free_ = []
         self.profiles_ = {}
         self.queues_ = [deque() for _ in self.spec_.accelerators]
         self.ready_at_ = {}
@@ -133,6 +134,8 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         # of a frame (and per swap schedule for D-HaX-CoNN): frames repeat their networks
         self.memo_ = {}
         self.solves_ = 0
+        #: per tuple of a solved frame's networks: its planning apart from the jobs' ids
+        self.frames_ = {}
         #: per (profile id, row): the per-group demand and wait lists of a job's plan
         self.rows_ = {}
         #: slowdown per (own demand, external demand): the contention model is a pure function
