@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -45,6 +45,9 @@ from npusched.policies.mapping.execute import Task, Workload
 from npusched.policies.mapping.haxconn import haxconn
 
 _first = itemgetter(0)
+
+#: served entries an accelerator's queue keeps at most beyond half its length (``queues_``)
+_QUEUE_TRIM: Final = 1024
 
 
 class _Plan:
@@ -73,6 +76,10 @@ class _Plan:
     #: the job's id (read once, when the job is planned: ``select`` finds the plan by the job
     #: itself, so it reads no ``job.id``, a generic attribute read compiled)
     jid: int
+    #: The group the job last started (-1: none yet). A job stops only at the end of its
+    #: group, so a waiting job's group is the next one, a running job's this one. (Kept on the
+    #: plan, a native integer, where a dictionary by id cost a look-up and a write per start.)
+    grp: int
 
     def __init__(
         self,
@@ -93,6 +100,7 @@ class _Plan:
         self.wait = wait
         self.acc = acc
         self.jid = jid
+        self.grp = -1
 
 
 class _Frame:
@@ -172,9 +180,6 @@ class HaxconnCore:
     spec_: Any
     acc_index_: dict[str, int]
     allocs_: list[Allocation]
-    #: The group each job last started (a job stops only at the end of its group, so a waiting
-    #: job's group is the next one, a running job's this one).
-    group_: dict[int, int]
     checked_: bool
     model_: PccsContention
     plans_: dict[int, _Plan]
@@ -186,7 +191,12 @@ class HaxconnCore:
     #: ``select``'s free units by accelerator index (-1 between decisions)
     free_: list[int]
     profiles_: dict[str, GroupProfile]
-    queues_: list[deque[tuple[int, int]]]
+    #: Per accelerator, the ``(job id, group)`` pairs it serves, in order, from ``qhead_``'s
+    #: index on (lists read natively where compiled, where a ``deque``'s head and ``popleft``
+    #: were generic calls): a queue served to its end is emptied, and one whose served part
+    #: passes :data:`_QUEUE_TRIM` entries and half its length loses that part.
+    queues_: list[list[tuple[int, int]]]
+    qhead_: list[int]
     ready_at_: dict[int, float]
     pending_: deque[Any]
     current_: Any
@@ -307,7 +317,6 @@ class HaxconnCore:
     def on_complete(self, job: Any, now: float) -> None:
         plan = self.plan_of_.pop(job, None)
         jid: int = plan.jid if plan is not None else job.id  # (no ``job.id`` read if known)
-        self.group_.pop(jid, None)
         plan = self.plans_.pop(jid, None)
         if plan is not None and self.swaps is not None:
             self.ended_[jid] = (now, plan.row[-1], plan.profile)
@@ -360,8 +369,8 @@ class HaxconnCore:
         # a view's free count is never negative); the run's list, set back to -1 below
         free = self.free_
         read_free = False
-        group = self.group_
         queues = self.queues_
+        qhead = self.qhead_
         ready_at = self.ready_at_
         allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
@@ -380,13 +389,14 @@ class HaxconnCore:
                 left += 1  # (taken back below when it starts)
                 plan = plan_of[job]
                 jid = plan.jid
-                g = group.get(jid, -1) + 1  # as _group(job), without the look-up
+                g = plan.grp + 1  # as _group(job), without the look-up
                 row = plan.acc
                 a = row[g]
                 qa = queues[a]
-                if not qa:
+                h = qhead[a]
+                if h >= len(qa):
                     continue
-                head = qa[0]
+                head = qa[h]
                 if head[0] != jid or head[1] != g:
                     continue
                 if g == 0:
@@ -428,13 +438,21 @@ class HaxconnCore:
                     read_free = True
                 if fa < 1:
                     continue
-                ready_at.pop(jid, None)
-                qa.popleft()
+                if jid in ready_at:
+                    del ready_at[jid]
+                h += 1
+                if h == len(qa):
+                    qa.clear()
+                    h = 0
+                elif h >= _QUEUE_TRIM and 2 * h >= len(qa):
+                    del qa[:h]
+                    h = 0
+                qhead[a] = h
                 free[a] = fa - 1
                 assign[job] = allocs[a]
                 last_job = job
                 last_a = a
-                group[jid] = g
+                plan.grp = g
                 if g + 1 < len(row):
                     starts: list[int] = plan.starts
                     if until is None:
@@ -485,8 +503,8 @@ class HaxconnCore:
             if len(running) == 2:  # the general case below, written out for two jobs
                 j0, j1 = running
                 p0, p1 = plan_of[j0], plan_of[j1]
-                d0 = p0.demand[group[p0.jid]]
-                d1 = p1.demand[group[p1.jid]]
+                d0 = p0.demand[p0.grp]
+                d1 = p1.demand[p1.grp]
                 tot = 0 + d0 + d1  # as ``sum``: from the integer 0, left to right
                 memo = self.slow_
                 k = (d0, tot - d0)
@@ -503,7 +521,7 @@ class HaxconnCore:
                 demand = []
                 for j in running:
                     pj = plan_of[j]
-                    demand.append(pj.demand[group[pj.jid]])
+                    demand.append(pj.demand[pj.grp])
                 tot = sum(demand)
                 memo = self.slow_
                 rates = {}

@@ -110,9 +110,6 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.spec_ = get_soc(self.soc)
         self.acc_index_ = {a: i for i, a in enumerate(self.spec_.accelerators)}
         self.allocs_ = [Allocation.of(a) for a in self.spec_.accelerators]
-        #: The group each job last started (a job stops only at the end of its group, so a
-        #: waiting job's group is the next one, a running job's this one).
-        self.group_ = {}
         self.checked_ = False
         self.model_ = PccsContention()
         self.plans_ = {}
@@ -120,7 +117,8 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.accs_ = []
         self.free_ = []
         self.profiles_ = {}
-        self.queues_ = [deque() for _ in self.spec_.accelerators]
+        self.queues_ = [[] for _ in self.spec_.accelerators]
+        self.qhead_ = [0 for _ in self.spec_.accelerators]
         self.ready_at_ = {}
         self.used_fixed_ = False
         swaps = tuple(self.swaps) if self.swaps is not None else ()
