@@ -13,8 +13,9 @@ only holds its code.
 
 The constructor's parameters are declared ``Any`` (the core reads ``swaps`` and
 ``contention``): a native attribute annotated with their types would refuse a bad value with a
-``TypeError`` before ``validate`` names it. The plans and the group profiles stay generic
-objects (``policy._Plan`` and ``GroupProfile`` are interpreted dataclasses).
+``TypeError`` before ``validate`` names it. A job's plan (:class:`_Plan`) and a frame's
+planning (:class:`_Frame`) are native classes of this module; the group profiles stay generic
+objects (``GroupProfile`` is an interpreted dataclass).
 """
 
 from __future__ import annotations
