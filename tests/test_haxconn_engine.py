@@ -168,3 +168,104 @@ def test_plans_by_job_object_follow_the_ids() -> None:
     assert sorted(set(checked)) == [0, 1, 2]
     assert pol.plan_of_ == {} and pol.plans_ == {}
     np.testing.assert_array_equal(got, _run("xavier", nets, HaxconnPolicy(soc="xavier", max_transitions=1)))
+
+
+def _frames_run(policy: HaxconnPolicy) -> np.ndarray:
+    """A run of repeated frames (the same networks again, and a frame of one network), as the
+    ``families`` scenario's HaX-CoNN runs: finish times by request id."""
+    soc, frames = "xavier", [("vgg-19", "resnet-152"), ("googlenet",)] * 3
+    nets = sorted({n for f in frames for n in f})
+    dev = SocDevice(soc=soc)
+    profiles = {n: compile_profile(get_network(n), dev, (1,)) for n in nets}
+    spec = get_soc(soc)
+    sim = Simulator(profiles, policy, machine=soc_machine(spec.accelerators), checkpoint_cost=False)
+    reqs, t = [], 0.0
+    for f in frames:
+        for n in f:
+            reqs.append(Request(len(reqs), t, n))
+        t += 0.05
+    df = sim.run(reqs).to_frame().sort_values("id")
+    return df["finish_s"].to_numpy()
+
+
+def _decision(out: object) -> tuple[object, ...]:
+    """A decision by job ids (comparable across runs)."""
+    from npusched.policies.contract import NOTHING
+
+    if out is NOTHING:
+        return ("NOTHING",)
+    return (
+        sorted((j.id, a) for j, a in out.assign.items()),  # type: ignore[attr-defined]
+        sorted((j.id, s) for j, s in out.until_step.items()),  # type: ignore[attr-defined]
+        list(out.timers),  # type: ignore[attr-defined]
+        [(j.id, r) for j, r in out.rates.items()],  # type: ignore[attr-defined]
+    )
+
+
+def test_frames_kept_equal_frames_planned_again() -> None:
+    """A solved frame's planning apart from its jobs' ids is kept per tuple of networks
+    (``frames_``): every kept frame equals the one made again from the schedule, and a run that
+    forgets them before every frame makes the same decisions and finish times."""
+    from npusched.policies.mapping.haxconn_core import _Frame
+
+    decisions: dict[str, list[tuple[object, ...]]] = {"kept": [], "forgot": []}
+
+    class Recording(HaxconnPolicy):
+        key = "kept"
+
+        def select(self, view):  # type: ignore[no-untyped-def]
+            out = super().select(view)
+            decisions[self.key].append(_decision(out))
+            return out
+
+    class Forgetting(Recording):
+        key = "forgot"
+
+        def _plan(self, jobs):  # type: ignore[no-untyped-def]
+            self.frames_.clear()
+            super()._plan(jobs)
+
+    kept = Recording(soc="xavier", max_transitions=1)
+    got = _frames_run(kept)
+    forgot = Forgetting(soc="xavier", max_transitions=1)
+    assert got.tobytes() == _frames_run(forgot).tobytes()
+    assert decisions["kept"] == decisions["forgot"] and len(decisions["kept"]) > 6
+    assert set(kept.frames_) == {("vgg-19", "resnet-152"), ("googlenet",)}
+    assert forgot.frames_ and len(forgot.frames_) == 1
+    for nets, frame in kept.frames_.items():
+        again = _Frame(kept._schedule_of([None] * len(nets), nets), kept, kept._profiles_of(nets))  # type: ignore[list-item]
+        assert frame.profiles == again.profiles
+        assert [tuple(r) for r in frame.rows] == [tuple(r) for r in again.rows]
+        assert frame.starts == again.starts and frame.demand == again.demand
+        assert frame.wait == again.wait and frame.acc == again.acc and frame.order == again.order
+        assert all(type(a) is int for acc in frame.acc for a in acc)
+        assert all(type(x) is int for q in frame.order for e in q for x in e)
+
+
+def test_short_decisions_carry_out_as_full_ones() -> None:
+    """A decision that starts nothing and writes no timer or rate is ``NOTHING``, and the job a
+    decision starts alone carries no rate (1.0, the rate every job starts at): the run equals
+    one whose decisions are written out in full (empty fields, the rate 1.0 given)."""
+    from npusched.policies.contract import NOTHING
+    from npusched.policies.machine_core import make_schedule
+
+    counts = {"nothing": 0, "no_rate": 0}
+
+    class Full(HaxconnPolicy):
+        def select(self, view):  # type: ignore[no-untyped-def]
+            out = super().select(view)
+            if out is NOTHING:
+                counts["nothing"] += 1
+                return make_schedule({}, (), out.mechanism, {}, (), [], {})
+            if len(out.assign) == 1 and not out.rates and not view.running:
+                counts["no_rate"] += 1
+                ((aj, _),) = out.assign.items()
+                return make_schedule(
+                    out.assign, (), out.mechanism, out.until_step, (), out.timers, {aj: 1.0}
+                )
+            return out
+
+    full = Full(soc="xavier", max_transitions=1)
+    got = _frames_run(full)
+    assert counts["nothing"] > 0 and counts["no_rate"] > 0
+    assert got.tobytes() == _frames_run(HaxconnPolicy(soc="xavier", max_transitions=1)).tobytes()

@@ -13,16 +13,16 @@ only holds its code.
 
 The constructor's parameters are declared ``Any`` (the core reads ``swaps`` and
 ``contention``): a native attribute annotated with their types would refuse a bad value with a
-``TypeError`` before ``validate`` names it. The plans and the group profiles stay generic
-objects (``policy._Plan`` and ``GroupProfile`` are interpreted dataclasses).
+``TypeError`` before ``validate`` names it. A job's plan (:class:`_Plan`) and a frame's
+planning (:class:`_Frame`) are native classes of this module; the group profiles stay generic
+objects (``GroupProfile`` is an interpreted dataclass).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -30,38 +30,118 @@ from npusched.errors import ConfigError
 from npusched.hardware.contention import PccsContention
 from npusched.hardware.soc import GroupProfile, generate_profile
 from npusched.models.zoo import get_network
-from npusched.policies.contract import Allocation, JobView, MachineView, Schedule
-from npusched.policies.machine_core import NO_MECHANISM, NO_MERGE, NO_PREEMPT, make_schedule
+from npusched.policies.contract import NOTHING, Allocation, JobView, MachineView, Schedule
+from npusched.policies.machine_core import (
+    NO_ASSIGN,
+    NO_MECHANISM,
+    NO_MERGE,
+    NO_PREEMPT,
+    NO_RATES,
+    NO_TIMERS,
+    NO_UNTIL,
+    make_schedule,
+)
 from npusched.policies.mapping.execute import Schedule as GroupSchedule
 from npusched.policies.mapping.execute import Task, Workload
 from npusched.policies.mapping.haxconn import haxconn
 
 _first = itemgetter(0)
 
+#: served entries an accelerator's queue keeps at most beyond half its length (``queues_``)
+_QUEUE_TRIM: Final = 1024
 
-@dataclass
+
 class _Plan:
     """One job's plan: its group profile, the accelerator of each group (``row``), the first
-    layer of each group, its producers and the per-group demand and wait lists. Fields whose
-    values may hold NumPy integers (the search's rows) are declared ``Any``: a compiled
-    dataclass checks a declared ``int`` and refuses ``numpy.int64``."""
+    layer of each group, its producers and the per-group demand and wait lists.
+
+    A plain native class (compiled: a constructor in C; a dataclass's ``__init__`` went
+    through the type's Python-level init slot, about 2,800 instructions per job). Fields whose
+    values may hold NumPy integers (the search's rows) are declared ``Any``: a native attribute
+    declared ``int`` refuses ``numpy.int64``. The lists are shared by every plan of the same
+    profile and row (``rows_of``, :class:`_Frame`): nothing writes them."""
 
     profile: GroupProfile
     row: Any
     starts: Any  # first layer of each group
-    deps: tuple[int, ...] = ()  # job ids of producers in the same frame
+    deps: tuple[int, ...]  # job ids of producers in the same frame
     #: per group: requested memory throughput on its accelerator as a fraction of the SoC's
     #: bandwidth (``mem_bps[g, row[g]] / memory_bandwidth_bps``)
-    demand: Any = None
+    demand: Any
     #: per group: the transition wait before it (``out_s[g-1, row[g-1]] + in_s[g, row[g]]``,
     #: seconds; 0.0 where the accelerator does not change, and for group 0)
-    wait: Any = None
+    wait: Any
     #: ``row`` as Python integers (the same values): ``select`` indexes the queues and the free
     #: units with it natively where compiled (a NumPy integer index is a generic call)
-    acc: list[int] | None = None
+    acc: list[int]
     #: the job's id (read once, when the job is planned: ``select`` finds the plan by the job
     #: itself, so it reads no ``job.id``, a generic attribute read compiled)
-    jid: int = -1
+    jid: int
+    #: The group the job last started (-1: none yet). A job stops only at the end of its
+    #: group, so a waiting job's group is the next one, a running job's this one. (Kept on the
+    #: plan, a native integer, where a dictionary by id cost a look-up and a write per start.)
+    grp: int
+
+    def __init__(
+        self,
+        profile: GroupProfile,
+        row: Any,
+        starts: Any,
+        deps: tuple[int, ...],
+        demand: Any,
+        wait: Any,
+        acc: list[int],
+        jid: int,
+    ) -> None:
+        self.profile = profile
+        self.row = row
+        self.starts = starts
+        self.deps = deps
+        self.demand = demand
+        self.wait = wait
+        self.acc = acc
+        self.jid = jid
+        self.grp = -1
+
+
+class _Frame:
+    """What planning a frame makes that does not depend on its jobs' ids: per job of the frame
+    (in the frame's order) its profile, row, ``rows_of`` lists and ``acc``, and per
+    accelerator its queue as ``(job index in the frame, group)`` pairs of Python integers.
+
+    Frames repeat their networks, and a solved frame's plan is a function of its networks
+    alone (the memoised solve): :meth:`HaxconnCore._plan` keeps one ``_Frame`` per tuple of
+    networks (``frames_``) and per frame only makes the jobs' :class:`_Plan` records and queue
+    entries from it, with the jobs' ids."""
+
+    profiles: list[GroupProfile]
+    rows: list[Any]
+    starts: list[Any]
+    demand: list[Any]
+    wait: list[Any]
+    acc: list[list[int]]
+    order: list[list[tuple[int, int]]]
+
+    def __init__(self, sched: GroupSchedule, core: HaxconnCore, profiles: list[GroupProfile]):
+        assert sched.order is not None
+        assignment = sched.assignment
+        if len(assignment) != len(profiles):  # (``zip(strict=True)``'s check, without its call)
+            raise ValueError("haxconn policy: the schedule's rows do not match the frame's jobs")
+        self.profiles = profiles
+        self.rows = []
+        self.starts = []
+        self.demand = []
+        self.wait = []
+        self.acc = []
+        for n in range(len(profiles)):
+            row = assignment[n]
+            starts, demand, wait = rows_of(core, profiles[n], tuple(row))
+            self.rows.append(row)
+            self.starts.append(starts)
+            self.demand.append(demand)
+            self.wait.append(wait)
+            self.acc.append([int(a) for a in row])
+        self.order = [[(int(n), int(g)) for n, g in q] for q in sched.order]
 
 
 #: Process-wide memo of the planning inputs and solves, shared by every policy instance (a
@@ -101,9 +181,6 @@ class HaxconnCore:
     spec_: Any
     acc_index_: dict[str, int]
     allocs_: list[Allocation]
-    #: The group each job last started (a job stops only at the end of its group, so a waiting
-    #: job's group is the next one, a running job's this one).
-    group_: dict[int, int]
     checked_: bool
     model_: PccsContention
     plans_: dict[int, _Plan]
@@ -112,8 +189,15 @@ class HaxconnCore:
     plan_of_: dict[object, _Plan]
     #: ``spec_.accelerators`` as a list, read once per run (with the resource check)
     accs_: list[str]
+    #: ``select``'s free units by accelerator index (-1 between decisions)
+    free_: list[int]
     profiles_: dict[str, GroupProfile]
-    queues_: list[deque[tuple[int, int]]]
+    #: Per accelerator, the ``(job id, group)`` pairs it serves, in order, from ``qhead_``'s
+    #: index on (lists read natively where compiled, where a ``deque``'s head and ``popleft``
+    #: were generic calls): a queue served to its end is emptied, and one whose served part
+    #: passes :data:`_QUEUE_TRIM` entries and half its length loses that part.
+    queues_: list[list[tuple[int, int]]]
+    qhead_: list[int]
     ready_at_: dict[int, float]
     pending_: deque[Any]
     current_: Any
@@ -124,28 +208,72 @@ class HaxconnCore:
     # frame (and per swap schedule for D-HaX-CoNN): frames repeat their networks
     memo_: dict[tuple[object, ...], GroupSchedule]
     solves_: int
+    #: per tuple of a solved frame's networks: what planning it makes apart from the jobs' ids
+    frames_: dict[tuple[str, ...], _Frame]
     #: per (profile id, row): the per-group demand and wait lists of :class:`_Plan`
     rows_: dict[tuple[int, Any], tuple[list[int], list[float], list[float]]]
     #: slowdown per (own demand, external demand): the contention model is a pure function
     slow_: dict[tuple[float, float], float]
 
     def _plan(self, jobs: list[JobView]) -> None:
-        for j in jobs:  # one profile per network for the whole run (frames repeat networks)
-            if j.network not in self.profiles_:
-                net, spec, k = get_network(j.network), self.spec_, self.n_groups
-                self.profiles_[j.network] = _shared(
+        nets_l: list[str] = []
+        for j in jobs:
+            nets_l.append(j.network)
+        nets = tuple(nets_l)
+        # A solved frame (no swaps, the fixed schedule used or none given) is planned as every
+        # earlier frame of the same networks: its ``_Frame`` is kept.
+        solved = self.swaps is None and (self.schedule is None or self.used_fixed_)
+        frame = self.frames_.get(nets) if solved else None
+        after: Any = ()  # (a swap's ``after``: declared Any, as the rows, for NumPy integers)
+        if frame is None:
+            if self.swaps is not None and self.current_ is not None:
+                after = self.current_.after
+            frame = _Frame(self._schedule_of(jobs, nets), self, self._profiles_of(nets))
+            if solved:
+                self.frames_[nets] = frame
+        ids: list[int] = []
+        for j in jobs:
+            ids.append(j.id)
+        plans = self.plans_
+        plan_of = self.plan_of_
+        profiles, rows, starts, demand = frame.profiles, frame.rows, frame.starts, frame.demand
+        wait, acc = frame.wait, frame.acc
+        for n in range(len(jobs)):
+            deps = tuple(ids[d] for d in after[n]) if after else ()
+            jid = ids[n]
+            plan = _Plan(profiles[n], rows[n], starts[n], deps, demand[n], wait[n], acc[n], jid)
+            plans[jid] = plan
+            plan_of[jobs[n]] = plan
+        queues = self.queues_
+        order = frame.order
+        for a in range(len(order)):
+            entries: list[tuple[int, int]] = []
+            for e in order[a]:
+                entries.append((ids[e[0]], e[1]))
+            if entries:
+                queues[a].extend(entries)
+
+    def _profiles_of(self, nets: tuple[str, ...]) -> list[GroupProfile]:
+        """The group profile of each network (one per network for the whole run: frames
+        repeat networks)."""
+        for name in nets:
+            if name not in self.profiles_:
+                net, spec, k = get_network(name), self.spec_, self.n_groups
+                self.profiles_[name] = _shared(
                     ("profile", id(net), id(spec), k),
                     (net, spec),
                     lambda: generate_profile(net, spec, n_groups=k),  # noqa: B023
                 )
-        profiles = [self.profiles_[j.network] for j in jobs]
-        nets = tuple(j.network for j in jobs)
-        after: Any = ()  # (a swap's ``after``: declared Any, as the rows, for NumPy integers)
+        return [self.profiles_[name] for name in nets]
+
+    def _schedule_of(self, jobs: list[JobView], nets: tuple[str, ...]) -> GroupSchedule:
+        """The group schedule of a frame of ``jobs`` (networks ``nets``), with its order: the
+        swap in force, the fixed schedule (first frame) or the memoised solve."""
+        profiles = self._profiles_of(nets)
         if self.swaps is not None:
             if self.current_ is None:
                 raise ConfigError("haxconn policy: a frame arrived before the first swap")
             sched = self.current_.schedule
-            after = self.current_.after
             if len(sched.assignment) != len(jobs) or any(
                 len(r) != p.n_groups for r, p in zip(sched.assignment, profiles, strict=True)
             ):
@@ -177,20 +305,7 @@ class HaxconnCore:
             if okey not in self.memo_:
                 self.memo_[okey] = execute(self._workload(nets, profiles), sched).schedule
             sched = self.memo_[okey]
-        assert sched.order is not None
-        assignment = sched.assignment
-        if len(assignment) != len(jobs):  # (``zip(strict=True)``'s check, without its call)
-            raise ValueError("haxconn policy: the schedule's rows do not match the frame's jobs")
-        for n in range(len(jobs)):
-            j, p, row = jobs[n], profiles[n], assignment[n]
-            deps = tuple(jobs[d].id for d in after[n]) if after else ()
-            starts, demand, wait = rows_of(self, p, tuple(row))
-            jid = j.id
-            plan = _Plan(p, row, starts, deps, demand, wait, [int(a) for a in row], jid)
-            self.plans_[jid] = plan
-            self.plan_of_[j] = plan
-        for a, q in enumerate(sched.order):
-            self.queues_[a].extend((jobs[n].id, g) for n, g in q)
+        return sched
 
     def _rows(self, p: GroupProfile, row: Any) -> tuple[list[int], list[float], list[float]]:
         """:func:`rows_of` (a module function: compiled, a method called on an instance of the
@@ -201,17 +316,20 @@ class HaxconnCore:
         return Workload(self.spec_, tuple(Task(n, p) for n, p in zip(nets, profiles, strict=True)))
 
     def on_complete(self, job: Any, now: float) -> None:
-        self.plan_of_.pop(job, None)
-        self.group_.pop(job.id, None)
-        plan = self.plans_.pop(job.id, None)
+        plan = self.plan_of_.pop(job, None)
+        jid: int = plan.jid if plan is not None else job.id  # (no ``job.id`` read if known)
+        plan = self.plans_.pop(jid, None)
         if plan is not None and self.swaps is not None:
-            self.ended_[job.id] = (now, plan.row[-1], plan.profile)
+            self.ended_[jid] = (now, plan.row[-1], plan.profile)
 
     def select(self, view: MachineView) -> Schedule:
-        timers: list[float] = []
+        # The decision's timers, until-steps and rates are made when the first is written; a
+        # decision that writes none of them and starts nothing is ``NOTHING`` (the engine
+        # carries out an empty schedule as ``NOTHING``: only the starts waiting for units).
+        timers: list[float] | None = None
         if self.swaps is not None:
             if not self.timers_sent_:  # one engine timer per swap
-                timers.extend(s.time_s for s in self.pending_ if s.time_s > view.now)
+                timers = [s.time_s for s in self.pending_ if s.time_s > view.now]
                 self.timers_sent_ = True
             while self.pending_ and self.pending_[0].time_s <= view.now:
                 self.current_ = self.pending_.popleft()
@@ -245,17 +363,21 @@ class HaxconnCore:
                         f"npusched.sim.resources.soc({accs!r})"
                     )
             self.accs_ = list(accs)
+            self.free_ = [-1] * len(self.accs_)
             self.checked_ = True
         accs_l = self.accs_
         # by accelerator index, each read from the view at its first start (-1: not read yet;
-        # a view's free count is never negative)
-        free: list[int] | None = None
-        group = self.group_
+        # a view's free count is never negative); the run's list, set back to -1 below
+        free = self.free_
+        read_free = False
         queues = self.queues_
+        qhead = self.qhead_
         ready_at = self.ready_at_
         allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
-        until: dict[JobView, int] = {}
+        until: dict[JobView, int] | None = None
+        last_job: Any = None  # the job the decision started last, and its accelerator
+        last_a = -1
         # Passes over the ready queue until one starts nothing: a start moves its
         # accelerator's queue on, and the job now at its head may begin its transition wait
         # at this instant (the decision the engine would otherwise make right after the start).
@@ -268,14 +390,14 @@ class HaxconnCore:
                 left += 1  # (taken back below when it starts)
                 plan = plan_of[job]
                 jid = plan.jid
-                g = group.get(jid, -1) + 1  # as _group(job), without the look-up
+                g = plan.grp + 1  # as _group(job), without the look-up
                 row = plan.acc
-                assert row is not None
                 a = row[g]
                 qa = queues[a]
-                if not qa:
+                h = qhead[a]
+                if h >= len(qa):
                     continue
-                head = qa[0]
+                head = qa[h]
                 if head[0] != jid or head[1] != g:
                     continue
                 if g == 0:
@@ -294,6 +416,8 @@ class HaxconnCore:
                                 r = max(r, end + tr)
                             ready_at[jid] = r
                             if r > now + 1e-12:
+                                if timers is None:
+                                    timers = []
                                 timers.append(r)
                                 continue
                         if ready_at[jid] > now + 1e-12:
@@ -303,31 +427,47 @@ class HaxconnCore:
                     if t_ready is None:
                         wait: list[float] = plan.wait
                         t_ready = ready_at[jid] = now + wait[g]
+                        if timers is None:
+                            timers = []
                         timers.append(t_ready)
                         continue
                     if t_ready > now + 1e-12:
                         continue
-                if free is None:
-                    free = [-1] * len(accs_l)
                 fa = free[a]
                 if fa < 0:
                     fa = free[a] = resources[accs_l[a]].free
+                    read_free = True
                 if fa < 1:
                     continue
-                ready_at.pop(jid, None)
-                qa.popleft()
+                if jid in ready_at:
+                    del ready_at[jid]
+                h += 1
+                if h == len(qa):
+                    qa.clear()
+                    h = 0
+                elif h >= _QUEUE_TRIM and 2 * h >= len(qa):
+                    del qa[:h]
+                    h = 0
+                qhead[a] = h
                 free[a] = fa - 1
                 assign[job] = allocs[a]
-                group[jid] = g
+                last_job = job
+                last_a = a
+                plan.grp = g
                 if g + 1 < len(row):
                     starts: list[int] = plan.starts
+                    if until is None:
+                        until = {}
                     until[job] = starts[g + 1]
                 left -= 1
             # Another pass only when this one started a job and left one waiting: a pass over
             # jobs all started (or already assigned) starts nothing.
             if len(assign) == started or not left:
                 break
-        rates: dict[JobView, float] = {}
+        if read_free:
+            for i in range(len(free)):
+                free[i] = -1
+        rates: dict[JobView, float] | None = None
         if self.contention:
             # Every job running once this decision is carried out (the engine applies rates
             # after it starts the assigned jobs), in machine order as the engine lists them.
@@ -341,14 +481,15 @@ class HaxconnCore:
                     plan_of[j] = known
                 running.append(j)
             if assign and len(assign) == 1 and len(running) < 2:
-                ((aj, aal),) = assign.items()
-                if not running:
-                    running = [aj]  # one job: nothing to order
-                else:  # two: the stable sort of the general case below, written out
+                if running:  # two: the stable sort of the general case below, written out
                     rj = running[0]
                     ral = rj.allocation
                     ir = acc_index.get(ral.resource or "", -1) if ral else -1
-                    running = [rj, aj] if ir <= acc_index[aal.resource or ""] else [aj, rj]
+                    aal = allocs[last_a]
+                    first = ir <= acc_index[aal.resource or ""]
+                    running = [rj, last_job] if first else [last_job, rj]
+                # else one job, the one this decision starts: its rate would be 1.0, the rate
+                # the engine starts every job at, so it is left out (``rates`` stays empty)
             elif assign:
                 entries = []
                 for j in running:
@@ -363,15 +504,15 @@ class HaxconnCore:
             if len(running) == 2:  # the general case below, written out for two jobs
                 j0, j1 = running
                 p0, p1 = plan_of[j0], plan_of[j1]
-                d0 = p0.demand[group[p0.jid]]
-                d1 = p1.demand[group[p1.jid]]
+                d0 = p0.demand[p0.grp]
+                d1 = p1.demand[p1.grp]
                 tot = 0 + d0 + d1  # as ``sum``: from the integer 0, left to right
                 memo = self.slow_
                 k = (d0, tot - d0)
                 slow = memo.get(k)
                 if slow is None:
                     slow = memo[k] = self.model_.slowdown_one(d0, tot - d0)
-                rates[j0] = 1.0 / slow
+                rates = {j0: 1.0 / slow}
                 k = (d1, tot - d1)
                 slow = memo.get(k)
                 if slow is None:
@@ -381,9 +522,10 @@ class HaxconnCore:
                 demand = []
                 for j in running:
                     pj = plan_of[j]
-                    demand.append(pj.demand[group[pj.jid]])
+                    demand.append(pj.demand[pj.grp])
                 tot = sum(demand)
                 memo = self.slow_
+                rates = {}
                 for i in range(len(running)):  # (``running`` and ``demand`` pair up)
                     j, d = running[i], demand[i]
                     k = (d, tot - d)
@@ -391,10 +533,21 @@ class HaxconnCore:
                     if slow is None:
                         slow = memo[k] = self.model_.slowdown_one(d, tot - d)
                     rates[j] = 1.0 / slow
-            else:
+            elif running:
+                rates = {}
                 for j in running:
                     rates[j] = 1.0
-        return make_schedule(assign, NO_PREEMPT, NO_MECHANISM, until, NO_MERGE, timers, rates)
+        if not assign and until is None and timers is None and rates is None:
+            return NOTHING
+        return make_schedule(
+            assign if assign else NO_ASSIGN,
+            NO_PREEMPT,
+            NO_MECHANISM,
+            until if until is not None else NO_UNTIL,
+            NO_MERGE,
+            timers if timers is not None else NO_TIMERS,
+            rates if rates is not None else NO_RATES,
+        )
 
 
 def rows_of(

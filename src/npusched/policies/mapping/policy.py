@@ -110,16 +110,15 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.spec_ = get_soc(self.soc)
         self.acc_index_ = {a: i for i, a in enumerate(self.spec_.accelerators)}
         self.allocs_ = [Allocation.of(a) for a in self.spec_.accelerators]
-        #: The group each job last started (a job stops only at the end of its group, so a
-        #: waiting job's group is the next one, a running job's this one).
-        self.group_ = {}
         self.checked_ = False
         self.model_ = PccsContention()
         self.plans_ = {}
         self.plan_of_ = {}
         self.accs_ = []
+        self.free_ = []
         self.profiles_ = {}
-        self.queues_ = [deque() for _ in self.spec_.accelerators]
+        self.queues_ = [[] for _ in self.spec_.accelerators]
+        self.qhead_ = [0 for _ in self.spec_.accelerators]
         self.ready_at_ = {}
         self.used_fixed_ = False
         swaps = tuple(self.swaps) if self.swaps is not None else ()
@@ -133,6 +132,8 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         # of a frame (and per swap schedule for D-HaX-CoNN): frames repeat their networks
         self.memo_ = {}
         self.solves_ = 0
+        #: per tuple of a solved frame's networks: its planning apart from the jobs' ids
+        self.frames_ = {}
         #: per (profile id, row): the per-group demand and wait lists of a job's plan
         self.rows_ = {}
         #: slowdown per (own demand, external demand): the contention model is a pure function
