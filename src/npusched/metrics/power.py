@@ -645,6 +645,14 @@ def _in_order(
     if not in_order:
         times, level, keep = _overlapping_levels(t, rise)
         if peak:
+            if keep.all():
+                # no two bounds at one time (Planaria's runs): every level is kept, and the
+                # plain reductions (SIMD loops) take the same set as the masked ones (a
+                # generic masked loop, about 13 instructions a level); a highest or lowest
+                # of the same set is the same value, and where it is a zero, whose sign the
+                # order of comparison picks, the peak does not take it (a zero highest level
+                # fails the near-zero test, the lowest counts only by a magnitude above 1)
+                return float(level.max()), float(level.min())
             return (
                 float(np.max(level, where=keep, initial=-math.inf)),
                 float(np.min(level, where=keep, initial=math.inf)),

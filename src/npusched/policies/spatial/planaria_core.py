@@ -463,18 +463,27 @@ class PlanariaCore:
         # (a job's state cannot change within a decision).
         changes: list[tuple[JobView, Any, int, int, int, int]] = []
         need = 0
+        allocs = self.allocs_
         for job in jobs:
             # the engine's job through its native class (as in ``_targets``)
+            held = 0
             if type(job) is Job:
                 jb: Job = job
                 st: Any = jb.state
                 jid = jb.id
                 alloc = jb.allocation if st is running or st is preempting else None
+                if alloc is not None:
+                    # an allocation this policy made (``allocs_[k]`` is ``Allocation(resource,
+                    # k)``) for the units the engine gave the job holds that many: its
+                    # ``units`` is not read (a generic attribute read of a dataclass)
+                    k = jb.units
+                    if allocs.get(k) is alloc:
+                        held = k
+                        alloc = None
             else:
                 st = job.state
                 jid = job.id
                 alloc = job.allocation if st is running or st is preempting else None
-            held = 0
             if alloc is not None:
                 u = alloc.units
                 if type(u) is int:  # int(u or 0) without the generic int() call
@@ -489,7 +498,6 @@ class PlanariaCore:
                 changes.append((job, st, jid, held, promised, want))
         if not changes:
             return _NOTHING
-        allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
         grow: list[tuple[JobView, int, int, int, int]] = []
