@@ -37,7 +37,6 @@ from npusched.policies.contract import (
     Schedule,
 )
 from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNTIL, make_schedule
-from npusched.sim.job import Job
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -310,13 +309,12 @@ def _job_rec(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str,
     if tab is None:
         tab = core.tab_of_[jid] = shape_table(core, job, size, profiles)
     slo = job_slo(job)
-    arrival: Any = job.arrival_s
-    prio = float(job.priority)
+    arrival = job.arrival_s
     if slo is None:
-        return _JobRec(tab, prio, _NO_SLO, 0.0, 0.0)
+        return _JobRec(tab, float(job.priority), _NO_SLO, 0.0, 0.0)
     if type(slo) is float and type(arrival) is float:
-        return _JobRec(tab, prio, _FLOAT_SLO, slo, arrival)
-    return _JobRec(tab, prio, _OTHER_SLO, 0.0, 0.0)
+        return _JobRec(tab, float(job.priority), _FLOAT_SLO, slo, arrival)
+    return _JobRec(tab, float(job.priority), _OTHER_SLO, 0.0, 0.0)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -389,16 +387,7 @@ class PlanariaCore:
             rec_of = self.rec_of_
             complete = True
             for job in jobs:
-                # the engine's job read as the native class it is (compiled: its slots and
-                # its ``position`` read directly, where the ``JobView`` protocol's reads are
-                # generic attribute look-ups); any other job through the protocol
-                if type(job) is Job:
-                    jb: Job = job
-                    jid = jb.id
-                    pos = jb.position
-                else:
-                    jid = job.id
-                    pos = job.position
+                jid = job.id
                 ids.append(jid)
                 rec = rec_of.get(jid)
                 if rec is None:
@@ -412,7 +401,7 @@ class PlanariaCore:
                 else:
                     slo_any: Any = job_slo(job)
                     sl = slo_any - (now - job.arrival_s)
-                step, frac = pos
+                step, frac = job.position
                 got = _estimate(tab, step, frac, sl, size)
                 if got is None:
                     complete = False
@@ -442,16 +431,9 @@ class PlanariaCore:
             self.targets_ = self._targets(jobs, view, size)
             if reason == "completion" and promised_all:
                 # forget finished jobs (ids are never reused: only live ids are looked up)
-                kept: dict[int, int] = {}
-                for j in jobs:
-                    if type(j) is Job:
-                        jn: Job = j
-                        kid = jn.id
-                    else:
-                        kid = j.id
-                    if kid in promised_all:
-                        kept[kid] = promised_all[kid]
-                promised_all = self.promised_ = kept
+                promised_all = self.promised_ = {
+                    j.id: promised_all[j.id] for j in jobs if j.id in promised_all
+                }
         targets = self.targets_
         running, preempting, waiting = _RUNNING, _PREEMPTING, _WAITING
         # One pass: each job's units held (a job holds its units until it stops), promised and
@@ -459,68 +441,52 @@ class PlanariaCore:
         # The same pass sums the units the engine counts as held or promised (its capacity
         # check; a move adds only the growth beyond what it holds): every job not waiting, its
         # larger of the two (read once per job, where a second pass read every job again).
-        # Each job's state and id are kept with its change: the second pass reads them again
-        # (a job's state cannot change within a decision).
-        changes: list[tuple[JobView, Any, int, int, int, int]] = []
+        changes: list[tuple[JobView, int, int, int]] = []
         need = 0
-        allocs = self.allocs_
         for job in jobs:
-            # the engine's job through its native class (as in ``_targets``)
+            st = job.state
             held = 0
-            if type(job) is Job:
-                jb: Job = job
-                st: Any = jb.state
-                jid = jb.id
-                alloc = jb.allocation if st is running or st is preempting else None
+            if st is running or st is preempting:
+                alloc = job.allocation
                 if alloc is not None:
-                    # an allocation this policy made (``allocs_[k]`` is ``Allocation(resource,
-                    # k)``) for the units the engine gave the job holds that many: its
-                    # ``units`` is not read (a generic attribute read of a dataclass)
-                    k = jb.units
-                    if allocs.get(k) is alloc:
-                        held = k
-                        alloc = None
-            else:
-                st = job.state
-                jid = job.id
-                alloc = job.allocation if st is running or st is preempting else None
-            if alloc is not None:
-                u = alloc.units
-                if type(u) is int:  # int(u or 0) without the generic int() call
-                    held = u
-                elif u:
-                    held = int(u)
+                    u = alloc.units
+                    if type(u) is int:  # int(u or 0) without the generic int() call
+                        held = u
+                    elif u:
+                        held = int(u)
+            jid = job.id
             promised = promised_all.get(jid, held)
             if st is not waiting:
                 need += promised if promised > held else held
             want = targets.get(jid, 0)
             if want != promised:
-                changes.append((job, st, jid, held, promised, want))
+                changes.append((job, held, promised, want))
         if not changes:
             return _NOTHING
+        allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
-        grow: list[tuple[JobView, int, int, int, int]] = []
-        for job, st, jid, held, promised, want in changes:  # shrinks and preemptions first
+        grow: list[tuple[JobView, int, int, int]] = []
+        for job, held, promised, want in changes:  # shrinks and preemptions first
             if want == 0:
-                if st is running:
+                if job.state is running:
                     preempt.append(job)
-                    promised_all[jid] = 0
-                elif st is _STARTING:
+                    promised_all[job.id] = 0
+                elif job.state is _STARTING:
                     preempt.append(job)  # the engine returns it to the queue
                     need -= promised
-                    promised_all[jid] = 0
+                    promised_all[job.id] = 0
                 continue
             before = held if held > promised else promised
-            if want < before and st is not waiting:
+            if want < before and job.state is not waiting:
                 assign[job] = allocs.get(want) or allocs.setdefault(
                     want, Allocation(self.resource, want)
                 )
                 need -= before - (held if held > want else want)
-                promised_all[jid] = want
+                promised_all[job.id] = want
             else:
-                grow.append((job, jid, want, held, before))
-        for job, jid, want, held, before in grow:  # then growths and starts, in queue order
+                grow.append((job, want, held, before))
+        for job, want, held, before in grow:  # then growths and starts, in queue order
             extra = (held if held > want else want) - before
             if need + extra > size:
                 continue  # retried when units are released (the next wake)
@@ -528,7 +494,7 @@ class PlanariaCore:
                 want, Allocation(self.resource, want)
             )
             need += extra
-            promised_all[jid] = want
+            promised_all[job.id] = want
         if not assign and not preempt:
             return _NOTHING
         return make_schedule(assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES)
@@ -537,9 +503,6 @@ class PlanariaCore:
 def job_slo(job: JobView) -> Any:
     """``job.request.slo_s``: the engine's job keeps it (``Job.slo_s``), so its request is not
     made for it."""
-    if type(job) is Job:  # its slot, read natively compiled
-        jb: Job = job
-        return jb.slo_s
     got = getattr(job, "slo_s", _NO_FIELD)
     return job.request.slo_s if got is _NO_FIELD else got
 
@@ -547,9 +510,6 @@ def job_slo(job: JobView) -> Any:
 def request_shape(job: JobView) -> tuple[Any, Any, Any]:
     """``(batch, seq_in, seq_out)`` of ``job.request``: the engine's job keeps them
     (``Job.request_shape``), so its request is not made for them."""
-    if type(job) is Job:  # its property, called natively compiled
-        jb: Job = job
-        return jb.request_shape
     got = getattr(job, "request_shape", None)
     if got is None:
         req = job.request
