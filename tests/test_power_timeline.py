@@ -348,3 +348,51 @@ def test_the_peak_of_overlapping_pieces_is_the_timeline_s_highest_level(
     assert np.float64(lo).tobytes() == level.min().tobytes()
     want = reference(ps)[1].max()
     assert np.float64(mp.peak_piece_power_w(ps)).tobytes() == want.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(ps=pieces())
+def test_the_overlapping_peak_with_every_level_kept_takes_the_plain_reductions(
+    ps: list[PowerPiece],
+) -> None:
+    """Where no two bounds share a time (every level kept), ``_whole(tab, peak=True)`` takes
+    the plain highest and lowest of the running sum's levels: the same values as the masked
+    reductions over the kept levels (the peak equal to the reference's highest level: the
+    test above); where some bounds share a time, the masked ones."""
+    import npusched.metrics.power as mp
+
+    tab = mp._table(ps)
+    if tab is None:
+        return
+    t, rise, b_first, b_last, _ = mp._bounds(tab, 0, len(tab.start))
+    checks = mp._in_order_checks(t, b_first, b_last)
+    if checks is None or checks[1]:
+        return  # not the overlapping layout
+    _, level, keep = mp._overlapping_levels(t, rise)
+    hi, lo = mp._whole(tab, peak=True)
+    assert hi == float(np.max(level, where=keep, initial=-np.inf))
+    assert lo == float(np.min(level, where=keep, initial=np.inf))
+    want = reference(ps)[1].max()
+    assert np.float64(mp.peak_piece_power_w(ps)).tobytes() == want.tobytes()
+
+
+def test_planaria_s_overlapping_peak_keeps_every_level() -> None:
+    """Planaria's run (overlapping pieces) has no two bounds at one time: its peak takes the
+    plain reductions, and equals the timeline's highest level bit for bit."""
+    from npusched.bench.families import family_configs
+    from npusched.experiments.config import parse_config
+    from npusched.experiments.runner import run_config
+    from npusched.metrics import power as mp
+
+    out = run_config(parse_config(family_configs(300)["Planaria"], source="Planaria"))
+    cols = out.result.power_columns
+    assert cols is not None
+    tab = mp._table(cols)
+    assert tab is not None
+    t, rise, b_first, b_last, _ = mp._bounds(tab, 0, len(tab.start))
+    checks = mp._in_order_checks(t, b_first, b_last)
+    assert checks is not None and not checks[1]  # overlapping
+    _, _, keep = mp._overlapping_levels(t, rise)
+    assert keep.all()
+    _, watts = mp.piece_power_timeline(cols)
+    assert np.float64(mp.peak_piece_power_w(cols)).tobytes() == watts.max().tobytes()

@@ -331,7 +331,9 @@ def _bounds(
     b_first = np.cumsum(nb) - nb
     b_last = b_first + m
     at = _runs(c_off + s0, nb)  # each bound's entry in cum_all and pw_all
-    t = tab.cum_all[at]
+    # ``take``, not ``cum_all[at]``: the same values; NumPy's take of 8-byte entries is a
+    # tighter loop than the indexing's iterator (about 13 instructions an entry against 17)
+    t = tab.cum_all.take(at)
     if tab.any_ex0:
         t -= np.repeat(ex0, nb)
     if not tab.unit:
@@ -339,7 +341,7 @@ def _bounds(
     t += np.repeat(start, nb)
     t[b_first] = start + (np.clip(tab.cum_all[c_off + s0], ex0, ex1) - ex0) / rate
     t[b_last] = end
-    rise = tab.pw_all[at]
+    rise = tab.pw_all.take(at)
     rise[b_last] = 0.0
     if not tab.unit:
         rise *= np.repeat(rate, nb)
@@ -645,6 +647,14 @@ def _in_order(
     if not in_order:
         times, level, keep = _overlapping_levels(t, rise)
         if peak:
+            if keep.all():
+                # no two bounds at one time (Planaria's runs): every level is kept, and the
+                # plain reductions (SIMD loops) take the same set as the masked ones (a
+                # generic masked loop, about 13 instructions a level); a highest or lowest
+                # of the same set is the same value, and where it is a zero, whose sign the
+                # order of comparison picks, the peak does not take it (a zero highest level
+                # fails the near-zero test, the lowest counts only by a magnitude above 1)
+                return float(level.max()), float(level.min())
             return (
                 float(np.max(level, where=keep, initial=-math.inf)),
                 float(np.min(level, where=keep, initial=math.inf)),
