@@ -76,11 +76,9 @@ _TYPED_SEARCH: Final = not isinstance(_bisect_right_f, FunctionType)
 Seq = Any
 
 
-def _energy_in_step_f(
-    i: int, x: float, steps: int, cum: list[float], ce: list[float]
-) -> float:
+def _energy_in_step_f(i: i64, x: float, steps: i64, cum: list[float], ce: list[float]) -> float:
     """:func:`_energy_in_step` on a layer plan's lists (the same float operations; compiled,
-    on unboxed floats)."""
+    on unboxed floats, the positions ``i64``)."""
     if i >= steps:
         return ce[-1]
     if i < 0:
@@ -442,7 +440,10 @@ class ExecPlan:
             cum_f = self._typed()
         if cum_f is not None:  # the same steps on the typed lists
             ia = _bisect_right_f(cum_f, a) if _TYPED_SEARCH else bisect_right(cum_f, a)
-            ib = _bisect_right_f(cum_f, b) if _TYPED_SEARCH else bisect_right(cum_f, b)
+            # ``b >= a``: every ``cum_f[:ia]`` is at most ``b`` too, so its index is searched
+            # from ``ia`` (the same index)
+            lo = ia if b >= a else 0
+            ib = _bisect_right_f(cum_f, b, lo) if _TYPED_SEARCH else bisect_right(cum_f, b, lo)
             jb = ib
             while jb and cum_f[jb - 1] == b:
                 jb -= 1
