@@ -209,8 +209,10 @@ def _srpt_rem(est: list[float], exe: list[float], k: int) -> float:
 
 def _srpt_key(est: list[float], exe: list[float], k: int) -> tuple[float, int]:
     """SJF's ready entry of job ``k`` (``shortest_remaining``'s key and ties: the remaining
-    estimate clamped at 0, then dispatch order = arrival, id)."""
-    return (_srpt_rem(est, exe, k), k)
+    estimate clamped at 0, then dispatch order = arrival, id; :func:`_srpt_rem` written out:
+    interpreted, a call per push costs)."""
+    r = est[k] - exe[k]
+    return (0.0 if r < 0.0 else r, k)
 
 
 # The ready and stale heaps compiled: ``heapq``'s algorithm (``heappush`` = append and
