@@ -154,6 +154,9 @@ def test_typed_searches_equal_bisect(a: list[float], x: float) -> None:
     a.sort()
     assert plan_mod._bisect_right_f(a, x) == bisect.bisect_right(a, x)
     assert plan_mod._bisect_left_f(a, x) == bisect.bisect_left(a, x)
+    for lo in range(len(a) + 1):  # searched from ``lo`` (``next_preemption_point``'s)
+        assert plan_mod._bisect_right_f(a, x, lo) == bisect.bisect_right(a, x, lo)
+        assert plan_mod._bisect_left_f(a, x, lo) == bisect.bisect_left(a, x, lo)
 
 
 def test_typed_searches_run_where_the_plan_is_compiled() -> None:

@@ -16,6 +16,7 @@ from types import FunctionType
 from typing import Any, Final
 
 import numpy as np
+from mypy_extensions import i64
 
 from npusched.hardware.base import FloatArray, IntArray
 
@@ -32,14 +33,15 @@ bisect_left: Final = bisect.bisect_left
 bisect_right: Final = bisect.bisect_right
 
 
-def _bisect_right_f(a: list[float], x: float) -> int:
-    """``bisect.bisect_right(a, x)`` on a list of floats (the same comparisons, ``x < a[mid]``,
-    so the same index for every ``x``, nan included). Compiled, a native call on an unboxed
-    ``x`` whose comparisons are C double comparisons, where ``bisect_right`` through a
+def _bisect_right_f(a: list[float], x: float, lo: i64 = 0) -> int:
+    """``bisect.bisect_right(a, x, lo)`` on a list of floats (the same comparisons, ``x <
+    a[mid]``, so the same index for every ``x``, nan included). Compiled, a native call on an
+    unboxed ``x`` whose comparisons are C double comparisons, where ``bisect_right`` through a
     ``Final`` name is a generic call that boxes ``x`` and compares boxed floats (about 860
-    instructions per call in a warm HPF run, a third of it the call and the boxing)."""
-    lo = 0
-    hi = len(a)
+    instructions per call in a warm HPF run, a third of it the call and the boxing); the
+    positions are ``i64`` (native arithmetic compiled, where a tagged ``int``'s shift is a
+    call)."""
+    hi: i64 = len(a)
     while lo < hi:
         mid = (lo + hi) >> 1
         if x < a[mid]:
@@ -49,11 +51,10 @@ def _bisect_right_f(a: list[float], x: float) -> int:
     return lo
 
 
-def _bisect_left_f(a: list[float], x: float) -> int:
-    """``bisect.bisect_left(a, x)`` on a list of floats (the same comparisons, ``a[mid] <
+def _bisect_left_f(a: list[float], x: float, lo: i64 = 0) -> int:
+    """``bisect.bisect_left(a, x, lo)`` on a list of floats (the same comparisons, ``a[mid] <
     x``); see :func:`_bisect_right_f`."""
-    lo = 0
-    hi = len(a)
+    hi: i64 = len(a)
     while lo < hi:
         mid = (lo + hi) >> 1
         if a[mid] < x:
@@ -75,11 +76,9 @@ _TYPED_SEARCH: Final = not isinstance(_bisect_right_f, FunctionType)
 Seq = Any
 
 
-def _energy_in_step_f(
-    i: int, x: float, steps: int, cum: list[float], ce: list[float]
-) -> float:
+def _energy_in_step_f(i: i64, x: float, steps: i64, cum: list[float], ce: list[float]) -> float:
     """:func:`_energy_in_step` on a layer plan's lists (the same float operations; compiled,
-    on unboxed floats)."""
+    on unboxed floats, the positions ``i64``)."""
     if i >= steps:
         return ce[-1]
     if i < 0:
@@ -441,7 +440,10 @@ class ExecPlan:
             cum_f = self._typed()
         if cum_f is not None:  # the same steps on the typed lists
             ia = _bisect_right_f(cum_f, a) if _TYPED_SEARCH else bisect_right(cum_f, a)
-            ib = _bisect_right_f(cum_f, b) if _TYPED_SEARCH else bisect_right(cum_f, b)
+            # ``b >= a``: every ``cum_f[:ia]`` is at most ``b`` too, so its index is searched
+            # from ``ia`` (the same index)
+            lo = ia if b >= a else 0
+            ib = _bisect_right_f(cum_f, b, lo) if _TYPED_SEARCH else bisect_right(cum_f, b, lo)
             jb = ib
             while jb and cum_f[jb - 1] == b:
                 jb -= 1
@@ -525,13 +527,23 @@ class ExecPlan:
         k = math.ceil((executed_s - start) / tile - 1e-9)
         return min(max(start + k * tile, executed_s), cum[s + 1])
 
-    def _next_tile_f(self, cum: list[float], executed_s: float) -> float:
+    def _next_tile_f(self, cum: list[float], executed_s: float, lo: int = 0) -> float:
         """:meth:`next_tile_boundary` on a layer plan's typed lists (the same float
         operations; ``max`` and ``min`` written out as Python's, which keep the first of
-        equal values)."""
-        s = (
-            _bisect_right_f(cum, executed_s) if _TYPED_SEARCH else bisect_right(cum, executed_s)
-        ) - 1
+        equal values). ``lo``: an index with every ``cum[:lo]`` below ``executed_s`` (a
+        ``bisect_left`` of it), where ``bisect_right``'s answer is at least ``lo``: it is
+        ``lo`` itself when ``executed_s < cum[lo]``, else it is searched from ``lo + 1``
+        (the same index as a search of the whole list; every value below: the length)."""
+        if lo >= len(cum):
+            s = len(cum) - 1
+        elif executed_s < cum[lo]:
+            s = lo - 1
+        else:
+            s = (
+                _bisect_right_f(cum, executed_s, lo + 1)
+                if _TYPED_SEARCH
+                else bisect_right(cum, executed_s, lo + 1)
+            ) - 1
         if s >= self.steps:
             return cum[-1]
         start = cum[s]
@@ -579,8 +591,19 @@ class ExecPlan:
                 return cum_f[i - 1]
             if layer:
                 return cum_f[i] if i < len(cum_f) else executed_s
-            stop = self._next_tile_f(cum_f, executed_s)
-            j = _bisect_left_f(cum_f, stop) if _TYPED_SEARCH else bisect_left(cum_f, stop)
+            stop = self._next_tile_f(cum_f, executed_s, i)
+            # ``bisect_left(cum_f, stop)``: every ``cum_f[:i]`` is below ``executed_s``, so
+            # where ``stop >= executed_s`` the index is at least ``i``, and ``i`` itself when
+            # ``cum_f[i] >= stop`` (a boundary inside step ``i``: the common case).
+            if stop >= executed_s:
+                if i >= len(cum_f) or cum_f[i] >= stop:
+                    j = i
+                elif _TYPED_SEARCH:
+                    j = _bisect_left_f(cum_f, stop, i + 1)
+                else:
+                    j = bisect_left(cum_f, stop, i + 1)
+            else:
+                j = _bisect_left_f(cum_f, stop) if _TYPED_SEARCH else bisect_left(cum_f, stop)
             if j < len(cum_f) and cum_f[j] - stop <= tol_s:
                 return cum_f[j]
             return stop

@@ -63,9 +63,11 @@ import sys
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import add, mul
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
+from mypy_extensions import i64
 
 from npusched.errors import SimulationError
 from npusched.hardware.plan import ExecPlan
@@ -198,11 +200,180 @@ def _heap_keys(qkey: list[Any]) -> list[int]:
     return [q * n + k for k, q in enumerate(dense)]
 
 
+def _srpt_rem(est: list[float], exe: list[float], k: int) -> float:
+    """SJF's key of job ``k`` (``shortest_remaining``'s, float operations: the remaining
+    estimate clamped at 0)."""
+    r = est[k] - exe[k]
+    return 0.0 if r < 0.0 else r
+
+
 def _srpt_key(est: list[float], exe: list[float], k: int) -> tuple[float, int]:
-    """SJF's ready entry of job ``k`` (``shortest_remaining``'s key, float operations and
-    ties: remaining estimate clamped at 0, then dispatch order = arrival, id)."""
+    """SJF's ready entry of job ``k`` (``shortest_remaining``'s key and ties: the remaining
+    estimate clamped at 0, then dispatch order = arrival, id; :func:`_srpt_rem` written out:
+    interpreted, a call per push costs)."""
     r = est[k] - exe[k]
     return (0.0 if r < 0.0 else r, k)
+
+
+# The ready and stale heaps compiled: ``heapq``'s algorithm (``heappush`` = append and
+# ``_siftdown``; ``heappop`` = pop the last, ``_siftup`` from the root to a leaf by the smaller
+# child, ties to the right child, then ``_siftdown``) written out on lists of the same objects,
+# its ``<`` a typed comparison of their keys. It moves the same objects to the same places and
+# pops them in the same order as ``heapq`` for any keys whose ``<`` is the one written here
+# (for floats and ints, their own ``<``; SJF's ``(remaining, k)`` as a tuple compares them).
+# Compiled, a call is a native call and a comparison two unboxed keys compared in C, where
+# ``heapq``'s C functions were generic calls and a boxed ``PyObject_RichCompare`` per step; the
+# objects themselves are moved, not reboxed (a ``list[int]`` item is a Python int: writing an
+# unboxed int back allocates one). Positions are ``i64``: native arithmetic compiled, ``int``
+# interpreted. Interpreted, ``heapq``'s C functions are faster, and the loop takes them
+# (``_TYPED_HEAP``).
+
+
+def _isift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
+    """``heapq._siftdown`` on a heap of ints."""
+    newitem = heap[pos]
+    nk = cast(int, newitem)
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if nk < cast(int, parent):
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+
+
+def _ipush(heap: list[Any], item: object) -> None:
+    """``heapq.heappush`` on a heap of ints (``item`` an int)."""
+    heap.append(item)
+    _isift_down(heap, 0, len(heap) - 1)
+
+
+def _ipop(heap: list[Any]) -> object:
+    """``heapq.heappop`` on a heap of ints (``heap`` not empty)."""
+    last = heap.pop()
+    endpos: i64 = len(heap)
+    if not endpos:
+        return last
+    top = heap[0]
+    heap[0] = last
+    pos: i64 = 0
+    child: i64 = 1
+    while child < endpos:
+        right = child + 1
+        if right < endpos and not cast(int, heap[child]) < cast(int, heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _isift_down(heap, 0, pos)
+    return top
+
+
+def _fsift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
+    """``heapq._siftdown`` on a heap of floats."""
+    newitem = heap[pos]
+    nk = cast(float, newitem)
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if nk < cast(float, parent):
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+
+
+def _fpush(heap: list[Any], item: object) -> None:
+    """``heapq.heappush`` on a heap of floats (``item`` a float)."""
+    heap.append(item)
+    _fsift_down(heap, 0, len(heap) - 1)
+
+
+def _fpop(heap: list[Any]) -> object:
+    """``heapq.heappop`` on a heap of floats (``heap`` not empty)."""
+    last = heap.pop()
+    endpos: i64 = len(heap)
+    if not endpos:
+        return last
+    top = heap[0]
+    heap[0] = last
+    pos: i64 = 0
+    child: i64 = 1
+    while child < endpos:
+        right = child + 1
+        if right < endpos and not cast(float, heap[child]) < cast(float, heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _fsift_down(heap, 0, pos)
+    return top
+
+
+def _klt(key: list[float], a: object, b: object) -> bool:
+    """``(key[a], a) < (key[b], b)`` as tuples compare (the first pair that is not equal
+    decides; a nan key is never equal, so never less and nothing is less than it)."""
+    ia = cast(int, a)
+    ib = cast(int, b)
+    ka = key[ia]
+    kb = key[ib]
+    if ka < kb:
+        return True
+    return ka == kb and ia < ib
+
+
+def _ksift_down(heap: list[Any], key: list[float], startpos: i64, pos: i64) -> None:
+    """``heapq._siftdown`` on a heap of request indices ``k`` ordered as ``(key[k], k)``."""
+    newitem = heap[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if _klt(key, newitem, parent):
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+
+
+def _kpush(heap: list[Any], key: list[float], k: int) -> None:
+    """``heapq.heappush(heap, (key[k], k))`` on a heap of the indices alone."""
+    heap.append(k)
+    _ksift_down(heap, key, 0, len(heap) - 1)
+
+
+def _kpop(heap: list[Any], key: list[float]) -> int:
+    """``heapq.heappop`` on a heap of indices ordered as ``(key[k], k)`` (``heap`` not
+    empty): the index."""
+    last = heap.pop()
+    endpos: i64 = len(heap)
+    if not endpos:
+        return cast(int, last)
+    top = heap[0]
+    heap[0] = last
+    pos: i64 = 0
+    child: i64 = 1
+    while child < endpos:
+        right = child + 1
+        if right < endpos and not _klt(key, heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _ksift_down(heap, key, 0, pos)
+    return cast(int, top)
+
+
+#: Whether the heaps above are compiled (C functions, not Python ``function`` objects): the
+#: column loop takes them then, and ``heapq``'s C functions (SJF's entries as tuples) when this
+#: module runs pure. Both pop the same requests and times in the same order.
+_TYPED_HEAP: Final = not isinstance(_ipush, FunctionType)
 
 
 class _Columns:
@@ -472,14 +643,21 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     # preemption, checkpoint and waste records are not zero.
     touched: list[int] = []
     # The engine-owned ready queue of a rank or remaining order: a heap of ``hkey[k]`` (an int,
-    # ``entry % n`` is ``k``; SJF a ``(remaining, k)`` tuple) and each job's rank.
+    # ``entry % n`` is ``k``; SJF a ``(remaining, k)`` tuple) and each job's rank. Compiled
+    # (``typed``), the heaps are this module's (``_ipush`` ...), and SJF's holds the index
+    # ``k`` alone, ordered as ``(skey[k], k)``: no tuple per entry.
+    typed = _TYPED_HEAP
     ready: list[Any] = []
     hkey: list[Any] = []
+    skey: list[float] = []
     rank: list[Any] = []
     run_rank: Any = None
 
     if srpt:
-        hkey = [_srpt_key(est, exe, k) for k in range(n)]
+        if typed:
+            skey = [_srpt_rem(est, exe, k) for k in range(n)]
+        else:
+            hkey = [_srpt_key(est, exe, k) for k in range(n)]
     elif not (token or rr):
         qkey = run.keys_of(pol, "queue_key")
         rank = run.keys_of(pol, "rank_key") if preemptive else qkey
@@ -668,7 +846,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
             break  # only superseded events are left: they would wake the loop to do nothing
         if far_min <= t and far_min <= ts:  # a run this long: the far ticks join the heap
             for b in far:
-                heappush(stale, b)
+                if typed:
+                    _fpush(stale, b)
+                else:
+                    heappush(stale, b)
             far.clear()
             far_min = inf
             ts = stale[0]
@@ -704,7 +885,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         horizon = now + tol
         if ts <= horizon:
             while stale and stale[0] <= horizon:
-                heappop(stale)
+                if typed:
+                    _fpop(stale)
+                else:
+                    heappop(stale)
             ts = stale[0] if stale else inf
         woke = False
         ticked = False
@@ -786,8 +970,13 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     elif rr:
                         rot.push(k)
                         nwait += 1
-                    else:
+                    elif not typed:
                         heappush(ready, _srpt_key(est, exe, k) if srpt else hkey[k])
+                    elif srpt:
+                        skey[k] = _srpt_rem(est, exe, k)
+                        _kpush(ready, skey, k)
+                    else:
+                        _ipush(ready, hkey[k])
                     mkind = _NONE
                     tm = inf
                     preempted = True
@@ -816,9 +1005,21 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
-        else:
+        elif not typed:
             while next_arr <= horizon:
                 heappush(ready, hkey[ai])
+                events += 1
+                ai += 1
+                next_arr = arr_t[ai]
+        elif srpt:
+            while next_arr <= horizon:
+                _kpush(ready, skey, ai)
+                events += 1
+                ai += 1
+                next_arr = arr_t[ai]
+        else:
+            while next_arr <= horizon:
+                _ipush(ready, hkey[ai])
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
@@ -858,7 +1059,11 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 cand = -1
             else:  # the declared order's best waiting job, against the running one
                 top = ready[0]
-                cand = top[1] if srpt else top % n
+                if not srpt:
+                    itop: int = top
+                    cand = itop % n
+                else:
+                    cand = top if typed else top[1]
                 if run_k >= 0:
                     if cmp == 1:
                         if not rank[cand] > run_rank:
@@ -872,7 +1077,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             r = est[run_k] - (r if r < limit else limit)
                         else:
                             r = est[run_k] - exe[run_k]
-                        if not top[0] < (0.0 if r < 0.0 else r):
+                        top_r: float = skey[cand] if typed else top[0]
+                        if not top_r < (0.0 if r < 0.0 else r):
                             cand = -1
                     elif not better(rank[cand], run_rank):
                         cand = -1
@@ -899,7 +1105,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             if t_stop < now:
                                 t_stop = now
                         if stop < limit or now < t0:
-                            heappush(stale, tm)  # the general loop keeps the old event
+                            if typed:  # the general loop keeps the old event
+                                _fpush(stale, tm)
+                            else:
+                                heappush(stale, tm)
                             if tm < ts:
                                 ts = tm
                             limit = stop
@@ -943,7 +1152,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             touched.append(k)
                         npre[k] = npre[k] + 1
                         run_k = -1
-                        heappush(stale, tm)
+                        if typed:
+                            _fpush(stale, tm)
+                        else:
+                            heappush(stale, tm)
                         if tm < ts:
                             ts = tm
                         killed = k  # waits again once ``cand`` has left the queue
@@ -973,10 +1185,22 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         if k != slice_k:
                             slice_k = k
                             slice_start = now
-                    else:
+                    elif not typed:
                         heappop(ready)  # ``k`` is its top
                         if killed >= 0:  # waits again, with no work done
                             heappush(ready, hkey[killed])
+                            killed = -1
+                        run_rank = rank[k] if rank else None
+                    elif srpt:
+                        _kpop(ready, skey)
+                        if killed >= 0:  # its key with no work done (``exe`` is 0 again)
+                            skey[killed] = _srpt_rem(est, exe, killed)
+                            _kpush(ready, skey, killed)
+                            killed = -1
+                    else:
+                        _ipop(ready)
+                        if killed >= 0:
+                            _ipush(ready, hkey[killed])
                             killed = -1
                         run_rank = rank[k] if rank else None
                     if not npre[k]:  # never stopped before: its first start
@@ -1084,7 +1308,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         if kq != sched_k or not tick_pending:
             for b in live:  # re-planned: the ticks of the old epoch only wake the loop
                 if b < far_s:
-                    heappush(stale, b)
+                    if typed:
+                        _fpush(stale, b)
+                    else:
+                        heappush(stale, b)
                     if b < ts:
                         ts = b
                 else:
