@@ -114,6 +114,7 @@ from npusched.policies.contract import (
     job_cap_w,
     ready_hooks,
 )
+from npusched.policies.machine_core import MADE
 from npusched.sim.common import (
     _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
@@ -174,6 +175,8 @@ _CHECKPOINT: Final = Mechanism.CHECKPOINT
 _DRAIN: Final = Mechanism.DRAIN
 _NOTHING: Final = NOTHING
 _SCHEDULE: Final = Schedule
+#: The schedule ``make_schedule`` filled last and its fields, typed (``_apply`` reads them)
+_MADE: Final = MADE
 #: The one nan object of the records (``common.NAN_OBJ``; the column loop holds the same).
 _NAN_OBJ: Any = NAN_OBJ
 
@@ -1784,7 +1787,17 @@ class _Run:
                 f"returns a Schedule"
             )
         now = self.clock.now
-        if type(sched) is _SCHEDULE:  # a frozen dataclass without slots: its fields in __dict__
+        made = _MADE
+        if sched is made.sched:  # made by ``make_schedule``: its fields as it wrote them, typed
+            # (``Any`` locals: a schedule of another kind may hold anything, checked below)
+            merge: Any = made.merge
+            mech: Any = made.mechanism
+            preempt: Any = made.preempt
+            until_step: Any = made.until_step
+            assign: Any = made.assign
+            rates: Any = made.rates
+            timers: Any = made.timers
+        elif type(sched) is _SCHEDULE:  # a frozen dataclass without slots: fields in __dict__
             fd = sched.__dict__
             merge = fd["merge"]
             mech = fd["mechanism"]
