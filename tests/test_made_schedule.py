@@ -1,8 +1,8 @@
 """The machine policies' schedules refilled, not rebuilt (seventeenth round):
 :func:`~npusched.policies.machine_core.make_schedule` refills the schedule it made last where
-nothing but its record refers to it, and the engine reads such a schedule's fields from the
-record (``_Run._apply``). A schedule a policy keeps (the object, its ``__dict__``, a weak
-reference) never changes, and every run is the same as where each decision gets a new one."""
+nothing but its record refers to it. A schedule a policy keeps (the object, its ``__dict__``, a
+weak reference) never changes, and every run is the same as where each decision gets a new
+one."""
 
 from __future__ import annotations
 
@@ -172,13 +172,13 @@ def test_schedules_kept_by_the_policy_stay_as_they_were(
 
 
 @pytest.mark.parametrize("family", ["HaX-CoNN", "Planaria"])
-def test_a_kept_schedule_returned_again_is_read_from_itself(
+def test_a_schedule_returned_while_a_later_one_is_held(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A policy that returns a schedule made earlier (not the record's last) gets it carried
-    out from its own fields: here each decision's schedule is copied into a fresh
-    ``make_schedule`` made after it (so the one returned is the record's), and then the first
-    one is returned instead (read from its ``__dict__``): the same run both ways."""
+    """A policy that returns a schedule made earlier while it holds a later one gets the one
+    it returned carried out: here each decision's schedule is copied into a fresh
+    ``make_schedule`` made after it (a new object: the first is held), and the first one is
+    returned: the same run as without the copy."""
     import npusched.policies.machine as machine
 
     plain = _run(family, monkeypatch, lambda s: None)

@@ -59,10 +59,8 @@ class MadeSchedule:
     instead of a new object and a new instance dictionary per decision, unless something
     beside this record still refers to it, to its ``__dict__`` or by a weak reference (a policy
     that keeps the schedules it returned, ``vars()`` of one): then that one stays as it was and
-    a new one takes its place, as the engine does with its machine view. The engine reads a
-    schedule that is this record's ``sched`` from the typed fields here (compiled: native
-    attribute reads, where the schedule's ``__dict__`` costs a generic attribute look-up and a
-    dictionary read per field)."""
+    a new one takes its place, as the engine does with its machine view. The fields are kept
+    here as native attributes for the identity tests of a refill."""
 
     def __init__(self) -> None:
         self.sched: Schedule | None = None
@@ -78,7 +76,8 @@ class MadeSchedule:
         self.rates: Mapping[Any, float] = NO_RATES
 
 
-#: The one record (the engine reads it; runs are sequential within a process).
+#: The one record (runs are sequential within a process; a nested run's schedules are held
+#: while it runs, so the outer decision's next ``make_schedule`` makes a new one).
 MADE: Final = MadeSchedule()
 
 #: ``sys.getrefcount`` / ``weakref.getweakrefcount`` as ``Final`` names (C statics compiled).
