@@ -203,3 +203,16 @@ def test_a_schedule_returned_while_a_later_one_is_held(
         m.setattr(machine, "get_any_policy", twice_policy)
         cfg = parse_config(dict(family_configs(1000)[family], seed=0), source=family)
         assert_same_result(run_config(cfg).result, plain)
+
+
+@pytest.mark.parametrize("family", ["HaX-CoNN", "FluidB"])
+def test_nothing_of_a_run_outlives_it(family: str) -> None:
+    """The record is emptied when a run ends (``contract.RUN_END``): the last decision's
+    schedule (its jobs) is not kept for the next run, so a run's cyclic garbage is the run's
+    own (``tests/test_engine_gc.py``)."""
+    s = make_schedule(*_args(3))
+    assert MADE.sched is s
+    del s
+    cfg = parse_config(dict(family_configs(200)[family], seed=0), source=family)
+    run_config(cfg)
+    assert MADE.sched is None and MADE.assign is NO_ASSIGN and MADE.rates is NO_RATES

@@ -20,7 +20,7 @@ from sys import getrefcount
 from typing import Any, Final
 from weakref import getweakrefcount
 
-from npusched.policies.contract import NOTHING, JobView, Mechanism, Merge, Schedule
+from npusched.policies.contract import NOTHING, RUN_END, JobView, Mechanism, Merge, Schedule
 from npusched.policies.machine import _FAST_SCHEDULE
 
 #: ``Merge`` is a plain frozen dataclass of ``(into, jobs)``: :func:`make_merge` may fill its
@@ -76,8 +76,8 @@ class MadeSchedule:
         self.rates: Mapping[Any, float] = NO_RATES
 
 
-#: The one record (runs are sequential within a process; a nested run's schedules are held
-#: while it runs, so the outer decision's next ``make_schedule`` makes a new one).
+#: The one record (runs are sequential within a process; a nested run's schedules are made and
+#: dropped inside the outer decision). Emptied when a run ends (:func:`release`).
 MADE: Final = MadeSchedule()
 
 #: ``sys.getrefcount`` / ``weakref.getweakrefcount`` as ``Final`` names (C statics compiled).
@@ -155,6 +155,24 @@ def make_schedule(
     sch = m.sched
     assert sch is not None
     return sch
+
+
+def release() -> None:
+    """Drop the record's schedule and fields (the engine calls it when a run ends, through
+    :data:`~npusched.policies.contract.RUN_END`): nothing of a run outlives it."""
+    m = MADE
+    m.sched = None
+    m.d = {}
+    m.assign = NO_ASSIGN
+    m.preempt = NO_PREEMPT
+    m.mechanism = NO_MECHANISM
+    m.until_step = NO_UNTIL
+    m.merge = NO_MERGE
+    m.timers = NO_TIMERS
+    m.rates = NO_RATES
+
+
+RUN_END.append(release)
 
 
 def make_merge(into: JobView, jobs: Sequence[JobView]) -> Merge:

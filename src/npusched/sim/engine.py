@@ -102,6 +102,7 @@ from npusched.hardware.plan import _TYPED_SEARCH, _bisect_right_f
 from npusched.hardware.profile import ExecPlan, Profile
 from npusched.policies.contract import (
     NOTHING,
+    RUN_END,
     Allocation,
     MachineView,
     Mechanism,
@@ -544,6 +545,8 @@ class Simulator:
                 # the run's state (every request and power piece) is freed when the run
                 # returns, not by a later full pass of the collector.
                 run.handlers.clear()
+                for release in RUN_END:  # what policies' cores keep for reuse (a schedule)
+                    release()
 
 
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
