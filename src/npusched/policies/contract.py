@@ -290,6 +290,11 @@ class Schedule:
 NOTHING = Schedule()
 """A machine policy's "change nothing"."""
 
+RUN_END: list[Callable[[], None]] = []
+"""Called (in order, no arguments) by the engine when a run ends: what a policy's compiled core
+keeps from one decision to the next for reuse drops its references there, so that nothing of a
+run outlives it (``machine_core.make_schedule``'s last schedule)."""
+
 
 # --- the power cap rule the engine applies (the power policies' side of the contract) --------
 

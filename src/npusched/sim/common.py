@@ -9,7 +9,7 @@ import gc
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from npusched.hardware.profile import ExecPlan
 
@@ -30,13 +30,13 @@ _NAN = math.nan
 NAN_OBJ: Any = getattr(math, "nan")  # noqa: B009
 
 #: Period ticks in a row with only ticks left and the machine idle before a run raises.
-_MAX_IDLE_TICKS = 10_000
+_MAX_IDLE_TICKS: Final = 10_000
 #: Preemptions in a row that lose or gain no work (a KILL, or a CHECKPOINT stop before the job
 #: computed anything new, e.g. while it was still restoring) with no completion between them:
 #: beyond this the run is a livelock (time advances, nothing finishes) and raises.
-_MAX_FUTILE_PREEMPTIONS = 10_000
+_MAX_FUTILE_PREEMPTIONS: Final = 10_000
 #: Most period ticks one quiet stretch may skip (a bound, not a limit: the next event re-plans).
-_QUIET_MAX = 1 << 40
+_QUIET_MAX: Final = 1 << 40
 
 
 class Segment(NamedTuple):

@@ -78,15 +78,15 @@ moves backwards.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
+import heapq
 import math
 from array import array
-from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
-from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 from operator import attrgetter, countOf
 from sys import getrefcount
@@ -98,9 +98,11 @@ import numpy as np
 import numpy.typing as npt
 
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
+from npusched.hardware.plan import _TYPED_SEARCH, _bisect_right_f
 from npusched.hardware.profile import ExecPlan, Profile
 from npusched.policies.contract import (
     NOTHING,
+    RUN_END,
     Allocation,
     MachineView,
     Mechanism,
@@ -165,8 +167,16 @@ __all__ = [
 
 PREEMPTION_POINTS = ("tile", "layer")
 
-_ORDER = attrgetter("order")
-_MAX_SAME_INSTANT = 1_000_000
+_ORDER: Final = attrgetter("order")
+_MAX_SAME_INSTANT: Final = 1_000_000
+# ``heapq``'s and ``bisect``'s functions as ``Final`` names: compiled, a C static each, where a
+# name imported with ``from heapq import`` is a look-up in the module's dictionary at every
+# call (as the job states and event kinds, ``Final`` in ``sim/job.py`` and ``sim/events.py``)
+heappop: Final = heapq.heappop
+heappush: Final = heapq.heappush
+heapreplace: Final = heapq.heapreplace
+bisect_right: Final = bisect.bisect_right
+insort: Final = bisect.insort
 # ``Final``: compiled, C statics (``_apply`` reads them at every decision; a module-dictionary
 # look-up per read otherwise), as are the aliases of the contract's ``NOTHING`` and ``Schedule``
 _KILL: Final = Mechanism.KILL
@@ -181,13 +191,13 @@ _NAN_OBJ: Any = NAN_OBJ
 # than the frozen dataclass __init__. Only valid while the view has exactly these fields and a
 # __dict__; otherwise the engine uses the normal constructor.
 _VIEW_FIELDS = ("now", "ready", "running", "reason", "profiles")
-_FAST_VIEW = (
+_FAST_VIEW: Final = (
     tuple(f.name for f in dataclass_fields(SchedulerView)) == _VIEW_FIELDS
     and "__slots__" not in vars(SchedulerView)
 )
 
 # The same for the machine policies' view.
-_FAST_MACHINE_VIEW = (
+_FAST_MACHINE_VIEW: Final = (
     tuple(f.name for f in dataclass_fields(MachineView))
     == ("now", "ready", "running", "preempting", "resources", "reason", "profiles")
     and "__slots__" not in vars(MachineView)
@@ -535,10 +545,12 @@ class Simulator:
                 # the run's state (every request and power piece) is freed when the run
                 # returns, not by a later full pass of the collector.
                 run.handlers.clear()
+                for release in RUN_END:  # what policies' cores keep for reuse (a schedule)
+                    release()
 
 
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
-_RESOLVED_BY_ID_MAX = 1024
+_RESOLVED_BY_ID_MAX: Final = 1024
 _INF: Final = math.inf
 #: ``sys.getrefcount`` and ``weakref.getweakrefcount`` for the machine view's check at every
 #: decision (``_Run._machine_view``): compiled, a ``Final`` alias is a C static, where an
@@ -669,11 +681,11 @@ class _Run:
         self.pending: list[tuple[Job, int, int, _Variant, Allocation]] = []
         #: Jobs with a re-allocation in flight (``_next_alloc`` set).
         self.n_moving = 0
-        #: The machine view's resource views per free units (shared, read-only): keyed by the
-        #: one resource's free units, or by the tuple of every resource's.
-        self._res_views: dict[int | tuple[int, ...], Mapping[str, ResourceView]] = {}
+        #: The machine view's resource views per free units (shared, read-only): keyed by
+        #: every resource's free units in one integer (``_machine_view``).
+        self._res_views: dict[int, Mapping[str, ResourceView]] = {}
         #: The last machine view's key of ``_res_views`` and its resource views.
-        self._res_key: int | tuple[int, ...] = -1
+        self._res_key = -1
         self._res_last: Mapping[str, ResourceView] | None = None
         #: Jobs in state PREEMPTING (holding units while they stop and save): while there are
         #: none, the machine view's running jobs are the resources' holders as they stand.
@@ -691,6 +703,16 @@ class _Run:
         self._held_resources: object = None
         self._held_reason: object = None
         self._held_profiles: object = None
+        # The kept view's ``running`` and ``preempting`` lists: refilled in place while nothing
+        # but the view's dict and these two attributes refers to them (``_held_lists_refs``;
+        # the references counted here, with a scratch dict in the view's place).
+        self._held_running: list[Job] | None = []
+        self._held_preempting: list[Job] | None = []
+        scratch = {"running": self._held_running, "preempting": self._held_preempting}
+        self._running_refs0 = self._running_refs()
+        self._preempting_refs0 = self._preempting_refs()
+        scratch.clear()  # (read after the counts: compiled, a local dies at its last use)
+        self._held_running = self._held_preempting = None
         self.running: Job | None = None  # temporal: the job holding the resource
         self.preempting: Job | None = None  # temporal: the job being stopped
         self.layer_exec = 0
@@ -1179,7 +1201,7 @@ class _Run:
         job._waited += now - job._wait_since
         res.free -= units
         res.jobs.append(job)
-        if variant != job.variant:
+        if variant is not job.variant and variant != job.variant:
             self._switch_plan(job, self._plan_for(job, variant, units, ri))
         job.variant = variant
         job.allocation = alloc
@@ -1223,16 +1245,26 @@ class _Run:
                 lim = b
                 kind = BOUNDARY
         elif until >= 0:  # _next_boundary without exits: the stop step's prefix sum
-            cum = plan._cum
-            if cum is None:
-                cum = plan._cum_list()
-            b = cum[until if until < plan.steps else plan.steps]
+            i = until if until < plan.steps else plan.steps
             ex = job._exec
-            if b < ex:
-                b = ex
-            if b < lim:
-                lim = b
-                kind = BOUNDARY
+            cum_f = plan._cum_f  # the typed list where the plan has one (the same floats)
+            if cum_f is not None:
+                bf = cum_f[i]
+                if bf < ex:
+                    bf = ex
+                if bf < lim:
+                    lim = bf
+                    kind = BOUNDARY
+            else:
+                cum = plan._cum
+                if cum is None:
+                    cum = plan._cum_list()
+                b = cum[i]
+                if b < ex:
+                    b = ex
+                if b < lim:
+                    lim = b
+                    kind = BOUNDARY
         job._limit = lim
         epoch = job._epoch = job._epoch + 1
         q = self.queue
@@ -1477,11 +1509,17 @@ class _Run:
         lim = job._limit
         self._end_segment(job, now, lim)
         plan = job.plan
-        # ``plan.position_at(lim)[0]``, inline (only the step is needed)
-        cum = plan._cum
-        if cum is None:
-            cum = plan._cum_list()
-        step = bisect_right(cum, lim) - 1
+        # ``plan.position_at(lim)[0]``, inline (only the step is needed); compiled, on the
+        # typed list where the plan has one, by the native search (the same index for every
+        # ``lim``; pure, ``bisect``'s C function is the faster, as in ``hardware/plan.py``)
+        cum_f = plan._cum_f
+        if _TYPED_SEARCH and cum_f is not None:
+            step = _bisect_right_f(cum_f, lim) - 1
+        else:
+            cum = plan._cum
+            if cum is None:
+                cum = plan._cum_list()
+            step = bisect_right(cum, lim) - 1
         if step >= plan.steps:
             step = plan.steps
         elif step < 0:
@@ -1668,24 +1706,52 @@ class _Run:
     def _machine_view(self, reason: str) -> MachineView:
         """The machine policy's view: the lists are fresh per decision (a policy may keep
         them), the resource views are shared while no resource's free units change."""
+        # Views updated, not rebuilt: the last decision's view is refilled in place unless the
+        # policy kept a reference to it or to its dict (or a weak reference): then that one
+        # stays as it was and a new view takes its place. A view nobody else can reach cannot
+        # be seen to change, so every decision still sees a view of its own (a frozen one).
+        # The fields that are the same objects as in the kept view's last fill are not written
+        # again (a dictionary write costs more than the identity test); a new view is written
+        # whole, in the fields' order (the order a first fill of the kept view writes too).
+        if self._view_refs() != self._view_refs0 or _GETWEAKREFCOUNT(self._view):
+            self._view = object.__new__(MachineView)
+            self._view_dict = self._view.__dict__
+            self._held_ready = self._held_resources = None
+            self._held_reason = self._held_profiles = None
+            self._held_running = self._held_preempting = None
+        # The kept view's lists, emptied and refilled where nothing else refers to them (a
+        # policy that kept one, or an iterator over it, gets a new list next time and its own
+        # stays as it was), else new lists: either way the view's lists hold this decision's
+        # jobs only. (Counted before any local refers to them.)
+        running: list[Job]
+        preempting: list[Job]
+        if self._held_running is not None and self._running_refs() == self._running_refs0:
+            running = self._held_running
+            running.clear()
+        else:
+            running = []
+        if (
+            self._held_preempting is not None
+            and self._preempting_refs() == self._preempting_refs0
+        ):
+            preempting = self._held_preempting
+            if preempting:
+                preempting.clear()
+        else:
+            preempting = []
         res_l = self.res
         res = self.res1
         if res is not None:
             if self.n_preempting:
-                running: list[Job] = []
-                preempting: list[Job] = []
                 for j in res.jobs:
                     if j.state is PREEMPTING:
                         preempting.append(j)
                     else:
                         running.append(j)
-            else:  # every holder runs: a copy of the holders, in allocation order
-                running = res.jobs[:]
-                preempting = []
-            key: int | tuple[int, ...] = res.free
+            else:  # every holder runs: the holders, in allocation order
+                running.extend(res.jobs)
+            key = res.free
         else:
-            running = []
-            preempting = []
             if self.n_preempting:
                 for r in res_l:
                     for j in r.jobs:
@@ -1695,8 +1761,12 @@ class _Run:
                             running.append(j)
             else:
                 for r in res_l:
-                    running += r.jobs
-            key = tuple([r.free for r in res_l])
+                    running.extend(r.jobs)
+            # every resource's free units in one integer, in mixed radix by capacity + 1 (free
+            # units never exceed the capacity): distinct free units, distinct keys
+            key = 0
+            for r in res_l:
+                key = key * (r.capacity + 1) + r.free
         if self.pending:
             for e in self.pending:
                 running.append(e[0])
@@ -1724,25 +1794,15 @@ class _Run:
                 reason,
                 self.sim.profiles,
             )
-        # Views updated, not rebuilt: the last decision's view is refilled in place unless the
-        # policy kept a reference to it or to its dict (or a weak reference): then that one
-        # stays as it was and a new view takes its place. A view nobody else can reach cannot
-        # be seen to change, so every decision still sees a view of its own (a frozen one).
-        # The fields that are the same objects as in the kept view's last fill are not written
-        # again (a dictionary write costs more than the identity test); a new view is written
-        # whole, in the fields' order (the order a first fill of the kept view writes too).
-        if self._view_refs() != self._view_refs0 or _GETWEAKREFCOUNT(self._view):
-            self._view = object.__new__(MachineView)
-            self._view_dict = self._view.__dict__
-            self._held_ready = self._held_resources = None
-            self._held_reason = self._held_profiles = None
         d = self._view_dict
         d["now"] = self.clock.now
         ready = self.ready
         if ready is not self._held_ready:
             d["ready"] = self._held_ready = ready
-        d["running"] = running
-        d["preempting"] = preempting
+        if running is not self._held_running:
+            d["running"] = self._held_running = running
+        if preempting is not self._held_preempting:
+            d["preempting"] = self._held_preempting = preempting
         if resources is not self._held_resources:
             d["resources"] = self._held_resources = resources
         if reason is not self._held_reason:
@@ -1756,6 +1816,15 @@ class _Run:
         """The references to the kept machine view and to its attribute dict, as counted from
         here (the same code counts them at the start, when only the engine holds them)."""
         return _GETREFCOUNT(self._view) + _GETREFCOUNT(self._view_dict)
+
+    def _running_refs(self) -> int:
+        """The references to the kept view's ``running`` list, as counted from here (the same
+        code counts them at the start, held by a dict and the attribute alone)."""
+        return _GETREFCOUNT(self._held_running)
+
+    def _preempting_refs(self) -> int:
+        """As :meth:`_running_refs`, for the kept view's ``preempting`` list."""
+        return _GETREFCOUNT(self._held_preempting)
 
     def _invalid(self, cand: object, what_ok: str = "a job in the ready queue") -> SimulationError:
         if isinstance(cand, Job):
@@ -1871,7 +1940,14 @@ class _Run:
                     f = rates_d.get(dj)
                 else:
                     f = rates.get(dj)
-                if f is not None and f != 1.0 and 0.0 < f < _INF:
+                if f is None:
+                    is_late = False
+                elif type(f) is float:  # compared as a C double where compiled
+                    fr: float = f
+                    is_late = fr != 1.0 and 0.0 < fr < _INF
+                else:
+                    is_late = bool(f != 1.0 and 0.0 < f < _INF)
+                if is_late:
                     if late is _NO_JOBS:
                         late = []
                     late.append(dj)
@@ -2225,7 +2301,10 @@ class _Run:
         heap = q.heap
         seq = q.next_seq
         ready = self.ready
-        arrivals = self.arr_disp = self.static[5][self._order_a].tolist()
+        # typed (``tolist`` is ``Any``): compiled, the next arrival is a C double, compared
+        # with the event times unboxed (an ``Any`` one was boxed at every comparison)
+        arrivals: list[float] = self.static[5][self._order_a].tolist()
+        self.arr_disp = arrivals
         held = self.held
         handlers = self.handlers
         n = len(arrivals)

@@ -12,24 +12,24 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from npusched.errors import SimulationError
 
 #: Two event times closer than this (seconds) are the same instant; a time more than this
 #: before the clock is a causality error. 1 ps is far below any modelled latency (one cycle at
 #: 1 GHz is 1 ns) and far above float64 rounding of times up to ~10^3 s (~1e-13 s).
-TIME_TOL_S = 1e-12
+TIME_TOL_S: Final = 1e-12
 
 # Event kinds, in the order they are handled at one instant (also their queue priority). Each
 # kind has one handler in the engine (``_Run.handlers``).
-COMPLETE = 0  # a job reached the end of its plan
-BOUNDARY = 1  # a job reached an exit point or a step a policy asked it to stop at
-STOP = 2  # a job being preempted or re-allocated reached its preemption point
-SAVE_DONE = 3  # a checkpoint save finished, the job's units are free
-ARRIVAL = 4  # a request is dispatched (a dependent request released)
-TIMER = 5  # a timer a policy asked for
-PERIOD = 6  # the policy's scheduling period expired
+COMPLETE: Final = 0  # a job reached the end of its plan
+BOUNDARY: Final = 1  # a job reached an exit point or a step a policy asked it to stop at
+STOP: Final = 2  # a job being preempted or re-allocated reached its preemption point
+SAVE_DONE: Final = 3  # a checkpoint save finished, the job's units are free
+ARRIVAL: Final = 4  # a request is dispatched (a dependent request released)
+TIMER: Final = 5  # a timer a policy asked for
+PERIOD: Final = 6  # the policy's scheduling period expired
 
 KIND_NAMES = {
     COMPLETE: "completion",

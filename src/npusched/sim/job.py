@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from npusched.hardware.profile import ExecPlan, Profile
 from npusched.policies.contract import Allocation, JobState
@@ -26,11 +26,11 @@ from npusched.workloads.request import Request
 #: The unset start time (a module constant: ``float("nan")`` parses its string per call).
 _NAN = math.nan
 
-WAITING = JobState.WAITING
-STARTING = JobState.STARTING
-RUNNING = JobState.RUNNING
-PREEMPTING = JobState.PREEMPTING
-DONE = JobState.DONE
+WAITING: Final = JobState.WAITING
+STARTING: Final = JobState.STARTING
+RUNNING: Final = JobState.RUNNING
+PREEMPTING: Final = JobState.PREEMPTING
+DONE: Final = JobState.DONE
 
 
 class Clock:
