@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import threading
 import weakref
 from typing import Any
 
@@ -19,7 +20,6 @@ from npusched.experiments.runner import run_config
 from npusched.policies import contract
 from npusched.policies.contract import Allocation, Mechanism, Merge, Schedule
 from npusched.policies.machine_core import (
-    MADE,
     NO_ASSIGN,
     NO_MECHANISM,
     NO_MERGE,
@@ -27,6 +27,7 @@ from npusched.policies.machine_core import (
     NO_RATES,
     NO_TIMERS,
     NO_UNTIL,
+    _made,
     make_schedule,
 )
 from simhelpers import assert_same_result
@@ -68,7 +69,7 @@ def test_make_schedule_equals_the_constructor() -> None:
         assert s == Schedule(*args)
         assert list(vars(s)) == _NAMES
         assert all(getattr(s, k) is a for k, a in zip(_NAMES, args, strict=True))
-        assert MADE.sched is s
+        assert _made().sched is s
         del s
 
 
@@ -85,7 +86,7 @@ def test_a_kept_schedule_stays_as_it_was(how: str) -> None:
     kept = held if how == "object" else keep_alive
     assert second is not kept
     assert _same(_fields(kept), before)
-    assert MADE.sched is second
+    assert _made().sched is second
     assert second == Schedule(*_args(2))
 
 
@@ -193,7 +194,7 @@ def test_a_schedule_returned_while_a_later_one_is_held(
             if s is contract.NOTHING:
                 return s
             other = make_schedule(*[getattr(s, k) for k in _NAMES])
-            assert other is not s and MADE.sched is other
+            assert other is not s and _made().sched is other
             return s
 
         policy.select = twice
@@ -211,8 +212,47 @@ def test_nothing_of_a_run_outlives_it(family: str) -> None:
     schedule (its jobs) is not kept for the next run, so a run's cyclic garbage is the run's
     own (``tests/test_engine_gc.py``)."""
     s = make_schedule(*_args(3))
-    assert MADE.sched is s
+    assert _made().sched is s
     del s
     cfg = parse_config(dict(family_configs(200)[family], seed=0), source=family)
     run_config(cfg)
-    assert MADE.sched is None and MADE.assign is NO_ASSIGN and MADE.rates is NO_RATES
+    assert _made().sched is None and _made().assign is NO_ASSIGN and _made().rates is NO_RATES
+
+
+def test_each_thread_refills_its_own_record() -> None:
+    """Points of the ``dask`` backend's threaded local cluster run in threads of one process: a
+    schedule made in one thread is never refilled by a decision in another (each thread has its
+    own record), and the decisions made beside each other run to the same results."""
+    s = make_schedule(*_args(3))
+    assert _made().sched is s
+    before = _fields(s)
+    del s
+    seen: dict[str, Any] = {}
+
+    def other() -> None:
+        t = make_schedule(*_args(5))
+        seen["sched"] = t
+        seen["record"] = _made().sched
+
+    th = threading.Thread(target=other)
+    th.start()
+    th.join()
+    mine = _made().sched
+    assert seen["record"] is seen["sched"] and seen["sched"] is not mine
+    assert _fields(mine) == before
+
+
+@pytest.mark.parametrize("family", ["Planaria", "HaX-CoNN"])
+def test_threads_side_by_side_run_as_alone(family: str) -> None:
+    """Two runs of a machine family in two threads at once give the single-thread result."""
+    cfg = parse_config(dict(family_configs(300)[family], seed=0), source=family)
+    plain = run_config(cfg).result
+    out: list[Any] = []
+    ths = [threading.Thread(target=lambda: out.append(run_config(cfg).result)) for _ in range(2)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    assert len(out) == 2
+    for r in out:
+        assert_same_result(r, plain)

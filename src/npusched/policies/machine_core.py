@@ -14,10 +14,11 @@ constructors). The compiled cores (``batching/core.py``, ``spatial/planaria_core
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import fields as dataclass_fields
 from sys import getrefcount
-from typing import Any, Final
+from typing import Any, Final, cast
 from weakref import getweakrefcount
 
 from npusched.policies.contract import NOTHING, RUN_END, JobView, Mechanism, Merge, Schedule
@@ -76,9 +77,21 @@ class MadeSchedule:
         self.rates: Mapping[Any, float] = NO_RATES
 
 
-#: The one record (runs are sequential within a process; a nested run's schedules are made and
-#: dropped inside the outer decision). Emptied when a run ends (:func:`release`).
-MADE: Final = MadeSchedule()
+#: One record per thread (``threading.local``): runs are sequential within a thread (a nested
+#: run's schedules are made and dropped inside the outer decision), but the ``dask`` backend's
+#: local cluster with ``local_processes=False`` runs points in threads of one process, and two
+#: threads refilling one record could hand one thread the other's decision. Emptied when a run
+#: ends (:func:`release`, in the run's thread).
+_LOCAL: Final = threading.local()
+
+
+def _made() -> MadeSchedule:
+    """This thread's record (made on its first use)."""
+    m = _LOCAL.__dict__.get("m")
+    if m is None:
+        m = MadeSchedule()
+        _LOCAL.m = m
+    return cast(MadeSchedule, m)
 
 #: ``sys.getrefcount`` / ``weakref.getweakrefcount`` as ``Final`` names (C statics compiled).
 _GETREFCOUNT: Final = getrefcount
@@ -128,11 +141,11 @@ def make_schedule(
     """``Schedule(assign, preempt, mechanism, until_step, merge, timers, rates)`` without the
     frozen dataclass's per-field ``object.__setattr__`` (pass the ``NO_*`` values for the fields
     a decision leaves as in ``NOTHING``). The last schedule made is refilled where nothing but
-    :data:`MADE` refers to it (see :class:`MadeSchedule`): a schedule a policy keeps never
+    this thread's record refers to it (see :class:`MadeSchedule`): a schedule a policy keeps never
     changes."""
     if not _FAST_SCHEDULE:  # pragma: no cover - only if Schedule changes shape
         return Schedule(assign, preempt, mechanism, until_step, merge, timers, rates)
-    m = MADE
+    m = _made()
     if m.sched is None or _refs(m) != m.refs0 or _GETWEAKREFCOUNT(m.sched):
         _new_schedule(m, assign, preempt, mechanism, until_step, merge, timers, rates)
         m.refs0 = _refs(m)
@@ -160,7 +173,7 @@ def make_schedule(
 def release() -> None:
     """Drop the record's schedule and fields (the engine calls it when a run ends, through
     :data:`~npusched.policies.contract.RUN_END`): nothing of a run outlives it."""
-    m = MADE
+    m = _made()
     m.sched = None
     m.d = {}
     m.assign = NO_ASSIGN
