@@ -1249,22 +1249,17 @@ class _Run:
             ex = job._exec
             cum_f = plan._cum_f  # the typed list where the plan has one (the same floats)
             if cum_f is not None:
-                bf = cum_f[i]
-                if bf < ex:
-                    bf = ex
-                if bf < lim:
-                    lim = bf
-                    kind = BOUNDARY
+                b = cum_f[i]
             else:
                 cum = plan._cum
                 if cum is None:
                     cum = plan._cum_list()
                 b = cum[i]
-                if b < ex:
-                    b = ex
-                if b < lim:
-                    lim = b
-                    kind = BOUNDARY
+            if b < ex:
+                b = ex
+            if b < lim:
+                lim = b
+                kind = BOUNDARY
         job._limit = lim
         epoch = job._epoch = job._epoch + 1
         q = self.queue
