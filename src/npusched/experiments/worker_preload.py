@@ -8,7 +8,12 @@ process that has already:
   pydantic), every built-in policy (the catalog), the engine and its loops, the metrics,
   pyarrow (the records' string columns and the point files);
 * read the installed entry points (policy and zoo plug-ins), which scans every distribution's
-  metadata.
+  metadata;
+* imported the pool's own worker side: ``concurrent.futures.process`` (the worker's loop, which
+  a worker unpickles from its start-up data), the queues and locks it reads its tasks through,
+  and :mod:`npusched.experiments.backends` (the task function, ``run_points``). Without them
+  every worker imported these five modules before its first point (about 2 ms of CPU a worker,
+  eighteenth round: what a forked worker had in ``sys.modules`` that the server had not).
 
 Without it each worker paid these on its first point: about 0.5 s of CPU on the 2-core
 development machine (0.3 s imports, 0.2 s entry points), which is serial work per worker and
@@ -36,6 +41,11 @@ MODULES = (
     "npusched.workloads",
     "pyarrow",
     "pyarrow.parquet",
+    "concurrent.futures.process",
+    "multiprocessing.queues",
+    "multiprocessing.synchronize",
+    "multiprocessing.popen_forkserver",
+    "npusched.experiments.backends",
 )
 
 

@@ -24,12 +24,14 @@ each slice would restart its request from scratch, so requests longer than the q
 models would never finish. ``"dynamic-kill"`` is allowed: Algorithm 3 kills only for a
 candidate estimated shorter than the victim, so kills cannot cycle.
 
-**Cost per decision** (issue 25 item 3). The rule above is written once, in :meth:`NPRRB.next_job`
-(a scan of the ready jobs). A run the engine drives (every ready job was dispatched through
-:meth:`~NPRRB.on_dispatch`; the policy counts them and their completions) takes the same rule
-from per-model heaps of ``(arrival_s, id)`` instead: the first waiting job of a model is the top
-of its heap once finished jobs are dropped and the running one is stepped over, so a decision
-costs O(models + log n), not O(n). The engine wakes P-RRB only at ticks that can change the decision:
+**Cost per decision** (issue 25 item 3). The rule above is written once, in
+:meth:`~.rrb_core.Rotation.pick` (per model a heap of job numbers in first-come order, the
+next model after the pointer that has one). A run the engine drives (every ready job was
+dispatched through :meth:`~NPRRB.on_dispatch`; the policy counts them and their completions)
+holds its live jobs in one :class:`~.rrb_core.Rotation`: every live job but the running one
+waits, so a decision costs O(models + log n), not O(n). :meth:`NPRRB.next_job`, for a ready
+list the policy did not count, numbers that list in a rotation of its own and asks the same
+``pick``. The engine wakes P-RRB only at ticks that can change the decision:
 :meth:`PRRB.quiet_before` gives the time before which a tick keeps the running job (quantum not
 used up, or no other model waiting), and the general loop passes over a tick that would wake
 alone before it (issue 25, seventh round; every result but ``events`` is the same bits). The
@@ -78,8 +80,8 @@ class NPRRB(NPRRBCore, TemporalPolicyBase, Component):
         "rotation",
         "_counted",
         "_next_counted",
-        "_first_waiting",
-        "_rotation",
+        "_renumber",
+        "_join",
         "_grant",
     )
 

@@ -13,9 +13,11 @@ The constructor parameters (``mechanism``, ``quantum_s``, ``period_s``) are decl
 a native attribute annotated ``str`` or ``float`` would check or convert what the constructor
 is given (an ``int`` stored as ``float``) before ``validate`` sees it.
 
-:class:`Rotation` is the rule on dispatch indices, for the engine's column loop
-(``sim/columns.py``, the declared order ``"round-robin"``): per model a heap of the waiting
-jobs' dispatch indices and the pick after a pointer. :func:`quiet_threshold` is
+:class:`Rotation` is the rule on job numbers, for both loops: per model a heap of job numbers
+(first-come order) and the pick after a pointer. The engine's column loop (``sim/columns.py``,
+the declared order ``"round-robin"``) holds one on dispatch indices; the hooks hold one of the
+jobs dispatched and not completed, and ``next_job`` (a ready list the hooks did not count)
+builds one of the list. :func:`quiet_threshold` is
 :meth:`PRRBCore.quiet_before`'s time (the column loop tests ``c < T`` as the
 decision's own keep test, ``c - slice_start < quantum_s * (1 - 1e-9)``: the same by the
 subtraction's monotonicity).
@@ -25,8 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from heapq import heappop, heappush
-from itertools import count
+from heapq import heapify, heappop, heappush
 from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
@@ -64,23 +65,29 @@ def quiet_threshold(slice_start: float, quantum_s: Any) -> float:
 
 
 class Rotation:
-    """Round-robin's ready queue on dispatch indices (the engine's column loop).
+    """Round-robin's ready queue on job numbers: the one place the rotation is decided.
 
-    The rule of ``rrb.py`` on a run's requests in dispatch order (``(arrival_s, id)``, index
-    ``k``): ``model_of[k]`` numbers the models in order of first dispatch, which is the
-    rotation order (a model that has not joined yet has no waiting job, so it is passed over
-    as the policy's rotation, which does not hold it yet, would). Per model a heap of its
-    waiting jobs' indices, so a model's first-come waiting job is its heap's top (the policy's
-    heaps of ``(arrival_s, id)`` once finished and running jobs are stepped over). The loop
-    pushes a job entering the ready queue (:meth:`push`), pops the one it starts
-    (:meth:`pop`) and asks :meth:`pick` for the next model's first job after a pointer.
+    Jobs are numbered ``k`` in first-come order (``(arrival_s, id)``) and models ``0, 1, ...``
+    in order of first dispatch, which is the rotation order (a model that has not joined yet
+    has no waiting job, so it is passed over as the policy's rotation, which does not hold it
+    yet, would). Per model a heap of its jobs' numbers, so a model's first-come job is its
+    heap's top; :meth:`pick` gives the next model's first job after a pointer.
+
+    Both loops use it. The engine's column loop numbers a run's requests in dispatch order
+    (``model_of[k]``, from :meth:`NPRRBCore.rotation`), and its heaps hold the waiting jobs:
+    it pushes a job entering the ready queue (:meth:`push`) and pops the one it starts
+    (:meth:`pop`). The policy's hooks (the general loop) number jobs as they are dispatched
+    (:meth:`add`, :meth:`add_model`) and hold the *live* ones, dispatched and not completed
+    (:meth:`remove`): where the ready list is the counted one, every live job but the running
+    one waits, and the running one's model is left out of a preemption's pick, so the heaps'
+    tops are the waiting ones the rule wants.
     """
 
     def __init__(self, model_of: list[int], n_models: int) -> None:
         self.model_of = model_of
         self.n_models = n_models
         self.heaps: list[list[int]] = [[] for _ in range(n_models)]
-        #: Waiting jobs in all.
+        #: Jobs held in all (waiting ones in the column loop, live ones for the policy).
         self.n_wait = 0
 
     def push(self, k: int) -> None:
@@ -94,9 +101,9 @@ class Rotation:
         self.n_wait -= 1
 
     def pick(self, after: int, skip: int) -> int:
-        """The first-come waiting job of the next model after model ``after`` (cyclic; ``-1``:
-        from the first model) that has one, leaving out model ``skip`` (``-1``: none); ``-1``
-        if none. With no other model waiting, ``after``'s own model comes last."""
+        """The first-come job of the next model after model ``after`` (cyclic; ``-1``: from
+        the first model) that has one, leaving out model ``skip`` (``-1``: none); ``-1`` if
+        none. With no other model waiting, ``after``'s own model comes last."""
         heaps = self.heaps
         m = self.n_models
         i = after
@@ -113,25 +120,59 @@ class Rotation:
         """Whether a model other than job ``k``'s has a waiting job."""
         return self.n_wait > len(self.heaps[self.model_of[k]])
 
+    def add_model(self) -> int:
+        """A model joins the end of the rotation order; its number."""
+        self.heaps.append([])
+        self.n_models += 1
+        return self.n_models - 1
+
+    def add(self, model: int) -> int:
+        """A job of ``model`` is held under the next number (above every number given so
+        far); its number."""
+        k = len(self.model_of)
+        self.model_of.append(model)
+        _heappush(self.heaps[model], k)
+        self.n_wait += 1
+        return k
+
+    def remove(self, k: int) -> None:
+        """Job ``k`` leaves: its model's top where the job ran first-come, else anywhere in
+        the heap (a job started out of the rule's order)."""
+        h = self.heaps[self.model_of[k]]
+        if h[0] == k:
+            _heappop(h)
+        else:
+            h.remove(k)
+            heapify(h)
+        self.n_wait -= 1
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class NPRRBCore:
-    """Non-preemptive round-robin's state and hooks (the rule: ``rrb.NPRRB``)."""
+    """Non-preemptive round-robin's state and hooks (the rule: ``rrb.NPRRB``).
+
+    The hooks hold the dispatched jobs not completed in a :class:`Rotation` (``rot_``) and
+    ask its :meth:`~Rotation.pick`, as the column loop does: the rule is decided there only.
+    Numbers follow dispatch, which is first-come order in the engine (by arrival, ties by
+    id); a job dispatched before a live job it should follow (a request held back for its
+    predecessors) renumbers the live jobs in first-come order (:meth:`_renumber`).
+    """
 
     #: Set by :meth:`reset` (per instance): the hooks reset a policy used before any reset.
     _reset_done: bool = False
     inline_count_: bool
     order_: list[str]
     place_: dict[str, int]
-    rot_: dict[int, tuple[str, ...]]
+    rot_: Rotation
+    #: Per live job id: its number in ``rot_``; per number: the job.
+    num_: dict[int, int]
+    jobs_: dict[int, JobView]
+    last_arrival_: float
+    last_id_: int
     quiet_memo_: tuple[float, float, float] | None
     pointer_: str | None
     slice_start_: float
     slice_job_: int | None
-    queues_: dict[str, list[tuple[float, int, int, JobView]]]
-    live_: int
-    live_of_: dict[str, int]
-    _seq: count[int]
 
     def validate(self) -> None:
         """No parameters (``PRRB`` checks its own)."""
@@ -143,130 +184,112 @@ class NPRRBCore:
         #: ``_counted`` is this class's own: the decisions test it inline.
         self.inline_count_ = type(self)._counted is NPRRBCore._counted
         self.order_ = []
-        #: Each model's place in ``order_``.
+        #: Each model's place in ``order_`` (its number in ``rot_``).
         self.place_ = {}
-        #: The models that had a live job in rotation order from each place on
-        #: (``_rotation``), cleared when a model joins or its live count leaves zero.
-        self.rot_ = {}
+        self.rot_ = Rotation([], 0)
+        self.num_ = {}
+        self.jobs_ = {}
+        #: The first-come key ``(arrival_s, id)`` of the last job dispatched.
+        self.last_arrival_ = -math.inf
+        self.last_id_ = 0
         #: ``quiet_before``'s threshold for a slice start: ``(slice_start_, quantum_s, T)``.
         self.quiet_memo_ = None
         self.pointer_ = None
         self.slice_start_ = 0.0
         self.slice_job_ = None
-        # Per model, a heap of ``(arrival_s, id, seq, job)`` of its dispatched jobs not yet
-        # seen finished; the number of dispatched jobs not completed, in all and per model.
-        self.queues_ = {}
-        self.live_ = 0
-        self.live_of_ = {}
-        self._seq = count()
 
     def _ensure(self) -> None:
         if not self._reset_done:
             self.reset()
 
-    def _join(self, net: str) -> None:
-        """``net`` joins the end of the rotation order."""
-        self.place_[net] = len(self.order_)
+    def _join(self, net: str) -> int:
+        """``net`` joins the end of the rotation order; its place."""
+        place = self.place_[net] = len(self.order_)
         self.order_.append(net)
-        self.rot_.clear()
+        self.rot_.add_model()
+        return place
 
     def on_dispatch(self, job: JobView, now: float) -> None:
         if not self._reset_done:
             self.reset()
         net = job.network
-        if net not in self.place_:
-            self._join(net)
-        q = self.queues_.get(net)
-        if q is None:
-            q = self.queues_[net] = []
-            self.live_of_[net] = 0
-        heappush(q, (job.arrival_s, job.id, next(self._seq), job))
-        self.live_ += 1
-        v = self.live_of_[net] = self.live_of_[net] + 1
-        if v <= 1:  # the model has a live job again: the live rotations change
-            self.rot_.clear()
+        m = self.place_.get(net, -1)
+        if m < 0:
+            m = self._join(net)
+        a = job.arrival_s
+        i = job.id
+        k = self.rot_.add(m)
+        self.num_[i] = k
+        self.jobs_[k] = job
+        if a > self.last_arrival_ or (a == self.last_arrival_ and i > self.last_id_):
+            self.last_arrival_ = a
+            self.last_id_ = i
+        else:
+            self._renumber()
+
+    def _renumber(self) -> None:
+        """Number the live jobs again in first-come order, above every number given (a job
+        was dispatched after a live job that it comes before)."""
+        live = sorted(self.jobs_.values(), key=lambda j: (j.arrival_s, j.id))
+        rot = self.rot_
+        for h in rot.heaps:
+            h.clear()
+        rot.n_wait = 0
+        self.num_.clear()
+        self.jobs_.clear()
+        place = self.place_
+        for job in live:
+            k = rot.add(place[job.network])
+            self.num_[job.id] = k
+            self.jobs_[k] = job
+        last = live[-1]
+        self.last_arrival_ = last.arrival_s
+        self.last_id_ = last.id
 
     def on_complete(self, job: JobView, now: float) -> None:
         if not self._reset_done:
             self.reset()
-        net = job.network
-        if net in self.live_of_:
-            self.live_ -= 1
-            self.live_of_[net] -= 1
+        k = self.num_.pop(job.id, -1)
+        if k >= 0:
+            del self.jobs_[k]
+            self.rot_.remove(k)
 
     def _counted(self, view: SchedulerView) -> bool:
         """Whether ``view.ready`` holds every dispatched job not completed and not running
-        (by count): then the per-model heaps know the ready queue."""
-        return len(view.ready) == self.live_ - (view.running is not None)
-
-    def _first_waiting(self, model: str) -> JobView | None:
-        """The model's waiting job of the earliest ``(arrival_s, id)``: the top of its heap
-        once finished jobs are dropped, stepping over the running or stopping one."""
-        q = self.queues_.get(model)
-        if not q:
-            return None
-        top = q[0][3]
-        st = top.state
-        if st is _WAITING or st == _WAITING:  # the common case: the top waits
-            return top
-        found = None
-        held: list[tuple[float, int, int, JobView]] = []
-        while q:
-            e = q[0]
-            st = e[3].state
-            if st == _WAITING:
-                found = e[3]
-                break
-            heappop(q)
-            if st != _DONE:
-                held.append(e)
-        for e in held:
-            heappush(q, e)
-        return found
-
-    def _rotation(self, start: int) -> tuple[str, ...]:
-        """The models with a live job (``live_of_`` above zero), in rotation order from place
-        ``start`` on (cyclic); kept per start until a model joins or a live count leaves zero.
-        A model whose live jobs all completed since stays in it: it has no waiting job, so
-        :meth:`_first_waiting` finds none (dropping its finished jobs, as it would later)."""
-        rot = self.rot_.get(start)
-        if rot is None:
-            order = self.order_
-            live = self.live_of_
-            n = len(order)
-            rot = self.rot_[start] = tuple(
-                m for m in (order[(start + k) % n] for k in range(n)) if live.get(m, 0) > 0
-            )
-        return rot
+        (by count): then ``rot_`` knows the ready queue."""
+        return len(view.ready) == self.rot_.n_wait - (view.running is not None)
 
     def _next_counted(self, after: str | None, skip: str | None = None) -> JobView | None:
-        """:meth:`next_job` over the ready queue the heaps know, leaving out model ``skip``."""
-        start = 0 if after is None else self.place_.get(after, -1) + 1
-        first = self._first_waiting
-        for model in self._rotation(start):
-            if model == skip:
-                continue
-            job = first(model)
-            if job is not None:
-                return job
-        return None
+        """:meth:`next_job` over the ready queue ``rot_`` knows, leaving out model ``skip``
+        (the running one's, which holds the only live job that does not wait)."""
+        place = self.place_
+        k = self.rot_.pick(
+            -1 if after is None else place.get(after, -1),
+            -1 if skip is None else place.get(skip, -1),
+        )
+        if k < 0:
+            return None
+        return self.jobs_[k]
 
     def next_job(self, ready: Sequence[JobView], after: str | None) -> JobView | None:
-        """The first-come request of the next model after ``after`` that has one waiting."""
+        """The first-come request of the next model after ``after`` that has one waiting.
+
+        The defensive path, for a ready list the policy did not count (a view built by hand,
+        a subclass that decides its own way): ``ready`` numbered in first-come order in a
+        :class:`Rotation` of its own, asked as the counted path asks ``rot_``."""
         self._ensure()
         if not ready:
             return None
+        place = self.place_
         for job in ready:  # models never seen dispatching (defensive) join the rotation
-            if job.network not in self.place_:
+            if job.network not in place:
                 self._join(job.network)
-        n = len(self.order_)
-        start = self.order_.index(after) + 1 if after in self.order_ else 0
-        for k in range(n):
-            model = self.order_[(start + k) % n]
-            jobs = [j for j in ready if j.network == model]
-            if jobs:
-                return min(jobs, key=lambda j: (j.arrival_s, j.id))
-        return None  # pragma: no cover - ready is non-empty
+        jobs = sorted(ready, key=lambda j: (j.arrival_s, j.id))
+        rot = Rotation([place[j.network] for j in jobs], len(self.order_))
+        for k in range(len(jobs)):
+            rot.push(k)
+        k = rot.pick(-1 if after is None else place.get(after, -1), -1)
+        return jobs[k] if k >= 0 else None
 
     def _grant(self, job: JobView | None, now: float) -> None:
         if job is not None:
@@ -280,7 +303,7 @@ class NPRRBCore:
         if view.running is not None:
             return KEEP
         if (
-            len(view.ready) == self.live_  # ``_counted``, with nothing running
+            len(view.ready) == self.rot_.n_wait  # ``_counted``, with nothing running
             if self.inline_count_
             else self._counted(view)
         ):
@@ -321,7 +344,7 @@ class PRRBCore(NPRRBCore):
         if view.now - self.slice_start_ < self.quantum_s * (1 - 1e-9):
             return KEEP
         if (
-            len(view.ready) == self.live_ - 1  # ``_counted``, with a running job
+            len(view.ready) == self.rot_.n_wait - 1  # ``_counted``, with a running job
             if self.inline_count_
             else self._counted(view)
         ):
@@ -350,15 +373,15 @@ class PRRBCore(NPRRBCore):
         Returns the smallest float ``T`` with ``T - slice_start_ >= quantum_s * (1 - 1e-9)``
         (the subtraction is monotone, so ``c < T`` is exactly the keep test), ``inf`` when no
         other model waits (only an event can change that), ``-inf`` when the machine has no
-        running job or one this policy did not start (every tick may decide). Read-only: the
-        heaps' lazy drops are the ones :meth:`select` would make.
+        running job or one this policy did not start (every tick may decide). Read-only.
         """
         if not self._reset_done:
             self.reset()
         running = view.running
         if running is None or running.id != self.slice_job_:
             return -math.inf
-        live = self.live_
+        rot = self.rot_
+        live = rot.n_wait
         if (
             len(view.ready) == live - 1  # ``_counted``, with a running job
             if self.inline_count_
@@ -366,7 +389,8 @@ class PRRBCore(NPRRBCore):
         ):
             # The ready queue is every live job but the running one: another model waits
             # exactly when another model has a live job (what ``_next_counted`` would find).
-            if live - self.live_of_.get(running.network, 0) <= 0:
+            m = self.place_.get(running.network, -1)
+            if (live if m < 0 else live - len(rot.heaps[m])) <= 0:
                 return math.inf
         else:
             others = [j for j in view.ready if j.network != running.network]

@@ -1,0 +1,32 @@
+"""Instruction counts of round-robin through either loop (engine only), for an A/B of two
+checkouts that wall clock on the shared machine cannot resolve:
+
+    for r in 1 3; do PYTHONHASHSEED=0 PYTHONPATH=A/src valgrind --tool=cachegrind \\
+        --cache-sim=no --cachegrind-out-file=/dev/null \\
+        python benchmarks/ic_rrb_loops.py P-RRB general $r 2000; done
+
+``POLICY LOOP RUNS [REQUESTS]``: ``ic_engine_orders.py``'s engine case (the bench workload,
+tile preemption, checkpoint cost, PREMA's predictor, power recorded) with ``LOOP`` ``columns``
+(the engine's choice) or ``general`` (``Simulator(fast_path=False)``: the policy's hooks decide).
+``(I(3) - I(1)) / 2`` is a steady-state run. Prints the policy, the loop and the run's events.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from engine_ab import simulator  # the same engine case (the script beside this one)
+
+from npusched.bench import bench_workload, synthetic_profiles
+
+name, loop = sys.argv[1], sys.argv[2]
+runs = int(sys.argv[3])
+n = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
+profiles = synthetic_profiles(random_state=3)
+reqs = bench_workload(n, profiles, random_state=5)
+events = 0
+for _ in range(runs):
+    sim = simulator(profiles, name)
+    sim.fast_path = loop != "general"
+    events = sim.run(reqs).events
+print(name, loop, events)
