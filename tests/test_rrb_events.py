@@ -141,9 +141,7 @@ def _dependent_workload(n: int, load: float) -> tuple[Any, list[Any]]:
 
     profiles = synthetic_profiles(random_state=3)
     reqs = list(bench_workload(n, profiles, load=load, random_state=11))
-    reqs = [
-        replace(r, depends_on=r.id - 3, transfer_s=1e-5) if r.id % 4 == 3 else r for r in reqs
-    ]
+    reqs = [replace(r, depends_on=r.id - 3, transfer_s=1e-5) if r.id % 4 == 3 else r for r in reqs]
     return profiles, reqs
 
 

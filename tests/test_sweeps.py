@@ -11,6 +11,7 @@ import sys
 import time
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -233,14 +234,17 @@ def test_unknown_backend_and_address(tmp_path: Path) -> None:
         run_sweep(exp, tmp_path / "o", backend="process", address="tcp://x:1", progress=False)
 
 
-def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["inprocess", "process"])
+def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path, backend: str) -> None:
+    """Killed mid-sweep, in process or with a pool of two workers (whose rows travel packed to
+    the driver while each worker writes its point's file), a sweep resumes from the files."""
     text = SMALL.format(n=150).replace("seeds = [0, 1]", "seeds = {count = 10}")
     path = _exp_file(tmp_path, text)
     out = tmp_path / "o"
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "npusched.cli", "sweep", str(path), "--out", str(out),
-         "--backend", "inprocess", "--quiet"],
+         "--backend", backend, "--workers", "2", "--quiet"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -253,6 +257,15 @@ def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path) ->
     finally:
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
+    if backend == "process":
+        # the pool's workers finish the chunk they hold (writing its points) and then exit
+        # (their task queue is closed): wait until the point files stop changing
+        n, still, deadline = -1, 0, time.monotonic() + 60
+        while still < 10 and time.monotonic() < deadline:
+            m = len(done_ids(out))
+            still = still + 1 if m == n else 0
+            n = m
+            time.sleep(0.1)
     before = {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.parquet")}
     assert 3 <= len(before) < 40
     # every file that exists is complete (readable), and no temporary file looks like a point
@@ -263,7 +276,7 @@ def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path) ->
     stale.write_bytes(b"half a parquet file")
     assert len(done_ids(out)) == len(before)
     exp = load_experiment(path)
-    res = run_sweep(exp, out, backend="inprocess", progress=False)
+    res = run_sweep(exp, out, backend=backend, workers=2, progress=False)
     assert not stale.exists()
     assert res.skipped == len(before) and res.ran == 40 - len(before)
     after = {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.parquet")}
@@ -628,3 +641,33 @@ def test_largest_points_are_handed_out_first(tmp_path: Path) -> None:
     assert backends.task_requests(backends.PointTask("d", 0, 0, 0, {}, dur, ".", "")) == 100.0
     trace = backends.PointTask("t", 9, 0, 0, {}, {"workload": {"kind": "trace"}}, ".", "")
     assert backends.dispatch_order([tasks[0], trace, tasks[2]]) == [tasks[0], trace, tasks[2]]
+
+
+def test_pool_rows_equal_in_process_rows_for_one_and_two_workers() -> None:
+    """The ``sweep`` bench's points through the pool at 1 and 2 workers give the in-process
+    rows (``wall_s`` apart), ``latencies_s`` a list of the same doubles (the rows travel with
+    it packed, :func:`~npusched.experiments.backends.pack_row`)."""
+    import json
+    from array import array
+
+    from npusched.bench.sweep import sweep_tasks
+    from npusched.experiments.backends import pack_row, run_tasks, unpack_row
+
+    tasks = sweep_tasks(150, points=6, seed=3)
+
+    def rows_of(backend: str, workers: int) -> list[str]:
+        rows: list[dict[str, Any]] = []
+        run_tasks(tasks, rows.append, backend=backend, workers=workers)
+        assert all(type(r["latencies_s"]) is list for r in rows)
+        rows.sort(key=lambda r: r["index"])
+        return [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]
+
+    ref = rows_of("inprocess", 1)
+    assert rows_of("process", 1) == ref
+    assert rows_of("process", 2) == ref
+    values = [0.1, -0.0, 5e-324, 1.7976931348623157e308]
+    row = {"latencies_s": list(values), "x": 1.0}
+    packed = pack_row(row)
+    assert type(packed["latencies_s"]) is array and row["latencies_s"] == values  # a copy
+    back = unpack_row(packed)["latencies_s"]
+    assert [v.hex() for v in back] == [v.hex() for v in values]

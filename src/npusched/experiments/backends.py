@@ -30,6 +30,7 @@ import os
 import re
 import threading
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -258,14 +259,37 @@ def chunks(tasks: Sequence[PointTask], workers: int) -> list[Sequence[PointTask]
 def run_points(tasks: Sequence[PointTask]) -> tuple[list[dict[str, Any]], BaseException | None]:
     """:func:`run_point` over a chunk of points, in order (one pool task): the rows of the
     points that finished and the error of the first that failed (``None`` if none did; the
-    points after it are not run)."""
+    points after it are not run). The rows travel packed (:func:`pack_row`)."""
     rows: list[dict[str, Any]] = []
     for t in tasks:
         try:
-            rows.append(run_point(t))
+            rows.append(pack_row(run_point(t)))
         except Exception as e:  # handed to the driver after the finished rows
             return rows, e
     return rows, None
+
+
+def pack_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its ``latencies_s`` as an ``array("d")`` for the trip to the driver.
+
+    The driver unpickles every row on the pool's result thread, beside the workers on a
+    machine with as many cores as workers: a list of 2,000 floats unpickles one float at a
+    time (about 0.1 ms), an array of doubles as one block of bytes (its ``tolist`` in
+    :func:`unpack_row` about a third of that), so the driver takes less of the workers'
+    cores per point. The values are the same doubles, bit for bit."""
+    lat = row.get("latencies_s")
+    if type(lat) is list:
+        row = dict(row)
+        row["latencies_s"] = array("d", lat)
+    return row
+
+
+def unpack_row(row: dict[str, Any]) -> dict[str, Any]:
+    """:func:`pack_row` undone (in the driver): ``latencies_s`` a list of floats again."""
+    lat = row.get("latencies_s")
+    if type(lat) is array:
+        row["latencies_s"] = lat.tolist()
+    return row
 
 
 def _run_pool(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
@@ -338,7 +362,7 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
             for f in sorted(done, key=lambda f: f.exception() is not None):
                 rows, err = f.result()
                 for row in rows:
-                    on_done(row)
+                    on_done(unpack_row(row))
                 error = error or err
             if error is not None:
                 raise error
