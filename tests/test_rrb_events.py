@@ -151,9 +151,10 @@ def test_the_hooks_rotation_equals_the_scan_out_of_first_come_order(
     mechanism: str, policy: str
 ) -> None:
     """The hooks' :class:`~npusched.policies.temporal.rrb_core.Rotation` numbers jobs as they
-    are dispatched; a job dispatched before a live job that it comes before renumbers the
-    live jobs (``_renumber``), so the general loop's decisions from the rotation equal the
-    scan of the ready list (``next_job``) when dependencies dispatch requests late."""
+    are dispatched; a job dispatched after a live job of its model that it comes before
+    renumbers that model's live jobs (``_renumber``), so the general loop's decisions from the
+    rotation equal the scan of the ready list (``next_job``) when dependencies dispatch
+    requests late."""
     from npusched.policies.temporal.rrb import NPRRB
 
     class ScanningNPRRB(NPRRB):

@@ -154,8 +154,9 @@ class NPRRBCore:
     The hooks hold the dispatched jobs not completed in a :class:`Rotation` (``rot_``) and
     ask its :meth:`~Rotation.pick`, as the column loop does: the rule is decided there only.
     Numbers follow dispatch, which is first-come order in the engine (by arrival, ties by
-    id); a job dispatched before a live job it should follow (a request held back for its
-    predecessors) renumbers the live jobs in first-come order (:meth:`_renumber`).
+    id); a job dispatched after a live job of its model that it comes before (a request held
+    back for its predecessor) renumbers that model's live jobs in first-come order
+    (:meth:`_renumber`).
     """
 
     #: Set by :meth:`reset` (per instance): the hooks reset a policy used before any reset.
@@ -167,8 +168,8 @@ class NPRRBCore:
     #: Per live job id: its number in ``rot_``; per number: the job.
     num_: dict[int, int]
     jobs_: dict[int, JobView]
-    last_arrival_: float
-    last_id_: int
+    last_arrival_: list[float]
+    last_id_: list[int]
     quiet_memo_: tuple[float, float, float] | None
     pointer_: str | None
     slice_start_: float
@@ -189,9 +190,10 @@ class NPRRBCore:
         self.rot_ = Rotation([], 0)
         self.num_ = {}
         self.jobs_ = {}
-        #: The first-come key ``(arrival_s, id)`` of the last job dispatched.
-        self.last_arrival_ = -math.inf
-        self.last_id_ = 0
+        #: Per model: the first-come key ``(arrival_s, id)`` of its last job numbered, at or
+        #: above every live one of the model.
+        self.last_arrival_ = []
+        self.last_id_ = []
         #: ``quiet_before``'s threshold for a slice start: ``(slice_start_, quantum_s, T)``.
         self.quiet_memo_ = None
         self.pointer_ = None
@@ -207,6 +209,8 @@ class NPRRBCore:
         place = self.place_[net] = len(self.order_)
         self.order_.append(net)
         self.rot_.add_model()
+        self.last_arrival_.append(-math.inf)
+        self.last_id_.append(0)
         return place
 
     def on_dispatch(self, job: JobView, now: float) -> None:
@@ -221,30 +225,32 @@ class NPRRBCore:
         k = self.rot_.add(m)
         self.num_[i] = k
         self.jobs_[k] = job
-        if a > self.last_arrival_ or (a == self.last_arrival_ and i > self.last_id_):
-            self.last_arrival_ = a
-            self.last_id_ = i
+        la = self.last_arrival_[m]
+        if a > la or (a == la and i > self.last_id_[m]):
+            self.last_arrival_[m] = a
+            self.last_id_[m] = i
         else:
-            self._renumber()
+            self._renumber(m)
 
-    def _renumber(self) -> None:
-        """Number the live jobs again in first-come order, above every number given (a job
-        was dispatched after a live job that it comes before)."""
-        live = sorted(self.jobs_.values(), key=lambda j: (j.arrival_s, j.id))
+    def _renumber(self, m: int) -> None:
+        """Number model ``m``'s live jobs again in first-come order, above every number given
+        (one of them was dispatched after a live job of the model that it comes before). Only
+        the order within a model matters: :meth:`Rotation.pick` compares a model's numbers
+        with each other, never with another model's."""
         rot = self.rot_
-        for h in rot.heaps:
-            h.clear()
-        rot.n_wait = 0
-        self.num_.clear()
-        self.jobs_.clear()
-        place = self.place_
+        h = rot.heaps[m]
+        jobs_ = self.jobs_
+        live = sorted((jobs_.pop(k) for k in h), key=lambda j: (j.arrival_s, j.id))
+        rot.n_wait -= len(h)
+        h.clear()
+        num = self.num_
         for job in live:
-            k = rot.add(place[job.network])
-            self.num_[job.id] = k
-            self.jobs_[k] = job
+            k = rot.add(m)
+            num[job.id] = k
+            jobs_[k] = job
         last = live[-1]
-        self.last_arrival_ = last.arrival_s
-        self.last_id_ = last.id
+        self.last_arrival_[m] = last.arrival_s
+        self.last_id_[m] = last.id
 
     def on_complete(self, job: JobView, now: float) -> None:
         if not self._reset_done:
