@@ -28,6 +28,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from npusched.errors import ConfigError
+
+# The engine's job as policies read it natively, and the clock it reads (the compiled
+# ``native_contract``'s, see there): re-exported here, the one module of ``policies`` the
+# simulator imports.
+from npusched.policies.native_contract import Clock as Clock
+from npusched.policies.native_contract import JobCore as JobCore
+from npusched.policies.native_contract import set_states
 from npusched.workloads.request import Request
 
 if TYPE_CHECKING:
@@ -55,6 +62,11 @@ class JobState(StrEnum):
     RUNNING = "running"
     PREEMPTING = "preempting"  # stopping at a preemption point / saving its context
     DONE = "done"
+
+
+#: The native job's properties compare its state with these (``native_contract`` cannot
+#: import this module).
+set_states(JobState.WAITING, JobState.RUNNING, JobState.PREEMPTING)
 
 
 @dataclass(frozen=True, slots=True)
