@@ -22,6 +22,7 @@ this one): the job's state and allocation are typed as objects here (the contrac
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Final
 
 from npusched.hardware.plan import ExecPlan
@@ -139,3 +140,84 @@ class JobCore:
     def position(self) -> tuple[int, float]:
         """``(step, fraction of the step done)`` as of the simulator clock."""
         return self.plan.position_at(self.executed_s)
+
+
+#: The empty list a :class:`ViewFields` holds between decisions (never written to).
+NO_JOBS: Final[list[Any]] = []
+
+
+class ViewFields:
+    """The engine's machine view's fields as native attributes (eighteenth round).
+
+    The engine keeps one per run beside its machine view and writes it where it refills the
+    view (``sim.engine._Run._machine_view``), and hands it to this thread's
+    :class:`MadeSchedule` (``view_fields``) before each decision. A compiled policy core whose
+    view is the record's ``view`` reads the fields here (native attributes, typed) instead of
+    through the interpreted ``MachineView`` (a generic attribute read per field); any other
+    view (a test's own, a view the policy kept from an earlier decision) is read as before.
+    ``running`` and ``preempting`` are :data:`NO_JOBS` between decisions (the engine counts the
+    references to its lists to refill them), and the record is dropped when a run ends."""
+
+    def __init__(self) -> None:
+        #: the view whose fields these are (the engine's current one)
+        self.view: Any = None
+        self.now = 0.0
+        self.ready: list[Any] = NO_JOBS
+        self.running: list[Any] = NO_JOBS
+        self.preempting: list[Any] = NO_JOBS
+        self.resources: Any = None
+        self.reason = ""
+        self.profiles: Any = None
+
+
+class MadeSchedule:
+    """The schedule ``policies.machine_core.make_schedule`` filled last, and its fields as it
+    wrote them (seventeenth round; here since the eighteenth, so that the engine reads them).
+
+    A decision's schedule lives from the policy's ``return`` to the end of the engine's
+    ``_apply``: nobody else holds it. So ``make_schedule`` refills the one it made last
+    (writing into its ``__dict__`` only the fields that are not the same objects as before)
+    instead of a new object and a new instance dictionary per decision, unless something
+    beside this record still refers to it, to its ``__dict__`` or by a weak reference (a policy
+    that keeps the schedules it returned, ``vars()`` of one): then that one stays as it was and
+    a new one takes its place, as the engine does with its machine view. The fields are kept
+    here as native attributes, for the identity tests of a refill and for the engine: where
+    the schedule a policy returns is this record's ``sched``, ``_apply`` reads the fields here
+    (typed, compiled) instead of from the schedule's ``__dict__``. Typed as objects: the
+    contract's ``Schedule``, ``Mechanism`` and ``Merge`` live above this module. ``None`` where
+    no schedule is held (the fields of a new schedule are all written)."""
+
+    def __init__(self) -> None:
+        self.sched: Any = None
+        self.d: dict[str, Any] = {}
+        #: the references to ``sched`` and ``d`` when only this record held them
+        self.refs0 = 0
+        self.assign: Any = None
+        self.preempt: Any = None
+        self.mechanism: Any = None
+        self.until_step: Any = None
+        self.merge: Any = None
+        self.timers: Any = None
+        self.rates: Any = None
+        #: The fields of the machine view of the decision under way (set by the engine before
+        #: it calls the policy; ``None`` between runs).
+        self.view_fields: ViewFields | None = None
+
+
+#: One record per thread (``threading.local``): runs are sequential within a thread (a nested
+#: run's schedules are made and dropped inside the outer decision), but the ``dask`` backend's
+#: local cluster with ``local_processes=False`` runs points in threads of one process, and two
+#: threads refilling one record could hand one thread the other's decision. Emptied when a run
+#: ends (``machine_core.release``, in the run's thread).
+_LOCAL: Final = threading.local()
+
+
+def made_schedule() -> MadeSchedule:
+    """This thread's :class:`MadeSchedule` (made on its first use). The engine reads it once
+    per run (its decisions are made in the run's thread), ``make_schedule`` once per call."""
+    m = _LOCAL.__dict__.get("m")
+    if m is None:
+        m = MadeSchedule()
+        _LOCAL.m = m
+    assert isinstance(m, MadeSchedule)
+    return m

@@ -36,8 +36,9 @@ from npusched.policies.contract import (
     MachineView,
     Mechanism,
     Schedule,
+    made_schedule,
 )
-from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNTIL, make_schedule
+from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNTIL, refill_schedule
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -428,8 +429,16 @@ class PlanariaCore:
         size = self.size_
         if size is None:
             size = self.size_ = self._capacity(view)
-        jobs = [*view.running, *view.preempting, *view.ready]
-        reason = view.reason
+        # the engine's view: its fields as the engine's native record holds them (typed
+        # where compiled); any other view through its attributes
+        m = made_schedule()
+        vf = m.view_fields
+        if vf is not None and vf.view is view:
+            jobs = [*vf.running, *vf.preempting, *vf.ready]
+            reason = vf.reason
+        else:
+            jobs = [*view.running, *view.preempting, *view.ready]
+            reason = view.reason
         promised_all = self.promised_
         if reason == "arrival" or reason == "completion":
             self.targets_ = self._targets(jobs, view, size)
@@ -516,7 +525,9 @@ class PlanariaCore:
             promised_all[job.id] = want
         if not assign and not preempt:
             return _NOTHING
-        return make_schedule(assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES)
+        return refill_schedule(
+            m, assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
+        )
 
 
 def job_slo(job: JobView) -> Any:
