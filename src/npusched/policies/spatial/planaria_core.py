@@ -390,8 +390,10 @@ class PlanariaCore:
             complete = True
             for job in jobs:
                 # the engine's job: its id and position read natively where compiled (the
-                # ``JobView`` protocol's generic reads for any other job object)
-                jc = job if isinstance(job, JobCore) else None
+                # ``JobView`` protocol's generic reads for any other job object); declared,
+                # since a job narrowed by ``isinstance`` is an intersection with the protocol,
+                # which mypyc reads generically
+                jc: JobCore | None = job if isinstance(job, JobCore) else None
                 jid = jc.id if jc is not None else job.id
                 ids.append(jid)
                 rec = rec_of.get(jid)
@@ -462,7 +464,7 @@ class PlanariaCore:
         changes: list[tuple[JobView, int, int, int]] = []
         need = 0
         for job in jobs:
-            jc = job if isinstance(job, JobCore) else None
+            jc: JobCore | None = job if isinstance(job, JobCore) else None  # (as in _targets)
             if jc is not None:
                 st = jc.state
                 jid = jc.id
