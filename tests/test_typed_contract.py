@@ -102,8 +102,8 @@ def _run(family: str, n: int, seed: int, generic: bool, seen: list[str] | None =
             fn = getattr(policy, hook, None)
             if callable(fn):
 
-                def hooked(job: Any, _fn: Any = fn) -> Any:
-                    return _fn(px(job))
+                def hooked(job: Any, *rest: Any, _fn: Any = fn) -> Any:
+                    return _fn(px(job), *rest)
 
                 setattr(policy, hook, hooked)
         return policy
