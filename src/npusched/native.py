@@ -66,6 +66,8 @@ COMPILED_MODULES: Final = (
     # Algorithm 2's general-loop hooks on the token table (fourteenth round), under the
     # interpreted token policies: what P-PREMA / P-TOKEN do at a wake of the general loop (DFS).
     "npusched.policies.temporal.prema_core",
+    # The contract's native classes (eighteenth round): the engine's job as policies read it.
+    "npusched.policies.native_contract",
 )
 
 #: The build record ``setup.py`` writes next to this file: ``{"sources": {module: sha256}}``.

@@ -321,8 +321,12 @@ class ExecPlan:
         cum_f = self._cum_f
         if cum_f is None:
             cum_f = self._typed()
-        if cum_f is not None:  # the same steps on the typed list
-            t = bisect_right(cum_f, executed_s) - 1
+        if cum_f is not None:  # the same steps on the typed list (its native search compiled)
+            t = (
+                _bisect_right_f(cum_f, executed_s)
+                if _TYPED_SEARCH
+                else bisect_right(cum_f, executed_s)
+            ) - 1
             if t >= self.steps:
                 return self.steps, 0.0
             if t < 0:

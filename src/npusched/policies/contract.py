@@ -28,6 +28,19 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from npusched.errors import ConfigError
+
+# The contract's native classes (``native_contract``, compiled), re-exported here, the one
+# module of ``policies`` the simulator imports: the engine's job as policies read it natively
+# (``JobCore``) and the clock it reads; the record of the schedule a compiled core made last
+# (``MadeSchedule``, ``made_schedule``) and the machine view's native fields (``ViewFields``,
+# ``NO_JOBS``), which the engine reads and writes.
+from npusched.policies.native_contract import NO_JOBS as NO_JOBS
+from npusched.policies.native_contract import Clock as Clock
+from npusched.policies.native_contract import JobCore as JobCore
+from npusched.policies.native_contract import MadeSchedule as MadeSchedule
+from npusched.policies.native_contract import ViewFields as ViewFields
+from npusched.policies.native_contract import made_schedule as made_schedule
+from npusched.policies.native_contract import set_states
 from npusched.workloads.request import Request
 
 if TYPE_CHECKING:
@@ -55,6 +68,11 @@ class JobState(StrEnum):
     RUNNING = "running"
     PREEMPTING = "preempting"  # stopping at a preemption point / saving its context
     DONE = "done"
+
+
+#: The native job's properties compare its state with these (``native_contract`` cannot
+#: import this module).
+set_states(JobState.WAITING, JobState.RUNNING, JobState.PREEMPTING)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,22 @@ constructors). The compiled cores (``batching/core.py``, ``spatial/planaria_core
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import fields as dataclass_fields
 from sys import getrefcount
-from typing import Any, Final, cast
+from typing import Any, Final
 from weakref import getweakrefcount
 
-from npusched.policies.contract import NOTHING, RUN_END, JobView, Mechanism, Merge, Schedule
+from npusched.policies.contract import (
+    NOTHING,
+    RUN_END,
+    JobView,
+    MadeSchedule,
+    Mechanism,
+    Merge,
+    Schedule,
+    made_schedule,
+)
 from npusched.policies.machine import _FAST_SCHEDULE
 
 #: ``Merge`` is a plain frozen dataclass of ``(into, jobs)``: :func:`make_merge` may fill its
@@ -50,48 +58,8 @@ _SCHEDULE: Final = Schedule
 _MERGE: Final = Merge
 
 
-class MadeSchedule:
-    """The schedule :func:`make_schedule` filled last, and its fields as it wrote them
-    (seventeenth round).
-
-    A decision's schedule lives from the policy's ``return`` to the end of the engine's
-    ``_apply``: nobody else holds it. So :func:`make_schedule` refills the one it made last
-    (writing into its ``__dict__`` only the fields that are not the same objects as before)
-    instead of a new object and a new instance dictionary per decision, unless something
-    beside this record still refers to it, to its ``__dict__`` or by a weak reference (a policy
-    that keeps the schedules it returned, ``vars()`` of one): then that one stays as it was and
-    a new one takes its place, as the engine does with its machine view. The fields are kept
-    here as native attributes for the identity tests of a refill."""
-
-    def __init__(self) -> None:
-        self.sched: Schedule | None = None
-        self.d: dict[str, Any] = {}
-        #: the references to ``sched`` and ``d`` when only this record held them
-        self.refs0 = 0
-        self.assign: Mapping[Any, Any] = NO_ASSIGN
-        self.preempt: Sequence[Any] = NO_PREEMPT
-        self.mechanism: Mechanism = NO_MECHANISM
-        self.until_step: Mapping[Any, int] = NO_UNTIL
-        self.merge: Sequence[Merge] = NO_MERGE
-        self.timers: Sequence[float] = NO_TIMERS
-        self.rates: Mapping[Any, float] = NO_RATES
-
-
-#: One record per thread (``threading.local``): runs are sequential within a thread (a nested
-#: run's schedules are made and dropped inside the outer decision), but the ``dask`` backend's
-#: local cluster with ``local_processes=False`` runs points in threads of one process, and two
-#: threads refilling one record could hand one thread the other's decision. Emptied when a run
-#: ends (:func:`release`, in the run's thread).
-_LOCAL: Final = threading.local()
-
-
-def _made() -> MadeSchedule:
-    """This thread's record (made on its first use)."""
-    m = _LOCAL.__dict__.get("m")
-    if m is None:
-        m = MadeSchedule()
-        _LOCAL.m = m
-    return cast(MadeSchedule, m)
+#: This thread's record (:func:`~npusched.policies.contract.made_schedule`; made on first use).
+_made: Final = made_schedule
 
 #: ``sys.getrefcount`` / ``weakref.getweakrefcount`` as ``Final`` names (C statics compiled).
 _GETREFCOUNT: Final = getrefcount
@@ -116,7 +84,7 @@ def _new_schedule(
     rates: Mapping[Any, float],
 ) -> None:
     """A new schedule in the record, its ``__dict__`` written whole in the fields' order."""
-    sch = _NEW(_SCHEDULE)
+    sch: Schedule = _NEW(_SCHEDULE)
     d = sch.__dict__
     d["assign"] = m.assign = assign
     d["preempt"] = m.preempt = preempt
@@ -138,14 +106,30 @@ def make_schedule(
     timers: Sequence[float],
     rates: Mapping[Any, float],
 ) -> Schedule:
+    """:func:`refill_schedule` on this thread's record."""
+    return refill_schedule(
+        made_schedule(), assign, preempt, mechanism, until_step, merge, timers, rates
+    )
+
+
+def refill_schedule(
+    m: MadeSchedule,
+    assign: Mapping[Any, Any],
+    preempt: Sequence[Any],
+    mechanism: Mechanism,
+    until_step: Mapping[Any, int],
+    merge: Sequence[Merge],
+    timers: Sequence[float],
+    rates: Mapping[Any, float],
+) -> Schedule:
     """``Schedule(assign, preempt, mechanism, until_step, merge, timers, rates)`` without the
     frozen dataclass's per-field ``object.__setattr__`` (pass the ``NO_*`` values for the fields
     a decision leaves as in ``NOTHING``). The last schedule made is refilled where nothing but
     this thread's record refers to it (see :class:`MadeSchedule`): a schedule a policy keeps never
-    changes."""
+    changes. ``m`` is this thread's record (:func:`~npusched.policies.contract.made_schedule`:
+    a core that read it at the decision's start for the view's fields passes it)."""
     if not _FAST_SCHEDULE:  # pragma: no cover - only if Schedule changes shape
         return Schedule(assign, preempt, mechanism, until_step, merge, timers, rates)
-    m = _made()
     if m.sched is None or _refs(m) != m.refs0 or _GETWEAKREFCOUNT(m.sched):
         _new_schedule(m, assign, preempt, mechanism, until_step, merge, timers, rates)
         m.refs0 = _refs(m)
@@ -165,15 +149,14 @@ def make_schedule(
             d["timers"] = m.timers = timers
         if rates is not m.rates:
             d["rates"] = m.rates = rates
-    sch = m.sched
-    assert sch is not None
+    sch: Schedule = m.sched
     return sch
 
 
 def release() -> None:
     """Drop the record's schedule and fields (the engine calls it when a run ends, through
     :data:`~npusched.policies.contract.RUN_END`): nothing of a run outlives it."""
-    m = _made()
+    m = made_schedule()
     m.sched = None
     m.d = {}
     m.assign = NO_ASSIGN
@@ -183,6 +166,7 @@ def release() -> None:
     m.merge = NO_MERGE
     m.timers = NO_TIMERS
     m.rates = NO_RATES
+    m.view_fields = None
 
 
 RUN_END.append(release)

@@ -101,19 +101,23 @@ from npusched.errors import ConfigError, SimulationError, UnknownNameError
 from npusched.hardware.plan import _TYPED_SEARCH, _bisect_right_f
 from npusched.hardware.profile import ExecPlan, Profile
 from npusched.policies.contract import (
+    NO_JOBS,
     NOTHING,
     RUN_END,
     Allocation,
     MachineView,
+    MadeSchedule,
     Mechanism,
     PowerCapError,
     ReadyHook,
     ResourceView,
     Schedule,
     SchedulerView,
+    ViewFields,
     direct_hooks,
     is_no_op,
     job_cap_w,
+    made_schedule,
     ready_hooks,
 )
 from npusched.sim.common import (
@@ -557,6 +561,8 @@ _INF: Final = math.inf
 #: imported name is a look-up in the module's dictionary at each call.
 _GETREFCOUNT: Final = getrefcount
 _GETWEAKREFCOUNT: Final = getweakrefcount
+#: What the machine view's native fields hold as lists between decisions (read only).
+_NO_VIEW_JOBS: Final[list[Any]] = NO_JOBS
 #: ``_apply``'s list of late starts while it has none (never appended to: read only).
 _NO_JOBS: Final[list[Job]] = []
 
@@ -693,8 +699,15 @@ class _Run:
         # The machine view, kept and refilled at every decision while nothing but the engine
         # refers to it (see ``_machine_view``): its attribute dict, and the references the two
         # counts of ``_view_refs`` see when only the engine holds them.
+        #: This thread's record of the schedule ``make_schedule`` made last (the run's
+        #: decisions are made in this thread): ``_apply`` reads its typed fields.
+        self._made: MadeSchedule = made_schedule()
         self._view: MachineView = object.__new__(MachineView)
         self._view_dict: dict[str, Any] = self._view.__dict__
+        #: The kept view's fields as native attributes, for the compiled policy cores (written
+        #: with the view; it refers to the view, counted in ``_view_refs0`` as the engine's).
+        self._vf = ViewFields()
+        self._vf.view = self._view
         self._view_refs0 = self._view_refs()
         # What the kept view holds of the fields that often stay the same object from one
         # decision to the next (the ready list, the resource views, the reason, the profiles):
@@ -1708,9 +1721,12 @@ class _Run:
         # The fields that are the same objects as in the kept view's last fill are not written
         # again (a dictionary write costs more than the identity test); a new view is written
         # whole, in the fields' order (the order a first fill of the kept view writes too).
+        vf = self._vf
+        vf.running = vf.preempting = _NO_VIEW_JOBS  # (the lists' references counted below)
         if self._view_refs() != self._view_refs0 or _GETWEAKREFCOUNT(self._view):
             self._view = object.__new__(MachineView)
             self._view_dict = self._view.__dict__
+            vf.view = self._view
             self._held_ready = self._held_resources = None
             self._held_reason = self._held_profiles = None
             self._held_running = self._held_preempting = None
@@ -1779,8 +1795,20 @@ class _Run:
             resources = got
             self._res_key = key
             self._res_last = got
+        # the same fields, natively, for the compiled policy cores (``ViewFields``)
+        now = self.clock.now
+        ready = self.ready
+        profiles = self.sim.profiles
+        vf.now = now
+        vf.ready = ready
+        vf.running = running
+        vf.preempting = preempting
+        vf.resources = resources
+        vf.reason = reason
+        vf.profiles = profiles
+        self._made.view_fields = vf
         if not _FAST_MACHINE_VIEW:  # pragma: no cover - only if MachineView changes shape
-            return MachineView(
+            vf.view = MachineView(
                 self.clock.now,
                 self.ready,
                 running,
@@ -1789,9 +1817,9 @@ class _Run:
                 reason,
                 self.sim.profiles,
             )
+            return vf.view
         d = self._view_dict
-        d["now"] = self.clock.now
-        ready = self.ready
+        d["now"] = now
         if ready is not self._held_ready:
             d["ready"] = self._held_ready = ready
         if running is not self._held_running:
@@ -1802,7 +1830,6 @@ class _Run:
             d["resources"] = self._held_resources = resources
         if reason is not self._held_reason:
             d["reason"] = self._held_reason = reason
-        profiles = self.sim.profiles
         if profiles is not self._held_profiles:
             d["profiles"] = self._held_profiles = profiles
         return self._view
@@ -1848,7 +1875,18 @@ class _Run:
                 f"returns a Schedule"
             )
         now = self.clock.now
-        if type(sched) is _SCHEDULE:  # a frozen dataclass without slots: its fields in __dict__
+        made = self._made
+        if sched is made.sched:
+            # the schedule a compiled core made (``make_schedule``): its fields as the record
+            # holds them, native attributes where compiled (no ``__dict__`` and its look-ups)
+            merge = made.merge
+            mech = made.mechanism
+            preempt = made.preempt
+            until_step = made.until_step
+            assign = made.assign
+            rates = made.rates
+            timers = made.timers
+        elif type(sched) is _SCHEDULE:  # a frozen dataclass without slots: its fields in __dict__
             fd = sched.__dict__
             merge = fd["merge"]
             mech = fd["mechanism"]

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from npusched.hardware.profile import ExecPlan, Profile
-from npusched.policies.contract import Allocation, JobState
+from npusched.policies.contract import Allocation, Clock, JobCore, JobState
 from npusched.workloads.request import Request
 
 #: The unset start time (a module constant: ``float("nan")`` parses its string per call).
@@ -31,15 +31,6 @@ STARTING: Final = JobState.STARTING
 RUNNING: Final = JobState.RUNNING
 PREEMPTING: Final = JobState.PREEMPTING
 DONE: Final = JobState.DONE
-
-
-class Clock:
-    """The simulator's current time in seconds, shared by reference with every live job."""
-
-    __slots__ = ("now",)
-
-    def __init__(self) -> None:
-        self.now = 0.0
 
 
 class RowRequests:
@@ -75,21 +66,21 @@ class RowRequests:
         return r
 
 
-class Job:
+class Job(JobCore):
     """One request, or a batch of requests, being simulated (satisfies
     :class:`npusched.policies.contract.JobView`).
 
     Public attributes are read-only for policies. Times are seconds; ``executed_s`` is seconds
-    of work on the current plan, not wall time.
+    of work on the current plan, not wall time. The fields a policy reads, and the properties
+    computed from them (``executed_s``, ``waited_s``, ``position``, ``stay``), are the
+    contract's native base's (:class:`~npusched.policies.contract.JobCore`), so a compiled
+    policy core reads them typed; this class adds the engine's bookkeeping.
     """
 
     __slots__ = (
         "_batch",
-        "_clock",
         "_epoch",
-        "_exec",
         "_leaving",
-        "_limit",
         "_next_alloc",
         "_req",
         "_res",
@@ -100,38 +91,21 @@ class Job:
         "_seg_exec0",
         "_seg_start",
         "_src",
-        "_t0",
         "_until",
-        "_wait_since",
-        "_waited",
-        "allocation",
-        "arrival_s",
         "checkpoint_bytes",
         "checkpoint_s",
         "energy_j",
-        "estimated_s",
         "first_start_s",
-        "id",
-        "isolated_s",
-        "network",
         "order",
-        "plan",
-        "preemptions",
-        "priority",
         "profile",
-        "rate",
         "row",
         "seq_in",
         "seq_out",
-        "slo_s",
-        "state",
-        "units",
         "variant",
         "wasted_s",
     )
 
     # Set when the job first starts / saves (annotated here since __init__ leaves them unset).
-    _limit: float
     _seg_start: float
     _seg_exec0: float
     _save_start: float
@@ -193,7 +167,7 @@ class Job:
         self._rows: tuple[int, ...] = (row,)
         self._samples: tuple[Request, ...] | None = None if request is None else (request,)
         self._batch = batch
-        self.allocation: Allocation | None = None
+        self.allocation = None
         self.units = 0
         self.variant: tuple[tuple[str, Any], ...] = ()
         self._res = -1
@@ -261,41 +235,6 @@ class Job:
         self._rows = rows
         self._samples = None
         self._batch = batch
-
-    @property
-    def executed_s(self) -> float:
-        """Seconds of work completed as of the simulator clock (excludes restore time)."""
-        st = self.state
-        if st is RUNNING or st is PREEMPTING:
-            dt = self._clock.now - self._t0
-            if dt > 0.0:
-                e = self._exec + self.rate * dt
-                lim = self._limit
-                return e if e < lim else lim
-        return self._exec
-
-    @property
-    def waited_s(self) -> float:
-        """Seconds spent in the ready queue so far (as of the simulator clock)."""
-        if self.state is WAITING:
-            return self._waited + (self._clock.now - self._wait_since)
-        return self._waited
-
-    @property
-    def stay(self) -> tuple[float, float]:
-        """``(seconds waited before the current stay in the ready queue, when it began)``
-        (seconds; meaningful while waiting): :func:`~npusched.policies.contract.wait_stay`."""
-        return (self._waited, self._wait_since)
-
-    @property
-    def remaining_s(self) -> float:
-        """Seconds of work left on the current plan at its own speed."""
-        return self.isolated_s - self.executed_s
-
-    @property
-    def position(self) -> tuple[int, float]:
-        """``(step, fraction of the step done)`` as of the simulator clock."""
-        return self.plan.position_at(self.executed_s)
 
     @property
     def batch(self) -> int:

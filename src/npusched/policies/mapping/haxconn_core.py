@@ -30,7 +30,14 @@ from npusched.errors import ConfigError
 from npusched.hardware.contention import PccsContention
 from npusched.hardware.soc import GroupProfile, generate_profile
 from npusched.models.zoo import get_network
-from npusched.policies.contract import NOTHING, Allocation, JobView, MachineView, Schedule
+from npusched.policies.contract import (
+    NOTHING,
+    Allocation,
+    JobView,
+    MachineView,
+    Schedule,
+    made_schedule,
+)
 from npusched.policies.machine_core import (
     NO_ASSIGN,
     NO_MECHANISM,
@@ -39,7 +46,7 @@ from npusched.policies.machine_core import (
     NO_RATES,
     NO_TIMERS,
     NO_UNTIL,
-    make_schedule,
+    refill_schedule,
 )
 from npusched.policies.mapping.execute import Schedule as GroupSchedule
 from npusched.policies.mapping.execute import Task, Workload
@@ -326,14 +333,27 @@ class HaxconnCore:
         # The decision's timers, until-steps and rates are made when the first is written; a
         # decision that writes none of them and starts nothing is ``NOTHING`` (the engine
         # carries out an empty schedule as ``NOTHING``: only the starts waiting for units).
+        # The engine's view: its fields as the engine's native record holds them (typed where
+        # compiled); any other view through its attributes.
+        m = made_schedule()
+        vf = m.view_fields
+        if vf is not None and vf.view is view:
+            now = vf.now
+            given: Any = vf.ready
+            resources = vf.resources
+        else:
+            vf = None
+            now = view.now
+            given = view.ready
+            resources = view.resources
         timers: list[float] | None = None
         if self.swaps is not None:
             if not self.timers_sent_:  # one engine timer per swap
-                timers = [s.time_s for s in self.pending_ if s.time_s > view.now]
+                timers = [s.time_s for s in self.pending_ if s.time_s > now]
                 self.timers_sent_ = True
-            while self.pending_ and self.pending_[0].time_s <= view.now:
+            while self.pending_ and self.pending_[0].time_s <= now:
                 self.current_ = self.pending_.popleft()
-        given = view.ready  # the engine's own list; any other sequence is copied
+        # (``given``: the engine's own list; any other sequence is copied)
         ready: list[Any] = given if type(given) is list else list(given)
         plans = self.plans_
         plan_of = self.plan_of_
@@ -352,8 +372,6 @@ class HaxconnCore:
                     if k not in plan_of:
                         plan_of[k] = plans[k.id]
                 break
-        now = view.now
-        resources = view.resources
         if not self.checked_:
             accs = self.spec_.accelerators
             for name in accs:
@@ -473,7 +491,7 @@ class HaxconnCore:
             # after it starts the assigned jobs), in machine order as the engine lists them.
             acc_index = self.acc_index_
             running = []
-            for j in view.running:
+            for j in vf.running if vf is not None else view.running:
                 if j not in plan_of:  # (as in the ready queue above)
                     known = plans.get(j.id)
                     if known is None:
@@ -539,7 +557,8 @@ class HaxconnCore:
                     rates[j] = 1.0
         if not assign and until is None and timers is None and rates is None:
             return NOTHING
-        return make_schedule(
+        return refill_schedule(
+            m,
             assign if assign else NO_ASSIGN,
             NO_PREEMPT,
             NO_MECHANISM,

@@ -30,13 +30,15 @@ from npusched.errors import SimulationError
 from npusched.policies.contract import (
     NOTHING,
     Allocation,
+    JobCore,
     JobState,
     JobView,
     MachineView,
     Mechanism,
     Schedule,
+    made_schedule,
 )
-from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNTIL, make_schedule
+from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNTIL, refill_schedule
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -387,7 +389,12 @@ class PlanariaCore:
             rec_of = self.rec_of_
             complete = True
             for job in jobs:
-                jid = job.id
+                # the engine's job: its id and position read natively where compiled (the
+                # ``JobView`` protocol's generic reads for any other job object); declared,
+                # since a job narrowed by ``isinstance`` is an intersection with the protocol,
+                # which mypyc reads generically
+                jc: JobCore | None = job if isinstance(job, JobCore) else None
+                jid = jc.id if jc is not None else job.id
                 ids.append(jid)
                 rec = rec_of.get(jid)
                 if rec is None:
@@ -401,7 +408,7 @@ class PlanariaCore:
                 else:
                     slo_any: Any = job_slo(job)
                     sl = slo_any - (now - job.arrival_s)
-                step, frac = job.position
+                step, frac = jc.position if jc is not None else job.position
                 got = _estimate(tab, step, frac, sl, size)
                 if got is None:
                     complete = False
@@ -424,8 +431,16 @@ class PlanariaCore:
         size = self.size_
         if size is None:
             size = self.size_ = self._capacity(view)
-        jobs = [*view.running, *view.preempting, *view.ready]
-        reason = view.reason
+        # the engine's view: its fields as the engine's native record holds them (typed
+        # where compiled); any other view through its attributes
+        m = made_schedule()
+        vf = m.view_fields
+        if vf is not None and vf.view is view:
+            jobs = [*vf.running, *vf.preempting, *vf.ready]
+            reason = vf.reason
+        else:
+            jobs = [*view.running, *view.preempting, *view.ready]
+            reason = view.reason
         promised_all = self.promised_
         if reason == "arrival" or reason == "completion":
             self.targets_ = self._targets(jobs, view, size)
@@ -441,20 +456,36 @@ class PlanariaCore:
         # The same pass sums the units the engine counts as held or promised (its capacity
         # check; a move adds only the growth beyond what it holds): every job not waiting, its
         # larger of the two (read once per job, where a second pass read every job again).
+        # The engine's jobs (``JobCore``) are read natively where compiled: their state, id
+        # and allocation, and the units held where the allocation is this run's allocation of
+        # ``units`` units (``allocs_``' entry: its ``units`` is that number); any other job
+        # object through the ``JobView`` protocol.
+        allocs = self.allocs_
         changes: list[tuple[JobView, int, int, int]] = []
         need = 0
         for job in jobs:
-            st = job.state
+            jc: JobCore | None = job if isinstance(job, JobCore) else None  # (as in _targets)
+            if jc is not None:
+                st = jc.state
+                jid = jc.id
+            else:
+                st = job.state
+                jid = job.id
             held = 0
             if st is running or st is preempting:
-                alloc = job.allocation
+                if jc is not None:
+                    alloc = jc.allocation
+                    if alloc is not None and allocs.get(jc.units) is alloc:
+                        held = jc.units
+                        alloc = None
+                else:
+                    alloc = job.allocation
                 if alloc is not None:
                     u = alloc.units
                     if type(u) is int:  # int(u or 0) without the generic int() call
                         held = u
                     elif u:
                         held = int(u)
-            jid = job.id
             promised = promised_all.get(jid, held)
             if st is not waiting:
                 need += promised if promised > held else held
@@ -463,7 +494,6 @@ class PlanariaCore:
                 changes.append((job, held, promised, want))
         if not changes:
             return _NOTHING
-        allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
         grow: list[tuple[JobView, int, int, int]] = []
@@ -497,7 +527,9 @@ class PlanariaCore:
             promised_all[job.id] = want
         if not assign and not preempt:
             return _NOTHING
-        return make_schedule(assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES)
+        return refill_schedule(
+            m, assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
+        )
 
 
 def job_slo(job: JobView) -> Any:
