@@ -114,6 +114,7 @@ from npusched.policies.contract import (
     direct_hooks,
     is_no_op,
     job_cap_w,
+    quiet_wake_rule,
     ready_hooks,
 )
 from npusched.sim.common import (
@@ -1604,7 +1605,13 @@ class _Run:
             self.n_moving -= 1
             job.state = STARTING
             job._wait_since = now
-            self.pending.insert(0, (job, *nxt))
+            ri, units, variant, alloc = nxt
+            if self.res[ri].free >= units:
+                # ``_drain_pending`` with the job first in the queue: it starts now (the
+                # others follow below), without the entry and the queue's copy
+                self._start(job, ri, units, variant, alloc)
+            else:
+                self.pending.insert(0, (job, ri, units, variant, alloc))
         else:
             self._requeue(job, now)
         if self.pending:
@@ -2364,6 +2371,9 @@ class _Run:
         # resource until the save is done and no decision is made before then, so the stop's
         # wake changes nothing but ``events``.
         fuse_stop = quiet_fn is not None and sim.power is None and until == inf
+        # A machine policy's wakes it declares quiet (``quiet_wake``: Planaria's ends of a save
+        # that change no target): ``NOTHING`` carried out without a view or a decision.
+        quiet_wake = None if temporal else quiet_wake_rule(policy)
 
         while True:
             if heap:
@@ -2545,7 +2555,11 @@ class _Run:
                 if ticked and call_period:
                     policy.on_period(self._machine_view("period"))
                 if reason:
-                    self._apply(select(self._machine_view(reason)))
+                    if quiet_wake is not None and quiet_wake(reason):
+                        if self.pending:  # ``_apply(NOTHING)``
+                            self._drain_pending()
+                    else:
+                        self._apply(select(self._machine_view(reason)))
                 # ``busy`` is read only by the period tick below (``skipping`` is temporal),
                 # and only with a period
                 if period is not None:
