@@ -2446,7 +2446,16 @@ class _Run:
                         continue  # nobody waits: the tick is skipped
                     ticked = True
                 else:
-                    r = handlers[kind](job, epoch)
+                    # the re-allocation's kinds and a completion called directly (native calls
+                    # compiled: no look-up, bound method or argument parsing), the rest by kind
+                    if kind == COMPLETE:
+                        r = self._h_complete(job, epoch)
+                    elif kind == STOP:
+                        r = self._h_stop(job, epoch)
+                    elif kind == SAVE_DONE:
+                        r = self._h_save_done(job, epoch)
+                    else:
+                        r = handlers[kind](job, epoch)
                     if not r:
                         if kind in (COMPLETE, BOUNDARY):
                             continue  # superseded
