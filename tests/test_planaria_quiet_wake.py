@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from npusched.hardware import compile_profile
 from npusched.hardware.fission import FissionArray
@@ -58,9 +60,11 @@ class _Checked(PlanariaPolicy):
         return out
 
 
-def _run(policy: Any, workload: str, load: float, seed: int) -> dict[str, Any]:
+def _run(
+    policy: Any, workload: str, load: float, seed: int, n: int = 150
+) -> dict[str, Any]:
     profs = {n: compile_profile(get_network(n), FA) for n in WORKLOADS[workload]}
-    reqs = planaria_workload(workload, "S", load, n_requests=150, random_state=seed)
+    reqs = planaria_workload(workload, "S", load, n_requests=n, random_state=seed)
     sim = Simulator(
         profs, policy, machine=fission_array(), record_timeline=True, record_power=True
     )
@@ -81,6 +85,20 @@ def test_quiet_wake_decides_nothing(workload: str, load: float, seed: int) -> No
     got = _run(pol, workload, load, seed)
     assert pol.quiet_seen > 0  # the case is exercised
     assert got == _run(PlanariaPolicy(), workload, load, seed)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    workload=st.sampled_from(["A", "B", "C"]),
+    load=st.floats(20.0, 200.0),
+    seed=st.integers(0, 10_000),
+)
+def test_quiet_wakes_random_workloads(workload: str, load: float, seed: int) -> None:
+    """Random loads and seeds: every wake declared quiet decides ``NOTHING``, and the run
+    with quiet wakes skipped is the run with every wake decided."""
+    pol = _Checked()
+    got = _run(pol, workload, load, seed, n=60)
+    assert got == _run(PlanariaPolicy(), workload, load, seed, n=60)
 
 
 def test_quiet_wake_rule() -> None:
