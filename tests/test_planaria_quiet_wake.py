@@ -120,3 +120,12 @@ def test_quiet_wake_rule() -> None:
     own.reset()
     own.settled_ = True
     assert not own.quiet_wake("preempted")  # a decision of its own is never declared quiet
+
+
+def test_direct_handlers_where_compiled() -> None:
+    """The wake's loop calls the completion, stop and save handlers directly exactly where the
+    engine runs compiled (interpreted, every kind through ``handlers``)."""
+    from npusched import native
+    from npusched.sim import engine
+
+    assert ("npusched.sim.engine" in native.compiled()) == engine._DIRECT_HANDLERS

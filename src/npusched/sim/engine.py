@@ -90,7 +90,7 @@ from dataclasses import fields as dataclass_fields
 from itertools import repeat
 from operator import attrgetter, countOf
 from sys import getrefcount
-from types import MappingProxyType, SimpleNamespace
+from types import FunctionType, MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from weakref import getweakrefcount
 
@@ -571,6 +571,11 @@ def _next_boundary(now: float, period: float) -> int:
     while k * period <= now + TIME_TOL_S:
         k += 1
     return k
+
+
+#: Compiled (a module function is then a builtin, not a ``FunctionType``): the wake's loop
+#: calls the completion, stop and save handlers directly (see ``execute``).
+_DIRECT_HANDLERS: Final = not isinstance(_next_boundary, FunctionType)
 
 
 def _clamp_tiny_negative(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -2309,6 +2314,7 @@ class _Run:
         self.arr_disp = arrivals
         held = self.held
         handlers = self.handlers
+        direct = _DIRECT_HANDLERS
         n = len(arrivals)
         until = self.until
         inf = math.inf
@@ -2446,9 +2452,13 @@ class _Run:
                         continue  # nobody waits: the tick is skipped
                     ticked = True
                 else:
-                    # the re-allocation's kinds and a completion called directly (native calls
-                    # compiled: no look-up, bound method or argument parsing), the rest by kind
-                    if kind == COMPLETE:
+                    # compiled, the re-allocation's kinds and a completion called directly
+                    # (native calls: no look-up, bound method or argument parsing), the rest by
+                    # kind; interpreted, every kind by the table (a bound method's look-up
+                    # costs about what the comparisons would)
+                    if not direct:
+                        r = handlers[kind](job, epoch)
+                    elif kind == COMPLETE:
                         r = self._h_complete(job, epoch)
                     elif kind == STOP:
                         r = self._h_stop(job, epoch)
