@@ -423,6 +423,22 @@ def direct_hooks(enter: object) -> Any:
     return own if getattr(own, "direct_hooks", False) is True else None
 
 
+# --- wakes a machine policy declares quiet -------------------------------------------------------
+
+
+def quiet_wake_rule(policy: object) -> Callable[[str], bool] | None:
+    """A machine policy's ``quiet_wake(reason)``, or ``None`` where it has none.
+
+    A policy declares with it the wakes whose decision it knows to be ``NOTHING`` before a
+    view is built: ``quiet_wake(reason)`` is true only where ``select`` at that wake would
+    return ``NOTHING`` and change no state of its own. The general loop then neither builds the
+    view nor calls ``select``, and carries out ``NOTHING`` (the starts waiting for units, as
+    far as they can). Planaria's re-allocations (``policies.spatial.planaria_core``): most
+    ends of a save change no target."""
+    fn = getattr(policy, "quiet_wake", None)
+    return fn if callable(fn) else None
+
+
 # --- hooks the engine may skip -------------------------------------------------------------------
 
 _F = TypeVar("_F")

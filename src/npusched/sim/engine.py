@@ -90,7 +90,7 @@ from dataclasses import fields as dataclass_fields
 from itertools import repeat
 from operator import attrgetter, countOf
 from sys import getrefcount
-from types import MappingProxyType, SimpleNamespace
+from types import FunctionType, MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from weakref import getweakrefcount
 
@@ -118,6 +118,7 @@ from npusched.policies.contract import (
     is_no_op,
     job_cap_w,
     made_schedule,
+    quiet_wake_rule,
     ready_hooks,
 )
 from npusched.sim.common import (
@@ -576,6 +577,11 @@ def _next_boundary(now: float, period: float) -> int:
     while k * period <= now + TIME_TOL_S:
         k += 1
     return k
+
+
+#: Compiled (a module function is then a builtin, not a ``FunctionType``): the wake's loop
+#: calls the completion, stop and save handlers directly (see ``execute``).
+_DIRECT_HANDLERS: Final = not isinstance(_next_boundary, FunctionType)
 
 
 def _clamp_tiny_negative(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -1617,7 +1623,13 @@ class _Run:
             self.n_moving -= 1
             job.state = STARTING
             job._wait_since = now
-            self.pending.insert(0, (job, *nxt))
+            ri, units, variant, alloc = nxt
+            if self.res[ri].free >= units:
+                # ``_drain_pending`` with the job first in the queue: it starts now (the
+                # others follow below), without the entry and the queue's copy
+                self._start(job, ri, units, variant, alloc)
+            else:
+                self.pending.insert(0, (job, ri, units, variant, alloc))
         else:
             self._requeue(job, now)
         if self.pending:
@@ -2340,6 +2352,7 @@ class _Run:
         self.arr_disp = arrivals
         held = self.held
         handlers = self.handlers
+        direct = _DIRECT_HANDLERS
         n = len(arrivals)
         until = self.until
         inf = math.inf
@@ -2402,6 +2415,9 @@ class _Run:
         # resource until the save is done and no decision is made before then, so the stop's
         # wake changes nothing but ``events``.
         fuse_stop = quiet_fn is not None and sim.power is None and until == inf
+        # A machine policy's wakes it declares quiet (``quiet_wake``: Planaria's ends of a save
+        # that change no target): ``NOTHING`` carried out without a view or a decision.
+        quiet_wake = None if temporal else quiet_wake_rule(policy)
 
         while True:
             if heap:
@@ -2474,7 +2490,20 @@ class _Run:
                         continue  # nobody waits: the tick is skipped
                     ticked = True
                 else:
-                    r = handlers[kind](job, epoch)
+                    # compiled, the re-allocation's kinds and a completion called directly
+                    # (native calls: no look-up, bound method or argument parsing), the rest by
+                    # kind; interpreted, every kind by the table (a bound method's look-up
+                    # costs about what the comparisons would)
+                    if not direct:
+                        r = handlers[kind](job, epoch)
+                    elif kind == COMPLETE:
+                        r = self._h_complete(job, epoch)
+                    elif kind == STOP:
+                        r = self._h_stop(job, epoch)
+                    elif kind == SAVE_DONE:
+                        r = self._h_save_done(job, epoch)
+                    else:
+                        r = handlers[kind](job, epoch)
                     if not r:
                         if kind in (COMPLETE, BOUNDARY):
                             continue  # superseded
@@ -2583,7 +2612,11 @@ class _Run:
                 if ticked and call_period:
                     policy.on_period(self._machine_view("period"))
                 if reason:
-                    self._apply(select(self._machine_view(reason)))
+                    if quiet_wake is not None and quiet_wake(reason):
+                        if self.pending:  # ``_apply(NOTHING)``
+                            self._drain_pending()
+                    else:
+                        self._apply(select(self._machine_view(reason)))
                 # ``busy`` is read only by the period tick below (``skipping`` is temporal),
                 # and only with a period
                 if period is not None:

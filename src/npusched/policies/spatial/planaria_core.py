@@ -336,6 +336,12 @@ class PlanariaCore:
     tab_of_: dict[int, _Table]
     #: Each job's table, priority and deadline terms, by job id (read once per job).
     rec_of_: dict[int, _JobRec]
+    #: The last decision moved every job whose count changed to its count (nothing deferred
+    #: for want of units, no change it could not act on): until the next dispatch or
+    #: completion, every decision is empty (:meth:`quiet_wake`).
+    settled_: bool
+    #: The class decides with the core's ``select`` (a subclass's own is never quiet).
+    own_select_: bool
 
     def reset_core(self) -> None:
         """Forget the targets, promises and tables of the previous run."""
@@ -346,6 +352,8 @@ class PlanariaCore:
         self.allocs_ = {}
         self.tab_of_ = {}
         self.rec_of_ = {}
+        self.settled_ = False
+        self.own_select_ = type(self).select is _CORE_SELECT
 
     def _capacity(self, view: MachineView) -> int:
         if self.resource is None:
@@ -425,6 +433,26 @@ class PlanariaCore:
                 return out
         return self._targets_arrays(jobs, view, size)
 
+    def quiet_wake(self, reason: str) -> bool:
+        """Whether ``select`` at a wake for ``reason`` returns ``NOTHING`` (the engine then
+        does not build the view or call it: ``policies.contract.quiet_wake_rule``).
+
+        Only a dispatch or a completion re-runs Algorithm 1; every other wake continues the
+        last decision's moves, and ``select`` changes a job only where its target differs from
+        its promised count (a job never promised one: the units it holds). After a decision
+        that promised every changed job its target (:attr:`settled_`), each job it saw has
+        its target promised or holds it (a job that holds units was promised them: the engine
+        starts and moves jobs only as assigned), and a job dispatched since (a wake's reason
+        names one cause: a dispatch woken with a save's end is ``"preempted"``) waits with
+        target 0 and holds none: no change, so the decision is ``NOTHING`` and changes no
+        state. A subclass that decides its own way (``select`` overridden) is never quiet."""
+        return (
+            self.settled_
+            and self.own_select_
+            and reason != "arrival"
+            and reason != "completion"
+        )
+
     def select(self, view: MachineView) -> Schedule:
         """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
         count (see the public class's docstring); on other wakes, continue moving."""
@@ -493,7 +521,9 @@ class PlanariaCore:
             if want != promised:
                 changes.append((job, held, promised, want))
         if not changes:
+            self.settled_ = True
             return _NOTHING
+        settled = True  # every change is promised its target below
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
         grow: list[tuple[JobView, int, int, int]] = []
@@ -506,6 +536,8 @@ class PlanariaCore:
                     preempt.append(job)  # the engine returns it to the queue
                     need -= promised
                     promised_all[job.id] = 0
+                else:
+                    settled = False  # (re-allocating, or waiting with a count promised)
                 continue
             before = held if held > promised else promised
             if want < before and job.state is not waiting:
@@ -519,17 +551,23 @@ class PlanariaCore:
         for job, want, held, before in grow:  # then growths and starts, in queue order
             extra = (held if held > want else want) - before
             if need + extra > size:
+                settled = False
                 continue  # retried when units are released (the next wake)
             assign[job] = allocs.get(want) or allocs.setdefault(
                 want, Allocation(self.resource, want)
             )
             need += extra
             promised_all[job.id] = want
+        self.settled_ = settled
         if not assign and not preempt:
             return _NOTHING
         return refill_schedule(
             m, assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
         )
+
+
+#: The core's own decision (a subclass that overrides it is never quiet).
+_CORE_SELECT: Final = PlanariaCore.select
 
 
 def job_slo(job: JobView) -> Any:
