@@ -46,11 +46,22 @@ are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``
 
 When it applies (:func:`applies`): ``"rank"`` (with a ``queue_key``) or ``"remaining"`` with no
 period and the no-op hooks; a token order with ``Simulator(skip_periods=True)`` and a no-op
-``on_dispatch``; and a plain run (:func:`plain_run`: no dependent requests, no early exits;
-power pieces, the timeline, ``until`` and a power policy's clock / voltage switches, by the
-general loop's rule in :mod:`npusched.sim.levels`, are handled here); ``"round-robin"`` with
-a period exactly where the policy has a ``quiet_before`` (its hooks are the declaration's).
-Anything else runs the general loop; ``Simulator(fast_path=False)`` forces it.
+``on_dispatch``; ``"round-robin"`` with a period exactly where the policy has a
+``quiet_before`` (its hooks are the declaration's). Whatever the run holds: power pieces, the
+timeline, ``until``, a power policy's clock / voltage switches (by the general loop's rule in
+:mod:`npusched.sim.levels`), dependent requests and early exits are handled here. Anything else
+runs the general loop; ``Simulator(fast_path=False)`` forces it.
+
+Dependent requests (``depends_on`` / ``transfer_s``, since the eighteenth round): a held request
+arrives when its predecessor finishes, at ``max(arrival_s, finish + transfer_s)``, from a heap
+of released arrivals made only where a run has dependents, in the general loop's event order
+(after the machine event and before a tick of the same time; among themselves in the order
+they were released); round-robin then numbers the models in the order they first arrive.
+Early exits (a request's ``exit`` on a plan with exits): the running job's event is its exit
+(``_EXIT``, the general loop's BOUNDARY) where the exit is still ahead, its work up to the exit
+(the prefix sum), the completion's records; a CHECKPOINT whose next preemption point lies past
+the exit (but before the end) stops the job at the exit, as the general loop's ``_checkpoint``
+does, and it leaves at once when it starts again.
 """
 
 from __future__ import annotations
@@ -129,7 +140,8 @@ def column_order(run: _Run) -> str | None:
     (with a ``queue_key``) or ``"remaining"`` with no period and every hook a no-op, or a token
     order (PREMA, TOKEN and subclasses keeping Algorithm 2) with ``skip_periods`` and a no-op
     ``on_dispatch``, or ``"round-robin"`` (NP-RRB, P-RRB) with a period exactly where there is
-    a ``quiet_before``; and the run is plain (:func:`plain_run`)."""
+    a ``quiet_before``. Any run of such a policy (dependent requests and early exits
+    included, since the eighteenth round)."""
     sim = run.sim
     policy = run.policy
     cls = type(policy)
