@@ -131,7 +131,11 @@ def _outcome(sim: Simulator, reqs: list[Request], until: float | None) -> Any:
 
 
 def _both(
-    profiles: dict, reqs: list[Request], name: str, mechanism: str | None, until: float | None,
+    profiles: dict,
+    reqs: list[Request],
+    name: str,
+    mechanism: str | None,
+    until: float | None,
     **kw: Any,
 ) -> tuple[Any, Any]:
     runs = []
@@ -305,8 +309,10 @@ def _power_setup(volt: str) -> tuple[Any, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("volt", ["dfs", "dvfs"])
-@pytest.mark.parametrize(("name", "mechanism"), [("P-PREMA", "dynamic"), ("P-HPF", "checkpoint"),
-                                                 ("P-SJF", "kill"), ("P-RRB", "checkpoint")])
+@pytest.mark.parametrize(
+    ("name", "mechanism"),
+    [("P-PREMA", "dynamic"), ("P-HPF", "checkpoint"), ("P-SJF", "kill"), ("P-RRB", "checkpoint")],
+)
 def test_power_policies_with_dependents_and_exits(volt: str, name: str, mechanism: str) -> None:
     """Under DFS / DVFS (a clock / voltage switch at each start, the level left by a job that
     left at its exit) the column loop still equals the general loop."""
