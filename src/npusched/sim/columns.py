@@ -1081,7 +1081,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     mkind = _NONE
                     tm = inf
                     preempted = True
-            elif live and live[0] <= horizon and live[0] < tr:
+            elif live and live[0] <= horizon and (tr > horizon or live[0] < tr):
                 heappop(live)
                 tick_pending = False
                 if not nwait:
