@@ -660,17 +660,19 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     # as the general loop does; None where nothing reads it: no estimator, a static mechanism
     # and a rank order, the isolated latencies then taken from the run's column), work done,
     # bytes to restore, preemptions, checkpoint bytes and seconds, work lost to KILL.
-    # Early exits (``exit_w``: per request the work at its exit, ``inf`` none; None: no request
-    # has one) and dependent requests (``has_deps``): the general loop's BOUNDARY events and
-    # released arrivals, taken here only where a run has them.
-    exit_w = _exit_work(run)
+    # Early exits (``has_exits``; ``exit_w`` per request the work at its exit, ``inf`` none)
+    # and dependent requests (``has_deps``): the general loop's BOUNDARY events and released
+    # arrivals, taken here only where a run has them.
+    exit_got = _exit_work(run)
+    has_exits = exit_got is not None
+    exit_w: list[float] = exit_got if exit_got is not None else []
     has_deps = bool(run.dependents)
     est: list[float] = []
     est_rec: list[float] | None = est
     if estimator is not None:
         est = run.estimates()
         est_rec = est
-    elif token or srpt or static_mech is None or has_deps or exit_w is not None:
+    elif token or srpt or static_mech is None or has_deps or has_exits:
         # (with exits the estimate is the whole plan's isolated latency, not ``col_iso``'s)
         est = [e[2] for e in req_plans]
         est_rec = est
@@ -852,8 +854,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     # as without dependents, the released ones from ``rel``, a heap of ``(time, seq, k)`` (the
     # general loop's ARRIVAL events: after the machine event and before a tick of the same
     # time, among themselves in the order they were released), ``tr`` its earliest time (inf:
-    # none, so the comparisons with it cost a run without dependents one float test). ``got``:
-    # the requests that arrived (the others have no estimate, as in the general loop).
+    # none); ``ts`` is the earlier of it and the superseded events' (both only open a wake
+    # where nothing else does), so a run without dependents tests ``tr`` only where a machine
+    # event or a tick is due. ``rel_in``: a release arrived in this wake (a decision follows).
+    # ``got``: the requests that arrived (the others have no estimate, as in the general loop).
     hold: list[int] = []
     got = bytearray(0)
     dep_of: dict[int, list[int]] = {}
@@ -893,12 +897,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     while True:
         if quiet_on and live:
             c = live[0]
-            if (
-                (c - slice_start < quantum_q if quiet_slice else c < quiet)
-                and c < tm
-                and c < ts
-                and c < tr
-            ):
+            if (c - slice_start < quantum_q if quiet_slice else c < quiet) and c < tm and c < ts:
                 # The general loop's pass-over: the pending tick at ``c`` would wake alone
                 # (nothing else within the time tolerance after it), find the same jobs waiting
                 # and the same job running, and keep it (``quiet_before`` says so before
@@ -907,8 +906,6 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 tn = tm if tm < ts else ts
                 if next_arr < tn:
                     tn = next_arr
-                if tr < tn:
-                    tn = tr
                 if c + tol < tn and c <= until:
                     while True:
                         kb = math.floor(c / period) + 1  # ``_next_boundary(c, period)``
@@ -929,9 +926,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         t = tm if tm < next_arr else next_arr
         if live and live[0] < t:
             t = live[0]
-        if tr < t:
-            t = tr
-        if t == inf and not nwait:
+        if t == inf and not nwait and tr == inf:
             break  # only superseded events are left: they would wake the loop to do nothing
         if far_min <= t and far_min <= ts:  # a run this long: the far ticks join the heap
             for b in far:
@@ -941,7 +936,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     heappush(stale, b)
             far.clear()
             far_min = inf
-            ts = stale[0]
+            ts = stale[0] if stale[0] < tr else tr
         if ts < t:
             t = ts
         if t > t_end:  # ``t == inf or t > until``
@@ -979,17 +974,19 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 else:
                     heappop(stale)
             ts = stale[0] if stale else inf
+            if tr < ts:
+                ts = tr
         woke = False
         ticked = False
         completed = False
         preempted = False
-        rel_in = False
         # The machine event, the released arrivals and the ticks due, in the event queue's
         # order (time, then kind: the machine event, then a released arrival, then a tick of
-        # the same time). A wake of arrivals only skips it.
-        while tm <= horizon or live or tr <= horizon:
+        # the same time). A wake of arrivals only skips it. (``while True``: the chain's last
+        # branch ends it; a condition in the ``while`` would repeat the chain's tests.)
+        while True:
             if tm <= horizon and tm <= tr and not (live and live[0] < tm):
-                if mkind in (_COMPLETE, _EXIT):
+                if mkind == _COMPLETE:
                     if ex0 <= 0.0 and t0 == seg_start:
                         # A run from the start, uninterrupted: the whole plan at once.
                         busy += now - seg_start if one_unit else (now - seg_start) * units / cap
@@ -1016,8 +1013,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         col_finish[run_k] = now
                     else:
                         arr_finish[rows[run_k]] = now
-                    if mkind == _COMPLETE:  # (an exit leaves the livelock guard's count)
-                        futile = 0
+                    futile = 0
                     lv_done = True
                     n_finished += 1
                     if has_deps:  # its dependents are released (``_release_dependents``)
@@ -1029,6 +1025,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                 heappush(rel, (t_j if t_j > a_j else a_j, rseq, j))
                                 rseq += 1
                             tr = rel[0][0]
+                            if tr < ts:
+                                ts = tr
                     run_k = -1
                     mkind = _NONE
                     tm = inf
@@ -1060,6 +1058,34 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     mkind = _SAVE_DONE
                     save_t = now
                     tm = now + save_s
+                elif mkind == _EXIT:  # it leaves at its early exit (``_h_boundary``)
+                    db, steps, e = _end_segment(cols, run_k, now, limit, seg_start, t0, ex0, plan)
+                    busy += db
+                    layer_exec += steps
+                    if e:
+                        res_energy += e
+                    if by_list:
+                        col_finish[run_k] = now
+                    else:
+                        arr_finish[rows[run_k]] = now
+                    # (the livelock guard's count stays: ``_h_boundary`` does not reset it)
+                    lv_done = True
+                    n_finished += 1
+                    if has_deps:
+                        got_deps = dep_of.get(run_k)
+                        if got_deps is not None:
+                            for j in got_deps:
+                                a_j = arr_t[j]
+                                t_j = now + dep_tr[j]
+                                heappush(rel, (t_j if t_j > a_j else a_j, rseq, j))
+                                rseq += 1
+                            tr = rel[0][0]
+                            if tr < ts:
+                                ts = tr
+                    run_k = -1
+                    mkind = _NONE
+                    tm = inf
+                    completed = True
                 else:  # _SAVE_DONE: the victim waits again, keeping its progress
                     k = pre_k
                     pre_k = -1
@@ -1090,6 +1116,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
             elif tr <= horizon:  # a released dependent arrives (``_h_release``)
                 k = heappop(rel)[2]
                 tr = rel[0][0] if rel else inf
+                ts = stale[0] if stale else inf  # (``ts`` is the earlier of both)
+                if tr < ts:
+                    ts = tr
                 got[k] = 1
                 rel_in = True
                 if token:
@@ -1114,8 +1143,11 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 break
             events += 1
             woke = True
-        arrived = rel_in or next_arr <= horizon
+        arrived = next_arr <= horizon
         if has_deps:  # the arrivals not held, in dispatch order
+            if rel_in:
+                arrived = True
+                rel_in = False
             while next_arr <= horizon:
                 k = ai
                 got[k] = 1
@@ -1407,7 +1439,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     run_k = k
                     mkind = _COMPLETE
                     tm = t0 + (iso - ex0)
-                    if exit_w is not None:  # ``_arm``: its exit first, if still ahead
+                    if has_exits:  # ``_arm``: its exit first, if still ahead
                         w = exit_w[k]
                         if w < iso and w >= ex0 - tol:
                             limit = w
@@ -1415,10 +1447,6 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             tm = t0 + (w - ex0)
                             if tm < now:
                                 tm = now
-                            if ex0 <= 0.0:  # the completion's whole-run path: up to the exit
-                                plan_steps, plan_energy = (
-                                    plan.work_between(0.0, w) if w > 0.0 else (0, 0.0)
-                                )
                             if lv_on:
                                 lv_iso = w
         if rr:
