@@ -46,11 +46,22 @@ are equal (``tests/test_ranked_fast_path.py``, ``tests/test_token_fast_path.py``
 
 When it applies (:func:`applies`): ``"rank"`` (with a ``queue_key``) or ``"remaining"`` with no
 period and the no-op hooks; a token order with ``Simulator(skip_periods=True)`` and a no-op
-``on_dispatch``; and a plain run (:func:`plain_run`: no dependent requests, no early exits;
-power pieces, the timeline, ``until`` and a power policy's clock / voltage switches, by the
-general loop's rule in :mod:`npusched.sim.levels`, are handled here); ``"round-robin"`` with
-a period exactly where the policy has a ``quiet_before`` (its hooks are the declaration's).
-Anything else runs the general loop; ``Simulator(fast_path=False)`` forces it.
+``on_dispatch``; ``"round-robin"`` with a period exactly where the policy has a
+``quiet_before`` (its hooks are the declaration's). Whatever the run holds: power pieces, the
+timeline, ``until``, a power policy's clock / voltage switches (by the general loop's rule in
+:mod:`npusched.sim.levels`), dependent requests and early exits are handled here. Anything else
+runs the general loop; ``Simulator(fast_path=False)`` forces it.
+
+Dependent requests (``depends_on`` / ``transfer_s``, since the eighteenth round): a held request
+arrives when its predecessor finishes, at ``max(arrival_s, finish + transfer_s)``, from a heap
+of released arrivals made only where a run has dependents, in the general loop's event order
+(after the machine event and before a tick of the same time; among themselves in the order
+they were released); round-robin then numbers the models in the order they first arrive.
+Early exits (a request's ``exit`` on a plan with exits): the running job's event is its exit
+(``_EXIT``, the general loop's BOUNDARY) where the exit is still ahead, its work up to the exit
+(the prefix sum), the completion's records; a CHECKPOINT whose next preemption point lies past
+the exit (but before the end) stops the job at the exit, as the general loop's ``_checkpoint``
+does, and it leaves at once when it starts again.
 """
 
 from __future__ import annotations
@@ -89,7 +100,7 @@ if TYPE_CHECKING:
     from npusched.policies.temporal.rrb_core import Rotation
     from npusched.sim.engine import SimResult, _Run
 
-__all__ = ["applies", "column_order", "execute_columns", "plain_run", "write_records"]
+__all__ = ["applies", "column_order", "execute_columns", "write_records"]
 
 # ``Final``: compiled, the machine-event kinds are C constants and the mechanisms static
 # references (a module global that is not ``Final`` is a dictionary look-up at every use).
@@ -100,6 +111,9 @@ _NONE: Final = 0
 _COMPLETE: Final = 1
 _STOP: Final = 2
 _SAVE_DONE: Final = 3
+#: The running job's event is its early exit (the general loop's BOUNDARY, which leaves the
+#: livelock guard's count as it is, where a completion resets it).
+_EXIT: Final = 4
 _TOKEN_ORDERS: Final = ("tokens-remaining", "tokens-arrival")
 #: Runs of up to this many requests keep each request's first start, finish and joules in
 #: lists during the loop (native writes compiled, a float object of 32 bytes per written
@@ -126,7 +140,8 @@ def column_order(run: _Run) -> str | None:
     (with a ``queue_key``) or ``"remaining"`` with no period and every hook a no-op, or a token
     order (PREMA, TOKEN and subclasses keeping Algorithm 2) with ``skip_periods`` and a no-op
     ``on_dispatch``, or ``"round-robin"`` (NP-RRB, P-RRB) with a period exactly where there is
-    a ``quiet_before``; and the run is plain (:func:`plain_run`)."""
+    a ``quiet_before``. Any run of such a policy (dependent requests and early exits
+    included, since the eighteenth round)."""
     sim = run.sim
     policy = run.policy
     cls = type(policy)
@@ -156,18 +171,7 @@ def column_order(run: _Run) -> str | None:
                 return None
     else:
         return None
-    return order if plain_run(run) else None
-
-
-def plain_run(run: _Run) -> bool:
-    """What this loop needs of ``run`` besides its policy: no dependent requests and no plans
-    with early exits (power pieces and the timeline are recorded, ``until`` stops the run as
-    it stops the general loop's, and a power policy's clock / voltage switch is charged at each
-    start by the general loop's rule, :mod:`npusched.sim.levels`: one job at a time, the
-    previous running job is the only one that held the units)."""
-    if run.dependents:
-        return False
-    return not any(entry[1].exits for entry in run.shape_plans)
+    return order
 
 
 def _heap_keys(qkey: list[Any]) -> list[int]:
@@ -534,6 +538,39 @@ def _stop(
     return db, steps, e, exe[k] > before, save_s
 
 
+def _exit_work(run: _Run) -> list[float] | None:
+    """Per request in dispatch order, the work (seconds, the prefix sum as the general loop's
+    ``_next_boundary`` reads it) at which its samples leave at their early exit, ``inf`` where
+    it has none (no exit, an exit index its plan does not have, or a plan without exits: the
+    general loop then arms no boundary); None where no request has one."""
+    exit_row = run.exit_row
+    if exit_row is None:
+        return None
+    inf = math.inf
+    rows = run.arrival_rows
+    out = [inf] * len(rows)
+    found = False
+    for k, entry in enumerate(run.req_plans):
+        ex = exit_row[rows[k]]
+        if ex is None:
+            continue
+        plan = entry[1]
+        exits = plan.exits
+        if exits and 0 <= ex < len(exits):
+            out[k] = float(plan._cum_list()[exits[ex]])
+            found = True
+    return out if found else None
+
+
+def _dependents(run: _Run) -> dict[int, list[int]]:
+    """The run's dependent requests by dispatch order: for a request ``k``, those held until
+    it finishes (``_Run.dependents``, by request id and input index, read once)."""
+    ids: list[int] = run.disp("id")
+    k_of = {rid: k for k, rid in enumerate(ids)}
+    order_of = run.order_of.tolist()
+    return {k_of[d]: [order_of[i] for i in lst] for d, lst in run.dependents.items()}
+
+
 def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     """Run ``run`` (for which :func:`applies` holds) to the end; the general loop's result.
     ``declared``: its :func:`column_order` where the caller has it (else asked here)."""
@@ -623,12 +660,20 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     # as the general loop does; None where nothing reads it: no estimator, a static mechanism
     # and a rank order, the isolated latencies then taken from the run's column), work done,
     # bytes to restore, preemptions, checkpoint bytes and seconds, work lost to KILL.
+    # Early exits (``has_exits``; ``exit_w`` per request the work at its exit, ``inf`` none)
+    # and dependent requests (``has_deps``): the general loop's BOUNDARY events and released
+    # arrivals, taken here only where a run has them.
+    exit_got = _exit_work(run)
+    has_exits = exit_got is not None
+    exit_w: list[float] = exit_got if exit_got is not None else []
+    has_deps = bool(run.dependents)
     est: list[float] = []
     est_rec: list[float] | None = est
     if estimator is not None:
         est = run.estimates()
         est_rec = est
-    elif token or srpt or static_mech is None:
+    elif token or srpt or static_mech is None or has_deps or has_exits:
+        # (with exits the estimate is the whole plan's isolated latency, not ``col_iso``'s)
         est = [e[2] for e in req_plans]
         est_rec = est
     else:
@@ -804,8 +849,47 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         touched,
         bool(ckpt_cost),
     )
+    # Dependent requests (``has_deps``): ``hold`` marks, by dispatch order (a sentinel 0 at
+    # ``n``), those held until their predecessor finishes; the others arrive in dispatch order
+    # as without dependents, the released ones from ``rel``, a heap of ``(time, seq, k)`` (the
+    # general loop's ARRIVAL events: after the machine event and before a tick of the same
+    # time, among themselves in the order they were released), ``tr`` its earliest time (inf:
+    # none); ``ts`` is the earlier of it and the superseded events' (both only open a wake
+    # where nothing else does), so a run without dependents tests ``tr`` only where a machine
+    # event or a tick is due. ``rel_in``: a release arrived in this wake (a decision follows).
+    # ``got``: the requests that arrived (the others have no estimate, as in the general loop).
+    hold: list[int] = []
+    got = bytearray(0)
+    dep_of: dict[int, list[int]] = {}
+    dep_tr: list[float] = []
+    rel: list[tuple[float, int, int]] = []
+    rseq = 0
+    tr = inf
+    rel_in = False
+    # Round-robin numbers the models in order of first dispatch, which a released request
+    # changes: with dependents a model gets its number when its first request arrives
+    # (``rr_join`` per model of ``pol.rotation``'s numbering, ``rr_members`` its requests).
+    rr_base: list[int] = []
+    rr_join: list[int] = []
+    rr_members: list[list[int]] = []
+    rr_joined = 0
+    if has_deps:
+        hold = list(run.held)
+        hold.append(0)
+        got = bytearray(n)
+        dep_of = _dependents(run)
+        dep_tr = [0.0 if x is None else float(x) for x in run.disp("transfer_s")]
+        if rr:
+            rr_base = list(model_of)
+            rr_join = [-1] * rot.n_models
+            rr_members = [[] for _ in range(rot.n_models)]
+            for k, m in enumerate(rr_base):
+                rr_members[m].append(k)
     ai = 0
-    next_arr = arr_t[0]
+    if has_deps:
+        while hold[ai]:
+            ai += 1
+    next_arr = arr_t[ai]
     now = 0.0
     events = 0
     last_t = 0.0
@@ -842,7 +926,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         t = tm if tm < next_arr else next_arr
         if live and live[0] < t:
             t = live[0]
-        if t == inf and not nwait:
+        if t == inf and not nwait and tr == inf:
             break  # only superseded events are left: they would wake the loop to do nothing
         if far_min <= t and far_min <= ts:  # a run this long: the far ticks join the heap
             for b in far:
@@ -852,7 +936,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     heappush(stale, b)
             far.clear()
             far_min = inf
-            ts = stale[0]
+            ts = stale[0] if stale[0] < tr else tr
         if ts < t:
             t = ts
         if t > t_end:  # ``t == inf or t > until``
@@ -890,14 +974,18 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 else:
                     heappop(stale)
             ts = stale[0] if stale else inf
+            if tr < ts:
+                ts = tr
         woke = False
         ticked = False
         completed = False
         preempted = False
-        # The machine event and the ticks due, in the event queue's order (time, then kind:
-        # every machine event before a tick of the same time). A wake of arrivals only skips it.
-        while tm <= horizon or live:
-            if tm <= horizon and not (live and live[0] < tm):
+        # The machine event, the released arrivals and the ticks due, in the event queue's
+        # order (time, then kind: the machine event, then a released arrival, then a tick of
+        # the same time). A wake of arrivals only skips it. (``while True``: the chain's last
+        # branch ends it; a condition in the ``while`` would repeat the chain's tests.)
+        while True:
+            if tm <= horizon and tm <= tr and not (live and live[0] < tm):
                 if mkind == _COMPLETE:
                     if ex0 <= 0.0 and t0 == seg_start:
                         # A run from the start, uninterrupted: the whole plan at once.
@@ -928,6 +1016,17 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     futile = 0
                     lv_done = True
                     n_finished += 1
+                    if has_deps:  # its dependents are released (``_release_dependents``)
+                        got_deps = dep_of.get(run_k)
+                        if got_deps is not None:
+                            for j in got_deps:
+                                a_j = arr_t[j]
+                                t_j = now + dep_tr[j]
+                                heappush(rel, (t_j if t_j > a_j else a_j, rseq, j))
+                                rseq += 1
+                            tr = rel[0][0]
+                            if tr < ts:
+                                ts = tr
                     run_k = -1
                     mkind = _NONE
                     tm = inf
@@ -959,6 +1058,34 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     mkind = _SAVE_DONE
                     save_t = now
                     tm = now + save_s
+                elif mkind == _EXIT:  # it leaves at its early exit (``_h_boundary``)
+                    db, steps, e = _end_segment(cols, run_k, now, limit, seg_start, t0, ex0, plan)
+                    busy += db
+                    layer_exec += steps
+                    if e:
+                        res_energy += e
+                    if by_list:
+                        col_finish[run_k] = now
+                    else:
+                        arr_finish[rows[run_k]] = now
+                    # (the livelock guard's count stays: ``_h_boundary`` does not reset it)
+                    lv_done = True
+                    n_finished += 1
+                    if has_deps:
+                        got_deps = dep_of.get(run_k)
+                        if got_deps is not None:
+                            for j in got_deps:
+                                a_j = arr_t[j]
+                                t_j = now + dep_tr[j]
+                                heappush(rel, (t_j if t_j > a_j else a_j, rseq, j))
+                                rseq += 1
+                            tr = rel[0][0]
+                            if tr < ts:
+                                ts = tr
+                    run_k = -1
+                    mkind = _NONE
+                    tm = inf
+                    completed = True
                 else:  # _SAVE_DONE: the victim waits again, keeping its progress
                     k = pre_k
                     pre_k = -1
@@ -980,18 +1107,74 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     mkind = _NONE
                     tm = inf
                     preempted = True
-            elif live and live[0] <= horizon:
+            elif live and live[0] <= horizon and (tr > horizon or live[0] < tr):
                 heappop(live)
                 tick_pending = False
                 if not nwait:
                     continue  # nobody waits: the tick is skipped
                 ticked = True
+            elif tr <= horizon:  # a released dependent arrives (``_h_release``)
+                k = heappop(rel)[2]
+                tr = rel[0][0] if rel else inf
+                ts = stale[0] if stale else inf  # (``ts`` is the earlier of both)
+                if tr < ts:
+                    ts = tr
+                got[k] = 1
+                rel_in = True
+                if token:
+                    table.enqueue(k, now)
+                    nwait += 1
+                elif rr:
+                    m = rr_base[k]
+                    if rr_join[m] < 0:  # its model joins the rotation (its first dispatch)
+                        rr_join[m] = rr_joined
+                        for kk in rr_members[m]:
+                            model_of[kk] = rr_joined
+                        rr_joined += 1
+                    rot.push(k)
+                    nwait += 1
+                elif not typed:
+                    heappush(ready, hkey[k])
+                elif srpt:
+                    _kpush(ready, skey, k)
+                else:
+                    _ipush(ready, hkey[k])
             else:
                 break
             events += 1
             woke = True
         arrived = next_arr <= horizon
-        if token:
+        if has_deps:  # the arrivals not held, in dispatch order
+            if rel_in:
+                arrived = True
+                rel_in = False
+            while next_arr <= horizon:
+                k = ai
+                got[k] = 1
+                if token:
+                    table.enqueue(k, now)
+                    nwait += 1
+                elif rr:
+                    m = rr_base[k]
+                    if rr_join[m] < 0:  # its model joins the rotation (its first dispatch)
+                        rr_join[m] = rr_joined
+                        for kk in rr_members[m]:
+                            model_of[kk] = rr_joined
+                        rr_joined += 1
+                    rot.push(k)
+                    nwait += 1
+                elif not typed:
+                    heappush(ready, hkey[k])
+                elif srpt:
+                    _kpush(ready, skey, k)
+                else:
+                    _ipush(ready, hkey[k])
+                events += 1
+                ai += 1
+                while hold[ai]:
+                    ai += 1
+                next_arr = arr_t[ai]
+        elif token:
             while next_arr <= horizon:
                 table.enqueue(ai, now)
                 nwait += 1
@@ -1101,10 +1284,14 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             t_stop = now
                         else:
                             stop = plan.next_preemption_point(e_now, layer=layer_point, tol_s=tol)
+                            if stop >= limit and mkind == _EXIT and stop < req_plans[k][2]:
+                                # ``_checkpoint``: its exit comes first, it stops there (and
+                                # leaves at once when it starts again)
+                                stop = limit
                             t_stop = t0 + (stop - exe[k])
                             if t_stop < now:
                                 t_stop = now
-                        if stop < limit or now < t0:
+                        if stop < limit or now < t0 or (stop == limit and mkind == _EXIT):
                             if typed:  # the general loop keeps the old event
                                 _fpush(stale, tm)
                             else:
@@ -1252,6 +1439,16 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     run_k = k
                     mkind = _COMPLETE
                     tm = t0 + (iso - ex0)
+                    if has_exits:  # ``_arm``: its exit first, if still ahead
+                        w = exit_w[k]
+                        if w < iso and w >= ex0 - tol:
+                            limit = w
+                            mkind = _EXIT
+                            tm = t0 + (w - ex0)
+                            if tm < now:
+                                tm = now
+                            if lv_on:
+                                lv_iso = w
         if rr:
             if ticks and nwait and not tick_pending:
                 # the general loop's tick at ``_next_boundary(now, period)``
@@ -1323,7 +1520,12 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
             tick_pending = True
         skip_k0 = k0 if nq > 0 else None
 
-    if ai < n and est_rec is not None:  # stopped by ``until``: the rest never arrived
+    if has_deps:  # (``est_rec`` is set with dependents) those never released did not arrive
+        if est_rec is not None:
+            for k in range(n):
+                if not got[k]:
+                    est_rec[k] = math.nan
+    elif ai < n and est_rec is not None:  # stopped by ``until``: the rest never arrived
         est_rec[ai:] = [math.nan] * (n - ai)
     first_b = _doubles(col_first) if by_list else None
     finish_b = _doubles(col_finish) if by_list else None
@@ -1424,6 +1626,7 @@ def write_records(
             setattr(run, name, col)
     col_res = np.empty(n, dtype=object)
     col_res[:] = run.res[0].name
-    if dispatched is not None and run.until != math.inf:
+    if dispatched is not None and (run.until != math.inf or run.dependents):
+        # (a dependent request whose predecessor never finished never ran either)
         col_res[np.isnan(np.asarray(run.col_finish, dtype=np.float64))] = ""
     run.col_res = col_res
