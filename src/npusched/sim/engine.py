@@ -442,9 +442,10 @@ class Simulator:
             (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
             decisions are those of ticking every period (``False``: tick every period).
         fast_path: run temporal policies that declare their ready order (FCFS, HPF, SJF,
-            PREMA, TOKEN) on :mod:`npusched.sim.columns`' loop over per-job columns, which
-            gives the general loop's result faster, power pieces included (``False``: the
-            general loop).
+            PREMA, TOKEN, RRB; under a power policy too; with dependent requests and early
+            exits) on :mod:`npusched.sim.columns`' loop over per-job columns, which gives the
+            general loop's result faster, power pieces included (``False``: the general
+            loop).
 
     The simulator holds no run state: ``run`` may be called repeatedly (each run resets the
     policy) and gives identical results for identical inputs.
