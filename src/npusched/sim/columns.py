@@ -866,13 +866,6 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     rseq = 0
     tr = inf
     rel_in = False
-    # Round-robin numbers the models in order of first dispatch, which a released request
-    # changes: with dependents a model gets its number when its first request arrives
-    # (``rr_join`` per model of ``pol.rotation``'s numbering, ``rr_members`` its requests).
-    rr_base: list[int] = []
-    rr_join: list[int] = []
-    rr_members: list[list[int]] = []
-    rr_joined = 0
     if has_deps:
         hold = list(run.held)
         hold.append(0)
@@ -880,11 +873,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         dep_of = _dependents(run)
         dep_tr = [0.0 if x is None else float(x) for x in run.disp("transfer_s")]
         if rr:
-            rr_base = list(model_of)
-            rr_join = [-1] * rot.n_models
-            rr_members = [[] for _ in range(rot.n_models)]
-            for k, m in enumerate(rr_base):
-                rr_members[m].append(k)
+            # Round-robin numbers the models in order of first dispatch, which a released
+            # request changes: with dependents a model gets its number when its first request
+            # arrives (``Rotation.arrive``).
+            rot.hold_joins()
     ai = 0
     if has_deps:
         while hold[ai]:
@@ -1125,13 +1117,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     table.enqueue(k, now)
                     nwait += 1
                 elif rr:
-                    m = rr_base[k]
-                    if rr_join[m] < 0:  # its model joins the rotation (its first dispatch)
-                        rr_join[m] = rr_joined
-                        for kk in rr_members[m]:
-                            model_of[kk] = rr_joined
-                        rr_joined += 1
-                    rot.push(k)
+                    rot.arrive(k)  # (its model joins the rotation at its first arrival)
                     nwait += 1
                 elif not typed:
                     heappush(ready, hkey[k])
@@ -1155,13 +1141,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     table.enqueue(k, now)
                     nwait += 1
                 elif rr:
-                    m = rr_base[k]
-                    if rr_join[m] < 0:  # its model joins the rotation (its first dispatch)
-                        rr_join[m] = rr_joined
-                        for kk in rr_members[m]:
-                            model_of[kk] = rr_joined
-                        rr_joined += 1
-                    rot.push(k)
+                    rot.arrive(k)  # (its model joins the rotation at its first arrival)
                     nwait += 1
                 elif not typed:
                     heappush(ready, hkey[k])

@@ -89,6 +89,38 @@ class Rotation:
         self.heaps: list[list[int]] = [[] for _ in range(n_models)]
         #: Jobs held in all (waiting ones in the column loop, live ones for the policy).
         self.n_wait = 0
+        # Models numbered as their first job arrives (:meth:`hold_joins`, :meth:`arrive`):
+        # each job's model in the given numbering, each model's number once it joined (-1
+        # before), each model's jobs, and the models joined so far.
+        self.join_base: list[int] = []
+        self.join_at: list[int] = []
+        self.join_members: list[list[int]] = []
+        self.joined = 0
+
+    def hold_joins(self) -> None:
+        """Number the models in the order their first job *arrives* (:meth:`arrive`), not in
+        the order of the numbering given: the column loop with dependent requests, where a
+        request held for its predecessor arrives after later ones (the policy's rotation, as
+        the general loop runs it, takes a model in when its first request is dispatched)."""
+        base = self.join_base = list(self.model_of)
+        self.join_at = [-1] * self.n_models
+        members: list[list[int]] = [[] for _ in range(self.n_models)]
+        for k, m in enumerate(base):
+            members[m].append(k)
+        self.join_members = members
+        self.joined = 0
+
+    def arrive(self, k: int) -> None:
+        """Job ``k`` arrives (:meth:`hold_joins`): its model joins the rotation if this is its
+        first job, then ``k`` enters the ready queue (:meth:`push`)."""
+        m = self.join_base[k]
+        if self.join_at[m] < 0:
+            j = self.join_at[m] = self.joined
+            model_of = self.model_of
+            for kk in self.join_members[m]:
+                model_of[kk] = j
+            self.joined = j + 1
+        self.push(k)
 
     def push(self, k: int) -> None:
         """Job ``k`` enters the ready queue (dispatched, or back after a preemption)."""
