@@ -283,8 +283,10 @@ def sweep_cmd(
 
     progress = _common(quiet=quiet, verbose=verbose, plugins=plugin)
     check_backend_options(backend, workers, address)
-    if not dry_run:  # the pool's server imports on another core while this process does
-        start_pool_server(backend)
+    if not dry_run:  # the pool's server imports on another core while this process does,
+        # then runs the sweep's first point once so that every worker starts with its caches
+        warm = {"experiment": str(file.resolve()), "filters": list(filters or ()), "write": True}
+        start_pool_server(backend, warm=warm)
     from npusched.experiments.store import run_sweep
     from npusched.experiments.sweep import load_experiment, parse_filters
 

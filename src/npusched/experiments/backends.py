@@ -400,21 +400,47 @@ def worker_cpu_s() -> float:
     return time.process_time()
 
 
-def start_pool_server(backend: str = "process") -> None:
+def start_pool_server(backend: str = "process", warm: dict[str, Any] | None = None) -> None:
     """Start the ``process`` backend's fork server now, without waiting for it: its imports
     (:data:`WORKER_PRELOAD`, about 1 s of CPU) then run on another core while the caller
     imports and loads the experiment, instead of after it, when the first pool is created
     (``npusched sweep`` calls this first). Does nothing for another backend or where there is
-    no fork server; a server already running is kept."""
+    no fork server; a server already running is kept (and ``warm`` ignored).
+
+    ``warm`` names a point of the sweep for the server to run once after its imports, before
+    its first fork (:func:`npusched.experiments.worker_preload.warm_up`): ``{"experiment":
+    PATH, "filters": [AXIS=VALUE, ...], "write": True}`` (``npusched sweep``: the server reads
+    the file itself, beside the driver) or ``{"config": RUN_CONFIG_JSON, "base_dir": DIR}``.
+    Every worker then starts with the caches a first point builds (networks, profiles, plans)
+    instead of building them itself, all workers at once, on their first point."""
     if backend != "process":
         return
     import multiprocessing
 
     if _pool_context(multiprocessing).get_start_method() != "forkserver":
         return
+    import json
     from multiprocessing import forkserver
 
-    forkserver.ensure_running()
+    text = json.dumps(warm) if warm is not None else ""
+    # the server inherits this process's environment when it starts; the variable is this
+    # start's only (a server started later, by a pool, warms nothing)
+    if text and len(text) < _WARM_MAX_CHARS:
+        os.environ[WARM_ENV] = text
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.environ.pop(WARM_ENV, None)
+
+
+#: The environment variable through which :func:`start_pool_server` hands the fork server the
+#: point to warm up with (JSON, :func:`npusched.experiments.worker_preload.warm_up`); the server
+#: removes it from its environment, so no worker sees it.
+WARM_ENV = "NPUSCHED_POOL_WARM"
+
+#: Longest warm-up spec handed to the fork server (an environment variable: one string may
+#: not exceed 128 KiB on Linux); a longer one (a config holding a large table) warms nothing.
+_WARM_MAX_CHARS = 100_000
 
 
 def _pool_context(multiprocessing: Any) -> Any:
