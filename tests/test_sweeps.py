@@ -671,3 +671,147 @@ def test_pool_rows_equal_in_process_rows_for_one_and_two_workers() -> None:
     assert type(packed["latencies_s"]) is array and row["latencies_s"] == values  # a copy
     back = unpack_row(packed)["latencies_s"]
     assert [v.hex() for v in back] == [v.hex() for v in values]
+
+
+_WARM_STATE = '''
+import os
+
+
+def warm_state():
+    """In a pool worker, before its first point: the compiled profiles and built zoo networks
+    it holds, and whether it sees the warm-up's environment variable."""
+    from npusched.hardware import profile
+    from npusched.models.zoo import registry
+
+    return [len(profile._CACHE), registry._build.cache_info().currsize, "NPUSCHED_POOL_WARM" in os.environ]
+'''
+
+_WARM_SCRIPT = '''
+import json, multiprocessing, os, sys
+from concurrent.futures import ProcessPoolExecutor
+
+from npusched.bench.sweep import sweep_tasks
+from npusched.experiments import backends
+from warm_state import warm_state
+
+tasks = sweep_tasks(150, points=5, seed=7)
+if sys.argv[1] == "warm":
+    backends.start_pool_server("process", warm={"config": tasks[0].config})
+assert "NPUSCHED_POOL_WARM" not in os.environ
+ctx = backends._pool_context(multiprocessing)
+if ctx.get_start_method() != "forkserver":
+    print(json.dumps(None))
+    sys.exit()
+with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+    state = pool.submit(warm_state).result()
+rows = []
+backends.run_tasks(tasks, rows.append, backend="process", workers=2)
+rows.sort(key=lambda r: r["index"])
+print(json.dumps({"state": state, "rows": [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]}))
+'''
+
+
+def test_a_warmed_pool_server_forks_workers_with_the_first_points_caches(tmp_path: Path) -> None:
+    """``start_pool_server(warm=...)`` (what ``npusched sweep`` and the ``sweep`` bench call):
+    the fork server runs the named point once before its first fork, so a fresh worker holds
+    its networks and profiles before its first point, and no worker sees the warm-up's
+    environment variable; the pool's rows are those of a server that warmed nothing and of
+    the in-process backend (``wall_s`` apart). Each case in a new process: the fork server is
+    one per process and keeps the state it started with."""
+    from npusched.bench.sweep import sweep_tasks
+    from npusched.experiments.backends import run_tasks
+
+    (tmp_path / "warm_state.py").write_text(_WARM_STATE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), str(tmp_path)]))
+
+    def run(mode: str) -> Any:
+        out = subprocess.run(
+            [sys.executable, "-c", _WARM_SCRIPT, mode],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    warm, cold = run("warm"), run("cold")
+    if warm is None:  # no fork server on this platform
+        return
+    profiles, networks, seen = warm["state"]
+    assert profiles > 0 and networks > 0 and not seen
+    assert cold["state"] == [0, 0, False]
+    rows: list[dict[str, Any]] = []
+    run_tasks(sweep_tasks(150, points=5, seed=7), rows.append, backend="inprocess")
+    ref = [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]
+    assert warm["rows"] == ref and cold["rows"] == ref
+
+
+def test_the_warm_up_point_and_its_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`~npusched.experiments.worker_preload.warm_task` takes a config as it is and an
+    experiment's first point that the filters select; it skips a point larger than
+    ``WARM_MAX_REQUESTS`` and one whose size is not stated (a trace). ``warm_up`` runs it once,
+    removes the variable from its environment, leaves no file behind, and is silent about a
+    point that fails."""
+    import tempfile
+
+    from npusched.experiments import worker_preload
+    from npusched.experiments.backends import WARM_ENV
+
+    p = _exp_file(tmp_path)
+    exp = load_experiment(p)
+    first = select_points(exp, parse_filters(["policy=P-PREMA", "seed=1"], exp), 1)[0]
+    task = worker_preload.warm_task(
+        {"experiment": str(p), "filters": ["policy=P-PREMA", "seed=1"]}
+    )
+    assert task.config == first.config and task.base_dir == str(exp.base_dir)
+    assert worker_preload.warm_task({"experiment": str(p), "filters": ["seed=9"]}) is None
+    cfg = dict(first.config)
+    assert worker_preload.warm_task({"config": cfg}).config == cfg
+    big = dict(cfg, workload=dict(cfg["workload"], n_requests=worker_preload.WARM_MAX_REQUESTS + 1))
+    assert worker_preload.warm_task({"config": big}) is None
+    trace = dict(cfg, workload={"kind": "trace", "path": "t.csv"})
+    assert worker_preload.warm_task({"config": trace}) is None
+
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("npusched-warm-*"))
+    calls: list[str] = []
+    real = worker_preload.__dict__.get("warm_task")
+    monkeypatch.setattr(
+        worker_preload, "warm_task", lambda spec: calls.append("run") or real(spec)  # type: ignore[misc]
+    )
+    monkeypatch.setenv(WARM_ENV, json.dumps({"experiment": str(p), "write": True}))
+    worker_preload.warm_up()
+    assert calls == ["run"] and WARM_ENV not in os.environ
+    assert set(tmp.glob("npusched-warm-*")) == before
+    bad = dict(cfg, policy={"name": "no-such-policy"})
+    monkeypatch.setenv(WARM_ENV, json.dumps({"config": bad}))
+    worker_preload.warm_up()  # fails inside: silent
+    monkeypatch.setenv(WARM_ENV, "{not json")
+    worker_preload.warm_up()
+    assert WARM_ENV not in os.environ
+    worker_preload.warm_up()  # nothing to do
+
+
+def test_the_sweep_command_warms_the_pool_server_with_its_experiment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``npusched sweep`` starts the pool's server before it loads the experiment and names the
+    experiment file and the filters for the server's warm-up (the server reads the file
+    itself); a dry run starts no server."""
+    from npusched.experiments import backends
+
+    seen: list[tuple[str, Any]] = []
+    monkeypatch.setattr(
+        backends, "start_pool_server", lambda backend, warm=None: seen.append((backend, warm))
+    )
+    p = _exp_file(tmp_path)
+    out = tmp_path / "o"
+    args = ["sweep", str(p), "--out", str(out), "--backend", "inprocess", "-q"]
+    assert main([*args, "--filter", "seed=0", "--dry-run"]) == 0
+    assert seen == []
+    assert main([*args, "--filter", "seed=0", "--max-points", "1"]) == 0
+    assert seen == [
+        ("inprocess", {"experiment": str(p.resolve()), "filters": ["seed=0"], "write": True})
+    ]
