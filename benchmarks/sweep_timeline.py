@@ -110,8 +110,59 @@ def main() -> None:
                 ]
             figs = _report(workers, list(drv), procs)
             runs.append({**figs, "driver": list(drv), "workers_stamps": procs})
+    _summary(runs)
     if out:
         Path(out).write_text(json.dumps(runs))
+
+
+def _summary(runs: list[dict[str, Any]]) -> None:
+    """Medians over the runs of each worker count, and the ratio their CPU seconds imply.
+
+    The replay: a sweep's wall on an idle machine is taken as the latest worker's end, each
+    worker starting ``w x s`` after the run's start (``s`` the fastest first spawn round trip
+    seen, the fork server forking the workers one after the other) and then busy for its CPU
+    seconds (start, chunks' hand-over, points), plus, with two workers, half the driver's CPU
+    seconds (the driver shares the workers' two cores; with one worker it has a core of its
+    own). It assumes a point takes as long beside another as alone."""
+    import statistics
+
+    spawn = min(
+        next(
+            b[1] - a[1]
+            for a, b in zip(r["driver"], r["driver"][1:], strict=False)
+            if a[0] == "spawn+"
+        )
+        for r in runs
+    )
+    est: dict[int, list[float]] = {}
+    for n in sorted({r["workers"] for r in runs}):
+        mine = [r for r in runs if r["workers"] == n]
+        ws = [w for r in mine for w in r["workers_figs"]]
+
+        def med(key: str, k: int | None = None, ws: list[dict[str, Any]] = ws) -> float:
+            return statistics.median(w[key] if k is None else w[key][k] for w in ws)
+
+        for r in mine:
+            ends = [
+                (i + 1) * spawn * 1e3 + w["start"][1] + w["between_chunks"][1] + w["points"][1]
+                for i, w in enumerate(r["workers_figs"])
+            ]
+            est.setdefault(n, []).append(max(ends) + (r["driver_cpu_ms"] / 2 if n > 1 else 0.0))
+        print(
+            f"=== {n} worker(s), medians of {len(mine)} runs (ms): wall "
+            f"{statistics.median(r['wall_ms'] for r in mine):.1f}, driver CPU "
+            f"{statistics.median(r['driver_cpu_ms'] for r in mine):.1f}; per worker: start CPU "
+            f"{med('start', 1):.1f} (faults {med('faults_start'):.0f}), first point CPU "
+            f"{med('first_point_cpu'):.1f} (faults {med('faults_first_point'):.0f}), point CPU "
+            f"{med('point_cpu_median'):.2f}, between chunks CPU {med('between_chunks', 1):.1f} "
+            f"blocked {med('between_chunks', 3):.1f}, end idle {med('end_idle'):.1f}; replayed "
+            f"wall {statistics.median(est[n]):.1f}"
+        )
+    if 1 in est and 2 in est:
+        print(
+            f"=== replayed ratio (fastest spawn {spawn * 1e3:.1f} ms): "
+            f"{statistics.median(est[1]) / statistics.median(est[2]):.3f}"
+        )
 
 
 def _thread_cpu() -> dict[str, float]:

@@ -37,10 +37,10 @@ from npusched.bench.core import TARGETS, Reporter, Target, _no_report, scenario
 __all__ = ["SWEEP_POINTS", "sweep_tasks", "worker_start_s"]
 
 #: Points of the ``sweep`` scenario (each of ``--requests`` requests). A fair case for the
-#: 2-worker target: every worker's first point pays about 0.1 s of cold caches (profiles
-#: compiled, plans built) that a one-worker sweep pays once, and the last chunk may leave one
-#: worker idle, so the points must outweigh both: 32 points of 2,000 requests (about 0.08 s
-#: each on an idle core) are 2.6 s of work, of which those serial parts are under 10%.
+#: 2-worker target: every worker pays its start (a fork of the pool's server, page faults) and
+#: its first point's page faults at the same time as the other, which a one-worker sweep pays
+#: once, and the last chunk may leave one worker idle, so the points must outweigh both (the
+#: first point's cold caches are built once in the server: :func:`sweep_scenario`).
 SWEEP_POINTS = 32
 
 TARGETS["sweep"] = (
