@@ -5,13 +5,20 @@
 Runs the scenario's 32 points (:func:`npusched.bench.sweep.sweep_tasks`) through
 :func:`~npusched.experiments.backends.run_tasks` on the ``process`` backend at 1 and 2
 workers, in turns, ``REPEAT`` times each (as the scenario does: the fork server started
-first and warmed with the first point unless ``--cold``, each run from a new pool, the workers
-joined between runs). The fork server preloads
+first and warmed with the first point unless ``--cold`` or the tree predates the warm-up,
+each run from a new pool, the workers joined between runs). The fork server preloads
 :mod:`sweep_trace`, which stamps each worker's fork, its worker loop, its chunks and points
-(wall and CPU seconds, page faults); the driver stamps the run's start, each worker's spawn
-(the fork server's round trip), each row's arrival and the run's end, with its own CPU
-seconds. Prints, per run, every process's start, busy (in points), idle and CPU seconds
-relative to the run's start, and a text Gantt chart; with ``OUT.json`` the raw stamps.
+(wall and CPU seconds, page faults, run-queue waits); the driver stamps the run's start, each
+worker's spawn (the fork server's round trip), each row's arrival and the run's end, with
+its own and its threads' CPU seconds. Prints, per run, each worker's wall in its phases
+(start, hand-overs between chunks, points) split into CPU, run-queue wait and blocked (the
+rest: waiting on the pool), its end idle, first-point and median point CPU and page faults,
+and a text Gantt chart; then the medians per worker count and the ratio their CPU seconds
+imply on an idle machine (:func:`_summary`); with ``OUT.json`` the raw stamps and figures.
+
+``SWEEP_TRACE_EXPERIMENT=pipe`` sets the pools' result pipe to 1 MiB (``F_SETPIPE_SZ``), so
+that a chunk's rows never wait for the driver to read them; ``=freeze`` see
+:mod:`sweep_trace` (nineteenth round: neither changed what a worker waits or pays).
 """
 
 from __future__ import annotations

@@ -1,13 +1,17 @@
 """Stamps for :mod:`sweep_timeline`, installed in the pool's fork server (a preload module).
 
 Imported in the fork server, it wraps what every forked worker runs with stamps that go to
-``$NPUSCHED_SWEEP_TRACE/<pid>.txt`` (one line per stamp: the event, ``time.perf_counter()``,
-which is ``CLOCK_MONOTONIC`` and so comparable between processes, this process's CPU seconds
-and its minor page faults): and the seconds it waited on a run queue (ready to run while another process ran, from
-``/proc/thread-self/schedstat``): the child's start in the server (``fork``), the pool's worker
-loop (``worker``), each chunk's start and end (``chunk+``, ``chunk-``) and each point's
-start and end (``point+``, ``point-``). The package is not changed: the wrapped names are
-looked up by the worker when it unpickles its target and its tasks.
+``$NPUSCHED_SWEEP_TRACE/<pid>.txt``, one line per stamp: the event, ``time.perf_counter()``
+(``CLOCK_MONOTONIC``, comparable between processes), this process's CPU seconds, its minor
+page faults, and the seconds its thread waited on a run queue (ready to run while another
+process ran; ``/proc/thread-self/schedstat``). The events: the child's start in the server
+(``fork``), the pool's worker loop (``worker``), each chunk's start and end (``chunk+``,
+``chunk-``) and each point's (``point+``, ``point-``). The package is not changed: the
+wrapped names are looked up by the worker when it unpickles its target and its tasks.
+
+``SWEEP_TRACE_EXPERIMENT=freeze`` also freezes the server's objects for the collector
+(``gc.freeze()`` after a collection) before its first fork, to see whether that saves a
+forked worker page faults (nineteenth round: it does not).
 """
 
 from __future__ import annotations

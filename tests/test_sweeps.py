@@ -683,7 +683,8 @@ def warm_state():
     from npusched.hardware import profile
     from npusched.models.zoo import registry
 
-    return [len(profile._CACHE), registry._build.cache_info().currsize, "NPUSCHED_POOL_WARM" in os.environ]
+    nets = registry._build.cache_info().currsize
+    return [len(profile._CACHE), nets, "NPUSCHED_POOL_WARM" in os.environ]
 '''
 
 _WARM_SCRIPT = '''
@@ -707,7 +708,8 @@ with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
 rows = []
 backends.run_tasks(tasks, rows.append, backend="process", workers=2)
 rows.sort(key=lambda r: r["index"])
-print(json.dumps({"state": state, "rows": [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]}))
+rows = [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]
+print(json.dumps({"state": state, "rows": rows}))
 '''
 
 
@@ -777,10 +779,13 @@ def test_the_warm_up_point_and_its_limits(tmp_path: Path, monkeypatch: pytest.Mo
     tmp = Path(tempfile.gettempdir())
     before = set(tmp.glob("npusched-warm-*"))
     calls: list[str] = []
-    real = worker_preload.__dict__.get("warm_task")
-    monkeypatch.setattr(
-        worker_preload, "warm_task", lambda spec: calls.append("run") or real(spec)  # type: ignore[misc]
-    )
+    real = worker_preload.warm_task
+
+    def counted(spec: dict[str, Any]) -> Any:
+        calls.append("run")
+        return real(spec)
+
+    monkeypatch.setattr(worker_preload, "warm_task", counted)
     monkeypatch.setenv(WARM_ENV, json.dumps({"experiment": str(p), "write": True}))
     worker_preload.warm_up()
     assert calls == ["run"] and WARM_ENV not in os.environ

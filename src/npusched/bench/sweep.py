@@ -16,7 +16,8 @@ caches a first point builds.
 ``worker_start_s``: wall seconds from a new one-worker pool to its first result, the fork
 server already up (workers are forked from a server that imported the engine once);
 ``pool_first_start_s``: the same for the process's first pool, which waits for the server's
-imports and its warm-up point; ``worker_start_cpu_s``: the CPU seconds a fresh worker spent before its first task.
+imports and its warm-up point; ``worker_start_cpu_s``: the CPU seconds a fresh worker spent
+before its first task.
 
 Honest by construction: both worker counts run the same points, each run from a new pool of
 fresh workers (the server warm for both), the counts take turns over ``--repeat``, and every

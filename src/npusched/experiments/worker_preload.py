@@ -22,8 +22,9 @@ drops is skipped (the fork server ignores an ``ImportError`` of a preload module
 this module).
 
 Where the sweep is known when the server starts (``npusched sweep`` names its experiment file,
-the ``sweep`` bench scenario its first point: :func:`npusched.experiments.backends.start_pool_server`),
-the server also runs one of the sweep's points before its first fork (:func:`warm_up`): what a
+the ``sweep`` bench scenario its first point:
+:func:`npusched.experiments.backends.start_pool_server`), the server also runs one of the
+sweep's points before its first fork (:func:`warm_up`): what a
 fresh worker's first point built once per process (the zoo networks of the workload, their
 profiles on the device, the plans' tables; about 12 ms of CPU for the ``sweep`` scenario's
 point of 8 ms, nineteenth round) is then in every worker's copy of the server, as it is in a
@@ -39,7 +40,10 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npusched.experiments.backends import PointTask
 
 #: Largest point (in requests its workload states) the server runs to warm up: the server
 #: forks no worker before the point is done, and beyond this a point's own length (0.1 s and
@@ -86,7 +90,7 @@ def preload() -> None:
     REGISTRY.names()  # the policy entry points of every kind
 
 
-def warm_task(spec: dict[str, Any]) -> Any:
+def warm_task(spec: dict[str, Any]) -> PointTask | None:
     """The point :func:`warm_up` runs for ``spec``, or ``None``: with ``"config"`` (a run
     config's JSON form) and ``"base_dir"`` that config; with ``"experiment"`` (an experiment
     file) the first point that ``"filters"`` (``AXIS=VALUE`` texts) select, as the sweep's
@@ -110,14 +114,14 @@ def warm_task(spec: dict[str, Any]) -> Any:
 
 
 def warm_up() -> None:
-    """Run the point that :data:`~npusched.experiments.backends.WARM_ENV` names (:func:`warm_task`) once in this process and
-    drop its row: the caches it fills (networks, profiles, plans) are what a worker's first
-    point builds, and every worker forked after this starts with them. With ``"write": true``
-    the row is written too, in a directory removed afterwards (a sweep's workers write each
-    point's file; the first write builds pyarrow's writer state). Quiet and harmless: a point
-    that fails (an experiment the driver will reject, a policy a ``--plugin`` registers) is
-    skipped, warnings are dropped, and no result depends on it (a worker's caches hold what
-    the same calls return)."""
+    """Run the point that :data:`~npusched.experiments.backends.WARM_ENV` names
+    (:func:`warm_task`) once in this process and drop its row: the caches it fills (networks,
+    profiles, plans) are what a worker's first point builds, and every worker forked after
+    this starts with them. With ``"write": true`` the row is written too, in a directory
+    removed afterwards (a sweep's workers write each point's file; the first write builds
+    pyarrow's writer state). Quiet and harmless: a point that fails (an experiment the driver
+    will reject, a policy a ``--plugin`` registers) is skipped, warnings are dropped, and no
+    result depends on it (a worker's caches hold what the same calls return)."""
     from npusched.experiments.backends import WARM_ENV
 
     spec = os.environ.pop(WARM_ENV, None)
