@@ -242,7 +242,9 @@ BoundEntry = tuple[int, int, int]
 # ``heapq``. Compiled, a push or pop is a native call and a step two unboxed entries compared
 # in C, where ``heapq``'s C functions were generic calls and a ``tuplerichcompare`` per step
 # (a ``PyObject_RichCompareBool`` per field): about 2,400 instructions per event of a warm
-# TOKEN run went to ``heappush`` / ``heappop`` on these heaps. Interpreted, ``heapq``'s C
+# TOKEN run went to ``heappush`` / ``heappop`` on these heaps. The heaps are ``list[Any]``:
+# the entries themselves are moved, not reboxed (an entry read as a typed tuple and written
+# back would be a new tuple), and unboxed only to be compared. Interpreted, ``heapq``'s C
 # functions are faster, and the table takes them (``_TYPED_HEAP``).
 
 
@@ -255,7 +257,7 @@ def _blt(a: BoundEntry, b: BoundEntry) -> bool:
     return a[2] < b[2]
 
 
-def _bsift_down(heap: list[BoundEntry], startpos: i64, pos: i64) -> None:
+def _bsift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
     """``heapq._siftdown`` on a heap of :data:`BoundEntry`."""
     newitem = heap[pos]
     while pos > startpos:
@@ -269,13 +271,13 @@ def _bsift_down(heap: list[BoundEntry], startpos: i64, pos: i64) -> None:
     heap[pos] = newitem
 
 
-def _bpush(heap: list[BoundEntry], item: BoundEntry) -> None:
+def _bpush(heap: list[Any], item: object) -> None:
     """``heapq.heappush`` on a heap of :data:`BoundEntry`."""
     heap.append(item)
     _bsift_down(heap, 0, len(heap) - 1)
 
 
-def _bpop(heap: list[BoundEntry]) -> BoundEntry:
+def _bpop(heap: list[Any]) -> BoundEntry:
     """``heapq.heappop`` on a heap of :data:`BoundEntry` (``heap`` not empty)."""
     last = heap.pop()
     endpos: i64 = len(heap)
@@ -312,7 +314,7 @@ def _clt(a: CheapEntry, b: CheapEntry) -> bool:
     return a[4] < b[4]
 
 
-def _csift_down(heap: list[CheapEntry], startpos: i64, pos: i64) -> None:
+def _csift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
     """``heapq._siftdown`` on a heap of :data:`CheapEntry`."""
     newitem = heap[pos]
     while pos > startpos:
@@ -326,13 +328,13 @@ def _csift_down(heap: list[CheapEntry], startpos: i64, pos: i64) -> None:
     heap[pos] = newitem
 
 
-def _cpush(heap: list[CheapEntry], item: CheapEntry) -> None:
+def _cpush(heap: list[Any], item: object) -> None:
     """``heapq.heappush`` on a heap of :data:`CheapEntry`."""
     heap.append(item)
     _csift_down(heap, 0, len(heap) - 1)
 
 
-def _cpop(heap: list[CheapEntry]) -> CheapEntry:
+def _cpop(heap: list[Any]) -> object:
     """``heapq.heappop`` on a heap of :data:`CheapEntry` (``heap`` not empty)."""
     last = heap.pop()
     endpos: i64 = len(heap)
