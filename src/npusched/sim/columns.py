@@ -1540,6 +1540,13 @@ def _doubles(vals: list[float]) -> memoryview:
     return memoryview(struct.pack(f"{len(vals)}d", *vals))
 
 
+def _packed_list(vals: list[Any], dtype: Any) -> bytes:
+    """A list of the loop's floats (``dtype`` float64) or ints (int64) as C doubles or int64s
+    in one ``struct.pack`` call (see :func:`_doubles`; the values ``numpy.fromiter`` would
+    give)."""
+    return struct.pack(f"{len(vals)}{'d' if dtype is np.float64 else 'q'}", *vals)
+
+
 def write_records(
     run: _Run,
     est: list[float] | None,
@@ -1601,6 +1608,9 @@ def write_records(
             col: Any = np.empty(n, dtype=dtype)
             if isinstance(vals, memoryview):
                 col[by_row] = np.frombuffer(vals, dtype=dtype)
+            elif isinstance(vals, list):
+                # packed as C doubles / int64s in one call (the same values)
+                col[by_row] = np.frombuffer(_packed_list(vals, dtype), dtype=dtype)
             else:
                 col[by_row] = np.fromiter(vals, dtype=dtype, count=n)
             setattr(run, name, col)

@@ -88,7 +88,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableSequence, Sequen
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from itertools import repeat
-from operator import attrgetter, countOf
+from operator import attrgetter, countOf, itemgetter
 from sys import getrefcount
 from types import FunctionType, MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -220,6 +220,21 @@ def _declared_reads(policy: Any, name: str) -> tuple[str, ...] | None:
             reads = klass.__dict__.get(f"{name}_reads")
             return tuple(reads) if reads is not None else None
     return None
+
+
+def _packed(vals: Sequence[Any], dtype: type, m: int) -> npt.NDArray[Any]:
+    """``numpy.fromiter(vals, dtype, count=m)``: a list of Python floats or ints packed as C
+    doubles or int64s in one call (``array``: the same values, about a third of ``fromiter``'s
+    generic per-element path); other sequences, or values ``array`` refuses (a float for an
+    int column, an int beyond int64), through ``fromiter`` as before."""
+    if isinstance(vals, list):
+        code = "d" if dtype is np.float64 else "q" if dtype is np.int64 else ""
+        if code:
+            try:
+                return np.frombuffer(array(code, vals), dtype=dtype)
+            except (TypeError, OverflowError):
+                pass
+    return np.fromiter(vals, dtype=dtype, count=m)
 
 
 class KeyRow(NamedTuple):
@@ -1017,7 +1032,11 @@ class _Run:
             for value in per_value:
                 fields = zip(reads, (value,) if len(cols) == 1 else value, strict=True)
                 per_value[value] = key(SimpleNamespace(**dict(fields)))
-            return list(map(per_value.__getitem__, values))
+            if len(per_value) == 1:  # one value: its key for every request
+                return [per_value[values[0]]] * len(values)
+            # the look-ups in C (``itemgetter``, a tuple; the same key objects), about a
+            # third of a ``map`` over the dictionary's ``__getitem__`` per request
+            return list(itemgetter(*values)(per_value))
         if self._arrivals is not None or self._table is None:
             return list(map(key, self.arrivals))
         rows = zip(*(self.disp(f) for f in KeyRow._fields), strict=True)
@@ -2730,7 +2749,7 @@ class _Run:
             if nones == m:
                 return np.full(n, unset, dtype=dtype)
             vals = [unset if x is None else x for x in v] if nones else v
-            return np.fromiter(vals, dtype=dtype, count=m)[by]
+            return _packed(vals, dtype, m)[by]
 
         network = np.empty(len(per_shape["network"]), dtype=object)
         network[:] = per_shape["network"]

@@ -39,7 +39,10 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Sequence
+from types import FunctionType
 from typing import Any, Final
+
+from mypy_extensions import i64
 
 from npusched.policies.contract import declared_order
 
@@ -228,6 +231,137 @@ CheapEntry = tuple[float, float, Any, int, int]
 BoundEntry = tuple[int, int, int]
 
 
+# The table's heaps compiled: ``heapq``'s algorithm (``heappush`` = append and ``_siftdown``;
+# ``heappop`` = pop the last, ``_siftup`` from the root to a leaf by the smaller child, ties to
+# the right child, then ``_siftdown``) written out on lists of the same tuples, as the column
+# loop's ready heaps are (``sim/columns.py``), their ``<`` the tuples' own written out on the
+# typed fields: the first pair of fields that is not equal decides. The fields are ints, the
+# job's id (an int) and floats that are never nan (arrivals are finite, a remaining estimate
+# is clamped at 0.0), so each field's ``==`` and ``<`` are the ones the tuple comparison makes,
+# and the heaps move the same entries to the same places and pop them in the same order as
+# ``heapq``. Compiled, a push or pop is a native call and a step two unboxed entries compared
+# in C, where ``heapq``'s C functions were generic calls and a ``tuplerichcompare`` per step
+# (a ``PyObject_RichCompareBool`` per field): about 2,400 instructions per event of a warm
+# TOKEN run went to ``heappush`` / ``heappop`` on these heaps. The heaps are ``list[Any]``:
+# the entries themselves are moved, not reboxed (an entry read as a typed tuple and written
+# back would be a new tuple), and unboxed only to be compared. Interpreted, ``heapq``'s C
+# functions are faster, and the table takes them (``_TYPED_HEAP``).
+
+
+def _blt(a: BoundEntry, b: BoundEntry) -> bool:
+    """``a < b`` as the tuples compare (ints)."""
+    if a[0] != b[0]:
+        return a[0] < b[0]
+    if a[1] != b[1]:
+        return a[1] < b[1]
+    return a[2] < b[2]
+
+
+def _bsift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
+    """``heapq._siftdown`` on a heap of :data:`BoundEntry`."""
+    newitem = heap[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if _blt(newitem, parent):
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+
+
+def _bpush(heap: list[Any], item: object) -> None:
+    """``heapq.heappush`` on a heap of :data:`BoundEntry`."""
+    heap.append(item)
+    _bsift_down(heap, 0, len(heap) - 1)
+
+
+def _bpop(heap: list[Any]) -> BoundEntry:
+    """``heapq.heappop`` on a heap of :data:`BoundEntry` (``heap`` not empty)."""
+    last = heap.pop()
+    endpos: i64 = len(heap)
+    if not endpos:
+        return last
+    top = heap[0]
+    heap[0] = last
+    pos: i64 = 0
+    child: i64 = 1
+    while child < endpos:
+        right = child + 1
+        if right < endpos and not _blt(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _bsift_down(heap, 0, pos)
+    return top
+
+
+def _clt(a: CheapEntry, b: CheapEntry) -> bool:
+    """``a < b`` as the tuples compare (floats never nan, the id, ints)."""
+    if a[0] != b[0]:
+        return a[0] < b[0]
+    if a[1] != b[1]:
+        return a[1] < b[1]
+    ra: Any = a[2]
+    rb: Any = b[2]
+    if ra != rb:
+        return bool(ra < rb)
+    if a[3] != b[3]:
+        return a[3] < b[3]
+    return a[4] < b[4]
+
+
+def _csift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
+    """``heapq._siftdown`` on a heap of :data:`CheapEntry`."""
+    newitem = heap[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if _clt(newitem, parent):
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+
+
+def _cpush(heap: list[Any], item: object) -> None:
+    """``heapq.heappush`` on a heap of :data:`CheapEntry`."""
+    heap.append(item)
+    _csift_down(heap, 0, len(heap) - 1)
+
+
+def _cpop(heap: list[Any]) -> object:
+    """``heapq.heappop`` on a heap of :data:`CheapEntry` (``heap`` not empty)."""
+    last = heap.pop()
+    endpos: i64 = len(heap)
+    if not endpos:
+        return last
+    top = heap[0]
+    heap[0] = last
+    pos: i64 = 0
+    child: i64 = 1
+    while child < endpos:
+        right = child + 1
+        if right < endpos and not _clt(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _csift_down(heap, 0, pos)
+    return top
+
+
+#: Whether the heaps above are compiled (C functions, not Python ``function`` objects): the
+#: table takes them then, and ``heapq``'s C functions when this module runs pure. Both pop the
+#: same entries in the same order.
+_TYPED_HEAP: Final = not isinstance(_bpush, FunctionType)
+
+
 class TokenTable:
     """One run's token table (see the module docstring): a class whose state is typed
     attributes, so that compiled its methods are native calls on unboxed floats and ints (the
@@ -407,10 +541,14 @@ class TokenTable:
         # Its ``cheap`` entry: ``choose``'s key of a waiting job, its stay and its index.
         if self.sjf:  # shortest_remaining: (remaining, arrival, id)
             rem = self.est[k] - self.exe[k]
-            heappush(self.cheap[c], (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k))
+            ce: CheapEntry = (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k)
         else:  # first_come: (arrival, id)
             a = self.arr_s[k]
-            heappush(self.cheap[c], (a, a, self.rid[k], v, k))
+            ce = (a, a, self.rid[k], v, k)
+        if _TYPED_HEAP:
+            _cpush(self.cheap[c], ce)
+        else:
+            heappush(self.cheap[c], ce)
         if x + 1 < nlev:
             w = self.waited[k]
             e = self.est[k]
@@ -420,7 +558,10 @@ class TokenTable:
             else:
                 b = now - w + (levels[x + 1] * (1.0 - 2e-9) / fp - 1.0) * e
                 nb = math.floor(b / self.period) - 1
-            heappush(self.promo, (nb, v, k))
+            if _TYPED_HEAP:
+                _bpush(self.promo, (nb, v, k))
+            else:
+                heappush(self.promo, (nb, v, k))
             top = t * (1.0 + 1e-12)
             p = self.p
             for i in range(x + 1, nlev):
@@ -431,7 +572,10 @@ class TokenTable:
                     # from index 0), the same whichever wake asks.
                     need = lv * (1.0 - 1e-9) / fp - 1.0
                     q = boundaries_to_gain(need, w, now, 0, p, e) - 1
-                    heappush(self.qheap[i], (q, v, k))
+                    if _TYPED_HEAP:
+                        _bpush(self.qheap[i], (q, v, k))
+                    else:
+                        heappush(self.qheap[i], (q, v, k))
 
     def dequeue(self, k: int, now: float) -> None:
         """Job ``k`` leaves the ready queue at ``now`` (it starts)."""
@@ -461,7 +605,7 @@ class TokenTable:
         cnt_x = self.cnt_x
         nlev = self.nlev
         while promo and promo[0][0] <= kb:
-            _, v, k = heappop(promo)
+            _, v, k = _bpop(promo) if _TYPED_HEAP else heappop(promo)
             if not waiting[k] or ver[k] != v:
                 continue
             g = waiting_gain(self.waited[k], self.since[k], b, self.est[k])
@@ -480,19 +624,24 @@ class TokenTable:
                 lvl_c[k] = c
                 if self.sjf:  # ``choose``'s key of a waiting job: (remaining, arrival, id)
                     rem = self.est[k] - self.exe[k]
-                    heappush(
-                        self.cheap[c], (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k)
-                    )
+                    ce: CheapEntry = (rem if rem > 0.0 else 0.0, self.arr_s[k], self.rid[k], v, k)
                 else:  # (arrival, id)
                     a = self.arr_s[k]
-                    heappush(self.cheap[c], (a, a, self.rid[k], v, k))
+                    ce = (a, a, self.rid[k], v, k)
+                if _TYPED_HEAP:
+                    _cpush(self.cheap[c], ce)
+                else:
+                    heappush(self.cheap[c], ce)
             if x != lvl_x[k]:
                 cnt_x[lvl_x[k]] -= 1
                 cnt_x[x] += 1
                 lvl_x[k] = x
             if x + 1 < nlev:
                 nb = self.promo_at(k, x + 1)
-                heappush(promo, (nb if nb > kb else kb + 1, v, k))
+                if _TYPED_HEAP:
+                    _bpush(promo, (nb if nb > kb else kb + 1, v, k))
+                else:
+                    heappush(promo, (nb if nb > kb else kb + 1, v, k))
 
     # --- the scanned structures (cumulative rule, ">", a priority below the lowest level) -----
     def saturate(self) -> None:
@@ -761,7 +910,10 @@ class TokenTable:
                         be = e
                         found = True
                     break
-                heappop(h)
+                if _TYPED_HEAP:
+                    _cpop(h)
+                else:
+                    heappop(h)
         if run_in and self.tok[run_k] >= self.cand_cut[t_i]:
             if not found:
                 return run_k
@@ -838,7 +990,10 @@ class TokenTable:
                     if q < qmin:
                         qmin = q
                     break
-                heappop(h)
+                if _TYPED_HEAP:
+                    _bpop(h)
+                else:
+                    heappop(h)
         # ``quiet_periods``: the least ``k >= 1`` over the jobs (a waiting job's is its
         # crossing index less ``n0``, plus one, at least 1), less one, at least 0.
         kq = qmin - n0 + 1
