@@ -62,6 +62,21 @@ def test_targets_equal_the_pseudo_code_at_every_decision(
     assert (sizes >= SMALL_QUEUE).any()
 
 
+def test_select_calls_a_subclass_s_targets_and_the_core_s_directly() -> None:
+    """``select`` calls the core's Algorithm 1 directly (``core_targets``) only where the class
+    keeps the core's ``_targets``; a subclass's own is called at every dispatch and completion
+    (``_Checked``, above), and both decide the same run."""
+    names = WORKLOADS["C"]
+    profs = {n: compile_profile(get_network(n), FA) for n in names}
+    reqs = planaria_workload("C", "S", 400.0, n_requests=60, random_state=5)
+    plain, checked = PlanariaPolicy(), _Checked()
+    a = Simulator(profs, plain, machine=fission_array()).run(reqs)
+    b = Simulator(profs, checked, machine=fission_array()).run(reqs)
+    assert plain.own_targets_ and not checked.own_targets_
+    assert checked.sizes  # the subclass's ``_targets`` ran
+    assert a.summary() == b.summary()
+
+
 def test_estimate_equals_estimate_resources_on_every_position() -> None:
     """``_estimate`` at a table position gives ESTIMATERESOURCES' count on the full row and
     the row's entry there, bit for bit (slack below, between and above the row's values)."""

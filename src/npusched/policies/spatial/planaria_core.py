@@ -342,6 +342,10 @@ class PlanariaCore:
     settled_: bool
     #: The class decides with the core's ``select`` (a subclass's own is never quiet).
     own_select_: bool
+    #: The class keeps the core's ``_targets``: ``select`` calls :func:`core_targets`
+    #: directly (compiled, a native call; ``self._targets`` on the interpreted public class
+    #: is a Python-level call through the method's glue).
+    own_targets_: bool
 
     def reset_core(self) -> None:
         """Forget the targets, promises and tables of the previous run."""
@@ -354,6 +358,7 @@ class PlanariaCore:
         self.rec_of_ = {}
         self.settled_ = False
         self.own_select_ = type(self).select is _CORE_SELECT
+        self.own_targets_ = type(self)._targets is _CORE_TARGETS
 
     def _capacity(self, view: MachineView) -> int:
         if self.resource is None:
@@ -377,61 +382,8 @@ class PlanariaCore:
         raise NotImplementedError
 
     def _targets(self, jobs: Sequence[JobView], view: MachineView, size: int) -> dict[int, int]:
-        """Algorithm 1 on every unfinished job at once (:func:`schedule_counts`): the same
-        counts as :func:`schedule_tasks_spatially` over :meth:`tasks`."""
-        n = len(jobs)
-        if n <= 1:  # schedule_counts' lone task: the whole array, no table needed
-            return {j.id: size for j in jobs}
-        if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
-            now = view.now
-            now_f = 0.0
-            now_float = type(now) is float
-            if now_float:
-                now_f = now
-            profiles = view.profiles
-            p_l: list[float] = []
-            s_l: list[float] = []
-            e_l: list[int] = []
-            a_l: list[float] = []
-            ids: list[Any] = []
-            rec_of = self.rec_of_
-            complete = True
-            for job in jobs:
-                # the engine's job: its id and position read natively where compiled (the
-                # ``JobView`` protocol's generic reads for any other job object); declared,
-                # since a job narrowed by ``isinstance`` is an intersection with the protocol,
-                # which mypyc reads generically
-                jc: JobCore | None = job if isinstance(job, JobCore) else None
-                jid = jc.id if jc is not None else job.id
-                ids.append(jid)
-                rec = rec_of.get(jid)
-                if rec is None:
-                    rec = rec_of[jid] = _job_rec(self, job, size, profiles)
-                tab = rec.tab
-                kind = rec.kind
-                if kind == _NO_SLO:
-                    sl = math.inf
-                elif kind == _FLOAT_SLO and now_float:  # C doubles compiled, the same operations
-                    sl = rec.slo - (now_f - rec.arrival)
-                else:
-                    slo_any: Any = job_slo(job)
-                    sl = slo_any - (now - job.arrival_s)
-                step, frac = jc.position if jc is not None else job.position
-                got = _estimate(tab, step, frac, sl, size)
-                if got is None:
-                    complete = False
-                    break
-                e_l.append(got[0])
-                a_l.append(got[1])
-                p_l.append(rec.priority)
-                s_l.append(sl)
-            if complete:
-                counts_l = _counts_from_estimates(p_l, s_l, e_l, a_l, size)
-                out: dict[int, int] = {}
-                for i in range(n):  # one count per job (the lists are built in step)
-                    out[ids[i]] = counts_l[i]
-                return out
-        return self._targets_arrays(jobs, view, size)
+        """Algorithm 1 on every unfinished job at once (:func:`core_targets`)."""
+        return core_targets(self, jobs, view, size)
 
     def quiet_wake(self, reason: str) -> bool:
         """Whether ``select`` at a wake for ``reason`` returns ``NOTHING`` (the engine then
@@ -471,7 +423,11 @@ class PlanariaCore:
             reason = view.reason
         promised_all = self.promised_
         if reason == "arrival" or reason == "completion":
-            self.targets_ = self._targets(jobs, view, size)
+            self.targets_ = (
+                core_targets(self, jobs, view, size)
+                if self.own_targets_
+                else self._targets(jobs, view, size)
+            )
             if reason == "completion" and promised_all:
                 # forget finished jobs (ids are never reused: only live ids are looked up)
                 promised_all = self.promised_ = {
@@ -568,6 +524,70 @@ class PlanariaCore:
 
 #: The core's own decision (a subclass that overrides it is never quiet).
 _CORE_SELECT: Final = PlanariaCore.select
+#: The core's own Algorithm 1 (``select`` calls :func:`core_targets` directly where a class
+#: keeps it).
+_CORE_TARGETS: Final = PlanariaCore._targets
+
+
+def core_targets(
+    core: PlanariaCore, jobs: Sequence[JobView], view: MachineView, size: int
+) -> dict[int, int]:
+    """Algorithm 1 on every unfinished job at once (:func:`schedule_counts`): the same
+    counts as :func:`schedule_tasks_spatially` over :meth:`tasks` (``PlanariaCore._targets``;
+    a module function, so the core's ``select`` calls it natively)."""
+    n = len(jobs)
+    if n <= 1:  # schedule_counts' lone task: the whole array, no table needed
+        return {j.id: size for j in jobs}
+    if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
+        now = view.now
+        now_f = 0.0
+        now_float = type(now) is float
+        if now_float:
+            now_f = now
+        profiles = view.profiles
+        p_l: list[float] = []
+        s_l: list[float] = []
+        e_l: list[int] = []
+        a_l: list[float] = []
+        ids: list[Any] = []
+        rec_of = core.rec_of_
+        complete = True
+        for job in jobs:
+            # the engine's job: its id and position read natively where compiled (the
+            # ``JobView`` protocol's generic reads for any other job object); declared,
+            # since a job narrowed by ``isinstance`` is an intersection with the protocol,
+            # which mypyc reads generically
+            jc: JobCore | None = job if isinstance(job, JobCore) else None
+            jid = jc.id if jc is not None else job.id
+            ids.append(jid)
+            rec = rec_of.get(jid)
+            if rec is None:
+                rec = rec_of[jid] = _job_rec(core, job, size, profiles)
+            tab = rec.tab
+            kind = rec.kind
+            if kind == _NO_SLO:
+                sl = math.inf
+            elif kind == _FLOAT_SLO and now_float:  # C doubles compiled, the same operations
+                sl = rec.slo - (now_f - rec.arrival)
+            else:
+                slo_any: Any = job_slo(job)
+                sl = slo_any - (now - job.arrival_s)
+            step, frac = jc.position if jc is not None else job.position
+            got = _estimate(tab, step, frac, sl, size)
+            if got is None:
+                complete = False
+                break
+            e_l.append(got[0])
+            a_l.append(got[1])
+            p_l.append(rec.priority)
+            s_l.append(sl)
+        if complete:
+            counts_l = _counts_from_estimates(p_l, s_l, e_l, a_l, size)
+            out: dict[int, int] = {}
+            for i in range(n):  # one count per job (the lists are built in step)
+                out[ids[i]] = counts_l[i]
+            return out
+    return core._targets_arrays(jobs, view, size)
 
 
 def job_slo(job: JobView) -> Any:
