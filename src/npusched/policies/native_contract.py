@@ -144,6 +144,8 @@ class JobCore:
 
 #: The empty list a :class:`ViewFields` holds between decisions (never written to).
 NO_JOBS: Final[list[Any]] = []
+#: The free units a :class:`ViewFields` holds before its first decision (never written to).
+NO_FREE: Final[list[int]] = []
 
 
 class ViewFields:
@@ -156,7 +158,12 @@ class ViewFields:
     through the interpreted ``MachineView`` (a generic attribute read per field); any other
     view (a test's own, a view the policy kept from an earlier decision) is read as before.
     ``running`` and ``preempting`` are :data:`NO_JOBS` between decisions (the engine counts the
-    references to its lists to refill them), and the record is dropped when a run ends."""
+    references to its lists to refill them), and the record is dropped when a run ends.
+    ``free`` is every resource's free units in machine order (the order of ``resources``),
+    the same numbers as the resource views' ``free``: a core reads a resource's free units
+    with a native list read where ``resources[name].free`` is a mapping look-up and a generic
+    attribute read (nineteenth round). It is the engine's list, shared by every decision with
+    the same free units: read only."""
 
     def __init__(self) -> None:
         #: the view whose fields these are (the engine's current one)
@@ -166,6 +173,7 @@ class ViewFields:
         self.running: list[Any] = NO_JOBS
         self.preempting: list[Any] = NO_JOBS
         self.resources: Any = None
+        self.free: list[int] = NO_FREE
         self.reason = ""
         self.profiles: Any = None
 

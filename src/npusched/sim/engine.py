@@ -572,6 +572,9 @@ class Simulator:
 
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
 _RESOLVED_BY_ID_MAX: Final = 1024
+#: Most allocations ``_Run._assign_one`` keeps for its identity scan (``_alloc_seen``): the
+#: built-in machine policies use one per resource.
+_ALLOC_SEEN_MAX: Final = 4
 _INF: Final = math.inf
 #: ``sys.getrefcount`` and ``weakref.getweakrefcount`` for the machine view's check at every
 #: decision (``_Run._machine_view``): compiled, a ``Final`` alias is a C static, where an
@@ -582,6 +585,8 @@ _GETWEAKREFCOUNT: Final = getweakrefcount
 _NO_VIEW_JOBS: Final[list[Any]] = NO_JOBS
 #: ``_apply``'s list of late starts while it has none (never appended to: read only).
 _NO_JOBS: Final[list[Job]] = []
+#: ``_h_boundary``'s leaving and staying rows of a plan without exits (none leave; read only).
+_NO_ROWS: Final[list[int]] = []
 
 
 def _next_boundary(now: float, period: float) -> int:
@@ -715,6 +720,9 @@ class _Run:
         #: The last machine view's key of ``_res_views`` and its resource views.
         self._res_key = -1
         self._res_last: Mapping[str, ResourceView] | None = None
+        #: ``_res_views``' free units as lists in machine order, by the same key (the view
+        #: fields' ``free``, which the compiled cores read natively).
+        self._res_free: dict[int, list[int]] = {}
         #: Jobs in state PREEMPTING (holding units while they stop and save): while there are
         #: none, the machine view's running jobs are the resources' holders as they stand.
         self.n_preempting = 0
@@ -774,6 +782,11 @@ class _Run:
         #: ``resolved`` by the allocation object's id (a policy that reuses its allocations
         #: skips the dataclass hash), bounded by :data:`_RESOLVED_BY_ID_MAX`.
         self.resolved_by_id: dict[int, tuple[Allocation, tuple[int, int, _Variant]]] = {}
+        #: Allocations ``_assign_one`` found in ``resolved_by_id`` and their resolutions, the
+        #: first :data:`_ALLOC_SEEN_MAX` (an allocation's resolution never changes: it is
+        #: immutable, and ``resolved`` keeps it too).
+        self._alloc_seen: list[object] = []
+        self._alloc_hit: list[tuple[int, int, _Variant]] = []
         # Handlers by event kind; each returns the wake reason it contributes ("" for none).
         self.handlers: dict[int, Callable[[Job, int], str]] = {
             COMPLETE: self._h_complete,
@@ -1560,16 +1573,18 @@ class _Run:
             step = 0
         exits = plan.exits
         exit_row = self.exit_row
-        leave_rows: list[int] = []
-        stay_rows: list[int] = []
-        if exits and exit_row is not None:  # without exits no sample leaves
+        reason = ""
+        if exits and exit_row is not None:  # without exits no sample leaves (and no lists)
+            leave_rows: list[int] = []
+            stay_rows: list[int] = []
             for row in job._rows:
                 k = exit_row[row]
                 if k is not None and 0 <= k < len(exits) and exits[k] <= step:
                     leave_rows.append(row)
                 else:
                     stay_rows.append(row)
-        reason = ""
+        else:
+            leave_rows = stay_rows = _NO_ROWS
         if leave_rows:
             self._finish_samples(job, leave_rows)
             reason = "exit"
@@ -1824,9 +1839,12 @@ class _Run:
                 got = cache[key] = MappingProxyType(  # shared: read-only
                     {r.name: ResourceView(r.name, r.spec.kind, r.capacity, r.free) for r in res_l}
                 )
+                # the same free units natively, in machine order (``ViewFields.free``)
+                self._res_free[key] = [r.free for r in res_l]
             resources = got
             self._res_key = key
             self._res_last = got
+            vf.free = self._res_free[key]
         # the same fields, natively, for the compiled policy cores (``ViewFields``)
         now = self.clock.now
         ready = self.ready
@@ -2085,10 +2103,24 @@ class _Run:
             raise self._invalid(aj, "a job of this run")
         if deferred is not None and aj.state is WAITING and not self.pending:
             # ``_assign``'s start at assignment, inline for an allocation resolved before (by
-            # identity, as ``_resolve``)
-            got = by_id.get(id(alloc))
-            if got is not None and got[0] is alloc:
-                ri, units, variant = got[1]
+            # identity, as ``_resolve``): first among the few allocations started this way
+            # last (``_alloc_seen``: a list scanned by identity, no ``id`` boxed and hashed;
+            # the machine policies hand out one shared allocation per resource), else by id
+            seen = self._alloc_seen
+            hit: tuple[int, int, _Variant] | None = None
+            for i in range(len(seen)):
+                if seen[i] is alloc:
+                    hit = self._alloc_hit[i]
+                    break
+            if hit is None:
+                got = by_id.get(id(alloc))
+                if got is not None and got[0] is alloc:
+                    hit = got[1]
+                    if len(seen) < _ALLOC_SEEN_MAX:
+                        seen.append(alloc)  # (kept alive here: identities stay unique)
+                        self._alloc_hit.append(hit)
+            if hit is not None:
+                ri, units, variant = hit
                 if self.res[ri].free >= units:
                     self._start(aj, ri, units, variant, alloc, arm=False)
                     deferred.append(aj)
@@ -2510,20 +2542,24 @@ class _Run:
                         continue  # nobody waits: the tick is skipped
                     ticked = True
                 else:
-                    # compiled, the re-allocation's kinds and a completion called directly
-                    # (native calls: no look-up, bound method or argument parsing), the rest by
-                    # kind; interpreted, every kind by the table (a bound method's look-up
-                    # costs about what the comparisons would)
+                    # compiled, every kind's handler called directly (native calls: no
+                    # look-up in the table, bound method or argument parsing); interpreted,
+                    # every kind by the table (a bound method's look-up costs about what the
+                    # comparisons would)
                     if not direct:
                         r = handlers[kind](job, epoch)
                     elif kind == COMPLETE:
                         r = self._h_complete(job, epoch)
+                    elif kind == BOUNDARY:
+                        r = self._h_boundary(job, epoch)
                     elif kind == STOP:
                         r = self._h_stop(job, epoch)
                     elif kind == SAVE_DONE:
                         r = self._h_save_done(job, epoch)
+                    elif kind == TIMER:
+                        r = "timer"  # (``_h_timer``)
                     else:
-                        r = handlers[kind](job, epoch)
+                        r = self._h_release(job, epoch)
                     if not r:
                         if kind in (COMPLETE, BOUNDARY):
                             continue  # superseded

@@ -26,7 +26,16 @@ from mypy_extensions import mypyc_attr
 
 from npusched.hardware.profile import Profile
 from npusched.policies.batching.fluidb import B_MAX, ExitLUT, fluidb_decide, initial_batch
-from npusched.policies.contract import NOTHING, Allocation, JobView, MachineView, Schedule
+from npusched.policies.contract import (
+    NOTHING,
+    Allocation,
+    JobCore,
+    JobView,
+    MachineView,
+    MadeSchedule,
+    Schedule,
+    made_schedule,
+)
 from npusched.policies.machine_core import (
     NO_MECHANISM,
     NO_PREEMPT,
@@ -34,6 +43,7 @@ from npusched.policies.machine_core import (
     NO_TIMERS,
     make_merge,
     make_schedule,
+    refill_schedule,
 )
 
 #: The machine's first resource, whole: every batching policy's allocation (frozen, shared).
@@ -56,9 +66,16 @@ def start_schedule(jobs: Sequence[JobView], until: int | None = None) -> Schedul
     """Merge ``jobs`` into the first and start it (stopping at step ``until``) on the machine's
     first resource, whole (one shared :class:`Allocation`: the engine resolves it by
     identity)."""
+    return start_on(made_schedule(), jobs, until)
+
+
+def start_on(m: MadeSchedule, jobs: Sequence[JobView], until: int | None = None) -> Schedule:
+    """:func:`start_schedule` on this thread's record ``m`` (a decision that read it for the
+    view's fields passes it: one thread-local look-up per decision)."""
     head = jobs[0]
     merge = (make_merge(head, list(jobs[1:])),) if len(jobs) > 1 else ()
-    return make_schedule(
+    return refill_schedule(
+        m,
         {head: WHOLE},
         NO_PREEMPT,
         NO_MECHANISM,
@@ -113,12 +130,34 @@ class BatchingCore:
 def fresh_jobs(core: BatchingCore, view: MachineView, exclude: Sequence[int] = ()) -> list[JobView]:
     """Waiting jobs that have not started, oldest first (``executed_s <= 0`` and at step 0
     of their plan)."""
-    out = []
+    return fresh_of(core, view.ready, exclude)
+
+
+def fresh_of(
+    core: BatchingCore, ready: Sequence[JobView], exclude: Sequence[int] = ()
+) -> list[JobView]:
+    """:func:`fresh_jobs` of the ready queue ``ready``. The engine's jobs (``JobCore``) are
+    read natively where compiled (``executed_s``, ``id``, ``plan``), any other job object
+    through the ``JobView`` protocol (a generic attribute read each): the same values."""
+    out: list[JobView] = []
     step0 = core.step0_
-    for j in view.ready:  # a plain loop: the queue is short (see at_step_0)
-        ex = j.executed_s
-        if ex <= 0.0 and j.id not in exclude and at_step_0(step0, j, ex):
-            out.append(j)
+    for j in ready:  # a plain loop: the queue is short (see at_step_0)
+        jc: JobCore | None = j if isinstance(j, JobCore) else None
+        if jc is not None:
+            ex = jc.executed_s
+            if ex <= 0.0 and (not exclude or jc.id not in exclude):
+                plan = jc.plan
+                hit = step0.get(id(plan))
+                if hit is not None and hit[0] is plan:  # as ``at_step_0``, inline
+                    ok = hit[1] or ex < 0.0
+                else:
+                    ok = at_step_0(step0, j, ex)
+                if ok:
+                    out.append(j)
+        else:
+            ex = j.executed_s
+            if ex <= 0.0 and j.id not in exclude and at_step_0(step0, j, ex):
+                out.append(j)
     return out
 
 
@@ -163,14 +202,26 @@ class FluidBCore(BatchingCore):
         self.luts_ = {}
 
     def select(self, view: MachineView) -> Schedule:
-        if view.running or view.preempting:
-            return NOTHING
+        # The engine's view: its fields as the engine's native record holds them (typed where
+        # compiled, nineteenth round); any other view through its attributes.
+        m = made_schedule()
+        vf = m.view_fields
+        ready: Sequence[JobView]
+        if vf is not None and vf.view is view:
+            if vf.running or vf.preempting:
+                return NOTHING
+            ready = vf.ready
+        else:
+            if view.running or view.preempting:
+                return NOTHING
+            ready = view.ready
         active_id, catch_id = self.active_, self.catch_
         if active_id is not None or catch_id is not None:
             active: JobView | None = None
             catch: JobView | None = None
-            for j in view.ready:
-                jid = j.id
+            for j in ready:
+                jc: JobCore | None = j if isinstance(j, JobCore) else None
+                jid = jc.id if jc is not None else j.id
                 if jid == active_id:
                     active = j
                 elif jid == catch_id:
@@ -182,13 +233,13 @@ class FluidBCore(BatchingCore):
             if active is not None:
                 return fluidb_at_exit(self, view, active, None)
             self.active_ = None
-        fresh = fresh_jobs(self, view)
+        fresh = fresh_of(self, ready)
         if not fresh:
             return NOTHING
         # Algorithm 1 line 2: a new batch of min(N_Q, B_max), run to the first exit
         batch = fresh[: initial_batch(len(fresh), self.b_max)]
         self.active_, self.exit_ = batch[0].id, 0
-        return start_schedule(batch, exit_step(self, view, batch[0], 0))
+        return start_on(m, batch, exit_step(self, view, batch[0], 0))
 
 
 def n_samples(job: JobView) -> int:

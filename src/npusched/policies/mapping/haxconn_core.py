@@ -198,6 +198,9 @@ class HaxconnCore:
     accs_: list[str]
     #: ``select``'s free units by accelerator index (-1 between decisions)
     free_: list[int]
+    #: per accelerator index, its resource's position in the engine's machine order (the
+    #: index of ``ViewFields.free``); empty until the run's first view from the engine
+    res_pos_: list[int]
     profiles_: dict[str, GroupProfile]
     #: Per accelerator, the ``(job id, group)`` pairs it serves, in order, from ``qhead_``'s
     #: index on (lists read natively where compiled, where a ``deque``'s head and ``popleft``
@@ -337,10 +340,14 @@ class HaxconnCore:
         # compiled); any other view through its attributes.
         m = made_schedule()
         vf = m.view_fields
+        # the engine's free units by resource, natively (``ViewFields.free``, machine order),
+        # where the view is the engine's; else each read from the view's resources by name
+        free_now: list[int] | None = None
         if vf is not None and vf.view is view:
             now = vf.now
             given: Any = vf.ready
             resources = vf.resources
+            free_now = vf.free
         else:
             vf = None
             now = view.now
@@ -384,6 +391,13 @@ class HaxconnCore:
             self.free_ = [-1] * len(self.accs_)
             self.checked_ = True
         accs_l = self.accs_
+        res_pos = self.res_pos_
+        if free_now is not None and not res_pos:
+            # each accelerator's position in the engine's machine order (one run's views
+            # all list the run's resources in that order; found at its first engine view)
+            names = list(resources)
+            for name in accs_l:
+                res_pos.append(names.index(name))
         # by accelerator index, each read from the view at its first start (-1: not read yet;
         # a view's free count is never negative); the run's list, set back to -1 below
         free = self.free_
@@ -453,7 +467,10 @@ class HaxconnCore:
                         continue
                 fa = free[a]
                 if fa < 0:
-                    fa = free[a] = resources[accs_l[a]].free
+                    if free_now is not None:
+                        fa = free[a] = free_now[res_pos[a]]
+                    else:
+                        fa = free[a] = resources[accs_l[a]].free
                     read_free = True
                 if fa < 1:
                     continue

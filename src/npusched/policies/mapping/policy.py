@@ -116,6 +116,7 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.plan_of_ = {}
         self.accs_ = []
         self.free_ = []
+        self.res_pos_ = []
         self.profiles_ = {}
         self.queues_ = [[] for _ in self.spec_.accelerators]
         self.qhead_ = [0 for _ in self.spec_.accelerators]
