@@ -234,6 +234,59 @@ def test_unknown_backend_and_address(tmp_path: Path) -> None:
         run_sweep(exp, tmp_path / "o", backend="process", address="tcp://x:1", progress=False)
 
 
+def _tagged_processes(tag: str) -> list[int]:
+    """The live processes whose environment holds ``NPUSCHED_TEST_TAG=tag`` (Linux's /proc)."""
+    want = f"NPUSCHED_TEST_TAG={tag}".encode()
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            env = (d / "environ").read_bytes()
+            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if want in env.split(b"\0") and state != "Z":
+            pids.append(int(d.name))
+    return pids
+
+
+def test_a_worker_exits_after_its_chunk_once_the_driver_is_gone(tmp_path: Path) -> None:
+    """A pool worker's watch on its driver (``exit_with_driver``): while the driver lives the
+    worker stays; once it is gone the worker finishes the chunk under way (``_CHUNK`` held)
+    and exits with status 0."""
+    driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    mark = tmp_path / "chunk-done"
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from npusched.experiments import backends\n"
+        f"backends.exit_with_driver({driver.pid})\n"
+        "with backends._CHUNK:\n"
+        "    print('in chunk', flush=True)\n"
+        "    time.sleep(1.5)\n"
+        f"    Path({str(mark)!r}).write_text('x')\n"
+        "time.sleep(120)\n"
+        "sys.exit(3)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    worker = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE)
+    try:
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == b"in chunk"
+        time.sleep(0.2)
+        assert worker.poll() is None  # the driver lives: the worker stays
+        driver.kill()
+        driver.wait()
+        assert worker.wait(timeout=30) == 0
+        assert mark.read_text() == "x"  # the chunk under way finished first
+    finally:
+        for p in (driver, worker):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
 @pytest.mark.parametrize("backend", ["inprocess", "process"])
 def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path, backend: str) -> None:
     """Killed mid-sweep, in process or with a pool of two workers (whose rows travel packed to
@@ -241,7 +294,12 @@ def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path, ba
     text = SMALL.format(n=150).replace("seeds = [0, 1]", "seeds = {count = 10}")
     path = _exp_file(tmp_path, text)
     out = tmp_path / "o"
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    tag = f"kill-test-{os.getpid()}-{backend}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        "NPUSCHED_TEST_TAG": tag,  # inherited by the pool's server and workers
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "npusched.cli", "sweep", str(path), "--out", str(out),
          "--backend", backend, "--workers", "2", "--quiet"],
@@ -266,6 +324,13 @@ def test_kill_9_mid_sweep_loses_no_finished_point_and_resumes(tmp_path: Path, ba
             still = still + 1 if m == n else 0
             n = m
             time.sleep(0.1)
+    if backend == "process" and Path("/proc/self/environ").exists():
+        # ... and then exit, the pool's fork server with them: nothing of the killed sweep
+        # is left running
+        deadline = time.monotonic() + 30
+        while _tagged_processes(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _tagged_processes(tag), "the killed sweep's workers are still running"
     before = {p.name: p.stat().st_mtime_ns for p in (out / "points").glob("*.parquet")}
     assert 3 <= len(before) < 40
     # every file that exists is complete (readable), and no temporary file looks like a point

@@ -261,12 +261,53 @@ def run_points(tasks: Sequence[PointTask]) -> tuple[list[dict[str, Any]], BaseEx
     points that finished and the error of the first that failed (``None`` if none did; the
     points after it are not run). The rows travel packed (:func:`pack_row`)."""
     rows: list[dict[str, Any]] = []
-    for t in tasks:
-        try:
-            rows.append(pack_row(run_point(t)))
-        except Exception as e:  # handed to the driver after the finished rows
-            return rows, e
+    with _CHUNK:  # a worker whose driver died exits between chunks, never inside one
+        for t in tasks:
+            try:
+                rows.append(pack_row(run_point(t)))
+            except Exception as e:  # handed to the driver after the finished rows
+                return rows, e
     return rows, None
+
+
+#: held by a pool worker while it runs a chunk (:func:`run_points`); :func:`_watch_driver`
+#: takes it before the worker exits, so a chunk under way finishes and writes its points
+_CHUNK = threading.Lock()
+
+
+def exit_with_driver(driver_pid: int) -> None:
+    """A pool worker's initializer: watch the driver (``driver_pid``) from a daemon thread and
+    exit once it is gone and the chunk under way is done. A driver killed with SIGKILL closes
+    nothing in order: its workers, children of the pool's fork server and not of the driver,
+    hold both ends of their task queue, so they would wait on it for ever (and the fork server
+    with them, which lives while a worker holds its pipe)."""
+    threading.Thread(
+        target=_watch_driver, args=(driver_pid,), name="npusched-driver-watch", daemon=True
+    ).start()
+
+
+def _watch_driver(driver_pid: int, poll_s: float = 1.0) -> None:
+    """Block until process ``driver_pid`` has exited (a pidfd where the system has them, else
+    a check every ``poll_s`` seconds), then take :data:`_CHUNK` and end the process."""
+    import select
+
+    try:
+        fd = os.pidfd_open(driver_pid)
+    except (AttributeError, OSError):
+        fd = -1
+    if fd >= 0:
+        select.select([fd], [], [])
+    else:
+        while True:
+            try:
+                os.kill(driver_pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:  # another user's process took the number: ours is gone
+                break
+            time.sleep(poll_s)
+    _CHUNK.acquire()
+    os._exit(0)
 
 
 def pack_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -345,7 +386,9 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
     join_finished_pools()  # never more than one pool's workers alive
     n = min(workers or os.cpu_count() or 1, len(tasks))
     ctx = _pool_context(multiprocessing)
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+    pool = ProcessPoolExecutor(
+        max_workers=n, mp_context=ctx, initializer=exit_with_driver, initargs=(os.getpid(),)
+    )
     # keep a bounded window of submitted chunks (a million-point sweep never holds a million
     # futures), refilled as chunks finish
     todo = iter(chunks(tasks, n))
