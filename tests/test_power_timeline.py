@@ -396,3 +396,48 @@ def test_planaria_s_overlapping_peak_keeps_every_level() -> None:
     assert keep.all()
     _, watts = mp.piece_power_timeline(cols)
     assert np.float64(mp.peak_piece_power_w(cols)).tobytes() == watts.max().tobytes()
+
+
+class _ByValue:
+    """A plan-like object that compares by value (its own ``__eq__``): two of them with the
+    same steps are equal, but each is its own plan."""
+
+    def __init__(self, plan: ExecPlan, tag: int) -> None:
+        self.cum_s, self.latency_s, self.energy_j = plan.cum_s, plan.latency_s, plan.energy_j
+        self.steps, self.power_w, self.tag = plan.steps, plan.power_w, tag
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByValue)  # every one equal: must not be merged
+
+    def __hash__(self) -> int:
+        return 0
+
+
+class _Unhashable(_ByValue):
+    __hash__ = None  # type: ignore[assignment]
+
+
+@settings(max_examples=200, deadline=None)
+@given(ps=pieces(), wrap=st.sampled_from([None, _ByValue, _Unhashable]))
+def test_plans_are_numbered_by_identity(ps: list[PowerPiece], wrap: type | None) -> None:
+    """``_table`` numbers the pieces' plans by identity whatever the plans' type: plain plans
+    through one ``dict`` (first appearance), plans that compare by value or are unhashable by
+    their ids; each piece's number is its own plan's, and the timeline and the peak equal the
+    reference's bits either way."""
+    import npusched.metrics.power as mp
+
+    if wrap is not None:
+        made: dict[int, object] = {}
+        ps = [
+            p._replace(plan=made.setdefault(id(p.plan), wrap(p.plan, len(made))))  # type: ignore[arg-type]
+            for p in ps
+        ]
+    grp, uplans = mp._plans_numbered([p.plan for p in ps])
+    assert all(
+        a is b for a, b in zip([uplans[g] for g in grp.tolist()], [p.plan for p in ps], strict=True)
+    )
+    assert len({id(u) for u in uplans}) == len(uplans) == len({id(p.plan) for p in ps})
+    got, want = power_timeline(ps), reference(ps)
+    for g, w in zip(got, want, strict=True):
+        assert g.tobytes() == w.tobytes()
+    assert np.float64(mp.peak_piece_power_w(ps)).tobytes() == want[1].max().tobytes()
