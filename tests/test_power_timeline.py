@@ -441,3 +441,27 @@ def test_plans_are_numbered_by_identity(ps: list[PowerPiece], wrap: type | None)
     for g, w in zip(got, want, strict=True):
         assert g.tobytes() == w.tobytes()
     assert np.float64(mp.peak_piece_power_w(ps)).tobytes() == want[1].max().tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(ps=pieces(), data=st.data())
+def test_plans_that_draw_nothing_peak_at_zero_as_the_table_does(
+    ps: list[PowerPiece], data: st.DataObject
+) -> None:
+    """Where every plan's steps draw 0 W the peak is 0 W without the table (``_draws_nothing``);
+    with some plans drawing power (the first piece's or a later one's) the table decides. Either
+    way the peak equals the reference's highest level, bit for bit."""
+    import npusched.metrics.power as mp
+
+    silent: dict[int, ExecPlan] = {}
+    for p in ps:
+        if id(p.plan) not in silent and data.draw(st.booleans()):
+            silent[id(p.plan)] = ExecPlan.from_steps(
+                list(p.plan.latency_s), energy_j=[0.0] * p.plan.steps
+            )
+    ps = [p._replace(plan=silent.get(id(p.plan), p.plan)) for p in ps]
+    every = all(not p.plan.power_w.any() for p in ps)
+    assert mp._draws_nothing(ps) == (every and bool(ps))
+    got = mp.peak_piece_power_w(ps)
+    want = reference(ps)[1].max()
+    assert np.float64(got).tobytes() == want.tobytes()

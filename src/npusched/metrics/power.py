@@ -101,6 +101,10 @@ def peak_piece_power_w(pieces: Pieces) -> float:
     bits), without building the timeline where the pieces follow one another in time: from
     one entry per piece (:func:`_peak_in_order`), else the kept levels reduced block by block
     to their highest and lowest."""
+    if _draws_nothing(pieces):
+        # every step of every plan draws 0 W (plans without an energy model, HaX-CoNN's):
+        # the peak is 0 W whichever pieces cover steps (the table below, for nothing)
+        return 0.0
     tab = _table(pieces)
     if tab is None:
         return 0.0
@@ -127,6 +131,34 @@ def peak_piece_power_w(pieces: Pieces) -> float:
     mag = np.abs(level)
     level[mag < 1e-9 * max(1.0, float(mag.max()))] = 0.0
     return float(level.max())
+
+
+def _draws_nothing(pieces: Pieces) -> bool:
+    """Whether every step of every plan of ``pieces`` draws 0 W: each plan's ``power_w`` as
+    :func:`_table` computes it (energy / latency where the step takes time, else 0) has no
+    entry that is not zero. Checked once per plan (the plans through one ``dict``; ``False``,
+    the table deciding, where plans compare by value or are unhashable)."""
+    plans = cast("Any", pieces).plan if isinstance(getattr(pieces, "exec1_s", None), list) else None
+    try:
+        if plans is None:
+            plans = list(map(attrgetter("plan"), cast("Sequence[Any]", pieces)))
+        if not plans or _draws(plans[0]):  # the usual answer, from the first piece's plan
+            return False
+        uplans = list(dict.fromkeys(plans))
+    except (TypeError, AttributeError):
+        return False
+    if not all(type(p).__eq__ is _OBJECT_EQ for p in uplans):
+        return False
+    return not any(map(_draws, uplans))
+
+
+def _draws(plan: Any) -> bool:
+    """Whether some step of ``plan`` draws power (its ``power_w`` as :func:`_table` computes
+    it has an entry that is not zero)."""
+    lat = np.asarray(plan.latency_s, dtype=np.float64)
+    pw = np.zeros_like(lat)
+    np.divide(np.asarray(plan.energy_j, dtype=np.float64), lat, out=pw, where=lat > 0.0)
+    return bool(pw.any())
 
 
 #: Bounds per block of :func:`_blocks_in_order` (32,768: a block's arrays take 0.25-0.5 MiB).
