@@ -465,3 +465,23 @@ def test_plans_that_draw_nothing_peak_at_zero_as_the_table_does(
     got = mp.peak_piece_power_w(ps)
     want = reference(ps)[1].max()
     assert np.float64(got).tobytes() == want.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(ps=pieces(), unit=st.booleans())
+def test_the_loop_s_columns_give_the_pieces_bits(ps: list[PowerPiece], unit: bool) -> None:
+    """The loop's :class:`PowerColumns` (packed column by column; the rates not packed where
+    every one is 1) give the timeline and the peak of the same pieces as a list, bit for bit,
+    with every rate 1 or mixed rates."""
+    import npusched.metrics.power as mp
+    from npusched.sim.common import PowerColumns
+
+    if unit:
+        ps = [p._replace(rate=1.0) for p in ps]
+    cols = PowerColumns()
+    for p in ps:
+        cols.add(p.start_s, p.end_s, p.plan, p.exec0_s, p.exec1_s, p.rate, p.resource)
+    for g, w in zip(mp.piece_power_timeline(cols), mp.piece_power_timeline(ps), strict=True):
+        assert g.tobytes() == w.tobytes()
+    want = reference(ps)[1].max()
+    assert np.float64(mp.peak_piece_power_w(cols)).tobytes() == want.tobytes()
