@@ -470,8 +470,7 @@ def test_plans_that_draw_nothing_peak_at_zero_as_the_table_does(
 @settings(max_examples=200, deadline=None)
 @given(ps=pieces(), unit=st.booleans())
 def test_the_loop_s_columns_give_the_pieces_bits(ps: list[PowerPiece], unit: bool) -> None:
-    """The loop's :class:`PowerColumns` (packed column by column; the rates not packed where
-    every one is 1) give the timeline and the peak of the same pieces as a list, bit for bit,
+    """The loop's :class:`PowerColumns` (packed column by column) give the timeline and the peak of the same pieces as a list, bit for bit,
     with every rate 1 or mixed rates."""
     import npusched.metrics.power as mp
     from npusched.sim.common import PowerColumns

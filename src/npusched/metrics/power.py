@@ -195,18 +195,10 @@ def _table(pieces: Pieces) -> _Table | None:
         # the loop's columns, each packed as C doubles in one call (``struct``: about half the
         # instructions of ``numpy.fromiter`` over a list; the same float64 values)
         fmt = f"{n}d"
-        start_a, end_a, ex0_a, ex1_a = (
+        start_a, end_a, ex0_a, ex1_a, rate_a = (
             np.frombuffer(pack(fmt, *col), np.float64)
-            for col in (cols.start_s, cols.end_s, cols.exec0_s, cols.exec1_s)
+            for col in (cols.start_s, cols.end_s, cols.exec0_s, cols.exec1_s, cols.rate)
         )
-        # every rate 1 (every family but a power policy's slowed runs): counted by the list's
-        # own comparisons (a float compare per entry, about a third of packing it); the
-        # same values
-        rates = cols.rate
-        if rates.count(1.0) == n:
-            rate_a = np.ones(n)
-        else:
-            rate_a = np.frombuffer(pack(fmt, *rates), np.float64)
         plans = cols.plan
     else:
         # one pass over the pieces (each read once, while it is in the cache: a run's pieces
