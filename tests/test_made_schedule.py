@@ -256,3 +256,27 @@ def test_threads_side_by_side_run_as_alone(family: str) -> None:
     assert len(out) == 2
     for r in out:
         assert_same_result(r, plain)
+
+
+def test_the_record_found_by_thread_identity_is_the_threads_own() -> None:
+    """``made_schedule`` answers from the thread that asked last (twentieth round): threads
+    that ask in turn each get their own record every time, the same one as their first."""
+    mine = contract.made_schedule()
+    assert contract.made_schedule() is mine
+    got: list[Any] = []
+    turn = [threading.Event() for _ in range(6)]
+
+    def other() -> None:
+        for k in range(1, 6, 2):
+            turn[k - 1].wait()
+            got.append(contract.made_schedule())
+            turn[k].set()
+
+    th = threading.Thread(target=other)
+    th.start()
+    for k in range(0, 6, 2):
+        turn[k].set()  # the other thread asks, then this one
+        turn[k + 1].wait()
+        assert contract.made_schedule() is mine
+    th.join()
+    assert len(got) == 3 and all(g is got[0] for g in got) and got[0] is not mine

@@ -30,7 +30,12 @@ from npusched.policies.contract import (
     Schedule,
     made_schedule,
 )
-from npusched.policies.machine import _FAST_SCHEDULE
+from npusched.policies.machine import _FAST_SCHEDULE as _FAST_SCHEDULE_MACHINE
+
+#: ``machine._FAST_SCHEDULE`` as a ``Final`` name of this module: compiled, a C static, where
+#: a name imported from an interpreted module is a module-dictionary look-up per read (once
+#: per ``refill_schedule``; twentieth round).
+_FAST_SCHEDULE: Final = _FAST_SCHEDULE_MACHINE
 
 #: ``Merge`` is a plain frozen dataclass of ``(into, jobs)``: :func:`make_merge` may fill its
 #: ``__dict__`` directly (else it calls the constructor).

@@ -189,6 +189,14 @@ _CHECKPOINT: Final = Mechanism.CHECKPOINT
 _DRAIN: Final = Mechanism.DRAIN
 _NOTHING: Final = NOTHING
 _SCHEDULE: Final = Schedule
+#: ``NOTHING``'s empty fields, which a compiled core's schedule shares for the fields its
+#: decision leaves out (``machine_core.NO_*``): ``_apply`` tests a field against them by
+#: identity before its truth (a generic ``PyObject_IsTrue`` per field compiled).
+_NO_PREEMPT: Final = NOTHING.preempt
+_NO_UNTIL: Final = NOTHING.until_step
+_NO_MERGE: Final = NOTHING.merge
+_NO_TIMERS: Final = NOTHING.timers
+_NO_RATES: Final = NOTHING.rates
 #: The one nan object of the records (``common.NAN_OBJ``; the column loop holds the same).
 _NAN_OBJ: Any = NAN_OBJ
 
@@ -1790,6 +1798,14 @@ class _Run:
             running = []
         if (
             self._held_preempting is not None
+            and not self.n_preempting
+            and not self._held_preempting
+        ):
+            # No job is being stopped: the kept list stays empty, as it was, so whoever holds
+            # it sees no change (no references counted; twentieth round)
+            preempting = self._held_preempting
+        elif (
+            self._held_preempting is not None
             and self._preempting_refs() == self._preempting_refs0
         ):
             preempting = self._held_preempting
@@ -1817,9 +1833,10 @@ class _Run:
                             preempting.append(j)
                         else:
                             running.append(j)
-            else:
+            else:  # (the few holders appended one by one: ``extend`` is a generic call)
                 for r in res_l:
-                    running.extend(r.jobs)
+                    for j in r.jobs:
+                        running.append(j)
             # every resource's free units in one integer, in mixed radix by capacity + 1 (free
             # units never exceed the capacity): distinct free units, distinct keys
             key = 0
@@ -1953,7 +1970,7 @@ class _Run:
             assign = sched.assign
             rates = sched.rates
             timers = sched.timers
-        if merge:
+        if merge is not _NO_MERGE and merge:
             for m in merge:
                 self._merge(self._own(m.into), [self._own(j) for j in m.jobs])
         if mech is not _CHECKPOINT and mech not in (_KILL, _DRAIN):
@@ -1961,7 +1978,7 @@ class _Run:
                 f"policy {self._pname()!r} returned mechanism {mech!r}; allowed: "
                 f"{', '.join(m.value for m in Mechanism)}"
             )
-        if preempt:
+        if preempt is not _NO_PREEMPT and preempt:
             for j in preempt:
                 job = self._own(j)
                 if job.state is STARTING:
@@ -1974,7 +1991,7 @@ class _Run:
                         job._leaving = True  # its next preemption point is its end: it completes
                 elif job.state is not PREEMPTING:
                     raise self._invalid(job, "a running job")
-        if until_step:
+        if until_step is not _NO_UNTIL and until_step:
             # a plain dict (every built-in policy's) is iterated natively where compiled (no
             # ``items()`` call and iterator object); any other mapping through ``items()``
             if type(until_step) is dict:
@@ -2017,10 +2034,10 @@ class _Run:
         rates_d: dict[Any, Any] | None = rates if type(rates) is dict else None
         if deferred:
             for dj in deferred:
-                if not rates:
+                if rates_d is not None:
+                    f = rates_d.get(dj) if rates_d else None
+                elif not rates:
                     f = None
-                elif rates_d is not None:
-                    f = rates_d.get(dj)
                 else:
                     f = rates.get(dj)
                 if f is None:
@@ -2037,14 +2054,14 @@ class _Run:
                 else:
                     self._arm(dj)
         # Rates after the starts: a job this decision starts at once runs at its rate at once.
-        if rates:
-            if rates_d is not None:
+        if rates_d is not None:  # (a typed dict's truth is its size, read natively)
+            if rates_d:
                 for rj, factor in rates_d.items():
                     self._rate_one(rj, factor, late)
-            else:
-                for rj, factor in rates.items():
-                    self._rate_one(rj, factor, late)
-        if timers:
+        elif rates:
+            for rj, factor in rates.items():
+                self._rate_one(rj, factor, late)
+        if timers is not _NO_TIMERS and timers:
             q = self.queue
             for t in timers:
                 if not (t >= now - TIME_TOL_S and math.isfinite(t)):
@@ -2106,25 +2123,28 @@ class _Run:
             # identity, as ``_resolve``): first among the few allocations started this way
             # last (``_alloc_seen``: a list scanned by identity, no ``id`` boxed and hashed;
             # the machine policies hand out one shared allocation per resource), else by id
+            # (the hit unpacked where it is read, ``ri`` -1 for none: compiled, an optional
+            # tuple is a boxed object, a new tuple per hit where the fields are C values)
             seen = self._alloc_seen
-            hit: tuple[int, int, _Variant] | None = None
+            ri = -1
+            units = 0
+            variant: _Variant = ()
             for i in range(len(seen)):
                 if seen[i] is alloc:
-                    hit = self._alloc_hit[i]
+                    ri, units, variant = self._alloc_hit[i]
                     break
-            if hit is None:
+            if ri < 0:
                 got = by_id.get(id(alloc))
                 if got is not None and got[0] is alloc:
                     hit = got[1]
+                    ri, units, variant = hit
                     if len(seen) < _ALLOC_SEEN_MAX:
                         seen.append(alloc)  # (kept alive here: identities stay unique)
                         self._alloc_hit.append(hit)
-            if hit is not None:
-                ri, units, variant = hit
-                if self.res[ri].free >= units:
-                    self._start(aj, ri, units, variant, alloc, arm=False)
-                    deferred.append(aj)
-                    return
+            if ri >= 0 and self.res[ri].free >= units:
+                self._start(aj, ri, units, variant, alloc, arm=False)
+                deferred.append(aj)
+                return
         self._assign(aj, alloc, deferred)
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:

@@ -42,7 +42,6 @@ from npusched.policies.machine_core import (
     NO_RATES,
     NO_TIMERS,
     make_merge,
-    make_schedule,
     refill_schedule,
 )
 
@@ -175,11 +174,20 @@ def at_step_0(step0: dict[int, tuple[Any, bool]], j: JobView, executed_s: float)
     return ok
 
 
+def job_id(j: JobView) -> int:
+    """``j.id``: the engine's job (``JobCore``) read natively where compiled, any other job
+    object through the protocol (a generic attribute read; twentieth round)."""
+    jc: JobCore | None = j if isinstance(j, JobCore) else None
+    return jc.id if jc is not None else j.id
+
+
 def exit_step(core: BatchingCore, view: MachineView, job: JobView, i: int) -> int | None:
     """The step of intermediate exit ``i`` of ``job``'s network (``None`` past the last)."""
-    exits = core.exits_.get(job.network)
+    jc: JobCore | None = job if isinstance(job, JobCore) else None
+    net = jc.network if jc is not None else job.network  # (as ``job_id``)
+    exits = core.exits_.get(net)
     if exits is None:
-        exits = core.exits_[job.network] = view.profiles[job.network].plan(1).exits
+        exits = core.exits_[net] = view.profiles[net].plan(1).exits
     return exits[i] if i < len(exits) else None
 
 
@@ -211,10 +219,12 @@ class FluidBCore(BatchingCore):
             if vf.running or vf.preempting:
                 return NOTHING
             ready = vf.ready
+            now = vf.now
         else:
             if view.running or view.preempting:
                 return NOTHING
             ready = view.ready
+            now = view.now
         active_id, catch_id = self.active_, self.catch_
         if active_id is not None or catch_id is not None:
             active: JobView | None = None
@@ -229,16 +239,16 @@ class FluidBCore(BatchingCore):
             if catch_id is not None:  # the catch-up batch reached the exit (or all of it left)
                 self.catch_ = None
                 if active is not None and catch is not None:
-                    return fluidb_at_exit(self, view, active, catch)
+                    return fluidb_at_exit(self, view, active, catch, m, ready, now)
             if active is not None:
-                return fluidb_at_exit(self, view, active, None)
+                return fluidb_at_exit(self, view, active, None, m, ready, now)
             self.active_ = None
         fresh = fresh_of(self, ready)
         if not fresh:
             return NOTHING
         # Algorithm 1 line 2: a new batch of min(N_Q, B_max), run to the first exit
         batch = fresh[: initial_batch(len(fresh), self.b_max)]
-        self.active_, self.exit_ = batch[0].id, 0
+        self.active_, self.exit_ = job_id(batch[0]), 0
         return start_on(m, batch, exit_step(self, view, batch[0], 0))
 
 
@@ -267,9 +277,17 @@ def exit_lut(core: FluidBCore, view: MachineView, job: JobView) -> ExitLUT:
 
 
 def fluidb_at_exit(
-    core: FluidBCore, view: MachineView, active: JobView, merged: JobView | None
+    core: FluidBCore,
+    view: MachineView,
+    active: JobView,
+    merged: JobView | None,
+    m: MadeSchedule,
+    ready: Sequence[JobView],
+    now: float,
 ) -> Schedule:
-    """At exit ``exit_`` with ``active`` stopped there (and ``merged`` to join it)."""
+    """At exit ``exit_`` with ``active`` stopped there (and ``merged`` to join it); ``m``, this
+    thread's record, ``ready`` and ``now``: the view's, as ``select`` read them (natively where
+    the view is the engine's)."""
     i = core.exit_
     # the samples of both (``active``'s first): their count and the oldest arrival (the first
     # of equal ones, as ``min`` over the concatenation), no request made
@@ -280,30 +298,37 @@ def fluidb_at_exit(
         other = oldest_arrival(merged)
         if other < oldest:
             oldest = other
-    fresh = fresh_jobs(core, view, (active.id,) + ((merged.id,) if merged else ()))
+    fresh = fresh_of(core, ready, (job_id(active),) + ((job_id(merged),) if merged else ()))
     lut = exit_lut(core, view, active)
     core.invocations_ += 1
-    d = fluidb_decide(
-        lut, i, b_rem, len(fresh), float(core.slo_s), 0.0, view.now - oldest, core.b_max
-    )
-    merge = (make_merge(active, [merged]),) if merged is not None else ()
+    d = fluidb_decide(lut, i, b_rem, len(fresh), float(core.slo_s), 0.0, now - oldest, core.b_max)
+    # (declared variable-length: compiled, the inferred ``tuple[Merge] | tuple[()]`` refuses
+    # the two merges of a catch-up batch joined below)
+    merge: tuple[Any, ...] = (make_merge(active, [merged]),) if merged is not None else ()
     if d.preempt:
         core.preemptions_ += 1
         new = fresh[: d.b_incr]
-        core.catch_ = new[0].id
-        sched = start_schedule(new, exit_step(core, view, active, i))
-        return make_schedule(
-            sched.assign,
+        head = new[0]
+        core.catch_ = job_id(head)
+        # ``start_schedule(new, until)``'s fields with this decision's merge before its own:
+        # one schedule refilled, where the first was made and its fields read into a second
+        until = exit_step(core, view, active, i)
+        if len(new) > 1:
+            merge = (*merge, make_merge(head, list(new[1:])))
+        return refill_schedule(
+            m,
+            {head: WHOLE},
             NO_PREEMPT,
             NO_MECHANISM,
-            sched.until_step,
-            (*merge, *sched.merge),
+            {head: until} if until is not None else {},
+            merge,
             NO_TIMERS,
             NO_RATES,
         )
     core.exit_ = i + 1
     nxt = exit_step(core, view, active, i + 1)
-    return make_schedule(
+    return refill_schedule(
+        m,
         {active: WHOLE},
         NO_PREEMPT,
         NO_MECHANISM,

@@ -88,6 +88,10 @@ class _Plan:
     #: group, so a waiting job's group is the next one, a running job's this one. (Kept on the
     #: plan, a native integer, where a dictionary by id cost a look-up and a write per start.)
     grp: int
+    #: The decision (``HaxconnCore.dec_``) that last assigned the job: ``select`` skips a job
+    #: it started in an earlier pass by this integer, where ``job in assign`` was a hashed
+    #: look-up per job and pass (twentieth round).
+    dec: int
 
     def __init__(
         self,
@@ -109,6 +113,7 @@ class _Plan:
         self.acc = acc
         self.jid = jid
         self.grp = -1
+        self.dec = -1
 
 
 class _Frame:
@@ -224,6 +229,8 @@ class HaxconnCore:
     rows_: dict[tuple[int, Any], tuple[list[int], list[float], list[float]]]
     #: slowdown per (own demand, external demand): the contention model is a pure function
     slow_: dict[tuple[float, float], float]
+    #: the decisions ``select`` made this run (:attr:`_Plan.dec`)
+    dec_: int
 
     def _plan(self, jobs: list[JobView]) -> None:
         nets_l: list[str] = []
@@ -366,19 +373,19 @@ class HaxconnCore:
         plan_of = self.plan_of_
         # (plain loops here and below: on the hot path, with one or two jobs, a comprehension's
         # own frame costs more than its items)
+        # the ready jobs' plans in the queue's order (one look-up per job and decision)
+        rplans: list[_Plan] = []
         for j in ready:
-            if j not in plan_of:
+            pj = plan_of.get(j)
+            if pj is None:
                 # a job object not seen yet: its plan by id (another view's object for a job
                 # planned before), else the frame's jobs not planned yet are planned now
                 known = plans.get(j.id)
-                if known is not None:
-                    plan_of[j] = known
-                    continue
-                self._plan([j for j in ready if j.id not in plans])
-                for k in ready:
-                    if k not in plan_of:
-                        plan_of[k] = plans[k.id]
-                break
+                if known is None:
+                    self._plan([j for j in ready if j.id not in plans])
+                    known = plans[j.id]
+                pj = plan_of[j] = known
+            rplans.append(pj)
         if not self.checked_:
             accs = self.spec_.accelerators
             for name in accs:
@@ -408,19 +415,22 @@ class HaxconnCore:
         allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         until: dict[JobView, int] | None = None
-        last_job: Any = None  # the job the decision started last, and its accelerator
+        last_job: Any = None  # the job the decision started last, its accelerator and plan
         last_a = -1
+        last_plan: _Plan | None = None
+        dec = self.dec_ = self.dec_ + 1
         # Passes over the ready queue until one starts nothing: a start moves its
         # accelerator's queue on, and the job now at its head may begin its transition wait
         # at this instant (the decision the engine would otherwise make right after the start).
         while True:
             started = len(assign)
             left = 0  # jobs of this pass left waiting: the next pass may start one
-            for job in ready:
-                if job in assign:
+            for n in range(len(ready)):
+                plan = rplans[n]
+                if plan.dec == dec:  # started by this decision
                     continue
                 left += 1  # (taken back below when it starts)
-                plan = plan_of[job]
+                job = ready[n]
                 jid = plan.jid
                 g = plan.grp + 1  # as _group(job), without the look-up
                 row = plan.acc
@@ -488,6 +498,8 @@ class HaxconnCore:
                 assign[job] = allocs[a]
                 last_job = job
                 last_a = a
+                last_plan = plan
+                plan.dec = dec
                 plan.grp = g
                 if g + 1 < len(row):
                     starts: list[int] = plan.starts
@@ -507,14 +519,24 @@ class HaxconnCore:
             # Every job running once this decision is carried out (the engine applies rates
             # after it starts the assigned jobs), in machine order as the engine lists them.
             acc_index = self.acc_index_
+            # (the engine's list, typed: iterated natively; another view's sequence copied)
+            given_running: list[Any] = vf.running if vf is not None else list(view.running)
             running = []
-            for j in vf.running if vf is not None else view.running:
-                if j not in plan_of:  # (as in the ready queue above)
-                    known = plans.get(j.id)
-                    if known is None:
+            rp0: _Plan | None = None  # the first running job's plan
+            for j in given_running:
+                pj = plan_of.get(j)  # (as in the ready queue above)
+                if pj is None:
+                    pj = plans.get(j.id)
+                    if pj is None:
                         continue
-                    plan_of[j] = known
+                    plan_of[j] = pj
+                if rp0 is None:
+                    rp0 = pj
                 running.append(j)
+            # the plans of the two jobs of the common case below where known here (one start
+            # beside one running job), else read from ``plan_of``
+            p0: _Plan | None = None
+            p1: _Plan | None = None
             if assign and len(assign) == 1 and len(running) < 2:
                 if running:  # two: the stable sort of the general case below, written out
                     rj = running[0]
@@ -522,7 +544,13 @@ class HaxconnCore:
                     ir = acc_index.get(ral.resource or "", -1) if ral else -1
                     aal = allocs[last_a]
                     first = ir <= acc_index[aal.resource or ""]
-                    running = [rj, last_job] if first else [last_job, rj]
+                    rp = rp0
+                    if first:
+                        running = [rj, last_job]
+                        p0, p1 = rp, last_plan
+                    else:
+                        running = [last_job, rj]
+                        p0, p1 = last_plan, rp
                 # else one job, the one this decision starts: its rate would be 1.0, the rate
                 # the engine starts every job at, so it is left out (``rates`` stays empty)
             elif assign:
@@ -538,7 +566,8 @@ class HaxconnCore:
                     running.append(e[1])
             if len(running) == 2:  # the general case below, written out for two jobs
                 j0, j1 = running
-                p0, p1 = plan_of[j0], plan_of[j1]
+                if p0 is None or p1 is None:
+                    p0, p1 = plan_of[j0], plan_of[j1]
                 d0 = p0.demand[p0.grp]
                 d1 = p1.demand[p1.grp]
                 tot = 0 + d0 + d1  # as ``sum``: from the integer 0, left to right

@@ -117,6 +117,7 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.accs_ = []
         self.free_ = []
         self.res_pos_ = []
+        self.dec_ = 0
         self.profiles_ = {}
         self.queues_ = [[] for _ in self.spec_.accelerators]
         self.qhead_ = [0 for _ in self.spec_.accelerators]
