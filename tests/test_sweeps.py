@@ -251,40 +251,68 @@ def _tagged_processes(tag: str) -> list[int]:
     return pids
 
 
+_SLOW_CALL = """
+import time
+from pathlib import Path
+
+
+def slow(mark, s):
+    time.sleep(s)
+    Path(mark).write_text("x")
+    return mark
+"""
+
+_WORKER_DRIVER = """
+import multiprocessing, sys, time
+
+import slow_call
+from npusched.experiments import backends
+
+if __name__ == "__main__":
+    pool = backends._Workers(backends._pool_context(multiprocessing))
+    conn = pool.start()
+    assert pool.call(conn, slow_call.slow, sys.argv[1], 0.0) == sys.argv[1]
+    conn.send_bytes(backends._call_bytes(slow_call.slow, sys.argv[2], 1.5))
+    print(pool.procs[0].pid, flush=True)
+    time.sleep(120)
+"""
+
+
 def test_a_worker_exits_after_its_chunk_once_the_driver_is_gone(tmp_path: Path) -> None:
-    """A pool worker's watch on its driver (``exit_with_driver``): while the driver lives the
-    worker stays; once it is gone the worker finishes the chunk under way (``_CHUNK`` held)
-    and exits with status 0."""
-    driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    mark = tmp_path / "chunk-done"
-    code = (
-        "import sys, time\n"
-        "from pathlib import Path\n"
-        "from npusched.experiments import backends\n"
-        f"backends.exit_with_driver({driver.pid})\n"
-        "with backends._CHUNK:\n"
-        "    print('in chunk', flush=True)\n"
-        "    time.sleep(1.5)\n"
-        f"    Path({str(mark)!r}).write_text('x')\n"
-        "time.sleep(120)\n"
-        "sys.exit(3)\n"
-    )
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    worker = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE)
+    """A pool worker (``pool_worker`` on a pipe of its own): while the driver lives it waits for
+    the next call; once the driver is gone (SIGKILL: nothing closed in order) the worker
+    finishes the call under way and exits, the pool's fork server with it."""
+    (tmp_path / "slow_call.py").write_text(_SLOW_CALL)
+    first, second = tmp_path / "first", tmp_path / "second"
+    tag = f"worker-exit-{os.getpid()}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), str(tmp_path)]),
+        "NPUSCHED_TEST_TAG": tag,
+    }
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _WORKER_DRIVER, str(first), str(second)],
+        env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+    )  # fmt: skip
     try:
-        assert worker.stdout is not None
-        assert worker.stdout.readline().strip() == b"in chunk"
+        assert driver.stdout is not None
+        worker = int(driver.stdout.readline())
+        assert first.read_text() == "x"  # the first call done, the worker waits for the next
         time.sleep(0.2)
-        assert worker.poll() is None  # the driver lives: the worker stays
+        assert worker in _tagged_processes(tag)  # the driver lives: the worker stays
+        assert not second.exists()
         driver.kill()
         driver.wait()
-        assert worker.wait(timeout=30) == 0
-        assert mark.read_text() == "x"  # the chunk under way finished first
+        if Path("/proc/self/environ").exists():
+            deadline = time.monotonic() + 30
+            while _tagged_processes(tag) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not _tagged_processes(tag), "the worker or its fork server still runs"
+            assert second.read_text() == "x"  # the call under way finished first
     finally:
-        for p in (driver, worker):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
 
 
 @pytest.mark.parametrize("backend", ["inprocess", "process"])
