@@ -766,6 +766,34 @@ def test_pool_rows_equal_in_process_rows_for_one_and_two_workers() -> None:
     assert [v.hex() for v in back] == [v.hex() for v in values]
 
 
+def test_chunks_handed_ahead_or_not_give_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker is handed its next chunk ahead (it waits in the worker's pipe) unless the
+    chunk pickles to more than ``AHEAD_MAX_BYTES`` or is one of the last ``workers`` chunks:
+    with no chunk ahead, with every chunk but the tail ahead and with single-point chunks,
+    every point runs once and the rows are the in-process ones (``wall_s`` apart)."""
+    import json
+
+    from npusched.bench.sweep import sweep_tasks
+    from npusched.experiments import backends
+
+    tasks = sweep_tasks(150, points=9, seed=5)
+
+    def rows_of(backend: str, workers: int) -> list[str]:
+        rows: list[dict[str, Any]] = []
+        backends.run_tasks(tasks, rows.append, backend=backend, workers=workers)
+        rows.sort(key=lambda r: r["index"])
+        return [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]
+
+    ref = rows_of("inprocess", 1)
+    assert len(ref) == 9
+    for limit in (0, 1 << 20):
+        monkeypatch.setattr(backends, "AHEAD_MAX_BYTES", limit)
+        assert rows_of("process", 2) == ref
+        assert rows_of("process", 3) == ref
+    monkeypatch.setattr(backends, "chunk_sizes", lambda n, w: [1] * n)
+    assert rows_of("process", 2) == ref
+
+
 _WARM_STATE = '''
 import os
 

@@ -434,35 +434,53 @@ def join_finished_pools() -> None:
         _FINISHED_POOLS.pop().join()
 
 
+#: Largest pickled chunk that a pool hands a worker ahead, while the worker still runs its
+#: previous one (:func:`_pool_pass`): one such chunk waits in the worker's pipe at a time, so
+#: the driver's write never blocks (a socket pair's buffer holds far more), and neither side
+#: can wait on the other for ever; a larger chunk is handed out only once the worker is idle.
+AHEAD_MAX_BYTES = 32 * 1024
+
+
 def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
     """One pool's pass over ``tasks``: ``min(workers, chunks)`` workers (:class:`_Workers`),
-    each handed a chunk (:func:`chunks`) and, as it sends the chunk's rows back, the next one
-    before the driver reads the rows, so a worker waits for no more than the pipe's round
-    trip. A worker that dies (its pipe ends) raises ``BrokenProcessPool``."""
+    each handed a chunk (:func:`chunks`) and one more ahead, which waits in its pipe, so that
+    a worker goes on to its next chunk without waiting for the driver (whose wake-up needs a
+    core that the workers hold). The last ``workers`` chunks are handed out only to a worker
+    that has none left (whichever is idle first takes the next), and a chunk's rows are read
+    after the worker's next chunk is sent. A worker that dies (its pipe ends) raises
+    ``BrokenProcessPool``."""
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
     from multiprocessing.connection import wait
 
     join_finished_pools()  # never more than one pool's workers alive
     n = min(workers or os.cpu_count() or 1, len(tasks))
-    todo = iter(chunks(tasks, n))
+    plan = chunks(tasks, n)
     pool = _Workers(_pool_context(multiprocessing))
+    held: dict[Any, int] = {}  # each worker's pipe: the chunks it holds (running, ahead)
+    sent = 0  # chunks handed out
+    call = _call_bytes(run_points, list(plan[0]))  # the next chunk, pickled
 
-    def ahead() -> bytes | None:
-        chunk = next(todo, None)
-        return None if chunk is None else _call_bytes(run_points, list(chunk))
-
-    busy: list[Any] = []  # the pipes of the workers running a chunk
-    try:
-        call = ahead()
-        while call is not None and len(busy) < n:
-            conn = pool.start()
+    def hand(conn: Any) -> None:
+        """Top the worker at ``conn`` up: a chunk if it holds none, one ahead if it holds one,
+        the chunk is small and it is not one of the last ``n``."""
+        nonlocal sent, call
+        while sent < len(plan):
+            k = held.get(conn, 0)
+            if k and (k > 1 or len(plan) - sent <= n or len(call) > AHEAD_MAX_BYTES):
+                return
             conn.send_bytes(call)
-            busy.append(conn)
-            call = ahead()
-        while busy:
+            held[conn] = k + 1
+            sent += 1
+            if sent < len(plan):
+                call = _call_bytes(run_points, list(plan[sent]))
+
+    try:
+        while sent < len(plan) and len(held) < n:
+            hand(pool.start())
+        while held:
             error: BaseException | None = None
-            ready: list[Any] = wait(busy)
+            ready: list[Any] = wait(list(held))
             for conn in ready:
                 try:
                     data = conn.recv_bytes()
@@ -470,11 +488,11 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
                     raise BrokenProcessPool(
                         "a sweep worker process ended while it ran a chunk"
                     ) from None
-                if call is not None and error is None:
-                    conn.send_bytes(call)  # the next chunk first: the rows can wait
-                    call = ahead()
-                else:
-                    busy.remove(conn)
+                held[conn] -= 1
+                if error is None:
+                    hand(conn)  # the next chunk first: the rows can wait
+                if not held[conn]:
+                    del held[conn]
                 rows, err = _reply(data)
                 for row in rows:
                     on_done(unpack_row(row))
@@ -482,9 +500,9 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
             if error is not None:
                 raise error
     finally:
-        # every row is in (or the pass failed): the workers exit once their pipes close (a
-        # chunk under way first) while the caller goes on, so the caller's next step overlaps
-        # their exit instead of waiting 10-40 ms for it (:func:`join_finished_pools` waits)
+        # every row is in (or the pass failed): the workers exit once their pipes close (the
+        # chunks they hold done first) while the caller goes on, so the caller's next step
+        # overlaps their exit instead of waiting 10-40 ms for it (:func:`join_finished_pools`)
         pool.close()
         _FINISHED_POOLS.append(pool)
 
