@@ -794,6 +794,35 @@ def test_chunks_handed_ahead_or_not_give_the_same_rows(monkeypatch: pytest.Monke
     assert rows_of("process", 2) == ref
 
 
+def test_a_worker_that_dies_is_replaced_and_its_points_rerun(tmp_path: Path) -> None:
+    """A worker that dies (here: the first process to load a plug-in exits at once) ends its
+    pool (the other workers are ended too); the unfinished points go to a new pool, and the
+    rows are the in-process ones (``wall_s`` apart)."""
+    import dataclasses
+
+    from npusched.bench.sweep import sweep_tasks
+    from npusched.experiments.backends import run_tasks
+
+    plugin = tmp_path / "die_once.py"
+    plugin.write_text(
+        "import os\nfrom pathlib import Path\n"
+        f"mark = Path({str(tmp_path / 'died')!r})\n"
+        "if not mark.exists():\n    mark.write_text('x')\n    os._exit(3)\n"
+    )
+    tasks = sweep_tasks(150, points=6, seed=11)
+
+    def rows_of(ts: list[Any], backend: str) -> list[str]:
+        rows: list[dict[str, Any]] = []
+        run_tasks(ts, rows.append, backend=backend, workers=2)
+        rows.sort(key=lambda r: r["index"])
+        return [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]
+
+    ref = rows_of(tasks, "inprocess")
+    dying = [dataclasses.replace(t, plugins=(str(plugin),)) for t in tasks]
+    assert rows_of(dying, "process") == ref
+    assert (tmp_path / "died").exists()
+
+
 _WARM_STATE = '''
 import os
 

@@ -361,6 +361,13 @@ class _Workers:
         for p in self.procs:
             p.join()
 
+    def terminate(self) -> None:
+        """End every worker now (SIGTERM): a pool with a dead worker is given up whole, its
+        other workers' chunks handed to the next pool."""
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+
     def is_alive(self) -> bool:
         """Whether a worker still runs."""
         return any(p.is_alive() for p in self.procs)
@@ -485,6 +492,7 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
                 try:
                     data = conn.recv_bytes()
                 except (EOFError, OSError):
+                    pool.terminate()
                     raise BrokenProcessPool(
                         "a sweep worker process ended while it ran a chunk"
                     ) from None
