@@ -205,8 +205,8 @@ CHUNK_DIVISOR = 4
 def chunk_sizes(n_tasks: int, workers: int) -> list[int]:
     """Points per pool task, in dispatch order: each carries ``1 / (4 x workers)`` of the points
     not yet handed out (:data:`CHUNK_DIVISOR`), at least 1 and at most :data:`MAX_CHUNK`
-    ("guided" chunks). Small points share a task's round trip (pickling, a future, a wake of
-    the driver) while the sweep's last tasks hold one point each, so the worker that finishes
+    ("guided" chunks). Small points share a task's round trip (pickling, a wake of the
+    driver) while the sweep's last tasks hold one point each, so the worker that finishes
     first waits at most about one point for the other (fixed chunks of ``k`` points leave it
     idle for up to ``k``)."""
     per = CHUNK_DIVISOR * max(workers, 1)
@@ -371,6 +371,7 @@ class _Workers:
     def is_alive(self) -> bool:
         """Whether a worker still runs."""
         return any(p.is_alive() for p in self.procs)
+
 
 def pack_row(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with its ``latencies_s`` as an ``array("d")`` for the trip to the driver.
