@@ -768,8 +768,8 @@ def test_pool_rows_equal_in_process_rows_for_one_and_two_workers() -> None:
 
 def test_chunks_handed_ahead_or_not_give_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker is handed its next chunk ahead (it waits in the worker's pipe) unless the
-    chunk pickles to more than ``AHEAD_MAX_BYTES`` or is one of the last ``workers`` chunks:
-    with no chunk ahead, with every chunk but the tail ahead and with single-point chunks,
+    chunk pickles to more than ``AHEAD_MAX_BYTES`` or is one of the last ``workers`` chunks of
+    two workers or more: on 1, 2 and 3 workers, with no chunk ahead, with every chunk but the tail ahead and with single-point chunks,
     every point runs once and the rows are the in-process ones (``wall_s`` apart)."""
     import json
 
@@ -788,8 +788,8 @@ def test_chunks_handed_ahead_or_not_give_the_same_rows(monkeypatch: pytest.Monke
     assert len(ref) == 9
     for limit in (0, 1 << 20):
         monkeypatch.setattr(backends, "AHEAD_MAX_BYTES", limit)
-        assert rows_of("process", 2) == ref
-        assert rows_of("process", 3) == ref
+        for workers in (1, 2, 3):
+            assert rows_of("process", workers) == ref
     monkeypatch.setattr(backends, "chunk_sizes", lambda n, w: [1] * n)
     assert rows_of("process", 2) == ref
 

@@ -453,10 +453,10 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
     """One pool's pass over ``tasks``: ``min(workers, chunks)`` workers (:class:`_Workers`),
     each handed a chunk (:func:`chunks`) and one more ahead, which waits in its pipe, so that
     a worker goes on to its next chunk without waiting for the driver (whose wake-up needs a
-    core that the workers hold). The last ``workers`` chunks are handed out only to a worker
-    that has none left (whichever is idle first takes the next), and a chunk's rows are read
-    after the worker's next chunk is sent. A worker that dies (its pipe ends) raises
-    ``BrokenProcessPool``."""
+    core that the workers hold). Of two workers or more, the last ``workers`` chunks are handed
+    out only to a worker that has none left (whichever is idle first takes the next), and a
+    chunk's rows are read after the worker's next chunk is sent. A worker that dies (its pipe
+    ends) raises ``BrokenProcessPool``."""
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
     from multiprocessing.connection import wait
@@ -471,11 +471,12 @@ def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None)
 
     def hand(conn: Any) -> None:
         """Top the worker at ``conn`` up: a chunk if it holds none, one ahead if it holds one,
-        the chunk is small and it is not one of the last ``n``."""
+        the chunk is small and it is not one of the last ``n`` (``n`` > 1)."""
         nonlocal sent, call
         while sent < len(plan):
             k = held.get(conn, 0)
-            if k and (k > 1 or len(plan) - sent <= n or len(call) > AHEAD_MAX_BYTES):
+            tail = n > 1 and len(plan) - sent <= n  # one worker has no other to balance
+            if k and (k > 1 or tail or len(call) > AHEAD_MAX_BYTES):
                 return
             conn.send_bytes(call)
             held[conn] = k + 1
