@@ -66,14 +66,27 @@ def main() -> None:
     def stamp(ev: str, extra: str = "") -> None:
         drv.append((ev, time.perf_counter(), time.process_time(), time.thread_time(), extra))
 
-    spawn = cfp.ProcessPoolExecutor._spawn_process
+    # a worker's spawn: the pool's own workers (twentieth round on) or the executor's
+    workers_cls = getattr(backends, "_Workers", None)
+    if workers_cls is not None:
+        start = workers_cls.start
 
-    def _spawn(self: Any) -> None:
-        stamp("spawn+")
-        spawn(self)
-        stamp("spawn-")
+        def _start(self: Any) -> Any:
+            stamp("spawn+")
+            conn = start(self)
+            stamp("spawn-")
+            return conn
 
-    cfp.ProcessPoolExecutor._spawn_process = _spawn  # type: ignore[method-assign]
+        workers_cls.start = _start
+    else:
+        spawn = cfp.ProcessPoolExecutor._spawn_process
+
+        def _spawn(self: Any) -> None:
+            stamp("spawn+")
+            spawn(self)
+            stamp("spawn-")
+
+        cfp.ProcessPoolExecutor._spawn_process = _spawn  # type: ignore[method-assign]
 
     if os.environ.get("SWEEP_TRACE_EXPERIMENT") == "pipe":
         import fcntl

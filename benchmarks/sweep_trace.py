@@ -63,6 +63,14 @@ def _install() -> None:
         return worker(*args)
 
     cfp._process_worker = _process_worker  # type: ignore[attr-defined]
+    pool_worker = getattr(backends, "pool_worker", None)  # the pool's own loop (twentieth round)
+    if pool_worker is not None:
+
+        def _pool_worker(*args: Any) -> Any:
+            stamp("worker")
+            return pool_worker(*args)
+
+        backends.pool_worker = _pool_worker
 
     run_points = backends.run_points
     run_point = backends.run_point

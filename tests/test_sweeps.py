@@ -251,40 +251,68 @@ def _tagged_processes(tag: str) -> list[int]:
     return pids
 
 
+_SLOW_CALL = """
+import time
+from pathlib import Path
+
+
+def slow(mark, s):
+    time.sleep(s)
+    Path(mark).write_text("x")
+    return mark
+"""
+
+_WORKER_DRIVER = """
+import multiprocessing, sys, time
+
+import slow_call
+from npusched.experiments import backends
+
+if __name__ == "__main__":
+    pool = backends._Workers(backends._pool_context(multiprocessing))
+    conn = pool.start()
+    assert pool.call(conn, slow_call.slow, sys.argv[1], 0.0) == sys.argv[1]
+    conn.send_bytes(backends._call_bytes(slow_call.slow, sys.argv[2], 1.5))
+    print(pool.procs[0].pid, flush=True)
+    time.sleep(120)
+"""
+
+
 def test_a_worker_exits_after_its_chunk_once_the_driver_is_gone(tmp_path: Path) -> None:
-    """A pool worker's watch on its driver (``exit_with_driver``): while the driver lives the
-    worker stays; once it is gone the worker finishes the chunk under way (``_CHUNK`` held)
-    and exits with status 0."""
-    driver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    mark = tmp_path / "chunk-done"
-    code = (
-        "import sys, time\n"
-        "from pathlib import Path\n"
-        "from npusched.experiments import backends\n"
-        f"backends.exit_with_driver({driver.pid})\n"
-        "with backends._CHUNK:\n"
-        "    print('in chunk', flush=True)\n"
-        "    time.sleep(1.5)\n"
-        f"    Path({str(mark)!r}).write_text('x')\n"
-        "time.sleep(120)\n"
-        "sys.exit(3)\n"
-    )
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    worker = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE)
+    """A pool worker (``pool_worker`` on a pipe of its own): while the driver lives it waits for
+    the next call; once the driver is gone (SIGKILL: nothing closed in order) the worker
+    finishes the call under way and exits, the pool's fork server with it."""
+    (tmp_path / "slow_call.py").write_text(_SLOW_CALL)
+    first, second = tmp_path / "first", tmp_path / "second"
+    tag = f"worker-exit-{os.getpid()}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), str(tmp_path)]),
+        "NPUSCHED_TEST_TAG": tag,
+    }
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _WORKER_DRIVER, str(first), str(second)],
+        env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+    )  # fmt: skip
     try:
-        assert worker.stdout is not None
-        assert worker.stdout.readline().strip() == b"in chunk"
+        assert driver.stdout is not None
+        worker = int(driver.stdout.readline())
+        assert first.read_text() == "x"  # the first call done, the worker waits for the next
         time.sleep(0.2)
-        assert worker.poll() is None  # the driver lives: the worker stays
+        assert worker in _tagged_processes(tag)  # the driver lives: the worker stays
+        assert not second.exists()
         driver.kill()
         driver.wait()
-        assert worker.wait(timeout=30) == 0
-        assert mark.read_text() == "x"  # the chunk under way finished first
+        if Path("/proc/self/environ").exists():
+            deadline = time.monotonic() + 30
+            while _tagged_processes(tag) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not _tagged_processes(tag), "the worker or its fork server still runs"
+            assert second.read_text() == "x"  # the call under way finished first
     finally:
-        for p in (driver, worker):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
 
 
 @pytest.mark.parametrize("backend", ["inprocess", "process"])
@@ -736,6 +764,63 @@ def test_pool_rows_equal_in_process_rows_for_one_and_two_workers() -> None:
     assert type(packed["latencies_s"]) is array and row["latencies_s"] == values  # a copy
     back = unpack_row(packed)["latencies_s"]
     assert [v.hex() for v in back] == [v.hex() for v in values]
+
+
+def test_chunks_handed_ahead_or_not_give_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker is handed its next chunk ahead (it waits in the worker's pipe) unless the
+    chunk pickles to more than ``AHEAD_MAX_BYTES`` or is one of the last ``workers`` chunks of
+    two workers or more: on 1, 2 and 3 workers, with no chunk ahead, with every chunk but the tail ahead and with single-point chunks,
+    every point runs once and the rows are the in-process ones (``wall_s`` apart)."""
+    import json
+
+    from npusched.bench.sweep import sweep_tasks
+    from npusched.experiments import backends
+
+    tasks = sweep_tasks(150, points=9, seed=5)
+
+    def rows_of(backend: str, workers: int) -> list[str]:
+        rows: list[dict[str, Any]] = []
+        backends.run_tasks(tasks, rows.append, backend=backend, workers=workers)
+        rows.sort(key=lambda r: r["index"])
+        return [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]
+
+    ref = rows_of("inprocess", 1)
+    assert len(ref) == 9
+    for limit in (0, 1 << 20):
+        monkeypatch.setattr(backends, "AHEAD_MAX_BYTES", limit)
+        for workers in (1, 2, 3):
+            assert rows_of("process", workers) == ref
+    monkeypatch.setattr(backends, "chunk_sizes", lambda n, w: [1] * n)
+    assert rows_of("process", 2) == ref
+
+
+def test_a_worker_that_dies_is_replaced_and_its_points_rerun(tmp_path: Path) -> None:
+    """A worker that dies (here: the first process to load a plug-in exits at once) ends its
+    pool (the other workers are ended too); the unfinished points go to a new pool, and the
+    rows are the in-process ones (``wall_s`` apart)."""
+    import dataclasses
+
+    from npusched.bench.sweep import sweep_tasks
+    from npusched.experiments.backends import run_tasks
+
+    plugin = tmp_path / "die_once.py"
+    plugin.write_text(
+        "import os\nfrom pathlib import Path\n"
+        f"mark = Path({str(tmp_path / 'died')!r})\n"
+        "if not mark.exists():\n    mark.write_text('x')\n    os._exit(3)\n"
+    )
+    tasks = sweep_tasks(150, points=6, seed=11)
+
+    def rows_of(ts: list[Any], backend: str) -> list[str]:
+        rows: list[dict[str, Any]] = []
+        run_tasks(ts, rows.append, backend=backend, workers=2)
+        rows.sort(key=lambda r: r["index"])
+        return [json.dumps({k: v for k, v in r.items() if k != "wall_s"}) for r in rows]
+
+    ref = rows_of(tasks, "inprocess")
+    dying = [dataclasses.replace(t, plugins=(str(plugin),)) for t in tasks]
+    assert rows_of(dying, "process") == ref
+    assert (tmp_path / "died").exists()
 
 
 _WARM_STATE = '''

@@ -77,9 +77,9 @@ def sweep_tasks(requests: int, points: int = SWEEP_POINTS, seed: int = 0) -> lis
 
 
 def worker_start_s(repeat: int = 3) -> tuple[float, float, float]:
-    """``(worker_start_s, pool_first_start_s, worker_start_cpu_s)``: wall seconds from creating
-    a one-worker pool (the sweep's start method,
-    :func:`~npusched.experiments.backends._pool_context`) to its first task's result, fastest
+    """``(worker_start_s, pool_first_start_s, worker_start_cpu_s)``: wall seconds from starting
+    a sweep's pool worker (:class:`~npusched.experiments.backends._Workers`, the sweep's start
+    method) to its first task's result, fastest
     of ``repeat`` pools once the pool's server has started; the same for the first pool of
     this process (which starts the server and pays its imports once); and the fewest CPU
     seconds one of the ``repeat`` workers spent from its fork to its first task
@@ -87,19 +87,22 @@ def worker_start_s(repeat: int = 3) -> tuple[float, float, float]:
     what every worker of a sweep pays before its first point, measured in CPU, not wall,
     seconds so that the machine's other load does not count)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
-    from npusched.experiments.backends import _pool_context, worker_cpu_s
+    from npusched.experiments.backends import _pool_context, _Workers, worker_cpu_s
 
     times = []
     cpus = []
     for _ in range(max(repeat, 1) + 1):
         t = time.perf_counter()
-        with ProcessPoolExecutor(max_workers=1, mp_context=_pool_context(multiprocessing)) as pool:
+        pool = _Workers(_pool_context(multiprocessing))
+        try:
             # a task the server preloaded (a function of this module would make the worker
             # import the bench package first, which a sweep's worker never does)
-            cpus.append(pool.submit(worker_cpu_s).result())
+            cpus.append(pool.call(pool.start(), worker_cpu_s))
+        finally:
+            pool.close()
         times.append(time.perf_counter() - t)
+        pool.join()
     return min(times[1:]), times[0], min(cpus[1:])
 
 

@@ -9,8 +9,8 @@ point's row depends only on its run config (seeded randomness only), so every ba
 same rows for the same points; only ``wall_s`` (the point's run time) differs.
 
 * ``inprocess``: a loop in the calling process (debugging, profiling, tiny sweeps).
-* ``process`` (default): :class:`concurrent.futures.ProcessPoolExecutor` with ``workers``
-  processes (default: all cores, ``os.cpu_count()``), forked from a ``forkserver`` that has
+* ``process`` (default): ``workers`` processes (default: all cores, ``os.cpu_count()``), each
+  reading its chunks from a pipe of its own (:class:`_Workers`), forked from a ``forkserver`` that has
   imported the engine once (``spawn`` where there is no fork server), so a worker starts in
   milliseconds and the driver's threads (the progress bar) are never forked. Points travel in chunks
   (:func:`chunks`: largest workload first, each chunk a quarter of a worker's share of the
@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 import time
 from array import array
 from collections.abc import Callable, Sequence
@@ -206,8 +205,8 @@ CHUNK_DIVISOR = 4
 def chunk_sizes(n_tasks: int, workers: int) -> list[int]:
     """Points per pool task, in dispatch order: each carries ``1 / (4 x workers)`` of the points
     not yet handed out (:data:`CHUNK_DIVISOR`), at least 1 and at most :data:`MAX_CHUNK`
-    ("guided" chunks). Small points share a task's round trip (pickling, a future, a wake of
-    the driver) while the sweep's last tasks hold one point each, so the worker that finishes
+    ("guided" chunks). Small points share a task's round trip (pickling, a wake of the
+    driver) while the sweep's last tasks hold one point each, so the worker that finishes
     first waits at most about one point for the other (fixed chunks of ``k`` points leave it
     idle for up to ``k``)."""
     per = CHUNK_DIVISOR * max(workers, 1)
@@ -261,53 +260,117 @@ def run_points(tasks: Sequence[PointTask]) -> tuple[list[dict[str, Any]], BaseEx
     points that finished and the error of the first that failed (``None`` if none did; the
     points after it are not run). The rows travel packed (:func:`pack_row`)."""
     rows: list[dict[str, Any]] = []
-    with _CHUNK:  # a worker whose driver died exits between chunks, never inside one
-        for t in tasks:
-            try:
-                rows.append(pack_row(run_point(t)))
-            except Exception as e:  # handed to the driver after the finished rows
-                return rows, e
+    for t in tasks:
+        try:
+            rows.append(pack_row(run_point(t)))
+        except Exception as e:  # handed to the driver after the finished rows
+            return rows, e
     return rows, None
 
 
-#: held by a pool worker while it runs a chunk (:func:`run_points`); :func:`_watch_driver`
-#: takes it before the worker exits, so a chunk under way finishes and writes its points
-_CHUNK = threading.Lock()
+def pool_worker(conn: Any) -> None:
+    """A pool worker's loop (the process's target): read a call from the driver's pipe
+    (``conn``, :func:`_call_bytes`), run it, send back ``(True, result)`` or ``(False,
+    error)``, until the driver closes its end.
+
+    The pipe is the worker's own (one per worker, :class:`_Workers`) and only the driver holds
+    its other end, so a driver that is gone, killed with SIGKILL or not, ends every worker by
+    itself: a worker waiting for a call reads the end of the pipe and returns; one running a
+    chunk finishes it (its points' files written) and returns when it cannot send the rows.
+    Nothing else runs in the worker (no thread, no watch on the driver)."""
+    import pickle
+
+    while True:
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):  # the driver closed its end (done, failed or killed)
+            return
+        fn, args = pickle.loads(data)
+        try:
+            reply = (True, fn(*args))
+        except Exception as e:
+            reply = (False, e)
+        try:
+            out = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # a result or an error that does not pickle
+            out = pickle.dumps((False, SimulationError(f"{type(e).__name__}: {e}")))
+        try:
+            conn.send_bytes(out)
+        except OSError:  # the driver is gone: the chunk is done, its files written
+            return
 
 
-def exit_with_driver(driver_pid: int) -> None:
-    """A pool worker's initializer: watch the driver (``driver_pid``) from a daemon thread and
-    exit once it is gone and the chunk under way is done. A driver killed with SIGKILL closes
-    nothing in order: its workers, children of the pool's fork server and not of the driver,
-    hold both ends of their task queue, so they would wait on it for ever (and the fork server
-    with them, which lives while a worker holds its pipe)."""
-    threading.Thread(
-        target=_watch_driver, args=(driver_pid,), name="npusched-driver-watch", daemon=True
-    ).start()
+def _call_bytes(fn: Callable[..., Any], *args: Any) -> bytes:
+    """A call for :func:`pool_worker`, pickled (the function by name)."""
+    import pickle
+
+    return pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL)
 
 
-def _watch_driver(driver_pid: int, poll_s: float = 1.0) -> None:
-    """Block until process ``driver_pid`` has exited (a pidfd where the system has them, else
-    a check every ``poll_s`` seconds), then take :data:`_CHUNK` and end the process."""
-    import select
+def _reply(data: bytes) -> Any:
+    """A :func:`pool_worker` reply's result, or its error raised."""
+    import pickle
 
-    try:
-        fd = os.pidfd_open(driver_pid)
-    except (AttributeError, OSError):
-        fd = -1
-    if fd >= 0:
-        select.select([fd], [], [])
-    else:
-        while True:
-            try:
-                os.kill(driver_pid, 0)
-            except ProcessLookupError:
-                break
-            except PermissionError:  # another user's process took the number: ours is gone
-                break
-            time.sleep(poll_s)
-    _CHUNK.acquire()
-    os._exit(0)
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
+
+
+class _Workers:
+    """The process backend's workers: processes of the sweep's start method
+    (:func:`_pool_context`, forked from the fork server), each running :func:`pool_worker` on
+    a pipe of its own that only this process holds the other end of.
+
+    What :class:`concurrent.futures.ProcessPoolExecutor` adds around the same processes costs a
+    sweep of short points on as many cores as workers: the driver ran three threads (its main
+    thread, the executor's result thread, the call queue's feeder) that handed each chunk and
+    each row over between them, and a worker unpickled two shared queues and their locks
+    before its first task. Here the driver's main thread alone writes a chunk to a worker's
+    pipe and reads its rows back (:func:`_pool_pass`), and a worker unpickles one pipe."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.procs: list[Any] = []
+        self.conns: list[Any] = []
+
+    def start(self) -> Any:
+        """Start one worker; its pipe's driver end."""
+        here, there = self.ctx.Pipe()
+        proc = self.ctx.Process(target=pool_worker, args=(there,), name="npusched-worker")
+        try:
+            proc.start()
+        finally:
+            there.close()
+        self.procs.append(proc)
+        self.conns.append(here)
+        return here
+
+    def call(self, conn: Any, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` run by the worker at ``conn`` (one round trip; its error raised)."""
+        conn.send_bytes(_call_bytes(fn, *args))
+        return _reply(conn.recv_bytes())
+
+    def close(self) -> None:
+        """Close every pipe: each worker exits once its call under way is done."""
+        for c in self.conns:
+            c.close()
+
+    def join(self) -> None:
+        """Wait until every worker has exited."""
+        for p in self.procs:
+            p.join()
+
+    def terminate(self) -> None:
+        """End every worker now (SIGTERM): a pool with a dead worker is given up whole, its
+        other workers' chunks handed to the next pool."""
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+
+    def is_alive(self) -> bool:
+        """Whether a worker still runs."""
+        return any(p.is_alive() for p in self.procs)
 
 
 def pack_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -366,9 +429,9 @@ def _run_pool(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) 
             )
 
 
-#: Threads waiting for the workers of pools whose rows are all in (:func:`_pool_pass` does
-#: not wait for them); :func:`join_finished_pools` waits for these threads.
-_FINISHED_POOLS: list[threading.Thread] = []
+#: The workers of pools whose rows are all in, their pipes closed (:func:`_pool_pass` does
+#: not wait for them to exit); :func:`join_finished_pools` waits for them.
+_FINISHED_POOLS: list[_Workers] = []
 
 
 def join_finished_pools() -> None:
@@ -379,48 +442,79 @@ def join_finished_pools() -> None:
         _FINISHED_POOLS.pop().join()
 
 
+#: Largest pickled chunk that a pool hands a worker ahead, while the worker still runs its
+#: previous one (:func:`_pool_pass`): one such chunk waits in the worker's pipe at a time, so
+#: the driver's write never blocks (a socket pair's buffer holds far more), and neither side
+#: can wait on the other for ever; a larger chunk is handed out only once the worker is idle.
+AHEAD_MAX_BYTES = 32 * 1024
+
+
 def _pool_pass(tasks: Sequence[PointTask], on_done: OnDone, workers: int | None) -> None:
+    """One pool's pass over ``tasks``: ``min(workers, chunks)`` workers (:class:`_Workers`),
+    each handed a chunk (:func:`chunks`) and one more ahead, which waits in its pipe, so that
+    a worker goes on to its next chunk without waiting for the driver (whose wake-up needs a
+    core that the workers hold). Of two workers or more, the last ``workers`` chunks are handed
+    out only to a worker that has none left (whichever is idle first takes the next), and a
+    chunk's rows are read after the worker's next chunk is sent. A worker that dies (its pipe
+    ends) raises ``BrokenProcessPool``."""
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing.connection import wait
 
     join_finished_pools()  # never more than one pool's workers alive
     n = min(workers or os.cpu_count() or 1, len(tasks))
-    ctx = _pool_context(multiprocessing)
-    pool = ProcessPoolExecutor(
-        max_workers=n, mp_context=ctx, initializer=exit_with_driver, initargs=(os.getpid(),)
-    )
-    # keep a bounded window of submitted chunks (a million-point sweep never holds a million
-    # futures), refilled as chunks finish
-    todo = iter(chunks(tasks, n))
-    pending: set[Future[tuple[list[dict[str, Any]], BaseException | None]]] = set()
-    window = 4 * n
+    plan = chunks(tasks, n)
+    pool = _Workers(_pool_context(multiprocessing))
+    held: dict[Any, int] = {}  # each worker's pipe: the chunks it holds (running, ahead)
+    sent = 0  # chunks handed out
+    call = _call_bytes(run_points, list(plan[0]))  # the next chunk, pickled
+
+    def hand(conn: Any) -> None:
+        """Top the worker at ``conn`` up: a chunk if it holds none, one ahead if it holds one,
+        the chunk is small and it is not one of the last ``n`` (``n`` > 1)."""
+        nonlocal sent, call
+        while sent < len(plan):
+            k = held.get(conn, 0)
+            tail = n > 1 and len(plan) - sent <= n  # one worker has no other to balance
+            if k and (k > 1 or tail or len(call) > AHEAD_MAX_BYTES):
+                return
+            conn.send_bytes(call)
+            held[conn] = k + 1
+            sent += 1
+            if sent < len(plan):
+                call = _call_bytes(run_points, list(plan[sent]))
+
     try:
-        for c in itertools_islice(todo, window):
-            pending.add(pool.submit(run_points, c))
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        while sent < len(plan) and len(held) < n:
+            hand(pool.start())
+        while held:
             error: BaseException | None = None
-            # finished chunks first: a dead worker's chunk raises BrokenProcessPool here,
-            # after the rows of the others are recorded
-            for f in sorted(done, key=lambda f: f.exception() is not None):
-                rows, err = f.result()
+            ready: list[Any] = wait(list(held))
+            for conn in ready:
+                try:
+                    data = conn.recv_bytes()
+                except (EOFError, OSError):
+                    pool.terminate()
+                    raise BrokenProcessPool(
+                        "a sweep worker process ended while it ran a chunk"
+                    ) from None
+                held[conn] -= 1
+                if error is None:
+                    hand(conn)  # the next chunk first: the rows can wait
+                if not held[conn]:
+                    del held[conn]
+                rows, err = _reply(data)
                 for row in rows:
                     on_done(unpack_row(row))
                 error = error or err
             if error is not None:
                 raise error
-            for c in itertools_islice(todo, len(done)):
-                pending.add(pool.submit(run_points, c))
-    except BaseException:
-        for f in pending:
-            f.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    # every row is in: the workers exit while the caller goes on (a thread waits for them),
-    # so the caller's next step overlaps their exit instead of waiting 10-40 ms for it
-    closing = threading.Thread(target=pool.shutdown, name="npusched-pool-exit")
-    closing.start()
-    _FINISHED_POOLS.append(closing)
+    finally:
+        # every row is in (or the pass failed): the workers exit once their pipes close (the
+        # chunks they hold done first) while the caller goes on, so the caller's next step
+        # overlaps their exit instead of waiting 10-40 ms for it (:func:`join_finished_pools`)
+        pool.close()
+        _FINISHED_POOLS.append(pool)
 
 
 #: what a pool worker needs to run a point, imported once in the fork server (where there is
@@ -504,13 +598,6 @@ def _pool_context(multiprocessing: Any) -> Any:
         ctx.set_forkserver_preload([*WORKER_PRELOAD, *cli])
         return ctx
     return multiprocessing.get_context("spawn")
-
-
-def itertools_islice(it: Any, n: int) -> list[Any]:
-    """The next ``n`` items of iterator ``it`` (fewer at its end)."""
-    import itertools
-
-    return list(itertools.islice(it, n))
 
 
 def _run_dask(

@@ -9,11 +9,12 @@ process that has already:
   pyarrow (the records' string columns and the point files);
 * read the installed entry points (policy and zoo plug-ins), which scans every distribution's
   metadata;
-* imported the pool's own worker side: ``concurrent.futures.process`` (the worker's loop, which
-  a worker unpickles from its start-up data), the queues and locks it reads its tasks through,
-  and :mod:`npusched.experiments.backends` (the task function, ``run_points``). Without them
-  every worker imported these five modules before its first point (about 2 ms of CPU a worker,
-  eighteenth round: what a forked worker had in ``sys.modules`` that the server had not).
+* imported the pool's own worker side: the start method's process module and
+  :mod:`npusched.experiments.backends` (the worker's loop and the task function,
+  ``pool_worker`` and ``run_points``). Without them every worker imported these before its
+  first point (eighteenth round: what a forked worker had in ``sys.modules`` that the server
+  had not; ``concurrent.futures.process`` and the shared queues and locks it read its tasks
+  through were three more until the pool became the backend's own, twentieth round).
 
 Without it each worker paid these on its first point: about 0.5 s of CPU on the 2-core
 development machine (0.3 s imports, 0.2 s entry points), which is serial work per worker and
@@ -66,9 +67,6 @@ MODULES = (
     "npusched.workloads",
     "pyarrow",
     "pyarrow.parquet",
-    "concurrent.futures.process",
-    "multiprocessing.queues",
-    "multiprocessing.synchronize",
     "multiprocessing.popen_forkserver",
     "npusched.experiments.backends",
 )
