@@ -141,7 +141,10 @@ from npusched.sim.events import (
     STOP,
     TIME_TOL_S,
     TIMER,
+    TYPED_HEAP,
     EventQueue,
+    epop,
+    epush,
 )
 from npusched.sim.job import (
     DONE,
@@ -572,6 +575,9 @@ class Simulator:
 
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
 _RESOLVED_BY_ID_MAX: Final = 1024
+#: Most plan variants ``_Run._plan_for`` keeps plans for by shape number (``_var_seen``; a
+#: variant past them is looked up in ``plan_cache`` by its key each time).
+_VARIANTS_SEEN_MAX: Final = 64
 #: Most allocations ``_Run._assign_one`` keeps for its identity scan (``_alloc_seen``): the
 #: built-in machine policies use one per resource.
 _ALLOC_SEEN_MAX: Final = 4
@@ -787,6 +793,13 @@ class _Run:
         #: immutable, and ``resolved`` keeps it too).
         self._alloc_seen: list[object] = []
         self._alloc_hit: list[tuple[int, int, _Variant]] = []
+        #: ``_plan_for``'s plans without a power policy: the variants seen (the first
+        #: :data:`_VARIANTS_SEEN_MAX`, scanned by identity), per variant its plans by the
+        #: job's request shape number (``Job._shape``, numbered in ``_shape_of`` by
+        #: ``(id(profile), batch, seq_in, seq_out)``).
+        self._var_seen: list[object] = []
+        self._var_plans: list[list[ExecPlan | None]] = []
+        self._shape_of: dict[tuple[Any, ...], int] = {}
         # Handlers by event kind; each returns the wake reason it contributes ("" for none).
         self.handlers: dict[int, Callable[[Job, int], str]] = {
             COMPLETE: self._h_complete,
@@ -1108,10 +1121,50 @@ class _Run:
 
     def _plan_for(self, job: Job, variant: _Variant, units: int, ri: int) -> ExecPlan:
         """The plan ``job`` runs on with ``variant`` (its batch, its sequence lengths), through
-        the power policy if there is one."""
-        return self._plan_core(
+        the power policy if there is one.
+
+        Without a power policy the plan is a function of the job's request shape and the
+        variant alone (``_plan_core``'s key less the cap, ``None``): it is found by the
+        variant's identity among the few variants a run resolves (each allocation's variant
+        is made once, ``_resolve``) and the job's shape number (numbered once per job and
+        batch size), the object ``_plan_core`` returned for them the first time. Compiled,
+        ``_plan_core``'s key was a fresh 6-tuple hashed with the variant's nested tuples and
+        compared at every start on new units (about 1,900 instructions a call, Planaria's
+        re-allocations)."""
+        if self.sim.power is not None:
+            return self._plan_core(
+                job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri
+            )
+        code = job._shape
+        if code < 0:
+            key = (id(job.profile), job._batch, job.seq_in, job.seq_out)
+            got = self._shape_of.get(key)
+            if got is None:
+                got = self._shape_of[key] = len(self._shape_of)
+            code = job._shape = got
+        seen = self._var_seen
+        plans: list[ExecPlan | None] | None = None
+        for i in range(len(seen)):
+            if seen[i] is variant:
+                plans = self._var_plans[i]
+                break
+        if plans is not None and code < len(plans):
+            hit = plans[code]
+            if hit is not None:
+                return hit
+        plan = self._plan_core(
             job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri
         )
+        if plans is None:
+            if len(seen) >= _VARIANTS_SEEN_MAX:
+                return plan
+            seen.append(variant)  # (kept alive here: identities stay unique)
+            plans = []
+            self._var_plans.append(plans)
+        while len(plans) <= code:
+            plans.append(None)
+        plans[code] = plan
+        return plan
 
     def _plan_core(
         self,
@@ -1280,7 +1333,11 @@ class _Run:
             epoch = job._epoch = job._epoch + 1
             q = self.queue
             # ``(iso - ex) / job.rate`` with the rate just set to 1.0 (dividing by 1.0 is exact)
-            heappush(q.heap, (t0 + (iso - ex), COMPLETE, q.next_seq(), job, epoch))
+            ev = (t0 + (iso - ex), COMPLETE, q.next_seq(), job, epoch)
+            if TYPED_HEAP:
+                epush(q.heap, ev)
+            else:
+                heappush(q.heap, ev)
         else:
             self._arm(job)
 
@@ -1318,7 +1375,11 @@ class _Run:
         t = job._t0 + (lim - job._exec) / job.rate
         if t < self.clock.now:
             t = self.clock.now
-        heappush(q.heap, (t, kind, q.next_seq(), job, epoch))
+        ev = (t, kind, q.next_seq(), job, epoch)
+        if TYPED_HEAP:
+            epush(q.heap, ev)
+        else:
+            heappush(q.heap, ev)
 
     def _next_boundary(self, job: Job) -> float:
         """Seconds of work at which ``job`` next reaches an exit of one of its samples or its
@@ -1530,7 +1591,11 @@ class _Run:
             self._stop(job, t_stop)
             return True
         q = self.queue
-        heappush(q.heap, (t_stop, STOP, q.next_seq(), job, job._epoch))
+        ev = (t_stop, STOP, q.next_seq(), job, job._epoch)
+        if TYPED_HEAP:
+            epush(q.heap, ev)
+        else:
+            heappush(q.heap, ev)
         return True
 
     # --- handlers -----------------------------------------------------------------------------
@@ -1642,7 +1707,11 @@ class _Run:
         res.busy += save_s * job.units / res.capacity
         job._save_start = now
         q = self.queue
-        heappush(q.heap, (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch))
+        ev = (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch)
+        if TYPED_HEAP:
+            epush(q.heap, ev)
+        else:
+            heappush(q.heap, ev)
 
     def _h_save_done(self, job: Job, epoch: int) -> str:
         now = self.clock.now
@@ -2533,7 +2602,18 @@ class _Run:
             special = ""
             ticked = False
             while heap and heap[0][0] <= horizon:
-                _, kind, _, job, epoch = heappop(heap)
+                # compiled, ``events.epop`` (``heapq``'s algorithm on the same tuples, the
+                # comparisons typed); the fields read by index, not unpacked (an unpacking of
+                # an untyped object is a generic iteration compiled)
+                kind: int
+                epoch: int
+                if TYPED_HEAP:
+                    ev = epop(heap)
+                    kind = ev[1]
+                    job = ev[3]
+                    epoch = ev[4]
+                else:
+                    _, kind, _, job, epoch = heappop(heap)
                 if kind == PERIOD:
                     if epoch != self.tick_epoch:
                         continue  # re-planned: a stale tick
