@@ -1014,6 +1014,8 @@ class _Run:
         self.col_wasted: MutableSequence[float] = array("d", zeros)
         self.col_energy: MutableSequence[float] = array("d", zeros)
         self.col_res: list[str] | npt.NDArray[Any] = [""] * n
+        #: The records' writable views (``_record``, ``_add_energy``), made at the first write.
+        self._rec_mv: tuple[Any, Any, Any, Any, Any, Any, Any] | None = None
 
     @property
     def arrivals(self) -> list[Request]:
@@ -1457,16 +1459,40 @@ class _Run:
                 self.power.add(t0, te, plan, a, exec_end, job.rate, res.name)
         job._exec = exec_end
 
+    def _views(self) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """``memoryview``s of the record columns written per job (``col_first``,
+        ``col_finish``, ``col_preempt``, ``col_cbytes``, ``col_cs``, ``col_wasted``,
+        ``col_energy``): an item written through a view is the item written to the ``array``
+        (the same bytes: the ``d`` format through ``PyFloat_AsDouble``, ``q`` through
+        ``PyLong_AsLongLong``, as the array converts), without the array's item conversion
+        (``PyArg_Parse``, about 300 instructions a write). The views hold the arrays' buffers
+        while the run lives; the arrays are not resized, and the result's columns share the
+        buffers (``_result``: ``np.asarray``), written before."""
+        mv = self._rec_mv
+        if mv is None:
+            mv = self._rec_mv = (
+                memoryview(self.col_first),  # type: ignore[arg-type]
+                memoryview(self.col_finish),  # type: ignore[arg-type]
+                memoryview(self.col_preempt),  # type: ignore[arg-type]
+                memoryview(self.col_cbytes),  # type: ignore[arg-type]
+                memoryview(self.col_cs),  # type: ignore[arg-type]
+                memoryview(self.col_wasted),  # type: ignore[arg-type]
+                memoryview(self.col_energy),  # type: ignore[arg-type]
+            )
+        return mv
+
     def _add_energy(self, job: Job, res: _Res, e: float) -> None:
         job.energy_j += e
         res.energy += e
+        col: Any = self._views()[6]
         n = len(job._rows)
         if n == 1:
-            self.col_energy[job._rows[0]] += e
+            row = job._rows[0]
+            col[row] = col[row] + e
         else:
             share = e / n
             for row in job._rows:
-                self.col_energy[row] += share
+                col[row] = col[row] + share
 
     def _release(self, job: Job) -> None:
         """``job`` gives its units back."""
@@ -1484,16 +1510,17 @@ class _Run:
         self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
     ) -> None:
         """Write ``job``'s record into the result rows of its samples (or of ``rows``)."""
-        col_first = self.col_first
+        first, fin, pre, cb, cs, wasted, _ = self._views()  # (the arrays' items, written)
+        col_res = self.col_res
         for row in job._rows if rows is None else rows:
-            if col_first[row] != col_first[row]:  # nan: a sample merged in keeps its own
-                col_first[row] = job.first_start_s
-            self.col_finish[row] = finish
-            self.col_preempt[row] = job.preemptions
-            self.col_cbytes[row] = job.checkpoint_bytes
-            self.col_cs[row] = job.checkpoint_s
-            self.col_wasted[row] = job.wasted_s
-            self.col_res[row] = resource
+            if first[row] != first[row]:  # nan: a sample merged in keeps its own
+                first[row] = job.first_start_s
+            fin[row] = finish
+            pre[row] = job.preemptions
+            cb[row] = job.checkpoint_bytes
+            cs[row] = job.checkpoint_s
+            wasted[row] = job.wasted_s
+            col_res[row] = resource
 
     def _finish_samples(self, job: Job, rows: Sequence[int]) -> None:
         now = self.clock.now
