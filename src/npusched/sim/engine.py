@@ -141,7 +141,10 @@ from npusched.sim.events import (
     STOP,
     TIME_TOL_S,
     TIMER,
+    TYPED_HEAP,
     EventQueue,
+    epop,
+    epush,
 )
 from npusched.sim.job import (
     DONE,
@@ -580,6 +583,9 @@ class Simulator:
 
 #: Most entries of ``_Run.resolved_by_id`` before it is cleared.
 _RESOLVED_BY_ID_MAX: Final = 1024
+#: Most plan variants ``_Run._plan_for`` keeps plans for by shape number (``_var_seen``; a
+#: variant past them is looked up in ``plan_cache`` by its key each time).
+_VARIANTS_SEEN_MAX: Final = 64
 #: Most allocations ``_Run._assign_one`` keeps for its identity scan (``_alloc_seen``): the
 #: built-in machine policies use one per resource.
 _ALLOC_SEEN_MAX: Final = 4
@@ -795,6 +801,13 @@ class _Run:
         #: immutable, and ``resolved`` keeps it too).
         self._alloc_seen: list[object] = []
         self._alloc_hit: list[tuple[int, int, _Variant]] = []
+        #: ``_plan_for``'s plans without a power policy: the variants seen (the first
+        #: :data:`_VARIANTS_SEEN_MAX`, scanned by identity), per variant its plans by the
+        #: job's request shape number (``Job._shape``, numbered in ``_shape_of`` by
+        #: ``(id(profile), batch, seq_in, seq_out)``).
+        self._var_seen: list[object] = []
+        self._var_plans: list[list[ExecPlan | None]] = []
+        self._shape_of: dict[tuple[Any, ...], int] = {}
         # Handlers by event kind; each returns the wake reason it contributes ("" for none).
         self.handlers: dict[int, Callable[[Job, int], str]] = {
             COMPLETE: self._h_complete,
@@ -1009,6 +1022,8 @@ class _Run:
         self.col_wasted: MutableSequence[float] = array("d", zeros)
         self.col_energy: MutableSequence[float] = array("d", zeros)
         self.col_res: list[str] | npt.NDArray[Any] = [""] * n
+        #: The records' writable views (``_record``, ``_add_energy``), made at the first write.
+        self._rec_mv: tuple[Any, Any, Any, Any, Any, Any, Any] | None = None
 
     @property
     def arrivals(self) -> list[Request]:
@@ -1116,10 +1131,50 @@ class _Run:
 
     def _plan_for(self, job: Job, variant: _Variant, units: int, ri: int) -> ExecPlan:
         """The plan ``job`` runs on with ``variant`` (its batch, its sequence lengths), through
-        the power policy if there is one."""
-        return self._plan_core(
+        the power policy if there is one.
+
+        Without a power policy the plan is a function of the job's request shape and the
+        variant alone (``_plan_core``'s key less the cap, ``None``): it is found by the
+        variant's identity among the few variants a run resolves (each allocation's variant
+        is made once, ``_resolve``) and the job's shape number (numbered once per job and
+        batch size), the object ``_plan_core`` returned for them the first time. Compiled,
+        ``_plan_core``'s key was a fresh 6-tuple hashed with the variant's nested tuples and
+        compared at every start on new units (about 1,900 instructions a call, Planaria's
+        re-allocations)."""
+        if self.sim.power is not None:
+            return self._plan_core(
+                job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri
+            )
+        code = job._shape
+        if code < 0:
+            key = (id(job.profile), job._batch, job.seq_in, job.seq_out)
+            got = self._shape_of.get(key)
+            if got is None:
+                got = self._shape_of[key] = len(self._shape_of)
+            code = job._shape = got
+        seen = self._var_seen
+        plans: list[ExecPlan | None] | None = None
+        for i in range(len(seen)):
+            if seen[i] is variant:
+                plans = self._var_plans[i]
+                break
+        if plans is not None and code < len(plans):
+            hit = plans[code]
+            if hit is not None:
+                return hit
+        plan = self._plan_core(
             job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri
         )
+        if plans is None:
+            if len(seen) >= _VARIANTS_SEEN_MAX:
+                return plan
+            seen.append(variant)  # (kept alive here: identities stay unique)
+            plans = []
+            self._var_plans.append(plans)
+        while len(plans) <= code:
+            plans.append(None)
+        plans[code] = plan
+        return plan
 
     def _plan_core(
         self,
@@ -1288,7 +1343,11 @@ class _Run:
             epoch = job._epoch = job._epoch + 1
             q = self.queue
             # ``(iso - ex) / job.rate`` with the rate just set to 1.0 (dividing by 1.0 is exact)
-            heappush(q.heap, (t0 + (iso - ex), COMPLETE, q.next_seq(), job, epoch))
+            ev = (t0 + (iso - ex), COMPLETE, q.next_seq(), job, epoch)
+            if TYPED_HEAP:
+                epush(q.heap, ev)
+            else:
+                heappush(q.heap, ev)
         else:
             self._arm(job)
 
@@ -1326,7 +1385,11 @@ class _Run:
         t = job._t0 + (lim - job._exec) / job.rate
         if t < self.clock.now:
             t = self.clock.now
-        heappush(q.heap, (t, kind, q.next_seq(), job, epoch))
+        ev = (t, kind, q.next_seq(), job, epoch)
+        if TYPED_HEAP:
+            epush(q.heap, ev)
+        else:
+            heappush(q.heap, ev)
 
     def _next_boundary(self, job: Job) -> float:
         """Seconds of work at which ``job`` next reaches an exit of one of its samples or its
@@ -1404,16 +1467,40 @@ class _Run:
                 self.power.add(t0, te, plan, a, exec_end, job.rate, res.name)
         job._exec = exec_end
 
+    def _views(self) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """``memoryview``s of the record columns written per job (``col_first``,
+        ``col_finish``, ``col_preempt``, ``col_cbytes``, ``col_cs``, ``col_wasted``,
+        ``col_energy``): an item written through a view is the item written to the ``array``
+        (the same bytes: the ``d`` format through ``PyFloat_AsDouble``, ``q`` through
+        ``PyLong_AsLongLong``, as the array converts), without the array's item conversion
+        (``PyArg_Parse``, about 300 instructions a write). The views hold the arrays' buffers
+        while the run lives; the arrays are not resized, and the result's columns share the
+        buffers (``_result``: ``np.asarray``), written before."""
+        mv = self._rec_mv
+        if mv is None:
+            mv = self._rec_mv = (
+                memoryview(self.col_first),  # type: ignore[arg-type]
+                memoryview(self.col_finish),  # type: ignore[arg-type]
+                memoryview(self.col_preempt),  # type: ignore[arg-type]
+                memoryview(self.col_cbytes),  # type: ignore[arg-type]
+                memoryview(self.col_cs),  # type: ignore[arg-type]
+                memoryview(self.col_wasted),  # type: ignore[arg-type]
+                memoryview(self.col_energy),  # type: ignore[arg-type]
+            )
+        return mv
+
     def _add_energy(self, job: Job, res: _Res, e: float) -> None:
         job.energy_j += e
         res.energy += e
+        col: Any = self._views()[6]
         n = len(job._rows)
         if n == 1:
-            self.col_energy[job._rows[0]] += e
+            row = job._rows[0]
+            col[row] = col[row] + e
         else:
             share = e / n
             for row in job._rows:
-                self.col_energy[row] += share
+                col[row] = col[row] + share
 
     def _release(self, job: Job) -> None:
         """``job`` gives its units back."""
@@ -1431,16 +1518,17 @@ class _Run:
         self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
     ) -> None:
         """Write ``job``'s record into the result rows of its samples (or of ``rows``)."""
-        col_first = self.col_first
+        first, fin, pre, cb, cs, wasted, _ = self._views()  # (the arrays' items, written)
+        col_res = self.col_res
         for row in job._rows if rows is None else rows:
-            if col_first[row] != col_first[row]:  # nan: a sample merged in keeps its own
-                col_first[row] = job.first_start_s
-            self.col_finish[row] = finish
-            self.col_preempt[row] = job.preemptions
-            self.col_cbytes[row] = job.checkpoint_bytes
-            self.col_cs[row] = job.checkpoint_s
-            self.col_wasted[row] = job.wasted_s
-            self.col_res[row] = resource
+            if first[row] != first[row]:  # nan: a sample merged in keeps its own
+                first[row] = job.first_start_s
+            fin[row] = finish
+            pre[row] = job.preemptions
+            cb[row] = job.checkpoint_bytes
+            cs[row] = job.checkpoint_s
+            wasted[row] = job.wasted_s
+            col_res[row] = resource
 
     def _finish_samples(self, job: Job, rows: Sequence[int]) -> None:
         now = self.clock.now
@@ -1538,7 +1626,11 @@ class _Run:
             self._stop(job, t_stop)
             return True
         q = self.queue
-        heappush(q.heap, (t_stop, STOP, q.next_seq(), job, job._epoch))
+        ev = (t_stop, STOP, q.next_seq(), job, job._epoch)
+        if TYPED_HEAP:
+            epush(q.heap, ev)
+        else:
+            heappush(q.heap, ev)
         return True
 
     # --- handlers -----------------------------------------------------------------------------
@@ -1650,7 +1742,11 @@ class _Run:
         res.busy += save_s * job.units / res.capacity
         job._save_start = now
         q = self.queue
-        heappush(q.heap, (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch))
+        ev = (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch)
+        if TYPED_HEAP:
+            epush(q.heap, ev)
+        else:
+            heappush(q.heap, ev)
 
     def _h_save_done(self, job: Job, epoch: int) -> str:
         now = self.clock.now
@@ -2553,7 +2649,18 @@ class _Run:
             special = ""
             ticked = False
             while heap and heap[0][0] <= horizon:
-                _, kind, _, job, epoch = heappop(heap)
+                # compiled, ``events.epop`` (``heapq``'s algorithm on the same tuples, the
+                # comparisons typed); the fields read by index, not unpacked (an unpacking of
+                # an untyped object is a generic iteration compiled)
+                kind: int
+                epoch: int
+                if TYPED_HEAP:
+                    ev = epop(heap)
+                    kind = ev[1]
+                    job = ev[3]
+                    epoch = ev[4]
+                else:
+                    _, kind, _, job, epoch = heappop(heap)
                 if kind == PERIOD:
                     if epoch != self.tick_epoch:
                         continue  # re-planned: a stale tick

@@ -12,7 +12,10 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
+from types import FunctionType
 from typing import Any, Final
+
+from mypy_extensions import i64
 
 from npusched.errors import SimulationError
 
@@ -43,6 +46,99 @@ KIND_NAMES = {
 
 Event = tuple[float, int, int, Any, int]
 """``(time_s, kind, seq, job, epoch)``; ``epoch`` invalidates events of a job that moved on."""
+
+
+# The queue's heap compiled: ``heapq``'s algorithm (``heappush`` = append and ``_siftdown``;
+# ``heappop`` = pop the last, ``_siftup`` from the root to a leaf by the smaller child, ties to
+# the right child, then ``_siftdown``) written out on the same list of the same tuples, as the
+# token table's heaps are (``policies/temporal/levels.py``), so the heap holds the same entries
+# in the same places whichever functions push and pop (the tick's ``heapreplace`` and the
+# rarer pushes keep ``heapq``'s). ``_elt`` is the tuples' ``<`` written out on the fields that
+# decide it: the time, then the kind, then ``seq``, which is unique, so the payload is never
+# reached. Where both times are ``float`` (always, but for a timer a policy asked for at an
+# ``int`` time) they are compared as C doubles compiled (an event time is never nan: the
+# engine's times are finite sums); otherwise, and for the kinds and sequence numbers where
+# they are not both ``int``, the fields' own ``!=`` and ``<``, the ones the tuple comparison
+# makes. Compiled, a push or pop is a native call and a step two field reads and a C
+# comparison, where ``heapq``'s C functions were generic calls and a ``tuplerichcompare`` per
+# step (a ``PyObject_RichCompareBool`` for the time's ``==``, then its ``<``). Interpreted,
+# ``heapq``'s C functions are faster, and the engine takes them (:data:`TYPED_HEAP`).
+
+
+def _elt(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """``a < b`` for two events, as the tuples compare."""
+    x = a[0]
+    y = b[0]
+    if type(x) is float and type(y) is float:
+        fx: float = x
+        fy: float = y
+        if fx != fy:
+            return fx < fy
+    elif x != y:
+        return bool(x < y)
+    k = a[1]
+    j = b[1]
+    if type(k) is int and type(j) is int:
+        ik: int = k
+        ij: int = j
+        if ik != ij:
+            return ik < ij
+    elif k != j:
+        return bool(k < j)
+    s = a[2]
+    r = b[2]
+    if type(s) is int and type(r) is int:
+        i_s: int = s
+        i_r: int = r
+        return i_s < i_r
+    return bool(s < r)
+
+
+def _esift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
+    """``heapq._siftdown`` on a heap of events."""
+    newitem = heap[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if _elt(newitem, parent):
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+
+
+def epush(heap: list[Any], item: tuple[Any, ...]) -> None:
+    """``heapq.heappush`` on a heap of events."""
+    heap.append(item)
+    _esift_down(heap, 0, len(heap) - 1)
+
+
+def epop(heap: list[Any]) -> tuple[Any, ...]:
+    """``heapq.heappop`` on a heap of events (``heap`` not empty)."""
+    last = heap.pop()
+    endpos: i64 = len(heap)
+    if not endpos:
+        return last
+    top = heap[0]
+    heap[0] = last
+    pos: i64 = 0
+    child: i64 = 1
+    while child < endpos:
+        right = child + 1
+        if right < endpos and not _elt(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _esift_down(heap, 0, pos)
+    return top
+
+
+#: The module runs compiled: the engine pushes and pops with :func:`epush` / :func:`epop`
+#: (interpreted, with ``heapq``'s C functions).
+TYPED_HEAP: Final = not isinstance(epush, FunctionType)
 
 
 class EventQueue:

@@ -90,6 +90,7 @@ class Job(JobCore):
         "_save_start",
         "_seg_exec0",
         "_seg_start",
+        "_shape",
         "_src",
         "_until",
         "checkpoint_bytes",
@@ -167,6 +168,9 @@ class Job(JobCore):
         self._rows: tuple[int, ...] = (row,)
         self._samples: tuple[Request, ...] | None = None if request is None else (request,)
         self._batch = batch
+        #: The run's number of the job's request shape ``(profile, batch, seq_in, seq_out)``
+        #: (``_Run._plan_for``), -1 until it is looked up (and again when the batch changes).
+        self._shape = -1
         self.allocation = None
         self.units = 0
         self.variant: tuple[tuple[str, Any], ...] = ()
@@ -235,6 +239,7 @@ class Job(JobCore):
         self._rows = rows
         self._samples = None
         self._batch = batch
+        self._shape = -1
 
     @property
     def batch(self) -> int:

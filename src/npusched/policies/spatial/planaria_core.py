@@ -429,10 +429,15 @@ class PlanariaCore:
                 else self._targets(jobs, view, size)
             )
             if reason == "completion" and promised_all:
-                # forget finished jobs (ids are never reused: only live ids are looked up)
-                promised_all = self.promised_ = {
-                    j.id: promised_all[j.id] for j in jobs if j.id in promised_all
-                }
+                # forget finished jobs (ids are never reused: only live ids are looked up);
+                # the engine's jobs' ids read natively, each boxed once
+                kept: dict[int, int] = {}
+                for j in jobs:
+                    kid: Any = j.id if not isinstance(j, JobCore) else _native_id(j)
+                    got = promised_all.get(kid)
+                    if got is not None:
+                        kept[kid] = got
+                promised_all = self.promised_ = kept
         targets = self.targets_
         running, preempting, waiting = _RUNNING, _PREEMPTING, _WAITING
         # One pass: each job's units held (a job holds its units until it stops), promised and
@@ -444,9 +449,13 @@ class PlanariaCore:
         # and allocation, and the units held where the allocation is this run's allocation of
         # ``units`` units (``allocs_``' entry: its ``units`` is that number); any other job
         # object through the ``JobView`` protocol.
+        # A job's id is boxed once (``Any``: compiled, an ``int`` local is unboxed and boxed
+        # anew, a fresh object past 256, at each dictionary look-up), and each change keeps
+        # it and the job's state, read once here (the protocol's generic reads otherwise).
         allocs = self.allocs_
-        changes: list[tuple[JobView, int, int, int]] = []
+        changes: list[tuple[JobView, Any, Any, int, int, int]] = []
         need = 0
+        jid: Any
         for job in jobs:
             jc: JobCore | None = job if isinstance(job, JobCore) else None  # (as in _targets)
             if jc is not None:
@@ -475,36 +484,36 @@ class PlanariaCore:
                 need += promised if promised > held else held
             want = targets.get(jid, 0)
             if want != promised:
-                changes.append((job, held, promised, want))
+                changes.append((job, jid, st, held, promised, want))
         if not changes:
             self.settled_ = True
             return _NOTHING
         settled = True  # every change is promised its target below
         assign: dict[JobView, Allocation] = {}
         preempt: list[JobView] = []
-        grow: list[tuple[JobView, int, int, int]] = []
-        for job, held, promised, want in changes:  # shrinks and preemptions first
+        grow: list[tuple[JobView, Any, int, int, int]] = []
+        for job, jid, st, held, promised, want in changes:  # shrinks and preemptions first
             if want == 0:
-                if job.state is running:
+                if st is running:
                     preempt.append(job)
-                    promised_all[job.id] = 0
-                elif job.state is _STARTING:
+                    promised_all[jid] = 0
+                elif st is _STARTING:
                     preempt.append(job)  # the engine returns it to the queue
                     need -= promised
-                    promised_all[job.id] = 0
+                    promised_all[jid] = 0
                 else:
                     settled = False  # (re-allocating, or waiting with a count promised)
                 continue
             before = held if held > promised else promised
-            if want < before and job.state is not waiting:
+            if want < before and st is not waiting:
                 assign[job] = allocs.get(want) or allocs.setdefault(
                     want, Allocation(self.resource, want)
                 )
                 need -= before - (held if held > want else want)
-                promised_all[job.id] = want
+                promised_all[jid] = want
             else:
-                grow.append((job, want, held, before))
-        for job, want, held, before in grow:  # then growths and starts, in queue order
+                grow.append((job, jid, want, held, before))
+        for job, jid, want, held, before in grow:  # then growths and starts, in queue order
             extra = (held if held > want else want) - before
             if need + extra > size:
                 settled = False
@@ -513,13 +522,18 @@ class PlanariaCore:
                 want, Allocation(self.resource, want)
             )
             need += extra
-            promised_all[job.id] = want
+            promised_all[jid] = want
         self.settled_ = settled
         if not assign and not preempt:
             return _NOTHING
         return refill_schedule(
             m, assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
         )
+
+
+def _native_id(job: JobCore) -> Any:
+    """The engine's job's id, read natively (compiled) and boxed once."""
+    return job.id
 
 
 #: The core's own decision (a subclass that overrides it is never quiet).
@@ -552,6 +566,7 @@ def core_targets(
         ids: list[Any] = []
         rec_of = core.rec_of_
         complete = True
+        jid: Any  # boxed once per job (its id's look-up and the counts' key)
         for job in jobs:
             # the engine's job: its id and position read natively where compiled (the
             # ``JobView`` protocol's generic reads for any other job object); declared,
