@@ -47,6 +47,9 @@ COMPILED_MODULES: Final = (
     "npusched.sim.common",
     # The clock / voltage levels between jobs under a power policy, both loops' (fifteenth round).
     "npusched.sim.levels",
+    # The preemption mechanisms (start's restore, segment close, CHECKPOINT's stop, the save,
+    # KILL), both loops' (twenty-first round).
+    "npusched.sim.mechanisms",
     # The general loop's families (twelfth round): P-RRB's hooks (under the interpreted public
     # classes), Fluid Batching's tables and the power schedules (DFS, DVFS).
     "npusched.policies.temporal.rrb_core",

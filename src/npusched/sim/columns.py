@@ -94,6 +94,7 @@ from npusched.sim.common import (
 )
 from npusched.sim.events import TIME_TOL_S
 from npusched.sim.levels import SwitchLevels
+from npusched.sim.mechanisms import end_segment, kill, restore_end, save_segment, stop, stop_point
 
 if TYPE_CHECKING:
     from npusched.policies.temporal.levels import TokenTable
@@ -461,47 +462,48 @@ def _end_segment(
     a: float,
     plan: ExecPlan,
 ) -> tuple[float, int, float]:
-    """The general loop's ``_end_segment`` for job ``k`` (one unit, rate 1), whose segment
-    began at ``seg_start``, computing from ``t0`` with ``a`` seconds of work done: closes it
-    at ``te`` with ``exec_end`` done and returns what the resource adds (busy seconds, layer
-    executions, joules). The loop's own state is passed in and added by the caller, so that it
-    stays in the loop's fast locals."""
-    rbytes = c.rbytes
-    exe = c.exe
+    """:func:`~npusched.sim.mechanisms.end_segment` for job ``k`` (all the resource's units,
+    rate 1), whose segment began at ``seg_start``, computing from ``t0`` with ``a`` seconds of
+    work done: closes it at ``te`` with ``exec_end`` done, stores the job's columns and returns
+    what the resource adds (busy seconds, layer executions, joules). The loop's own state is
+    passed in and added by the caller, so that it stays in the loop's fast locals."""
     tl = c.tl
-    if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
-        if rbytes[k]:
-            c.csec[k] = c.csec[k] + (te - seg_start)
-        exec_end = exe[k]
-        if tl is not None and te > seg_start:
-            kind = "restore" if rbytes[k] else "switch"
-            tl.append(Segment(c.rid[k], seg_start, te, kind, c.rname, c.units, c.f0))
-    else:
-        if t0 > seg_start:  # ``_charge_restore``
-            if rbytes[k]:
-                c.csec[k] = c.csec[k] + (t0 - seg_start)
-            if tl is not None:
-                kind = "restore" if rbytes[k] else "switch"
-                tl.append(Segment(c.rid[k], seg_start, t0, kind, c.rname, c.units, c.f0))
-        rbytes[k] = 0
-        if tl is not None and te > t0:
-            tl.append(Segment(c.rid[k], t0, te, "run", c.rname, c.units, c.f0))
-    cap = c.cap
-    db = (te - seg_start) * c.units / cap if cap != 1 else te - seg_start
-    steps = 0
-    e = 0.0
-    if exec_end > a:
-        steps, e = plan.work_between(a, exec_end)
-        if e:
-            if c.arr_energy is None:
-                c.energy[k] = c.energy[k] + e
-            else:
-                c.arr_energy[c.rows[k]] += e
-        pw = c.pw
-        if pw is not None and te > t0:
-            pw.add(t0, te, plan, a, exec_end, 1.0, c.rname)
-    exe[k] = exec_end
+    exe = c.exe
+    rbytes = c.rbytes
+    csec = c.csec
+    cs, rb, ex, db, steps, e = end_segment(
+        te,
+        exec_end,
+        seg_start,
+        t0,
+        a,
+        exe[k],
+        rbytes[k],
+        csec[k],
+        plan,
+        1.0,
+        c.units,
+        c.cap,
+        tl,
+        c.pw,
+        c.rid[k] if tl is not None else -1,
+        c.rname,
+        c.f0,
+    )
+    csec[k] = cs
+    rbytes[k] = rb
+    exe[k] = ex
+    if e:
+        _add_energy(c, k, e)
     return db, steps, e
+
+
+def _add_energy(c: _Columns, k: int, e: float) -> None:
+    """Job ``k``'s joules ``e`` into its record (the list, or the run's column by row)."""
+    if c.arr_energy is None:
+        c.energy[k] = c.energy[k] + e
+    else:
+        c.arr_energy[c.rows[k]] += e
 
 
 def _stop(
@@ -514,28 +516,98 @@ def _stop(
     a: float,
     plan: ExecPlan,
     bandwidth: float,
-) -> tuple[float, int, float, bool, float]:
-    """The general loop's ``_stop``: the CHECKPOINT victim ``k`` stops at ``te`` at work
-    ``limit`` (its segment closed by :func:`_end_segment`) and its save begins. Returns what
-    :func:`_end_segment` returns, whether the segment did work (the livelock guard) and the
-    save's seconds; the caller adds them to the loop's state, the busy time in the general
-    loop's order (the segment's, then the save's)."""
-    restored = te >= t0
+) -> tuple[float, int, float, bool, float, float]:
+    """:func:`~npusched.sim.mechanisms.stop`: the CHECKPOINT victim ``k`` stops at ``te`` at
+    work ``limit`` (its segment closed) and its save begins; its columns stored. Returns what
+    :func:`_end_segment` returns, whether the segment did work (the livelock guard), the
+    save's seconds and its busy seconds; the caller adds them to the loop's state, the busy time in the
+    general loop's order (the segment's, then the save's)."""
+    tl = c.tl
     exe = c.exe
+    rbytes = c.rbytes
+    csec = c.csec
+    cbytes = c.cbytes
     before = exe[k]
-    db, steps, e = _end_segment(c, k, te, limit, seg_start, t0, a, plan)
+    cs, rb, cb, ex, db, steps, e, save_s, sb = stop(
+        te,
+        limit,
+        seg_start,
+        t0,
+        a,
+        before,
+        rbytes[k],
+        csec[k],
+        cbytes[k],
+        plan,
+        1.0,
+        c.units,
+        c.cap,
+        tl,
+        c.pw,
+        c.rid[k] if tl is not None else -1,
+        c.rname,
+        c.f0,
+        c.ckpt_cost,
+        bandwidth,
+    )
+    csec[k] = cs
+    rbytes[k] = rb
+    cbytes[k] = cb
+    exe[k] = ex
+    if e:
+        _add_energy(c, k, e)
     if not c.npre[k]:
         c.touched.append(k)
     c.npre[k] = c.npre[k] + 1
-    save_s = 0.0
-    if restored:
-        nbytes = plan.checkpoint_bytes_at(exe[k])
-        c.cbytes[k] = c.cbytes[k] + nbytes
-        c.rbytes[k] = nbytes
-        if c.ckpt_cost:
-            save_s = nbytes / bandwidth
-    c.csec[k] = c.csec[k] + save_s
-    return db, steps, e, exe[k] > before, save_s
+    return db, steps, e, ex > before, save_s, sb
+
+
+def _kill(
+    c: _Columns,
+    k: int,
+    te: float,
+    exec_end: float,
+    seg_start: float,
+    t0: float,
+    a: float,
+    plan: ExecPlan,
+    wasted: list[float],
+) -> tuple[float, int, float]:
+    """:func:`~npusched.sim.mechanisms.kill`: job ``k``'s segment closed at ``te`` at its work
+    as of now ``exec_end``, that work lost; its columns stored (work done and bytes to restore
+    0, one more preemption). Returns what :func:`_end_segment` returns."""
+    tl = c.tl
+    csec = c.csec
+    cs, w, db, steps, e = kill(
+        te,
+        exec_end,
+        seg_start,
+        t0,
+        a,
+        c.exe[k],
+        c.rbytes[k],
+        csec[k],
+        wasted[k],
+        plan,
+        1.0,
+        c.units,
+        c.cap,
+        tl,
+        c.pw,
+        c.rid[k] if tl is not None else -1,
+        c.rname,
+        c.f0,
+    )
+    csec[k] = cs
+    if e:
+        _add_energy(c, k, e)
+    wasted[k] = w
+    c.exe[k] = 0.0
+    c.rbytes[k] = 0
+    if not c.npre[k]:
+        c.touched.append(k)
+    c.npre[k] = c.npre[k] + 1
+    return db, steps, e
 
 
 def _exit_work(run: _Run) -> list[float] | None:
@@ -1025,7 +1097,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     completed = True
                 elif mkind == _STOP:
                     k = pre_k
-                    db, steps, e, worked, save_s = _stop(
+                    db, steps, e, worked, save_s, sb = _stop(
                         cols,
                         k,
                         now,
@@ -1046,7 +1118,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         futile += 1
                         if futile > _MAX_FUTILE_PREEMPTIONS:
                             raise SimulationError(livelock_message(policy.name, now))
-                    busy += save_s * units / cap
+                    busy += sb
                     mkind = _SAVE_DONE
                     save_t = now
                     tm = now + save_s
@@ -1081,8 +1153,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 else:  # _SAVE_DONE: the victim waits again, keeping its progress
                     k = pre_k
                     pre_k = -1
-                    if tl is not None and now > save_t:
-                        tl.append(Segment(rid[k], save_t, now, "save", rname, units, f0))
+                    if tl is not None:
+                        save_segment(tl, rid[k], save_t, now, rname, units, f0)
                     if token:
                         table.enqueue(k, now)
                         nwait += 1
@@ -1259,30 +1331,32 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     if mech is None:  # Algorithm 3
                         mech = dynamic_choice(est[k], e_now, est[cand], exe[cand], dyn_preempt)
                     if mech is _CHECKPOINT:
-                        if now < t0:  # still restoring: stop at once, where it stands
-                            stop = exe[k]
-                            t_stop = now
-                        else:
-                            stop = plan.next_preemption_point(e_now, layer=layer_point, tol_s=tol)
-                            if stop >= limit and mkind == _EXIT and stop < req_plans[k][2]:
-                                # ``_checkpoint``: its exit comes first, it stops there (and
-                                # leaves at once when it starts again)
-                                stop = limit
-                            t_stop = t0 + (stop - exe[k])
-                            if t_stop < now:
-                                t_stop = now
-                        if stop < limit or now < t0 or (stop == limit and mkind == _EXIT):
+                        # (``limit`` is the job's end, or its exit where that comes first: it
+                        # then stops there, and leaves at once when it starts again)
+                        stops, stop_w, t_stop = stop_point(
+                            now,
+                            t0,
+                            exe[k],
+                            e_now,
+                            limit,
+                            req_plans[k][2],
+                            1.0,
+                            plan,
+                            layer_point,
+                            tol,
+                        )
+                        if stops:
                             if typed:  # the general loop keeps the old event
                                 _fpush(stale, tm)
                             else:
                                 heappush(stale, tm)
                             if tm < ts:
                                 ts = tm
-                            limit = stop
+                            limit = stop_w
                             run_k = -1
                             pre_k = k
                             if fuse:  # the stop carried out now, its save's end the event
-                                db, steps, e, worked, save_s = _stop(
+                                db, steps, e, worked, save_s, sb = _stop(
                                     cols, k, t_stop, limit, seg_start, t0, ex0, plan, bandwidth[k]
                                 )
                                 busy += db
@@ -1295,7 +1369,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                     futile += 1
                                     if futile > _MAX_FUTILE_PREEMPTIONS:
                                         raise SimulationError(livelock_message(policy.name, now))
-                                busy += save_s * units / cap
+                                busy += sb
                                 mkind = _SAVE_DONE
                                 save_t = t_stop
                                 tm = t_stop + save_s
@@ -1304,7 +1378,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                 tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
-                        db, steps, e = _end_segment(cols, k, now, e_now, seg_start, t0, ex0, plan)
+                        db, steps, e = _kill(cols, k, now, e_now, seg_start, t0, ex0, plan, wasted)
                         busy += db
                         layer_exec += steps
                         if e:
@@ -1312,12 +1386,6 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         futile += 1
                         if futile > _MAX_FUTILE_PREEMPTIONS:
                             raise SimulationError(livelock_message(policy.name, now))
-                        wasted[k] = wasted[k] + exe[k]
-                        exe[k] = 0.0
-                        rbytes[k] = 0
-                        if not npre[k]:
-                            touched.append(k)
-                        npre[k] = npre[k] + 1
                         run_k = -1
                         if typed:
                             _fpush(stale, tm)
@@ -1378,11 +1446,12 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     prof, plan, iso = req_plans[k]
                     plan_steps = plan.steps if iso > 0.0 else 0
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
-                    rb = rbytes[k]
-                    if rb and ckpt_cost:  # restore first
-                        t0 = now + rb / (bandwidth[k] if bandwidth else prof.memory_bandwidth_bps)
-                    else:
-                        t0 = now
+                    t0 = restore_end(  # (restore first)
+                        now,
+                        rbytes[k],
+                        ckpt_cost,
+                        bandwidth[k] if bandwidth else prof.memory_bandwidth_bps,
+                    )
                     seg_start = now
                     ex0 = exe[k]
                     if lv_on:  # the switch to the step it starts at, after the restore

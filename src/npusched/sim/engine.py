@@ -157,6 +157,7 @@ from npusched.sim.job import (
     RowRequests,
 )
 from npusched.sim.levels import SwitchLevels
+from npusched.sim.mechanisms import end_segment, kill, restore_end, save_segment, stop, stop_point
 from npusched.sim.resources import Machine, Resource, single_npu
 from npusched.workloads.request import SHAPE_FIELDS, Request, RequestTable, number_shapes
 
@@ -1325,10 +1326,7 @@ class _Run:
         job.rate = 1.0
         if job.first_start_s != job.first_start_s:  # nan: first start
             job.first_start_s = now
-        rb = job._restore_bytes
-        t0 = now
-        if rb and self.ckpt_cost:
-            t0 = now + rb / job.profile.memory_bandwidth_bps
+        t0 = restore_end(now, job._restore_bytes, self.ckpt_cost, job.profile.memory_bandwidth_bps)
         if self.power_policy is not None:
             t0 += self._level_switch(job, ri, res)
         job._seg_start = now
@@ -1414,58 +1412,55 @@ class _Run:
                 best = w if w >= ex else ex  # max(w, ex)
         return best
 
-    def _charge_restore(self, job: Job, ss: float, t0: float) -> None:
-        """``job``'s segment began by restoring its checkpoint (or switching its variant) from
-        ``ss`` to ``t0`` (seconds), all of it done: charge the time and forget the context."""
-        if job._restore_bytes:
-            job.checkpoint_s += t0 - ss
-            kind = "restore"
-        else:
-            kind = "switch"
-        job._restore_bytes = 0
-        if self.timeline is not None:
-            self.timeline.append(self._seg(job, ss, t0, kind))
-
-    def _seg(self, job: Job, a: float, b: float, kind: str) -> Segment:
-        # ``Any``: the one nan object, not a float unboxed and boxed anew (compiled, every
-        # segment would hold its own nan, and ``==`` between timelines, which holds for the
-        # same nan object, would fail).
+    def _seg_freq(self, job: Job) -> Any:
+        """The clock of ``job``'s variant for its timeline segments (``Any``: the one nan
+        object where it has none, not a float unboxed and boxed anew: compiled, every segment
+        would hold its own nan, and ``==`` between timelines, which holds for the same nan
+        object, would fail)."""
         f: Any = _NAN_OBJ
         for k, v in job.variant:
             if k == "frequency_hz":
                 f = float(v)
-        ri = job._res
-        return Segment(job.id, a, b, kind, self.res[ri].name if ri >= 0 else "", job.units, f)
+        return f
 
     def _end_segment(self, job: Job, te: float, exec_end: float) -> None:
-        """Close ``job``'s execution segment at time ``te`` with ``exec_end`` work done."""
-        ss = job._seg_start
-        t0 = job._t0
+        """Close ``job``'s execution segment at time ``te`` with ``exec_end`` work done
+        (:func:`~npusched.sim.mechanisms.end_segment`, the rule both loops call)."""
         tl = self.timeline
-        if te < t0:  # stopped while restoring: no new work, the checkpoint is still in memory
-            if job._restore_bytes:
-                job.checkpoint_s += te - ss
-            exec_end = job._exec
-            if tl is not None and te > ss:
-                tl.append(self._seg(job, ss, te, "restore" if job._restore_bytes else "switch"))
-        else:
-            if t0 > ss:
-                self._charge_restore(job, ss, t0)
-            job._restore_bytes = 0
-            if tl is not None and te > t0:
-                tl.append(self._seg(job, t0, te, "run"))
         res = self.res[job._res]
-        res.busy += (te - ss) * job.units / res.capacity if res.capacity != 1 else te - ss
-        a = job._seg_exec0
-        if exec_end > a:
-            plan = job.plan
-            steps, e = plan.work_between(a, exec_end)  # bit-equal to the two calls, one bisection
+        cs, rb, ex, db, steps, e = end_segment(
+            te,
+            exec_end,
+            job._seg_start,
+            job._t0,
+            job._seg_exec0,
+            job._exec,
+            job._restore_bytes,
+            job.checkpoint_s,
+            job.plan,
+            job.rate,
+            job.units,
+            res.capacity,
+            tl,
+            self.power,
+            job.id,
+            res.name,
+            self._seg_freq(job) if tl is not None else _NAN_OBJ,
+        )
+        self._close(job, res, cs, rb, ex, db, steps, e)
+
+    def _close(
+        self, job: Job, res: _Res, cs: float, rb: int, ex: float, db: float, steps: int, e: float
+    ) -> None:
+        """Store a closed segment's results (:func:`~npusched.sim.mechanisms.end_segment`'s)."""
+        job.checkpoint_s = cs
+        job._restore_bytes = rb
+        job._exec = ex
+        res.busy += db
+        if steps:
             self.layer_exec += steps
-            if e:
-                self._add_energy(job, res, e)
-            if self.power is not None and te > t0:
-                self.power.add(t0, te, plan, a, exec_end, job.rate, res.name)
-        job._exec = exec_end
+        if e:
+            self._add_energy(job, res, e)
 
     def _views(self) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
         """``memoryview``s of the record columns written per job (``col_first``,
@@ -1552,11 +1547,31 @@ class _Run:
     def _kill(self, job: Job) -> None:
         """KILL: stop ``job`` now and throw its progress away."""
         now = self.clock.now
-        self._end_segment(job, now, job.executed_s)
+        tl = self.timeline
+        res = self.res[job._res]
+        cs, wasted, db, steps, e = kill(
+            now,
+            job.executed_s,
+            job._seg_start,
+            job._t0,
+            job._seg_exec0,
+            job._exec,
+            job._restore_bytes,
+            job.checkpoint_s,
+            job.wasted_s,
+            job.plan,
+            job.rate,
+            job.units,
+            res.capacity,
+            tl,
+            self.power,
+            job.id,
+            res.name,
+            self._seg_freq(job) if tl is not None else _NAN_OBJ,
+        )
+        self._close(job, res, cs, 0, 0.0, db, steps, e)
         self._futile_preemption()
-        job.wasted_s += job._exec
-        job._exec = 0.0
-        job._restore_bytes = 0
+        job.wasted_s = wasted
         job.preemptions += 1
         job._epoch += 1
         self._release(job)
@@ -1592,32 +1607,34 @@ class _Run:
         or records anything before that time (one job on the machine, no power policy, no
         ``until``; see ``execute``)."""
         now = self.clock.now
-        if now < job._t0:  # still restoring: stop at once, where it already stands
-            stop = job._exec
-            t_stop = now
-        else:
+        t0 = job._t0
+        executed = job._exec  # (read only once restored)
+        if now >= t0:
             if job.state is RUNNING:  # ``job.executed_s``, inline (``now >= t0`` here)
-                executed = job._exec
-                dt = now - job._t0
+                dt = now - t0
                 if dt > 0.0:
                     executed += job.rate * dt
                     if not executed < job._limit:
                         executed = job._limit
             else:
                 executed = job.executed_s
-            stop = job.plan.next_preemption_point(
-                executed, layer=self.layer_point, tol_s=TIME_TOL_S
-            )
-            if stop >= job.isolated_s:  # the next preemption point is the end: it just finishes
-                return False
-            if stop > job._limit:  # an exit or stop step comes first: stop there
-                stop = job._limit
-            t_stop = job._t0 + (stop - job._exec) / job.rate
-            if t_stop < now:
-                t_stop = now
+        stops, stop_w, t_stop = stop_point(
+            now,
+            t0,
+            job._exec,
+            executed,
+            job._limit,
+            job.isolated_s,
+            job.rate,
+            job.plan,
+            self.layer_point,
+            TIME_TOL_S,
+        )
+        if not stops:  # the next preemption point is the end: it just finishes
+            return False
         job.state = PREEMPTING
         self.n_preempting += 1
-        job._limit = stop
+        job._limit = stop_w
         job._epoch += 1
         if self.running is job:
             self.running = None
@@ -1722,24 +1739,39 @@ class _Run:
     def _stop(self, job: Job, now: float) -> None:
         """The CHECKPOINT victim stops at its preemption point at ``now`` (seconds): close its
         segment and start saving its context (the save's end is an event)."""
-        restored = now >= job._t0
         before = job._exec
-        self._end_segment(job, now, job._limit)
-        if job._exec > before:
+        tl = self.timeline
+        res = self.res[job._res]
+        cs, rb, cb, ex, db, steps, e, save_s, sb = stop(
+            now,
+            job._limit,
+            job._seg_start,
+            job._t0,
+            job._seg_exec0,
+            before,
+            job._restore_bytes,
+            job.checkpoint_s,
+            job.checkpoint_bytes,
+            job.plan,
+            job.rate,
+            job.units,
+            res.capacity,
+            tl,
+            self.power,
+            job.id,
+            res.name,
+            self._seg_freq(job) if tl is not None else _NAN_OBJ,
+            self.ckpt_cost,
+            job.profile.memory_bandwidth_bps,
+        )
+        self._close(job, res, cs, rb, ex, db, steps, e)
+        if ex > before:
             self.futile = 0
         else:
             self._futile_preemption()
         job.preemptions += 1
-        save_s = 0.0
-        if restored:
-            nbytes = job.plan.checkpoint_bytes_at(job._exec)
-            job.checkpoint_bytes += nbytes
-            job._restore_bytes = nbytes
-            if self.ckpt_cost:
-                save_s = nbytes / job.profile.memory_bandwidth_bps
-        job.checkpoint_s += save_s
-        res = self.res[job._res]
-        res.busy += save_s * job.units / res.capacity
+        job.checkpoint_bytes = cb
+        res.busy += sb
         job._save_start = now
         q = self.queue
         ev = (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch)
@@ -1750,8 +1782,18 @@ class _Run:
 
     def _h_save_done(self, job: Job, epoch: int) -> str:
         now = self.clock.now
-        if self.timeline is not None and now > job._save_start:
-            self.timeline.append(self._seg(job, job._save_start, now, "save"))
+        tl = self.timeline
+        if tl is not None:
+            ri = job._res
+            save_segment(
+                tl,
+                job.id,
+                job._save_start,
+                now,
+                self.res[ri].name if ri >= 0 else "",
+                job.units,
+                self._seg_freq(job),
+            )
         self._release(job)
         self.n_preempting -= 1
         if self.preempting is job:
