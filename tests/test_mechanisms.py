@@ -202,40 +202,36 @@ def test_end_segment_is_the_general_loops_close(s: dict[str, Any]) -> None:
 
 @SETTINGS
 @given(s=segments(), ckpt_cost=st.booleans(), bw=st.sampled_from([1e9, 3.7e10]))
-def test_stop_is_the_general_loops_stop_and_save(
-    s: dict[str, Any], ckpt_cost: bool, bw: float
-) -> None:
-    """The CHECKPOINT victim's stop: the segment's close, then (restored) the plan's checkpoint
+def test_save_is_the_general_loops_save(s: dict[str, Any], ckpt_cost: bool, bw: float) -> None:
+    """The CHECKPOINT victim's save after its segment's close: restored, the plan's checkpoint
     bytes at its position saved, their seconds charged and busy; stopped while restoring,
-    nothing saved and the bytes to restore kept."""
-    ref, got = _fresh(s), _fresh(s)
-    cs, rb, ex, db, steps, e = _ref_end_segment(ref)
+    nothing saved and the bytes to restore kept (the general loop's ``_stop`` as written
+    before)."""
+    cs, rb, ex, _, _, _ = mechanisms.end_segment(*_args(_fresh(s)))
     cb = 123
     save_s = 0.0
+    want_rb, want_cs, want_cb = rb, cs, cb
     if s["te"] >= s["t0"]:
         nbytes = s["plan"].checkpoint_bytes_at(ex)
-        cb += nbytes
-        rb = nbytes
+        want_cb += nbytes
+        want_rb = nbytes
         if ckpt_cost:
             save_s = nbytes / bw
-    cs += save_s
-    want = (cs, rb, cb, ex, db, steps, e, save_s, save_s * s["units"] / s["cap"])
-    a = _args(got)
-    out = mechanisms.stop(*a[:1], a[1], *a[2:8], 123, *a[8:], ckpt_cost, bw)
-    assert _bits(out) == _bits(want)
-    _same_recorders(ref, got)
+    want_cs += save_s
+    want = (want_rb, want_cs, want_cb, save_s, save_s * s["units"] / s["cap"])
+    got = mechanisms.save(
+        s["te"], s["t0"], ex, rb, cs, cb, s["plan"], s["units"], s["cap"], ckpt_cost, bw
+    )
+    assert _bits(got) == _bits(want)
+    if s["te"] < s["t0"]:
+        assert got[0] == s["rb"] and got[3] == 0.0
 
 
-@SETTINGS
-@given(s=segments(), wasted=st.sampled_from([0.0, 2e-6]))
-def test_kill_is_the_general_loops_kill(s: dict[str, Any], wasted: float) -> None:
-    """KILL: the segment closed at the work as of now, that work added to the waste."""
-    ref, got = _fresh(s), _fresh(s)
-    cs, _, ex, db, steps, e = _ref_end_segment(ref)
-    a = _args(got)
-    out = mechanisms.kill(*a[:8], wasted, *a[8:])
-    assert _bits(out) == _bits((cs, wasted + ex, db, steps, e))
-    _same_recorders(ref, got)
+@given(wasted=st.sampled_from([0.0, 2e-6, 0.1]), ex=st.sampled_from([0.0, 1e-6, 3.3e-5]))
+def test_kill_loses_the_work(wasted: float, ex: float) -> None:
+    """KILL's bookkeeping: the work done is added to the waste and reset, nothing to
+    restore."""
+    assert _bits(mechanisms.kill(wasted, ex)) == _bits((wasted + ex, 0.0, 0))
 
 
 @SETTINGS

@@ -94,7 +94,7 @@ from npusched.sim.common import (
 )
 from npusched.sim.events import TIME_TOL_S
 from npusched.sim.levels import SwitchLevels
-from npusched.sim.mechanisms import end_segment, kill, restore_end, save_segment, stop, stop_point
+from npusched.sim.mechanisms import end_segment, kill, restore_end, save, save_segment, stop_point
 
 if TYPE_CHECKING:
     from npusched.policies.temporal.levels import TokenTable
@@ -517,45 +517,22 @@ def _stop(
     plan: ExecPlan,
     bandwidth: float,
 ) -> tuple[float, int, float, bool, float, float]:
-    """:func:`~npusched.sim.mechanisms.stop`: the CHECKPOINT victim ``k`` stops at ``te`` at
-    work ``limit`` (its segment closed) and its save begins; its columns stored. Returns what
-    :func:`_end_segment` returns, whether the segment did work (the livelock guard), the
-    save's seconds and its busy seconds; the caller adds them to the loop's state, the busy time in the
-    general loop's order (the segment's, then the save's)."""
-    tl = c.tl
+    """The CHECKPOINT victim ``k`` stops at ``te`` at work ``limit``: its segment closed
+    (:func:`_end_segment`) and its save begun (:func:`~npusched.sim.mechanisms.save`); its
+    columns stored. Returns what :func:`_end_segment` returns, whether the segment did work
+    (the livelock guard), the save's seconds and its busy seconds; the caller adds them to
+    the loop's state, the busy time in the general loop's order (the segment's, then the
+    save's)."""
     exe = c.exe
     rbytes = c.rbytes
     csec = c.csec
     cbytes = c.cbytes
     before = exe[k]
-    cs, rb, cb, ex, db, steps, e, save_s, sb = stop(
-        te,
-        limit,
-        seg_start,
-        t0,
-        a,
-        before,
-        rbytes[k],
-        csec[k],
-        cbytes[k],
-        plan,
-        1.0,
-        c.units,
-        c.cap,
-        tl,
-        c.pw,
-        c.rid[k] if tl is not None else -1,
-        c.rname,
-        c.f0,
-        c.ckpt_cost,
-        bandwidth,
+    db, steps, e = _end_segment(c, k, te, limit, seg_start, t0, a, plan)
+    ex = exe[k]
+    rbytes[k], csec[k], cbytes[k], save_s, sb = save(
+        te, t0, ex, rbytes[k], csec[k], cbytes[k], plan, c.units, c.cap, c.ckpt_cost, bandwidth
     )
-    csec[k] = cs
-    rbytes[k] = rb
-    cbytes[k] = cb
-    exe[k] = ex
-    if e:
-        _add_energy(c, k, e)
     if not c.npre[k]:
         c.touched.append(k)
     c.npre[k] = c.npre[k] + 1
@@ -573,37 +550,12 @@ def _kill(
     plan: ExecPlan,
     wasted: list[float],
 ) -> tuple[float, int, float]:
-    """:func:`~npusched.sim.mechanisms.kill`: job ``k``'s segment closed at ``te`` at its work
-    as of now ``exec_end``, that work lost; its columns stored (work done and bytes to restore
-    0, one more preemption). Returns what :func:`_end_segment` returns."""
-    tl = c.tl
-    csec = c.csec
-    cs, w, db, steps, e = kill(
-        te,
-        exec_end,
-        seg_start,
-        t0,
-        a,
-        c.exe[k],
-        c.rbytes[k],
-        csec[k],
-        wasted[k],
-        plan,
-        1.0,
-        c.units,
-        c.cap,
-        tl,
-        c.pw,
-        c.rid[k] if tl is not None else -1,
-        c.rname,
-        c.f0,
-    )
-    csec[k] = cs
-    if e:
-        _add_energy(c, k, e)
-    wasted[k] = w
-    c.exe[k] = 0.0
-    c.rbytes[k] = 0
+    """KILL: job ``k``'s segment closed at ``te`` at its work as of now ``exec_end``
+    (:func:`_end_segment`), that work lost (:func:`~npusched.sim.mechanisms.kill`); its
+    columns stored (work done and bytes to restore 0, one more preemption). Returns what
+    :func:`_end_segment` returns."""
+    db, steps, e = _end_segment(c, k, te, exec_end, seg_start, t0, a, plan)
+    wasted[k], c.exe[k], c.rbytes[k] = kill(wasted[k], c.exe[k])
     if not c.npre[k]:
         c.touched.append(k)
     c.npre[k] = c.npre[k] + 1

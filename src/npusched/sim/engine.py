@@ -157,7 +157,7 @@ from npusched.sim.job import (
     RowRequests,
 )
 from npusched.sim.levels import SwitchLevels
-from npusched.sim.mechanisms import end_segment, kill, restore_end, save_segment, stop, stop_point
+from npusched.sim.mechanisms import end_segment, kill, restore_end, save, save_segment, stop_point
 from npusched.sim.resources import Machine, Resource, single_npu
 from npusched.workloads.request import SHAPE_FIELDS, Request, RequestTable, number_shapes
 
@@ -1447,12 +1447,6 @@ class _Run:
             res.name,
             self._seg_freq(job) if tl is not None else _NAN_OBJ,
         )
-        self._close(job, res, cs, rb, ex, db, steps, e)
-
-    def _close(
-        self, job: Job, res: _Res, cs: float, rb: int, ex: float, db: float, steps: int, e: float
-    ) -> None:
-        """Store a closed segment's results (:func:`~npusched.sim.mechanisms.end_segment`'s)."""
         job.checkpoint_s = cs
         job._restore_bytes = rb
         job._exec = ex
@@ -1547,31 +1541,9 @@ class _Run:
     def _kill(self, job: Job) -> None:
         """KILL: stop ``job`` now and throw its progress away."""
         now = self.clock.now
-        tl = self.timeline
-        res = self.res[job._res]
-        cs, wasted, db, steps, e = kill(
-            now,
-            job.executed_s,
-            job._seg_start,
-            job._t0,
-            job._seg_exec0,
-            job._exec,
-            job._restore_bytes,
-            job.checkpoint_s,
-            job.wasted_s,
-            job.plan,
-            job.rate,
-            job.units,
-            res.capacity,
-            tl,
-            self.power,
-            job.id,
-            res.name,
-            self._seg_freq(job) if tl is not None else _NAN_OBJ,
-        )
-        self._close(job, res, cs, 0, 0.0, db, steps, e)
+        self._end_segment(job, now, job.executed_s)
         self._futile_preemption()
-        job.wasted_s = wasted
+        job.wasted_s, job._exec, job._restore_bytes = kill(job.wasted_s, job._exec)
         job.preemptions += 1
         job._epoch += 1
         self._release(job)
@@ -1739,39 +1711,28 @@ class _Run:
     def _stop(self, job: Job, now: float) -> None:
         """The CHECKPOINT victim stops at its preemption point at ``now`` (seconds): close its
         segment and start saving its context (the save's end is an event)."""
+        t0 = job._t0
         before = job._exec
-        tl = self.timeline
-        res = self.res[job._res]
-        cs, rb, cb, ex, db, steps, e, save_s, sb = stop(
-            now,
-            job._limit,
-            job._seg_start,
-            job._t0,
-            job._seg_exec0,
-            before,
-            job._restore_bytes,
-            job.checkpoint_s,
-            job.checkpoint_bytes,
-            job.plan,
-            job.rate,
-            job.units,
-            res.capacity,
-            tl,
-            self.power,
-            job.id,
-            res.name,
-            self._seg_freq(job) if tl is not None else _NAN_OBJ,
-            self.ckpt_cost,
-            job.profile.memory_bandwidth_bps,
-        )
-        self._close(job, res, cs, rb, ex, db, steps, e)
-        if ex > before:
+        self._end_segment(job, now, job._limit)
+        if job._exec > before:
             self.futile = 0
         else:
             self._futile_preemption()
         job.preemptions += 1
-        job.checkpoint_bytes = cb
-        res.busy += sb
+        job._restore_bytes, job.checkpoint_s, job.checkpoint_bytes, save_s, busy = save(
+            now,
+            t0,
+            job._exec,
+            job._restore_bytes,
+            job.checkpoint_s,
+            job.checkpoint_bytes,
+            job.plan,
+            job.units,
+            self.res[job._res].capacity,
+            self.ckpt_cost,
+            job.profile.memory_bandwidth_bps,
+        )
+        self.res[job._res].busy += busy
         job._save_start = now
         q = self.queue
         ev = (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch)

@@ -29,8 +29,8 @@ __all__ = [
     "end_segment",
     "kill",
     "restore_end",
+    "save",
     "save_segment",
-    "stop",
     "stop_point",
 ]
 
@@ -136,80 +136,46 @@ def stop_point(
     return True, stop_w, t_stop
 
 
-def stop(
+def save(
     te: float,
-    limit: float,
-    ss: float,
     t0: float,
-    a: float,
-    done: float,
+    ex: float,
     rb: int,
     cs: float,
     cb: int,
     plan: ExecPlan,
-    rate: float,
     units: int,
     cap: int,
-    tl: list[Segment] | None,
-    pw: PowerColumns | None,
-    jid: int,
-    rname: str,
-    f: Any,
     ckpt_cost: bool,
     bandwidth: float,
-) -> tuple[float, int, int, float, float, int, float, float, float]:
-    """The CHECKPOINT victim stops at ``te`` at work ``limit``: its segment closed
-    (:func:`end_segment`, the same arguments) and its save begun. Where it had computed past
-    its restore, it saves the plan's checkpoint bytes at its position (``cb``, its checkpoint
-    bytes, grows by them; they are its bytes to restore), at ``bandwidth`` where checkpoints
-    cost time; stopped while restoring, the checkpoint is still in memory and nothing is saved.
+) -> tuple[int, float, int, float, float]:
+    """The CHECKPOINT victim's save, once its segment is closed at ``te`` (:func:`end_segment`,
+    which returned its work done ``ex``, bytes to restore ``rb`` and checkpoint seconds
+    ``cs``). Where it had computed past its restore (``te >= t0``) it saves the plan's
+    checkpoint bytes at ``ex`` (added to its checkpoint bytes ``cb``; they are its bytes to
+    restore), at ``bandwidth`` (bytes/s) where checkpoints cost time; stopped while restoring,
+    the checkpoint is still in memory and nothing is saved.
 
-    Returns ``(cs, rb, cb, exec_end, busy, steps, joules, save_s, save_busy)``: those of
-    :func:`end_segment` and the save's seconds (charged to ``cs``) and busy unit-seconds over
-    the capacity, which the resource adds after the segment's ``busy``."""
-    restored = te >= t0
-    cs, rb, ex, db, steps, e = end_segment(
-        te, limit, ss, t0, a, done, rb, cs, plan, rate, units, cap, tl, pw, jid, rname, f
-    )
+    Returns ``(rb, cs, cb, save_s, busy)``: its bytes to restore, checkpoint seconds (the
+    save's charged) and bytes, and the save's seconds and busy unit-seconds over the capacity
+    (``units`` of ``cap``), which the resource adds after the segment's."""
     save_s = 0.0
-    if restored:
+    if te >= t0:
         nbytes = plan.checkpoint_bytes_at(ex)
         cb += nbytes
         rb = nbytes
         if ckpt_cost:
             save_s = nbytes / bandwidth
     cs += save_s
-    return cs, rb, cb, ex, db, steps, e, save_s, save_s * units / cap
+    return rb, cs, cb, save_s, save_s * units / cap
 
 
-def kill(
-    te: float,
-    exec_end: float,
-    ss: float,
-    t0: float,
-    a: float,
-    done: float,
-    rb: int,
-    cs: float,
-    wasted: float,
-    plan: ExecPlan,
-    rate: float,
-    units: int,
-    cap: int,
-    tl: list[Segment] | None,
-    pw: PowerColumns | None,
-    jid: int,
-    rname: str,
-    f: Any,
-) -> tuple[float, float, float, int, float]:
-    """KILL: the victim's segment closed at ``te`` at its work as of now ``exec_end``
-    (:func:`end_segment`, the same arguments) and that work thrown away, added to ``wasted``.
-    Returns ``(cs, wasted, busy, steps, joules)``; the caller sets the job's work done and
-    bytes to restore to 0 and counts the preemption (and the livelock guard's)."""
-    cs, rb, ex, db, steps, e = end_segment(
-        te, exec_end, ss, t0, a, done, rb, cs, plan, rate, units, cap, tl, pw, jid, rname, f
-    )
-    return cs, wasted + ex, db, steps, e
+def kill(wasted: float, ex: float) -> tuple[float, float, int]:
+    """KILL's bookkeeping once the victim's segment is closed (:func:`end_segment`, at its
+    work as of now, ``ex``): that work is lost. Returns ``(wasted, exec, rb)``: the work lost
+    so far with ``ex`` added, its work done and bytes to restore (both none); the caller counts
+    the preemption (and the livelock guard's)."""
+    return wasted + ex, 0.0, 0
 
 
 def save_segment(
