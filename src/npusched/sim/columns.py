@@ -539,29 +539,6 @@ def _stop(
     return db, steps, e, ex > before, save_s, sb
 
 
-def _kill(
-    c: _Columns,
-    k: int,
-    te: float,
-    exec_end: float,
-    seg_start: float,
-    t0: float,
-    a: float,
-    plan: ExecPlan,
-    wasted: list[float],
-) -> tuple[float, int, float]:
-    """KILL: job ``k``'s segment closed at ``te`` at its work as of now ``exec_end``
-    (:func:`_end_segment`), that work lost (:func:`~npusched.sim.mechanisms.kill`); its
-    columns stored (work done and bytes to restore 0, one more preemption). Returns what
-    :func:`_end_segment` returns."""
-    db, steps, e = _end_segment(c, k, te, exec_end, seg_start, t0, a, plan)
-    wasted[k], c.exe[k], c.rbytes[k] = kill(wasted[k], c.exe[k])
-    if not c.npre[k]:
-        c.touched.append(k)
-    c.npre[k] = c.npre[k] + 1
-    return db, steps, e
-
-
 def _exit_work(run: _Run) -> list[float] | None:
     """Per request in dispatch order, the work (seconds, the prefix sum as the general loop's
     ``_next_boundary`` reads it) at which its samples leave at their early exit, ``inf`` where
@@ -1330,7 +1307,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                 tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
-                        db, steps, e = _kill(cols, k, now, e_now, seg_start, t0, ex0, plan, wasted)
+                        db, steps, e = _end_segment(cols, k, now, e_now, seg_start, t0, ex0, plan)
                         busy += db
                         layer_exec += steps
                         if e:
@@ -1338,6 +1315,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         futile += 1
                         if futile > _MAX_FUTILE_PREEMPTIONS:
                             raise SimulationError(livelock_message(policy.name, now))
+                        wasted[k], exe[k], rbytes[k] = kill(wasted[k], exe[k])
+                        if not npre[k]:
+                            touched.append(k)
+                        npre[k] = npre[k] + 1
                         run_k = -1
                         if typed:
                             _fpush(stale, tm)
