@@ -10,7 +10,13 @@ the run's result columns. One job holds the resource; its segment is four floats
 ``t0`` after its restore, ``ex0`` work done at the segment's start, ``limit`` where it stops).
 The mechanisms (start with restore, end of segment with energy and power piece, CHECKPOINT to
 the next preemption point with its save, KILL, DRAIN, Algorithm 3 through
-:func:`~npusched.policies.contract.dynamic_choice`, the livelock guard) are written once, here.
+:func:`~npusched.policies.contract.dynamic_choice`, the livelock guard) are written once for
+the ready orders, here; since the twenty-first round their rules (the start's restore, the
+segment's close, CHECKPOINT's stop point, the save, KILL's bookkeeping, the save's timeline
+segment) are the functions of :mod:`npusched.sim.mechanisms`, which the general loop calls too:
+this loop passes its columns' items and its constants (all the resource's units, rate 1). The
+one exception is the completion of a job that ran its whole plan in one segment, written out
+in the loop (its steps and joules read once per plan).
 
 The engine owns the ready queue, ordered by the key the policy declares:
 
