@@ -291,7 +291,8 @@ def test_restore_end(rb: int, ckpt_cost: bool, now: float, bw: float) -> None:
     """A start computes after reading its checkpoint (where checkpoints cost time), else at
     once."""
     want = now + rb / bw if rb and ckpt_cost else now
-    assert _bits(mechanisms.restore_end(now, rb, ckpt_cost, bw)) == _bits(want)
+    profile = SimpleNamespace(memory_bandwidth_bps=bw)
+    assert _bits(mechanisms.restore_end(now, rb, ckpt_cost, profile)) == _bits(want)
 
 
 def test_save_segment() -> None:

@@ -1385,12 +1385,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     prof, plan, iso = req_plans[k]
                     plan_steps = plan.steps if iso > 0.0 else 0
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
-                    t0 = restore_end(  # (restore first)
-                        now,
-                        rbytes[k],
-                        ckpt_cost,
-                        bandwidth[k] if bandwidth else prof.memory_bandwidth_bps,
-                    )
+                    t0 = restore_end(now, rbytes[k], ckpt_cost, prof)  # (restore first)
                     seg_start = now
                     ex0 = exe[k]
                     if lv_on:  # the switch to the step it starts at, after the restore
