@@ -477,6 +477,8 @@ def _end_segment(
     exe = c.exe
     rbytes = c.rbytes
     csec = c.csec
+    rb0 = rbytes[k]
+    cs0 = csec[k]
     cs, rb, ex, db, steps, e = end_segment(
         te,
         exec_end,
@@ -484,8 +486,8 @@ def _end_segment(
         t0,
         a,
         exe[k],
-        rbytes[k],
-        csec[k],
+        rb0,
+        cs0,
         plan,
         1.0,
         c.units,
@@ -496,20 +498,18 @@ def _end_segment(
         c.rname,
         c.f0,
     )
-    csec[k] = cs
-    rbytes[k] = rb
+    # (written only where they changed: compiled, each write boxes a new object)
+    if cs != cs0:
+        csec[k] = cs
+    if rb != rb0:
+        rbytes[k] = rb
     exe[k] = ex
     if e:
-        _add_energy(c, k, e)
+        if c.arr_energy is None:
+            c.energy[k] = c.energy[k] + e
+        else:
+            c.arr_energy[c.rows[k]] += e
     return db, steps, e
-
-
-def _add_energy(c: _Columns, k: int, e: float) -> None:
-    """Job ``k``'s joules ``e`` into its record (the list, or the run's column by row)."""
-    if c.arr_energy is None:
-        c.energy[k] = c.energy[k] + e
-    else:
-        c.arr_energy[c.rows[k]] += e
 
 
 def _stop(

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from npusched.hardware.plan import ExecPlan
+from npusched.hardware.profile import Profile
 from npusched.sim.common import PowerColumns, Segment
 
 __all__ = [
@@ -35,12 +36,13 @@ __all__ = [
 ]
 
 
-def restore_end(now: float, rb: int, ckpt_cost: bool, profile: Any) -> float:
+def restore_end(now: float, rb: int, ckpt_cost: bool, profile: Profile) -> float:
     """When a job starting at ``now`` (seconds) with ``rb`` checkpoint bytes to restore
     begins computing: after reading them at its ``profile``'s memory bandwidth where
     checkpoints cost time (``ckpt_cost``), else at once (a power policy's switch follows; the
     caller adds it). The bandwidth is read only where there is something to restore (an
-    attribute of an interpreted object: a generic look-up, about 240 instructions)."""
+    attribute of an interpreted object: a generic look-up, about 240 instructions; typed, it
+    is unboxed and the division native)."""
     if rb and ckpt_cost:
         return now + rb / profile.memory_bandwidth_bps
     return now
