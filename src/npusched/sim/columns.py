@@ -1385,7 +1385,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     prof, plan, iso = req_plans[k]
                     plan_steps = plan.steps if iso > 0.0 else 0
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
-                    t0 = restore_end(now, rbytes[k], ckpt_cost, prof)  # (restore first)
+                    rb = rbytes[k]
+                    # (restore first; no call where there is nothing to restore, most starts)
+                    t0 = restore_end(now, rb, ckpt_cost, prof) if rb else now
                     seg_start = now
                     ex0 = exe[k]
                     if lv_on:  # the switch to the step it starts at, after the restore
