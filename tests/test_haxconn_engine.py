@@ -237,9 +237,17 @@ def test_frames_kept_equal_frames_planned_again() -> None:
         assert frame.profiles == again.profiles
         assert [tuple(r) for r in frame.rows] == [tuple(r) for r in again.rows]
         assert frame.starts == again.starts and frame.demand == again.demand
-        assert frame.wait == again.wait and frame.acc == again.acc and frame.order == again.order
+        assert frame.wait == again.wait and frame.acc == again.acc
+        assert frame.order_n == again.order_n and frame.order_g == again.order_g
         assert all(type(a) is int for acc in frame.acc for a in acc)
-        assert all(type(x) is int for q in frame.order for e in q for x in e)
+        assert all(type(x) is int for q in (*frame.order_n, *frame.order_g) for x in q)
+        # the two lists per accelerator are the schedule's (job index, group) pairs, in order
+        order = kept._schedule_of([None] * len(nets), nets).order  # type: ignore[list-item]
+        assert order is not None
+        assert [list(zip(n, g, strict=True)) for n, g in zip(frame.order_n, frame.order_g,
+                                                             strict=True)] == [
+            [(int(n), int(g)) for n, g in q] for q in order
+        ]
 
 
 def test_short_decisions_carry_out_as_full_ones() -> None:
