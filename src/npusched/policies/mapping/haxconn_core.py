@@ -562,8 +562,14 @@ class HaxconnCore:
             acc_index = self.acc_index_
             # (the engine's list, typed: iterated natively; another view's sequence copied)
             given_running: list[Any] = vf.running if vf is not None else list(view.running)
-            running = []
-            rp0: _Plan | None = None  # the first running job's plan
+            # the running jobs with a plan, in the engine's order: the first two by name (the
+            # common cases hold one or two, and no list is made for them), a list from three on
+            n_run = 0
+            rj0: Any = None
+            rj1: Any = None
+            rp0: _Plan | None = None  # their plans
+            rp1: _Plan | None = None
+            more: list[Any] | None = None
             for j in given_running:
                 pj = plan_of.get(j)  # (as in the ready queue above)
                 if pj is None:
@@ -571,42 +577,70 @@ class HaxconnCore:
                     if pj is None:
                         continue
                     plan_of[j] = pj
-                if rp0 is None:
+                if n_run == 0:
+                    rj0 = j
                     rp0 = pj
-                running.append(j)
-            # the plans of the two jobs of the common case below where known here (one start
-            # beside one running job), else read from ``plan_of``
+                elif n_run == 1:
+                    rj1 = j
+                    rp1 = pj
+                else:
+                    if more is None:
+                        more = [rj0, rj1]
+                    more.append(j)
+                n_run += 1
+            # Every job running once the decision is carried out, in machine order: two by
+            # name with their plans where known here (``two``), else three or more as a list
+            # (``running``); one start beside no running job is left out (its rate would be
+            # 1.0, the rate the engine starts every job at: ``rates`` stays empty).
+            two = False
+            j0: Any = None
+            j1: Any = None
             p0: _Plan | None = None
             p1: _Plan | None = None
-            if assign and len(assign) == 1 and len(running) < 2:
-                if running:  # two: the stable sort of the general case below, written out
-                    rj = running[0]
-                    ral = rj.allocation
+            running: list[Any] | None = None
+            if assign and len(assign) == 1 and n_run < 2:
+                if n_run == 1:  # two: the stable sort of the general case below, written out
+                    ral = rj0.allocation
                     ir = acc_index.get(ral.resource or "", -1) if ral else -1
                     aal = allocs[last_a]
-                    first = ir <= acc_index[aal.resource or ""]
-                    rp = rp0
-                    if first:
-                        running = [rj, last_job]
-                        p0, p1 = rp, last_plan
+                    two = True
+                    if ir <= acc_index[aal.resource or ""]:
+                        j0, j1, p0, p1 = rj0, last_job, rp0, last_plan
                     else:
-                        running = [last_job, rj]
-                        p0, p1 = last_plan, rp
-                # else one job, the one this decision starts: its rate would be 1.0, the rate
-                # the engine starts every job at, so it is left out (``rates`` stays empty)
+                        j0, j1, p0, p1 = last_job, rj0, last_plan, rp0
             elif assign:
+                given_l: list[Any]
+                if more is not None:
+                    given_l = more
+                elif n_run == 2:
+                    given_l = [rj0, rj1]
+                elif n_run == 1:
+                    given_l = [rj0]
+                else:
+                    given_l = []
                 entries = []
-                for j in running:
+                for j in given_l:
                     al = j.allocation
                     entries.append((acc_index.get(al.resource or "", -1) if al else -1, j))
                 for j, al in assign.items():
                     entries.append((acc_index[al.resource or ""], j))
                 entries.sort(key=_first)
-                running = []
-                for e in entries:
-                    running.append(e[1])
-            if len(running) == 2:  # the general case below, written out for two jobs
-                j0, j1 = running
+                if len(entries) == 2:
+                    two = True
+                    j0 = entries[0][1]
+                    j1 = entries[1][1]
+                else:
+                    running = []
+                    for e in entries:
+                        running.append(e[1])
+            elif n_run == 2:
+                two = True
+                j0, j1, p0, p1 = rj0, rj1, rp0, rp1
+            elif more is not None:
+                running = more
+            elif n_run == 1:
+                rates = {rj0: 1.0}
+            if two:  # the general case below, written out for two jobs
                 if p0 is None or p1 is None:
                     p0, p1 = plan_of[j0], plan_of[j1]
                 d0 = p0.demand[p0.grp]
@@ -616,7 +650,7 @@ class HaxconnCore:
                     pair = self.rates2_[(d0, d1)] = self._rates_of_two(d0, d1)
                 rates = {j0: pair[0]}
                 rates[j1] = pair[1]
-            elif len(running) > 1:
+            elif running is not None:  # three or more
                 demand = []
                 for j in running:
                     pj = plan_of[j]
@@ -631,10 +665,6 @@ class HaxconnCore:
                     if slow is None:
                         slow = memo[k] = self.model_.slowdown_one(d, tot - d)
                     rates[j] = 1.0 / slow
-            elif running:
-                rates = {}
-                for j in running:
-                    rates[j] = 1.0
         if not assign and until is None and timers is None and rates is None:
             return NOTHING
         return refill_schedule(
