@@ -237,9 +237,17 @@ def test_frames_kept_equal_frames_planned_again() -> None:
         assert frame.profiles == again.profiles
         assert [tuple(r) for r in frame.rows] == [tuple(r) for r in again.rows]
         assert frame.starts == again.starts and frame.demand == again.demand
-        assert frame.wait == again.wait and frame.acc == again.acc and frame.order == again.order
+        assert frame.wait == again.wait and frame.acc == again.acc
+        assert frame.order_n == again.order_n and frame.order_g == again.order_g
         assert all(type(a) is int for acc in frame.acc for a in acc)
-        assert all(type(x) is int for q in frame.order for e in q for x in e)
+        assert all(type(x) is int for q in (*frame.order_n, *frame.order_g) for x in q)
+        # the two lists per accelerator are the schedule's (job index, group) pairs, in order
+        order = kept._schedule_of([None] * len(nets), nets).order  # type: ignore[list-item]
+        assert order is not None
+        assert [list(zip(n, g, strict=True)) for n, g in zip(frame.order_n, frame.order_g,
+                                                             strict=True)] == [
+            [(int(n), int(g)) for n, g in q] for q in order
+        ]
 
 
 def test_short_decisions_carry_out_as_full_ones() -> None:
@@ -269,3 +277,50 @@ def test_short_decisions_carry_out_as_full_ones() -> None:
     got = _frames_run(full)
     assert counts["nothing"] > 0 and counts["no_rate"] > 0
     assert got.tobytes() == _frames_run(HaxconnPolicy(soc="xavier", max_transitions=1)).tobytes()
+
+
+def test_queues_plans_and_rates_kept_per_decision() -> None:
+    """The per-accelerator queues (plans by identity, groups beside them), the plans' pending
+    ready times and the rates kept per pair of demands, checked after every decision of a run
+    of repeated frames against what they stand for: every group a planned job has not started
+    yet is queued once, on its own accelerator, in group order; a ready time is pending only
+    for a job whose next group waits for a transition; each pair of rates is the contention
+    model's for its two demands."""
+    from npusched.policies.mapping.haxconn_core import _NO_READY
+
+    seen = {"ready": 0, "decisions": 0}
+
+    class Checking(HaxconnPolicy):
+        def select(self, view):  # type: ignore[no-untyped-def]
+            out = super().select(view)
+            seen["decisions"] += 1
+            pending: dict[int, list[int]] = {}
+            for a, (q, qg) in enumerate(zip(self.queues_, self.qgroups_, strict=True)):
+                assert len(q) == len(qg)
+                h = self.qhead_[a]
+                assert 0 <= h <= len(q)
+                for plan, g in zip(q[h:], qg[h:], strict=True):
+                    assert type(g) is int
+                    assert self.plans_[plan.jid] is plan  # a planned job's own plan
+                    assert plan.acc[g] == a and g > plan.grp
+                    pending.setdefault(plan.jid, []).append(g)
+            for jid, plan in self.plans_.items():
+                # every group not started yet, once each (in order per accelerator)
+                assert sorted(pending.get(jid, [])) == list(range(plan.grp + 1, len(plan.acc)))
+                if plan.ready != _NO_READY:
+                    seen["ready"] += 1
+                    g = plan.grp + 1
+                    assert g < len(plan.acc) and plan.ready >= 0.0
+                    assert (g == 0 and plan.deps) or (g > 0 and plan.acc[g - 1] != plan.acc[g])
+            return out
+
+    policy = Checking(soc="xavier", max_transitions=1)
+    got = _frames_run(policy)
+    assert got.tobytes() == _frames_run(HaxconnPolicy(soc="xavier", max_transitions=1)).tobytes()
+    assert seen["decisions"] > 6 and seen["ready"] > 0
+    assert policy.rates2_
+    for (d0, d1), (r0, r1) in policy.rates2_.items():
+        tot = 0 + d0 + d1
+        assert r0 == 1.0 / policy.model_.slowdown_one(d0, tot - d0)
+        assert r1 == 1.0 / policy.model_.slowdown_one(d1, tot - d1)
+        assert type(r0) is float and type(r1) is float

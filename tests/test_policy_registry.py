@@ -73,3 +73,41 @@ def test_implementations_do_not_register_themselves() -> None:
                 assert not (
                     isinstance(node.value, ast.Name) and node.value.id.endswith("POLICIES")
                 ), f"{f}: registers a policy itself"
+
+
+def test_keyword_names_read_once_per_factory_as_the_signature_gives_them() -> None:
+    """``unknown_keyword`` reads a factory's keyword names once (``_keywords``, kept per
+    factory) and answers as a fresh read of the signature does: the first keyword not taken
+    with the names taken, none for ``**kwargs``, an unhashable factory read every time."""
+    import inspect
+
+    from npusched.registry import _keywords, unknown_keyword
+
+    class Kw:
+        def __init__(self, a: int, *, b: int = 0) -> None: ...
+
+    def anything(x: int, **kwargs: object) -> None: ...
+
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self, c: int, d: int = 0) -> None: ...
+
+    def fresh(f: object, keys: list[str]) -> tuple[str, list[str]] | None:
+        ps = inspect.signature(f).parameters.values()  # type: ignore[arg-type]
+        if any(p.kind is p.VAR_KEYWORD for p in ps):
+            return None
+        names = [p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        bad = next((k for k in keys if k not in names), None)
+        return None if bad is None else (bad, names)
+
+    cases: list[tuple[object, list[str]]] = [
+        (Kw, ["a"]), (Kw, ["b", "z"]), (Kw, []), (anything, ["q"]),
+        (Unhashable(), ["c"]), (Unhashable(), ["e"]),
+    ]
+    for f, keys in cases * 2:
+        assert unknown_keyword(f, keys) == fresh(f, keys)  # type: ignore[arg-type]
+    assert unknown_keyword(Kw, ["z"]) == ("z", ["a", "b"])
+    hits = _keywords.cache_info().hits
+    assert unknown_keyword(Kw, ["a"]) is None
+    assert _keywords.cache_info().hits == hits + 1  # kept: the signature is not read again

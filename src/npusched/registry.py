@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Iterator
-from functools import cache
+from functools import cache, lru_cache
 from importlib.metadata import EntryPoints, entry_points
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -31,20 +31,34 @@ def group_entry_points(group: str) -> EntryPoints:
     return eps
 
 
-def unknown_keyword(
-    factory: Callable[..., object], keywords: Iterable[str]
-) -> tuple[str, list[str]] | None:
-    """The first of ``keywords`` that ``factory`` does not take, with the keyword names it does
-    take; ``None`` if it takes them all (or takes ``**kwargs``, or has no signature)."""
+@lru_cache(maxsize=256)
+def _keywords(factory: Callable[..., object]) -> tuple[str, ...] | None:
+    """The keyword names ``factory`` takes, read from its signature once per factory (a
+    config's run creates its device and policy through a registry: ``inspect.signature`` of a
+    class is about 40 us, paid twice per run); ``None`` if it takes ``**kwargs`` or has no
+    signature."""
     try:
         params = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
         return None
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def unknown_keyword(
+    factory: Callable[..., object], keywords: Iterable[str]
+) -> tuple[str, list[str]] | None:
+    """The first of ``keywords`` that ``factory`` does not take, with the keyword names it does
+    take; ``None`` if it takes them all (or takes ``**kwargs``, or has no signature)."""
+    try:
+        names = _keywords(factory)
+    except TypeError:  # an unhashable factory: its signature read every time
+        names = _keywords.__wrapped__(factory)
+    if names is None:
+        return None
     bad = next((k for k in keywords if k not in names), None)
-    return None if bad is None else (bad, names)
+    return None if bad is None else (bad, list(names))
 
 
 class Registry(Generic[T]):

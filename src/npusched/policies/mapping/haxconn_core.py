@@ -57,6 +57,9 @@ _first = itemgetter(0)
 #: served entries an accelerator's queue keeps at most beyond half its length (``queues_``)
 _QUEUE_TRIM: Final = 1024
 
+#: :attr:`_Plan.ready` of a job with no wait pending (no finite time equals it)
+_NO_READY: Final = float("-inf")
+
 
 class _Plan:
     """One job's plan: its group profile, the accelerator of each group (``row``), the first
@@ -92,6 +95,11 @@ class _Plan:
     #: it started in an earlier pass by this integer, where ``job in assign`` was a hashed
     #: look-up per job and pass (twentieth round).
     dec: int
+    #: The time from which the job's next group may start (a transition's wait or a
+    #: consumer's hand-over, seconds), set when the wait begins and :data:`_NO_READY` when
+    #: none is pending. Kept on the plan, a native float, where a dictionary by
+    #: job id cost a boxed id and a hashed look-up per start (twenty-first round).
+    ready: float
 
     def __init__(
         self,
@@ -114,12 +122,14 @@ class _Plan:
         self.jid = jid
         self.grp = -1
         self.dec = -1
+        self.ready = _NO_READY
 
 
 class _Frame:
     """What planning a frame makes that does not depend on its jobs' ids: per job of the frame
     (in the frame's order) its profile, row, ``rows_of`` lists and ``acc``, and per
-    accelerator its queue as ``(job index in the frame, group)`` pairs of Python integers.
+    accelerator its queue as two lists of Python integers, the job's index in the frame
+    (``order_n``) and the group (``order_g``).
 
     Frames repeat their networks, and a solved frame's plan is a function of its networks
     alone (the memoised solve): :meth:`HaxconnCore._plan` keeps one ``_Frame`` per tuple of
@@ -132,7 +142,8 @@ class _Frame:
     demand: list[Any]
     wait: list[Any]
     acc: list[list[int]]
-    order: list[list[tuple[int, int]]]
+    order_n: list[list[int]]
+    order_g: list[list[int]]
 
     def __init__(self, sched: GroupSchedule, core: HaxconnCore, profiles: list[GroupProfile]):
         assert sched.order is not None
@@ -153,7 +164,8 @@ class _Frame:
             self.demand.append(demand)
             self.wait.append(wait)
             self.acc.append([int(a) for a in row])
-        self.order = [[(int(n), int(g)) for n, g in q] for q in sched.order]
+        self.order_n = [[int(n) for n, _ in q] for q in sched.order]
+        self.order_g = [[int(g) for _, g in q] for q in sched.order]
 
 
 #: Process-wide memo of the planning inputs and solves, shared by every policy instance (a
@@ -201,19 +213,24 @@ class HaxconnCore:
     plan_of_: dict[object, _Plan]
     #: ``spec_.accelerators`` as a list, read once per run (with the resource check)
     accs_: list[str]
-    #: ``select``'s free units by accelerator index (-1 between decisions)
+    #: ``select``'s free units by accelerator index, valid where ``free_dec_`` holds the
+    #: decision's count (:attr:`dec_`): read from the view at the decision's first start on
+    #: the accelerator (a stamp per accelerator, where a sentinel was set back per decision)
     free_: list[int]
+    free_dec_: list[int]
     #: per accelerator index, its resource's position in the engine's machine order (the
     #: index of ``ViewFields.free``); empty until the run's first view from the engine
     res_pos_: list[int]
     profiles_: dict[str, GroupProfile]
-    #: Per accelerator, the ``(job id, group)`` pairs it serves, in order, from ``qhead_``'s
-    #: index on (lists read natively where compiled, where a ``deque``'s head and ``popleft``
-    #: were generic calls): a queue served to its end is emptied, and one whose served part
-    #: passes :data:`_QUEUE_TRIM` entries and half its length loses that part.
-    queues_: list[list[tuple[int, int]]]
+    #: Per accelerator, the groups it serves, in order, from ``qhead_``'s index on: the job's
+    #: plan (``queues_``, compared by identity: one plan per job) and the group (``qgroups_``),
+    #: two lists in step (read natively where compiled, where a ``deque``'s head and
+    #: ``popleft`` were generic calls, and a ``(job id, group)`` tuple per entry was a new
+    #: object). A queue served to its end is emptied, and one whose served part passes
+    #: :data:`_QUEUE_TRIM` entries and half its length loses that part.
+    queues_: list[list[_Plan]]
+    qgroups_: list[list[int]]
     qhead_: list[int]
-    ready_at_: dict[int, float]
     pending_: deque[Any]
     current_: Any
     timers_sent_: bool
@@ -229,6 +246,10 @@ class HaxconnCore:
     rows_: dict[tuple[int, Any], tuple[list[int], list[float], list[float]]]
     #: slowdown per (own demand, external demand): the contention model is a pure function
     slow_: dict[tuple[float, float], float]
+    #: the two rates (boxed, as ``rates`` holds them) per pair of demands of two jobs running
+    #: at once, in machine order (:meth:`_rates_of_two`): the common contention case's rates
+    #: found by one look-up (twenty-first round)
+    rates2_: dict[tuple[Any, Any], tuple[object, object]]
     #: the decisions ``select`` made this run (:attr:`_Plan.dec`)
     dec_: int
 
@@ -255,20 +276,25 @@ class HaxconnCore:
         plan_of = self.plan_of_
         profiles, rows, starts, demand = frame.profiles, frame.rows, frame.starts, frame.demand
         wait, acc = frame.wait, frame.acc
+        made: list[_Plan] = []
         for n in range(len(jobs)):
             deps = tuple(ids[d] for d in after[n]) if after else ()
             jid = ids[n]
             plan = _Plan(profiles[n], rows[n], starts[n], deps, demand[n], wait[n], acc[n], jid)
             plans[jid] = plan
             plan_of[jobs[n]] = plan
+            made.append(plan)
         queues = self.queues_
-        order = frame.order
-        for a in range(len(order)):
-            entries: list[tuple[int, int]] = []
-            for e in order[a]:
-                entries.append((ids[e[0]], e[1]))
-            if entries:
-                queues[a].extend(entries)
+        qgroups = self.qgroups_
+        order_n = frame.order_n
+        order_g = frame.order_g
+        for a in range(len(order_n)):
+            on = order_n[a]
+            if on:
+                qa = queues[a]
+                for n in on:
+                    qa.append(made[n])
+                qgroups[a].extend(order_g[a])
 
     def _profiles_of(self, nets: tuple[str, ...]) -> list[GroupProfile]:
         """The group profile of each network (one per network for the whole run: frames
@@ -331,6 +357,23 @@ class HaxconnCore:
 
     def _workload(self, nets: tuple[str, ...], profiles: list[GroupProfile]) -> Workload:
         return Workload(self.spec_, tuple(Task(n, p) for n, p in zip(nets, profiles, strict=True)))
+
+    def _rates_of_two(self, d0: Any, d1: Any) -> tuple[object, object]:
+        """The rates of two jobs running at once with demands ``d0`` and ``d1`` (the general
+        case of ``select``'s rates for two jobs, kept per pair in ``rates2_``: a pure function
+        of the two demands)."""
+        tot = 0 + d0 + d1  # as ``sum``: from the integer 0, left to right
+        memo = self.slow_
+        k = (d0, tot - d0)
+        slow = memo.get(k)
+        if slow is None:
+            slow = memo[k] = self.model_.slowdown_one(d0, tot - d0)
+        r0 = 1.0 / slow
+        k = (d1, tot - d1)
+        slow = memo.get(k)
+        if slow is None:
+            slow = memo[k] = self.model_.slowdown_one(d1, tot - d1)
+        return r0, 1.0 / slow
 
     def on_complete(self, job: Any, now: float) -> None:
         plan = self.plan_of_.pop(job, None)
@@ -395,7 +438,8 @@ class HaxconnCore:
                         f"npusched.sim.resources.soc({accs!r})"
                     )
             self.accs_ = list(accs)
-            self.free_ = [-1] * len(self.accs_)
+            self.free_ = [0] * len(self.accs_)
+            self.free_dec_ = [-1] * len(self.accs_)
             self.checked_ = True
         accs_l = self.accs_
         res_pos = self.res_pos_
@@ -405,13 +449,13 @@ class HaxconnCore:
             names = list(resources)
             for name in accs_l:
                 res_pos.append(names.index(name))
-        # by accelerator index, each read from the view at its first start (-1: not read yet;
-        # a view's free count is never negative); the run's list, set back to -1 below
+        # by accelerator index, each read from the view at its first start in this decision
+        # (``free_dec``: the decision that read it)
         free = self.free_
-        read_free = False
+        free_dec = self.free_dec_
         queues = self.queues_
+        qgroups = self.qgroups_
         qhead = self.qhead_
-        ready_at = self.ready_at_
         allocs = self.allocs_
         assign: dict[JobView, Allocation] = {}
         until: dict[JobView, int] | None = None
@@ -431,7 +475,6 @@ class HaxconnCore:
                     continue
                 left += 1  # (taken back below when it starts)
                 job = ready[n]
-                jid = plan.jid
                 g = plan.grp + 1  # as _group(job), without the look-up
                 row = plan.acc
                 a = row[g]
@@ -439,14 +482,13 @@ class HaxconnCore:
                 h = qhead[a]
                 if h >= len(qa):
                     continue
-                head = qa[h]
-                if head[0] != jid or head[1] != g:
+                if qa[h] is not plan or qgroups[a][h] != g:
                     continue
                 if g == 0:
                     if plan.deps:  # a consumer (Scenario 4): producers, then the hand-over
                         if any(d not in self.ended_ for d in plan.deps):
                             continue
-                        if jid not in ready_at:
+                        if plan.ready == _NO_READY:
                             r = 0.0
                             for dep in plan.deps:
                                 end, last, prof = self.ended_[dep]
@@ -456,42 +498,44 @@ class HaxconnCore:
                                     else float(prof.out_s[-1, last] + plan.profile.in_s[0, a])
                                 )
                                 r = max(r, end + tr)
-                            ready_at[jid] = r
+                            plan.ready = r
                             if r > now + 1e-12:
                                 if timers is None:
                                     timers = []
                                 timers.append(r)
                                 continue
-                        if ready_at[jid] > now + 1e-12:
+                        if plan.ready > now + 1e-12:
                             continue
                 elif row[g - 1] != a:  # transition (Eq. 2): wait out + in
-                    t_ready = ready_at.get(jid)
-                    if t_ready is None:
+                    t_ready = plan.ready
+                    if t_ready == _NO_READY:
                         wait: list[float] = plan.wait
-                        t_ready = ready_at[jid] = now + wait[g]
+                        t_ready = plan.ready = now + wait[g]
                         if timers is None:
                             timers = []
                         timers.append(t_ready)
                         continue
                     if t_ready > now + 1e-12:
                         continue
-                fa = free[a]
-                if fa < 0:
+                if free_dec[a] == dec:
+                    fa = free[a]
+                else:
                     if free_now is not None:
                         fa = free[a] = free_now[res_pos[a]]
                     else:
                         fa = free[a] = resources[accs_l[a]].free
-                    read_free = True
+                    free_dec[a] = dec
                 if fa < 1:
                     continue
-                if jid in ready_at:
-                    del ready_at[jid]
+                plan.ready = _NO_READY
                 h += 1
                 if h == len(qa):
                     qa.clear()
+                    qgroups[a].clear()
                     h = 0
                 elif h >= _QUEUE_TRIM and 2 * h >= len(qa):
                     del qa[:h]
+                    del qgroups[a][:h]
                     h = 0
                 qhead[a] = h
                 free[a] = fa - 1
@@ -511,18 +555,21 @@ class HaxconnCore:
             # jobs all started (or already assigned) starts nothing.
             if len(assign) == started or not left:
                 break
-        if read_free:
-            for i in range(len(free)):
-                free[i] = -1
-        rates: dict[JobView, float] | None = None
+        rates: dict[Any, Any] | None = None  # (values boxed: the pairs of ``rates2_`` as kept)
         if self.contention:
             # Every job running once this decision is carried out (the engine applies rates
             # after it starts the assigned jobs), in machine order as the engine lists them.
             acc_index = self.acc_index_
             # (the engine's list, typed: iterated natively; another view's sequence copied)
             given_running: list[Any] = vf.running if vf is not None else list(view.running)
-            running = []
-            rp0: _Plan | None = None  # the first running job's plan
+            # the running jobs with a plan, in the engine's order: the first two by name (the
+            # common cases hold one or two, and no list is made for them), a list from three on
+            n_run = 0
+            rj0: Any = None
+            rj1: Any = None
+            rp0: _Plan | None = None  # their plans
+            rp1: _Plan | None = None
+            more: list[Any] | None = None
             for j in given_running:
                 pj = plan_of.get(j)  # (as in the ready queue above)
                 if pj is None:
@@ -530,59 +577,80 @@ class HaxconnCore:
                     if pj is None:
                         continue
                     plan_of[j] = pj
-                if rp0 is None:
+                if n_run == 0:
+                    rj0 = j
                     rp0 = pj
-                running.append(j)
-            # the plans of the two jobs of the common case below where known here (one start
-            # beside one running job), else read from ``plan_of``
+                elif n_run == 1:
+                    rj1 = j
+                    rp1 = pj
+                else:
+                    if more is None:
+                        more = [rj0, rj1]
+                    more.append(j)
+                n_run += 1
+            # Every job running once the decision is carried out, in machine order: two by
+            # name with their plans where known here (``two``), else three or more as a list
+            # (``running``); one start beside no running job is left out (its rate would be
+            # 1.0, the rate the engine starts every job at: ``rates`` stays empty).
+            two = False
+            j0: Any = None
+            j1: Any = None
             p0: _Plan | None = None
             p1: _Plan | None = None
-            if assign and len(assign) == 1 and len(running) < 2:
-                if running:  # two: the stable sort of the general case below, written out
-                    rj = running[0]
-                    ral = rj.allocation
+            running: list[Any] | None = None
+            if assign and len(assign) == 1 and n_run < 2:
+                if n_run == 1:  # two: the stable sort of the general case below, written out
+                    ral = rj0.allocation
                     ir = acc_index.get(ral.resource or "", -1) if ral else -1
                     aal = allocs[last_a]
-                    first = ir <= acc_index[aal.resource or ""]
-                    rp = rp0
-                    if first:
-                        running = [rj, last_job]
-                        p0, p1 = rp, last_plan
+                    two = True
+                    if ir <= acc_index[aal.resource or ""]:
+                        j0, j1, p0, p1 = rj0, last_job, rp0, last_plan
                     else:
-                        running = [last_job, rj]
-                        p0, p1 = last_plan, rp
-                # else one job, the one this decision starts: its rate would be 1.0, the rate
-                # the engine starts every job at, so it is left out (``rates`` stays empty)
+                        j0, j1, p0, p1 = last_job, rj0, last_plan, rp0
             elif assign:
+                given_l: list[Any]
+                if more is not None:
+                    given_l = more
+                elif n_run == 2:
+                    given_l = [rj0, rj1]
+                elif n_run == 1:
+                    given_l = [rj0]
+                else:
+                    given_l = []
                 entries = []
-                for j in running:
+                for j in given_l:
                     al = j.allocation
                     entries.append((acc_index.get(al.resource or "", -1) if al else -1, j))
                 for j, al in assign.items():
                     entries.append((acc_index[al.resource or ""], j))
                 entries.sort(key=_first)
-                running = []
-                for e in entries:
-                    running.append(e[1])
-            if len(running) == 2:  # the general case below, written out for two jobs
-                j0, j1 = running
+                if len(entries) == 2:
+                    two = True
+                    j0 = entries[0][1]
+                    j1 = entries[1][1]
+                else:
+                    running = []
+                    for e in entries:
+                        running.append(e[1])
+            elif n_run == 2:
+                two = True
+                j0, j1, p0, p1 = rj0, rj1, rp0, rp1
+            elif more is not None:
+                running = more
+            elif n_run == 1:
+                rates = {rj0: 1.0}
+            if two:  # the general case below, written out for two jobs
                 if p0 is None or p1 is None:
                     p0, p1 = plan_of[j0], plan_of[j1]
                 d0 = p0.demand[p0.grp]
                 d1 = p1.demand[p1.grp]
-                tot = 0 + d0 + d1  # as ``sum``: from the integer 0, left to right
-                memo = self.slow_
-                k = (d0, tot - d0)
-                slow = memo.get(k)
-                if slow is None:
-                    slow = memo[k] = self.model_.slowdown_one(d0, tot - d0)
-                rates = {j0: 1.0 / slow}
-                k = (d1, tot - d1)
-                slow = memo.get(k)
-                if slow is None:
-                    slow = memo[k] = self.model_.slowdown_one(d1, tot - d1)
-                rates[j1] = 1.0 / slow
-            elif len(running) > 1:
+                pair = self.rates2_.get((d0, d1))
+                if pair is None:
+                    pair = self.rates2_[(d0, d1)] = self._rates_of_two(d0, d1)
+                rates = {j0: pair[0]}
+                rates[j1] = pair[1]
+            elif running is not None:  # three or more
                 demand = []
                 for j in running:
                     pj = plan_of[j]
@@ -597,10 +665,6 @@ class HaxconnCore:
                     if slow is None:
                         slow = memo[k] = self.model_.slowdown_one(d, tot - d)
                     rates[j] = 1.0 / slow
-            elif running:
-                rates = {}
-                for j in running:
-                    rates[j] = 1.0
         if not assign and until is None and timers is None and rates is None:
             return NOTHING
         return refill_schedule(

@@ -116,12 +116,13 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.plan_of_ = {}
         self.accs_ = []
         self.free_ = []
+        self.free_dec_ = []
         self.res_pos_ = []
         self.dec_ = 0
         self.profiles_ = {}
         self.queues_ = [[] for _ in self.spec_.accelerators]
+        self.qgroups_ = [[] for _ in self.spec_.accelerators]
         self.qhead_ = [0 for _ in self.spec_.accelerators]
-        self.ready_at_ = {}
         self.used_fixed_ = False
         swaps = tuple(self.swaps) if self.swaps is not None else ()
         if any(b.time_s < a.time_s for a, b in itertools.pairwise(swaps)):
@@ -140,6 +141,8 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.rows_ = {}
         #: slowdown per (own demand, external demand): the contention model is a pure function
         self.slow_ = {}
+        #: the two rates per pair of demands of two jobs running at once
+        self.rates2_ = {}
 
     def _group(self, job: JobView) -> int:
         plan = self.plans_[job.id]
