@@ -38,14 +38,7 @@ from npusched.policies.contract import (
     Schedule,
     made_schedule,
 )
-from npusched.policies.machine_core import (
-    NO_MERGE,
-    NO_PREEMPT,
-    NO_RATES,
-    NO_TIMERS,
-    NO_UNTIL,
-    refill_schedule,
-)
+from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNTIL, refill_schedule
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -59,6 +52,8 @@ _WAITING: Final = JobState.WAITING
 _STARTING: Final = JobState.STARTING
 _CHECKPOINT: Final = Mechanism.CHECKPOINT
 _NOTHING: Final = NOTHING
+#: ``NOTHING``'s ``preempt`` (``machine_core.NO_PREEMPT``): a decision that preempts nothing.
+_NO_PREEMPT: Final = NOTHING.preempt
 #: A missing attribute (``getattr``'s default where ``None`` is a value).
 _NO_FIELD: Final = object()
 
@@ -569,7 +564,7 @@ class PlanariaCore:
             if not assign:
                 return _NOTHING
             return refill_schedule(
-                m, assign, NO_PREEMPT, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
+                m, assign, _NO_PREEMPT, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
             )
         return refill_schedule(
             m, assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
