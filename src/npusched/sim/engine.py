@@ -590,6 +590,16 @@ _VARIANTS_SEEN_MAX: Final = 64
 #: Most allocations ``_Run._assign_one`` keeps for its identity scan (``_alloc_seen``): the
 #: built-in machine policies use one per resource.
 _ALLOC_SEEN_MAX: Final = 4
+#: Process-wide memo of ``_Run._plan_core``'s plans without a power policy (twenty-first
+#: round): per ``(id(profile), batch, seq_in, seq_out, variant, None)`` the plan and its profile.
+#: Each run looked its plans up anew (``prof.plan`` with the variant as keywords, about 10,000
+#: instructions a look-up compiled, the first time each run meets a shape on a variant); a
+#: profile is immutable and returns its cached plan for the same arguments, so a memoised plan
+#: is the one the look-up returns. The key holds the profile's ``id`` and the entry keeps the
+#: profile alive (an id is never reused while its entry exists; the entry is checked by
+#: identity). Cleared when it holds :data:`_SHARED_PLANS_MAX` entries.
+_SHARED_PLANS: Final[dict[tuple[Any, ...], tuple[ExecPlan, Any]]] = {}
+_SHARED_PLANS_MAX: Final = 4096
 _INF: Final = math.inf
 #: ``sys.getrefcount`` and ``weakref.getweakrefcount`` for the machine view's check at every
 #: decision (``_Run._machine_view``): compiled, a ``Final`` alias is a C static, where an
@@ -1200,6 +1210,11 @@ class _Run:
         plan = self.plan_cache.get(key)
         if plan is not None:
             return plan
+        if power is None:
+            shared = _SHARED_PLANS.get(key)
+            if shared is not None and shared[1] is prof:
+                plan = self.plan_cache[key] = shared[0]
+                return plan
         try:
             if power is None:
                 plan = prof.plan(batch, seq_in, seq_out, **dict(variant))
@@ -1221,6 +1236,10 @@ class _Run:
                 f"{dict(variant) or 'the default variant'}: {exc}"
             ) from None
         self.plan_cache[key] = plan
+        if power is None:
+            if len(_SHARED_PLANS) >= _SHARED_PLANS_MAX:
+                _SHARED_PLANS.clear()
+            _SHARED_PLANS[key] = (plan, prof)
         return plan
 
     # --- clock / voltage levels between jobs (power policies) ----------------------------------
@@ -2309,7 +2328,11 @@ class _Run:
                 (job, ri, units, variant, alloc) if e[0] is job else e for e in self.pending
             ]
         elif st is RUNNING:
-            if (ri, units, variant) == (job._res, job.units, job.variant):
+            # ``(ri, units, variant) == (job._res, job.units, job.variant)`` without the two
+            # tuples: the items compared in turn, each as a tuple compares them (identity
+            # first, then ``==``)
+            jv = job.variant
+            if ri == job._res and units == job.units and (variant is jv or variant == jv):
                 return
             if ri == job._res and units == job.units:
                 self._switch_in_place(job, variant, alloc)

@@ -345,6 +345,8 @@ class PlanariaPolicy(PlanariaCore, MachinePolicyBase, Component):
         self.size_: int | None = None
         #: Allocations by unit count (immutable, shared by every decision of a run).
         self.allocs_: dict[int, Allocation] = {}
+        #: ``allocs_`` as a list by unit count (``None``: not made yet).
+        self.alloc_l_: list[Allocation | None] = []
         #: Each job's configuration table, by job id (its request's shape looked up once).
         self.tab_of_: dict[int, _Table] = {}
         #: Each job's table, priority and slack terms, by job id (read once per job).

@@ -52,6 +52,8 @@ _WAITING: Final = JobState.WAITING
 _STARTING: Final = JobState.STARTING
 _CHECKPOINT: Final = Mechanism.CHECKPOINT
 _NOTHING: Final = NOTHING
+#: ``NOTHING``'s ``preempt`` (``machine_core.NO_PREEMPT``): a decision that preempts nothing.
+_NO_PREEMPT: Final = NOTHING.preempt
 #: A missing attribute (``getattr``'s default where ``None`` is a value).
 _NO_FIELD: Final = object()
 
@@ -310,13 +312,25 @@ def _job_rec(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str,
     tab = core.tab_of_.get(jid)
     if tab is None:
         tab = core.tab_of_[jid] = shape_table(core, job, size, profiles)
-    slo = job_slo(job)
-    arrival = job.arrival_s
+    # the engine's job: its SLO, arrival and priority read natively where compiled (the
+    # same values ``job_slo`` and the protocol read; twenty-first round)
+    jc: JobCore | None = job if isinstance(job, JobCore) else None
+    slo: Any
+    arrival: Any
+    prio: float
+    if jc is not None:
+        slo = jc.slo_s
+        arrival = jc.arrival_s
+        prio = float(jc.priority)
+    else:
+        slo = job_slo(job)
+        arrival = job.arrival_s
+        prio = float(job.priority)
     if slo is None:
-        return _JobRec(tab, float(job.priority), _NO_SLO, 0.0, 0.0)
+        return _JobRec(tab, prio, _NO_SLO, 0.0, 0.0)
     if type(slo) is float and type(arrival) is float:
-        return _JobRec(tab, float(job.priority), _FLOAT_SLO, slo, arrival)
-    return _JobRec(tab, float(job.priority), _OTHER_SLO, 0.0, 0.0)
+        return _JobRec(tab, prio, _FLOAT_SLO, slo, arrival)
+    return _JobRec(tab, prio, _OTHER_SLO, 0.0, 0.0)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -332,6 +346,9 @@ class PlanariaCore:
     size_: int | None
     #: Allocations by unit count (immutable, shared by every decision of a run).
     allocs_: dict[int, Allocation]
+    #: ``allocs_`` as a list by unit count (``None`` where no allocation of that count was
+    #: made yet; twenty-first round).
+    alloc_l_: list[Allocation | None]
     #: Each job's configuration table, by job id (its request's shape looked up once).
     tab_of_: dict[int, _Table]
     #: Each job's table, priority and deadline terms, by job id (read once per job).
@@ -354,6 +371,7 @@ class PlanariaCore:
         self.tables_ = {}
         self.size_ = None
         self.allocs_ = {}
+        self.alloc_l_ = []
         self.tab_of_ = {}
         self.rec_of_ = {}
         self.settled_ = False
@@ -415,14 +433,25 @@ class PlanariaCore:
         # where compiled); any other view through its attributes
         m = made_schedule()
         vf = m.view_fields
+        # The queue's three parts (running, preempting, ready), iterated in turn: the one list
+        # of every job is made only for Algorithm 1 (twenty-first round); another view's
+        # parts as lists (iterated natively where compiled)
+        part0: list[Any]
+        part1: list[Any]
+        part2: list[Any]
         if vf is not None and vf.view is view:
-            jobs = [*vf.running, *vf.preempting, *vf.ready]
+            part0 = vf.running
+            part1 = vf.preempting
+            part2 = vf.ready
             reason = vf.reason
         else:
-            jobs = [*view.running, *view.preempting, *view.ready]
+            part0 = list(view.running)
+            part1 = list(view.preempting)
+            part2 = list(view.ready)
             reason = view.reason
         promised_all = self.promised_
         if reason == "arrival" or reason == "completion":
+            jobs = [*part0, *part1, *part2]
             self.targets_ = (
                 core_targets(self, jobs, view, size)
                 if self.own_targets_
@@ -452,52 +481,63 @@ class PlanariaCore:
         # A job's id is boxed once (``Any``: compiled, an ``int`` local is unboxed and boxed
         # anew, a fresh object past 256, at each dictionary look-up), and each change keeps
         # it and the job's state, read once here (the protocol's generic reads otherwise).
-        allocs = self.allocs_
+        # this run's allocations by unit count as a list (a native list read, where
+        # ``allocs_.get`` boxes the count and hashes it; twenty-first round)
+        alloc_l = self.alloc_l_
+        n_alloc = len(alloc_l)
         changes: list[tuple[JobView, Any, Any, int, int, int]] = []
         need = 0
         jid: Any
-        for job in jobs:
-            jc: JobCore | None = job if isinstance(job, JobCore) else None  # (as in _targets)
-            if jc is not None:
-                st = jc.state
-                jid = jc.id
-            else:
-                st = job.state
-                jid = job.id
-            held = 0
-            if st is running or st is preempting:
+        for k in range(3):
+            part = part0 if k == 0 else part1 if k == 1 else part2
+            for job in part:
+                jc: JobCore | None = job if isinstance(job, JobCore) else None  # (as in _targets)
                 if jc is not None:
-                    alloc = jc.allocation
-                    if alloc is not None and allocs.get(jc.units) is alloc:
-                        held = jc.units
-                        alloc = None
+                    st = jc.state
+                    jid = jc.id
                 else:
-                    alloc = job.allocation
-                if alloc is not None:
-                    u = alloc.units
-                    if type(u) is int:  # int(u or 0) without the generic int() call
-                        held = u
-                    elif u:
-                        held = int(u)
-            promised = promised_all.get(jid, held)
-            if st is not waiting:
-                need += promised if promised > held else held
-            want = targets.get(jid, 0)
-            if want != promised:
-                changes.append((job, jid, st, held, promised, want))
+                    st = job.state
+                    jid = job.id
+                held = 0
+                if st is running or st is preempting:
+                    if jc is not None:
+                        alloc = jc.allocation
+                        ju = jc.units
+                        if alloc is not None and 0 <= ju < n_alloc and alloc_l[ju] is alloc:
+                            held = ju
+                            alloc = None
+                    else:
+                        alloc = job.allocation
+                    if alloc is not None:
+                        u = alloc.units
+                        if type(u) is int:  # int(u or 0) without the generic int() call
+                            held = u
+                        elif u:
+                            held = int(u)
+                promised = promised_all.get(jid, held)
+                if st is not waiting:
+                    need += promised if promised > held else held
+                want = targets.get(jid, 0)
+                if want != promised:
+                    changes.append((job, jid, st, held, promised, want))
         if not changes:
             self.settled_ = True
             return _NOTHING
         settled = True  # every change is promised its target below
         assign: dict[JobView, Allocation] = {}
-        preempt: list[JobView] = []
+        # made at the first preemption: none is the contract's ``()`` (``NOTHING``'s)
+        preempt: list[JobView] | None = None
         grow: list[tuple[JobView, Any, int, int, int]] = []
         for job, jid, st, held, promised, want in changes:  # shrinks and preemptions first
             if want == 0:
                 if st is running:
+                    if preempt is None:
+                        preempt = []
                     preempt.append(job)
                     promised_all[jid] = 0
                 elif st is _STARTING:
+                    if preempt is None:
+                        preempt = []
                     preempt.append(job)  # the engine returns it to the queue
                     need -= promised
                     promised_all[jid] = 0
@@ -506,9 +546,7 @@ class PlanariaCore:
                 continue
             before = held if held > promised else promised
             if want < before and st is not waiting:
-                assign[job] = allocs.get(want) or allocs.setdefault(
-                    want, Allocation(self.resource, want)
-                )
+                assign[job] = self._alloc(want)
                 need -= before - (held if held > want else want)
                 promised_all[jid] = want
             else:
@@ -518,17 +556,36 @@ class PlanariaCore:
             if need + extra > size:
                 settled = False
                 continue  # retried when units are released (the next wake)
-            assign[job] = allocs.get(want) or allocs.setdefault(
-                want, Allocation(self.resource, want)
-            )
+            assign[job] = self._alloc(want)
             need += extra
             promised_all[jid] = want
         self.settled_ = settled
-        if not assign and not preempt:
-            return _NOTHING
+        if preempt is None:
+            if not assign:
+                return _NOTHING
+            return refill_schedule(
+                m, assign, _NO_PREEMPT, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
+            )
         return refill_schedule(
             m, assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
         )
+
+    def _alloc(self, units: int) -> Allocation:
+        """This run's allocation of ``units`` units (made once, shared by every decision):
+        ``allocs_`` by count and ``alloc_l_`` (the same objects, by index) kept together."""
+        alloc_l = self.alloc_l_
+        if 0 <= units < len(alloc_l):
+            got = alloc_l[units]
+            if got is not None:
+                return got
+        made = self.allocs_.get(units)
+        if made is None:
+            made = self.allocs_[units] = Allocation(self.resource, units)
+        if units >= 0:
+            while len(alloc_l) <= units:
+                alloc_l.append(None)
+            alloc_l[units] = made
+        return made
 
 
 def _native_id(job: JobCore) -> Any:
