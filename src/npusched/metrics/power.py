@@ -138,15 +138,13 @@ def _draws_nothing(pieces: Pieces) -> bool:
     :func:`_table` computes it (energy / latency where the step takes time, else 0) has no
     entry that is not zero. Checked once per plan (the plans through one ``dict``; ``False``,
     the table deciding, where plans compare by value or are unhashable)."""
-    cols: Any = pieces if isinstance(getattr(pieces, "exec1_s", None), list) else None
-    plans = None if cols is None else cols.plan
+    plans = cast("Any", pieces).plan if isinstance(getattr(pieces, "exec1_s", None), list) else None
     try:
         if plans is None:
             plans = list(map(attrgetter("plan"), cast("Sequence[Any]", pieces)))
         if not plans or _draws(plans[0]):  # the usual answer, from the first piece's plan
             return False
-        # (the distinct plans as the columns numbered them, where they did)
-        uplans = list(cols.plans) if cols is not None and cols.coded else list(dict.fromkeys(plans))
+        uplans = list(dict.fromkeys(plans))
     except (TypeError, AttributeError):
         return False
     if not all(type(p).__eq__ is _OBJECT_EQ for p in uplans):
@@ -192,29 +190,16 @@ def _table(pieces: Pieces) -> _Table | None:
     if n == 0:
         return None
     plans: Sequence[Any]
-    numbered: tuple[npt.NDArray[np.int64], list[Any]] | None = None
     if isinstance(getattr(pieces, "exec1_s", None), list):  # a PowerColumns (no import: layers)
         cols: Any = pieces
         # the loop's columns, each packed as C doubles in one call (``struct``: about half the
-        # instructions of ``numpy.fromiter`` over a list; the same float64 values); the rates
-        # not at all where the columns saw every one at 1 (the same values: ones)
+        # instructions of ``numpy.fromiter`` over a list; the same float64 values)
         fmt = f"{n}d"
-        start_a, end_a, ex0_a, ex1_a = (
+        start_a, end_a, ex0_a, ex1_a, rate_a = (
             np.frombuffer(pack(fmt, *col), np.float64)
-            for col in (cols.start_s, cols.end_s, cols.exec0_s, cols.exec1_s)
+            for col in (cols.start_s, cols.end_s, cols.exec0_s, cols.exec1_s, cols.rate)
         )
-        rate_a = np.ones(n) if cols.unit else np.frombuffer(pack(fmt, *cols.rate), np.float64)
         plans = cols.plan
-        if cols.coded:
-            # the plans as the columns numbered them while recording (in order of first
-            # appearance, by identity: :func:`_plans_numbered`'s numbers)
-            uplans = list(cols.plans)
-            code = (
-                np.zeros(n, dtype=np.int64)
-                if len(uplans) <= 1
-                else np.frombuffer(pack(f"{n}q", *cols.code), np.int64)
-            )
-            numbered = code, uplans
     else:
         # one pass over the pieces (each read once, while it is in the cache: a run's pieces
         # lie scattered over the heap, and a pass per field costs a cache miss per value)
@@ -232,13 +217,8 @@ def _table(pieces: Pieces) -> _Table | None:
     keep = np.arange(n) if every_kept else np.flatnonzero(computed)
     if not keep.size:
         return None
-    # ``grp`` numbers each kept piece's plan, ``uplans`` the plans in that numbering (the
-    # columns' numbers where every piece is kept: a plan of no kept piece would otherwise be
-    # numbered, and its steps enter the table)
-    if every_kept and numbered is not None:
-        grp, uplans = numbered
-    else:
-        grp, uplans = _plans_numbered(plans if every_kept else [plans[i] for i in keep.tolist()])
+    # ``grp`` numbers each kept piece's plan, ``uplans`` the plans in that numbering
+    grp, uplans = _plans_numbered(plans if every_kept else [plans[i] for i in keep.tolist()])
     cum_parts = [p.cum_s for p in uplans]
     lens = np.fromiter(map(len, cum_parts), dtype=np.int64, count=len(cum_parts))
     offs = np.cumsum(lens) - lens  # each plan's offset in cum_all (its steps + 1 entries)

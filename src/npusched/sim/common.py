@@ -75,31 +75,9 @@ class PowerColumns:
     named tuples had each piece's five floats read back through Python (``numpy.fromiter``
     over a getter per piece: about a fifth of a warm FCFS ``run_config``).
     :attr:`npusched.sim.engine.SimResult.power` makes the :class:`PowerPiece` list from these
-    columns when it is read (:meth:`pieces`: the same values, the same objects).
+    columns when it is read (:meth:`pieces`: the same values, the same objects)."""
 
-    While they record, the columns also number the plans (:attr:`code`, each piece's plan's
-    number in order of first appearance, by identity; :attr:`plans`, the plans in that order)
-    and note whether every rate is 1 (:attr:`unit`): the power peak reads these instead of
-    numbering every piece's plan and packing the rates afterwards (a dictionary look-up and a
-    small ``int`` per piece here, where the peak paid a ``dict`` insertion, a look-up and a
-    tuple entry per piece). Plans are numbered only while every plan is an
-    :class:`~npusched.hardware.profile.ExecPlan` (identity equality and hash; the engine's
-    plans): :attr:`coded` is ``False`` after any other, and the peak numbers them itself."""
-
-    __slots__ = (
-        "_number",
-        "code",
-        "coded",
-        "end_s",
-        "exec0_s",
-        "exec1_s",
-        "plan",
-        "plans",
-        "rate",
-        "resource",
-        "start_s",
-        "unit",
-    )
+    __slots__ = ("end_s", "exec0_s", "exec1_s", "plan", "rate", "resource", "start_s")
 
     def __init__(self) -> None:
         self.start_s: list[float] = []
@@ -109,11 +87,6 @@ class PowerColumns:
         self.exec1_s: list[float] = []
         self.rate: list[float] = []
         self.resource: list[str] = []
-        self.code: list[int] = []
-        self.plans: list[Any] = []
-        self._number: dict[Any, int] = {}
-        self.coded = True
-        self.unit = True
 
     def add(
         self,
@@ -133,19 +106,6 @@ class PowerColumns:
         self.exec1_s.append(exec1_s)
         self.rate.append(rate)
         self.resource.append(resource)
-        if rate != 1.0:
-            self.unit = False
-        if self.coded:
-            if type(plan) is ExecPlan:
-                number = self._number
-                code = number.get(plan, -1)
-                if code < 0:
-                    code = len(self.plans)
-                    number[plan] = code
-                    self.plans.append(plan)
-                self.code.append(code)
-            else:
-                self.coded = False
 
     def __len__(self) -> int:
         return len(self.start_s)
