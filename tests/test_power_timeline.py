@@ -484,3 +484,24 @@ def test_the_loop_s_columns_give_the_pieces_bits(ps: list[PowerPiece], unit: boo
         assert g.tobytes() == w.tobytes()
     want = reference(ps)[1].max()
     assert np.float64(mp.peak_piece_power_w(cols)).tobytes() == want.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.sampled_from([0.0, -0.0, 1.5, 2.0, -3.25, 7.0, 1e-300, 5e300]), min_size=1, max_size=80
+    ),
+    data=st.data(),
+)
+def test_range_maxima_equal_the_slices_maxima(values: list[float], data: st.DataObject) -> None:
+    """``_range_max`` (both runs of every range gathered from one flat sparse table) gives
+    each range's ``max`` of its slice, to the bit (signed zeros included)."""
+    import npusched.metrics.power as mp
+
+    v = np.array(values)
+    n = len(v)
+    lo = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=30))
+    count = [data.draw(st.integers(1, n - a)) for a in lo]
+    got = mp._range_max(v, np.array(lo, dtype=np.int64), np.array(count, dtype=np.int64))
+    want = np.array([v[a : a + c].max() for a, c in zip(lo, count, strict=True)])
+    assert got.tobytes() == want.tobytes()

@@ -129,13 +129,18 @@ def sla_violation_rates(df: Records, ns: Iterable[float] = SLA_N) -> FloatArray:
 
     The fractions are the violations counted (``count_nonzero``) over the requests: the bits
     of the comparisons' ``mean`` (which sums the 0/1 values as float64, exactly, and divides
-    by the count) at a fraction of its cost (no float per comparison)."""
+    by the count) at a fraction of its cost (no float per comparison). Each row of the
+    comparison is counted on its own: ``count_nonzero`` of a whole 1-D boolean array counts
+    its bytes in a vectorised loop, where along an axis it casts every 0/1 to an integer and
+    adds them (the same counts)."""
     _require(df, "latency_s", "isolated_s")
     n = np.asarray(list(ns), dtype=np.float64)
     lat, iso = _col(df, "latency_s"), _col(df, "isolated_s")
     if lat.size == 0:
         return np.full(n.shape, np.nan)
-    over = np.count_nonzero(lat[None, :] > n[:, None] * iso[None, :], axis=1)
+    over = np.fromiter(
+        map(np.count_nonzero, lat[None, :] > n[:, None] * iso[None, :]), np.int64, len(n)
+    )
     return np.asarray(over / lat.size, dtype=np.float64)
 
 
@@ -353,7 +358,9 @@ def summarize(
             out[f"{_qname(q)}{infix}_norm"] = float(w)
 
     prio = np.asarray(df["priority"], dtype=np.int64)
-    present = sorted(set(prio.tolist()))
+    # the distinct priorities in ascending order, as Python ints (one sort of the integers:
+    # no Python int and set entry per request)
+    present = np.unique(prio).tolist()
     label = priority_label(present)
     levels = present
     if set(present) <= set(PRIORITY_LEVELS.values()):

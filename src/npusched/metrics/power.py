@@ -585,24 +585,26 @@ def _range_max(
     """``[values[l : l + c].max() for l, c in zip(lo, count)]`` (every count >= 1): from a
     sparse table of ``values`` (the maxima of every run of ``2**k`` entries) where it is small,
     else by gathering every run and reducing it."""
-    if len(values) <= _SPARSE_MAX:
+    n = len(values)
+    if n <= _SPARSE_MAX:
         k = np.zeros(len(count), dtype=np.int64)
         # k = floor(log2(count)) in integers: the runs of 2**k entries that cover the range
-        rows = [values]
+        top = int(count.max())
+        levels = top.bit_length()
+        # level ``j``'s maxima in row ``j`` of one table (its entries past ``n - 2**j`` are
+        # never read: a range of level ``j`` starts at most ``2**j`` entries before its end)
+        table = np.empty((levels, n))
+        table[0] = values
         span = 1
-        while 2 * span <= int(count.max()):
-            prev = rows[-1]
-            rows.append(np.maximum(prev[:-span], prev[span:]))
+        for j in range(1, levels):
+            prev = table[j - 1]
+            np.maximum(prev[: n - span], prev[span:n], out=table[j, : n - span])
             k += count >= 2 * span
             span *= 2
-        out = np.empty(len(count))
-        # the levels present (a count per level: no sort or hash of ``k``)
-        for level in np.flatnonzero(np.bincount(k)).tolist():
-            sel = np.flatnonzero(k == level)
-            row = rows[level]
-            a = lo[sel]
-            out[sel] = np.maximum(row[a], row[a + count[sel] - (1 << level)])
-        return out
+        # every range's two runs gathered from the flat table at once (no pass per level)
+        flat = table.reshape(-1)
+        at = k * n + lo
+        return np.maximum(flat.take(at), flat.take(at + count - np.left_shift(1, k)))
     idx = _runs(lo, count)
     return np.maximum.reduceat(values[idx], np.cumsum(count) - count)
 

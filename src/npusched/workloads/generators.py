@@ -154,10 +154,13 @@ def sample_seq_lens(
     rng: np.random.Generator,
     *,
     user: Mapping[str, Network] | None = None,
+    distinct: Iterable[str] | None = None,
 ) -> tuple[list[int | None], list[int | None]]:
     """``(seq_in, seq_out)`` per request: sampled from the network's registered length model,
     else the network's default ``seq_len`` if it is recurrent, else ``None`` (CNNs).
     ``user``: networks by name that are not in the zoo (looked up there first).
+    ``distinct``: the distinct names of ``networks`` where the caller knows them (a
+    generator, from its draws' codes), so that no set of the requests' names is made.
 
     Networks are visited in sorted-name order and each draws one vectorised batch, so the result
     depends only on the seed and the request order.
@@ -169,7 +172,7 @@ def sample_seq_lens(
     seq_in: list[int | None] = [None] * n
     seq_out: list[int | None] = [None] * n
     names: npt.NDArray[Any] | None = None  # made only where a network has lengths
-    for name in sorted(set(networks)):
+    for name in sorted(set(networks) if distinct is None else set(distinct)):
         model = length_model_for(name)
         net = None
         if model is None:
@@ -246,12 +249,14 @@ def assemble_table(
     slo: Sequence[float | None] = [None] * n if slo_s is None else slo_s
     s_in: Sequence[int | None] = [None] * n if seq_in is None else seq_in
     s_out: Sequence[int | None] = [None] * n if seq_out is None else seq_out
-    order = np.argsort(arr, kind="stable")
+    order = stable_order(arr)
     idx = order.tolist()
     # Columns as Python lists in dispatch order, each value converted once (Python lists box
     # no NumPy scalar per field): the table's columns.
     names = list(map(networks.__getitem__, idx))
-    if set(map(type, names)) - {str}:
+    # (every name is a str where the coded names all are: no pass over the requests)
+    coded_str = network_codes is not None and all(type(x) is str for x in network_codes[1])
+    if not coded_str and set(map(type, names)) - {str}:
         names = [str(x) for x in names]
     cols: list[list[Any]] = [
         names,
@@ -266,6 +271,29 @@ def assemble_table(
         code, net_names = network_codes
         shapes = number_coded_shapes(np.asarray(code, dtype=np.int64)[order], net_names, b[order])
     return RequestTable(arr[order].tolist(), *cols, shapes=shapes)
+
+
+def _drawn(code: npt.NDArray[np.int64], names: Sequence[str]) -> list[str]:
+    """The distinct names ``names[c]`` of the codes ``code`` drawn (one sort of the integers)."""
+    return [names[c] for c in np.unique(code).tolist()]
+
+
+def stable_order(x: FloatArray) -> npt.NDArray[np.intp]:
+    """``np.argsort(x, kind="stable")`` of a float array, the same indices, by a cheaper sort
+    where the two cannot differ: the identity where ``x`` never decreases (the stable order of
+    a sorted array, ties included; a Poisson stream's arrivals), else NumPy's default sort
+    where its result is strictly increasing (all values distinct: only one order sorts them;
+    the default sort is a vectorised introsort, about a sixth of the stable merge sort's time
+    on 5,000 uniform arrivals), else the stable sort itself (ties, NaN or zeros of both
+    signs, whose order only the stable sort fixes)."""
+    n = len(x)
+    if n < 2 or bool((x[1:] >= x[:-1]).all()):
+        return np.arange(n, dtype=np.intp)
+    order = np.argsort(x)
+    got = x[order]
+    if bool((got[1:] > got[:-1]).all()):
+        return order
+    return np.argsort(x, kind="stable")
 
 
 def _opt_col(
@@ -343,7 +371,7 @@ def prema_table(
     nets = list(map(names.__getitem__, net_code.tolist()))
     prio = prios[rng.integers(0, len(prios), size=n)]
     batch = bs[rng.integers(0, len(bs), size=n)]
-    seq_in, seq_out = sample_seq_lens(nets, rng, user=user)
+    seq_in, seq_out = sample_seq_lens(nets, rng, user=user, distinct=_drawn(net_code, names))
     return assemble_table(
         arrival,
         nets,
@@ -510,7 +538,9 @@ def poisson_table(
     nets = [names[i] for i in net_code.tolist()]
     prio = rng.integers(lo, hi + 1, size=n)
     batch = bs[rng.integers(0, len(bs), size=n)]
-    seq_in, seq_out = sample_seq_lens(nets, rng, user=_user_networks(models, profiles))
+    seq_in, seq_out = sample_seq_lens(
+        nets, rng, user=_user_networks(models, profiles), distinct=_drawn(net_code, names)
+    )
     slo: list[float | None] = [slo_map.get(x) for x in nets] if slo_map is not None else [None] * n
     reqs = assemble_table(
         arrival,
