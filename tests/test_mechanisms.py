@@ -291,8 +291,7 @@ def test_restore_end(rb: int, ckpt_cost: bool, now: float, bw: float) -> None:
     """A start computes after reading its checkpoint (where checkpoints cost time), else at
     once."""
     want = now + rb / bw if rb and ckpt_cost else now
-    profile = make_profile("p", [1e-6], bandwidth_bps=bw)
-    assert _bits(mechanisms.restore_end(now, rb, ckpt_cost, profile)) == _bits(want)
+    assert _bits(mechanisms.restore_end(now, rb, ckpt_cost, bw)) == _bits(want)
 
 
 def test_save_segment() -> None:

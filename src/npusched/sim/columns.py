@@ -1387,7 +1387,13 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
                     rb = rbytes[k]
                     # (restore first; no call where there is nothing to restore, most starts)
-                    t0 = restore_end(now, rb, ckpt_cost, prof) if rb else now
+                    t0 = (
+                        restore_end(
+                            now, rb, ckpt_cost, bandwidth[k] if bandwidth else prof.memory_bandwidth_bps
+                        )
+                        if rb
+                        else now
+                    )
                     seg_start = now
                     ex0 = exe[k]
                     if lv_on:  # the switch to the step it starts at, after the restore

@@ -1345,7 +1345,8 @@ class _Run:
         job.rate = 1.0
         if job.first_start_s != job.first_start_s:  # nan: first start
             job.first_start_s = now
-        t0 = restore_end(now, job._restore_bytes, self.ckpt_cost, job.profile)
+        rb = job._restore_bytes
+        t0 = restore_end(now, rb, self.ckpt_cost, job.profile.memory_bandwidth_bps) if rb else now
         if self.power_policy is not None:
             t0 += self._level_switch(job, ri, res)
         job._seg_start = now

@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 from npusched.hardware.plan import ExecPlan
-from npusched.hardware.profile import Profile
 from npusched.sim.common import PowerColumns, Segment
 
 __all__ = [
@@ -36,15 +35,15 @@ __all__ = [
 ]
 
 
-def restore_end(now: float, rb: int, ckpt_cost: bool, profile: Profile) -> float:
+def restore_end(now: float, rb: int, ckpt_cost: bool, bandwidth: float) -> float:
     """When a job starting at ``now`` (seconds) with ``rb`` checkpoint bytes to restore
-    begins computing: after reading them at its ``profile``'s memory bandwidth where
-    checkpoints cost time (``ckpt_cost``), else at once (a power policy's switch follows; the
-    caller adds it). The bandwidth is read only where there is something to restore (an
-    attribute of an interpreted object: a generic look-up, about 240 instructions; typed, it
-    is unboxed and the division native)."""
+    begins computing: after reading them at ``bandwidth`` (bytes per second, its profile's
+    memory bandwidth) where checkpoints cost time (``ckpt_cost``), else at once (a power
+    policy's switch follows; the caller adds it). The callers call it only where there is
+    something to restore and read the bandwidth there (the column loop from its per-request
+    list: a profile's attribute is a generic look-up, about 240 instructions)."""
     if rb and ckpt_cost:
-        return now + rb / profile.memory_bandwidth_bps
+        return now + rb / bandwidth
     return now
 
 
