@@ -5,7 +5,7 @@ workload ``RUNS - 1`` more times. Under cachegrind, ``(I(3) - I(1)) / 2`` is one
 run (set-up and result included, as the ``families`` bench's ``engine_us_per_event``); one
 warm ``run_config`` (``ic_run_config.py``) less it is what ``run_config`` does around it:
 
-    for r in 1 3; do PYTHONHASHSEED=0 PYTHONPATH=src valgrind --tool=cachegrind \\
+    for r in 1 3; do OPENBLAS_NUM_THREADS=1 PYTHONHASHSEED=0 PYTHONPATH=src valgrind --tool=cachegrind \\
         --cache-sim=no --cachegrind-out-file=/dev/null \\
         python benchmarks/ic_engine_only.py FCFS $r 5000; done
 """
