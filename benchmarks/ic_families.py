@@ -5,8 +5,10 @@ an A/B of two checkouts that wall clock on the shared machine cannot resolve:
         --cache-sim=no --cachegrind-out-file=/dev/null \\
         python benchmarks/ic_families.py FluidB $r; done
 
-``OPENBLAS_NUM_THREADS=1``: idle BLAS threads spin under valgrind and moved one tree's count by
-up to 10% between runs (twenty-first round). ``FAMILY RUNS [REQUESTS]``: builds the family's config of ``npusched bench --scenario
+``OPENBLAS_NUM_THREADS=1``: idle BLAS threads spin under valgrind and moved one tree's count
+by up to 10% between runs (twenty-first round).
+
+``FAMILY RUNS [REQUESTS]``: builds the family's config of ``npusched bench --scenario
 families`` (``family_configs``, 5,000 requests by default: the machine families run their
 share of it) and runs it ``RUNS`` times through ``run_config``. ``(I(3) - I(1)) / 2`` is one
 warm run. Prints the family and the run's events.
