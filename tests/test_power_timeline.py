@@ -13,14 +13,15 @@ from npusched.sim.engine import PowerPiece, power_timeline
 
 
 def reference(pieces: list[PowerPiece]) -> tuple[np.ndarray, np.ndarray]:
-    """The timeline a piece at a time (the implementation before issue 25, with the fourteenth
-    round's rule for pieces that follow one another in time).
+    """The timeline a time at a time (the twenty-second round's definition).
 
-    Where every bound of every piece, in the pieces' order, never goes back in time (one job
-    at a time), the level from a bound to the next is the watts of the step it opens (0 W
-    after a piece's last bound), kept at the last bound of each distinct time. Otherwise the
-    +/- changes are stably sorted by time and summed."""
-    ts, dp, bounds_all, levels_all = [], [], [], []
+    Each piece's bounds are its plan's prefix sums over the work it did, as times
+    ``start + (bound - exec0) / rate`` with the last one its end (taken as their running
+    maximum capped at the end: a step that rounding puts backwards lasts no time); from bound
+    ``j`` to bound ``j + 1`` it draws its step's watts times its rate. At each distinct bound
+    time the level is the sum of what every piece computing then draws, added in the
+    pieces' order from 0 W; then levels under 1e-9 of the largest magnitude are zeroed."""
+    parts = []
     for p in pieces:
         if p.end_s <= p.start_s or p.exec1_s <= p.exec0_s:
             continue
@@ -34,27 +35,18 @@ def reference(pieces: list[PowerPiece]) -> tuple[np.ndarray, np.ndarray]:
         bounds = np.clip(cum[s0 : s1 + 1], p.exec0_s, p.exec1_s)
         t = p.start_s + (bounds - p.exec0_s) / p.rate
         t[-1] = p.end_s
-        watts = p.plan.power_w[s0:s1] * p.rate
-        ts.append(t[:-1])
-        dp.append(watts)
-        ts.append(t[1:])
-        dp.append(-watts)
-        bounds_all.append(t)
-        levels_all.append(np.r_[watts, 0.0])
-    if not ts:
+        t = np.minimum(np.maximum.accumulate(t), t[-1])
+        parts.append((t, p.plan.power_w[s0:s1] * p.rate))
+    if not parts:
         return np.zeros(1), np.zeros(1)
-    t_all = np.concatenate(bounds_all)
-    if (t_all[1:] >= t_all[:-1]).all():  # one job at a time: the steps' own watts
-        times, level = t_all, np.concatenate(levels_all)
-    else:
-        times = np.concatenate(ts)
-        delta = np.concatenate(dp)
-        order = np.argsort(times, kind="stable")
-        times = times[order]
-        level = np.cumsum(delta[order])
-    last = np.r_[times[1:] != times[:-1], True]
-    times = times[last]
-    level = level[last]
+    times = np.unique(np.concatenate([t for t, _ in parts]))
+    level = np.zeros(len(times))
+    for i, tau in enumerate(times.tolist()):
+        x = 0.0
+        for t, w in parts:
+            if t[0] <= tau < t[-1]:
+                x += w[int(np.searchsorted(t, tau, side="right")) - 1]
+        level[i] = x
     level[np.abs(level) < 1e-9 * max(1.0, float(np.max(np.abs(level))))] = 0.0
     return times, level
 
@@ -167,7 +159,8 @@ def test_pieces_in_time_order_sum_to_the_reference_without_a_sort(
 
 def test_the_no_sort_layout_is_taken_on_a_temporal_run() -> None:
     """A one-job-at-a-time run (P-PREMA on the NPU) takes the no-sort layout block by block
-    (every bound at once is never taken), and it equals the reference; so does the peak."""
+    (the sum over the pieces computing at each time is never taken), and it equals the
+    reference; so does the peak."""
     import npusched.metrics.power as mp
     from npusched.bench.families import family_configs
     from npusched.experiments.config import parse_config
@@ -177,18 +170,18 @@ def test_the_no_sort_layout_is_taken_on_a_temporal_run() -> None:
     assert out.result.power
     pieces_ = out.result.power
     whole: list[bool] = []
-    real = mp._whole
+    real = mp._summed_levels
 
     def spy(*a: object) -> object:
         whole.append(True)
         return real(*a)  # type: ignore[arg-type]
 
-    mp._whole = spy  # type: ignore[assignment]
+    mp._summed_levels = spy  # type: ignore[assignment]
     try:
         got = mp.piece_power_timeline(pieces_)
         peak = mp.peak_piece_power_w(pieces_)
     finally:
-        mp._whole = real
+        mp._summed_levels = real
     assert whole == []
     want = reference(list(pieces_))
     for g, w in zip(got, want, strict=True):
@@ -202,9 +195,9 @@ def test_the_no_sort_layout_is_taken_on_a_temporal_run() -> None:
     block=st.sampled_from([1, 2, 3, 7, 1 << 15]),
 )
 def test_blocks_and_the_peak_equal_the_reference(ps: list[PowerPiece], block: int) -> None:
-    """The timeline over blocks of any size (a block holds whole pieces; the running sum
-    carries across; a block's last bound is dropped where the next starts at its time)
-    equals the reference to the last bit, and ``peak_piece_power_w`` is its highest level."""
+    """The timeline over blocks of any size (a block holds whole pieces; a block's last bound
+    is dropped where the next starts at its time) equals the reference to the last bit, and
+    ``peak_piece_power_w`` is its highest level."""
     import npusched.metrics.power as mp
 
     old = mp._BLOCK_BOUNDS
@@ -254,7 +247,7 @@ def test_one_job_at_a_time_the_levels_are_the_steps_watts() -> None:
 def test_piece_power_timeline_on_a_run_equals_the_engine_s(fam: str) -> None:
     """On real runs (P-PREMA with RNNs: many plans, many pieces per plan; Planaria's
     subarray variants; HaX-CoNN's contention rates) the vectorised timeline equals the
-    piece-at-a-time reference to the last bit."""
+    time-at-a-time reference to the last bit."""
     from npusched.bench.families import family_configs
     from npusched.experiments.config import parse_config
     from npusched.experiments.runner import run_config
@@ -325,10 +318,9 @@ def test_the_peak_without_times_is_taken_on_runs() -> None:
 def test_the_peak_of_overlapping_pieces_is_the_timeline_s_highest_level(
     ps: list[PowerPiece], zero: bool
 ) -> None:
-    """Where pieces overlap, the peak reduces the running sum's kept levels where they lie
-    (``_whole(tab, peak=True)``, the pairs gathered as 16-byte entries): its highest and
-    lowest equal the timeline's levels' bit for bit, and the peak equals the reference's
-    highest level; with every plan at 0 W (``zero``: answered from the watts table) too."""
+    """Where pieces overlap, the peak from the stretches whose bound could hold it
+    (``_summed_peak``) equals the timeline's highest level and the reference's bit for bit;
+    with every plan at 0 W (``zero``) too."""
     import npusched.metrics.power as mp
 
     if zero:
@@ -342,43 +334,89 @@ def test_the_peak_of_overlapping_pieces_is_the_timeline_s_highest_level(
     tab = mp._table(ps)
     if tab is None:
         return
-    _, level = mp._whole(tab)
-    hi, lo = mp._whole(tab, peak=True)
-    assert np.float64(hi).tobytes() == level.max().tobytes()
-    assert np.float64(lo).tobytes() == level.min().tobytes()
+    _, level = mp.piece_power_timeline(ps)
     want = reference(ps)[1].max()
+    assert level.max().tobytes() == want.tobytes()
     assert np.float64(mp.peak_piece_power_w(ps)).tobytes() == want.tobytes()
+    cols = mp._columns(ps)
+    assert cols is not None
+    keep = np.flatnonzero((cols.end > cols.start) & (cols.ex1 > cols.ex0))
+    got = mp._summed_peak(cols, keep)
+    if got is not None:  # (declined: a peak under 1e-9 W)
+        assert np.float64(got).tobytes() == want.tobytes()
 
 
-@settings(max_examples=200, deadline=None)
-@given(ps=pieces())
-def test_the_overlapping_peak_with_every_level_kept_takes_the_plain_reductions(
-    ps: list[PowerPiece],
-) -> None:
-    """Where no two bounds share a time (every level kept), ``_whole(tab, peak=True)`` takes
-    the plain highest and lowest of the running sum's levels: the same values as the masked
-    reductions over the kept levels (the peak equal to the reference's highest level: the
-    test above); where some bounds share a time, the masked ones."""
+@st.composite
+def crowded_pieces(draw: st.DrawFn) -> list[PowerPiece]:
+    """Many pieces of a few plans, overlapping in bursts (a machine running jobs side by
+    side), with gaps where nothing computes: the stretches' bounds prune most of them."""
+    plans = []
+    for _ in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(1, 12))
+        lat = draw(st.lists(st.integers(1, 50), min_size=n, max_size=n))
+        e = draw(st.lists(st.floats(0.0, 3.0), min_size=n, max_size=n))
+        plans.append(ExecPlan.from_steps([x * 1e-4 for x in lat], energy_j=e))
+    out = []
+    t = 0.0
+    for _ in range(draw(st.integers(2, 40))):
+        plan = draw(st.sampled_from(plans))
+        total = plan.total_s
+        a = draw(st.integers(0, 19)) * total / 20
+        b = draw(st.integers(1, 20)) * total / 20
+        a, b = min(a, b), max(a, b)
+        if b <= a:
+            b = total
+        rate = draw(st.sampled_from([1.0, 0.5, 0.37, 1.3]))
+        t0 = t + draw(st.integers(-30, 30)) * 1e-4
+        out.append(PowerPiece(t0, t0 + (b - a) / rate, plan, a, b, rate, "npu"))
+        t = max(t, t0) + draw(st.integers(0, 40)) * 1e-4
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(ps=crowded_pieces())
+def test_the_pruned_peak_equals_the_reference_on_crowded_pieces(ps: list[PowerPiece]) -> None:
+    """Many overlapping pieces: the peak computed over the few stretches that could hold it
+    is the reference's highest level, bit for bit."""
     import npusched.metrics.power as mp
 
-    tab = mp._table(ps)
-    if tab is None:
-        return
-    t, rise, b_first, b_last, _ = mp._bounds(tab, 0, len(tab.start))
-    checks = mp._in_order_checks(t, b_first, b_last)
-    if checks is None or checks[1]:
-        return  # not the overlapping layout
-    _, level, keep = mp._overlapping_levels(t, rise)
-    hi, lo = mp._whole(tab, peak=True)
-    assert hi == float(np.max(level, where=keep, initial=-np.inf))
-    assert lo == float(np.min(level, where=keep, initial=np.inf))
     want = reference(ps)[1].max()
     assert np.float64(mp.peak_piece_power_w(ps)).tobytes() == want.tobytes()
+    assert mp.piece_power_timeline(ps)[1].max().tobytes() == want.tobytes()
 
 
-def test_planaria_s_overlapping_peak_keeps_every_level() -> None:
-    """Planaria's run (overlapping pieces) has no two bounds at one time: its peak takes the
-    plain reductions, and equals the timeline's highest level bit for bit."""
+def test_a_lone_piece_s_level_is_its_step_s_watts_where_pieces_overlap() -> None:
+    """The level at a time is the sum of what the pieces computing then draw: where one piece
+    computes alone after others overlapped it, its level is exactly its step's watts (the
+    running sum of every change since the run began, before the twenty-second round, gave
+    ``(a + b) - a``, which is not always ``b``)."""
+    import npusched.metrics.power as mp
+
+    a_plan = ExecPlan.from_steps([1e-3, 1e-3], energy_j=[0.1e-3 * 3, 0.7e-3])
+    b_plan = ExecPlan.from_steps([1e-3, 1e-3], energy_j=[0.2e-3, 0.3e-3 * 7])
+    pa = PowerPiece(0.0, 2e-3, a_plan, 0.0, a_plan.total_s, 1.0, "npu")
+    pb = PowerPiece(0.5e-3, 2.5e-3, b_plan, 0.0, b_plan.total_s, 1.0, "npu")
+    times, level = mp.piece_power_timeline([pa, pb])
+    wa, wb = a_plan.power_w, b_plan.power_w
+    want = {
+        0.0: wa[0],
+        0.5e-3: wa[0] + wb[0],
+        1e-3: wa[1] + wb[0],
+        1.5e-3: wa[1] + wb[1],
+        2e-3: wb[1],  # b alone: its own watts, bit for bit
+        2.5e-3: 0.0,
+    }
+    assert len(times) == len(want)
+    for t, x in zip(times.tolist(), level.tolist(), strict=True):
+        key = min(want, key=lambda k: abs(k - t))
+        assert x == want[key]
+    assert mp.peak_piece_power_w([pa, pb]) == float(level.max())
+
+
+def test_planaria_s_peak_takes_few_stretches() -> None:
+    """Planaria's run (overlapping pieces): the peak is taken from the stretches whose bound
+    reaches it, a small share of the run's pieces, and equals the timeline's highest level
+    bit for bit."""
     from npusched.bench.families import family_configs
     from npusched.experiments.config import parse_config
     from npusched.experiments.runner import run_config
@@ -387,15 +425,22 @@ def test_planaria_s_overlapping_peak_keeps_every_level() -> None:
     out = run_config(parse_config(family_configs(300)["Planaria"], source="Planaria"))
     cols = out.result.power_columns
     assert cols is not None
-    tab = mp._table(cols)
-    assert tab is not None
-    t, rise, b_first, b_last, _ = mp._bounds(tab, 0, len(tab.start))
-    checks = mp._in_order_checks(t, b_first, b_last)
-    assert checks is not None and not checks[1]  # overlapping
-    _, _, keep = mp._overlapping_levels(t, rise)
-    assert keep.all()
+    seen: list[int] = []
+    real = mp._table_of
+
+    def spy(c: object) -> object:
+        seen.append(len(c.start))  # type: ignore[attr-defined]
+        return real(c)  # type: ignore[arg-type]
+
+    mp._table_of = spy  # type: ignore[assignment]
+    try:
+        peak = mp.peak_piece_power_w(cols)
+    finally:
+        mp._table_of = real
+    n = len(cols.start_s)
+    assert seen and sum(seen) < n / 4  # tables for the candidate pieces only
     _, watts = mp.piece_power_timeline(cols)
-    assert np.float64(mp.peak_piece_power_w(cols)).tobytes() == watts.max().tobytes()
+    assert np.float64(peak).tobytes() == watts.max().tobytes()
 
 
 class _ByValue:
