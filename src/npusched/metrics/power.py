@@ -114,12 +114,15 @@ def peak_piece_power_w(pieces: Pieces) -> float:
     if cols is None:
         return 0.0
     computed = (cols.end > cols.start) & (cols.ex1 > cols.ex0)
-    start, end = cols.start[computed], cols.end[computed]
+    whole = bool(computed.all())  # (the usual case: the columns taken, not gathered)
+    start = cols.start if whole else cols.start[computed]
+    end = cols.end if whole else cols.end[computed]
     if not (start[1:] >= end[:-1]).all():  # pieces overlap in time
-        got_peak = _summed_peak(cols, np.flatnonzero(computed))
+        keep = np.arange(len(computed)) if whole else np.flatnonzero(computed)
+        got_peak = _summed_peak(cols, keep)
         if got_peak is not None:
             return got_peak
-    tab = _table_of(cols)
+    tab = _table_of(cols, computed, whole)
     if tab is None:
         return 0.0
     if not tab.pw_all.any():
@@ -242,13 +245,19 @@ def _table(pieces: Pieces) -> _Table | None:
     return None if got is None else _table_of(got)
 
 
-def _table_of(columns: _Columns) -> _Table | None:
-    """:func:`_table` of the pieces' :class:`_Columns`."""
+def _table_of(
+    columns: _Columns,
+    computed: npt.NDArray[np.bool_] | None = None,
+    every_kept: bool | None = None,
+) -> _Table | None:
+    """:func:`_table` of the pieces' :class:`_Columns` (``computed``: which pieces compute,
+    and ``every_kept`` whether all do, where the caller has them)."""
     start_a, end_a, ex0_a, ex1_a, rate_a, plans = columns
     n = len(start_a)
-    computed = (end_a > start_a) & (ex1_a > ex0_a)
-    # every piece computed (the usual case): the columns are taken whole, not gathered
-    every_kept = bool(computed.all())
+    if computed is None or every_kept is None:
+        computed = (end_a > start_a) & (ex1_a > ex0_a)
+        # every piece computed (the usual case): the columns are taken whole, not gathered
+        every_kept = bool(computed.all())
     keep = np.arange(n) if every_kept else np.flatnonzero(computed)
     if not keep.size:
         return None
