@@ -182,3 +182,31 @@ def test_cli_profile_table_csv_and_errors(
     assert main(["profile", "alexnet", "--batch", "0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("npusched: error:") and err.count("\n") == 1
+
+
+def test_the_device_key_is_made_once_per_run() -> None:
+    """``compile_profiles`` makes the device's cache key (which validates every parameter)
+    once for all the run's networks and hands it to ``compile_profile``: on a warm cache no
+    other key is made, and the profiles are the ones ``compile_profile`` returns without it
+    (the same cached objects)."""
+    from npusched.experiments.runner import compile_profiles
+    from npusched.workloads import Request
+
+    dev = get_device("planaria")
+    calls = []
+    real = type(dev).cache_key
+
+    def counted(self: object) -> tuple[object, ...]:
+        calls.append(1)
+        return real(self)  # type: ignore[arg-type]
+
+    reqs = [Request(i, 0.0, m) for i, m in enumerate(["resnet-50", "googlenet", "mobilenet-v1"])]
+    compile_profiles(reqs, dev)  # compiled (each compile makes keys of its own)
+    type(dev).cache_key = counted  # type: ignore[method-assign]
+    try:
+        got = compile_profiles(reqs, dev)
+    finally:
+        type(dev).cache_key = real  # type: ignore[method-assign]
+    assert len(calls) == 1
+    for name, prof in got.items():
+        assert prof is compile_profile(get_network(name), dev, [1])

@@ -212,6 +212,8 @@ def compile_profiles(
         bs.update(int(b) for b in batch_sizes)
     given = networks or {}
     out: dict[str, Profile] = {}
+    # the device's cache key made once for every network (it validates every parameter)
+    device_key = device.cache_key() if batches else None
     for name, bs in sorted(batches.items()):
         lens = sizes[name]
         if name not in given and size_range(name) is not None and lens != {None}:
@@ -226,7 +228,11 @@ def compile_profiles(
             )
             continue
         out[name] = compile_profile(
-            given.get(name) or get_network(name), device, sorted(bs), axes=axes
+            given.get(name) or get_network(name),
+            device,
+            sorted(bs),
+            axes=axes,
+            device_key=device_key,
         )
     return out
 

@@ -341,6 +341,7 @@ def compile_profile(
     *,
     axes: Mapping[str, Iterable[Any]] | None = None,
     cache: bool = True,
+    device_key: tuple[object, ...] | None = None,
 ) -> Profile:
     """Compile (or fetch from the in-process cache) the profile of ``network`` on ``device``.
 
@@ -354,6 +355,8 @@ def compile_profile(
             device's own ``variant_axes`` (all values), or none.
         cache: look up and store the result in the in-process cache (``False``: always compile
             afresh and leave the cache untouched, e.g. to time a compile).
+        device_key: ``device.cache_key()`` where the caller has it (a run compiles several
+            networks on one device: the key, which validates every parameter, is made once).
 
     Returns:
         A :class:`Profile`; the same network object, an equal device parameter key, the same
@@ -367,7 +370,7 @@ def compile_profile(
     ax = _axes(device, axes)
     if not cache:
         return _compile(network, device, bs, ax)
-    key = (id(network), device.cache_key(), bs, ax)
+    key = (id(network), device.cache_key() if device_key is None else device_key, bs, ax)
     prof = _CACHE.get(key)
     if prof is not None and prof.network is network:
         _CACHE.move_to_end(key)
