@@ -439,6 +439,19 @@ def quiet_wake_rule(policy: object) -> Callable[[str], bool] | None:
     return fn if callable(fn) else None
 
 
+def empty_wake_rule(policy: object) -> Callable[[str], bool] | None:
+    """A machine policy's ``empty_wake(reason)``, or ``None`` where it has none.
+
+    The general loop calls it only at a wake where no job is in the machine (none waits,
+    holds units or waits for units): ``empty_wake(reason)`` is true only where the policy has
+    then made ``select``'s decision on that view itself, without the view: ``NOTHING``, with
+    the state of its own that ``select`` would leave. The general loop then neither builds
+    the view nor calls ``select`` (``NOTHING`` has nothing to carry out: no start waits).
+    Planaria's completion of the last job (twenty-second round)."""
+    fn = getattr(policy, "empty_wake", None)
+    return fn if callable(fn) else None
+
+
 # --- hooks the engine may skip -------------------------------------------------------------------
 
 _F = TypeVar("_F")

@@ -115,6 +115,7 @@ from npusched.policies.contract import (
     SchedulerView,
     ViewFields,
     direct_hooks,
+    empty_wake_rule,
     is_no_op,
     job_cap_w,
     made_schedule,
@@ -588,8 +589,9 @@ _RESOLVED_BY_ID_MAX: Final = 1024
 #: variant past them is looked up in ``plan_cache`` by its key each time).
 _VARIANTS_SEEN_MAX: Final = 64
 #: Most allocations ``_Run._assign_one`` keeps for its identity scan (``_alloc_seen``): the
-#: built-in machine policies use one per resource.
-_ALLOC_SEEN_MAX: Final = 4
+#: built-in machine policies use one per resource, Planaria one per unit count (16 on its
+#: array; twenty-second round).
+_ALLOC_SEEN_MAX: Final = 16
 #: Process-wide memo of ``_Run._plan_core``'s plans without a power policy (twenty-first
 #: round): per ``(id(profile), batch, seq_in, seq_out, variant, None)`` the plan and its profile.
 #: Each run looked its plans up anew (``prof.plan`` with the variant as keywords, about 10,000
@@ -2020,6 +2022,11 @@ class _Run:
             d["profiles"] = self._held_profiles = profiles
         return self._view
 
+    def _held_any(self) -> bool:
+        """Whether a job holds units of any resource (running or being stopped; compiled,
+        ``any`` of a generator is a native loop)."""
+        return any(r.jobs for r in self.res)
+
     def _view_refs(self) -> int:
         """The references to the kept machine view and to its attribute dict, as counted from
         here (the same code counts them at the start, when only the engine holds them)."""
@@ -2234,37 +2241,48 @@ class _Run:
         deferred: list[Job] | None,
         by_id: dict[int, tuple[Allocation, tuple[int, int, _Variant]]],
     ) -> None:
-        """``_apply``'s ``assign`` entry: ``aj`` to ``alloc``."""
+        """``_apply``'s ``assign`` entry: ``aj`` to ``alloc``.
+
+        An allocation resolved before is found by identity first, whatever the job's state:
+        among the few allocations seen last (``_alloc_seen``: a list scanned by identity, no
+        ``id`` boxed and hashed; the machine policies hand out one shared allocation per
+        resource, Planaria one per unit count), else by id (the hit unpacked where it is read,
+        ``ri`` -1 for none: compiled, an optional tuple is a boxed object, a new tuple per hit
+        where the fields are C values). A waiting job whose units are free is started here
+        (``_assign``'s start at assignment, inline); a running job's re-allocation takes the
+        resolution found here (twenty-second round: ``_resolve`` boxed the allocation's id
+        and looked it up per re-allocation)."""
         if type(aj) is not Job or aj._clock is not self.clock:
             raise self._invalid(aj, "a job of this run")
-        if deferred is not None and aj.state is WAITING and not self.pending:
-            # ``_assign``'s start at assignment, inline for an allocation resolved before (by
-            # identity, as ``_resolve``): first among the few allocations started this way
-            # last (``_alloc_seen``: a list scanned by identity, no ``id`` boxed and hashed;
-            # the machine policies hand out one shared allocation per resource), else by id
-            # (the hit unpacked where it is read, ``ri`` -1 for none: compiled, an optional
-            # tuple is a boxed object, a new tuple per hit where the fields are C values)
-            seen = self._alloc_seen
-            ri = -1
-            units = 0
-            variant: _Variant = ()
-            for i in range(len(seen)):
-                if seen[i] is alloc:
-                    ri, units, variant = self._alloc_hit[i]
-                    break
-            if ri < 0:
-                got = by_id.get(id(alloc))
-                if got is not None and got[0] is alloc:
-                    hit = got[1]
-                    ri, units, variant = hit
-                    if len(seen) < _ALLOC_SEEN_MAX:
-                        seen.append(alloc)  # (kept alive here: identities stay unique)
-                        self._alloc_hit.append(hit)
-            if ri >= 0 and self.res[ri].free >= units:
-                self._start(aj, ri, units, variant, alloc, arm=False)
-                deferred.append(aj)
-                return
-        self._assign(aj, alloc, deferred)
+        seen = self._alloc_seen
+        ri = -1
+        units = 0
+        variant: _Variant = ()
+        for i in range(len(seen)):
+            if seen[i] is alloc:
+                ri, units, variant = self._alloc_hit[i]
+                break
+        if ri < 0:
+            got = by_id.get(id(alloc))
+            if got is not None and got[0] is alloc:
+                hit = got[1]
+                ri, units, variant = hit
+                if len(seen) < _ALLOC_SEEN_MAX:
+                    seen.append(alloc)  # (kept alive here: identities stay unique)
+                    self._alloc_hit.append(hit)
+        if ri < 0:
+            self._assign(aj, alloc, deferred)
+            return
+        if (
+            deferred is not None
+            and aj.state is WAITING
+            and not self.pending
+            and self.res[ri].free >= units
+        ):
+            self._start(aj, ri, units, variant, alloc, arm=False)
+            deferred.append(aj)
+            return
+        self._assign_at(aj, alloc, deferred, ri, units, variant)
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
         by_id = self.resolved_by_id
@@ -2306,6 +2324,18 @@ class _Run:
 
     def _assign(self, job: Job, alloc: Allocation, deferred: list[Job] | None = None) -> None:
         ri, units, variant = self._resolve(job, alloc)
+        self._assign_at(job, alloc, deferred, ri, units, variant)
+
+    def _assign_at(
+        self,
+        job: Job,
+        alloc: Allocation,
+        deferred: list[Job] | None,
+        ri: int,
+        units: int,
+        variant: _Variant,
+    ) -> None:
+        """``_assign`` with ``alloc`` resolved to ``(ri, units, variant)``."""
         st = job.state
         if st is WAITING:
             if deferred is not None:
@@ -2613,6 +2643,9 @@ class _Run:
         # A machine policy's wakes it declares quiet (``quiet_wake``: Planaria's ends of a save
         # that change no target): ``NOTHING`` carried out without a view or a decision.
         quiet_wake = None if temporal else quiet_wake_rule(policy)
+        # A machine policy's decision on a machine with no job, made without a view
+        # (``empty_wake``: Planaria's completion of the last job; twenty-second round).
+        empty_wake = None if temporal else empty_wake_rule(policy)
 
         while True:
             if heap:
@@ -2825,6 +2858,14 @@ class _Run:
                     if quiet_wake is not None and quiet_wake(reason):
                         if self.pending:  # ``_apply(NOTHING)``
                             self._drain_pending()
+                    elif (
+                        empty_wake is not None
+                        and not ready
+                        and not self.pending
+                        and not self._held_any()
+                        and empty_wake(reason)
+                    ):
+                        pass  # ``NOTHING`` with no start waiting: nothing to carry out
                     else:
                         self._apply(select(self._machine_view(reason)))
                 # ``busy`` is read only by the period tick below (``skipping`` is temporal),

@@ -423,6 +423,27 @@ class PlanariaCore:
             and reason != "completion"
         )
 
+    def empty_wake(self, reason: str) -> bool:
+        """``select``'s decision at a wake for ``reason`` on a view with no job (the engine
+        calls it only there, ``policies.contract.empty_wake_rule``), made without the view:
+        ``True`` where made. ``select`` on such a view returns ``NOTHING`` (no job: no change)
+        and leaves: on a dispatch or a completion, the targets of no job (``{}``: the core's
+        Algorithm 1 of an empty queue) and, at a completion, no promise kept (every job that
+        was promised one has finished); then ``settled_`` (no change); this sets the same.
+        Not made (``False``: ``select`` runs) before the first decision (``select`` reads the
+        array's size from the view, and checks the resource there), or where the class
+        decides or computes its targets its own way."""
+        if not self.own_select_ or self.size_ is None:
+            return False
+        if reason == "arrival" or reason == "completion":
+            if not self.own_targets_:
+                return False
+            self.targets_ = {}
+            if reason == "completion" and self.promised_:
+                self.promised_ = {}
+        self.settled_ = True
+        return True
+
     def select(self, view: MachineView) -> Schedule:
         """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
         count (see the public class's docstring); on other wakes, continue moving."""
@@ -452,11 +473,13 @@ class PlanariaCore:
         promised_all = self.promised_
         if reason == "arrival" or reason == "completion":
             jobs = [*part0, *part1, *part2]
-            self.targets_ = (
-                core_targets(self, jobs, view, size)
-                if self.own_targets_
-                else self._targets(jobs, view, size)
-            )
+            if not self.own_targets_:
+                self.targets_ = self._targets(jobs, view, size)
+            elif vf is not None and vf.view is view:
+                # the view's ``now`` and ``profiles`` natively (twenty-second round)
+                self.targets_ = _core_targets(self, jobs, view, size, vf.now, vf.profiles)
+            else:
+                self.targets_ = core_targets(self, jobs, view, size)
             if reason == "completion" and promised_all:
                 # forget finished jobs (ids are never reused: only live ids are looked up);
                 # the engine's jobs' ids read natively, each boxed once
@@ -546,7 +569,7 @@ class PlanariaCore:
                 continue
             before = held if held > promised else promised
             if want < before and st is not waiting:
-                assign[job] = self._alloc(want)
+                assign[job] = _alloc_of(self, want)
                 need -= before - (held if held > want else want)
                 promised_all[jid] = want
             else:
@@ -556,7 +579,7 @@ class PlanariaCore:
             if need + extra > size:
                 settled = False
                 continue  # retried when units are released (the next wake)
-            assign[job] = self._alloc(want)
+            assign[job] = _alloc_of(self, want)
             need += extra
             promised_all[jid] = want
         self.settled_ = settled
@@ -571,21 +594,28 @@ class PlanariaCore:
         )
 
     def _alloc(self, units: int) -> Allocation:
-        """This run's allocation of ``units`` units (made once, shared by every decision):
-        ``allocs_`` by count and ``alloc_l_`` (the same objects, by index) kept together."""
-        alloc_l = self.alloc_l_
-        if 0 <= units < len(alloc_l):
-            got = alloc_l[units]
-            if got is not None:
-                return got
-        made = self.allocs_.get(units)
-        if made is None:
-            made = self.allocs_[units] = Allocation(self.resource, units)
-        if units >= 0:
-            while len(alloc_l) <= units:
-                alloc_l.append(None)
-            alloc_l[units] = made
-        return made
+        """This run's allocation of ``units`` units (:func:`_alloc_of`)."""
+        return _alloc_of(self, units)
+
+
+def _alloc_of(core: PlanariaCore, units: int) -> Allocation:
+    """``core``'s allocation of ``units`` units this run (made once, shared by every
+    decision): ``allocs_`` by count and ``alloc_l_`` (the same objects, by index) kept
+    together. A module function (twenty-second round): compiled, ``self._alloc`` on a class
+    that allows interpreted subclasses is a method looked up and called generically."""
+    alloc_l = core.alloc_l_
+    if 0 <= units < len(alloc_l):
+        got = alloc_l[units]
+        if got is not None:
+            return got
+    made = core.allocs_.get(units)
+    if made is None:
+        made = core.allocs_[units] = Allocation(core.resource, units)
+    if units >= 0:
+        while len(alloc_l) <= units:
+            alloc_l.append(None)
+        alloc_l[units] = made
+    return made
 
 
 def _native_id(job: JobCore) -> Any:
@@ -606,16 +636,34 @@ def core_targets(
     """Algorithm 1 on every unfinished job at once (:func:`schedule_counts`): the same
     counts as :func:`schedule_tasks_spatially` over :meth:`tasks` (``PlanariaCore._targets``;
     a module function, so the core's ``select`` calls it natively)."""
+    if len(jobs) <= 1:  # schedule_counts' lone task: the whole array, no table needed
+        return {j.id: size for j in jobs}
+    return _core_targets(core, jobs, view, size, view.now, view.profiles)
+
+
+def _core_targets(
+    core: PlanariaCore,
+    jobs: Sequence[JobView],
+    view: MachineView,
+    size: int,
+    now: Any,
+    profiles: Any,
+) -> dict[int, int]:
+    """:func:`core_targets` given the view's ``now`` and ``profiles`` (``select`` reads them
+    natively from the engine's record where the view is the engine's: a generic attribute
+    read each on the view otherwise; twenty-second round)."""
     n = len(jobs)
     if n <= 1:  # schedule_counts' lone task: the whole array, no table needed
-        return {j.id: size for j in jobs}
+        out1: dict[int, int] = {}
+        for j in jobs:
+            # the engine's job's id read natively (the protocol's generic read otherwise)
+            out1[j.id if not isinstance(j, JobCore) else _native_id(j)] = size
+        return out1
     if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
-        now = view.now
         now_f = 0.0
         now_float = type(now) is float
         if now_float:
             now_f = now
-        profiles = view.profiles
         p_l: list[float] = []
         s_l: list[float] = []
         e_l: list[int] = []
