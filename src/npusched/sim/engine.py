@@ -2383,7 +2383,25 @@ class _Run:
         """The allocations a decision leads to (jobs keeping their units, re-allocations,
         pending starts) fit each resource's capacity. Jobs being stopped keep their units until
         they release them; pending starts wait for that, so the units held at any instant never
-        exceed the capacity either (``_start`` checks it)."""
+        exceed the capacity either (``_start`` checks it). One resource: the units summed in
+        one integer (twenty-second round; the list of sums and its boxed items otherwise)."""
+        res1 = self.res1
+        if res1 is not None:
+            tot = 0
+            for j in res1.jobs:
+                nxt = j._next_alloc
+                if nxt is not None:
+                    tot += nxt[1]  # (its resource is the one: ``nxt[0]`` is 0)
+                elif j.state is RUNNING and not j._leaving:
+                    tot += j.units
+            for e in self.pending:
+                tot += e[2]
+            if tot > res1.capacity:
+                raise SimulationError(
+                    f"policy {self._pname()!r} allocated {tot} unit(s) of {res1.name!r} "
+                    f"(capacity {res1.capacity}) at t={self.clock.now!r} s"
+                )
+            return
         need = [0] * len(self.res)
         for r_i, res in enumerate(self.res):
             for j in res.jobs:

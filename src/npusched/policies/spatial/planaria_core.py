@@ -472,7 +472,13 @@ class PlanariaCore:
             reason = view.reason
         promised_all = self.promised_
         if reason == "arrival" or reason == "completion":
-            jobs = [*part0, *part1, *part2]
+            # the one list of every job: one part as it is where the others are empty (the
+            # core's Algorithm 1 only reads it; twenty-second round)
+            jobs: list[Any]
+            if self.own_targets_ and not part1 and (not part0 or not part2):
+                jobs = part0 if part0 else part2
+            else:
+                jobs = [*part0, *part1, *part2]
             if not self.own_targets_:
                 self.targets_ = self._targets(jobs, view, size)
             elif vf is not None and vf.view is view:
