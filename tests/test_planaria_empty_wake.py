@@ -1,10 +1,11 @@
-"""Planaria's decision on a machine with no job, made without a view (twenty-second round):
-the engine calls ``empty_wake(reason)`` only at a wake where no job waits, holds units or
-waits for units (``policies.contract.empty_wake_rule``), and the policy's answer there is
-the decision ``select`` makes on that (empty) view: ``NOTHING``, with the same state of its
-own left (targets, promises, ``settled_``). Checked at every such wake of runs of Workloads A,
-B and C against ``select`` itself, with the jobs in the machine counted by the policy's own
-hooks; the runs equal those of the plain policy and of the policy without the rule."""
+"""Planaria's decisions made without a view (twenty-second round): on a machine with no job
+(``empty_wake(reason)``: the engine calls it only at a wake where no job waits, holds units or
+waits for units, ``policies.contract.empty_wake_rule``) and on one whose one job waits
+(``lone_wake(reason, job)``, ``lone_wake_rule``). The policy's answer there is the decision
+``select`` makes on that view, with the same state of its own left (targets, promises,
+``settled_``). Checked at every such wake of runs of Workloads A, B and C against ``select``
+itself, with the jobs in the machine counted by the policy's own hooks; the runs equal those
+of the plain policy and of the policy without the rules."""
 
 from __future__ import annotations
 
@@ -17,7 +18,14 @@ import pytest
 from npusched.hardware import compile_profile
 from npusched.hardware.fission import FissionArray
 from npusched.models import get_network
-from npusched.policies.contract import NOTHING, MachineView, empty_wake_rule
+from npusched.policies.contract import (
+    NOTHING,
+    JobState,
+    MachineView,
+    Schedule,
+    empty_wake_rule,
+    lone_wake_rule,
+)
 from npusched.policies.spatial import PlanariaPolicy
 from npusched.policies.spatial.planaria_core import PlanariaCore
 from npusched.sim.engine import Simulator
@@ -54,7 +62,6 @@ class _EmptyChecked(PlanariaPolicy):
     def empty_wake(self, reason: str) -> bool:
         assert self.live == 0  # asked only where no job is in the machine
         self.asked += 1
-        before = (self.targets_, self.promised_, self.settled_)
         snap = _state(self)
         made = super().empty_wake(reason)
         if not made:
@@ -63,17 +70,53 @@ class _EmptyChecked(PlanariaPolicy):
         self.made[reason] = self.made.get(reason, 0) + 1
         after = _state(self)
         # the reference: ``select`` on the empty view, from the state before
-        self.targets_, self.promised_, self.settled_ = before
+        self.targets_, self.promised_, self.settled_ = dict(snap[0]), dict(snap[1]), snap[2]
         view = MachineView(0.0, [], [], [], {}, reason, {})
         assert PlanariaCore.select(self, view) is NOTHING
         assert _state(self) == after
         return True
 
 
+
+def _fields(out: Schedule) -> Any:
+    if out is NOTHING:
+        return NOTHING
+    return (list(out.assign.items()), out.preempt, out.mechanism, out.until_step, out.rates)
+
+
+class _LoneChecked(_EmptyChecked):
+    """Each ``lone_wake`` checked against ``select`` on the view of the one waiting job."""
+
+    def reset(self) -> None:
+        super().reset()
+        self.lone_asked = 0
+        self.lone_made: dict[str, int] = {}
+
+    def lone_wake(self, reason: str, job: Any) -> Schedule | None:
+        assert self.live == 1 and job.state is JobState.WAITING  # its one job, waiting
+        self.lone_asked += 1
+        snap = _state(self)
+        out = super().lone_wake(reason, job)
+        if out is None:
+            assert _state(self) == snap
+            return None
+        key = f"{reason}:{'nothing' if out is NOTHING else 'assign'}"
+        self.lone_made[key] = self.lone_made.get(key, 0) + 1
+        got = _fields(out)
+        after = _state(self)
+        self.targets_, self.promised_, self.settled_ = dict(snap[0]), dict(snap[1]), snap[2]
+        view = MachineView(0.0, [job], [], [], {}, reason, {})
+        ref = PlanariaCore.select(self, view)
+        assert _fields(ref) == got and (ref is NOTHING) == (out is NOTHING)
+        assert _state(self) == after
+        return ref
+
+
 class _NoEmptyWake(PlanariaPolicy):
-    """The policy without the rule: every wake's decision through ``select``."""
+    """The policy without the rules: every wake's decision through ``select``."""
 
     empty_wake = None  # type: ignore[assignment]
+    lone_wake = None  # type: ignore[assignment]
 
 
 def _profiles(workload: str) -> dict[str, Any]:
@@ -98,9 +141,50 @@ def test_empty_wake_is_selects_decision(workload: str, load: float, seed: int) -
     assert pol.asked == sum(pol.made.values())  # every one made after the first decision
 
 
+@pytest.mark.parametrize(
+    ("workload", "load", "seed"), [("C", 80.0, 5), ("A", 150.0, 1), ("B", 40.0, 3)]
+)
+def test_lone_wake_is_selects_decision(workload: str, load: float, seed: int) -> None:
+    pol = _LoneChecked()
+    got = _run(pol, workload, load, seed)
+    assert got == _run(PlanariaPolicy(), workload, load, seed)
+    assert got == _run(_NoEmptyWake(), workload, load, seed)
+    assert pol.lone_made.get("arrival:assign", 0) > 2  # arrivals on an idle array
+    # every one made but at the run's first decision (the array's size is read there)
+    assert pol.lone_asked - sum(pol.lone_made.values()) <= 1
+
+
+def test_lone_wake_steps() -> None:
+    pol = PlanariaPolicy()
+    pol.reset()
+
+    class _J:  # a job seen through the ``JobView`` protocol (not the engine's)
+        id = 7
+
+    job: Any = _J()
+    assert pol.lone_wake("arrival", job) is None  # before the first decision
+    pol.size_ = 16
+    out = pol.lone_wake("arrival", job)
+    assert out is not None and out is not NOTHING
+    assert list(out.assign) == [job] and out.assign[job].units == 16
+    assert (pol.targets_, pol.promised_, pol.settled_) == ({7: 16}, {7: 16}, True)
+    # promised its target already: no change
+    assert pol.lone_wake("preempted", job) is NOTHING and pol.settled_
+    # its target 0 with a count promised (a wake that re-runs no Algorithm 1): deferred
+    pol.targets_ = {}
+    assert pol.lone_wake("timer", job) is NOTHING and not pol.settled_
+    # a completion keeps only this job's promise
+    pol.promised_ = {7: 4, 9: 12}
+    out = pol.lone_wake("completion", job)
+    assert out is not None and out.assign[job].units == 16
+    assert pol.promised_ == {7: 16}
+
+
 def test_rule_only_where_declared() -> None:
     assert empty_wake_rule(_NoEmptyWake()) is None
     assert empty_wake_rule(PlanariaPolicy()) is not None
+    assert lone_wake_rule(_NoEmptyWake()) is None
+    assert lone_wake_rule(PlanariaPolicy()) is not None
 
 
 def test_empty_wake_not_made_before_the_first_decision_or_for_other_targets() -> None:

@@ -118,6 +118,7 @@ from npusched.policies.contract import (
     empty_wake_rule,
     is_no_op,
     job_cap_w,
+    lone_wake_rule,
     made_schedule,
     quiet_wake_rule,
     ready_hooks,
@@ -2664,6 +2665,9 @@ class _Run:
         # A machine policy's decision on a machine with no job, made without a view
         # (``empty_wake``: Planaria's completion of the last job; twenty-second round).
         empty_wake = None if temporal else empty_wake_rule(policy)
+        # ... and on a machine whose one job waits (``lone_wake``: Planaria's arrival on an
+        # idle array), a schedule made without a view
+        lone_wake = None if temporal else lone_wake_rule(policy)
 
         while True:
             if heap:
@@ -2885,7 +2889,17 @@ class _Run:
                     ):
                         pass  # ``NOTHING`` with no start waiting: nothing to carry out
                     else:
-                        self._apply(select(self._machine_view(reason)))
+                        lone: Schedule | None = None
+                        if (
+                            lone_wake is not None
+                            and len(ready) == 1
+                            and not self.pending
+                            and not self._held_any()
+                        ):
+                            lone = lone_wake(reason, ready[0])
+                        if lone is None:
+                            lone = select(self._machine_view(reason))
+                        self._apply(lone)
                 # ``busy`` is read only by the period tick below (``skipping`` is temporal),
                 # and only with a period
                 if period is not None:

@@ -444,6 +444,62 @@ class PlanariaCore:
         self.settled_ = True
         return True
 
+    def lone_wake(self, reason: str, job: JobView) -> Schedule | None:
+        """``select``'s decision at a wake for ``reason`` on a view whose one job is ``job``,
+        waiting (the engine calls it only there, ``policies.contract.lone_wake_rule``), made
+        without the view; ``None`` where not made (as :meth:`empty_wake`: before the first
+        decision, or where the class decides or computes its targets its own way).
+
+        ``select`` on such a view, step by step: on a dispatch or a completion Algorithm 1 of
+        the lone task (:func:`core_targets`: the whole array, ``{id: size}``) and, at a
+        completion, the promises kept of the jobs in the view (this job's, if it has one);
+        then its one pass: the job holds nothing (it waits), so it adds nothing to the units
+        needed, its count is its promise (0 if none) and it changes where its target differs.
+        A change to 0 defers (a waiting job with a count promised: not settled, ``NOTHING``);
+        any other is a growth from its promise (a waiting job never shrinks) of ``want -
+        promised`` units, assigned where that fits the array (``need`` is 0), else deferred.
+        This makes the same steps on the same state and returns the same schedule
+        (``refill_schedule`` with the same fields, ``NOTHING`` where nothing is assigned)."""
+        size_o = self.size_
+        if not self.own_select_ or not self.own_targets_ or size_o is None:
+            return None
+        size: int = size_o
+        jc: JobCore | None = job if isinstance(job, JobCore) else None
+        jid: Any = _native_id(jc) if jc is not None else job.id
+        promised_all = self.promised_
+        if reason == "arrival" or reason == "completion":
+            self.targets_ = {jid: size}
+            if reason == "completion" and promised_all:
+                kept: dict[int, int] = {}
+                got = promised_all.get(jid)
+                if got is not None:
+                    kept[jid] = got
+                promised_all = self.promised_ = kept
+        want = self.targets_.get(jid, 0)
+        promised = promised_all.get(jid, 0)
+        if want == promised:
+            self.settled_ = True
+            return _NOTHING
+        if want == 0:
+            self.settled_ = False  # (waiting with a count promised)
+            return _NOTHING
+        if want - promised > size:  # (``need + extra > size`` with ``need`` 0)
+            self.settled_ = False
+            return _NOTHING
+        assign: dict[JobView, Allocation] = {job: _alloc_of(self, want)}
+        promised_all[jid] = want
+        self.settled_ = True
+        return refill_schedule(
+            made_schedule(),
+            assign,
+            _NO_PREEMPT,
+            _CHECKPOINT,
+            NO_UNTIL,
+            NO_MERGE,
+            NO_TIMERS,
+            NO_RATES,
+        )
+
     def select(self, view: MachineView) -> Schedule:
         """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
         count (see the public class's docstring); on other wakes, continue moving."""
