@@ -20,6 +20,7 @@ from npusched.hardware.fission import FissionArray
 from npusched.models import get_network
 from npusched.policies.contract import (
     NOTHING,
+    Allocation,
     JobState,
     MachineView,
     Schedule,
@@ -93,7 +94,7 @@ class _LoneChecked(_EmptyChecked):
         self.lone_made: dict[str, int] = {}
 
     def lone_wake(self, reason: str, job: Any) -> Schedule | None:
-        assert self.live == 1 and job.state is JobState.WAITING  # its one job, waiting
+        assert self.live == 1  # its one job
         self.lone_asked += 1
         snap = _state(self)
         out = super().lone_wake(reason, job)
@@ -105,7 +106,9 @@ class _LoneChecked(_EmptyChecked):
         got = _fields(out)
         after = _state(self)
         self.targets_, self.promised_, self.settled_ = dict(snap[0]), dict(snap[1]), snap[2]
-        view = MachineView(0.0, [job], [], [], {}, reason, {})
+        waiting = job.state is JobState.WAITING
+        one = [job]
+        view = MachineView(0.0, one if waiting else [], [] if waiting else one, [], {}, reason, {})
         ref = PlanariaCore.select(self, view)
         assert _fields(ref) == got and (ref is NOTHING) == (out is NOTHING)
         assert _state(self) == after
@@ -150,6 +153,7 @@ def test_lone_wake_is_selects_decision(workload: str, load: float, seed: int) ->
     assert got == _run(PlanariaPolicy(), workload, load, seed)
     assert got == _run(_NoEmptyWake(), workload, load, seed)
     assert pol.lone_made.get("arrival:assign", 0) > 2  # arrivals on an idle array
+    assert pol.lone_made.get("completion:assign", 0) > 0  # the last job's growth
     # every one made but at the run's first decision (the array's size is read there)
     assert pol.lone_asked - sum(pol.lone_made.values()) <= 1
 
@@ -159,9 +163,12 @@ def test_lone_wake_steps() -> None:
     pol.reset()
 
     class _J:  # a job seen through the ``JobView`` protocol (not the engine's)
-        id = 7
+        def __init__(self, jid: int, state: JobState, units: int | None = None) -> None:
+            self.id = jid
+            self.state = state
+            self.allocation = None if units is None else Allocation(None, units)
 
-    job: Any = _J()
+    job: Any = _J(7, JobState.WAITING)
     assert pol.lone_wake("arrival", job) is None  # before the first decision
     pol.size_ = 16
     out = pol.lone_wake("arrival", job)
@@ -178,6 +185,21 @@ def test_lone_wake_steps() -> None:
     out = pol.lone_wake("completion", job)
     assert out is not None and out.assign[job].units == 16
     assert pol.promised_ == {7: 16}
+    # a running job: its count is what it holds where it has no promise
+    run: Any = _J(3, JobState.RUNNING, 4)
+    pol.promised_ = {}
+    out = pol.lone_wake("completion", run)
+    assert out is not None and out.assign[run].units == 16 and pol.promised_ == {3: 16}
+    assert pol.lone_wake("completion", run) is NOTHING  # promised already
+    pol.targets_ = {3: 2}  # a shrink (a wake that re-runs no Algorithm 1)
+    out = pol.lone_wake("preempted", run)
+    assert out is not None and out.assign[run].units == 2 and pol.promised_ == {3: 2}
+    pol.targets_ = {}  # to 0: preempted
+    out = pol.lone_wake("preempted", run)
+    assert out is not None and list(out.preempt) == [run] and not out.assign
+    assert pol.promised_ == {3: 0} and pol.settled_
+    # a job being stopped: not made
+    assert pol.lone_wake("completion", _J(4, JobState.PREEMPTING, 4)) is None
 
 
 def test_rule_only_where_declared() -> None:

@@ -2028,6 +2028,22 @@ class _Run:
         ``any`` of a generator is a native loop)."""
         return any(r.jobs for r in self.res)
 
+    def _lone_job(self) -> Job | None:
+        """The one job in the machine where there is exactly one (waiting, or holding units)
+        and no start waits for units (the caller checks ``pending``), else ``None``."""
+        one: Job | None = None
+        ready = self.ready
+        if ready:
+            if len(ready) > 1:
+                return None
+            one = ready[0]
+        for r in self.res:
+            for j in r.jobs:
+                if one is not None:
+                    return None
+                one = j
+        return one
+
     def _view_refs(self) -> int:
         """The references to the kept machine view and to its attribute dict, as counted from
         here (the same code counts them at the start, when only the engine holds them)."""
@@ -2665,8 +2681,8 @@ class _Run:
         # A machine policy's decision on a machine with no job, made without a view
         # (``empty_wake``: Planaria's completion of the last job; twenty-second round).
         empty_wake = None if temporal else empty_wake_rule(policy)
-        # ... and on a machine whose one job waits (``lone_wake``: Planaria's arrival on an
-        # idle array), a schedule made without a view
+        # ... and on a machine with one job (``lone_wake``: Planaria's arrival on an idle
+        # array, its last job's growth), a schedule made without a view
         lone_wake = None if temporal else lone_wake_rule(policy)
 
         while True:
@@ -2890,13 +2906,10 @@ class _Run:
                         pass  # ``NOTHING`` with no start waiting: nothing to carry out
                     else:
                         lone: Schedule | None = None
-                        if (
-                            lone_wake is not None
-                            and len(ready) == 1
-                            and not self.pending
-                            and not self._held_any()
-                        ):
-                            lone = lone_wake(reason, ready[0])
+                        if lone_wake is not None and not self.pending:
+                            one = self._lone_job()
+                            if one is not None:
+                                lone = lone_wake(reason, one)
                         if lone is None:
                             lone = select(self._machine_view(reason))
                         self._apply(lone)

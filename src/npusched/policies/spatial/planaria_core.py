@@ -445,26 +445,33 @@ class PlanariaCore:
         return True
 
     def lone_wake(self, reason: str, job: JobView) -> Schedule | None:
-        """``select``'s decision at a wake for ``reason`` on a view whose one job is ``job``,
-        waiting (the engine calls it only there, ``policies.contract.lone_wake_rule``), made
-        without the view; ``None`` where not made (as :meth:`empty_wake`: before the first
-        decision, or where the class decides or computes its targets its own way).
+        """``select``'s decision at a wake for ``reason`` on a view whose one job is ``job``
+        (the engine calls it only there, ``policies.contract.lone_wake_rule``), made without
+        the view, where the job waits or runs; ``None`` where not made (as
+        :meth:`empty_wake`: before the first decision, where the class decides or computes
+        its targets its own way; and for a job being stopped).
 
         ``select`` on such a view, step by step: on a dispatch or a completion Algorithm 1 of
         the lone task (:func:`core_targets`: the whole array, ``{id: size}``) and, at a
         completion, the promises kept of the jobs in the view (this job's, if it has one);
-        then its one pass: the job holds nothing (it waits), so it adds nothing to the units
-        needed, its count is its promise (0 if none) and it changes where its target differs.
-        A change to 0 defers (a waiting job with a count promised: not settled, ``NOTHING``);
-        any other is a growth from its promise (a waiting job never shrinks) of ``want -
-        promised`` units, assigned where that fits the array (``need`` is 0), else deferred.
-        This makes the same steps on the same state and returns the same schedule
-        (``refill_schedule`` with the same fields, ``NOTHING`` where nothing is assigned)."""
+        then its pass over the one job: the units it holds (none while it waits), its count
+        (its promise, else what it holds), the units needed (the larger of the two where it
+        does not wait, else none), its target, and a change where the target differs from
+        the count. Then the change: to 0, a running job is preempted (its promise 0), a
+        waiting one is deferred (not settled); a running job's shrink is assigned; any other
+        (a growth, or a waiting job's start) is assigned where it fits the array, else
+        deferred. This makes the same steps on the same state and returns the same schedule
+        (``refill_schedule`` with the same fields, ``NOTHING`` where nothing is assigned or
+        preempted)."""
         size_o = self.size_
         if not self.own_select_ or not self.own_targets_ or size_o is None:
             return None
         size: int = size_o
         jc: JobCore | None = job if isinstance(job, JobCore) else None
+        st = jc.state if jc is not None else job.state
+        waiting = st is _WAITING
+        if not waiting and st is not _RUNNING:
+            return None
         jid: Any = _native_id(jc) if jc is not None else job.id
         promised_all = self.promised_
         if reason == "arrival" or reason == "completion":
@@ -475,17 +482,28 @@ class PlanariaCore:
                 if got is not None:
                     kept[jid] = got
                 promised_all = self.promised_ = kept
+        held = 0 if waiting else _held_of(self, job, jc)
+        promised = promised_all.get(jid, held)
+        before = held if held > promised else promised
+        need = 0 if waiting else before
         want = self.targets_.get(jid, 0)
-        promised = promised_all.get(jid, 0)
         if want == promised:
             self.settled_ = True
             return _NOTHING
         if want == 0:
-            self.settled_ = False  # (waiting with a count promised)
-            return _NOTHING
-        if want - promised > size:  # (``need + extra > size`` with ``need`` 0)
-            self.settled_ = False
-            return _NOTHING
+            if waiting:
+                self.settled_ = False  # (waiting with a count promised)
+                return _NOTHING
+            promised_all[jid] = 0
+            self.settled_ = True
+            return refill_schedule(
+                made_schedule(), {}, [job], _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
+            )
+        if not (want < before and not waiting):  # a growth or a start: where it fits
+            extra = (held if held > want else want) - before
+            if need + extra > size:
+                self.settled_ = False
+                return _NOTHING
         assign: dict[JobView, Allocation] = {job: _alloc_of(self, want)}
         promised_all[jid] = want
         self.settled_ = True
@@ -590,15 +608,10 @@ class PlanariaCore:
                         ju = jc.units
                         if alloc is not None and 0 <= ju < n_alloc and alloc_l[ju] is alloc:
                             held = ju
-                            alloc = None
+                        else:
+                            held = _held_of(self, job, jc)
                     else:
-                        alloc = job.allocation
-                    if alloc is not None:
-                        u = alloc.units
-                        if type(u) is int:  # int(u or 0) without the generic int() call
-                            held = u
-                        elif u:
-                            held = int(u)
+                        held = _held_of(self, job, jc)
                 promised = promised_all.get(jid, held)
                 if st is not waiting:
                     need += promised if promised > held else held
@@ -678,6 +691,28 @@ def _alloc_of(core: PlanariaCore, units: int) -> Allocation:
             alloc_l.append(None)
         alloc_l[units] = made
     return made
+
+
+def _held_of(core: PlanariaCore, job: JobView, jc: JobCore | None) -> int:
+    """The units a running or stopping ``job`` holds, as ``select``'s pass reads them: where
+    ``jc`` (the job as the engine's) holds this run's allocation of ``units`` units (its
+    entry in ``alloc_l_``), that number; else its allocation's ``units`` (0 for none)."""
+    if jc is not None:
+        alloc = jc.allocation
+        ju = jc.units
+        alloc_l = core.alloc_l_
+        if alloc is not None and 0 <= ju < len(alloc_l) and alloc_l[ju] is alloc:
+            return ju
+    else:
+        alloc = job.allocation
+    if alloc is None:
+        return 0
+    u = alloc.units
+    if type(u) is int:  # int(u or 0) without the generic int() call
+        return u
+    if u:
+        return int(u)
+    return 0
 
 
 def _native_id(job: JobCore) -> Any:
