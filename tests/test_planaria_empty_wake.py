@@ -82,7 +82,21 @@ class _EmptyChecked(PlanariaPolicy):
 def _fields(out: Schedule) -> Any:
     if out is NOTHING:
         return NOTHING
-    return (list(out.assign.items()), out.preempt, out.mechanism, out.until_step, out.rates)
+    return (
+        list(out.assign.items()),
+        out.preempt,
+        out.mechanism,
+        out.until_step,
+        out.merge,
+        out.timers,
+        out.rates,
+    )
+
+
+def _short(job: Any, alloc: Allocation) -> Any:
+    """The fields of ``Schedule(assign={job: alloc})`` (``lone_wake``'s short form)."""
+    n = NOTHING
+    return ([(job, alloc)], n.preempt, n.mechanism, n.until_step, n.merge, n.timers, n.rates)
 
 
 class _LoneChecked(_EmptyChecked):
@@ -93,7 +107,7 @@ class _LoneChecked(_EmptyChecked):
         self.lone_asked = 0
         self.lone_made: dict[str, int] = {}
 
-    def lone_wake(self, reason: str, job: Any) -> Schedule | None:
+    def lone_wake(self, reason: str, job: Any) -> Schedule | Allocation | None:
         assert self.live == 1  # its one job
         self.lone_asked += 1
         snap = _state(self)
@@ -101,9 +115,10 @@ class _LoneChecked(_EmptyChecked):
         if out is None:
             assert _state(self) == snap
             return None
-        key = f"{reason}:{'nothing' if out is NOTHING else 'assign'}"
+        short = isinstance(out, Allocation)
+        key = f"{reason}:{'nothing' if out is NOTHING else 'assign' if short else 'schedule'}"
         self.lone_made[key] = self.lone_made.get(key, 0) + 1
-        got = _fields(out)
+        got = _short(job, out) if isinstance(out, Allocation) else _fields(out)
         after = _state(self)
         self.targets_, self.promised_, self.settled_ = dict(snap[0]), dict(snap[1]), snap[2]
         waiting = job.state is JobState.WAITING
@@ -111,8 +126,10 @@ class _LoneChecked(_EmptyChecked):
         view = MachineView(0.0, one if waiting else [], [] if waiting else one, [], {}, reason, {})
         ref = PlanariaCore.select(self, view)
         assert _fields(ref) == got and (ref is NOTHING) == (out is NOTHING)
+        if short:  # the same allocation object
+            assert next(iter(ref.assign.values())) is out
         assert _state(self) == after
-        return ref
+        return out  # (the engine carries out the short form)
 
 
 class _NoEmptyWake(PlanariaPolicy):
@@ -172,8 +189,7 @@ def test_lone_wake_steps() -> None:
     assert pol.lone_wake("arrival", job) is None  # before the first decision
     pol.size_ = 16
     out = pol.lone_wake("arrival", job)
-    assert out is not None and out is not NOTHING
-    assert list(out.assign) == [job] and out.assign[job].units == 16
+    assert isinstance(out, Allocation) and out.units == 16
     assert (pol.targets_, pol.promised_, pol.settled_) == ({7: 16}, {7: 16}, True)
     # promised its target already: no change
     assert pol.lone_wake("preempted", job) is NOTHING and pol.settled_
@@ -183,20 +199,20 @@ def test_lone_wake_steps() -> None:
     # a completion keeps only this job's promise
     pol.promised_ = {7: 4, 9: 12}
     out = pol.lone_wake("completion", job)
-    assert out is not None and out.assign[job].units == 16
+    assert isinstance(out, Allocation) and out.units == 16
     assert pol.promised_ == {7: 16}
     # a running job: its count is what it holds where it has no promise
     run: Any = _J(3, JobState.RUNNING, 4)
     pol.promised_ = {}
     out = pol.lone_wake("completion", run)
-    assert out is not None and out.assign[run].units == 16 and pol.promised_ == {3: 16}
+    assert isinstance(out, Allocation) and out.units == 16 and pol.promised_ == {3: 16}
     assert pol.lone_wake("completion", run) is NOTHING  # promised already
     pol.targets_ = {3: 2}  # a shrink (a wake that re-runs no Algorithm 1)
     out = pol.lone_wake("preempted", run)
-    assert out is not None and out.assign[run].units == 2 and pol.promised_ == {3: 2}
+    assert isinstance(out, Allocation) and out.units == 2 and pol.promised_ == {3: 2}
     pol.targets_ = {}  # to 0: preempted
     out = pol.lone_wake("preempted", run)
-    assert out is not None and list(out.preempt) == [run] and not out.assign
+    assert isinstance(out, Schedule) and list(out.preempt) == [run] and not out.assign
     assert pol.promised_ == {3: 0} and pol.settled_
     # a job being stopped: not made
     assert pol.lone_wake("completion", _J(4, JobState.PREEMPTING, 4)) is None

@@ -2214,6 +2214,23 @@ class _Run:
                     )
                 heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
 
+    def _apply_lone(self, job: Job, alloc: Allocation) -> None:
+        """``_apply`` of ``Schedule(assign={job: alloc})`` (every other field as in
+        ``NOTHING``), ``lone_wake``'s short form: its steps for that schedule (no merge,
+        preemption, stop step, rate or timer; the one entry assigned, started at assignment
+        where it waits with no start pending and its units free, the capacity checked where a
+        job moves or a start waits, the starts waiting drained, then the job started at
+        assignment armed at its own speed)."""
+        deferred: list[Job] | None = [] if not self.pending else None
+        self._assign_one(job, alloc, deferred, self.resolved_by_id)
+        if self.n_moving or self.pending:
+            self._check_capacity()
+        if self.pending:
+            self._drain_pending()
+        if deferred:
+            for dj in deferred:
+                self._arm(dj)
+
     def _rate_one(self, rj: object, factor: Any, late: list[Job]) -> None:
         """``_apply``'s ``rates`` entry: ``rj`` runs at ``factor`` times its speed (``late``:
         the jobs this decision started, not yet armed)."""
@@ -2905,14 +2922,18 @@ class _Run:
                     ):
                         pass  # ``NOTHING`` with no start waiting: nothing to carry out
                     else:
-                        lone: Schedule | None = None
+                        lone: Any = None
+                        one = None
                         if lone_wake is not None and not self.pending:
                             one = self._lone_job()
                             if one is not None:
                                 lone = lone_wake(reason, one)
                         if lone is None:
-                            lone = select(self._machine_view(reason))
-                        self._apply(lone)
+                            self._apply(select(self._machine_view(reason)))
+                        elif one is not None and type(lone) is Allocation:
+                            self._apply_lone(one, lone)  # ``Schedule(assign={one: lone})``
+                        else:
+                            self._apply(lone)
                 # ``busy`` is read only by the period tick below (``skipping`` is temporal),
                 # and only with a period
                 if period is not None:

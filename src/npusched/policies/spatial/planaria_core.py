@@ -444,7 +444,7 @@ class PlanariaCore:
         self.settled_ = True
         return True
 
-    def lone_wake(self, reason: str, job: JobView) -> Schedule | None:
+    def lone_wake(self, reason: str, job: JobView) -> Schedule | Allocation | None:
         """``select``'s decision at a wake for ``reason`` on a view whose one job is ``job``
         (the engine calls it only there, ``policies.contract.lone_wake_rule``), made without
         the view, where the job waits or runs; ``None`` where not made (as
@@ -460,9 +460,10 @@ class PlanariaCore:
         the count. Then the change: to 0, a running job is preempted (its promise 0), a
         waiting one is deferred (not settled); a running job's shrink is assigned; any other
         (a growth, or a waiting job's start) is assigned where it fits the array, else
-        deferred. This makes the same steps on the same state and returns the same schedule
-        (``refill_schedule`` with the same fields, ``NOTHING`` where nothing is assigned or
-        preempted)."""
+        deferred. This makes the same steps on the same state and returns the same decision:
+        ``NOTHING`` where nothing is assigned or preempted, the allocation where the schedule
+        would only assign the job to it (the contract's short form: no schedule is filled),
+        else the schedule (``refill_schedule`` with the same fields)."""
         size_o = self.size_
         if not self.own_select_ or not self.own_targets_ or size_o is None:
             return None
@@ -504,19 +505,9 @@ class PlanariaCore:
             if need + extra > size:
                 self.settled_ = False
                 return _NOTHING
-        assign: dict[JobView, Allocation] = {job: _alloc_of(self, want)}
         promised_all[jid] = want
         self.settled_ = True
-        return refill_schedule(
-            made_schedule(),
-            assign,
-            _NO_PREEMPT,
-            _CHECKPOINT,
-            NO_UNTIL,
-            NO_MERGE,
-            NO_TIMERS,
-            NO_RATES,
-        )
+        return _alloc_of(self, want)  # ``Schedule(assign={job: it})``
 
     def select(self, view: MachineView) -> Schedule:
         """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
