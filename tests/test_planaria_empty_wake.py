@@ -152,23 +152,13 @@ def _run(policy: Any, workload: str, load: float, seed: int, n: int = 150) -> di
 @pytest.mark.parametrize(
     ("workload", "load", "seed"), [("C", 80.0, 5), ("A", 150.0, 1), ("B", 40.0, 3)]
 )
-def test_empty_wake_is_selects_decision(workload: str, load: float, seed: int) -> None:
-    pol = _EmptyChecked()
+def test_decisions_without_a_view_are_selects(workload: str, load: float, seed: int) -> None:
+    pol = _LoneChecked()  # (both rules checked)
     got = _run(pol, workload, load, seed)
     assert got == _run(PlanariaPolicy(), workload, load, seed)
     assert got == _run(_NoEmptyWake(), workload, load, seed)
     assert pol.made.get("completion", 0) > 5  # the last job's completion, many times
     assert pol.asked == sum(pol.made.values())  # every one made after the first decision
-
-
-@pytest.mark.parametrize(
-    ("workload", "load", "seed"), [("C", 80.0, 5), ("A", 150.0, 1), ("B", 40.0, 3)]
-)
-def test_lone_wake_is_selects_decision(workload: str, load: float, seed: int) -> None:
-    pol = _LoneChecked()
-    got = _run(pol, workload, load, seed)
-    assert got == _run(PlanariaPolicy(), workload, load, seed)
-    assert got == _run(_NoEmptyWake(), workload, load, seed)
     assert pol.lone_made.get("arrival:assign", 0) > 2  # arrivals on an idle array
     assert pol.lone_made.get("completion:assign", 0) > 0  # the last job's growth
     # every one made but at the run's first decision (the array's size is read there)
