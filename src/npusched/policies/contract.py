@@ -439,6 +439,36 @@ def quiet_wake_rule(policy: object) -> Callable[[str], bool] | None:
     return fn if callable(fn) else None
 
 
+def empty_wake_rule(policy: object) -> Callable[[str], bool] | None:
+    """A machine policy's ``empty_wake(reason)``, or ``None`` where it has none.
+
+    The general loop calls it only at a wake where no job is in the machine (none waits,
+    holds units or waits for units): ``empty_wake(reason)`` is true only where the policy has
+    then made ``select``'s decision on that view itself, without the view: ``NOTHING``, with
+    the state of its own that ``select`` would leave. The general loop then neither builds
+    the view nor calls ``select`` (``NOTHING`` has nothing to carry out: no start waits).
+    Planaria's completion of the last job (twenty-second round)."""
+    fn = getattr(policy, "empty_wake", None)
+    return fn if callable(fn) else None
+
+
+def lone_wake_rule(
+    policy: object,
+) -> Callable[[str, Any], Schedule | Allocation | None] | None:
+    """A machine policy's ``lone_wake(reason, job)``, or ``None`` where it has none.
+
+    The general loop calls it only at a wake where the one job in the machine is ``job``
+    (waiting or holding units; no start waits for units): ``lone_wake(reason, job)`` returns the
+    :class:`Schedule` ``select`` would return on that view, or an :class:`Allocation` where
+    that schedule only assigns it to ``job`` (``Schedule(assign={job: allocation})``, every
+    other field as in ``NOTHING``), having left the state of its own that ``select`` would
+    leave; or ``None`` where it does not make the decision (then ``select`` runs). The general
+    loop carries the decision out as ``select``'s, without building the view. Planaria's arrival on an idle array and its last job's growth
+    (twenty-second round)."""
+    fn = getattr(policy, "lone_wake", None)
+    return fn if callable(fn) else None
+
+
 # --- hooks the engine may skip -------------------------------------------------------------------
 
 _F = TypeVar("_F")

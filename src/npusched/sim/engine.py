@@ -115,8 +115,10 @@ from npusched.policies.contract import (
     SchedulerView,
     ViewFields,
     direct_hooks,
+    empty_wake_rule,
     is_no_op,
     job_cap_w,
+    lone_wake_rule,
     made_schedule,
     quiet_wake_rule,
     ready_hooks,
@@ -588,8 +590,9 @@ _RESOLVED_BY_ID_MAX: Final = 1024
 #: variant past them is looked up in ``plan_cache`` by its key each time).
 _VARIANTS_SEEN_MAX: Final = 64
 #: Most allocations ``_Run._assign_one`` keeps for its identity scan (``_alloc_seen``): the
-#: built-in machine policies use one per resource.
-_ALLOC_SEEN_MAX: Final = 4
+#: built-in machine policies use one per resource, Planaria one per unit count (16 on its
+#: array; twenty-second round).
+_ALLOC_SEEN_MAX: Final = 16
 #: Process-wide memo of ``_Run._plan_core``'s plans without a power policy (twenty-first
 #: round): per ``(id(profile), batch, seq_in, seq_out, variant, None)`` the plan and its profile.
 #: Each run looked its plans up anew (``prof.plan`` with the variant as keywords, about 10,000
@@ -2020,6 +2023,27 @@ class _Run:
             d["profiles"] = self._held_profiles = profiles
         return self._view
 
+    def _held_any(self) -> bool:
+        """Whether a job holds units of any resource (running or being stopped; compiled,
+        ``any`` of a generator is a native loop)."""
+        return any(r.jobs for r in self.res)
+
+    def _lone_job(self) -> Job | None:
+        """The one job in the machine where there is exactly one (waiting, or holding units)
+        and no start waits for units (the caller checks ``pending``), else ``None``."""
+        one: Job | None = None
+        ready = self.ready
+        if ready:
+            if len(ready) > 1:
+                return None
+            one = ready[0]
+        for r in self.res:
+            for j in r.jobs:
+                if one is not None:
+                    return None
+                one = j
+        return one
+
     def _view_refs(self) -> int:
         """The references to the kept machine view and to its attribute dict, as counted from
         here (the same code counts them at the start, when only the engine holds them)."""
@@ -2190,6 +2214,23 @@ class _Run:
                     )
                 heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
 
+    def _apply_lone(self, job: Job, alloc: Allocation) -> None:
+        """``_apply`` of ``Schedule(assign={job: alloc})`` (every other field as in
+        ``NOTHING``), ``lone_wake``'s short form: its steps for that schedule (no merge,
+        preemption, stop step, rate or timer; the one entry assigned, started at assignment
+        where it waits with no start pending and its units free, the capacity checked where a
+        job moves or a start waits, the starts waiting drained, then the job started at
+        assignment armed at its own speed)."""
+        deferred: list[Job] | None = [] if not self.pending else None
+        self._assign_one(job, alloc, deferred, self.resolved_by_id)
+        if self.n_moving or self.pending:
+            self._check_capacity()
+        if self.pending:
+            self._drain_pending()
+        if deferred:
+            for dj in deferred:
+                self._arm(dj)
+
     def _rate_one(self, rj: object, factor: Any, late: list[Job]) -> None:
         """``_apply``'s ``rates`` entry: ``rj`` runs at ``factor`` times its speed (``late``:
         the jobs this decision started, not yet armed)."""
@@ -2234,37 +2275,48 @@ class _Run:
         deferred: list[Job] | None,
         by_id: dict[int, tuple[Allocation, tuple[int, int, _Variant]]],
     ) -> None:
-        """``_apply``'s ``assign`` entry: ``aj`` to ``alloc``."""
+        """``_apply``'s ``assign`` entry: ``aj`` to ``alloc``.
+
+        An allocation resolved before is found by identity first, whatever the job's state:
+        among the few allocations seen last (``_alloc_seen``: a list scanned by identity, no
+        ``id`` boxed and hashed; the machine policies hand out one shared allocation per
+        resource, Planaria one per unit count), else by id (the hit unpacked where it is read,
+        ``ri`` -1 for none: compiled, an optional tuple is a boxed object, a new tuple per hit
+        where the fields are C values). A waiting job whose units are free is started here
+        (``_assign``'s start at assignment, inline); a running job's re-allocation takes the
+        resolution found here (twenty-second round: ``_resolve`` boxed the allocation's id
+        and looked it up per re-allocation)."""
         if type(aj) is not Job or aj._clock is not self.clock:
             raise self._invalid(aj, "a job of this run")
-        if deferred is not None and aj.state is WAITING and not self.pending:
-            # ``_assign``'s start at assignment, inline for an allocation resolved before (by
-            # identity, as ``_resolve``): first among the few allocations started this way
-            # last (``_alloc_seen``: a list scanned by identity, no ``id`` boxed and hashed;
-            # the machine policies hand out one shared allocation per resource), else by id
-            # (the hit unpacked where it is read, ``ri`` -1 for none: compiled, an optional
-            # tuple is a boxed object, a new tuple per hit where the fields are C values)
-            seen = self._alloc_seen
-            ri = -1
-            units = 0
-            variant: _Variant = ()
-            for i in range(len(seen)):
-                if seen[i] is alloc:
-                    ri, units, variant = self._alloc_hit[i]
-                    break
-            if ri < 0:
-                got = by_id.get(id(alloc))
-                if got is not None and got[0] is alloc:
-                    hit = got[1]
-                    ri, units, variant = hit
-                    if len(seen) < _ALLOC_SEEN_MAX:
-                        seen.append(alloc)  # (kept alive here: identities stay unique)
-                        self._alloc_hit.append(hit)
-            if ri >= 0 and self.res[ri].free >= units:
-                self._start(aj, ri, units, variant, alloc, arm=False)
-                deferred.append(aj)
-                return
-        self._assign(aj, alloc, deferred)
+        seen = self._alloc_seen
+        ri = -1
+        units = 0
+        variant: _Variant = ()
+        for i in range(len(seen)):
+            if seen[i] is alloc:
+                ri, units, variant = self._alloc_hit[i]
+                break
+        if ri < 0:
+            got = by_id.get(id(alloc))
+            if got is not None and got[0] is alloc:
+                hit = got[1]
+                ri, units, variant = hit
+                if len(seen) < _ALLOC_SEEN_MAX:
+                    seen.append(alloc)  # (kept alive here: identities stay unique)
+                    self._alloc_hit.append(hit)
+        if ri < 0:
+            self._assign(aj, alloc, deferred)
+            return
+        if (
+            deferred is not None
+            and aj.state is WAITING
+            and not self.pending
+            and self.res[ri].free >= units
+        ):
+            self._start(aj, ri, units, variant, alloc, arm=False)
+            deferred.append(aj)
+            return
+        self._assign_at(aj, alloc, deferred, ri, units, variant)
 
     def _resolve(self, job: Job, alloc: Allocation) -> tuple[int, int, _Variant]:
         by_id = self.resolved_by_id
@@ -2306,6 +2358,18 @@ class _Run:
 
     def _assign(self, job: Job, alloc: Allocation, deferred: list[Job] | None = None) -> None:
         ri, units, variant = self._resolve(job, alloc)
+        self._assign_at(job, alloc, deferred, ri, units, variant)
+
+    def _assign_at(
+        self,
+        job: Job,
+        alloc: Allocation,
+        deferred: list[Job] | None,
+        ri: int,
+        units: int,
+        variant: _Variant,
+    ) -> None:
+        """``_assign`` with ``alloc`` resolved to ``(ri, units, variant)``."""
         st = job.state
         if st is WAITING:
             if deferred is not None:
@@ -2353,7 +2417,25 @@ class _Run:
         """The allocations a decision leads to (jobs keeping their units, re-allocations,
         pending starts) fit each resource's capacity. Jobs being stopped keep their units until
         they release them; pending starts wait for that, so the units held at any instant never
-        exceed the capacity either (``_start`` checks it)."""
+        exceed the capacity either (``_start`` checks it). One resource: the units summed in
+        one integer (twenty-second round; the list of sums and its boxed items otherwise)."""
+        res1 = self.res1
+        if res1 is not None:
+            tot = 0
+            for j in res1.jobs:
+                nxt = j._next_alloc
+                if nxt is not None:
+                    tot += nxt[1]  # (its resource is the one: ``nxt[0]`` is 0)
+                elif j.state is RUNNING and not j._leaving:
+                    tot += j.units
+            for e in self.pending:
+                tot += e[2]
+            if tot > res1.capacity:
+                raise SimulationError(
+                    f"policy {self._pname()!r} allocated {tot} unit(s) of {res1.name!r} "
+                    f"(capacity {res1.capacity}) at t={self.clock.now!r} s"
+                )
+            return
         need = [0] * len(self.res)
         for r_i, res in enumerate(self.res):
             for j in res.jobs:
@@ -2613,6 +2695,12 @@ class _Run:
         # A machine policy's wakes it declares quiet (``quiet_wake``: Planaria's ends of a save
         # that change no target): ``NOTHING`` carried out without a view or a decision.
         quiet_wake = None if temporal else quiet_wake_rule(policy)
+        # A machine policy's decision on a machine with no job, made without a view
+        # (``empty_wake``: Planaria's completion of the last job; twenty-second round).
+        empty_wake = None if temporal else empty_wake_rule(policy)
+        # ... and on a machine with one job (``lone_wake``: Planaria's arrival on an idle
+        # array, its last job's growth), a schedule made without a view
+        lone_wake = None if temporal else lone_wake_rule(policy)
 
         while True:
             if heap:
@@ -2825,8 +2913,27 @@ class _Run:
                     if quiet_wake is not None and quiet_wake(reason):
                         if self.pending:  # ``_apply(NOTHING)``
                             self._drain_pending()
+                    elif (
+                        empty_wake is not None
+                        and not ready
+                        and not self.pending
+                        and not self._held_any()
+                        and empty_wake(reason)
+                    ):
+                        pass  # ``NOTHING`` with no start waiting: nothing to carry out
                     else:
-                        self._apply(select(self._machine_view(reason)))
+                        lone: Any = None
+                        one = None
+                        if lone_wake is not None and not self.pending:
+                            one = self._lone_job()
+                            if one is not None:
+                                lone = lone_wake(reason, one)
+                        if lone is None:
+                            self._apply(select(self._machine_view(reason)))
+                        elif one is not None and type(lone) is Allocation:
+                            self._apply_lone(one, lone)  # ``Schedule(assign={one: lone})``
+                        else:
+                            self._apply(lone)
                 # ``busy`` is read only by the period tick below (``skipping`` is temporal),
                 # and only with a period
                 if period is not None:

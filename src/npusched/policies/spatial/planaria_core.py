@@ -423,6 +423,92 @@ class PlanariaCore:
             and reason != "completion"
         )
 
+    def empty_wake(self, reason: str) -> bool:
+        """``select``'s decision at a wake for ``reason`` on a view with no job (the engine
+        calls it only there, ``policies.contract.empty_wake_rule``), made without the view:
+        ``True`` where made. ``select`` on such a view returns ``NOTHING`` (no job: no change)
+        and leaves: on a dispatch or a completion, the targets of no job (``{}``: the core's
+        Algorithm 1 of an empty queue) and, at a completion, no promise kept (every job that
+        was promised one has finished); then ``settled_`` (no change); this sets the same.
+        Not made (``False``: ``select`` runs) before the first decision (``select`` reads the
+        array's size from the view, and checks the resource there), or where the class
+        decides or computes its targets its own way."""
+        if not self.own_select_ or self.size_ is None:
+            return False
+        if reason == "arrival" or reason == "completion":
+            if not self.own_targets_:
+                return False
+            self.targets_ = {}
+            if reason == "completion" and self.promised_:
+                self.promised_ = {}
+        self.settled_ = True
+        return True
+
+    def lone_wake(self, reason: str, job: JobView) -> Schedule | Allocation | None:
+        """``select``'s decision at a wake for ``reason`` on a view whose one job is ``job``
+        (the engine calls it only there, ``policies.contract.lone_wake_rule``), made without
+        the view, where the job waits or runs; ``None`` where not made (as
+        :meth:`empty_wake`: before the first decision, where the class decides or computes
+        its targets its own way; and for a job being stopped).
+
+        ``select`` on such a view, step by step: on a dispatch or a completion Algorithm 1 of
+        the lone task (:func:`core_targets`: the whole array, ``{id: size}``) and, at a
+        completion, the promises kept of the jobs in the view (this job's, if it has one);
+        then its pass over the one job: the units it holds (none while it waits), its count
+        (its promise, else what it holds), the units needed (the larger of the two where it
+        does not wait, else none), its target, and a change where the target differs from
+        the count. Then the change: to 0, a running job is preempted (its promise 0), a
+        waiting one is deferred (not settled); a running job's shrink is assigned; any other
+        (a growth, or a waiting job's start) is assigned where it fits the array, else
+        deferred. This makes the same steps on the same state and returns the same decision:
+        ``NOTHING`` where nothing is assigned or preempted, the allocation where the schedule
+        would only assign the job to it (the contract's short form: no schedule is filled),
+        else the schedule (``refill_schedule`` with the same fields)."""
+        size_o = self.size_
+        if not self.own_select_ or not self.own_targets_ or size_o is None:
+            return None
+        size: int = size_o
+        jc: JobCore | None = job if isinstance(job, JobCore) else None
+        st = jc.state if jc is not None else job.state
+        waiting = st is _WAITING
+        if not waiting and st is not _RUNNING:
+            return None
+        jid: Any = _native_id(jc) if jc is not None else job.id
+        promised_all = self.promised_
+        if reason == "arrival" or reason == "completion":
+            self.targets_ = {jid: size}
+            if reason == "completion" and promised_all:
+                kept: dict[int, int] = {}
+                got = promised_all.get(jid)
+                if got is not None:
+                    kept[jid] = got
+                promised_all = self.promised_ = kept
+        held = 0 if waiting else _held_of(self, job, jc)
+        promised = promised_all.get(jid, held)
+        before = held if held > promised else promised
+        need = 0 if waiting else before
+        want = self.targets_.get(jid, 0)
+        if want == promised:
+            self.settled_ = True
+            return _NOTHING
+        if want == 0:
+            if waiting:
+                self.settled_ = False  # (waiting with a count promised)
+                return _NOTHING
+            promised_all[jid] = 0
+            self.settled_ = True
+            return refill_schedule(
+                made_schedule(), {}, [job], _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
+            )
+        if not (want < before and not waiting):  # a growth or a start: where it fits
+            extra = (held if held > want else want) - before
+            if need + extra > size:
+                self.settled_ = False
+                return _NOTHING
+        promised_all[jid] = want
+        self.settled_ = True
+        return _alloc_of(self, want)  # ``Schedule(assign={job: it})``
+
     def select(self, view: MachineView) -> Schedule:
         """Re-run Algorithm 1 on a dispatch or a completion, then move every job towards its
         count (see the public class's docstring); on other wakes, continue moving."""
@@ -451,12 +537,20 @@ class PlanariaCore:
             reason = view.reason
         promised_all = self.promised_
         if reason == "arrival" or reason == "completion":
-            jobs = [*part0, *part1, *part2]
-            self.targets_ = (
-                core_targets(self, jobs, view, size)
-                if self.own_targets_
-                else self._targets(jobs, view, size)
-            )
+            # the one list of every job: one part as it is where the others are empty (the
+            # core's Algorithm 1 only reads it; twenty-second round)
+            jobs: list[Any]
+            if self.own_targets_ and not part1 and (not part0 or not part2):
+                jobs = part0 if part0 else part2
+            else:
+                jobs = [*part0, *part1, *part2]
+            if not self.own_targets_:
+                self.targets_ = self._targets(jobs, view, size)
+            elif vf is not None and vf.view is view:
+                # the view's ``now`` and ``profiles`` natively (twenty-second round)
+                self.targets_ = _core_targets(self, jobs, view, size, vf.now, vf.profiles)
+            else:
+                self.targets_ = core_targets(self, jobs, view, size)
             if reason == "completion" and promised_all:
                 # forget finished jobs (ids are never reused: only live ids are looked up);
                 # the engine's jobs' ids read natively, each boxed once
@@ -505,15 +599,10 @@ class PlanariaCore:
                         ju = jc.units
                         if alloc is not None and 0 <= ju < n_alloc and alloc_l[ju] is alloc:
                             held = ju
-                            alloc = None
+                        else:
+                            held = _held_of(self, job, jc)
                     else:
-                        alloc = job.allocation
-                    if alloc is not None:
-                        u = alloc.units
-                        if type(u) is int:  # int(u or 0) without the generic int() call
-                            held = u
-                        elif u:
-                            held = int(u)
+                        held = _held_of(self, job, jc)
                 promised = promised_all.get(jid, held)
                 if st is not waiting:
                     need += promised if promised > held else held
@@ -546,7 +635,7 @@ class PlanariaCore:
                 continue
             before = held if held > promised else promised
             if want < before and st is not waiting:
-                assign[job] = self._alloc(want)
+                assign[job] = _alloc_of(self, want)
                 need -= before - (held if held > want else want)
                 promised_all[jid] = want
             else:
@@ -556,7 +645,7 @@ class PlanariaCore:
             if need + extra > size:
                 settled = False
                 continue  # retried when units are released (the next wake)
-            assign[job] = self._alloc(want)
+            assign[job] = _alloc_of(self, want)
             need += extra
             promised_all[jid] = want
         self.settled_ = settled
@@ -571,21 +660,50 @@ class PlanariaCore:
         )
 
     def _alloc(self, units: int) -> Allocation:
-        """This run's allocation of ``units`` units (made once, shared by every decision):
-        ``allocs_`` by count and ``alloc_l_`` (the same objects, by index) kept together."""
-        alloc_l = self.alloc_l_
-        if 0 <= units < len(alloc_l):
-            got = alloc_l[units]
-            if got is not None:
-                return got
-        made = self.allocs_.get(units)
-        if made is None:
-            made = self.allocs_[units] = Allocation(self.resource, units)
-        if units >= 0:
-            while len(alloc_l) <= units:
-                alloc_l.append(None)
-            alloc_l[units] = made
-        return made
+        """This run's allocation of ``units`` units (:func:`_alloc_of`)."""
+        return _alloc_of(self, units)
+
+
+def _alloc_of(core: PlanariaCore, units: int) -> Allocation:
+    """``core``'s allocation of ``units`` units this run (made once, shared by every
+    decision): ``allocs_`` by count and ``alloc_l_`` (the same objects, by index) kept
+    together. A module function (twenty-second round): compiled, ``self._alloc`` on a class
+    that allows interpreted subclasses is a method looked up and called generically."""
+    alloc_l = core.alloc_l_
+    if 0 <= units < len(alloc_l):
+        got = alloc_l[units]
+        if got is not None:
+            return got
+    made = core.allocs_.get(units)
+    if made is None:
+        made = core.allocs_[units] = Allocation(core.resource, units)
+    if units >= 0:
+        while len(alloc_l) <= units:
+            alloc_l.append(None)
+        alloc_l[units] = made
+    return made
+
+
+def _held_of(core: PlanariaCore, job: JobView, jc: JobCore | None) -> int:
+    """The units a running or stopping ``job`` holds, as ``select``'s pass reads them: where
+    ``jc`` (the job as the engine's) holds this run's allocation of ``units`` units (its
+    entry in ``alloc_l_``), that number; else its allocation's ``units`` (0 for none)."""
+    if jc is not None:
+        alloc = jc.allocation
+        ju = jc.units
+        alloc_l = core.alloc_l_
+        if alloc is not None and 0 <= ju < len(alloc_l) and alloc_l[ju] is alloc:
+            return ju
+    else:
+        alloc = job.allocation
+    if alloc is None:
+        return 0
+    u = alloc.units
+    if type(u) is int:  # int(u or 0) without the generic int() call
+        return u
+    if u:
+        return int(u)
+    return 0
 
 
 def _native_id(job: JobCore) -> Any:
@@ -606,16 +724,34 @@ def core_targets(
     """Algorithm 1 on every unfinished job at once (:func:`schedule_counts`): the same
     counts as :func:`schedule_tasks_spatially` over :meth:`tasks` (``PlanariaCore._targets``;
     a module function, so the core's ``select`` calls it natively)."""
+    if len(jobs) <= 1:  # schedule_counts' lone task: the whole array, no table needed
+        return {j.id: size for j in jobs}
+    return _core_targets(core, jobs, view, size, view.now, view.profiles)
+
+
+def _core_targets(
+    core: PlanariaCore,
+    jobs: Sequence[JobView],
+    view: MachineView,
+    size: int,
+    now: Any,
+    profiles: Any,
+) -> dict[int, int]:
+    """:func:`core_targets` given the view's ``now`` and ``profiles`` (``select`` reads them
+    natively from the engine's record where the view is the engine's: a generic attribute
+    read each on the view otherwise; twenty-second round)."""
     n = len(jobs)
     if n <= 1:  # schedule_counts' lone task: the whole array, no table needed
-        return {j.id: size for j in jobs}
+        out1: dict[int, int] = {}
+        for j in jobs:
+            # the engine's job's id read natively (the protocol's generic read otherwise)
+            out1[j.id if not isinstance(j, JobCore) else _native_id(j)] = size
+        return out1
     if n < SMALL_QUEUE:  # Python floats: the same counts without NumPy's per-call cost
-        now = view.now
         now_f = 0.0
         now_float = type(now) is float
         if now_float:
             now_f = now
-        profiles = view.profiles
         p_l: list[float] = []
         s_l: list[float] = []
         e_l: list[int] = []
