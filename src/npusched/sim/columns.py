@@ -481,8 +481,10 @@ def _close(
     bandwidth: float,
 ) -> tuple[float, int, float, bool, float, float]:
     """Job ``k``'s segment (all the resource's units, rate 1), begun at ``seg_start`` and
-    computing from ``t0`` with ``a`` seconds of work done, closed at ``te`` with ``exec_end``
-    done (:func:`~npusched.sim.mechanisms.end_segment`); ``then`` :data:`_CLOSE_SAVE`: the
+    computing from ``t0`` with ``a`` seconds of work done (its work-done column, ``exe[k]``,
+    which changes only when its segment closes: the caller's copy from the start, not read
+    again), closed at ``te`` with ``exec_end`` done
+    (:func:`~npusched.sim.mechanisms.end_segment`); ``then`` :data:`_CLOSE_SAVE`: the
     CHECKPOINT victim's save begins (:func:`~npusched.sim.mechanisms.save`, at ``bandwidth``
     bytes/s), :data:`_CLOSE_KILL`: its work is lost (:func:`~npusched.sim.mechanisms.kill`);
     either counts a preemption. Each of the job's columns is read once and written once, only
@@ -494,12 +496,10 @@ def _close(
     unless saved); the caller adds them to the loop's state, which stays in the loop's fast
     locals, the busy time in the general loop's order (the segment's, then the save's)."""
     tl = c.tl
-    exe = c.exe
     rbytes = c.rbytes
     csec = c.csec
     units = c.units
     cap = c.cap
-    done = exe[k]
     rb0 = rbytes[k]
     cs0 = csec[k]
     cs, rb, ex, db, steps, e = end_segment(
@@ -508,7 +508,7 @@ def _close(
         seg_start,
         t0,
         a,
-        done,
+        a,
         rb0,
         cs0,
         plan,
@@ -521,7 +521,7 @@ def _close(
         c.rname,
         c.f0,
     )
-    worked = ex > done
+    worked = ex > a
     save_s = 0.0
     sb = 0.0
     if then:
@@ -546,7 +546,7 @@ def _close(
         csec[k] = cs
     if rb != rb0:
         rbytes[k] = rb
-    exe[k] = ex
+    c.exe[k] = ex
     if e:
         if c.arr_energy is None:
             c.energy[k] = c.energy[k] + e
@@ -795,6 +795,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     t0 = 0.0
     ex0 = 0.0
     iso = 0.0  # the running job's plan end (its isolated latency)
+    prof: Any = None  # its profile
     limit = 0.0
     # typed, so that its look-ups are native calls compiled (every request's plan is an
     # ``ExecPlan``); the loop reads it only while a job runs, so never with no requests
@@ -1054,7 +1055,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         ex0,
                         plan,
                         _CLOSE_SAVE,
-                        req_plans[k][0].memory_bandwidth_bps,
+                        prof.memory_bandwidth_bps,  # (its profile: no start since its stop)
                     )
                     busy += db
                     layer_exec += steps
