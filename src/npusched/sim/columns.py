@@ -795,7 +795,6 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     t0 = 0.0
     ex0 = 0.0
     iso = 0.0  # the running job's plan end (its isolated latency)
-    prof: Any = None  # its profile
     limit = 0.0
     # typed, so that its look-ups are native calls compiled (every request's plan is an
     # ``ExecPlan``); the loop reads it only while a job runs, so never with no requests
@@ -1055,7 +1054,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         ex0,
                         plan,
                         _CLOSE_SAVE,
-                        prof.memory_bandwidth_bps,  # (its profile: no start since its stop)
+                        req_plans[k][0].memory_bandwidth_bps,
                     )
                     busy += db
                     layer_exec += steps
