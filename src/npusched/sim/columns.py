@@ -105,7 +105,7 @@ from npusched.sim.mechanisms import end_segment, kill, restore_end, save, save_s
 if TYPE_CHECKING:
     from npusched.policies.temporal.levels import TokenTable
     from npusched.policies.temporal.rrb_core import Rotation
-    from npusched.sim.engine import SimResult, _Run
+    from npusched.sim.engine import SimResult, _Plan, _Run
 
 __all__ = ["applies", "column_order", "execute_columns", "write_records"]
 
@@ -555,6 +555,17 @@ def _close(
     return db, steps, e, worked, save_s, sb
 
 
+def _bandwidth(bandwidth: list[float], req_plans: list[_Plan], k: int) -> float:
+    """Job ``k``'s profile's memory bandwidth (bytes/s) at its stop: read from the profile at
+    its first (``bandwidth[k]`` 0.0: not read yet) and kept there, where its restores read it
+    too (a job restores only after a stop)."""
+    b = bandwidth[k]
+    if not b:
+        b = req_plans[k][0].memory_bandwidth_bps
+        bandwidth[k] = b
+    return b
+
+
 def _exit_work(run: _Run) -> list[float] | None:
     """Per request in dispatch order, the work (seconds, the prefix sum as the general loop's
     ``_next_boundary`` reads it) at which its samples leave at their early exit, ``inf`` where
@@ -762,9 +773,11 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     rr_ptr = -1
     slice_k = -1
     slice_start = 0.0
-    # Per request, its profile's memory bandwidth (a preemption's save; read per preemption,
-    # several per request under round-robin).
-    bandwidth: list[float] = []
+    # Per request, its profile's memory bandwidth (its saves and restores), read at its first
+    # stop (:func:`_bandwidth`): a profile's attribute is a generic look-up, once per stopped
+    # job instead of per stop and per restore (several per request under round-robin), or per
+    # request before the loop.
+    bandwidth: list[float] = [0.0] * n if preemptive else []
     if rr:
         rot: Rotation = pol.rotation(run.disp("network"))
         model_of = rot.model_of
@@ -782,7 +795,6 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
             fuse = until == inf and sim.power is None
         if preemptive:
             quantum_q = pol.quantum_s * (1 - 1e-9)
-            bandwidth = [e[0].memory_bandwidth_bps for e in req_plans]
     nwait = 0  # jobs in the ready queue
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
@@ -1054,7 +1066,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         ex0,
                         plan,
                         _CLOSE_SAVE,
-                        req_plans[k][0].memory_bandwidth_bps,
+                        _bandwidth(bandwidth, req_plans, k),
                     )
                     busy += db
                     layer_exec += steps
@@ -1319,7 +1331,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                     ex0,
                                     plan,
                                     _CLOSE_SAVE,
-                                    bandwidth[k],
+                                    _bandwidth(bandwidth, req_plans, k),
                                 )
                                 busy += db
                                 layer_exec += steps
