@@ -339,7 +339,7 @@ def _ref_close(
         else:
             cols["arr_energy"][cols["rows"][k]] += e
     save_s = sb = 0.0
-    if then == columns._CLOSE_SAVE:
+    if then == columns._SAVE:
         rbytes, csec, cbytes = cols["rbytes"], cols["csec"], cols["cbytes"]
         rbytes[k], csec[k], cbytes[k], save_s, sb = mechanisms.save(
             s["te"],
@@ -354,7 +354,7 @@ def _ref_close(
             ckpt_cost,
             bw,
         )
-    elif then == columns._CLOSE_KILL:
+    elif then == columns._WASTE:
         wasted, exe, rbytes = cols["wasted"], cols["exe"], cols["rbytes"]
         wasted[k], exe[k], rbytes[k] = mechanisms.kill(wasted[k], exe[k])
     if then:
@@ -367,7 +367,7 @@ def _ref_close(
 @SETTINGS
 @given(
     s=segments(),
-    then=st.sampled_from([columns._CLOSE, columns._CLOSE_SAVE, columns._CLOSE_KILL]),
+    then=st.sampled_from([columns._CLOSE, columns._SAVE, columns._WASTE]),
     ckpt_cost=st.booleans(),
     bw=st.sampled_from([1e9, 3.7e10]),
     by_row=st.booleans(),
@@ -443,9 +443,9 @@ def test_column_close_is_the_calls_stored_after_each(
                 assert _bits(got_cols[name][j]) == _bits(fresh_cols[name][j]), name
     assert got_cols["npre"][k] == npre + (1 if then else 0)
     assert got_cols["touched"].count(k) == (1 if then or npre else 0)
-    if then == columns._CLOSE_KILL:
+    if then == columns._WASTE:
         assert (got_cols["exe"][k], got_cols["rbytes"][k]) == (0.0, 0)
-    if then != columns._CLOSE_SAVE:
+    if then != columns._SAVE:
         assert out[4:] == (0.0, 0.0)
 
 

@@ -464,8 +464,8 @@ class _Columns:
 #: What :func:`_close` does after the segment's close: nothing more (a completion, an early
 #: exit), CHECKPOINT's save begun (the stop), or KILL's bookkeeping.
 _CLOSE: Final = 0
-_CLOSE_SAVE: Final = 1
-_CLOSE_KILL: Final = 2
+_SAVE: Final = 1
+_WASTE: Final = 2
 
 
 def _close(
@@ -484,9 +484,9 @@ def _close(
     computing from ``t0`` with ``a`` seconds of work done (its work-done column, ``exe[k]``,
     which changes only when its segment closes: the caller's copy from the start, not read
     again), closed at ``te`` with ``exec_end`` done
-    (:func:`~npusched.sim.mechanisms.end_segment`); ``then`` :data:`_CLOSE_SAVE`: the
+    (:func:`~npusched.sim.mechanisms.end_segment`); ``then`` :data:`_SAVE`: the
     CHECKPOINT victim's save begins (:func:`~npusched.sim.mechanisms.save`, at ``bandwidth``
-    bytes/s), :data:`_CLOSE_KILL`: its work is lost (:func:`~npusched.sim.mechanisms.kill`);
+    bytes/s), :data:`_WASTE`: its work is lost (:func:`~npusched.sim.mechanisms.kill`);
     either counts a preemption. Each of the job's columns is read once and written once, only
     where it changed (compiled, each write boxes a new object), the mechanisms' results passed
     from one to the next.
@@ -494,7 +494,9 @@ def _close(
     Returns what the resource adds (busy seconds, layer executions, joules), whether the
     segment did work (the livelock guard), and the save's seconds and busy seconds (0.0
     unless saved); the caller adds them to the loop's state, which stays in the loop's fast
-    locals, the busy time in the general loop's order (the segment's, then the save's)."""
+    locals, the busy time in the general loop's order (the segment's, then the save's). (The
+    callers that read only the first three unpack all six into the loop's typed locals: an
+    ``_`` target is an object, each float boxed for nothing.)"""
     tl = c.tl
     rbytes = c.rbytes
     csec = c.csec
@@ -525,7 +527,7 @@ def _close(
     save_s = 0.0
     sb = 0.0
     if then:
-        if then == _CLOSE_SAVE:
+        if then == _SAVE:
             cbytes = c.cbytes
             cb0 = cbytes[k]
             rb, cs, cb, save_s, sb = save(
@@ -773,11 +775,11 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     rr_ptr = -1
     slice_k = -1
     slice_start = 0.0
-    # Per request, its profile's memory bandwidth (its saves and restores), read at its first
-    # stop (:func:`_bandwidth`): a profile's attribute is a generic look-up, once per stopped
-    # job instead of per stop and per restore (several per request under round-robin), or per
-    # request before the loop.
-    bandwidth: list[float] = [0.0] * n if preemptive else []
+    # Per request, its profile's memory bandwidth (its saves and restores): a profile's
+    # attribute is a generic look-up. Read per request before the loop under round-robin
+    # (several stops per request), else at a job's first stop (:func:`_bandwidth`, 0.0 until
+    # then) instead of at each stop and each restore.
+    bandwidth: list[float] = [0.0] * n if preemptive and not rr else []
     if rr:
         rot: Rotation = pol.rotation(run.disp("network"))
         model_of = rot.model_of
@@ -795,6 +797,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
             fuse = until == inf and sim.power is None
         if preemptive:
             quantum_q = pol.quantum_s * (1 - 1e-9)
+            bandwidth = [e[0].memory_bandwidth_bps for e in req_plans]
     nwait = 0  # jobs in the ready queue
     # The job holding the array (``run_k``) or saving its context (``pre_k``) and its segment,
     # (and, rank orders, the running job's rank); one machine event ``mkind`` at ``tm``; completion events a
@@ -1025,7 +1028,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         if tl is not None and now > t0:
                             tl.append(Segment(rid[run_k], t0, now, "run", rname, units, f0))
                     else:
-                        db, steps, e, _, _, _ = _close(
+                        db, steps, e, worked, save_s, sb = _close(
                             cols, run_k, now, limit, seg_start, t0, ex0, plan, _CLOSE, 0.0
                         )
                         busy += db
@@ -1056,17 +1059,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     completed = True
                 elif mkind == _STOP:
                     k = pre_k
+                    bw = _bandwidth(bandwidth, req_plans, k)
                     db, steps, e, worked, save_s, sb = _close(
-                        cols,
-                        k,
-                        now,
-                        limit,
-                        seg_start,
-                        t0,
-                        ex0,
-                        plan,
-                        _CLOSE_SAVE,
-                        _bandwidth(bandwidth, req_plans, k),
+                        cols, k, now, limit, seg_start, t0, ex0, plan, _SAVE, bw
                     )
                     busy += db
                     layer_exec += steps
@@ -1083,7 +1078,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     save_t = now
                     tm = now + save_s
                 elif mkind == _EXIT:  # it leaves at its early exit (``_h_boundary``)
-                    db, steps, e, _, _, _ = _close(
+                    db, steps, e, worked, save_s, sb = _close(
                         cols, run_k, now, limit, seg_start, t0, ex0, plan, _CLOSE, 0.0
                     )
                     busy += db
@@ -1330,8 +1325,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                     t0,
                                     ex0,
                                     plan,
-                                    _CLOSE_SAVE,
-                                    _bandwidth(bandwidth, req_plans, k),
+                                    _SAVE,
+                                    bandwidth[k],
                                 )
                                 busy += db
                                 layer_exec += steps
@@ -1352,8 +1347,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                 tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
-                        db, steps, e, _, _, _ = _close(
-                            cols, k, now, e_now, seg_start, t0, ex0, plan, _CLOSE_KILL, 0.0
+                        db, steps, e, worked, save_s, sb = _close(
+                            cols, k, now, e_now, seg_start, t0, ex0, plan, _WASTE, 0.0
                         )
                         busy += db
                         layer_exec += steps
@@ -1419,18 +1414,13 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             col_first[k] = now
                         else:
                             arr_first[rows[k]] = now
-                    prof, plan, iso = req_plans[k]
+                    _, plan, iso = req_plans[k]
                     plan_steps = plan.steps if iso > 0.0 else 0
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
                     rb = rbytes[k]
-                    # (restore first; no call where there is nothing to restore, most starts)
-                    t0 = (
-                        restore_end(
-                            now, rb, ckpt_cost, bandwidth[k] if bandwidth else prof.memory_bandwidth_bps
-                        )
-                        if rb
-                        else now
-                    )
+                    # (restore first; no call where there is nothing to restore, most starts;
+                    # bytes to restore come from a stop, which read the job's bandwidth)
+                    t0 = restore_end(now, rb, ckpt_cost, bandwidth[k]) if rb else now
                     seg_start = now
                     ex0 = exe[k]
                     if lv_on:  # the switch to the step it starts at, after the restore
