@@ -14,7 +14,8 @@ the next preemption point with its save, KILL, DRAIN, Algorithm 3 through
 the ready orders, here; since the twenty-first round their rules (the start's restore, the
 segment's close, CHECKPOINT's stop point, the save, KILL's bookkeeping, the save's timeline
 segment) are the functions of :mod:`npusched.sim.mechanisms`, which the general loop calls too:
-this loop passes its columns' items and its constants (all the resource's units, rate 1). The
+this loop passes its columns' items and its constants (all the resource's units, rate 1),
+the close, the save and KILL from one function (:func:`_close`, twenty-second round). The
 one exception is the completion of a job that ran its whole plan in one segment, written out
 in the loop (its steps and joules read once per plan).
 
