@@ -449,6 +449,29 @@ def test_column_close_is_the_calls_stored_after_each(
         assert out[4:] == (0.0, 0.0)
 
 
+def test_bandwidth_read_at_the_first_stop() -> None:
+    """``columns._bandwidth``: a job's profile's bandwidth read at its first stop, kept in the
+    list and returned from it afterwards (the profile not read again); other jobs' entries
+    untouched."""
+
+    class Prof:
+        reads = 0
+
+        @property
+        def memory_bandwidth_bps(self) -> float:
+            Prof.reads += 1
+            return 3.7e10
+
+    plan = ExecPlan.from_steps([1e-6])
+    req_plans = [(Prof(), plan, 1e-6) for _ in range(3)]
+    bw = [0.0, 0.0, 0.0]
+    assert columns._bandwidth(bw, req_plans, 1) == 3.7e10
+    assert columns._bandwidth(bw, req_plans, 1) == 3.7e10
+    assert Prof.reads == 1 and bw == [0.0, 3.7e10, 0.0]
+    assert columns._bandwidth(bw, req_plans, 0) == 3.7e10
+    assert Prof.reads == 2
+
+
 def _profiles() -> dict[str, Any]:
     return {
         "a": make_profile(
