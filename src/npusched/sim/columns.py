@@ -14,7 +14,8 @@ the next preemption point with its save, KILL, DRAIN, Algorithm 3 through
 the ready orders, here; since the twenty-first round their rules (the start's restore, the
 segment's close, CHECKPOINT's stop point, the save, KILL's bookkeeping, the save's timeline
 segment) are the functions of :mod:`npusched.sim.mechanisms`, which the general loop calls too:
-this loop passes its columns' items and its constants (all the resource's units, rate 1). The
+this loop passes its columns' items and its constants (all the resource's units, rate 1),
+the close, the save and KILL from one function (:func:`_close`, twenty-second round). The
 one exception is the completion of a job that ran its whole plan in one segment, written out
 in the loop (its steps and joules read once per plan).
 
@@ -105,7 +106,7 @@ from npusched.sim.mechanisms import end_segment, kill, restore_end, save, save_s
 if TYPE_CHECKING:
     from npusched.policies.temporal.levels import TokenTable
     from npusched.policies.temporal.rrb_core import Rotation
-    from npusched.sim.engine import SimResult, _Run
+    from npusched.sim.engine import SimResult, _Plan, _Run
 
 __all__ = ["applies", "column_order", "execute_columns", "write_records"]
 
@@ -388,10 +389,10 @@ _TYPED_HEAP: Final = not isinstance(_ipush, FunctionType)
 
 
 class _Columns:
-    """The per-request lists and the run's fixed values that :func:`_end_segment` reads and
-    writes (by dispatch order), one object: compiled, a module-level function taking it is a
-    native call with unboxed float arguments and typed attribute reads, where a function nested
-    in :func:`execute_columns` was a closure object called generically (its captured lists then
+    """The per-request lists and the run's fixed values that :func:`_close` reads and writes
+    (by dispatch order), one object: compiled, a module-level function taking it is a native
+    call with unboxed float arguments and typed attribute reads, where a function nested in
+    :func:`execute_columns` was a closure object called generically (its captured lists then
     also lived in an environment object that every use in the loop went through).
 
     The per-request lists are added to as ``a[k] = a[k] + x``, not ``a[k] += x``: compiled, an
@@ -417,6 +418,7 @@ class _Columns:
         "tl",
         "touched",
         "units",
+        "wasted",
     )
 
     def __init__(
@@ -438,11 +440,13 @@ class _Columns:
         cbytes: list[int],
         touched: list[int],
         ckpt_cost: bool,
+        wasted: list[float],
     ) -> None:
         self.npre = npre
         self.cbytes = cbytes
         self.touched = touched
         self.ckpt_cost = ckpt_cost
+        self.wasted = wasted
         self.exe = exe
         self.rbytes = rbytes
         self.csec = csec
@@ -458,7 +462,14 @@ class _Columns:
         self.f0 = f0
 
 
-def _end_segment(
+#: What :func:`_close` does after the segment's close: nothing more (a completion, an early
+#: exit), CHECKPOINT's save begun (the stop), or KILL's bookkeeping.
+_CLOSE: Final = 0
+_SAVE: Final = 1
+_WASTE: Final = 2
+
+
+def _close(
     c: _Columns,
     k: int,
     te: float,
@@ -467,16 +478,31 @@ def _end_segment(
     t0: float,
     a: float,
     plan: ExecPlan,
-) -> tuple[float, int, float]:
-    """:func:`~npusched.sim.mechanisms.end_segment` for job ``k`` (all the resource's units,
-    rate 1), whose segment began at ``seg_start``, computing from ``t0`` with ``a`` seconds of
-    work done: closes it at ``te`` with ``exec_end`` done, stores the job's columns and returns
-    what the resource adds (busy seconds, layer executions, joules). The loop's own state is
-    passed in and added by the caller, so that it stays in the loop's fast locals."""
+    then: int,
+    bandwidth: float,
+) -> tuple[float, int, float, bool, float, float]:
+    """Job ``k``'s segment (all the resource's units, rate 1), begun at ``seg_start`` and
+    computing from ``t0`` with ``a`` seconds of work done (its work-done column, ``exe[k]``,
+    which changes only when its segment closes: the caller's copy from the start, not read
+    again), closed at ``te`` with ``exec_end`` done
+    (:func:`~npusched.sim.mechanisms.end_segment`); ``then`` :data:`_SAVE`: the
+    CHECKPOINT victim's save begins (:func:`~npusched.sim.mechanisms.save`, at ``bandwidth``
+    bytes/s), :data:`_WASTE`: its work is lost (:func:`~npusched.sim.mechanisms.kill`);
+    either counts a preemption. Each of the job's columns is read once and written once, only
+    where it changed (compiled, each write boxes a new object), the mechanisms' results passed
+    from one to the next.
+
+    Returns what the resource adds (busy seconds, layer executions, joules), whether the
+    segment did work (the livelock guard), and the save's seconds and busy seconds (0.0
+    unless saved); the caller adds them to the loop's state, which stays in the loop's fast
+    locals, the busy time in the general loop's order (the segment's, then the save's). (The
+    callers that read only the first three unpack all six into the loop's typed locals: an
+    ``_`` target is an object, each float boxed for nothing.)"""
     tl = c.tl
-    exe = c.exe
     rbytes = c.rbytes
     csec = c.csec
+    units = c.units
+    cap = c.cap
     rb0 = rbytes[k]
     cs0 = csec[k]
     cs, rb, ex, db, steps, e = end_segment(
@@ -485,64 +511,62 @@ def _end_segment(
         seg_start,
         t0,
         a,
-        exe[k],
+        a,
         rb0,
         cs0,
         plan,
         1.0,
-        c.units,
-        c.cap,
+        units,
+        cap,
         tl,
         c.pw,
         c.rid[k] if tl is not None else -1,
         c.rname,
         c.f0,
     )
+    worked = ex > a
+    save_s = 0.0
+    sb = 0.0
+    if then:
+        if then == _SAVE:
+            cbytes = c.cbytes
+            cb0 = cbytes[k]
+            rb, cs, cb, save_s, sb = save(
+                te, t0, ex, rb, cs, cb0, plan, units, cap, c.ckpt_cost, bandwidth
+            )
+            if cb != cb0:
+                cbytes[k] = cb
+        else:
+            wasted = c.wasted
+            wasted[k], ex, rb = kill(wasted[k], ex)
+        npre = c.npre
+        m = npre[k]
+        if not m:
+            c.touched.append(k)
+        npre[k] = m + 1
     # (written only where they changed: compiled, each write boxes a new object)
     if cs != cs0:
         csec[k] = cs
     if rb != rb0:
         rbytes[k] = rb
-    exe[k] = ex
+    c.exe[k] = ex
     if e:
         if c.arr_energy is None:
             c.energy[k] = c.energy[k] + e
         else:
             c.arr_energy[c.rows[k]] += e
-    return db, steps, e
+    return db, steps, e, worked, save_s, sb
 
 
-def _stop(
-    c: _Columns,
-    k: int,
-    te: float,
-    limit: float,
-    seg_start: float,
-    t0: float,
-    a: float,
-    plan: ExecPlan,
-    bandwidth: float,
-) -> tuple[float, int, float, bool, float, float]:
-    """The CHECKPOINT victim ``k`` stops at ``te`` at work ``limit``: its segment closed
-    (:func:`_end_segment`) and its save begun (:func:`~npusched.sim.mechanisms.save`); its
-    columns stored. Returns what :func:`_end_segment` returns, whether the segment did work
-    (the livelock guard), the save's seconds and its busy seconds; the caller adds them to
-    the loop's state, the busy time in the general loop's order (the segment's, then the
-    save's)."""
-    exe = c.exe
-    rbytes = c.rbytes
-    csec = c.csec
-    cbytes = c.cbytes
-    before = exe[k]
-    db, steps, e = _end_segment(c, k, te, limit, seg_start, t0, a, plan)
-    ex = exe[k]
-    rbytes[k], csec[k], cbytes[k], save_s, sb = save(
-        te, t0, ex, rbytes[k], csec[k], cbytes[k], plan, c.units, c.cap, c.ckpt_cost, bandwidth
-    )
-    if not c.npre[k]:
-        c.touched.append(k)
-    c.npre[k] = c.npre[k] + 1
-    return db, steps, e, ex > before, save_s, sb
+def _bandwidth(bandwidth: list[float], req_plans: list[_Plan], k: int) -> float:
+    """Job ``k``'s profile's memory bandwidth (bytes/s) at its stop: read from the profile at
+    its first (``bandwidth[k]`` 0.0: not read yet) and kept there, where its restores read it
+    too (a job restores only after a stop)."""
+    b = bandwidth[k]
+    if not b:
+        b = req_plans[k][0].memory_bandwidth_bps
+        bandwidth[k] = b
+    return b
 
 
 def _exit_work(run: _Run) -> list[float] | None:
@@ -752,9 +776,11 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     rr_ptr = -1
     slice_k = -1
     slice_start = 0.0
-    # Per request, its profile's memory bandwidth (a preemption's save; read per preemption,
-    # several per request under round-robin).
-    bandwidth: list[float] = []
+    # Per request, its profile's memory bandwidth (its saves and restores): a profile's
+    # attribute is a generic look-up. Read per request before the loop under round-robin
+    # (several stops per request), else at a job's first stop (:func:`_bandwidth`, 0.0 until
+    # then) instead of at each stop and each restore.
+    bandwidth: list[float] = [0.0] * n if preemptive and not rr else []
     if rr:
         rot: Rotation = pol.rotation(run.disp("network"))
         model_of = rot.model_of
@@ -784,6 +810,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     save_t = 0.0  # when the victim's save began (the timeline's "save" segment)
     t0 = 0.0
     ex0 = 0.0
+    iso = 0.0  # the running job's plan end (its isolated latency)
     limit = 0.0
     # typed, so that its look-ups are native calls compiled (every request's plan is an
     # ``ExecPlan``); the loop reads it only while a job runs, so never with no requests
@@ -855,6 +882,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         cbytes,
         touched,
         bool(ckpt_cost),
+        wasted,
     )
     # Dependent requests (``has_deps``): ``hold`` marks, by dispatch order (a sentinel 0 at
     # ``n``), those held until their predecessor finishes; the others arrive in dispatch order
@@ -1001,8 +1029,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         if tl is not None and now > t0:
                             tl.append(Segment(rid[run_k], t0, now, "run", rname, units, f0))
                     else:
-                        db, steps, e = _end_segment(
-                            cols, run_k, now, limit, seg_start, t0, ex0, plan
+                        db, steps, e, worked, save_s, sb = _close(
+                            cols, run_k, now, limit, seg_start, t0, ex0, plan, _CLOSE, 0.0
                         )
                         busy += db
                         layer_exec += steps
@@ -1032,16 +1060,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     completed = True
                 elif mkind == _STOP:
                     k = pre_k
-                    db, steps, e, worked, save_s, sb = _stop(
-                        cols,
-                        k,
-                        now,
-                        limit,
-                        seg_start,
-                        t0,
-                        ex0,
-                        plan,
-                        req_plans[k][0].memory_bandwidth_bps,
+                    bw = _bandwidth(bandwidth, req_plans, k)
+                    db, steps, e, worked, save_s, sb = _close(
+                        cols, k, now, limit, seg_start, t0, ex0, plan, _SAVE, bw
                     )
                     busy += db
                     layer_exec += steps
@@ -1058,7 +1079,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     save_t = now
                     tm = now + save_s
                 elif mkind == _EXIT:  # it leaves at its early exit (``_h_boundary``)
-                    db, steps, e = _end_segment(cols, run_k, now, limit, seg_start, t0, ex0, plan)
+                    db, steps, e, worked, save_s, sb = _close(
+                        cols, run_k, now, limit, seg_start, t0, ex0, plan, _CLOSE, 0.0
+                    )
                     busy += db
                     layer_exec += steps
                     if e:
@@ -1256,25 +1279,28 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 start = run_k < 0
                 if not start:  # a preemptive policy displaces the running job
                     k = run_k
-                    if now > t0:  # its work done as of now: exe + (now - t0), at most the limit
-                        e_now = exe[k] + (now - t0)
+                    # (its work done as of now: ``ex0`` (``exe[k]``: a running job's column
+                    # changes only when its segment closes) + (now - t0), at most the limit)
+                    if now > t0:
+                        e_now = ex0 + (now - t0)
                         if e_now > limit:
                             e_now = limit
                     else:
-                        e_now = exe[k]
+                        e_now = ex0
                     mech = static_mech
                     if mech is None:  # Algorithm 3
                         mech = dynamic_choice(est[k], e_now, est[cand], exe[cand], dyn_preempt)
                     if mech is _CHECKPOINT:
                         # (``limit`` is the job's end, or its exit where that comes first: it
                         # then stops there, and leaves at once when it starts again)
+                        # (its end ``iso``, read at its start)
                         stops, stop_w, t_stop = stop_point(
                             now,
                             t0,
-                            exe[k],
+                            ex0,
                             e_now,
                             limit,
-                            req_plans[k][2],
+                            iso,
                             1.0,
                             plan,
                             layer_point,
@@ -1291,8 +1317,17 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             run_k = -1
                             pre_k = k
                             if fuse:  # the stop carried out now, its save's end the event
-                                db, steps, e, worked, save_s, sb = _stop(
-                                    cols, k, t_stop, limit, seg_start, t0, ex0, plan, bandwidth[k]
+                                db, steps, e, worked, save_s, sb = _close(
+                                    cols,
+                                    k,
+                                    t_stop,
+                                    limit,
+                                    seg_start,
+                                    t0,
+                                    ex0,
+                                    plan,
+                                    _SAVE,
+                                    bandwidth[k],
                                 )
                                 busy += db
                                 layer_exec += steps
@@ -1313,7 +1348,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                 tm = t_stop
                         # else: the next preemption point is the end: it just finishes
                     elif mech is _KILL:
-                        db, steps, e = _end_segment(cols, k, now, e_now, seg_start, t0, ex0, plan)
+                        db, steps, e, worked, save_s, sb = _close(
+                            cols, k, now, e_now, seg_start, t0, ex0, plan, _WASTE, 0.0
+                        )
                         busy += db
                         layer_exec += steps
                         if e:
@@ -1321,10 +1358,6 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         futile += 1
                         if futile > _MAX_FUTILE_PREEMPTIONS:
                             raise SimulationError(livelock_message(policy.name, now))
-                        wasted[k], exe[k], rbytes[k] = kill(wasted[k], exe[k])
-                        if not npre[k]:
-                            touched.append(k)
-                        npre[k] = npre[k] + 1
                         run_k = -1
                         if typed:
                             _fpush(stale, tm)
@@ -1382,18 +1415,13 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             col_first[k] = now
                         else:
                             arr_first[rows[k]] = now
-                    prof, plan, iso = req_plans[k]
+                    _, plan, iso = req_plans[k]
                     plan_steps = plan.steps if iso > 0.0 else 0
                     plan_energy = plan.total_energy_j if iso > 0.0 else 0.0
                     rb = rbytes[k]
-                    # (restore first; no call where there is nothing to restore, most starts)
-                    t0 = (
-                        restore_end(
-                            now, rb, ckpt_cost, bandwidth[k] if bandwidth else prof.memory_bandwidth_bps
-                        )
-                        if rb
-                        else now
-                    )
+                    # (restore first; no call where there is nothing to restore, most starts;
+                    # bytes to restore come from a stop, which read the job's bandwidth)
+                    t0 = restore_end(now, rb, ckpt_cost, bandwidth[k]) if rb else now
                     seg_start = now
                     ex0 = exe[k]
                     if lv_on:  # the switch to the step it starts at, after the restore
