@@ -117,27 +117,39 @@ def test_the_table_finds_each_piece_s_steps_in_its_own_plan(
         assert tab.pw_all[off + n] == 0.0
 
 
+def _plans(draw: st.DrawFn, most: int, steps: int, lat_min: int, e_max: float) -> list[ExecPlan]:
+    """1 to ``most`` plans of 1 to ``steps`` steps of ``lat_min``-50 units of 0.1 ms (a step
+    of 0 units takes no time; a plan takes some) and 0 to ``e_max`` J each."""
+    plans = []
+    for _ in range(draw(st.integers(1, most))):
+        n = draw(st.integers(1, steps))
+        lat = draw(st.lists(st.integers(lat_min, 50), min_size=n, max_size=n))
+        if not sum(lat):
+            lat[0] = 1
+        e = draw(st.lists(st.floats(0.0, e_max), min_size=n, max_size=n))
+        plans.append(ExecPlan.from_steps([x * 1e-4 for x in lat], energy_j=e))
+    return plans
+
+
+def _work(draw: st.DrawFn, plan: ExecPlan) -> tuple[float, float]:
+    """A piece's work ``(exec0, exec1)`` in twentieths of ``plan``'s total (possibly empty)."""
+    total = plan.total_s
+    a = draw(st.integers(0, 20)) * total / 20
+    b = draw(st.integers(0, 20)) * total / 20
+    return min(a, b), max(a, b)
+
+
 @st.composite
 def sequential_pieces(draw: st.DrawFn) -> list[PowerPiece]:
     """Pieces one after another in time (a machine running one job at a time, the layout
     ``_in_order`` sums without a sort), touching or with gaps, on plans whose steps may take
     no time (equal bounds inside a piece: the layout must then fall back to the sort)."""
-    plans = []
-    for _ in range(draw(st.integers(1, 3))):
-        n = draw(st.integers(1, 8))
-        lat = draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
-        if not sum(lat):
-            lat[0] = 1
-        e = draw(st.lists(st.floats(0.0, 2.0), min_size=n, max_size=n))
-        plans.append(ExecPlan.from_steps([x * 1e-4 for x in lat], energy_j=e))
+    plans = _plans(draw, 3, 8, 0, 2.0)
     out = []
     t = draw(st.integers(0, 10)) * 1e-4
     for _ in range(draw(st.integers(1, 12))):
         plan = draw(st.sampled_from(plans))
-        total = plan.total_s
-        a = draw(st.integers(0, 20)) * total / 20
-        b = draw(st.integers(0, 20)) * total / 20
-        a, b = min(a, b), max(a, b)
+        a, b = _work(draw, plan)
         rate = draw(st.sampled_from([1.0, 0.5, 0.37, 1.3]))
         span = (b - a) / rate
         out.append(PowerPiece(t, t + span, plan, a, b, rate, "npu"))
@@ -350,22 +362,14 @@ def test_the_peak_of_overlapping_pieces_is_the_timeline_s_highest_level(
 def crowded_pieces(draw: st.DrawFn) -> list[PowerPiece]:
     """Many pieces of a few plans, overlapping in bursts (a machine running jobs side by
     side), with gaps where nothing computes: the stretches' bounds prune most of them."""
-    plans = []
-    for _ in range(draw(st.integers(1, 4))):
-        n = draw(st.integers(1, 12))
-        lat = draw(st.lists(st.integers(1, 50), min_size=n, max_size=n))
-        e = draw(st.lists(st.floats(0.0, 3.0), min_size=n, max_size=n))
-        plans.append(ExecPlan.from_steps([x * 1e-4 for x in lat], energy_j=e))
+    plans = _plans(draw, 4, 12, 1, 3.0)
     out = []
     t = 0.0
     for _ in range(draw(st.integers(2, 40))):
         plan = draw(st.sampled_from(plans))
-        total = plan.total_s
-        a = draw(st.integers(0, 19)) * total / 20
-        b = draw(st.integers(1, 20)) * total / 20
-        a, b = min(a, b), max(a, b)
+        a, b = _work(draw, plan)
         if b <= a:
-            b = total
+            a, b = 0.0, plan.total_s
         rate = draw(st.sampled_from([1.0, 0.5, 0.37, 1.3]))
         t0 = t + draw(st.integers(-30, 30)) * 1e-4
         out.append(PowerPiece(t0, t0 + (b - a) / rate, plan, a, b, rate, "npu"))
