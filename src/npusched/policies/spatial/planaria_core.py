@@ -659,16 +659,12 @@ class PlanariaCore:
             m, assign, preempt, _CHECKPOINT, NO_UNTIL, NO_MERGE, NO_TIMERS, NO_RATES
         )
 
-    def _alloc(self, units: int) -> Allocation:
-        """This run's allocation of ``units`` units (:func:`_alloc_of`)."""
-        return _alloc_of(self, units)
-
 
 def _alloc_of(core: PlanariaCore, units: int) -> Allocation:
     """``core``'s allocation of ``units`` units this run (made once, shared by every
     decision): ``allocs_`` by count and ``alloc_l_`` (the same objects, by index) kept
-    together. A module function (twenty-second round): compiled, ``self._alloc`` on a class
-    that allows interpreted subclasses is a method looked up and called generically."""
+    together. A module function, not a method (twenty-second round): compiled, a method on a
+    class that allows interpreted subclasses is looked up and called generically."""
     alloc_l = core.alloc_l_
     if 0 <= units < len(alloc_l):
         got = alloc_l[units]
