@@ -13,7 +13,7 @@ from npusched.policies.base import POLICIES
 from npusched.policies.temporal import HPF
 from npusched.policies.temporal.mechanism import RankedPolicy
 from npusched.policies.temporal.predictor import make_estimator
-from npusched.sim import columns
+from npusched.sim import columns, records
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import Request
 from simhelpers import assert_same_result, jobs_made, make_profile
@@ -297,7 +297,9 @@ def test_write_records_sparse_and_dense_agree() -> None:
     cols = {}
     for touched in (None, [3, 1]):
         run = _Run(sim, reqs, None, None)
-        columns.write_records(run, est, npre, cbytes, csec, wasted, touched=touched)
+        records.write_records(
+            run, run.arrival_rows, est, npre, cbytes, csec, wasted, touched=touched
+        )
         cols[touched is None] = {
             name: np.asarray(getattr(run, name))
             for name in ("col_est", "col_preempt", "col_cbytes", "col_cs", "col_wasted")

@@ -50,6 +50,8 @@ COMPILED_MODULES: Final = (
     # The preemption mechanisms (start's restore, segment close, CHECKPOINT's stop, the save,
     # KILL), both loops' (twenty-first round).
     "npusched.sim.mechanisms",
+    # The writer of both loops' per-request result columns (twenty-third round).
+    "npusched.sim.records",
     # The general loop's families (twelfth round): P-RRB's hooks (under the interpreted public
     # classes), Fluid Batching's tables and the power schedules (DFS, DVFS).
     "npusched.policies.temporal.rrb_core",

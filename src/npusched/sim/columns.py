@@ -76,9 +76,8 @@ from __future__ import annotations
 import heapq
 import math
 import operator
-import struct
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from itertools import repeat
 from operator import add, mul
 from types import FunctionType
@@ -102,13 +101,14 @@ from npusched.sim.common import (
 from npusched.sim.events import TIME_TOL_S
 from npusched.sim.levels import SwitchLevels
 from npusched.sim.mechanisms import end_segment, kill, restore_end, save, save_segment, stop_point
+from npusched.sim.records import doubles, write_records
 
 if TYPE_CHECKING:
     from npusched.policies.temporal.levels import TokenTable
     from npusched.policies.temporal.rrb_core import Rotation
     from npusched.sim.engine import SimResult, _Plan, _Run
 
-__all__ = ["applies", "column_order", "execute_columns", "write_records"]
+__all__ = ["applies", "column_order", "execute_columns"]
 
 # ``Final``: compiled, the machine-event kinds are C constants and the mechanisms static
 # references (a module global that is not ``Final`` is a dictionary look-up at every use).
@@ -663,7 +663,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     floor = math.floor
     quiet_max = _QUIET_MAX
     # Per request, by dispatch order: its first start, its finish and its joules, written to
-    # the run's columns (by result row) once, after the loop (``write_records``). Compiled, a
+    # the run's columns (by result row) once, after the loop (``records.write_records``, the one
+    # writer of both loops' records). Compiled, a
     # list of floats is written natively, where the run's ``array('d')`` columns took a generic
     # ``PyObject_SetItem`` with a boxed float (and ``+=`` a generic read and add too): about
     # 1,300 instructions per request in a warm HPF run. Each row is one request's, so every
@@ -1546,11 +1547,12 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     est_rec[k] = math.nan
     elif ai < n and est_rec is not None:  # stopped by ``until``: the rest never arrived
         est_rec[ai:] = [math.nan] * (n - ai)
-    first_b = _doubles(col_first) if by_list else None
-    finish_b = _doubles(col_finish) if by_list else None
-    energy_b = _doubles(col_energy) if by_list else None
+    first_b = doubles(col_first) if by_list else None
+    finish_b = doubles(col_finish) if by_list else None
+    energy_b = doubles(col_energy) if by_list else None
     write_records(
         run,
+        run.arrival_rows,
         est_rec,
         npre,
         cbytes,
@@ -1570,92 +1572,3 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     res.busy = busy
     res.energy = res_energy
     return run._result(last_t)
-
-
-def _doubles(vals: list[float]) -> memoryview:
-    """``vals`` as C doubles (the same float64 values): one ``struct.pack`` call, several times
-    cheaper per value than ``numpy.fromiter`` over the list (``write_records`` reads a
-    ``memoryview`` with ``numpy.frombuffer``, without a copy)."""
-    return memoryview(struct.pack(f"{len(vals)}d", *vals))
-
-
-def _packed_list(vals: list[Any], dtype: Any) -> bytes:
-    """A list of the loop's floats (``dtype`` float64) or ints (int64) as C doubles or int64s
-    in one ``struct.pack`` call (see :func:`_doubles`; the values ``numpy.fromiter`` would
-    give)."""
-    return struct.pack(f"{len(vals)}{'d' if dtype is np.float64 else 'q'}", *vals)
-
-
-def write_records(
-    run: _Run,
-    est: list[float] | None,
-    npre: list[int],
-    cbytes: list[int],
-    csec: list[float],
-    wasted: list[float],
-    *,
-    first: Sequence[float] | None = None,
-    finish: Sequence[float] | None = None,
-    energy: Sequence[float] | None = None,
-    touched: list[int] | None = None,
-    dispatched: int | None = None,
-) -> None:
-    """Store the column loop's per-request lists (by dispatch order) as ``run``'s result
-    columns (by result row).
-
-    ``est`` None: the estimates are the isolated latencies (no estimator; plans without exits),
-    copied from ``run.col_iso``. ``first`` / ``finish`` / ``energy`` replace the run's columns
-    when given (a path that wrote those by row passes None). ``touched``: the only requests
-    whose ``npre`` / ``cbytes`` / ``csec`` / ``wasted`` may be nonzero (the rest are written as
-    the zeros they are). Lists become arrays through ``numpy.fromiter``, a ``memoryview`` of
-    doubles without a copy (the same values). ``dispatched``: how many requests arrived before
-    the run stopped (``until``; None: all): the estimates of the others are not known (nan),
-    and a request that did not finish names no resource (the general loop's records)."""
-    by_row = np.asarray(run.arrival_rows, dtype=np.int64)
-    n = len(by_row)
-    f8, i8 = np.float64, np.int64
-    counts: list[tuple[str, Sequence[Any], Any]] = [
-        ("col_preempt", npre, i8),
-        ("col_cbytes", cbytes, i8),
-        ("col_cs", csec, f8),
-        ("col_wasted", wasted, f8),
-    ]
-    dense: list[tuple[str, Sequence[Any] | None, Any]] = [
-        ("col_first", first, f8),
-        ("col_finish", finish, f8),
-        ("col_energy", energy, f8),
-    ]
-    if touched is None:
-        dense.extend(counts)
-    else:
-        rows_t = by_row[np.asarray(touched, dtype=np.int64)]
-        for name, per_k, dtype in counts:
-            sp: Any = np.zeros(n, dtype=dtype)
-            sp[rows_t] = np.fromiter(
-                map(per_k.__getitem__, touched), dtype=dtype, count=len(rows_t)
-            )
-            setattr(run, name, sp)
-    if est is None:
-        iso: Any = run.col_iso.copy()  # no estimator, no exits: the isolated latency
-        if dispatched is not None and dispatched < n:
-            iso[by_row[dispatched:]] = math.nan
-        run.col_est = iso
-    else:
-        dense.append(("col_est", est, f8))
-    for name, vals, dtype in dense:
-        if vals is not None:
-            col: Any = np.empty(n, dtype=dtype)
-            if isinstance(vals, memoryview):
-                col[by_row] = np.frombuffer(vals, dtype=dtype)
-            elif isinstance(vals, list):
-                # packed as C doubles / int64s in one call (the same values)
-                col[by_row] = np.frombuffer(_packed_list(vals, dtype), dtype=dtype)
-            else:
-                col[by_row] = np.fromiter(vals, dtype=dtype, count=n)
-            setattr(run, name, col)
-    col_res = np.empty(n, dtype=object)
-    col_res[:] = run.res[0].name
-    if dispatched is not None and (run.until != math.inf or run.dependents):
-        # (a dependent request whose predecessor never finished never ran either)
-        col_res[np.isnan(np.asarray(run.col_finish, dtype=np.float64))] = ""
-    run.col_res = col_res

@@ -160,6 +160,7 @@ from npusched.sim.job import (
 )
 from npusched.sim.levels import SwitchLevels
 from npusched.sim.mechanisms import end_segment, kill, restore_end, save, save_segment, stop_point
+from npusched.sim.records import write_records
 from npusched.sim.resources import Machine, Resource, single_npu
 from npusched.workloads.request import SHAPE_FIELDS, Request, RequestTable, number_shapes
 
@@ -1024,7 +1025,10 @@ class _Run:
             arrivals,
         )
         # Per-request records by result row, unboxed (``array``: 8 bytes a request, where a
-        # list of floats costs 32; 1e6 requests hold eight of them).
+        # list of floats costs 32; 1e6 requests hold eight of them): the general loop writes
+        # them (``_record``, ``_add_energy``, ``_dispatch``'s estimate) and hands them to the
+        # records' writer (``_write_records``); the column loop hands its own lists instead
+        # (and writes the first start, finish and joules here by row in its longest runs).
         nans = np.full(n, math.nan).tobytes()
         zeros = bytes(8 * n)
         self.col_est: MutableSequence[float] = array("d", nans)
@@ -1529,7 +1533,9 @@ class _Run:
     def _record(
         self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
     ) -> None:
-        """Write ``job``'s record into the result rows of its samples (or of ``rows``)."""
+        """Write ``job``'s record into the result rows of its samples (or of ``rows``): the run's
+        ``array`` columns by row, which ``_write_records`` hands to the one writer of both
+        loops' records (``records.write_records``)."""
         first, fin, pre, cb, cs, wasted, _ = self._views()  # (the arrays' items, written)
         col_res = self.col_res
         for row in job._rows if rows is None else rows:
@@ -2993,9 +2999,36 @@ class _Run:
         self.events = events
         # The clock of the last event handled (a far-off tick nobody needed, popped with the
         # queue empty, does not stretch the run).
+        self._write_records()
         return self._result(last_t)
 
     # --- results ------------------------------------------------------------------------------
+    def _write_records(self) -> None:
+        """Hand the run's records to the one writer of both loops' records
+        (:func:`~npusched.sim.records.write_records`): the ``array`` columns by result row as
+        ``_record`` and ``_add_energy`` wrote them, after the partial records of the jobs still
+        in flight (only with ``until``: their first start, preemptions, checkpoint and waste so
+        far, no finish, no resource)."""
+        alive: list[Job] = list(self.ready)
+        for res in self.res:
+            alive.extend(res.jobs)
+        alive.extend(e[0] for e in self.pending)
+        for j in alive:
+            self._record(j, math.nan)
+        write_records(
+            self,
+            None,
+            self.col_est,
+            self.col_preempt,
+            self.col_cbytes,
+            self.col_cs,
+            self.col_wasted,
+            first=self.col_first,
+            finish=self.col_finish,
+            energy=self.col_energy,
+            resource=self.col_res,
+        )
+
     def _result(self, now: float) -> SimResult:
         n = len(self.arrival_rows)
         if self.n_finished < n and self.until == math.inf:
@@ -3003,13 +3036,6 @@ class _Run:
                 f"policy {self._pname()!r} left {n - self.n_finished} of {n} requests "
                 f"unfinished with the machine idle at t={now!r} s"
             )
-        # Partial records of jobs still in flight (only with ``until``).
-        alive: list[Job] = list(self.ready)
-        for res in self.res:
-            alive.extend(res.jobs)
-        alive.extend(e[0] for e in self.pending)
-        for j in alive:
-            self._record(j, math.nan)
         if self.progress is not None and self.n_finished != self.reported:
             self.progress(self.n_finished)  # a stop by ``until`` between two reports
 
@@ -3050,8 +3076,7 @@ class _Run:
 
         network = np.empty(len(per_shape["network"]), dtype=object)
         network[:] = per_shape["network"]
-        resource = np.empty(n, dtype=object)
-        resource[:] = self.col_res
+        resource: npt.NDArray[Any] = np.asarray(self.col_res, dtype=object)
         self.col_res = []
         cols: dict[str, npt.NDArray[Any]] = {
             "id": ids[by_id],

@@ -1,0 +1,143 @@
+"""The per-request result columns, written once for both loops (twenty-third round).
+
+Each loop keeps what a request's row of the result holds (its estimate, first start, finish,
+preemptions, checkpoint bytes and seconds, work lost to KILL, joules and resource) in its own
+storage while it runs, and hands it to :func:`write_records` once the loop is over; the writer
+makes the run's result columns (``col_est``, ``col_first``, ``col_finish``, ``col_preempt``,
+``col_cbytes``, ``col_cs``, ``col_wasted``, ``col_energy``, ``col_res``), which
+:meth:`~npusched.sim.engine._Run._result` turns into the :class:`~npusched.sim.engine.SimResult`.
+
+- The column loop (:mod:`npusched.sim.columns`) hands lists by dispatch order (``by_row`` the
+  run's ``arrival_rows``, each value's result row): the writer stores them by row.
+- The general loop (:class:`~npusched.sim.engine._Run`) hands the run's ``array`` columns,
+  written by result row through ``_record`` (a finished job's rows; the partial records of the
+  jobs in flight at ``until``) and ``_add_energy`` (a batch's joules shared among its samples)
+  (``by_row`` None): the writer keeps them as they are (the same buffers, no copy) and makes the
+  resource column from the names written per row.
+
+The values are stored, never computed: a column holds the bits each loop wrote. This module is
+listed in ``npusched.native.COMPILED_MODULES`` (it was part of the compiled ``sim/columns.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from npusched.sim.engine import _Run
+
+__all__ = ["doubles", "write_records"]
+
+
+def doubles(vals: list[float]) -> memoryview:
+    """``vals`` as C doubles (the same float64 values): one ``struct.pack`` call, several times
+    cheaper per value than ``numpy.fromiter`` over the list (:func:`write_records` reads a
+    ``memoryview`` with ``numpy.frombuffer``, without a copy)."""
+    return memoryview(struct.pack(f"{len(vals)}d", *vals))
+
+
+def _packed_list(vals: list[Any], dtype: Any) -> bytes:
+    """A list of floats (``dtype`` float64) or ints (int64) as C doubles or int64s in one
+    ``struct.pack`` call (see :func:`doubles`; the values ``numpy.fromiter`` would give)."""
+    return struct.pack(f"{len(vals)}{'d' if dtype is np.float64 else 'q'}", *vals)
+
+
+def write_records(
+    run: _Run,
+    by_row: Sequence[int] | None,
+    est: Sequence[float] | None,
+    npre: Sequence[int],
+    cbytes: Sequence[int],
+    csec: Sequence[float],
+    wasted: Sequence[float],
+    *,
+    first: Sequence[float] | None = None,
+    finish: Sequence[float] | None = None,
+    energy: Sequence[float] | None = None,
+    resource: Sequence[str] | npt.NDArray[Any] | None = None,
+    touched: list[int] | None = None,
+    dispatched: int | None = None,
+) -> None:
+    """Store a loop's per-request values as ``run``'s result columns (by result row).
+
+    ``by_row``: each value's result row (the column loop's dispatch order,
+    ``run.arrival_rows``); None: the values are by result row already (the general loop's
+    ``array`` columns, kept without a copy). ``est`` None: the estimates are the isolated
+    latencies (no estimator; plans without exits), copied from ``run.col_iso``. ``first`` /
+    ``finish`` / ``energy`` replace the run's columns when given (None: the run's column as it
+    stands, written by row during the loop). ``resource``: each value's resource name (None: the
+    run's one resource, or none where the request did not finish). ``touched``: the only
+    requests whose ``npre`` / ``cbytes`` / ``csec`` / ``wasted`` may be nonzero (the rest are
+    written as the zeros they are). Lists become arrays through one ``struct.pack`` call, a
+    ``memoryview`` of doubles without a copy (the same values). ``dispatched``: how many
+    requests arrived before the run stopped (``until``; None: all): the estimates of the others
+    are not known (nan), and a request that did not finish names no resource (the general
+    loop's records)."""
+    n = len(run.arrival_rows)
+    rows_of: Any = None if by_row is None else np.asarray(by_row, dtype=np.int64)
+    f8, i8 = np.float64, np.int64
+    counts: list[tuple[str, Sequence[Any], Any]] = [
+        ("col_preempt", npre, i8),
+        ("col_cbytes", cbytes, i8),
+        ("col_cs", csec, f8),
+        ("col_wasted", wasted, f8),
+    ]
+    dense: list[tuple[str, Sequence[Any] | None, Any]] = [
+        ("col_first", first, f8),
+        ("col_finish", finish, f8),
+        ("col_energy", energy, f8),
+    ]
+    if touched is None:
+        dense.extend(counts)
+    else:
+        rows_t = np.asarray(touched, dtype=np.int64)
+        if rows_of is not None:
+            rows_t = rows_of[rows_t]
+        for name, per_k, dtype in counts:
+            sp: Any = np.zeros(n, dtype=dtype)
+            sp[rows_t] = np.fromiter(
+                map(per_k.__getitem__, touched), dtype=dtype, count=len(rows_t)
+            )
+            setattr(run, name, sp)
+    if est is None:
+        iso: Any = run.col_iso.copy()  # no estimator, no exits: the isolated latency
+        if dispatched is not None and dispatched < n:
+            never = np.arange(dispatched, n)
+            iso[never if rows_of is None else rows_of[never]] = math.nan
+        run.col_est = iso
+    else:
+        dense.append(("col_est", est, f8))
+    for name, vals, dtype in dense:
+        if vals is not None:
+            col: Any
+            if rows_of is None:
+                # by row already: an ``array`` column is shared (its buffer), not copied
+                col = np.asarray(vals, dtype=dtype)
+            else:
+                col = np.empty(n, dtype=dtype)
+                if isinstance(vals, memoryview):
+                    col[rows_of] = np.frombuffer(vals, dtype=dtype)
+                elif isinstance(vals, list):
+                    # packed as C doubles / int64s in one call (the same values)
+                    col[rows_of] = np.frombuffer(_packed_list(vals, dtype), dtype=dtype)
+                else:
+                    col[rows_of] = np.fromiter(vals, dtype=dtype, count=n)
+            setattr(run, name, col)
+    col_res = np.empty(n, dtype=object)
+    if resource is not None:
+        if rows_of is None:
+            col_res[:] = resource
+        else:
+            col_res[rows_of] = resource
+    else:
+        col_res[:] = run.res[0].name
+        if dispatched is not None and (run.until != math.inf or run.dependents):
+            # (a dependent request whose predecessor never finished never ran either)
+            col_res[np.isnan(np.asarray(run.col_finish, dtype=np.float64))] = ""
+    run.col_res = col_res
