@@ -304,3 +304,26 @@ def test_merged_batch_partial_records(
     np.testing.assert_allclose(c["first_start_s"], first, atol=1e-12)
     np.testing.assert_allclose(c["energy_j"], energy, rtol=1e-12, atol=1e-15)
     assert list(c["resource"]) == ["npu" if f == f else "" for f in finish]
+
+
+# --- the livelock guard's count (``common.futile_preemption``, both loops) ------------------
+
+
+def test_futile_preemptions_are_counted_then_raise() -> None:
+    """The count goes up by one per call and raises past ``_MAX_FUTILE_PREEMPTIONS``, naming
+    the policy (its ``name``, else its class) and the time."""
+    from npusched.errors import SimulationError
+    from npusched.sim.common import _MAX_FUTILE_PREEMPTIONS, futile_preemption, livelock_message
+
+    class Named:
+        name = "P-X"
+
+    class Unnamed:
+        pass
+
+    assert futile_preemption(0, Named(), 1.0) == 1
+    assert futile_preemption(_MAX_FUTILE_PREEMPTIONS - 1, Named(), 1.0) == _MAX_FUTILE_PREEMPTIONS
+    for pol, name in ((Named(), "P-X"), (Unnamed(), "Unnamed")):
+        with pytest.raises(SimulationError) as err:
+            futile_preemption(_MAX_FUTILE_PREEMPTIONS, pol, 0.25)
+        assert str(err.value) == livelock_message(name, 0.25)

@@ -90,13 +90,12 @@ from npusched.errors import SimulationError
 from npusched.hardware.plan import ExecPlan
 from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
 from npusched.sim.common import (
-    _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
     NAN_OBJ,
     PowerColumns,
     Segment,
-    livelock_message,
+    futile_preemption,
 )
 from npusched.sim.events import TIME_TOL_S
 from npusched.sim.levels import SwitchLevels
@@ -1069,12 +1068,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                     layer_exec += steps
                     if e:
                         res_energy += e
-                    if worked:
-                        futile = 0
-                    else:
-                        futile += 1
-                        if futile > _MAX_FUTILE_PREEMPTIONS:
-                            raise SimulationError(livelock_message(policy.name, now))
+                    futile = 0 if worked else futile_preemption(futile, policy, now)
                     busy += sb
                     mkind = _SAVE_DONE
                     save_t = now
@@ -1334,12 +1328,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                                 layer_exec += steps
                                 if e:
                                     res_energy += e
-                                if worked:
-                                    futile = 0
-                                else:
-                                    futile += 1
-                                    if futile > _MAX_FUTILE_PREEMPTIONS:
-                                        raise SimulationError(livelock_message(policy.name, now))
+                                futile = 0 if worked else futile_preemption(futile, policy, now)
                                 busy += sb
                                 mkind = _SAVE_DONE
                                 save_t = t_stop
@@ -1356,9 +1345,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         layer_exec += steps
                         if e:
                             res_energy += e
-                        futile += 1
-                        if futile > _MAX_FUTILE_PREEMPTIONS:
-                            raise SimulationError(livelock_message(policy.name, now))
+                        futile = futile_preemption(futile, policy, now)
                         run_k = -1
                         if typed:
                             _fpush(stale, tm)

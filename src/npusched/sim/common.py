@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final, NamedTuple
 
+from npusched.errors import SimulationError
 from npusched.hardware.profile import ExecPlan
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "PowerPiece",
     "Segment",
     "collector_paused",
+    "futile_preemption",
     "livelock_message",
 ]
 
@@ -184,3 +186,14 @@ def livelock_message(policy: str, now: float) -> str:
         "include_running=false, where any candidate preempts the running job, with KILL or a "
         "restore longer than the period); allowed: a configuration that lets a job finish"
     )
+
+
+def futile_preemption(count: int, policy: object, now: float) -> int:
+    """One more preemption in a row that made no progress (a KILL, or a CHECKPOINT stop before
+    the job computed anything new), both loops' livelock guard: ``count + 1``, or the livelock
+    error past :data:`_MAX_FUTILE_PREEMPTIONS` (the policy's name read only then)."""
+    count += 1
+    if count > _MAX_FUTILE_PREEMPTIONS:
+        name = str(getattr(policy, "name", type(policy).__name__))
+        raise SimulationError(livelock_message(name, now))
+    return count

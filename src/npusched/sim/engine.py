@@ -124,7 +124,6 @@ from npusched.policies.contract import (
     ready_hooks,
 )
 from npusched.sim.common import (
-    _MAX_FUTILE_PREEMPTIONS,
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
     NAN_OBJ,
@@ -132,7 +131,7 @@ from npusched.sim.common import (
     PowerPiece,
     Segment,
     collector_paused,
-    livelock_message,
+    futile_preemption,
 )
 from npusched.sim.events import (
     ARRIVAL,
@@ -1579,11 +1578,9 @@ class _Run:
         self._requeue(job, now)
 
     def _futile_preemption(self) -> None:
-        """Count a preemption that made no progress; raise past :data:`_MAX_FUTILE_PREEMPTIONS`
-        in a row (a livelock)."""
-        self.futile += 1
-        if self.futile > _MAX_FUTILE_PREEMPTIONS:
-            raise SimulationError(livelock_message(self._pname(), self.clock.now))
+        """Count a preemption that made no progress; raise past ``_MAX_FUTILE_PREEMPTIONS``
+        in a row (a livelock; ``common.futile_preemption``, the column loop's count too)."""
+        self.futile = futile_preemption(self.futile, self.policy, self.clock.now)
 
     def _requeue(self, job: Job, now: float) -> None:
         job.state = WAITING
