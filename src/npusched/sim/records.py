@@ -24,13 +24,10 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-if TYPE_CHECKING:
-    from npusched.sim.engine import _Run
 
 __all__ = ["doubles", "write_records"]
 
@@ -49,7 +46,7 @@ def _packed_list(vals: list[Any], dtype: Any) -> bytes:
 
 
 def write_records(
-    run: _Run,
+    run: Any,
     by_row: Sequence[int] | None,
     est: Sequence[float] | None,
     npre: Sequence[int],
@@ -65,6 +62,10 @@ def write_records(
     dispatched: int | None = None,
 ) -> None:
     """Store a loop's per-request values as ``run``'s result columns (by result row).
+
+    ``run``: the :class:`~npusched.sim.engine._Run` (typed ``Any``: compiled, a ``_Run``
+    argument is checked to be the compiled engine's class, and the tests that watch the loop
+    run the engine's interpreted source; its few attributes are read once per run).
 
     ``by_row``: each value's result row (the column loop's dispatch order,
     ``run.arrival_rows``); None: the values are by result row already (the general loop's
