@@ -174,12 +174,40 @@ def _counts_from_estimates(
     for b in base:
         left -= b
     if left > 0:
-        keyed = []
+        # the leftover units one each to the first ``left`` tasks in the order of the keys
+        # ``(-rem, -score, i)`` (a sorted list of those tuples before; twenty-third round),
+        # chosen by repeated scans for the least key not yet given one, its entries compared
+        # as the tuples compare them: the first that differ (``!=``) decide by ``<``. Every key
+        # is a pair of finite floats (``math.floor`` above raises on a nan or an infinite
+        # share, and a finite share makes a finite score) and a distinct ``i``, so the order
+        # is total and the scans pick the sorted list's first ``left`` (all ``n`` where
+        # ``left >= n``, as the slice did).
+        rk: list[float] = []
         for i in range(n):
-            keyed.append((-_round9((shares[i] - base[i]) * 1e9), -scores[i], i))
-        keyed.sort()
-        for _, _, i in keyed[:left]:
-            base[i] += 1
+            rk.append(-_round9((shares[i] - base[i]) * 1e9))
+        given = [False] * n
+        picks = left if left < n else n
+        for _ in range(picks):
+            best = -1
+            for i in range(n):
+                if given[i]:
+                    continue
+                if best < 0:
+                    best = i
+                    continue
+                ri = rk[i]
+                rb = rk[best]
+                if ri != rb:
+                    if ri < rb:
+                        best = i
+                    continue
+                qi = -scores[i]
+                qb = -scores[best]
+                if qi != qb and qi < qb:
+                    best = i
+                # equal entries: the lower ``i`` (``best``) first
+            given[best] = True
+            base[best] += 1
     out: list[int] = []
     for i in range(n):
         out.append(est[i] + base[i])
