@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import random
+
+import numpy as np
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,12 @@ from npusched.hardware import compile_profile
 from npusched.hardware.fission import FissionArray
 from npusched.models import get_network
 from npusched.policies.spatial import PlanariaPolicy
-from npusched.policies.spatial.planaria_core import _counts_from_estimates, _unfit_counts
+from npusched.policies.spatial.planaria_core import (
+    _counts_from_estimates,
+    _estimate,
+    _Table,
+    _unfit_counts,
+)
 from npusched.sim import engine
 from npusched.sim.engine import Simulator
 from npusched.sim.events import COMPLETE, EventQueue
@@ -155,3 +162,33 @@ def test_leftover_units_as_the_sorted_keys() -> None:
         if sum(est) <= size and sum(got) == size:
             checked += 1
     assert checked > 3000  # the fitting path, with leftovers handed out, checked throughout
+
+
+def _table(rows: list[list[float]]) -> _Table:
+    cum_t = np.asarray(rows, dtype=np.float64)
+    total = cum_t[-1]
+    at_start = np.maximum(total - cum_t[0], 0.0)
+    return _Table(
+        cum_t,
+        total,
+        at_start,
+        len(rows) - 1,
+        cum_t.tolist(),
+        total.tolist(),
+        at_start.tolist(),
+    )
+
+
+def test_estimate_without_a_count_is_zero() -> None:
+    """A row holding a NaN where no count meets the slack: ``(0, 0.0)`` (no count; the caller
+    hands the queue to the NumPy Algorithm 1), where ``None`` was returned; a count that
+    meets the slack before the NaN, and a row without one, give the count as before."""
+    nan = math.nan
+    tab = _table([[0.0, 0.0, 0.0], [2.0, nan, 1.0], [4.0, nan, 2.0]])
+    assert _estimate(tab, 0, 0.0, 0.5, 3) == (0, 0.0)  # no count meets it: the NaN row
+    assert _estimate(tab, 1, 0.5, 0.1, 3) == (0, 0.0)
+    assert _estimate(tab, 1, 0.5, 0.5, 3) == (3, 0.5)  # met past the NaN
+    assert _estimate(tab, 0, 0.0, 4.0, 3) == (1, 4.0)  # the first count meets it
+    fine = _table([[0.0, 0.0], [2.0, 1.0], [4.0, 2.0]])
+    assert _estimate(fine, 0, 0.0, 0.5, 2) == (2, 2.0)  # none meets it: the fastest count
+    assert _estimate(fine, 2, 0.0, 0.5, 2) == (1, 0.0)  # finished

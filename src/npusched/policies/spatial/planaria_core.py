@@ -253,14 +253,14 @@ class _Table:
         return np.zeros(len(self.total))
 
 
-def _estimate(
-    tab: _Table, step: int, frac: float, slack: float, size: int
-) -> tuple[int, float] | None:
+def _estimate(tab: _Table, step: int, frac: float, slack: float, size: int) -> tuple[int, float]:
     """ESTIMATERESOURCES (lines 13-22) of a task at ``(step, frac)`` of ``tab`` with ``slack``
     seconds: ``(estimate, predicted remaining seconds on it)``, computing PREDICTTIME only for
     the counts it scans (each entry with ``PlanariaPolicy._remaining``'s float operations, so
-    the same bits); ``None`` where it would take the fastest count of a row holding a NaN
-    (NumPy's ``argmin`` and Python's ``min`` differ there)."""
+    the same bits); ``(0, 0.0)`` (no count: an estimate is at least 1) where it would take the
+    fastest count of a row holding a NaN (NumPy's ``argmin`` and Python's ``min`` differ
+    there). Never ``None`` (twenty-third round): compiled, a ``tuple[int, float]`` is returned
+    as a C struct, where an optional one was a tuple object and a boxed float per task."""
     if step >= tab.steps:  # finished: zero on every count, the first count either way
         return 1, 0.0
     if frac == 0.0:
@@ -299,7 +299,7 @@ def _estimate(
             x = tot[i] - (c + frac * (nxt[i] - c))
             r.append(x if not x < 0.0 else 0.0)
     if any(x != x for x in r):
-        return None
+        return 0, 0.0
     m = min(r)  # no count meets the QoS: the fastest count (the first of equal minima)
     return r.index(m) + 1, m
 
@@ -805,12 +805,12 @@ def _core_targets(
                 slo_any: Any = job_slo(job)
                 sl = slo_any - (now - job.arrival_s)
             step, frac = jc.position if jc is not None else job.position
-            got = _estimate(tab, step, frac, sl, size)
-            if got is None:
+            est_n, at_n = _estimate(tab, step, frac, sl, size)
+            if est_n == 0:  # a row holding a NaN: the NumPy Algorithm 1 decides
                 complete = False
                 break
-            e_l.append(got[0])
-            a_l.append(got[1])
+            e_l.append(est_n)
+            a_l.append(at_n)
             p_l.append(rec.priority)
             s_l.append(sl)
         if complete:
