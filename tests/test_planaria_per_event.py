@@ -8,43 +8,23 @@ from __future__ import annotations
 
 import math
 import random
-
-import numpy as np
 import sys
 from pathlib import Path
 from typing import Any
 
-from npusched.hardware import compile_profile
-from npusched.hardware.fission import FissionArray
-from npusched.models import get_network
+import numpy as np
+
 from npusched.policies.spatial import PlanariaPolicy
-from npusched.policies.spatial.planaria_core import (
-    _counts_from_estimates,
-    _estimate,
-    _Table,
-    _unfit_counts,
-)
+from npusched.policies.spatial.planaria_core import _counts_from_estimates, _estimate, _Table
 from npusched.sim import engine
-from npusched.sim.engine import Simulator
 from npusched.sim.events import COMPLETE, EventQueue
-from npusched.sim.resources import fission_array
-from npusched.workloads.planaria import WORKLOADS, planaria_workload
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from golden_engine import digest
-
-FA = FissionArray()
-
-
-def _profiles(workload: str) -> dict[str, Any]:
-    return {n: compile_profile(get_network(n), FA) for n in WORKLOADS[workload]}
-
-
-def _run(profs: dict[str, Any], workload: str, load: float, seed: int) -> dict[str, Any]:
-    reqs = planaria_workload(workload, "S", load, n_requests=150, random_state=seed)
-    sim = Simulator(profs, PlanariaPolicy(), machine=fission_array(), record_power=True)
-    return digest(sim.run(reqs))
+# the runs' helpers and the leftover units' reference (the sorted key tuples) of the earlier
+# rounds' tests
+from test_planaria_core_paths import _counts_reference
+from test_planaria_decision_paths import _profiles, _run
 
 
 def _fastest(prof: Any, batch: int, seq_in: Any, seq_out: Any) -> Any:
@@ -65,7 +45,7 @@ def _mine(profs: dict[str, Any]) -> dict[tuple[Any, ...], tuple[Any, Any]]:
 def test_shared_base_plans_are_the_fastest_of_the_profiles_own() -> None:
     profs = _profiles("C")
     engine._SHARED_BASE.clear()
-    first = _run(profs, "C", 80.0, 5)
+    first = _run(PlanariaPolicy(), "C", 80.0, 5, profs=profs)
     mine = _mine(profs)
     assert len(mine) > 1  # several request shapes
     for key, (plan, prof) in mine.items():
@@ -73,16 +53,16 @@ def test_shared_base_plans_are_the_fastest_of_the_profiles_own() -> None:
         _, batch, seq_in, seq_out = key
         assert _fastest(prof, batch, seq_in, seq_out) is plan
     # a second run takes its base plans from the memo: the same results
-    assert _run(profs, "C", 80.0, 5) == first
+    assert _run(PlanariaPolicy(), "C", 80.0, 5, profs=profs) == first
     # and so does a run without the memo
     engine._SHARED_BASE.clear()
-    assert _run(profs, "C", 80.0, 5) == first
+    assert _run(PlanariaPolicy(), "C", 80.0, 5, profs=profs) == first
 
 
 def test_shared_base_plans_checked_by_the_profiles_identity() -> None:
     profs = _profiles("A")
     engine._SHARED_BASE.clear()
-    first = _run(profs, "A", 150.0, 1)
+    first = _run(PlanariaPolicy(), "A", 150.0, 1, profs=profs)
     keys = list(_mine(profs))
     assert len(keys) > 1
     # every entry poisoned: another entry's plan (a wrong one) under another profile object
@@ -90,7 +70,7 @@ def test_shared_base_plans_checked_by_the_profiles_identity() -> None:
     plans = [engine._SHARED_BASE[k][0] for k in keys]
     for i, key in enumerate(keys):
         engine._SHARED_BASE[key] = (plans[(i + 1) % len(plans)], object())
-    assert _run(profs, "A", 150.0, 1) == first
+    assert _run(PlanariaPolicy(), "A", 150.0, 1, profs=profs) == first
     for key in keys:
         plan, prof = engine._SHARED_BASE[key]
         assert key[0] == id(prof) and _fastest(prof, key[1], key[2], key[3]) is plan
@@ -106,30 +86,6 @@ def test_event_queue_numbers_as_a_count() -> None:
     q.push(1.0, COMPLETE, "job", 4)
     assert q.heap == [(1.0, COMPLETE, 3, "job", 4)]
     assert q.next_seq() == 4 and other.next_seq() == 1
-
-
-def _leftovers_reference(
-    priority: list[float], slack_s: list[float], est: list[int], at_est: list[float], size: int
-) -> list[int]:
-    """``_counts_from_estimates`` with the leftover units given by the sorted key tuples
-    (as written before this round)."""
-    n = len(priority)
-    total_est = sum(est)
-    if total_est > size:
-        return _unfit_counts(priority, slack_s, est, size)
-    scores = [priority[i] / max(at_est[i], 1e-9) for i in range(n)]
-    remaining_array = size - total_est
-    total = sum(scores)
-    shares = [sc / total * remaining_array for sc in scores]
-    base = [math.floor(sh + 1e-12) for sh in shares]
-    left = remaining_array - sum(base)
-    if left > 0:
-        keyed = sorted(
-            (-(round((shares[i] - base[i]) * 1e9) / 1e9), -scores[i], i) for i in range(n)
-        )
-        for _, _, i in keyed[:left]:
-            base[i] += 1
-    return [est[i] + base[i] for i in range(n)]
 
 
 def test_leftover_units_as_the_sorted_keys() -> None:
@@ -158,7 +114,7 @@ def test_leftover_units_as_the_sorted_keys() -> None:
             at = [rng.choice([1e-12, rng.uniform(1e-4, 1e-1)]) for _ in range(n)]
         slack = [math.inf] * n
         got = _counts_from_estimates(prio, slack, est, at, size)
-        assert got == _leftovers_reference(prio, slack, est, at, size), (prio, est, at, size)
+        assert got == _counts_reference(prio, slack, est, at, size), (prio, est, at, size)
         if sum(est) <= size and sum(got) == size:
             checked += 1
     assert checked > 3000  # the fitting path, with leftovers handed out, checked throughout

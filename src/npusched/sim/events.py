@@ -100,35 +100,21 @@ def _esift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
     before)."""
     newitem: tuple[Any, ...] = heap[pos]
     x = newitem[0]
-    if type(x) is float:
-        fx: float = x
-        while pos > startpos:
-            parentpos = (pos - 1) >> 1
-            parent: tuple[Any, ...] = heap[parentpos]
-            y = parent[0]
-            if type(y) is float:
-                fy: float = y
-                if fx != fy:
-                    if fx < fy:
-                        heap[pos] = parent
-                        pos = parentpos
-                        continue
-                    break
-            if _elt(newitem, parent):
-                heap[pos] = parent
-                pos = parentpos
-                continue
-            break
-        heap[pos] = newitem
-        return
+    fast = type(x) is float
+    fx: float = x if fast else 0.0
     while pos > startpos:
         parentpos = (pos - 1) >> 1
-        parent = heap[parentpos]
-        if _elt(newitem, parent):
-            heap[pos] = parent
-            pos = parentpos
-            continue
-        break
+        parent: tuple[Any, ...] = heap[parentpos]
+        y = parent[0]
+        if fast and type(y) is float:
+            fy: float = y
+            lt = fx < fy if fx != fy else _elt(newitem, parent)
+        else:
+            lt = _elt(newitem, parent)
+        if not lt:
+            break
+        heap[pos] = parent
+        pos = parentpos
     heap[pos] = newitem
 
 
@@ -151,8 +137,8 @@ def epop(heap: list[Any]) -> tuple[Any, ...]:
     while child < endpos:
         right = child + 1
         if right < endpos:
-            # ``not _elt(heap[child], heap[right])``, decided on C doubles where both times
-            # are different ``float``s (as in :func:`_esift_down`)
+            # ``not _elt(heap[child], heap[right])``, decided on the C doubles where both
+            # times are different ``float``s (as in :func:`_esift_down`)
             a: tuple[Any, ...] = heap[child]
             b: tuple[Any, ...] = heap[right]
             ta = a[0]
@@ -160,12 +146,10 @@ def epop(heap: list[Any]) -> tuple[Any, ...]:
             if type(ta) is float and type(tb) is float:
                 fa: float = ta
                 fb: float = tb
-                if fa != fb:
-                    if not fa < fb:
-                        child = right
-                elif not _elt(a, b):
-                    child = right
-            elif not _elt(a, b):
+                lt = fa < fb if fa != fb else _elt(a, b)
+            else:
+                lt = _elt(a, b)
+            if not lt:
                 child = right
         heap[pos] = heap[child]
         pos = child
