@@ -174,12 +174,40 @@ def _counts_from_estimates(
     for b in base:
         left -= b
     if left > 0:
-        keyed = []
+        # the leftover units one each to the first ``left`` tasks in the order of the keys
+        # ``(-rem, -score, i)`` (a sorted list of those tuples before; twenty-third round),
+        # chosen by repeated scans for the least key not yet given one, its entries compared
+        # as the tuples compare them: the first that differ (``!=``) decide by ``<``. Every key
+        # is a pair of finite floats (``math.floor`` above raises on a nan or an infinite
+        # share, and a finite share makes a finite score) and a distinct ``i``, so the order
+        # is total and the scans pick the sorted list's first ``left`` (all ``n`` where
+        # ``left >= n``, as the slice did).
+        rk: list[float] = []
         for i in range(n):
-            keyed.append((-_round9((shares[i] - base[i]) * 1e9), -scores[i], i))
-        keyed.sort()
-        for _, _, i in keyed[:left]:
-            base[i] += 1
+            rk.append(-_round9((shares[i] - base[i]) * 1e9))
+        given = [False] * n
+        picks = left if left < n else n
+        for _ in range(picks):
+            best = -1
+            for i in range(n):
+                if given[i]:
+                    continue
+                if best < 0:
+                    best = i
+                    continue
+                ri = rk[i]
+                rb = rk[best]
+                if ri != rb:
+                    if ri < rb:
+                        best = i
+                    continue
+                qi = -scores[i]
+                qb = -scores[best]
+                if qi != qb and qi < qb:
+                    best = i
+                # equal entries: the lower ``i`` (``best``) first
+            given[best] = True
+            base[best] += 1
     out: list[int] = []
     for i in range(n):
         out.append(est[i] + base[i])
@@ -225,14 +253,14 @@ class _Table:
         return np.zeros(len(self.total))
 
 
-def _estimate(
-    tab: _Table, step: int, frac: float, slack: float, size: int
-) -> tuple[int, float] | None:
+def _estimate(tab: _Table, step: int, frac: float, slack: float, size: int) -> tuple[int, float]:
     """ESTIMATERESOURCES (lines 13-22) of a task at ``(step, frac)`` of ``tab`` with ``slack``
     seconds: ``(estimate, predicted remaining seconds on it)``, computing PREDICTTIME only for
     the counts it scans (each entry with ``PlanariaPolicy._remaining``'s float operations, so
-    the same bits); ``None`` where it would take the fastest count of a row holding a NaN
-    (NumPy's ``argmin`` and Python's ``min`` differ there)."""
+    the same bits); ``(0, 0.0)`` (no count: an estimate is at least 1) where it would take the
+    fastest count of a row holding a NaN (NumPy's ``argmin`` and Python's ``min`` differ
+    there). Never ``None`` (twenty-third round): compiled, a ``tuple[int, float]`` is returned
+    as a C struct, where an optional one was a tuple object and a boxed float per task."""
     if step >= tab.steps:  # finished: zero on every count, the first count either way
         return 1, 0.0
     if frac == 0.0:
@@ -271,7 +299,7 @@ def _estimate(
             x = tot[i] - (c + frac * (nxt[i] - c))
             r.append(x if not x < 0.0 else 0.0)
     if any(x != x for x in r):
-        return None
+        return 0, 0.0
     m = min(r)  # no count meets the QoS: the fastest count (the first of equal minima)
     return r.index(m) + 1, m
 
@@ -777,12 +805,12 @@ def _core_targets(
                 slo_any: Any = job_slo(job)
                 sl = slo_any - (now - job.arrival_s)
             step, frac = jc.position if jc is not None else job.position
-            got = _estimate(tab, step, frac, sl, size)
-            if got is None:
+            est_n, at_n = _estimate(tab, step, frac, sl, size)
+            if est_n == 0:  # a row holding a NaN: the NumPy Algorithm 1 decides
                 complete = False
                 break
-            e_l.append(got[0])
-            a_l.append(got[1])
+            e_l.append(est_n)
+            a_l.append(at_n)
             p_l.append(rec.priority)
             s_l.append(sl)
         if complete:
