@@ -37,6 +37,7 @@ from npusched.policies.contract import (
     JobState,
     JobView,
     MachineView,
+    MadeSchedule,
     Schedule,
     made_schedule,
 )
@@ -268,6 +269,15 @@ class HaxconnCore:
     #: engine's view; empty where the first decision's view was not the engine's): the free
     #: units :meth:`lone_wake` reads where no job holds units
     cap_: list[int]
+    #: This run's record of the schedule made last (``made_schedule()`` at the run's first
+    #: decision on the engine's view, in the run's thread: every decision of a run is made
+    #: there), for :meth:`lone_wake`'s schedules; ``None`` until then
+    made_: MadeSchedule | None
+    #: The assignment :meth:`lone_wake` handed last (``{job: allocation}``, never written
+    #: after): handed again, unchanged, where the next one is the same job on the same
+    #: allocation (a job's next group on the same accelerator), where a new dictionary
+    #: would be made and the last one freed when the record is refilled
+    assign_: dict[Any, Allocation] | None
 
     def _plan(self, jobs: list[JobView]) -> None:
         nets_l: list[str] = []
@@ -434,7 +444,8 @@ class HaxconnCore:
         (``refill_schedule`` with the same fields). ``select``'s free units per decision
         (``free_``, ``free_dec_``) are not written: a later decision reads them only under its
         own stamp."""
-        if not self.checked_ or not self.own_select_ or self.swaps is not None or not self.cap_:
+        m = self.made_
+        if not self.checked_ or not self.own_select_ or self.swaps is not None or m is None:
             return None
         if not isinstance(job, JobCore):
             return None
@@ -453,14 +464,7 @@ class HaxconnCore:
                     return _NOTHING
                 plan_of[job] = plan
             return refill_schedule(
-                made_schedule(),
-                NO_ASSIGN,
-                NO_PREEMPT,
-                NO_MECHANISM,
-                NO_UNTIL,
-                NO_MERGE,
-                NO_TIMERS,
-                {job: 1.0},
+                m, NO_ASSIGN, NO_PREEMPT, NO_MECHANISM, NO_UNTIL, NO_MERGE, NO_TIMERS, {job: 1.0}
             )
         if st is not _WAITING:
             return None
@@ -488,14 +492,11 @@ class HaxconnCore:
         alloc = self.allocs_[a]
         if g + 1 < len(row):
             starts: list[int] = plan.starts
+            assign = self.assign_
+            if assign is None or len(assign) != 1 or assign.get(job) is not alloc:
+                assign = self.assign_ = {job: alloc}
             return refill_schedule(
-                made_schedule(),
-                {job: alloc},
-                NO_PREEMPT,
-                NO_MECHANISM,
-                {job: starts[g + 1]},
-                NO_MERGE,
-                NO_TIMERS,
+                m, assign, NO_PREEMPT, NO_MECHANISM, {job: starts[g + 1]}, NO_MERGE, NO_TIMERS,
                 NO_RATES,
             )
         return alloc
@@ -560,6 +561,7 @@ class HaxconnCore:
             self.free_dec_ = [-1] * len(self.accs_)
             self.own_select_ = type(self).select is _CORE_SELECT
             self.cap_ = [resources[name].capacity for name in accs] if vf is not None else []
+            self.made_ = m if vf is not None else None
             self.checked_ = True
         accs_l = self.accs_
         res_pos = self.res_pos_

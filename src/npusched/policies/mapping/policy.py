@@ -113,6 +113,8 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.checked_ = False
         self.own_select_ = False  # (set with the resource check, at the first decision)
         self.cap_ = []
+        self.made_ = None
+        self.assign_ = None
         self.model_ = PccsContention()
         self.plans_ = {}
         self.plan_of_ = {}
