@@ -58,6 +58,7 @@ def _check_views(eng: Any, family: str, monkeypatch: pytest.MonkeyPatch) -> None
         return view
 
     monkeypatch.setattr(eng._Run, "_machine_view", checked)
+    _views_at_every_wake(family, monkeypatch)
     monkeypatch.setattr(engine, "Simulator", eng.Simulator)  # ``run_config`` imports it per run
     cfg = parse_config(dict(family_configs(1000)[family], seed=0), source=family)
     run_config(cfg)
@@ -82,6 +83,17 @@ def test_fast_decision_equals_the_constructor_and_takes_the_slots() -> None:
                 d.run = None  # type: ignore[misc]
 
 
+def _views_at_every_wake(family: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HaX-CoNN's every decision through ``select`` on a view: since the twenty-third round
+    it decides a wake with one job or none without one (``lone_wake``, ``empty_wake``), most
+    of its wakes, and too few views would be left in the run's 20 requests."""
+    if family == "HaX-CoNN":
+        from npusched.policies.mapping.policy import HaxconnPolicy
+
+        monkeypatch.setattr(HaxconnPolicy, "lone_wake", None)
+        monkeypatch.setattr(HaxconnPolicy, "empty_wake", None)
+
+
 def _run_family(family: str, monkeypatch: pytest.MonkeyPatch, watch: Any) -> Any:
     """``family``'s run (1,000 requests) with ``watch(view)`` called before each decision."""
     import npusched.policies.machine as machine
@@ -101,6 +113,7 @@ def _run_family(family: str, monkeypatch: pytest.MonkeyPatch, watch: Any) -> Any
 
     with monkeypatch.context() as m:
         m.setattr(machine, "get_any_policy", watched_policy)
+        _views_at_every_wake(family, m)
         cfg = parse_config(dict(family_configs(1000)[family], seed=0), source=family)
         return run_config(cfg).result
 

@@ -10,6 +10,7 @@ the rules."""
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,48 +59,33 @@ def _state(pol: HaxconnCore) -> Any:
     )
 
 
+#: The core's state a decision writes: plain values and containers copied whole, the
+#: queues' lists copied each (the plans' own fields are kept apart).
+_KEPT = ("dec_", "qhead_", "plans_", "plan_of_")
+_QUEUES = ("queues_", "qgroups_")
+_FIELDS = ("assign", "preempt", "mechanism", "until_step", "merge", "timers", "rates")
+
+
 class _Snapshot:
     """The core's state by object, to put back (the plans' fields, the queues' lists)."""
 
     def __init__(self, pol: HaxconnCore) -> None:
-        self.dec = pol.dec_
-        self.queues = [list(q) for q in pol.queues_]
-        self.qgroups = [list(q) for q in pol.qgroups_]
-        self.qhead = list(pol.qhead_)
-        self.plans = dict(pol.plans_)
-        self.plan_of = dict(pol.plan_of_)
-        self.fields = {jid: (p.grp, p.dec, p.ready) for jid, p in pol.plans_.items()}
+        self.kept = {a: copy.copy(getattr(pol, a)) for a in _KEPT}
+        self.queues = {a: [list(q) for q in getattr(pol, a)] for a in _QUEUES}
+        self.fields = {p: (p.grp, p.dec, p.ready) for p in pol.plans_.values()}
 
     def restore(self, pol: HaxconnCore) -> None:
-        pol.dec_ = self.dec
-        pol.queues_ = [list(q) for q in self.queues]
-        pol.qgroups_ = [list(q) for q in self.qgroups]
-        pol.qhead_ = list(self.qhead)
-        pol.plans_ = dict(self.plans)
-        pol.plan_of_ = dict(self.plan_of)
-        for jid, (grp, dec, ready) in self.fields.items():
-            p = self.plans[jid]
+        for a, v in self.kept.items():
+            setattr(pol, a, copy.copy(v))
+        for a, qs in self.queues.items():
+            setattr(pol, a, [list(q) for q in qs])
+        for p, (grp, dec, ready) in self.fields.items():
             p.grp, p.dec, p.ready = grp, dec, ready
 
 
 def _fields(out: Any) -> Any:
-    if out is NOTHING:
-        return NOTHING
-    return (
-        list(out.assign.items()),
-        out.preempt,
-        out.mechanism,
-        list(out.until_step.items()),
-        out.merge,
-        out.timers,
-        list(out.rates.items()),
-    )
-
-
-def _short(job: Any, alloc: Allocation) -> Any:
-    """The fields of ``Schedule(assign={job: alloc})`` (``lone_wake``'s short form)."""
-    n = NOTHING
-    return ([(job, alloc)], n.preempt, n.mechanism, [], n.merge, n.timers, [])
+    """A decision's fields (``NOTHING`` itself for ``NOTHING``)."""
+    return out if out is NOTHING else tuple(getattr(out, f) for f in _FIELDS)
 
 
 class _Checked(HaxconnPolicy):
@@ -162,7 +148,8 @@ class _Checked(HaxconnPolicy):
         waiting = job.state is JobState.WAITING
         kind = "nothing" if out is NOTHING else "short" if short else "schedule"
         self._count(f"{'waiting' if waiting else 'running'}:{kind}")
-        got = _short(job, out) if short else _fields(out)
+        # (the short form stands for ``Schedule(assign={job: out})``)
+        got = _fields(Schedule(assign={job: out})) if short else _fields(out)
         after = _state(self)
         kept = _Snapshot(self)
         before.restore(self)
