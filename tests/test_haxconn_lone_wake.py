@@ -309,11 +309,23 @@ def test_own_select_and_swaps_decline() -> None:
     assert not own.own_select_ and seen["own"] == seen["plain"] > 0  # every wake's
     assert own.lone_wake("arrival", _Job(0, JobState.WAITING)) is None
     assert own.empty_wake("completion") is False
+    # a ``select`` set on the instance (the engine calls it): every wake's too
+    inst = HaxconnPolicy(soc="xavier")
+    core_select = inst.select
+
+    def watched(view: Any) -> Any:
+        seen["own"] += 1
+        return core_select(view)
+
+    inst.select = watched  # type: ignore[method-assign]
+    seen["own"] = seen["plain"] = 0
+    assert _run(inst, *args, n=20) == got
+    assert _run(Plain(soc="xavier"), *args, n=20) == got
+    assert not inst.own_select_ and seen["own"] == seen["plain"] > 0
     # swaps: a single-DNN frame's schedule (every group on the GPU)
-    w = HaxconnPolicy(soc="xavier", n_groups=10)
-    w.reset()
     from npusched.policies.mapping.execute import Schedule as GroupSchedule
 
     swap = Swap(0.0, GroupSchedule.of([[0] * 10]))
     swapped = Counted(soc="xavier", swaps=(swap,))
-    _run(swapped, "xavier", (("resnet-18",),), 50.0, 7, n=10)
+    one = ("xavier", (("resnet-18",),), 50.0, 7)
+    assert _run(swapped, *one, n=10) == _run(_NoRules(soc="xavier", swaps=(swap,)), *one, n=10)

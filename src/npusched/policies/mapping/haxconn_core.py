@@ -63,6 +63,9 @@ _QUEUE_TRIM: Final = 1024
 #: :attr:`_Plan.ready` of a job with no wait pending (no finite time equals it)
 _NO_READY: Final = float("-inf")
 
+#: An instance's attributes where it has no ``__dict__`` (the native class's own instances)
+_NO_DICT: Final[dict[str, Any]] = {}
+
 #: ``NOTHING`` and the job states :meth:`HaxconnCore.lone_wake` compares by identity, as
 #: ``Final`` names (compiled, C statics)
 _NOTHING: Final = NOTHING
@@ -261,9 +264,9 @@ class HaxconnCore:
     rates2_: dict[tuple[Any, Any], tuple[object, object]]
     #: the decisions ``select`` made this run (:attr:`_Plan.dec`)
     dec_: int
-    #: The class decides with the core's ``select`` (set at the run's first decision, with
+    #: The policy decides with the core's ``select`` (set at the run's first decision, with
     #: the resource check): only then are :meth:`lone_wake` and :meth:`empty_wake` made (a
-    #: subclass's own ``select`` decides every wake).
+    #: subclass's own ``select``, or one set on the instance, decides every wake).
     own_select_: bool
     #: per accelerator index, its resource's capacity (read with the resource check from the
     #: engine's view; empty where the first decision's view was not the engine's): the free
@@ -415,7 +418,7 @@ class HaxconnCore:
         sets no rate (no job runs): ``NOTHING``, its only state the decision counted (``dec_``).
         Not made (``False``: ``select`` runs) before the run's first decision (the resource
         check), with swaps (their timers and the schedule in force are ``select``'s), or where
-        the class decides its own way."""
+        the class or the instance has a ``select`` of its own."""
         if not self.checked_ or not self.own_select_ or self.swaps is not None:
             return False
         self.dec_ += 1
@@ -559,7 +562,11 @@ class HaxconnCore:
             self.accs_ = list(accs)
             self.free_ = [0] * len(self.accs_)
             self.free_dec_ = [-1] * len(self.accs_)
-            self.own_select_ = type(self).select is _CORE_SELECT
+            # (the class's ``select`` the core's, and none set on the instance: a ``select``
+            # the engine calls in its place decides every wake)
+            self.own_select_ = type(self).select is _CORE_SELECT and "select" not in getattr(
+                self, "__dict__", _NO_DICT
+            )
             self.cap_ = [resources[name].capacity for name in accs] if vf is not None else []
             self.made_ = m if vf is not None else None
             self.checked_ = True
