@@ -216,6 +216,7 @@ def test_decisions_without_a_view_are_selects(
     assert got == _run(HaxconnPolicy(soc=soc, **params), soc, frames, rate, seed)
     assert got == _run(_NoRules(soc=soc, **params), soc, frames, rate, seed)
     made = pol.made
+    assert pol.assign_ is None  # the last assignment handed dropped at its job's completion
     assert made.get("empty", 0) > 0
     assert made.get("waiting:schedule", 0) > 10  # a group's start with its stop step
     assert made.get("waiting:short", 0) > 0  # a job's last group

@@ -279,7 +279,8 @@ class HaxconnCore:
     #: The assignment :meth:`lone_wake` handed last (``{job: allocation}``, never written
     #: after): handed again, unchanged, where the next one is the same job on the same
     #: allocation (a job's next group on the same accelerator), where a new dictionary
-    #: would be made and the last one freed when the record is refilled
+    #: would be made and the last one freed when the record is refilled; dropped at its
+    #: job's completion
     assign_: dict[Any, Allocation] | None
 
     def _plan(self, jobs: list[JobView]) -> None:
@@ -410,6 +411,9 @@ class HaxconnCore:
         plan = self.plans_.pop(jid, None)
         if plan is not None and self.swaps is not None:
             self.ended_[jid] = (now, plan.row[-1], plan.profile)
+        last = self.assign_
+        if last is not None and job in last:  # (no finished job kept past its run)
+            self.assign_ = None
 
     def empty_wake(self, reason: str) -> bool:
         """``select``'s decision at a wake on a view with no job (the engine calls it only
