@@ -33,8 +33,11 @@ from npusched.models.zoo import get_network
 from npusched.policies.contract import (
     NOTHING,
     Allocation,
+    JobCore,
+    JobState,
     JobView,
     MachineView,
+    MadeSchedule,
     Schedule,
     made_schedule,
 )
@@ -59,6 +62,15 @@ _QUEUE_TRIM: Final = 1024
 
 #: :attr:`_Plan.ready` of a job with no wait pending (no finite time equals it)
 _NO_READY: Final = float("-inf")
+
+#: An instance's attributes where it has no ``__dict__`` (the native class's own instances)
+_NO_DICT: Final[dict[str, Any]] = {}
+
+#: ``NOTHING`` and the job states :meth:`HaxconnCore.lone_wake` compares by identity, as
+#: ``Final`` names (compiled, C statics)
+_NOTHING: Final = NOTHING
+_WAITING: Final = JobState.WAITING
+_RUNNING: Final = JobState.RUNNING
 
 
 class _Plan:
@@ -252,6 +264,24 @@ class HaxconnCore:
     rates2_: dict[tuple[Any, Any], tuple[object, object]]
     #: the decisions ``select`` made this run (:attr:`_Plan.dec`)
     dec_: int
+    #: The policy decides with the core's ``select`` (set at the run's first decision, with
+    #: the resource check): only then are :meth:`lone_wake` and :meth:`empty_wake` made (a
+    #: subclass's own ``select``, or one set on the instance, decides every wake).
+    own_select_: bool
+    #: per accelerator index, its resource's capacity (read with the resource check from the
+    #: engine's view; empty where the first decision's view was not the engine's): the free
+    #: units :meth:`lone_wake` reads where no job holds units
+    cap_: list[int]
+    #: This run's record of the schedule made last (``made_schedule()`` at the run's first
+    #: decision on the engine's view, in the run's thread: every decision of a run is made
+    #: there), for :meth:`lone_wake`'s schedules; ``None`` until then
+    made_: MadeSchedule | None
+    #: The assignment :meth:`lone_wake` handed last (``{job: allocation}``, never written
+    #: after): handed again, unchanged, where the next one is the same job on the same
+    #: allocation (a job's next group on the same accelerator), where a new dictionary
+    #: would be made and the last one freed when the record is refilled; dropped at its
+    #: job's completion
+    assign_: dict[Any, Allocation] | None
 
     def _plan(self, jobs: list[JobView]) -> None:
         nets_l: list[str] = []
@@ -381,6 +411,102 @@ class HaxconnCore:
         plan = self.plans_.pop(jid, None)
         if plan is not None and self.swaps is not None:
             self.ended_[jid] = (now, plan.row[-1], plan.profile)
+        last = self.assign_
+        if last is not None and job in last:  # (no finished job kept past its run)
+            self.assign_ = None
+
+    def empty_wake(self, reason: str) -> bool:
+        """``select``'s decision at a wake on a view with no job (the engine calls it only
+        there, ``policies.contract.empty_wake_rule``), made without the view: ``True`` where
+        made. Without swaps, ``select`` on such a view starts nothing, asks for no timer and
+        sets no rate (no job runs): ``NOTHING``, its only state the decision counted (``dec_``).
+        Not made (``False``: ``select`` runs) before the run's first decision (the resource
+        check), with swaps (their timers and the schedule in force are ``select``'s), or where
+        the class or the instance has a ``select`` of its own."""
+        if not self.checked_ or not self.own_select_ or self.swaps is not None:
+            return False
+        self.dec_ += 1
+        return True
+
+    def lone_wake(self, reason: str, job: Any) -> Schedule | Allocation | None:
+        """``select``'s decision at a wake on a view whose one job is ``job`` (the engine
+        calls it only there, ``policies.contract.lone_wake_rule``: no other job waits, holds
+        units or waits for units), made without the view; ``None`` where not made (then
+        ``select`` runs): before the run's first decision or where the class decides its own
+        way (as :meth:`empty_wake`), with swaps, where the first decision's view was not the
+        engine's (no capacities), for a job not the engine's, one neither waiting nor running,
+        and for a waiting job whose next group has a wait before it (a transition, or a
+        consumer's producers: ``select``'s timers).
+
+        ``select`` on such a view, step by step. A waiting job: its plan (planned now where it
+        has none: a frame of this job alone, as ``select``'s frame of the unplanned ready
+        jobs), then its pass over the one job: the next group starts where it is at its
+        accelerator's queue's head and the accelerator has a free unit (no job holds one, so
+        its free units are its capacity), else nothing; no job runs, so no rate is set. A
+        running job: with contention its rate 1.0 (the rule's rate of a job running alone),
+        else nothing. This makes the same steps on the same state and returns the same
+        decision: ``NOTHING`` where nothing starts and no rate is set, the accelerator's
+        allocation where the schedule would only assign the job (its last group: the
+        contract's short form, no schedule is filled), else the schedule
+        (``refill_schedule`` with the same fields). ``select``'s free units per decision
+        (``free_``, ``free_dec_``) are not written: a later decision reads them only under its
+        own stamp."""
+        m = self.made_
+        if not self.checked_ or not self.own_select_ or self.swaps is not None or m is None:
+            return None
+        if not isinstance(job, JobCore):
+            return None
+        jc: JobCore = job
+        jv: Any = job  # (as ``select``'s frame: a list of job views)
+        st = jc.state
+        plan_of = self.plan_of_
+        plan = plan_of.get(job)
+        if st is _RUNNING:
+            self.dec_ += 1
+            if not self.contention:
+                return _NOTHING
+            if plan is None:
+                plan = self.plans_.get(jc.id)
+                if plan is None:
+                    return _NOTHING
+                plan_of[job] = plan
+            return refill_schedule(
+                m, NO_ASSIGN, NO_PREEMPT, NO_MECHANISM, NO_UNTIL, NO_MERGE, NO_TIMERS, {job: 1.0}
+            )
+        if st is not _WAITING:
+            return None
+        if plan is None:
+            jid = jc.id
+            plan = self.plans_.get(jid)
+            if plan is None:
+                self._plan([jv])
+                plan = self.plans_[jid]
+            plan_of[job] = plan
+        g = plan.grp + 1
+        row = plan.acc
+        a = row[g]
+        if g == 0:
+            if plan.deps:
+                return None
+        elif row[g - 1] != a:
+            return None
+        dec = self.dec_ = self.dec_ + 1
+        qa = self.queues_[a]
+        h = self.qhead_[a]
+        if h >= len(qa) or qa[h] is not plan or self.qgroups_[a][h] != g or self.cap_[a] < 1:
+            return _NOTHING
+        _started(self, plan, a, h, dec, g)
+        alloc = self.allocs_[a]
+        if g + 1 < len(row):
+            starts: list[int] = plan.starts
+            assign = self.assign_
+            if assign is None or len(assign) != 1 or assign.get(job) is not alloc:
+                assign = self.assign_ = {job: alloc}
+            return refill_schedule(
+                m, assign, NO_PREEMPT, NO_MECHANISM, {job: starts[g + 1]}, NO_MERGE, NO_TIMERS,
+                NO_RATES,
+            )
+        return alloc
 
     def select(self, view: MachineView) -> Schedule:
         # The decision's timers, until-steps and rates are made when the first is written; a
@@ -440,6 +566,13 @@ class HaxconnCore:
             self.accs_ = list(accs)
             self.free_ = [0] * len(self.accs_)
             self.free_dec_ = [-1] * len(self.accs_)
+            # (the class's ``select`` the core's, and none set on the instance: a ``select``
+            # the engine calls in its place decides every wake)
+            self.own_select_ = type(self).select is _CORE_SELECT and "select" not in getattr(
+                self, "__dict__", _NO_DICT
+            )
+            self.cap_ = [resources[name].capacity for name in accs] if vf is not None else []
+            self.made_ = m if vf is not None else None
             self.checked_ = True
         accs_l = self.accs_
         res_pos = self.res_pos_
@@ -527,24 +660,12 @@ class HaxconnCore:
                     free_dec[a] = dec
                 if fa < 1:
                     continue
-                plan.ready = _NO_READY
-                h += 1
-                if h == len(qa):
-                    qa.clear()
-                    qgroups[a].clear()
-                    h = 0
-                elif h >= _QUEUE_TRIM and 2 * h >= len(qa):
-                    del qa[:h]
-                    del qgroups[a][:h]
-                    h = 0
-                qhead[a] = h
+                _started(self, plan, a, h, dec, g)
                 free[a] = fa - 1
                 assign[job] = allocs[a]
                 last_job = job
                 last_a = a
                 last_plan = plan
-                plan.dec = dec
-                plan.grp = g
                 if g + 1 < len(row):
                     starts: list[int] = plan.starts
                     if until is None:
@@ -679,6 +800,27 @@ class HaxconnCore:
         )
 
 
+def _started(core: HaxconnCore, plan: _Plan, a: int, h: int, dec: int, g: int) -> None:
+    """``plan``'s group ``g`` started on accelerator ``a`` by decision ``dec`` (the group at
+    the queue's head ``h``): its wait cleared, the queue moved on (emptied where served to its
+    end; its served part dropped where it passes :data:`_QUEUE_TRIM` entries and half the
+    queue), the plan stamped with the decision and the group."""
+    plan.ready = _NO_READY
+    qa = core.queues_[a]
+    h += 1
+    if h == len(qa):
+        qa.clear()
+        core.qgroups_[a].clear()
+        h = 0
+    elif h >= _QUEUE_TRIM and 2 * h >= len(qa):
+        del qa[:h]
+        del core.qgroups_[a][:h]
+        h = 0
+    core.qhead_[a] = h
+    plan.dec = dec
+    plan.grp = g
+
+
 def rows_of(
     core: HaxconnCore, p: GroupProfile, row: Any
 ) -> tuple[list[int], list[float], list[float]]:
@@ -697,3 +839,8 @@ def rows_of(
         ]
         hit = core.rows_[key] = ([s for s, _ in p.bounds], demand, wait)
     return hit
+
+
+#: The core's own decision (a subclass that overrides it decides every wake: no
+#: :meth:`HaxconnCore.lone_wake` or :meth:`HaxconnCore.empty_wake`).
+_CORE_SELECT: Final = HaxconnCore.select

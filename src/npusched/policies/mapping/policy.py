@@ -111,6 +111,10 @@ class HaxconnPolicy(HaxconnCore, MachinePolicyBase, Component):
         self.acc_index_ = {a: i for i, a in enumerate(self.spec_.accelerators)}
         self.allocs_ = [Allocation.of(a) for a in self.spec_.accelerators]
         self.checked_ = False
+        self.own_select_ = False  # (set with the resource check, at the first decision)
+        self.cap_ = []
+        self.made_ = None
+        self.assign_ = None
         self.model_ = PccsContention()
         self.plans_ = {}
         self.plan_of_ = {}
