@@ -4,7 +4,7 @@
 # warm run: (I(3 runs) - I(1 run)) / 2, counted by cachegrind. SRC: a checkout's src/ with its
 # compiled .so files. Needs valgrind.
 set -euo pipefail
-src="$1"; fams="$2"; n="${3:-5000}"
+src="$1"; fams="${2//,/ }"; n="${3:-5000}"  # families by spaces or commas
 bench="$(cd "$(dirname "$0")" && pwd)/ic_engine_only.py"
 for f in $fams; do
   declare -A I

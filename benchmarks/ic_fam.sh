@@ -6,7 +6,7 @@
 # src/ with its compiled .so files (copy the trees to paths of the same length before comparing
 # two of them: the count moves a little with the path). Needs valgrind.
 set -euo pipefail
-src="$1"; fams="$2"; n="${3:-5000}"
+src="$1"; fams="${2//,/ }"; n="${3:-5000}"  # families by spaces or commas
 bench="$(cd "$(dirname "$0")" && pwd)/ic_families.py"
 for f in $fams; do
   declare -A I
