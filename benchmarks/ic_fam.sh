@@ -4,7 +4,8 @@
 # configs, benchmarks/ic_families.py): (I(3 runs) - I(1 run)) / 2 / events, counted by
 # cachegrind, so the process's start and the first (cold) run cancel out. SRC is a checkout's
 # src/ with its compiled .so files (copy the trees to paths of the same length before comparing
-# two of them: the count moves a little with the path). Needs valgrind.
+# two of them: the count moves a little with the path). Needs valgrind. IC_GENERAL=1: every run
+# takes the general loop (ic_families.py's "general").
 set -euo pipefail
 src="$1"; fams="${2//,/ }"; n="${3:-5000}"  # families by spaces or commas
 bench="$(cd "$(dirname "$0")" && pwd)/ic_families.py"
@@ -14,7 +15,7 @@ for f in $fams; do
   for r in 1 3; do
     out=$(OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONHASHSEED=0 PYTHONPATH="$src" \
       valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-      python "$bench" "$f" "$r" "$n" 2>&1)
+      python "$bench" "$f" "$r" "$n" ${IC_GENERAL:+general} 2>&1)
     I[$r]=$(echo "$out" | grep "I *refs" | sed 's/.*refs: *//; s/,//g')
     ev=$(echo "$out" | grep "^$f " | awk '{print $2}')
   done

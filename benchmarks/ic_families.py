@@ -8,10 +8,14 @@ an A/B of two checkouts that wall clock on the shared machine cannot resolve:
 ``OPENBLAS_NUM_THREADS=1``: idle BLAS threads spin under valgrind and moved one tree's count
 by up to 10% between runs (twenty-first round).
 
-``FAMILY RUNS [REQUESTS]``: builds the family's config of ``npusched bench --scenario
+``FAMILY RUNS [REQUESTS] [general]``: builds the family's config of ``npusched bench --scenario
 families`` (``family_configs``, 5,000 requests by default: the machine families run their
 share of it) and runs it ``RUNS`` times through ``run_config``. ``(I(3) - I(1)) / 2`` is one
 warm run. Prints the family and the run's events.
+
+``general``: every run takes the general loop (``Simulator(fast_path=False)``, which
+``run_config`` never asks for), to measure what the general loop costs on the families the
+column loop runs (docs/engine.md, "What one loop would cost today (twenty-fourth round)").
 """
 
 from __future__ import annotations
@@ -25,6 +29,17 @@ from npusched.experiments.runner import run_config
 fam = sys.argv[1]
 runs = int(sys.argv[2])
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
+if len(sys.argv) > 4 and sys.argv[4] == "general":
+    import npusched.sim.engine as engine
+
+    _simulator = engine.Simulator
+
+    def _general(*args: object, **kwargs: object) -> object:
+        kwargs["fast_path"] = False
+        return _simulator(*args, **kwargs)
+
+    engine.Simulator = _general  # type: ignore[misc,assignment]  # run_config imports it per call
+
 cfg = parse_config(dict(family_configs(n)[fam], seed=0), source=f"families:{fam}")
 events = 0
 for _ in range(runs):
