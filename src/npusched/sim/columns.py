@@ -1040,6 +1040,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         col_finish[run_k] = now
                     else:
                         arr_finish[rows[run_k]] = now
+                    if token:
+                        table.finished(run_k)
                     futile = 0
                     lv_done = True
                     n_finished += 1
@@ -1085,6 +1087,8 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         col_finish[run_k] = now
                     else:
                         arr_finish[rows[run_k]] = now
+                    if token:
+                        table.finished(run_k)
                     # (the livelock guard's count stays: ``_h_boundary`` does not reset it)
                     lv_done = True
                     n_finished += 1
