@@ -1056,8 +1056,6 @@ def token_table(
     arr_s = arrivals_s if isinstance(arrivals_s, list) else list(arrivals_s)
     t.arr_s = arr_s
     t.rid = ids if isinstance(ids, list) else list(ids)
-    # One float object per distinct priority, shared by its requests (1e6 requests: 32 MB of
-    # equal floats fewer; the same values).
     fprio = [float(x) for x in priorities]
     t.fprio = fprio
     t.levels = levels
