@@ -153,8 +153,7 @@ def test_table_state_is_typed_attributes() -> None:
 def test_finished_job_lets_its_floats_go() -> None:
     """``TokenTable.finished``: a finished job's gain, tokens, time waited and last stay's start
     become the one shared float (the engine holds no float of its own per finished request),
-    the other jobs' values and the next picks unchanged. The table's priorities are one float
-    object per distinct priority."""
+    the other jobs' values and the next pick unchanged."""
     pol = POLICIES.create("P-PREMA")
     pol.reset()
     est = [1e-3, 2e-3, 4e-3, 1e-3]
