@@ -163,11 +163,11 @@ def test_finished_job_lets_its_floats_go() -> None:
     assert t.pick(0.0, -1, 0.0) == 2
     t.dequeue(2, 0.0)
     t.credit_periods(1e-2, 0.25e-3, 39, 2)
-    kept = [(list(t.gain), list(t.tok), list(t.waited), list(t.since))]
+    kept = (list(t.gain), list(t.tok), list(t.waited), list(t.since))
     t.finished(2)  # job 2 ran and completed
     for col in (t.gain, t.tok, t.waited, t.since):
         assert col[2] is levels._FREED and col[2] == 0.0
-    for col, before in zip((t.gain, t.tok, t.waited, t.since), kept[0], strict=True):
+    for col, before in zip((t.gain, t.tok, t.waited, t.since), kept, strict=True):
         assert [v for k, v in enumerate(col) if k != 2] == [
             v for k, v in enumerate(before) if k != 2
         ]
