@@ -487,6 +487,34 @@ def is_no_op(cls: type, hook: str) -> bool:
     return fn is None or bool(getattr(fn, "__npusched_no_op__", False))
 
 
+def set_on_instance(policy: object, name: str) -> bool:
+    """Whether ``policy`` holds an attribute ``name`` of its own (in its ``__dict__``), which
+    ``policy.name`` then reads in place of its class's: a method or hook set on one instance."""
+    d = getattr(policy, "__dict__", None)
+    return d is not None and name in d
+
+
+def keeps_method(policy: object, name: str, method: object) -> bool:
+    """Whether ``policy.name`` is ``method`` as its class stores it: the class's attribute is
+    ``method`` (compared as stored, by identity) and the instance sets none of its own.
+
+    The one test behind every shortcut the engine or a policy takes for a method it knows
+    (a declared ready order, a hook left a no-op, a machine policy's decision made without
+    its view): a subclass that overrides the method, or an instance given one, decides its
+    own way, and the engine then calls it."""
+    from inspect import getattr_static
+
+    return getattr_static(type(policy), name, None) is method and not set_on_instance(
+        policy, name
+    )
+
+
+def hook_is_no_op(policy: object, hook: str) -> bool:
+    """Whether the engine may skip ``policy``'s ``hook``: its class leaves it a no-op
+    (:func:`is_no_op`) and the instance sets none of its own."""
+    return is_no_op(type(policy), hook) and not set_on_instance(policy, hook)
+
+
 # --- Algorithm 3 on numbers (PREMA Sec. IV-C), the one copy every path calls ----------------
 
 
@@ -535,8 +563,9 @@ def declared_order(policy: object) -> str | None:
     ``ready_order_methods``, the methods whose behaviour the order stands for (default
     ``("select",)``). The declaration holds for the class that makes it and for subclasses
     that keep every one of those methods as the declaring class has them (compared as stored,
-    so static and class methods compare by identity); a subclass that overrides one decides
-    its own way, and the engine then calls its methods (the general loop)."""
+    so static and class methods compare by identity; :func:`keeps_method`); a subclass that
+    overrides one, or an instance given one of its own, decides its own way, and the engine
+    then calls its methods (the general loop)."""
     from inspect import getattr_static
 
     cls = type(policy)
@@ -547,6 +576,6 @@ def declared_order(policy: object) -> str | None:
     if order not in READY_ORDERS:
         return None
     for m in getattr(owner, "ready_order_methods", ("select",)):
-        if getattr_static(cls, m, None) is not getattr_static(owner, m, None):
+        if not keeps_method(policy, m, getattr_static(owner, m, None)):
             return None
     return str(order)

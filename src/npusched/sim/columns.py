@@ -88,7 +88,7 @@ from mypy_extensions import i64
 
 from npusched.errors import SimulationError
 from npusched.hardware.plan import ExecPlan
-from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, is_no_op
+from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, hook_is_no_op
 from npusched.sim.common import (
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
@@ -158,7 +158,7 @@ def column_order(run: _Run) -> str | None:
     if order is None:
         return None
     if order in _TOKEN_ORDERS:
-        if not (sim.skip_periods and is_no_op(cls, "on_dispatch")):
+        if not (sim.skip_periods and hook_is_no_op(policy, "on_dispatch")):
             return None
     elif order == "round-robin":
         # The declaration covers the hooks, ``preemptive`` and the ticks' rules
@@ -174,7 +174,7 @@ def column_order(run: _Run) -> str | None:
         if getattr(policy, "period_s", None) is not None:
             return None
         for hook in ("on_dispatch", "on_complete", "on_period"):
-            if not is_no_op(cls, hook):
+            if not hook_is_no_op(policy, hook):
                 return None
     else:
         return None

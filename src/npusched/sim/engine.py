@@ -114,9 +114,11 @@ from npusched.policies.contract import (
     Schedule,
     SchedulerView,
     ViewFields,
+    declared_order,
     direct_hooks,
+    dynamic_choice,
     empty_wake_rule,
-    is_no_op,
+    hook_is_no_op,
     job_cap_w,
     lone_wake_rule,
     made_schedule,
@@ -735,6 +737,22 @@ class _Run:
         self.clock = Clock()
         self.queue = EventQueue()
         self.ready: list[Job] = []
+        #: A declared order's waiting jobs (FCFS, HPF, SJF where the column loop does not take
+        #: the run: ``execute``): a heap of their entries, the column loop's: ``rank * n + k``
+        #: for the rank order (``columns._heap_keys``), ``(remaining estimate, k)`` for the
+        #: remaining order (``srpt``); ``None`` where the policy decides through ``select``.
+        self.rank_heap: list[Any] | None = None
+        #: The heap's entries are the remaining order's (SJF).
+        self.srpt = False
+        #: Each request's heap entry, by dispatch order (the rank order).
+        self.rank_entry: list[int] = []
+        #: A ``shape_only`` estimator's seconds by dispatch order (``estimates``: one call per
+        #: request shape, no request made for it), set by the general loop; ``None``: the
+        #: estimator is called with each request as it is dispatched.
+        self.est_k: list[float] | None = None
+        #: Each dispatched job by dispatch order (with ``rank_heap``: the heap's entries'
+        #: jobs).
+        self.job_of: list[Job | None] = []
         # The policy's ready-queue hooks (``contract.ready_hooks``; the general loop sets them).
         self.on_enter: ReadyHook | None = None
         self.on_leave: ReadyHook | None = None
@@ -1609,11 +1627,23 @@ class _Run:
             ready.append(job)
         else:
             insort(ready, job, key=_ORDER)
+        rh = self.rank_heap
+        if rh is not None:
+            heappush(rh, self._ready_entry(job))
         tokens = self.tokens
         if tokens is not None:
             tokens.enter_with(job.order, job, job.estimated_s, job._exec, job._waited, now)
         elif self.on_enter is not None:
             self.on_enter(job.order, job, now)
+
+    def _ready_entry(self, job: Job) -> Any:
+        """``job``'s entry in the declared order's heap (``rank_heap``) as it enters the ready
+        queue: its rank entry, or ``(max(estimated - executed, 0), k)`` (SJF: a waiting job's
+        work does not change; ``shortest_remaining``'s key, its ties by dispatch order)."""
+        if self.srpt:
+            r = job.estimated_s - job._exec
+            return (0.0 if r < 0.0 else r, job.order)
+        return self.rank_entry[job.order]
 
     def _checkpoint(self, job: Job, fuse: bool = False) -> bool:
         """CHECKPOINT: let ``job`` run to its next preemption point, then save its context.
@@ -1855,9 +1885,13 @@ class _Run:
         if estimator is None:
             est = iso
         else:
-            if r is None:
-                r = src.get(row)
-            est = float(estimator(r, prof))
+            est_k = self.est_k
+            if est_k is not None:  # a ``shape_only`` estimator's, by shape (``estimates``)
+                est = est_k[k]
+            else:
+                if r is None:
+                    r = src.get(row)
+                est = float(estimator(r, prof))
         self.col_est[row] = est
         job = Job(
             src,
@@ -1885,6 +1919,10 @@ class _Run:
             ready.append(job)
         else:
             insort(ready, job, key=_ORDER)
+        rh = self.rank_heap
+        if rh is not None:
+            self.job_of[k] = job
+            heappush(rh, self._ready_entry(job))
         tokens = self.tokens
         if tokens is not None:
             tokens.enter_with(k, job, est, job._exec, job._waited, self.clock.now)
@@ -2629,7 +2667,11 @@ class _Run:
         policy.reset()
         temporal = self.temporal
         self.tokens = None
-        if temporal:  # a policy that keeps per-job state hears of the ready queue's changes
+        if sim.estimator is not None and getattr(sim.estimator, "shape_only", False):
+            self.est_k = self.estimates()
+        if temporal and callable(getattr(policy, "ready_hooks", None)):
+            # a policy that keeps per-job state hears of the ready queue's changes (its hooks
+            # are given the requests: made here for a table input, and only for such a policy)
             self.on_enter, self.on_leave = ready_hooks(policy, self.arrivals) or (None, None)
             self.tokens = direct_hooks(self.on_enter)
         tokens = self.tokens
@@ -2668,9 +2710,9 @@ class _Run:
         on_dispatch = policy.on_dispatch
         on_complete = policy.on_complete
         # Hooks left as the shared base's no-ops are not called at all.
-        call_dispatch = not is_no_op(type(policy), "on_dispatch")
-        call_complete = not is_no_op(type(policy), "on_complete")
-        call_period = not is_no_op(type(policy), "on_period")
+        call_dispatch = not hook_is_no_op(policy, "on_dispatch")
+        call_complete = not hook_is_no_op(policy, "on_complete")
+        call_period = not hook_is_no_op(policy, "on_period")
         select = policy.select
         new_view = object.__new__
         view_cls = SchedulerView
@@ -2704,7 +2746,7 @@ class _Run:
             and period is not None
             and not skipping
             and callable(quiet_fn)
-            and is_no_op(type(policy), "on_period")
+            and hook_is_no_op(policy, "on_period")
         ):
             quiet_fn = None
         quiet = -inf
@@ -2723,6 +2765,48 @@ class _Run:
         # ... and on a machine with one job (``lone_wake``: Planaria's arrival on an idle
         # array, its last job's growth), a schedule made without a view
         lone_wake = None if temporal else lone_wake_rule(policy)
+        # A declared rank or remaining order (FCFS, HPF, SJF) in a run the column loop does not
+        # take (a hook or a period of the policy's own, ``fast_path=False``): the engine keeps
+        # the waiting jobs in a heap by the declared key (the column loop's entries) and makes
+        # the class's ``select`` decision on it, without a view or a call, as the column loop
+        # does. The best waiting job is the heap's top: ``pick_best``'s job (``queue_key``,
+        # then dispatch order), or ``shortest_remaining``'s (the remaining estimate, then
+        # dispatch order). A preemptive policy lets it displace the running job where
+        # ``better(rank_key(top), rank_key(running))``, or where its remaining estimate is
+        # below the running job's as of now (ties keep the running job), by its mechanism
+        # (Algorithm 3 on numbers, ``dynamic_choice``, for the dynamic ones).
+        rank_heap: list[Any] | None = None
+        rank: list[Any] = []
+        better: Any = None
+        static_mech: Any = None
+        dyn_preempt = _CHECKPOINT
+        job_of = self.job_of
+        n_k = 1
+        srpt = False
+        order = declared_order(policy) if temporal and tokens is None else None
+        if (order == "rank" and callable(getattr(type(policy), "queue_key", None))) or (
+            order == "remaining"
+        ):
+            pol: Any = policy
+            mode: str
+            if order == "rank":
+                from npusched.sim.columns import _heap_keys
+
+                self.rank_entry = _heap_keys(self.keys_of(policy, "queue_key"))
+                if preemptive:
+                    rank = self.keys_of(policy, "rank_key")
+                    better = pol.better
+                static_mech = pol.mechanism_
+                mode = pol.mode_
+            else:
+                srpt = self.srpt = True
+                mode = getattr(pol, "mechanism", "checkpoint")
+                static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
+            if mode == "dynamic-kill":
+                dyn_preempt = _KILL
+            n_k = max(1, len(arrivals))
+            rank_heap = self.rank_heap = []
+            job_of = self.job_of = [None] * len(arrivals)
 
         while True:
             if heap:
@@ -2888,7 +2972,52 @@ class _Run:
                         tokens.on_period(now, running)
                     else:
                         policy.on_period(SchedulerView(now, ready, running, "period", profiles))
-                if reason and self.preempting is None:
+                if reason and self.preempting is None and rank_heap is not None:
+                    best: Job | None = None
+                    top_r = 0.0
+                    while rank_heap:
+                        e = rank_heap[0]
+                        if srpt:
+                            tj = job_of[e[1]]
+                            top_r = e[0]
+                        else:
+                            tj = job_of[e % n_k]
+                        if tj is not None and tj.state is WAITING:
+                            best = tj
+                            break
+                        heappop(rank_heap)  # (none: every start pops its job's entry)
+                    displace = False
+                    if best is not None and running is not None and preemptive:
+                        if srpt:  # its remaining estimate as of now (``remaining_s``)
+                            rem = running.estimated_s - running.executed_s
+                            displace = top_r < (0.0 if rem < 0.0 else rem)
+                        else:
+                            displace = bool(better(rank[best.order], rank[running.order]))
+                    if best is None:
+                        pass  # nobody waits: ``KEEP``
+                    elif running is None:
+                        heappop(rank_heap)
+                        self._start(best, 0, units0, variant0, alloc0)
+                        self.running = best
+                    elif displace:
+                        mech = static_mech
+                        if mech is None:  # Algorithm 3 (``select_mechanism``'s, on numbers)
+                            mech = dynamic_choice(
+                                running.estimated_s,
+                                running.executed_s,
+                                best.estimated_s,
+                                best.executed_s,
+                                dyn_preempt,
+                            )
+                        if mech is _CHECKPOINT:
+                            self._checkpoint(running, fuse_stop)
+                        elif mech is _KILL:
+                            heappop(rank_heap)
+                            self._kill(running)
+                            self._start(best, 0, units0, variant0, alloc0)
+                            self.running = best
+                        # (``DRAIN``: the running job finishes first)
+                elif reason and self.preempting is None:
                     if tokens is not None:  # Algorithm 2 on the table: no view
                         decision = tokens.select_with(
                             policy, now, running, 0.0 if running is None else running.executed_s

@@ -39,6 +39,7 @@ from npusched.policies.contract import (
     MachineView,
     MadeSchedule,
     Schedule,
+    keeps_method,
     made_schedule,
 )
 from npusched.policies.machine_core import (
@@ -62,9 +63,6 @@ _QUEUE_TRIM: Final = 1024
 
 #: :attr:`_Plan.ready` of a job with no wait pending (no finite time equals it)
 _NO_READY: Final = float("-inf")
-
-#: An instance's attributes where it has no ``__dict__`` (the native class's own instances)
-_NO_DICT: Final[dict[str, Any]] = {}
 
 #: ``NOTHING`` and the job states :meth:`HaxconnCore.lone_wake` compares by identity, as
 #: ``Final`` names (compiled, C statics)
@@ -568,9 +566,7 @@ class HaxconnCore:
             self.free_dec_ = [-1] * len(self.accs_)
             # (the class's ``select`` the core's, and none set on the instance: a ``select``
             # the engine calls in its place decides every wake)
-            self.own_select_ = type(self).select is _CORE_SELECT and "select" not in getattr(
-                self, "__dict__", _NO_DICT
-            )
+            self.own_select_ = keeps_method(self, "select", _CORE_SELECT)
             self.cap_ = [resources[name].capacity for name in accs] if vf is not None else []
             self.made_ = m if vf is not None else None
             self.checked_ = True

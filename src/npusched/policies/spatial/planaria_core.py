@@ -36,6 +36,7 @@ from npusched.policies.contract import (
     MachineView,
     Mechanism,
     Schedule,
+    keeps_method,
     made_schedule,
 )
 from npusched.policies.machine_core import NO_MERGE, NO_RATES, NO_TIMERS, NO_UNTIL, refill_schedule
@@ -385,7 +386,8 @@ class PlanariaCore:
     #: for want of units, no change it could not act on): until the next dispatch or
     #: completion, every decision is empty (:meth:`quiet_wake`).
     settled_: bool
-    #: The class decides with the core's ``select`` (a subclass's own is never quiet).
+    #: The policy decides with the core's ``select`` (:func:`keeps_method`: a subclass's own,
+    #: or one set on the instance, is never quiet).
     own_select_: bool
     #: The class keeps the core's ``_targets``: ``select`` calls :func:`core_targets`
     #: directly (compiled, a native call; ``self._targets`` on the interpreted public class
@@ -403,7 +405,7 @@ class PlanariaCore:
         self.tab_of_ = {}
         self.rec_of_ = {}
         self.settled_ = False
-        self.own_select_ = type(self).select is _CORE_SELECT
+        self.own_select_ = keeps_method(self, "select", _CORE_SELECT)
         self.own_targets_ = type(self)._targets is _CORE_TARGETS
 
     def _capacity(self, view: MachineView) -> int:
