@@ -37,7 +37,9 @@ and finds where a job stands at any time as ``executed = executed_at_t0 + rate *
 At each wake the engine pops every event at the current instant (times within
 :data:`~npusched.sim.events.TIME_TOL_S` of each other) in the order completion, boundary, stop,
 save-done, arrival, timer, period (ties by insertion order), calls the policy hooks
-``on_complete`` / ``on_dispatch``, ``on_period`` if a tick fired, and then ``select`` once.
+``on_complete`` / ``on_dispatch``, ``on_period`` if a tick fired, and then ``select`` once (a
+policy that declares a rank or remaining ready order, FCFS, HPF or SJF, is decided on the
+engine's own heap of that order, as its ``select`` would decide, without a call).
 
 Two policy kinds
 ----------------
