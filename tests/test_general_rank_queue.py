@@ -107,7 +107,8 @@ def test_engine_heap_is_select_at_load(name: str, mechanism: str, load: float) -
 
 def test_heap_holds_the_waiting_jobs() -> None:
     """Every start pops its job's entry: at the end the heap is empty, and a run stopped
-    early (``until``) holds exactly the waiting jobs' entries."""
+    early (``until``) holds exactly the waiting jobs' entries, which give its partial records
+    (``_waiting``, in dispatch order)."""
     profiles = synthetic_profiles(random_state=3)
     reqs = bench_workload(600, profiles, load=1.5, random_state=2)
     pol = POLICIES.create("P-HPF", mechanism="kill")
@@ -119,7 +120,8 @@ def test_heap_holds_the_waiting_jobs() -> None:
     run = _Run(sim, reqs, until, None)
     res = run.execute()
     assert run.rank_heap is not None
-    waiting = sorted(j.order for j in run.ready)
+    assert run.ready == []  # the heap holds the waiting jobs in the list's place
+    waiting = [j.order for j in run._waiting()]
     n = len(run.rank_entry)
     assert sorted(e % n for e in run.rank_heap) == waiting
     assert waiting  # the case is exercised: jobs wait at the stop
@@ -191,3 +193,40 @@ def test_general_loop_makes_no_request_object(fam: str, monkeypatch: pytest.Monk
     assert digest(got) == digest(plain)
     assert len(made) <= 40  # the shapes' first requests, where there is an estimator
 
+
+
+def test_period_hook_sees_the_waiting_jobs() -> None:
+    """A rank policy with a period and an ``on_period`` hook of its own: the hook's view holds
+    the waiting jobs in dispatch order, built from the engine's heap (``_waiting``), the same
+    jobs as the ready list of the run decided through ``select``; the ticks and the results
+    are the same."""
+    base = type(POLICIES.create("P-HPF"))
+
+    def with_period(select_own: bool) -> tuple[Any, list[list[int]]]:
+        seen: list[list[int]] = []
+
+        class Ticking(base):  # type: ignore[misc,valid-type]
+            period_s = 0.002
+
+            def on_period(self, view: Any) -> None:
+                seen.append([j.request.id for j in view.ready])
+
+        cls: Any = Ticking
+        if select_own:
+
+            class BySelect(Ticking):
+                def select(self, view: Any) -> Any:
+                    return super().select(view)
+
+            cls = BySelect
+        pol = cls(preemptive=True, mechanism="checkpoint")
+        assert (declared_order(pol) is None) == select_own
+        profiles = synthetic_profiles(random_state=3)
+        reqs = bench_workload(500, profiles, load=1.3, random_state=8)
+        return Simulator(profiles, pol, record_power=True).run(reqs), seen
+
+    got, seen = with_period(False)
+    ref, seen_ref = with_period(True)
+    assert_same_run(got, ref)
+    assert seen == seen_ref
+    assert any(len(s) > 1 for s in seen)  # the case is exercised: ticks with a queue

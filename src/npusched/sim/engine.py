@@ -1367,11 +1367,12 @@ class _Run:
                 f"{res.name!r} but only {res.free} of {res.capacity} are free at t={now!r} s"
             )
         if job.state is WAITING:
-            ready = self.ready
-            if ready[0] is job:
-                del ready[0]
-            else:
-                ready.remove(job)
+            if self.rank_heap is None:  # (with the heap, the decision pops the job's entry)
+                ready = self.ready
+                if ready[0] is job:
+                    del ready[0]
+                else:
+                    ready.remove(job)
             tokens = self.tokens
             if tokens is not None:
                 tokens.leave(job.order, job, now)
@@ -1624,19 +1625,37 @@ class _Run:
     def _requeue(self, job: Job, now: float) -> None:
         job.state = WAITING
         job._wait_since = now
-        ready = self.ready
-        if not ready or ready[-1].order < job.order:
-            ready.append(job)
-        else:
-            insort(ready, job, key=_ORDER)
         rh = self.rank_heap
-        if rh is not None:
+        if rh is not None:  # the declared order's heap holds the waiting jobs (no list)
             heappush(rh, self._ready_entry(job))
+        else:
+            ready = self.ready
+            if not ready or ready[-1].order < job.order:
+                ready.append(job)
+            else:
+                insort(ready, job, key=_ORDER)
         tokens = self.tokens
         if tokens is not None:
             tokens.enter_with(job.order, job, job.estimated_s, job._exec, job._waited, now)
         elif self.on_enter is not None:
             self.on_enter(job.order, job, now)
+
+    def _waiting(self) -> list[Job]:
+        """The waiting jobs in dispatch order: the ready list, or with the declared order's
+        heap (``rank_heap``, which holds them in its place) its jobs, sorted (a view for an
+        ``on_period`` hook, the partial records of ``until``)."""
+        rh = self.rank_heap
+        if rh is None:
+            return self.ready
+        job_of = self.job_of
+        ks = [e[1] for e in rh] if self.srpt else [e % max(1, len(job_of)) for e in rh]
+        ks.sort()
+        out: list[Job] = []
+        for k in ks:
+            j = job_of[k]
+            if j is not None and j.state is WAITING:
+                out.append(j)
+        return out
 
     def _ready_entry(self, job: Job) -> Any:
         """``job``'s entry in the declared order's heap (``rank_heap``) as it enters the ready
@@ -1916,15 +1935,16 @@ class _Run:
         )
         if self.temporal:
             job.variant = self.variant0
-        ready = self.ready
-        if not ready or ready[-1].order < k:  # dispatch order: the common case appends
-            ready.append(job)
-        else:
-            insort(ready, job, key=_ORDER)
         rh = self.rank_heap
-        if rh is not None:
+        if rh is not None:  # the declared order's heap holds the waiting jobs (no list)
             self.job_of[k] = job
             heappush(rh, self._ready_entry(job))
+        else:
+            ready = self.ready
+            if not ready or ready[-1].order < k:  # dispatch order: the common case appends
+                ready.append(job)
+            else:
+                insort(ready, job, key=_ORDER)
         tokens = self.tokens
         if tokens is not None:
             tokens.enter_with(k, job, est, job._exec, job._waited, self.clock.now)
@@ -2785,7 +2805,11 @@ class _Run:
         job_of = self.job_of
         n_k = 1
         srpt = False
-        order = declared_order(policy) if temporal and tokens is None else None
+        order = (
+            declared_order(policy)
+            if temporal and tokens is None and quiet_fn is None and not skipping
+            else None
+        )
         if (order == "rank" and callable(getattr(type(policy), "queue_key", None))) or (
             order == "remaining"
         ):
@@ -2809,6 +2833,9 @@ class _Run:
             n_k = max(1, len(arrivals))
             rank_heap = self.rank_heap = []
             job_of = self.job_of = [None] * len(arrivals)
+        # The waiting jobs, for the loop's tests of whether any waits: the ready list, or the
+        # declared order's heap, which holds them in its place (one entry per waiting job).
+        waiting: list[Any] = rank_heap if rank_heap is not None else ready
 
         while True:
             if heap:
@@ -2888,7 +2915,7 @@ class _Run:
                     if epoch != self.tick_epoch:
                         continue  # re-planned: a stale tick
                     self.tick_pending = False
-                    if not ready:
+                    if not waiting:
                         continue  # nobody waits: the tick is skipped
                     ticked = True
                 else:
@@ -2973,7 +3000,9 @@ class _Run:
                     if tokens is not None:
                         tokens.on_period(now, running)
                     else:
-                        policy.on_period(SchedulerView(now, ready, running, "period", profiles))
+                        policy.on_period(
+                            SchedulerView(now, self._waiting(), running, "period", profiles)
+                        )
                 if reason and self.preempting is None and rank_heap is not None:
                     best: Job | None = None
                     top_r = 0.0
@@ -3097,7 +3126,7 @@ class _Run:
                     self._plan_tick(now, period_f, reason, busy, ai >= n)
                 else:
                     self.skip_k0 = None  # ticks while nobody waits change nothing
-            elif ready and period is not None and not self.tick_pending:
+            elif waiting and period is not None and not self.tick_pending:
                 # ``_next_boundary(now, period) * period``, inline
                 k = floor(now / period) + 1
                 while k * period <= now + tol:
@@ -3117,7 +3146,7 @@ class _Run:
                     if idle_ticks > _MAX_IDLE_TICKS:
                         raise SimulationError(
                             f"policy {self._pname()!r} left the machine idle for "
-                            f"{_MAX_IDLE_TICKS} periods with {len(ready)} jobs waiting and "
+                            f"{_MAX_IDLE_TICKS} periods with {len(waiting)} jobs waiting and "
                             f"nothing else to happen (t={now!r} s)"
                         )
                 heappush(heap, (t_tick, PERIOD, seq(), None, 0))
@@ -3156,7 +3185,7 @@ class _Run:
         ``_record`` and ``_add_energy`` wrote them, after the partial records of the jobs still
         in flight (only with ``until``: their first start, preemptions, checkpoint and waste so
         far, no finish, no resource)."""
-        alive: list[Job] = list(self.ready)
+        alive: list[Job] = list(self._waiting())
         for res in self.res:
             alive.extend(res.jobs)
         alive.extend(e[0] for e in self.pending)
