@@ -13,11 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from golden_engine import digest
 from npusched.bench import bench_workload, synthetic_profiles
+from npusched.bench.families import family_configs
+from npusched.experiments.config import parse_config
+from npusched.experiments.runner import run_config
 from npusched.policies.base import POLICIES
 from npusched.policies.contract import declared_order
 from npusched.policies.temporal.predictor import make_estimator
+from npusched.sim import engine
 from npusched.sim.engine import Simulator, _Run
+from npusched.workloads.request import RequestTable
 from simhelpers import assert_same_run
 from test_ranked_fast_path import MECHANISMS, RANKED, energy_workload
 
@@ -159,14 +165,6 @@ def test_general_loop_makes_no_request_object(fam: str, monkeypatch: pytest.Monk
     the fields they read); PREMA's predictor (``shape_only``) is asked once per request shape,
     with its shape's first request, as the column loop asks it; and the run is the column
     loop's."""
-    from golden_engine import digest
-
-    from npusched.bench.families import family_configs
-    from npusched.experiments.config import parse_config
-    from npusched.experiments.runner import run_config
-    from npusched.sim import engine
-    from npusched.workloads.request import RequestTable
-
     cfg = parse_config(dict(family_configs(1_000)[fam], seed=0), source=f"families:{fam}")
     plain = run_config(cfg).result
 
