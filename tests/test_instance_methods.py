@@ -167,6 +167,7 @@ def _machine_case(cls: type, run: Any) -> None:
     assert wrapper.calls == Sub.calls > 0
     assert not keeps_method(inst, "select", cls.select)
 
+
 def test_planaria_instance_select_decides_every_wake() -> None:
     _machine_case(PlanariaPolicy, _planaria_run)
 
