@@ -537,6 +537,22 @@ def dynamic_choice(
     return Mechanism.DRAIN if deg_current > deg_candidate else preempt
 
 
+def declared_mechanisms(policy: Any, order: str) -> tuple[Mechanism | None, Mechanism]:
+    """How a policy with a declared ready order displaces the running job, as both engine
+    loops read it once per run: its static mechanism (``None`` where Algorithm 3 decides,
+    :func:`dynamic_choice`) and Algorithm 3's preemption (KILL under ``"dynamic-kill"``, else
+    CHECKPOINT). A rank order's policy (``RankedPolicy``) gives its ``mechanism_`` and
+    ``mode_`` (set by ``reset``); any other its ``mechanism`` (``"checkpoint"`` where it has
+    none), ``"checkpoint"`` and ``"kill"`` static, the dynamic modes not."""
+    if order == "rank":
+        mode: str = policy.mode_
+        static: Mechanism | None = policy.mechanism_
+    else:
+        mode = getattr(policy, "mechanism", "checkpoint")
+        static = {"checkpoint": Mechanism.CHECKPOINT, "kill": Mechanism.KILL}.get(mode)
+    return static, Mechanism.KILL if mode == "dynamic-kill" else Mechanism.CHECKPOINT
+
+
 # --- ready-queue orders a temporal policy may declare ----------------------------------------
 
 #: The orders the engine can keep a temporal policy's ready queue in (``ready_order``):

@@ -88,7 +88,13 @@ from mypy_extensions import i64
 
 from npusched.errors import SimulationError
 from npusched.hardware.plan import ExecPlan
-from npusched.policies.contract import Mechanism, declared_order, dynamic_choice, hook_is_no_op
+from npusched.policies.contract import (
+    Mechanism,
+    declared_mechanisms,
+    declared_order,
+    dynamic_choice,
+    hook_is_no_op,
+)
 from npusched.sim.common import (
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
@@ -618,19 +624,14 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     # ``better``, 4 SJF's remaining estimate; 0 never (non-preemptive).
     cmp = 0
     better: Callable[[Any, Any], bool] = operator.lt
-    mode: str
     if order == "rank":
-        mode = pol.mode_
-        static_mech = pol.mechanism_
         better = pol.better
         if preemptive:
             cmp = 1 if better is operator.gt else 2 if better is operator.lt else 3
-    else:
-        mode = getattr(pol, "mechanism", "checkpoint")
-        static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
-        if srpt and preemptive:
-            cmp = 4
-    dyn_preempt = _KILL if mode == "dynamic-kill" else _CHECKPOINT  # Algorithm 3's preemption
+    elif srpt and preemptive:
+        cmp = 4
+    # the static mechanism (None: Algorithm 3) and Algorithm 3's preemption
+    static_mech, dyn_preempt = declared_mechanisms(pol, order or "")
 
     n = len(run.arrival_rows)
     req_plans = run.req_plans

@@ -116,6 +116,7 @@ from npusched.policies.contract import (
     Schedule,
     SchedulerView,
     ViewFields,
+    declared_mechanisms,
     declared_order,
     direct_hooks,
     dynamic_choice,
@@ -2801,7 +2802,7 @@ class _Run:
         rank: list[Any] = []
         better: Any = None
         static_mech: Any = None
-        dyn_preempt = _CHECKPOINT
+        dyn_preempt: Any = _CHECKPOINT
         job_of = self.job_of
         n_k = 1
         srpt = False
@@ -2814,7 +2815,6 @@ class _Run:
             order == "remaining"
         ):
             pol: Any = policy
-            mode: str
             if order == "rank":
                 from npusched.sim.columns import _heap_keys
 
@@ -2822,14 +2822,9 @@ class _Run:
                 if preemptive:
                     rank = self.keys_of(policy, "rank_key")
                     better = pol.better
-                static_mech = pol.mechanism_
-                mode = pol.mode_
             else:
                 srpt = self.srpt = True
-                mode = getattr(pol, "mechanism", "checkpoint")
-                static_mech = {"checkpoint": _CHECKPOINT, "kill": _KILL}.get(mode)
-            if mode == "dynamic-kill":
-                dyn_preempt = _KILL
+            static_mech, dyn_preempt = declared_mechanisms(pol, order)
             n_k = max(1, len(arrivals))
             rank_heap = self.rank_heap = []
             job_of = self.job_of = [None] * len(arrivals)
