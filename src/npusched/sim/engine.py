@@ -740,6 +740,14 @@ class _Run:
         self.clock = Clock()
         self.queue = EventQueue()
         self.ready: list[Job] = []
+        #: Each waiting job's place in ``ready`` by dispatch order, where the list is kept in
+        #: no particular order (``None``: it is kept in dispatch order). The general loop keeps
+        #: it so for a policy that reads the ready queue only through the token table (the
+        #: built-in Algorithm 2's direct hooks: no view at all) or through round-robin's own
+        #: methods (a declared ``"round-robin"`` order: they read its length, or sort it): a
+        #: job leaves it in one step (the last job takes its place) instead of by a scan,
+        #: which made those runs' cost per event grow with the queue's length.
+        self.ready_pos: list[int] | None = None
         #: A declared order's waiting jobs (FCFS, HPF, SJF where the column loop does not take
         #: the run: ``execute``): a heap of their entries, the column loop's: ``rank * n + k``
         #: for the rank order (``columns._heap_keys``), ``(remaining estimate, k)`` for the
@@ -1370,7 +1378,14 @@ class _Run:
         if job.state is WAITING:
             if self.rank_heap is None:  # (with the heap, the decision pops the job's entry)
                 ready = self.ready
-                if ready[0] is job:
+                pos = self.ready_pos
+                if pos is not None:  # (no order kept: the last job takes its place)
+                    last = ready.pop()
+                    if last is not job:
+                        i = pos[job.order]
+                        ready[i] = last
+                        pos[last.order] = i
+                elif ready[0] is job:
                     del ready[0]
                 else:
                     ready.remove(job)
@@ -1631,7 +1646,11 @@ class _Run:
             heappush(rh, self._ready_entry(job))
         else:
             ready = self.ready
-            if not ready or ready[-1].order < job.order:
+            pos = self.ready_pos
+            if pos is not None:  # (no order kept)
+                pos[job.order] = len(ready)
+                ready.append(job)
+            elif not ready or ready[-1].order < job.order:
                 ready.append(job)
             else:
                 insort(ready, job, key=_ORDER)
@@ -1642,11 +1661,14 @@ class _Run:
             self.on_enter(job.order, job, now)
 
     def _waiting(self) -> list[Job]:
-        """The waiting jobs in dispatch order: the ready list, or with the declared order's
-        heap (``rank_heap``, which holds them in its place) its jobs, sorted (a view for an
-        ``on_period`` hook, the partial records of ``until``)."""
+        """The waiting jobs in dispatch order: the ready list (sorted where it is kept in no
+        order, ``ready_pos``), or with the declared order's heap (``rank_heap``, which holds
+        them in its place) its jobs, sorted (a view for an ``on_period`` hook, the partial
+        records of ``until``)."""
         rh = self.rank_heap
         if rh is None:
+            if self.ready_pos is not None:  # (kept in no order)
+                return sorted(self.ready, key=_ORDER)
             return self.ready
         job_of = self.job_of
         ks = [e[1] for e in rh] if self.srpt else [e % max(1, len(job_of)) for e in rh]
@@ -1942,7 +1964,11 @@ class _Run:
             heappush(rh, self._ready_entry(job))
         else:
             ready = self.ready
-            if not ready or ready[-1].order < k:  # dispatch order: the common case appends
+            pos = self.ready_pos
+            if pos is not None:  # (no order kept)
+                pos[k] = len(ready)
+                ready.append(job)
+            elif not ready or ready[-1].order < k:  # dispatch order: the common case appends
                 ready.append(job)
             else:
                 insort(ready, job, key=_ORDER)
@@ -2831,6 +2857,16 @@ class _Run:
         # The waiting jobs, for the loop's tests of whether any waits: the ready list, or the
         # declared order's heap, which holds them in its place (one entry per waiting job).
         waiting: list[Any] = rank_heap if rank_heap is not None else ready
+        # The ready list kept in no order (``ready_pos``): for the built-in Algorithm 2 on its
+        # table (no view is made; ``_waiting`` sorts it where a list is read) and for a
+        # declared round-robin order (its own methods, which ``declared_order`` holds the
+        # policy to, read the list's length or sort it: ``Rotation`` decides on job numbers).
+        if (
+            rank_heap is None
+            and temporal
+            and (tokens is not None or declared_order(policy) == "round-robin")
+        ):
+            self.ready_pos = [0] * len(arrivals)
 
         while True:
             if heap:
