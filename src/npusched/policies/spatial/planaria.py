@@ -51,6 +51,7 @@ from npusched.policies.contract import (
     JobState,
     JobView,
     MachineView,
+    keeps_method,
 )
 from npusched.policies.machine import MachinePolicyBase
 from npusched.policies.spatial.planaria_core import (
@@ -61,6 +62,7 @@ from npusched.policies.spatial.planaria_core import (
     _JobRec,
     _Table,
     _unfit_counts,
+    core_rows,
 )
 from npusched.policies.spatial.planaria_core import (
     _estimate as _estimate,  # re-exported: the small-queue estimate
@@ -303,6 +305,18 @@ def schedule_tasks_spatially(queue: Sequence[SpatialTask], size: int = 16) -> di
 
 
 # --- the policy on the engine contract ---------------------------------------------------------
+def _own_rows(policy: Any) -> bool:
+    """Whether ``policy`` computes a job's table and PREDICTTIME as this class does (neither
+    ``_table`` nor ``_remaining`` replaced, on its class or the instance): then
+    :func:`~npusched.policies.spatial.planaria_core.core_rows` gives the long queue's inputs,
+    the same values ``_targets_arrays`` made job by job."""
+    from inspect import getattr_static
+
+    return keeps_method(policy, "_table", getattr_static(PlanariaCore, "_table")) and (
+        keeps_method(policy, "_remaining", getattr_static(PlanariaPolicy, "_remaining"))
+    )
+
+
 class PlanariaPolicy(PlanariaCore, MachinePolicyBase, Component):
     """Planaria's spatial scheduler as a machine policy (``kind = "machine"``) on one
     fission-array resource (:func:`npusched.sim.resources.fission_array`).
@@ -366,6 +380,8 @@ class PlanariaPolicy(PlanariaCore, MachinePolicyBase, Component):
         """Validate the parameters and forget the targets and promises of the previous run."""
         self.validate()
         self.reset_core()
+        #: ``_targets_arrays`` takes ``core_rows`` (set at the first long queue)
+        self.own_rows_: bool | None = None
 
     def _remaining(self, job: JobView, tab: _Table) -> FloatArray:
         """PREDICTTIME for every count at the job's position (as :func:`predict_remaining`,
@@ -401,6 +417,13 @@ class PlanariaPolicy(PlanariaCore, MachinePolicyBase, Component):
         core's Python floats or a remaining time is NaN."""
         now = view.now
         profiles = view.profiles
+        own = getattr(self, "own_rows_", None)
+        if own is None:
+            own = self.own_rows_ = _own_rows(self)
+        if own:  # the core's inputs from each job's record (``core_rows``)
+            prio_a, slack_a, rows_a = core_rows(self, jobs, size, profiles, now)
+            counts_a = schedule_counts(prio_a, slack_a, rows_a, size).tolist()
+            return {job.id: c for job, c in zip(jobs, counts_a, strict=True)}
         n = len(jobs)
         rows = []
         prio = np.empty(n)
