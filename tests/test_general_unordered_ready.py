@@ -98,3 +98,29 @@ def test_a_policy_that_reads_the_list_sees_dispatch_order() -> None:
     # and its decisions are P-RRB's own
     plain, _ = _general(profiles, PRRB(), reqs, None)
     assert_same_run(plain, result)
+
+
+def test_the_general_loop_keeps_the_token_table_only_for_the_built_in_rule() -> None:
+    """``TokenScheduler.general_table``: the engine keeps the table (no view, no hook, no
+    request made) for the built-in Algorithm 2; a policy with ``level_table`` off, or with one
+    of the methods the table stands for set on its instance, gets the views and its own
+    ``select``, with the same result."""
+    profiles, reqs = _setup(400, 1.5)
+    plain, run = _general(profiles, POLICIES.create("P-PREMA"), reqs, None)
+    assert run.tokens is not None
+    calls: list[int] = []
+    scan = POLICIES.create("P-PREMA")
+    scan.level_table = False
+    own = POLICIES.create("P-PREMA")
+    real_select = own.select
+
+    def select(view: SchedulerView) -> Decision:
+        calls.append(1)
+        return real_select(view)
+
+    own.select = select  # an instance's own method: no table kept by the engine
+    for pol in (scan, own):
+        other, r = _general(profiles, pol, reqs, None)
+        assert r.tokens is None
+        assert_same_run(plain, other)
+    assert len(calls) > 100

@@ -118,7 +118,6 @@ from npusched.policies.contract import (
     ViewFields,
     declared_mechanisms,
     declared_order,
-    direct_hooks,
     dynamic_choice,
     empty_wake_rule,
     hook_is_no_op,
@@ -170,6 +169,8 @@ from npusched.workloads.request import SHAPE_FIELDS, Request, RequestTable, numb
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from npusched.policies.temporal.levels import TokenTable
 
 __all__ = [
     "PREEMPTION_POINTS",
@@ -767,10 +768,10 @@ class _Run:
         # The policy's ready-queue hooks (``contract.ready_hooks``; the general loop sets them).
         self.on_enter: ReadyHook | None = None
         self.on_leave: ReadyHook | None = None
-        #: The object whose ``enter`` / ``leave`` the policy's ``ready_hooks`` gave where it
-        #: declares the direct hooks (``contract.direct_hooks``: Algorithm 2 on the token
-        #: table, compiled): its steps are called without views.
-        self.tokens: Any = None
+        #: A token order's Algorithm 2 table, the engine's own for the run (``execute``: the
+        #: policy's ``token_table``, as the column loop makes it), indexed by dispatch order:
+        #: its steps are called natively, without views or the policy's hooks.
+        self.tokens: TokenTable | None = None
         self.res = [_Res(r) for r in sim.machine.resources]
         #: The machine's one resource (``None`` with several): the machine view's short path.
         self.res1: _Res | None = self.res[0] if len(self.res) == 1 else None
@@ -1391,7 +1392,7 @@ class _Run:
                     ready.remove(job)
             tokens = self.tokens
             if tokens is not None:
-                tokens.leave(job.order, job, now)
+                tokens.dequeue(job.order, now)
             elif self.on_leave is not None:
                 self.on_leave(job.order, job, now)
         # Time spent waiting for units (state STARTING) counts as waiting too.
@@ -1655,8 +1656,11 @@ class _Run:
             else:
                 insort(ready, job, key=_ORDER)
         tokens = self.tokens
-        if tokens is not None:
-            tokens.enter_with(job.order, job, job.estimated_s, job._exec, job._waited, now)
+        if tokens is not None:  # its work done and waiting before this stay, then the stay
+            k = job.order
+            tokens.exe[k] = job._exec
+            tokens.waited[k] = job._waited
+            tokens.enqueue(k, now)
         elif self.on_enter is not None:
             self.on_enter(job.order, job, now)
 
@@ -1973,8 +1977,12 @@ class _Run:
             else:
                 insort(ready, job, key=_ORDER)
         tokens = self.tokens
-        if tokens is not None:
-            tokens.enter_with(k, job, est, job._exec, job._waited, self.clock.now)
+        if tokens is not None:  # its estimate, work done and waiting, then its first stay
+            self.job_of[k] = job
+            tokens.est[k] = est
+            tokens.exe[k] = job._exec
+            tokens.waited[k] = job._waited
+            tokens.enqueue(k, self.clock.now)
         elif self.on_enter is not None:
             self.on_enter(k, job, self.clock.now)
         self.released.append(job)
@@ -2652,7 +2660,10 @@ class _Run:
         if count > 0:
             tokens = self.tokens
             if tokens is not None:
-                tokens.on_periods(t, k0 * period, count, self.running)
+                running = self.running
+                tokens.credit_periods(
+                    t, k0 * period, count, -1 if running is None else running.order
+                )
             else:
                 view = SchedulerView(t, self.ready, self.running, "period", self.sim.profiles)
                 self.policy.on_periods(view, k0 * period, count)
@@ -2680,7 +2691,9 @@ class _Run:
         if self.preempting is not None:
             n = _QUIET_MAX  # no decision until the save is done (an event)
         elif tokens is not None:
-            n = max(0, min(tokens.quiet(now, k0 * period, self.running), _QUIET_MAX))
+            running = self.running
+            run_k = -1 if running is None else running.order
+            n = max(0, min(tokens.quiet(now, k0 * period, run_k), _QUIET_MAX))
         else:
             view = SchedulerView(now, self.ready, self.running, "period", self.sim.profiles)
             n = max(0, min(int(self.policy.quiet_periods(view, k0 * period)), _QUIET_MAX))
@@ -2718,11 +2731,23 @@ class _Run:
         self.tokens = None
         if sim.estimator is not None and getattr(sim.estimator, "shape_only", False):
             self.est_k = self.estimates()
-        if temporal and callable(getattr(policy, "ready_hooks", None)):
+        torder = declared_order(policy) if temporal else None
+        make_table = getattr(policy, "general_table", None)
+        if (torder == "tokens-remaining" or torder == "tokens-arrival") and callable(make_table):
+            # Algorithm 2 on the token table (the built-in rule): the engine's own table where
+            # the policy gives one (``general_table``), made from the run's columns as the
+            # column loop makes it (no request made for it), its steps called natively by
+            # dispatch index; the decision made here (below).
+            nt = len(self.order_of)
+            self.tokens = make_table(
+                self.disp("priority"), self.disp("arrival_s"), self.disp("id"), [0.0] * nt, [0.0] * nt
+            )
+            if self.tokens is not None:
+                self.job_of = [None] * nt
+        if self.tokens is None and temporal and callable(getattr(policy, "ready_hooks", None)):
             # a policy that keeps per-job state hears of the ready queue's changes (its hooks
             # are given the requests: made here for a table input, and only for such a policy)
             self.on_enter, self.on_leave = ready_hooks(policy, self.arrivals) or (None, None)
-            self.tokens = direct_hooks(self.on_enter)
         tokens = self.tokens
         preemptive = bool(getattr(policy, "preemptive", True))
         period = getattr(policy, "period_s", None)
@@ -2785,7 +2810,6 @@ class _Run:
             and not getattr(policy, "ticks_every_period", False)
         )
         period_f = float(period) if period is not None else 0.0
-        dispatch = self._dispatch
         n_done_before = 0
         # Ticks that cannot change the decision (a policy's ``quiet_before``, P-RRB): a tick
         # alone in its wake before ``quiet`` is passed over, not woken for (see below).
@@ -2829,6 +2853,8 @@ class _Run:
         better: Any = None
         static_mech: Any = None
         dyn_preempt: Any = _CHECKPOINT
+        if tokens is not None:
+            static_mech, dyn_preempt = declared_mechanisms(policy, str(torder))
         job_of = self.job_of
         n_k = 1
         srpt = False
@@ -2981,7 +3007,7 @@ class _Run:
                 events += 1
                 woke = True
             while next_arr <= horizon:
-                dispatch(ai)
+                self._dispatch(ai)  # (a native call compiled; a bound method's is generic)
                 events += 1
                 ai += 1
                 while ai < n and held[ai]:
@@ -2993,8 +3019,10 @@ class _Run:
 
             if completed:
                 if tokens is not None:
+                    # (a finished job's table entries are never read again: let them go, as
+                    # the column loop does)
                     for job in completed:
-                        tokens.on_complete(job)
+                        tokens.finished(job.order)
                 elif call_complete:
                     for job in completed:
                         on_complete(job, now)
@@ -3028,8 +3056,8 @@ class _Run:
             if temporal:
                 running = self.running
                 if ticked and call_period:
-                    if tokens is not None:
-                        tokens.on_period(now, running)
+                    if tokens is not None:  # Algorithm 2 lines 6-7 on the table
+                        tokens.credit_tick(now, -1 if running is None else running.order)
                     else:
                         policy.on_period(
                             SchedulerView(now, self._waiting(), running, "period", profiles)
@@ -3079,12 +3107,41 @@ class _Run:
                             self._start(best, 0, units0, variant0, alloc0)
                             self.running = best
                         # (``DRAIN``: the running job finishes first)
+                elif reason and self.preempting is None and tokens is not None:
+                    # Algorithm 2 on the table (``TokenScheduler.select``'s decision, made here
+                    # as the column loop makes it): a non-preemptive policy keeps a running job
+                    # without asking the table; else the table's pick (lines 9-10) runs on an
+                    # idle array, and displaces the running job by the policy's mechanism
+                    # (Algorithm 3 on numbers for the dynamic ones) where it is another job.
+                    if running is None:
+                        kp = tokens.pick(now, -1, 0.0)
+                        if kp >= 0:
+                            best = job_of[kp]
+                            if best is not None:
+                                self._start(best, 0, units0, variant0, alloc0)
+                                self.running = best
+                    elif preemptive:
+                        kp = tokens.pick(now, running.order, running.executed_s)
+                        best = job_of[kp] if kp >= 0 else None
+                        if best is not None and best is not running:
+                            mech = static_mech
+                            if mech is None:
+                                mech = dynamic_choice(
+                                    running.estimated_s,
+                                    running.executed_s,
+                                    best.estimated_s,
+                                    best.executed_s,
+                                    dyn_preempt,
+                                )
+                            if mech is _CHECKPOINT:
+                                self._checkpoint(running, fuse_stop)
+                            elif mech is _KILL:
+                                self._kill(running)
+                                self._start(best, 0, units0, variant0, alloc0)
+                                self.running = best
+                            # (``DRAIN``: the running job finishes first)
                 elif reason and self.preempting is None:
-                    if tokens is not None:  # Algorithm 2 on the table: no view
-                        decision = tokens.select_with(
-                            policy, now, running, 0.0 if running is None else running.executed_s
-                        )
-                    elif fast_view:
+                    if fast_view:
                         view = new_view(view_cls)
                         d = view.__dict__
                         d["now"] = now

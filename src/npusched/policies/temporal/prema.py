@@ -72,6 +72,7 @@ from npusched.policies.contract import (
     JobView,
     SchedulerView,
     declared_order,
+    keeps_method,
     wait_stay,
 )
 from npusched.policies.temporal.levels import (
@@ -318,6 +319,36 @@ class TokenScheduler(TemporalPolicyBase, Component):
             h_leave(k, job, now)
 
         return enter, leave
+
+    def general_table(
+        self,
+        priorities: Sequence[int],
+        arrivals_s: Sequence[float],
+        ids: Sequence[int],
+        est: list[float],
+        exe: list[float],
+    ) -> TokenTable | None:
+        """The token table the engine's general loop keeps for a run itself (the arguments as
+        :meth:`token_table`'s), or ``None``. Given where this class's ready order holds
+        (:func:`~npusched.policies.contract.declared_order`: the built-in Algorithm 2),
+        :attr:`level_table` is true and the policy keeps, on its class and the instance, every
+        method the engine's own steps on the table stand for (:data:`DIRECT_METHODS`) and the
+        ones that make and hand over the table (``ready_hooks``, ``token_table``, this one):
+        the engine then calls the table's steps by dispatch index, with no view, no hook and
+        no request made (since the twenty-sixth round; before, it called :meth:`ready_hooks`'
+        compiled hooks). ``None`` otherwise: the engine asks :meth:`ready_hooks` and calls
+        :meth:`select` with views."""
+        if not self.level_table or declared_order(self) not in (
+            "tokens-remaining",
+            "tokens-arrival",
+        ):
+            return None
+        from inspect import getattr_static
+
+        for m in (*DIRECT_METHODS, "ready_hooks", "token_table", "general_table"):
+            if not keeps_method(self, m, getattr_static(TokenScheduler, m)):
+                return None
+        return self.token_table(priorities, arrivals_s, ids, est, exe)
 
     def _run_k(self, running: JobView | None) -> int:
         """The table's index of the running job (-1 for none)."""
