@@ -161,12 +161,23 @@ def test_the_hooks_rotation_equals_the_scan_out_of_first_come_order(
         def _counted(self, view: SchedulerView) -> bool:
             return False
 
+    # ``select`` redefined (as the class's own): no declared order, so the general loop calls
+    # the hooks and ``select`` (a declared round-robin order is decided on the engine's own
+    # rotation since the twenty-sixth round)
+    class HookedNPRRB(NPRRB):
+        def select(self, view: SchedulerView) -> Any:
+            return super().select(view)
+
+    class HookedPRRB(PRRB):
+        def select(self, view: SchedulerView) -> Any:
+            return super().select(view)
+
     renumbered: list[int] = []
 
     def make(scan: bool) -> Any:
         if policy == "NP-RRB":
-            return ScanningNPRRB() if scan else NPRRB()
-        return (ScanningRRB if scan else PRRB)(mechanism=mechanism, quantum_s=0.5e-3)
+            return ScanningNPRRB() if scan else HookedNPRRB()
+        return (ScanningRRB if scan else HookedPRRB)(mechanism=mechanism, quantum_s=0.5e-3)
 
     profiles, reqs = _dependent_workload(160, 1.5)
     out = []
@@ -185,14 +196,21 @@ def test_the_hooks_rotation_equals_the_scan_out_of_first_come_order(
 @pytest.mark.parametrize("mechanism", ["checkpoint", "dynamic", "dynamic-kill"])
 @pytest.mark.parametrize("load", [0.9, 1.5])
 def test_the_general_loop_equals_the_column_loop(mechanism: str, load: float) -> None:
-    """The hooks (``Simulator(fast_path=False)``) and the column loop ask the same
-    ``Rotation.pick``: every result, ``events`` included, is equal."""
+    """The general loop's own rotation (``Simulator(fast_path=False)``), the policy's hooks
+    and ``select`` (a subclass that redefines ``select`` as the class's: no declared order)
+    and the column loop ask the same ``Rotation.pick``: every result, ``events`` included,
+    is equal."""
+
+    class HookedPRRB(PRRB):
+        def select(self, view: SchedulerView) -> Any:
+            return super().select(view)
+
     kw = {"mechanism": mechanism, "quantum_s": 0.37e-3, "period_s": 0.25e-3}
     profiles = synthetic_profiles(random_state=3)
     reqs = bench_workload(150, profiles, load=load, random_state=11)
     out = []
-    for fast in (True, False):
-        sim = load_simulator(profiles, PRRB(**kw), record_timeline=True)
+    for fast, cls in ((True, PRRB), (False, PRRB), (False, HookedPRRB)):
+        sim = load_simulator(profiles, cls(**kw), record_timeline=True)
         sim.fast_path = fast
         out.append(digest(sim.run(reqs)))
-    assert out[0] == out[1]
+    assert out[0] == out[1] == out[2]

@@ -25,16 +25,36 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 MECHANISMS = ("checkpoint", "dynamic", "dynamic-kill")
 
 
-def _policy(preemptive: bool, **params: Any) -> Any:
+def _policy(preemptive: bool, hooked: bool = False, **params: Any) -> Any:
+    if hooked:
+        return _HookedPRRB(**params) if preemptive else _HookedNPRRB()
     return PRRB(**params) if preemptive else NPRRB()
 
 
+class _HookedNPRRB(NPRRB):
+    """``select`` redefined as the class's own: no declared order, so the general loop runs
+    the policy's hooks and ``select`` with views (the reference for the engine's rotation)."""
+
+    def select(self, view: Any) -> Any:
+        return super().select(view)
+
+
+class _HookedPRRB(PRRB):
+    """As :class:`_HookedNPRRB`, preemptive."""
+
+    def select(self, view: Any) -> Any:
+        return super().select(view)
+
+
 def _both(profiles: Any, reqs: Any, preemptive: bool, params: dict, **kw: Any) -> tuple[Any, Any]:
+    """The column loop's run and the general loop's (its own rotation), after checking the
+    general loop's against the policy's hooks and ``select``."""
     until = kw.pop("until", None)
     out = []
-    for fast in (True, False):
-        sim = Simulator(profiles, _policy(preemptive, **params), fast_path=fast, **kw)
+    for fast, hooked in ((True, False), (False, False), (False, True)):
+        sim = Simulator(profiles, _policy(preemptive, hooked, **params), fast_path=fast, **kw)
         out.append(sim.run(reqs) if until is None else sim.run(reqs, until=until))
+    assert_same_run(out[2], out[1])
     return out[0], out[1]
 
 
@@ -87,13 +107,14 @@ def test_fast_path_equals_general_loop_at_load(
     profiles = synthetic_profiles(random_state=3)
     reqs = bench_workload(400, profiles, load=load, random_state=11)
     runs = []
-    for fast in (True, False):
-        pol = PRRB(mechanism=mechanism, quantum_s=quantum_s, period_s=period_s)
+    for fast, cls in ((True, PRRB), (False, PRRB), (False, _HookedPRRB)):
+        pol = cls(mechanism=mechanism, quantum_s=quantum_s, period_s=period_s)
         sim = load_simulator(profiles, pol, record_timeline=True)
         sim.fast_path = fast
         runs.append(sim.run(reqs))
-    fast_r, general = runs
+    fast_r, general, hooked = runs
     assert_same_run(fast_r, general)
+    assert_same_run(hooked, general)
     assert digest(fast_r) == digest(general)
     assert fast_r.columns["preemptions"].sum() > 10
 

@@ -171,6 +171,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from npusched.policies.temporal.levels import TokenTable
+    from npusched.policies.temporal.rrb_core import Rotation
 
 __all__ = [
     "PREEMPTION_POINTS",
@@ -772,6 +773,10 @@ class _Run:
         #: policy's ``token_table``, as the column loop makes it), indexed by dispatch order:
         #: its steps are called natively, without views or the policy's hooks.
         self.tokens: TokenTable | None = None
+        #: A declared round-robin order's rotation, the engine's own for the run (``execute``:
+        #: the policy's ``rotation`` of the run's models, as the column loop makes it): the
+        #: waiting jobs by model, by dispatch index.
+        self.rot: Rotation | None = None
         self.res = [_Res(r) for r in sim.machine.resources]
         #: The machine's one resource (``None`` with several): the machine view's short path.
         self.res1: _Res | None = self.res[0] if len(self.res) == 1 else None
@@ -1661,6 +1666,8 @@ class _Run:
             tokens.exe[k] = job._exec
             tokens.waited[k] = job._waited
             tokens.enqueue(k, now)
+        elif self.rot is not None:
+            self.rot.push(job.order)
         elif self.on_enter is not None:
             self.on_enter(job.order, job, now)
 
@@ -1983,6 +1990,9 @@ class _Run:
             tokens.exe[k] = job._exec
             tokens.waited[k] = job._waited
             tokens.enqueue(k, self.clock.now)
+        elif self.rot is not None:  # (its model joins the rotation at its first dispatch)
+            self.job_of[k] = job
+            self.rot.arrive(k)
         elif self.on_enter is not None:
             self.on_enter(k, job, self.clock.now)
         self.released.append(job)
@@ -2829,6 +2839,32 @@ class _Run:
         # resource until the save is done and no decision is made before then, so the stop's
         # wake changes nothing but ``events``.
         fuse_stop = quiet_fn is not None and sim.power is None and until == inf
+        # A declared round-robin order (NP-RRB; P-RRB with its period and ``quiet_before``):
+        # the engine keeps the rotation (``Rotation``: the waiting jobs by model, by dispatch
+        # index), the pointer (the model of the last grant), the slice (its job and start)
+        # and makes ``NPRRBCore.select`` / ``PRRBCore.select``'s decision and reads
+        # ``quiet_before``'s time without a view or a call, as the column loop does. The
+        # class's own ``on_dispatch`` / ``on_complete`` keep the policy's rotation for its
+        # ``select``, which is not called: they are not called either.
+        rot: Rotation | None = None
+        model_of: list[int] = []
+        rr_ptr = -1
+        slice_k = -1
+        slice_start = 0.0
+        quantum_q = 0.0
+        quiet_slice = False
+        if (
+            torder == "round-robin"
+            and callable(getattr(policy, "rotation", None))
+            and (period is None) != callable(getattr(policy, "quiet_before", None))
+        ):
+            rot = self.rot = policy.rotation(self.disp("network"))
+            rot.hold_joins()  # models numbered as their first job is dispatched
+            model_of = rot.model_of
+            self.job_of = [None] * len(model_of)
+            call_dispatch = call_complete = False
+            if preemptive:
+                quantum_q = policy.quantum_s * (1 - 1e-9)
         # A machine policy's wakes it declares quiet (``quiet_wake``: Planaria's ends of a save
         # that change no target): ``NOTHING`` carried out without a view or a decision.
         quiet_wake = None if temporal else quiet_wake_rule(policy)
@@ -2853,7 +2889,7 @@ class _Run:
         better: Any = None
         static_mech: Any = None
         dyn_preempt: Any = _CHECKPOINT
-        if tokens is not None:
+        if tokens is not None or rot is not None:
             static_mech, dyn_preempt = declared_mechanisms(policy, str(torder))
         job_of = self.job_of
         n_k = 1
@@ -2898,7 +2934,9 @@ class _Run:
             if heap:
                 top = heap[0]
                 th = top[0]
-                if th < quiet and top[1] == PERIOD:
+                if (th - slice_start < quantum_q if quiet_slice else th < quiet) and top[
+                    1
+                ] == PERIOD:
                     # The pending tick at ``c`` would wake alone (nothing else within the time
                     # tolerance after it), find the same jobs waiting and the same job running,
                     # and keep it (the policy says so before ``quiet``); the next tick would go
@@ -2919,7 +2957,11 @@ class _Run:
                             while k * period_f <= c + tol:
                                 k += 1
                             nc = k * period_f
-                            if nc < quiet and nc + tol < tn and nc <= until:
+                            if (
+                                (nc - slice_start < quantum_q if quiet_slice else nc < quiet)
+                                and nc + tol < tn
+                                and nc <= until
+                            ):
                                 c = nc
                             else:
                                 break
@@ -3140,6 +3182,49 @@ class _Run:
                                 self._start(best, 0, units0, variant0, alloc0)
                                 self.running = best
                             # (``DRAIN``: the running job finishes first)
+                elif reason and self.preempting is None and rot is not None:
+                    # Round-robin on the rotation (``NPRRBCore.select`` / ``PRRBCore.select``'s
+                    # decision, made here as the column loop makes it): an idle array goes to
+                    # the first-come job of the next model after the pointer; a running job
+                    # keeps it while its slice lasts (``now - slice_start < quantum_s * (1 -
+                    # 1e-9)``), then the next other model's first job displaces it by the
+                    # policy's mechanism. A start is a grant: the pointer moves to its model,
+                    # and a new job's slice begins (a CHECKPOINT grants at the save's end).
+                    kr = -1
+                    if running is None:
+                        kr = rot.pick(rr_ptr, -1)
+                    elif preemptive and not now - slice_start < quantum_q:
+                        mr = model_of[running.order]
+                        kr = rot.pick(mr, mr)
+                    best = job_of[kr] if kr >= 0 else None
+                    if best is not None and best is not running:
+                        grant = running is None
+                        if running is None:
+                            rot.pop(kr)
+                        else:
+                            mech = static_mech
+                            if mech is None:  # Algorithm 3 (``decide``'s, on numbers)
+                                mech = dynamic_choice(
+                                    running.estimated_s,
+                                    running.executed_s,
+                                    best.estimated_s,
+                                    best.executed_s,
+                                    dyn_preempt,
+                                )
+                            if mech is _CHECKPOINT:
+                                self._checkpoint(running, fuse_stop)
+                            elif mech is _KILL:
+                                rot.pop(kr)  # (before the victim waits again)
+                                self._kill(running)
+                                grant = True
+                            # (``DRAIN``: the running job finishes first)
+                        if grant:
+                            self._start(best, 0, units0, variant0, alloc0)
+                            self.running = best
+                            rr_ptr = model_of[kr]
+                            if kr != slice_k:
+                                slice_k = kr
+                                slice_start = now
                 elif reason and self.preempting is None:
                     if fast_view:
                         view = new_view(view_cls)
@@ -3239,7 +3324,23 @@ class _Run:
                         )
                 heappush(heap, (t_tick, PERIOD, seq(), None, 0))
                 self.tick_pending = True
-            if quiet_fn is not None:
+            if quiet_fn is not None and rot is not None:  # ``PRRBCore.quiet_before``'s time
+                running = self.running
+                quiet_slice = False
+                if not ready:
+                    quiet = -inf
+                elif self.preempting is not None:
+                    quiet = inf  # no decision until the save is done (an event)
+                elif running is not None:
+                    if running.order != slice_k:  # pragma: no cover - every start is a grant
+                        quiet = -inf
+                    elif not rot.others_wait(running.order):
+                        quiet = inf  # no other model waits: only an event changes that
+                    else:
+                        quiet_slice = True  # the slice's threshold, tested as the decision's
+                else:
+                    quiet = -inf
+            elif quiet_fn is not None:
                 running = self.running
                 if not ready:
                     quiet = -inf
