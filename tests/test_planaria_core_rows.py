@@ -12,9 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from npusched.hardware import compile_profile
-from npusched.hardware.fission import FissionArray
-from npusched.models import get_network
 from npusched.policies.contract import JobView
 from npusched.policies.spatial import PlanariaPolicy
 from npusched.policies.spatial import planaria as planaria_mod
@@ -22,8 +19,7 @@ from npusched.policies.spatial.planaria_core import SMALL_QUEUE, core_rows
 from npusched.sim.engine import Simulator
 from npusched.sim.resources import fission_array
 from npusched.workloads.planaria import WORKLOADS, planaria_workload
-
-FA = FissionArray()
+from test_planaria_core_paths import _profiles, _same
 
 
 class _ByJob(PlanariaPolicy):
@@ -34,24 +30,12 @@ class _ByJob(PlanariaPolicy):
         return PlanariaPolicy._remaining(self, job, tab)
 
 
-def _profiles() -> dict[str, Any]:
-    return {n: compile_profile(get_network(n), FA) for n in WORKLOADS["C"]}
-
-
-def _same(a: Any, b: Any) -> None:
-    assert set(a.columns) == set(b.columns)
-    for name, col in a.columns.items():
-        other = b.columns[name]
-        assert col.dtype == other.dtype and col.tobytes() == other.tobytes(), name
-    assert (a.events, a.makespan_s, a.energy_j) == (b.events, b.makespan_s, b.energy_j)
-
-
 @pytest.mark.parametrize("rate", [200.0, 400.0])
 def test_long_queue_rows_equal_the_job_by_job_rows(monkeypatch: pytest.MonkeyPatch, rate: float) -> None:
     """Workload-C at two and four times the bench's rate (queues of tens of jobs, many of
     them preempted mid-plan): ``core_rows``' inputs equal ``_remaining``'s at every long-queue
     decision, and the runs are the same bit for bit."""
-    profs = _profiles()
+    profs = _profiles(WORKLOADS["C"])
     reqs = planaria_workload("C", "S", rate, n_requests=400, random_state=5)
     calls: list[int] = []
     partial: list[int] = []
