@@ -1671,6 +1671,17 @@ class _Run:
         elif self.on_enter is not None:
             self.on_enter(job.order, job, now)
 
+    def _displacement(self, running: Job, best: Job, static: Any, dyn_preempt: Any) -> Any:
+        """The mechanism by which waiting job ``best`` displaces ``running`` under a declared
+        order (the general loop's own decisions): the policy's static one, else Algorithm 3 on
+        numbers (:func:`~npusched.policies.contract.dynamic_choice`, as ``select_mechanism``
+        and the column loop decide it), ``dyn_preempt`` its preemption."""
+        if static is not None:
+            return static
+        return dynamic_choice(
+            running.estimated_s, running.executed_s, best.estimated_s, best.executed_s, dyn_preempt
+        )
+
     def _waiting(self) -> list[Job]:
         """The waiting jobs in dispatch order: the ready list (sorted where it is kept in no
         order, ``ready_pos``), or with the declared order's heap (``rank_heap``, which holds
@@ -2681,7 +2692,11 @@ class _Run:
         if nxt < self.sched_k and nxt * period <= t + tol:
             q = self.queue
             b = nxt * period
-            heappush(q.heap, (b, PERIOD, q.next_seq(), None, self.tick_epoch))
+            tick = (b, PERIOD, q.next_seq(), None, self.tick_epoch)
+            if TYPED_HEAP:  # (the typed push: native comparisons, the same heap order)
+                epush(q.heap, tick)
+            else:
+                heappush(q.heap, tick)
             if b < t:
                 t = b
                 self.clock.now = b
@@ -2722,7 +2737,11 @@ class _Run:
             self.tick_epoch += 1
             self.sched_k = k
             q = self.queue
-            heappush(q.heap, (k * period, PERIOD, q.next_seq(), None, self.tick_epoch))
+            tick = (k * period, PERIOD, q.next_seq(), None, self.tick_epoch)
+            if TYPED_HEAP:  # (the typed push: native comparisons, the same heap order)
+                epush(q.heap, tick)
+            else:
+                heappush(q.heap, tick)
             self.tick_pending = True
         self.skip_k0 = k0 if n > 0 else None
 
@@ -3132,15 +3151,7 @@ class _Run:
                         self._start(best, 0, units0, variant0, alloc0)
                         self.running = best
                     elif displace:
-                        mech = static_mech
-                        if mech is None:  # Algorithm 3 (``select_mechanism``'s, on numbers)
-                            mech = dynamic_choice(
-                                running.estimated_s,
-                                running.executed_s,
-                                best.estimated_s,
-                                best.executed_s,
-                                dyn_preempt,
-                            )
+                        mech = self._displacement(running, best, static_mech, dyn_preempt)
                         if mech is _CHECKPOINT:
                             self._checkpoint(running, fuse_stop)
                         elif mech is _KILL:
@@ -3166,15 +3177,7 @@ class _Run:
                         kp = tokens.pick(now, running.order, running.executed_s)
                         best = job_of[kp] if kp >= 0 else None
                         if best is not None and best is not running:
-                            mech = static_mech
-                            if mech is None:
-                                mech = dynamic_choice(
-                                    running.estimated_s,
-                                    running.executed_s,
-                                    best.estimated_s,
-                                    best.executed_s,
-                                    dyn_preempt,
-                                )
+                            mech = self._displacement(running, best, static_mech, dyn_preempt)
                             if mech is _CHECKPOINT:
                                 self._checkpoint(running, fuse_stop)
                             elif mech is _KILL:
@@ -3202,15 +3205,7 @@ class _Run:
                         if running is None:
                             rot.pop(kr)
                         else:
-                            mech = static_mech
-                            if mech is None:  # Algorithm 3 (``decide``'s, on numbers)
-                                mech = dynamic_choice(
-                                    running.estimated_s,
-                                    running.executed_s,
-                                    best.estimated_s,
-                                    best.executed_s,
-                                    dyn_preempt,
-                                )
+                            mech = self._displacement(running, best, static_mech, dyn_preempt)
                             if mech is _CHECKPOINT:
                                 self._checkpoint(running, fuse_stop)
                             elif mech is _KILL:
@@ -3322,7 +3317,10 @@ class _Run:
                             f"{_MAX_IDLE_TICKS} periods with {len(waiting)} jobs waiting and "
                             f"nothing else to happen (t={now!r} s)"
                         )
-                heappush(heap, (t_tick, PERIOD, seq(), None, 0))
+                if TYPED_HEAP:  # (the typed push: native comparisons, the same heap order)
+                    epush(heap, (t_tick, PERIOD, seq(), None, 0))
+                else:
+                    heappush(heap, (t_tick, PERIOD, seq(), None, 0))
                 self.tick_pending = True
             if quiet_fn is not None and rot is not None:  # ``PRRBCore.quiet_before``'s time
                 running = self.running

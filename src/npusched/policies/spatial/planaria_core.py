@@ -806,14 +806,7 @@ def _core_targets(
             if rec is None:
                 rec = rec_of[jid] = _job_rec(core, job, size, profiles)
             tab = rec.tab
-            kind = rec.kind
-            if kind == _NO_SLO:
-                sl = math.inf
-            elif kind == _FLOAT_SLO and now_float:  # C doubles compiled, the same operations
-                sl = rec.slo - (now_f - rec.arrival)
-            else:
-                slo_any: Any = job_slo(job)
-                sl = slo_any - (now - job.arrival_s)
+            sl = _slack(rec, job, now, now_f, now_float)
             step, frac = jc.position if jc is not None else job.position
             est_n, at_n = _estimate(tab, step, frac, sl, size)
             if est_n == 0:  # a row holding a NaN: the NumPy Algorithm 1 decides
@@ -870,14 +863,7 @@ def core_rows(
         if rec is None:
             rec = rec_of[jid] = _job_rec(core, job, size, profiles)
         tab = rec.tab
-        kind = rec.kind
-        if kind == _NO_SLO:
-            sl = math.inf
-        elif kind == _FLOAT_SLO and now_float:
-            sl = rec.slo - (now_f - rec.arrival)
-        else:
-            slo_any: Any = job_slo(job)
-            sl = slo_any - (now - job.arrival_s)
+        sl = _slack(rec, job, now, now_f, now_float)
         p_l.append(rec.priority)
         s_l.append(sl)
         step, frac = jc.position if jc is not None else job.position
@@ -917,6 +903,20 @@ def core_rows(
         np.array(s_l, dtype=np.float64),
         np.array(rows, dtype=np.float64),
     )
+
+
+def _slack(rec: _JobRec, job: JobView, now: Any, now_f: float, now_float: bool) -> float:
+    """A job's slack at ``now`` (seconds) from its record: ``slo - (now - arrival)``, unbounded
+    without a QoS bound; on C doubles compiled where the bound, the arrival and ``now`` are
+    ``float``s (``now_f``, ``now_float``: ``now`` unboxed once per decision), else read from
+    the job, the same operations."""
+    kind = rec.kind
+    if kind == _NO_SLO:
+        return math.inf
+    if kind == _FLOAT_SLO and now_float:
+        return rec.slo - (now_f - rec.arrival)
+    slo_any: Any = job_slo(job)
+    return slo_any - (now - job.arrival_s)
 
 
 def job_slo(job: JobView) -> Any:
