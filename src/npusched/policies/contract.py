@@ -411,14 +411,11 @@ def direct_hooks(enter: object) -> Any:
     """The object whose bound method ``enter`` is (the first hook ``ready_hooks`` gave) where it
     declares ``direct_hooks = True``, else ``None``. Such an object (Algorithm 2 on the token
     table: ``policies.temporal.prema_core.TokenHooks``, compiled) is given only where the
-    policy keeps the methods the engine would call; the engine's general loop then calls its
-    steps instead of the policy's, with the wake's time, the running job and the job's fields
-    instead of a view: ``enter_with(k, job, estimated_s, executed_s, waited_s, now)``,
-    ``leave(k, job, now)``, ``select_with(policy, now, running, running_executed_s)`` (a
-    :class:`Decision`), ``on_complete(job)``, ``on_period(now, running)``,
-    ``on_periods(now, first_s, count, running)`` and ``quiet(now, first_s, running)`` (what
-    ``ready_hooks``' policy's ``select``, ``on_complete``, ``on_period``, ``on_periods`` and
-    ``quiet_periods`` answer)."""
+    policy keeps the methods it stands for, and the policy's own ``select``, ``pick``,
+    ``on_period``, ``on_periods`` and ``quiet_periods`` then call its steps
+    (``select_with``, ``on_period``, ...) instead of scanning the view. The engine's general
+    loop does not use it since the twenty-sixth round: where the built-in rule holds, it keeps
+    the token table itself (the policy's ``general_table``) and calls the table's steps."""
     own = getattr(enter, "__self__", None)
     return own if getattr(own, "direct_hooks", False) is True else None
 

@@ -744,11 +744,10 @@ class _Run:
         self.ready: list[Job] = []
         #: Each waiting job's place in ``ready`` by dispatch order, where the list is kept in
         #: no particular order (``None``: it is kept in dispatch order). The general loop keeps
-        #: it so for a policy that reads the ready queue only through the token table (the
-        #: built-in Algorithm 2's direct hooks: no view at all) or through round-robin's own
-        #: methods (a declared ``"round-robin"`` order: they read its length, or sort it): a
-        #: job leaves it in one step (the last job takes its place) instead of by a scan,
-        #: which made those runs' cost per event grow with the queue's length.
+        #: it so where the ready queue is read only through the engine's token table (no view
+        #: at all) or through a declared round-robin order's own methods (they read its
+        #: length, or sort it): a job leaves it in one step (the last job takes its place)
+        #: instead of by a scan, which made those runs' cost per event grow with the queue.
         self.ready_pos: list[int] | None = None
         #: A declared order's waiting jobs (FCFS, HPF, SJF where the column loop does not take
         #: the run: ``execute``): a heap of their entries, the column loop's: ``rank * n + k``
@@ -2942,11 +2941,7 @@ class _Run:
         # table (no view is made; ``_waiting`` sorts it where a list is read) and for a
         # declared round-robin order (its own methods, which ``declared_order`` holds the
         # policy to, read the list's length or sort it: ``Rotation`` decides on job numbers).
-        if (
-            rank_heap is None
-            and temporal
-            and (tokens is not None or declared_order(policy) == "round-robin")
-        ):
+        if rank_heap is None and (tokens is not None or torder == "round-robin"):
             self.ready_pos = [0] * len(arrivals)
 
         while True:
