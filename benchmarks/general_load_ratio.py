@@ -5,7 +5,8 @@ the queue length"), for the runs the general loop takes:
 
 ``hooked`` (default): P-HPF, P-SJF and NP-FCFS subclasses that add an ``on_complete`` hook
 (the column loop does not take a policy with a hook of its own). ``general``: P-PREMA,
-P-TOKEN, P-RRB and P-HPF with ``fast_path=False``. The bench's synthetic profiles and
+P-TOKEN, P-RRB and P-HPF with ``fast_path=False``. ``all``: every registered temporal policy
+with ``fast_path=False``. The bench's synthetic profiles and
 workload (``REQUESTS``, 20,000 by default), PREMA's predictor, power recorded; the fastest of
 three process-CPU runs, µs per event, and the ratio of load 1.5's to load 0.9's.
 """
@@ -40,6 +41,8 @@ def main() -> None:
     profiles = synthetic_profiles(random_state=3)
     if mode == "hooked":
         cases = [(name, True, {}) for name in ("P-HPF", "P-SJF", "NP-FCFS")]
+    elif mode == "all":
+        cases = [(name, False, {"fast_path": False}) for name in POLICIES.names()]
     else:
         cases = [(name, False, {"fast_path": False}) for name in ("P-PREMA", "P-TOKEN", "P-RRB", "P-HPF")]
     for name, hooked, kw in cases:
