@@ -132,10 +132,12 @@ def test_dispatch_order_and_rows_give_the_same_columns(sparse: bool, dispatched:
     assert got["col_res"] == want["col_res"]
 
 
-def test_rows_are_kept_without_a_copy() -> None:
-    """The general loop's ``array`` columns become the result's columns sharing their buffers
-    (no copy of 8 bytes a request)."""
+def test_rows_are_kept_without_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The general loop's ``array`` columns (a run longer than ``LIST_RECORDS_MAX``) become
+    the result's columns sharing their buffers (no copy of 8 bytes a request)."""
+    monkeypatch.setattr(records, "LIST_RECORDS_MAX", 0)
     run = _run(10)
+    assert not run.rec_lists
     cols = {name: getattr(run, name) for name in COLUMNS}
     records.write_records(
         run,
@@ -304,6 +306,20 @@ def test_merged_batch_partial_records(
     np.testing.assert_allclose(c["first_start_s"], first, atol=1e-12)
     np.testing.assert_allclose(c["energy_j"], energy, rtol=1e-12, atol=1e-15)
     assert list(c["resource"]) == ["npu" if f == f else "" for f in finish]
+
+
+@pytest.mark.parametrize("until", [None, 3 * MS, 5 * MS, 8 * MS])
+def test_merged_batch_records_by_list_equal_by_array(
+    until: float | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The general loop's lists (runs of up to ``LIST_RECORDS_MAX`` requests) and its
+    ``array`` columns (longer runs) hold the same records to the last bit: merged samples,
+    exits, shared joules and ``until``'s partial records."""
+    by_list = _merged(until)
+    monkeypatch.setattr(records, "LIST_RECORDS_MAX", 0)
+    by_array = _merged(until)
+    for key in by_list:
+        np.testing.assert_array_equal(by_list[key], by_array[key], strict=True, err_msg=key)
 
 
 # --- the livelock guard's count (``common.futile_preemption``, both loops) ------------------

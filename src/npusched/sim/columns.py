@@ -95,6 +95,7 @@ from npusched.policies.contract import (
     dynamic_choice,
     hook_is_no_op,
 )
+from npusched.sim import records
 from npusched.sim.common import (
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
@@ -128,12 +129,6 @@ _SAVE_DONE: Final = 3
 #: livelock guard's count as it is, where a completion resets it).
 _EXIT: Final = 4
 _TOKEN_ORDERS: Final = ("tokens-remaining", "tokens-arrival")
-#: Runs of up to this many requests keep each request's first start, finish and joules in
-#: lists during the loop (native writes compiled, a float object of 32 bytes per written
-#: value); longer ones write the run's ``array('d')`` columns by row (8 bytes a value). 2**18
-#: requests keep the lists' floats under about 24 MiB. Read once per run (not ``Final``, so a
-#: test can take either path on a small run: both give the same values).
-_LIST_RECORDS_MAX = 1 << 18
 # ``heapq``'s functions as ``Final`` names: compiled, a name imported with ``from heapq import``
 # is a look-up in the module's dictionary at every call; a ``Final`` one is a C static.
 heappush: Final = heapq.heappush
@@ -670,10 +665,10 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     # 1,300 instructions per request in a warm HPF run. Each row is one request's, so every
     # row gets the same values, its joules summed in the same order from the same 0.0.
     # A written list item is a float object (32 bytes a request, where ``array('d')`` holds 8,
-    # and pymalloc keeps the freed ones' pages): runs of more than ``_LIST_RECORDS_MAX``
+    # and pymalloc keeps the freed ones' pages): runs of more than ``LIST_RECORDS_MAX``
     # requests write the run's columns by row as before, so P-PREMA at 1e6 requests stays in
     # its 1 GiB (with the lists it read about 1,065 MiB against 945).
-    by_list = n <= _LIST_RECORDS_MAX
+    by_list = n <= records.LIST_RECORDS_MAX
     col_first = [math.nan] * n if by_list else []
     col_finish = [math.nan] * n if by_list else []
     col_energy = [0.0] * n if by_list else []

@@ -127,6 +127,7 @@ from npusched.policies.contract import (
     quiet_wake_rule,
     ready_hooks,
 )
+from npusched.sim import records
 from npusched.sim.common import (
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
@@ -217,17 +218,20 @@ _NAN_OBJ: Any = NAN_OBJ
 # than the frozen dataclass __init__. Only valid while the view has exactly these fields and a
 # __dict__; otherwise the engine uses the normal constructor.
 _VIEW_FIELDS = ("now", "ready", "running", "reason", "profiles")
-_FAST_VIEW: Final = (
-    tuple(f.name for f in dataclass_fields(SchedulerView)) == _VIEW_FIELDS
-    and "__slots__" not in vars(SchedulerView)
-)
+_FAST_VIEW: Final = tuple(
+    f.name for f in dataclass_fields(SchedulerView)
+) == _VIEW_FIELDS and "__slots__" not in vars(SchedulerView)
 
 # The same for the machine policies' view.
-_FAST_MACHINE_VIEW: Final = (
-    tuple(f.name for f in dataclass_fields(MachineView))
-    == ("now", "ready", "running", "preempting", "resources", "reason", "profiles")
-    and "__slots__" not in vars(MachineView)
-)
+_FAST_MACHINE_VIEW: Final = tuple(f.name for f in dataclass_fields(MachineView)) == (
+    "now",
+    "ready",
+    "running",
+    "preempting",
+    "resources",
+    "reason",
+    "profiles",
+) and "__slots__" not in vars(MachineView)
 
 _Plan = tuple[Profile, ExecPlan, float]
 
@@ -976,9 +980,7 @@ class _Run:
         #: ``arrivals`` once made (a list input: here; a table: on first use).
         self._arrivals: list[Request] | None = None
         if table is None:
-            self._arrivals = (
-                list(requests) if in_order else [requests[i] for i in order_a.tolist()]
-            )
+            self._arrivals = list(requests) if in_order else [requests[i] for i in order_a.tolist()]
         self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
         self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
@@ -1019,9 +1021,7 @@ class _Run:
         # per table or by the generator from its draws' codes; else one look-up per request),
         # then a plan per distinct shape, made in that order.
         distinct, code_in = (
-            table.shapes()
-            if table is not None
-            else number_shapes(*(kept(f) for f in SHAPE_FIELDS))
+            table.shapes() if table is not None else number_shapes(*(kept(f) for f in SHAPE_FIELDS))
         )
         shapes = _ShapeTable(self, profiles)
         for key in distinct:
@@ -1063,13 +1063,19 @@ class _Run:
             ids,
             arrivals,
         )
-        # Per-request records by result row, unboxed (``array``: 8 bytes a request, where a
-        # list of floats costs 32; 1e6 requests hold eight of them): the general loop writes
-        # them (``_record``, ``_add_energy``, ``_dispatch``'s estimate) and hands them to the
-        # records' writer (``_write_records``); the column loop hands its own lists instead
-        # (and writes the first start, finish and joules here by row in its longest runs).
-        nans = np.full(n, math.nan).tobytes()
-        zeros = bytes(8 * n)
+        # Per-request records by result row: the general loop writes them (``_record``,
+        # ``_add_energy``, ``_dispatch``'s estimate) and hands them to the records' writer
+        # (``_write_records``); the column loop hands its own lists instead (and writes the
+        # first start, finish and joules here by row in its longest runs). Runs of up to
+        # ``records.LIST_RECORDS_MAX`` requests keep the general loop's in lists (``rec_lists``:
+        # compiled, a list item is written natively, where an ``array`` item took a generic
+        # ``PyObject_SetItem`` through a ``memoryview``, about 4,000 instructions a finished
+        # request in ``_record``); longer ones in the ``array`` columns, unboxed (8 bytes a
+        # request, where a written list item costs 32; 1e6 requests hold eight of them).
+        lists = self.rec_lists = n <= records.LIST_RECORDS_MAX
+        m = 0 if lists else n
+        nans = np.full(m, math.nan).tobytes()
+        zeros = bytes(8 * m)
         self.col_est: MutableSequence[float] = array("d", nans)
         self.col_first: MutableSequence[float] = array("d", nans)
         self.col_finish: MutableSequence[float] = array("d", nans)
@@ -1078,9 +1084,23 @@ class _Run:
         self.col_cs: MutableSequence[float] = array("d", zeros)
         self.col_wasted: MutableSequence[float] = array("d", zeros)
         self.col_energy: MutableSequence[float] = array("d", zeros)
-        self.col_res: list[str] | npt.NDArray[Any] = [""] * n
+        #: Each row's resource name (``_record``; a list typed as one, written natively
+        #: compiled), the records' ``col_res`` until the writer makes it an array.
+        self.res_names: list[str] = [""] * n
+        self.col_res: list[str] | npt.NDArray[Any] = self.res_names
         #: The records' writable views (``_record``, ``_add_energy``), made at the first write.
         self._rec_mv: tuple[Any, Any, Any, Any, Any, Any, Any] | None = None
+        # The same columns as lists (``rec_lists``; empty otherwise). A count or a time that
+        # stays zero is not written (the zero filled in here is the value it would write).
+        m = n if lists else 0
+        self.l_est: list[float] = [math.nan] * m
+        self.l_first: list[float] = [math.nan] * m
+        self.l_finish: list[float] = [math.nan] * m
+        self.l_preempt: list[int] = [0] * m
+        self.l_cbytes: list[int] = [0] * m
+        self.l_cs: list[float] = [0.0] * m
+        self.l_wasted: list[float] = [0.0] * m
+        self.l_energy: list[float] = [0.0] * m
 
     @property
     def arrivals(self) -> list[Request]:
@@ -1232,9 +1252,7 @@ class _Run:
             hit = plans[code]
             if hit is not None:
                 return hit
-        plan = self._plan_core(
-            job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri
-        )
+        plan = self._plan_core(job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri)
         if plans is None:
             if len(seen) >= _VARIANTS_SEEN_MAX:
                 return plan
@@ -1568,6 +1586,18 @@ class _Run:
     def _add_energy(self, job: Job, res: _Res, e: float) -> None:
         job.energy_j += e
         res.energy += e
+        if self.rec_lists:
+            joules = self.l_energy
+            rows = job._rows
+            n = len(rows)
+            if n == 1:
+                row = rows[0]
+                joules[row] = joules[row] + e
+            else:
+                part = e / n
+                for row in rows:
+                    joules[row] = joules[row] + part
+            return
         col: Any = self._views()[6]
         n = len(job._rows)
         if n == 1:
@@ -1594,10 +1624,33 @@ class _Run:
         self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
     ) -> None:
         """Write ``job``'s record into the result rows of its samples (or of ``rows``): the run's
-        ``array`` columns by row, which ``_write_records`` hands to the one writer of both
-        loops' records (``records.write_records``)."""
+        lists (``rec_lists``) or ``array`` columns by row, which ``_write_records`` hands to the
+        one writer of both loops' records (``records.write_records``)."""
+        col_res = self.res_names
+        if self.rec_lists:  # the lists (a count or time still zero: the zero written already)
+            l_first = self.l_first
+            l_fin = self.l_finish
+            npre = job.preemptions
+            nbytes = job.checkpoint_bytes
+            csec = job.checkpoint_s
+            lost = job.wasted_s
+            # (a tuple: compiled, iterated natively, where a ``Sequence`` is a generic iterator)
+            rs: tuple[int, ...] = job._rows if rows is None or rows is job._rows else tuple(rows)
+            for row in rs:
+                if l_first[row] != l_first[row]:  # nan: a sample merged in keeps its own
+                    l_first[row] = job.first_start_s
+                l_fin[row] = finish
+                if npre != 0:
+                    self.l_preempt[row] = npre
+                if nbytes != 0:
+                    self.l_cbytes[row] = nbytes
+                if csec != 0.0:
+                    self.l_cs[row] = csec
+                if lost != 0.0:
+                    self.l_wasted[row] = lost
+                col_res[row] = resource
+            return
         first, fin, pre, cb, cs, wasted, _ = self._views()  # (the arrays' items, written)
-        col_res = self.col_res
         for row in job._rows if rows is None else rows:
             if first[row] != first[row]:  # nan: a sample merged in keeps its own
                 first[row] = job.first_start_s
@@ -1957,7 +2010,10 @@ class _Run:
                 if r is None:
                     r = src.get(row)
                 est = float(estimator(r, prof))
-        self.col_est[row] = est
+        if self.rec_lists:
+            self.l_est[row] = est
+        else:
+            self.col_est[row] = est
         job = Job(
             src,
             r,
@@ -2064,8 +2120,7 @@ class _Run:
             # it sees no change (no references counted; twentieth round)
             preempting = self._held_preempting
         elif (
-            self._held_preempting is not None
-            and self._preempting_refs() == self._preempting_refs0
+            self._held_preempting is not None and self._preempting_refs() == self._preempting_refs0
         ):
             preempting = self._held_preempting
             if preempting:
@@ -2346,8 +2401,7 @@ class _Run:
             for t in timers:
                 if not (t >= now - TIME_TOL_S and math.isfinite(t)):
                     raise SimulationError(
-                        f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time "
-                        f">= now"
+                        f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time >= now"
                     )
                 heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
 
@@ -2646,7 +2700,10 @@ class _Run:
             self.ready.remove(j)
             if j.first_start_s == j.first_start_s:  # it ran (e.g. a catch-up to this step)
                 for row in j._rows:
-                    if self.col_first[row] != self.col_first[row]:
+                    if self.rec_lists:
+                        if self.l_first[row] != self.l_first[row]:
+                            self.l_first[row] = j.first_start_s
+                    elif self.col_first[row] != self.col_first[row]:
                         self.col_first[row] = j.first_start_s
             j.state = DONE  # absorbed: its samples are recorded with ``into``
             j._epoch += 1
@@ -2768,7 +2825,11 @@ class _Run:
             # dispatch index; the decision made here (below).
             nt = len(self.order_of)
             self.tokens = make_table(
-                self.disp("priority"), self.disp("arrival_s"), self.disp("id"), [0.0] * nt, [0.0] * nt
+                self.disp("priority"),
+                self.disp("arrival_s"),
+                self.disp("id"),
+                [0.0] * nt,
+                [0.0] * nt,
             )
             if self.tokens is not None:
                 self.job_of = [None] * nt
@@ -3373,6 +3434,25 @@ class _Run:
         alive.extend(e[0] for e in self.pending)
         for j in alive:
             self._record(j, math.nan)
+        if self.rec_lists:
+            write_records(
+                self,
+                None,
+                self.l_est,
+                self.l_preempt,
+                self.l_cbytes,
+                self.l_cs,
+                self.l_wasted,
+                first=self.l_first,
+                finish=self.l_finish,
+                energy=self.l_energy,
+                resource=self.res_names,
+            )
+            self.l_est = self.l_first = self.l_finish = self.l_energy = []
+            self.l_preempt = self.l_cbytes = []
+            self.l_cs = self.l_wasted = []
+            self.res_names = []
+            return
         write_records(
             self,
             None,
@@ -3384,8 +3464,9 @@ class _Run:
             first=self.col_first,
             finish=self.col_finish,
             energy=self.col_energy,
-            resource=self.col_res,
+            resource=self.res_names,
         )
+        self.res_names = []
 
     def _result(self, now: float) -> SimResult:
         n = len(self.arrival_rows)

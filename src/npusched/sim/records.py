@@ -9,11 +9,12 @@ makes the run's result columns (``col_est``, ``col_first``, ``col_finish``, ``co
 
 - The column loop (:mod:`npusched.sim.columns`) hands lists by dispatch order (``by_row`` the
   run's ``arrival_rows``, each value's result row): the writer stores them by row.
-- The general loop (:class:`~npusched.sim.engine._Run`) hands the run's ``array`` columns,
-  written by result row through ``_record`` (a finished job's rows; the partial records of the
-  jobs in flight at ``until``) and ``_add_energy`` (a batch's joules shared among its samples)
-  (``by_row`` None): the writer keeps them as they are (the same buffers, no copy) and makes the
-  resource column from the names written per row.
+- The general loop (:class:`~npusched.sim.engine._Run`) hands its columns by result row,
+  written through ``_record`` (a finished job's rows; the partial records of the jobs in flight
+  at ``until``) and ``_add_energy`` (a batch's joules shared among its samples) (``by_row``
+  None): lists in runs of up to :data:`LIST_RECORDS_MAX` requests (packed in one call each),
+  the run's ``array`` columns in longer ones (kept as they are: the same buffers, no copy); the
+  writer makes the resource column from the names written per row.
 
 The values are stored, never computed: a column holds the bits each loop wrote. This module is
 listed in ``npusched.native.COMPILED_MODULES`` (it was part of the compiled ``sim/columns.py``).
@@ -29,7 +30,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["doubles", "write_records"]
+__all__ = ["LIST_RECORDS_MAX", "doubles", "write_records"]
+
+#: Runs of up to this many requests keep their records in lists during the loop (native writes
+#: compiled, a float object of 32 bytes per written value; the column loop by dispatch order,
+#: the general loop by result row); longer ones write the run's ``array`` columns by row (8
+#: bytes a value). 2**18 requests keep the lists' floats under about 24 MiB a column. Read once
+#: per run by both loops (``records.LIST_RECORDS_MAX``; not ``Final``, so a test can take either
+#: path on a small run: both give the same values).
+LIST_RECORDS_MAX = 1 << 18
 
 
 def doubles(vals: list[float]) -> memoryview:
@@ -68,8 +77,8 @@ def write_records(
     run the engine's interpreted source; its few attributes are read once per run).
 
     ``by_row``: each value's result row (the column loop's dispatch order,
-    ``run.arrival_rows``); None: the values are by result row already (the general loop's
-    ``array`` columns, kept without a copy). ``est`` None: the estimates are the isolated
+    ``run.arrival_rows``); None: the values are by result row already (the general loop's lists,
+    or its ``array`` columns, kept without a copy). ``est`` None: the estimates are the isolated
     latencies (no estimator; plans without exits), copied from ``run.col_iso``. ``first`` /
     ``finish`` / ``energy`` replace the run's columns when given (None: the run's column as it
     stands, written by row during the loop). ``resource``: each value's resource name (None: the
@@ -118,8 +127,11 @@ def write_records(
         if vals is not None:
             col: Any
             if rows_of is None:
-                # by row already: an ``array`` column is shared (its buffer), not copied
-                col = np.asarray(vals, dtype=dtype)
+                if isinstance(vals, list):  # by row already: packed in one call
+                    col = np.empty(n, dtype=dtype)
+                    col[:] = np.frombuffer(_packed_list(vals, dtype), dtype=dtype)
+                else:  # an ``array`` column is shared (its buffer), not copied
+                    col = np.asarray(vals, dtype=dtype)
             else:
                 col = np.empty(n, dtype=dtype)
                 if isinstance(vals, memoryview):
