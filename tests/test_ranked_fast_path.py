@@ -13,7 +13,7 @@ from npusched.policies.base import POLICIES
 from npusched.policies.temporal import HPF
 from npusched.policies.temporal.mechanism import RankedPolicy
 from npusched.policies.temporal.predictor import make_estimator
-from npusched.sim import columns, records
+from npusched.sim import columns, heaps, records
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import Request
 from simhelpers import assert_same_result, jobs_made, make_profile
@@ -267,18 +267,18 @@ def test_queue_keys_that_are_not_ints(name: str, monkeypatch: pytest.MonkeyPatch
 
 def test_heap_keys_order_as_key_then_dispatch_order() -> None:
     qkey = [(1, 2.0), (0, 5.0), (1, 2.0), (0, -1.0), (1, 0.5)]
-    entries = columns._heap_keys(list(qkey))
+    entries = heaps.heap_keys(list(qkey))
     n = len(qkey)
     assert [e % n for e in entries] == list(range(n))
     assert sorted(range(n), key=entries.__getitem__) == sorted(range(n), key=lambda k: (qkey[k], k))
-    ints = columns._heap_keys([-9, -1, -9, 0])
+    ints = heaps.heap_keys([-9, -1, -9, 0])
     assert ints == [-9 * 4 + 0, -1 * 4 + 1, -9 * 4 + 2, 0 * 4 + 3]
     assert all(type(e) is int for e in ints)
-    assert columns._heap_keys([]) == []
+    assert heaps.heap_keys([]) == []
     # Ints beyond int64 (Python arithmetic) and bools mixed with ints (dense ranks).
     for keys in ([2**70, -(2**70), 5, 2**70], [True, 2, False, True], [2**64, 3]):
         m = len(keys)
-        entries = columns._heap_keys(list(keys))
+        entries = heaps.heap_keys(list(keys))
         assert [e % m for e in entries] == list(range(m))
         assert sorted(range(m), key=entries.__getitem__) == sorted(
             range(m), key=lambda k: (keys[k], k)

@@ -1,6 +1,6 @@
-"""The column loop's typed heaps (``sim/columns.py``: ``_ipush`` / ``_ipop`` on ints,
-``_fpush`` / ``_fpop`` on floats, ``_kpush`` / ``_kpop`` on request indices ordered as
-``(key[k], k)``) are ``heapq``'s algorithm: after every push and pop the list holds the same
+"""Both loops' typed heaps (``sim/heaps.py``: ``ipush`` / ``ipop`` on ints, ``fpush`` /
+``fpop`` on floats, ``kpush`` / ``kpop`` on request indices ordered as ``(key[k], k)``) are
+``heapq``'s algorithm: after every push and pop the list holds the same
 objects in the same places as ``heapq``'s, and a pop returns the same object, for any mix of
 pushes and pops with repeated keys (compiled, where the loop takes them, and pure)."""
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npusched import native
-from npusched.sim import columns
+from npusched.sim import heaps
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -31,13 +31,13 @@ def test_int_heap_is_heapq(ops: list[tuple[bool, int]]) -> None:
     for push, v in ops:
         if push:
             item = int(str(v))  # a fresh object, so that ties are told apart by identity
-            columns._ipush(ours, item)
+            heaps.ipush(ours, item)
             heapq.heappush(ref, item)
         elif ref:
-            assert columns._ipop(ours) is heapq.heappop(ref)
+            assert heaps.ipop(ours) is heapq.heappop(ref)
         assert len(ours) == len(ref) and all(a is b for a, b in zip(ours, ref, strict=True))
     while ref:
-        assert columns._ipop(ours) is heapq.heappop(ref)
+        assert heaps.ipop(ours) is heapq.heappop(ref)
 
 
 @SETTINGS
@@ -49,13 +49,13 @@ def test_float_heap_is_heapq(ops: list[tuple[bool, float]]) -> None:
     for push, v in ops:
         if push:
             item = float.fromhex(v.hex())
-            columns._fpush(ours, item)
+            heaps.fpush(ours, item)
             heapq.heappush(ref, item)
         elif ref:
-            assert columns._fpop(ours) is heapq.heappop(ref)
+            assert heaps.fpop(ours) is heapq.heappop(ref)
         assert len(ours) == len(ref) and all(a is b for a, b in zip(ours, ref, strict=True))
     while ref:
-        assert columns._fpop(ours) is heapq.heappop(ref)
+        assert heaps.fpop(ours) is heapq.heappop(ref)
 
 
 @SETTINGS
@@ -77,21 +77,21 @@ def test_keyed_heap_is_heapq_of_tuples(keys: list[float], data: st.DataObject) -
         if idle and (not ref or data.draw(st.booleans())):
             k = data.draw(st.sampled_from(idle))
             key[k] = data.draw(st.sampled_from(keys))
-            columns._kpush(ours, key, k)
+            heaps.kpush(ours, key, k)
             heapq.heappush(ref, (key[k], k))
             waiting.add(k)
         elif ref:
-            got = columns._kpop(ours, key)
+            got = heaps.kpop(ours, key)
             want = heapq.heappop(ref)[1]
             assert got == want
             waiting.discard(got)
         assert ours == [k for _, k in ref]
     while ref:
-        assert columns._kpop(ours, key) == heapq.heappop(ref)[1]
+        assert heaps.kpop(ours, key) == heapq.heappop(ref)[1]
 
 
 def test_typed_heaps_run_where_the_loop_is_compiled() -> None:
-    """The column loop takes the typed heaps exactly where its module is compiled (``heapq``'s
-    C functions where it runs pure)."""
-    compiled = "npusched.sim.columns" in native.compiled()
-    assert compiled is columns._TYPED_HEAP
+    """The column loop takes the typed heaps exactly where their module is compiled
+    (``heapq``'s C functions where it runs pure)."""
+    compiled = "npusched.sim.heaps" in native.compiled()
+    assert compiled is heaps.TYPED_HEAPS

@@ -52,6 +52,8 @@ COMPILED_MODULES: Final = (
     "npusched.sim.mechanisms",
     # The writer of both loops' per-request result columns (twenty-third round).
     "npusched.sim.records",
+    # Both loops' typed heaps (twenty-seventh round: the general loop's ready queue too).
+    "npusched.sim.heaps",
     # The general loop's families (twelfth round): P-RRB's hooks (under the interpreted public
     # classes), Fluid Batching's tables and the power schedules (DFS, DVFS).
     "npusched.policies.temporal.rrb_core",
@@ -131,9 +133,7 @@ def build_state(
             record = json.load(f)["sources"]
     except (OSError, ValueError, KeyError, TypeError):
         return built, list(built)
-    stale = [
-        m for m in built if record.get(m) != source_digest(source_path(m, pkg_dir))
-    ]
+    stale = [m for m in built if record.get(m) != source_digest(source_path(m, pkg_dir))]
     return built, stale
 
 

@@ -78,7 +78,6 @@ PROGRESS_DELAY_S = 2.0
 Estimator = Callable[[Request, "Profile"], float]
 
 
-
 @dataclass
 class RunOutput:
     """Everything a run produced (the files hold ``records`` and ``summary``). ``requests``

@@ -263,8 +263,6 @@ class GridDevice(Protocol):
         ...
 
 
-
-
 def _costs_grid(
     network: Network,
     device: Device,

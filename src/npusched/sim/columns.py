@@ -21,7 +21,7 @@ in the loop (its steps and joules read once per plan).
 
 The engine owns the ready queue, ordered by the key the policy declares:
 
-- ``"rank"``: a heap of ints, ``rank * n + k`` for job ``k`` of ``n`` (:func:`_heap_keys`), the
+- ``"rank"``: a heap of ints, ``rank * n + k`` for job ``k`` of ``n`` (:func:`heap_keys`), the
   order of ``(queue_key(request), dispatch order)``; a preemptive policy displaces the running
   job when ``better(rank_key(best), rank_key(running))``.
 - ``"remaining"``: a heap of ``(remaining estimate, k)`` made when a job enters the queue (a
@@ -78,13 +78,7 @@ import math
 import operator
 import sys
 from collections.abc import Callable
-from itertools import repeat
-from operator import add, mul
-from types import FunctionType
-from typing import TYPE_CHECKING, Any, Final, cast
-
-import numpy as np
-from mypy_extensions import i64
+from typing import TYPE_CHECKING, Any, Final
 
 from npusched.errors import SimulationError
 from npusched.hardware.plan import ExecPlan
@@ -105,6 +99,7 @@ from npusched.sim.common import (
     futile_preemption,
 )
 from npusched.sim.events import TIME_TOL_S
+from npusched.sim.heaps import TYPED_HEAPS, fpop, fpush, heap_keys, ipop, ipush, kpop, kpush
 from npusched.sim.levels import SwitchLevels
 from npusched.sim.mechanisms import end_segment, kill, restore_end, save, save_segment, stop_point
 from npusched.sim.records import doubles, write_records
@@ -182,36 +177,6 @@ def column_order(run: _Run) -> str | None:
     return order
 
 
-def _heap_keys(qkey: list[Any]) -> list[int]:
-    """Each request's ready-queue entry as one int, ordered as ``(queue_key, dispatch order)``.
-
-    An entry is ``r * n + k`` for request ``k`` of ``n`` (so ``entry % n`` is ``k``), ``r`` its
-    queue key where every key is an int (FCFS, HPF; computed in NumPy when the entries fit in
-    int64), else the key's dense rank among the distinct keys (keys are totally ordered, as a
-    heap of them already needs). Ints compare faster than tuples and cost no tuple per push;
-    the heap holds the same order, so it makes the same comparisons with the same outcomes and
-    pops the same jobs."""
-    n = len(qkey)
-    if not n:
-        return []
-    a = np.array(qkey)
-    if a.dtype.kind in "ib":  # ints within int64 (bools are 0 / 1, ordered alike)
-        a = a.astype(np.int64)
-        big = max(abs(int(a.min())), abs(int(a.max())))
-        if (big + 1) * n < 2**63:
-            return cast(list[int], (a * n + np.arange(n, dtype=np.int64)).tolist())
-    if set(map(type, qkey)) <= {int}:  # larger ints
-        return list(map(add, map(mul, qkey, repeat(n)), range(n)))
-    by_key = sorted(range(n), key=qkey.__getitem__)
-    dense = [0] * n
-    r = 0
-    for j in range(1, n):
-        if qkey[by_key[j]] != qkey[by_key[j - 1]]:
-            r += 1
-        dense[by_key[j]] = r
-    return [q * n + k for k, q in enumerate(dense)]
-
-
 def _srpt_rem(est: list[float], exe: list[float], k: int) -> float:
     """SJF's key of job ``k`` (``shortest_remaining``'s, float operations: the remaining
     estimate clamped at 0)."""
@@ -225,167 +190,6 @@ def _srpt_key(est: list[float], exe: list[float], k: int) -> tuple[float, int]:
     interpreted, a call per push costs)."""
     r = est[k] - exe[k]
     return (0.0 if r < 0.0 else r, k)
-
-
-# The ready and stale heaps compiled: ``heapq``'s algorithm (``heappush`` = append and
-# ``_siftdown``; ``heappop`` = pop the last, ``_siftup`` from the root to a leaf by the smaller
-# child, ties to the right child, then ``_siftdown``) written out on lists of the same objects,
-# its ``<`` a typed comparison of their keys. It moves the same objects to the same places and
-# pops them in the same order as ``heapq`` for any keys whose ``<`` is the one written here
-# (for floats and ints, their own ``<``; SJF's ``(remaining, k)`` as a tuple compares them).
-# Compiled, a call is a native call and a comparison two unboxed keys compared in C, where
-# ``heapq``'s C functions were generic calls and a boxed ``PyObject_RichCompare`` per step; the
-# objects themselves are moved, not reboxed (a ``list[int]`` item is a Python int: writing an
-# unboxed int back allocates one). Positions are ``i64``: native arithmetic compiled, ``int``
-# interpreted. Interpreted, ``heapq``'s C functions are faster, and the loop takes them
-# (``_TYPED_HEAP``).
-
-
-def _isift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
-    """``heapq._siftdown`` on a heap of ints."""
-    newitem = heap[pos]
-    nk = cast(int, newitem)
-    while pos > startpos:
-        parentpos = (pos - 1) >> 1
-        parent = heap[parentpos]
-        if nk < cast(int, parent):
-            heap[pos] = parent
-            pos = parentpos
-            continue
-        break
-    heap[pos] = newitem
-
-
-def _ipush(heap: list[Any], item: object) -> None:
-    """``heapq.heappush`` on a heap of ints (``item`` an int)."""
-    heap.append(item)
-    _isift_down(heap, 0, len(heap) - 1)
-
-
-def _ipop(heap: list[Any]) -> object:
-    """``heapq.heappop`` on a heap of ints (``heap`` not empty)."""
-    last = heap.pop()
-    endpos: i64 = len(heap)
-    if not endpos:
-        return last
-    top = heap[0]
-    heap[0] = last
-    pos: i64 = 0
-    child: i64 = 1
-    while child < endpos:
-        right = child + 1
-        if right < endpos and not cast(int, heap[child]) < cast(int, heap[right]):
-            child = right
-        heap[pos] = heap[child]
-        pos = child
-        child = 2 * pos + 1
-    heap[pos] = last
-    _isift_down(heap, 0, pos)
-    return top
-
-
-def _fsift_down(heap: list[Any], startpos: i64, pos: i64) -> None:
-    """``heapq._siftdown`` on a heap of floats."""
-    newitem = heap[pos]
-    nk = cast(float, newitem)
-    while pos > startpos:
-        parentpos = (pos - 1) >> 1
-        parent = heap[parentpos]
-        if nk < cast(float, parent):
-            heap[pos] = parent
-            pos = parentpos
-            continue
-        break
-    heap[pos] = newitem
-
-
-def _fpush(heap: list[Any], item: object) -> None:
-    """``heapq.heappush`` on a heap of floats (``item`` a float)."""
-    heap.append(item)
-    _fsift_down(heap, 0, len(heap) - 1)
-
-
-def _fpop(heap: list[Any]) -> object:
-    """``heapq.heappop`` on a heap of floats (``heap`` not empty)."""
-    last = heap.pop()
-    endpos: i64 = len(heap)
-    if not endpos:
-        return last
-    top = heap[0]
-    heap[0] = last
-    pos: i64 = 0
-    child: i64 = 1
-    while child < endpos:
-        right = child + 1
-        if right < endpos and not cast(float, heap[child]) < cast(float, heap[right]):
-            child = right
-        heap[pos] = heap[child]
-        pos = child
-        child = 2 * pos + 1
-    heap[pos] = last
-    _fsift_down(heap, 0, pos)
-    return top
-
-
-def _klt(key: list[float], a: object, b: object) -> bool:
-    """``(key[a], a) < (key[b], b)`` as tuples compare (the first pair that is not equal
-    decides; a nan key is never equal, so never less and nothing is less than it)."""
-    ia = cast(int, a)
-    ib = cast(int, b)
-    ka = key[ia]
-    kb = key[ib]
-    if ka < kb:
-        return True
-    return ka == kb and ia < ib
-
-
-def _ksift_down(heap: list[Any], key: list[float], startpos: i64, pos: i64) -> None:
-    """``heapq._siftdown`` on a heap of request indices ``k`` ordered as ``(key[k], k)``."""
-    newitem = heap[pos]
-    while pos > startpos:
-        parentpos = (pos - 1) >> 1
-        parent = heap[parentpos]
-        if _klt(key, newitem, parent):
-            heap[pos] = parent
-            pos = parentpos
-            continue
-        break
-    heap[pos] = newitem
-
-
-def _kpush(heap: list[Any], key: list[float], k: int) -> None:
-    """``heapq.heappush(heap, (key[k], k))`` on a heap of the indices alone."""
-    heap.append(k)
-    _ksift_down(heap, key, 0, len(heap) - 1)
-
-
-def _kpop(heap: list[Any], key: list[float]) -> int:
-    """``heapq.heappop`` on a heap of indices ordered as ``(key[k], k)`` (``heap`` not
-    empty): the index."""
-    last = heap.pop()
-    endpos: i64 = len(heap)
-    if not endpos:
-        return cast(int, last)
-    top = heap[0]
-    heap[0] = last
-    pos: i64 = 0
-    child: i64 = 1
-    while child < endpos:
-        right = child + 1
-        if right < endpos and not _klt(key, heap[child], heap[right]):
-            child = right
-        heap[pos] = heap[child]
-        pos = child
-        child = 2 * pos + 1
-    heap[pos] = last
-    _ksift_down(heap, key, 0, pos)
-    return cast(int, top)
-
-
-#: Whether the heaps above are compiled (C functions, not Python ``function`` objects): the
-#: column loop takes them then, and ``heapq``'s C functions (SJF's entries as tuples) when this
-#: module runs pure. Both pop the same requests and times in the same order.
-_TYPED_HEAP: Final = not isinstance(_ipush, FunctionType)
 
 
 class _Columns:
@@ -716,9 +520,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     touched: list[int] = []
     # The engine-owned ready queue of a rank or remaining order: a heap of ``hkey[k]`` (an int,
     # ``entry % n`` is ``k``; SJF a ``(remaining, k)`` tuple) and each job's rank. Compiled
-    # (``typed``), the heaps are this module's (``_ipush`` ...), and SJF's holds the index
+    # (``typed``), the heaps are this module's (``ipush`` ...), and SJF's holds the index
     # ``k`` alone, ordered as ``(skey[k], k)``: no tuple per entry.
-    typed = _TYPED_HEAP
+    typed = TYPED_HEAPS
     ready: list[Any] = []
     hkey: list[Any] = []
     skey: list[float] = []
@@ -733,7 +537,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
     elif not (token or rr):
         qkey = run.keys_of(pol, "queue_key")
         rank = run.keys_of(pol, "rank_key") if preemptive else qkey
-        hkey = _heap_keys(qkey)
+        hkey = heap_keys(qkey)
         del qkey
 
     # The token orders: Algorithm 2's table, the policy's (``TokenScheduler.token_table``:
@@ -954,7 +758,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         if far_min <= t and far_min <= ts:  # a run this long: the far ticks join the heap
             for b in far:
                 if typed:
-                    _fpush(stale, b)
+                    fpush(stale, b)
                 else:
                     heappush(stale, b)
             far.clear()
@@ -993,7 +797,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
         if ts <= horizon:
             while stale and stale[0] <= horizon:
                 if typed:
-                    _fpop(stale)
+                    fpop(stale)
                 else:
                     heappop(stale)
             ts = stale[0] if stale else inf
@@ -1118,9 +922,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         heappush(ready, _srpt_key(est, exe, k) if srpt else hkey[k])
                     elif srpt:
                         skey[k] = _srpt_rem(est, exe, k)
-                        _kpush(ready, skey, k)
+                        kpush(ready, skey, k)
                     else:
-                        _ipush(ready, hkey[k])
+                        ipush(ready, hkey[k])
                     mkind = _NONE
                     tm = inf
                     preempted = True
@@ -1147,9 +951,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 elif not typed:
                     heappush(ready, hkey[k])
                 elif srpt:
-                    _kpush(ready, skey, k)
+                    kpush(ready, skey, k)
                 else:
-                    _ipush(ready, hkey[k])
+                    ipush(ready, hkey[k])
             else:
                 break
             events += 1
@@ -1171,9 +975,9 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 elif not typed:
                     heappush(ready, hkey[k])
                 elif srpt:
-                    _kpush(ready, skey, k)
+                    kpush(ready, skey, k)
                 else:
-                    _ipush(ready, hkey[k])
+                    ipush(ready, hkey[k])
                 events += 1
                 ai += 1
                 while hold[ai]:
@@ -1201,13 +1005,13 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                 next_arr = arr_t[ai]
         elif srpt:
             while next_arr <= horizon:
-                _kpush(ready, skey, ai)
+                kpush(ready, skey, ai)
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
         else:
             while next_arr <= horizon:
-                _ipush(ready, hkey[ai])
+                ipush(ready, hkey[ai])
                 events += 1
                 ai += 1
                 next_arr = arr_t[ai]
@@ -1303,7 +1107,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         )
                         if stops:
                             if typed:  # the general loop keeps the old event
-                                _fpush(stale, tm)
+                                fpush(stale, tm)
                             else:
                                 heappush(stale, tm)
                             if tm < ts:
@@ -1348,7 +1152,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                         futile = futile_preemption(futile, policy, now)
                         run_k = -1
                         if typed:
-                            _fpush(stale, tm)
+                            fpush(stale, tm)
                         else:
                             heappush(stale, tm)
                         if tm < ts:
@@ -1387,15 +1191,15 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
                             killed = -1
                         run_rank = rank[k] if rank else None
                     elif srpt:
-                        _kpop(ready, skey)
+                        kpop(ready, skey)
                         if killed >= 0:  # its key with no work done (``exe`` is 0 again)
                             skey[killed] = _srpt_rem(est, exe, killed)
-                            _kpush(ready, skey, killed)
+                            kpush(ready, skey, killed)
                             killed = -1
                     else:
-                        _ipop(ready)
+                        ipop(ready)
                         if killed >= 0:
-                            _ipush(ready, hkey[killed])
+                            ipush(ready, hkey[killed])
                             killed = -1
                         run_rank = rank[k] if rank else None
                     if not npre[k]:  # never stopped before: its first start
@@ -1513,7 +1317,7 @@ def execute_columns(run: _Run, declared: str | None = None) -> SimResult:
             for b in live:  # re-planned: the ticks of the old epoch only wake the loop
                 if b < far_s:
                     if typed:
-                        _fpush(stale, b)
+                        fpush(stale, b)
                     else:
                         heappush(stale, b)
                     if b < ts:

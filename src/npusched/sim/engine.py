@@ -85,6 +85,7 @@ import contextlib
 import functools
 import heapq
 import math
+import operator
 from array import array
 from collections.abc import Callable, Iterable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
@@ -93,7 +94,7 @@ from itertools import repeat
 from operator import attrgetter, countOf, itemgetter
 from sys import getrefcount
 from types import FunctionType, MappingProxyType, SimpleNamespace
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 from weakref import getweakrefcount
 
 import numpy as np
@@ -152,6 +153,7 @@ from npusched.sim.events import (
     epop,
     epush,
 )
+from npusched.sim.heaps import heap_keys, ipop, ipush, kpop, kpush
 from npusched.sim.job import (
     DONE,
     PREEMPTING,
@@ -754,12 +756,17 @@ class _Run:
         #: instead of by a scan, which made those runs' cost per event grow with the queue.
         self.ready_pos: list[int] | None = None
         #: A declared order's waiting jobs (FCFS, HPF, SJF where the column loop does not take
-        #: the run: ``execute``): a heap of their entries, the column loop's: ``rank * n + k``
-        #: for the rank order (``columns._heap_keys``), ``(remaining estimate, k)`` for the
-        #: remaining order (``srpt``); ``None`` where the policy decides through ``select``.
+        #: the run: ``execute``): a heap of their entries, the column loop's (``sim/heaps.py``,
+        #: native calls compiled): ``rank * n + k`` for the rank order (``heap_keys``;
+        #: ``ipush`` / ``ipop``), the dispatch index ``k`` ordered as ``(skey[k], k)`` for the
+        #: remaining order (``srpt``; ``kpush`` / ``kpop``); ``None`` where the policy decides
+        #: through ``select``.
         self.rank_heap: list[Any] | None = None
         #: The heap's entries are the remaining order's (SJF).
         self.srpt = False
+        #: The remaining order's key by dispatch index: a waiting job's remaining estimate,
+        #: clamped at 0, as it entered the queue (its work does not change while it waits).
+        self.skey: list[float] = []
         #: Each request's heap entry, by dispatch order (the rank order).
         self.rank_entry: list[int] = []
         #: A ``shape_only`` estimator's seconds by dispatch order (``estimates``: one call per
@@ -1701,7 +1708,7 @@ class _Run:
         job._wait_since = now
         rh = self.rank_heap
         if rh is not None:  # the declared order's heap holds the waiting jobs (no list)
-            heappush(rh, self._ready_entry(job))
+            self._push_ready(rh, job)
         else:
             ready = self.ready
             pos = self.ready_pos
@@ -1745,7 +1752,7 @@ class _Run:
                 return sorted(self.ready, key=_ORDER)
             return self.ready
         job_of = self.job_of
-        ks = [e[1] for e in rh] if self.srpt else [e % max(1, len(job_of)) for e in rh]
+        ks = list(rh) if self.srpt else [e % max(1, len(job_of)) for e in rh]
         ks.sort()
         out: list[Job] = []
         for k in ks:
@@ -1754,14 +1761,18 @@ class _Run:
                 out.append(j)
         return out
 
-    def _ready_entry(self, job: Job) -> Any:
-        """``job``'s entry in the declared order's heap (``rank_heap``) as it enters the ready
-        queue: its rank entry, or ``(max(estimated - executed, 0), k)`` (SJF: a waiting job's
-        work does not change; ``shortest_remaining``'s key, its ties by dispatch order)."""
+    def _push_ready(self, rh: list[Any], job: Job) -> None:
+        """Push ``job``'s entry on the declared order's heap (``rank_heap``) as it enters the
+        ready queue: its rank entry, or its dispatch index keyed by ``max(estimated -
+        executed, 0)`` (SJF: a waiting job's work does not change; ``shortest_remaining``'s
+        key, its ties by dispatch order)."""
+        k = job.order
         if self.srpt:
             r = job.estimated_s - job._exec
-            return (0.0 if r < 0.0 else r, job.order)
-        return self.rank_entry[job.order]
+            self.skey[k] = 0.0 if r < 0.0 else r
+            kpush(rh, self.skey, k)
+        else:
+            ipush(rh, self.rank_entry[k])
 
     def _checkpoint(self, job: Job, fuse: bool = False) -> bool:
         """CHECKPOINT: let ``job`` run to its next preemption point, then save its context.
@@ -2038,7 +2049,7 @@ class _Run:
         rh = self.rank_heap
         if rh is not None:  # the declared order's heap holds the waiting jobs (no list)
             self.job_of[k] = job
-            heappush(rh, self._ready_entry(job))
+            self._push_ready(rh, job)
         else:
             ready = self.ready
             pos = self.ready_pos
@@ -2966,6 +2977,7 @@ class _Run:
         rank_heap: list[Any] | None = None
         rank: list[Any] = []
         better: Any = None
+        cmp = 0
         static_mech: Any = None
         dyn_preempt: Any = _CHECKPOINT
         if tokens is not None or rot is not None:
@@ -2983,14 +2995,16 @@ class _Run:
         ):
             pol: Any = policy
             if order == "rank":
-                from npusched.sim.columns import _heap_keys
-
-                self.rank_entry = _heap_keys(self.keys_of(policy, "queue_key"))
+                self.rank_entry = heap_keys(self.keys_of(policy, "queue_key"))
                 if preemptive:
                     rank = self.keys_of(policy, "rank_key")
                     better = pol.better
+                    # ``better`` written out where it is ``operator.gt`` (HPF) or ``lt``
+                    # (FCFS), as the column loop does: a comparison, not a call
+                    cmp = 1 if better is operator.gt else 2 if better is operator.lt else 3
             else:
                 srpt = self.srpt = True
+                self.skey = [0.0] * len(arrivals)
             static_mech, dyn_preempt = declared_mechanisms(pol, order)
             n_k = max(1, len(arrivals))
             rank_heap = self.rank_heap = []
@@ -3182,28 +3196,40 @@ class _Run:
                 if reason and self.preempting is None and rank_heap is not None:
                     best: Job | None = None
                     top_r = 0.0
+                    skey = self.skey
                     while rank_heap:
-                        e = rank_heap[0]
                         if srpt:
-                            tj = job_of[e[1]]
-                            top_r = e[0]
+                            kt = cast(int, rank_heap[0])
+                            tj = job_of[kt]
+                            top_r = skey[kt]
                         else:
-                            tj = job_of[e % n_k]
+                            tj = job_of[cast(int, rank_heap[0]) % n_k]
                         if tj is not None and tj.state is WAITING:
                             best = tj
                             break
-                        heappop(rank_heap)  # (none: every start pops its job's entry)
+                        # (none: every start pops its job's entry)
+                        if srpt:
+                            kpop(rank_heap, skey)
+                        else:
+                            ipop(rank_heap)
                     displace = False
                     if best is not None and running is not None and preemptive:
                         if srpt:  # its remaining estimate as of now (``remaining_s``)
                             rem = running.estimated_s - running.executed_s
                             displace = top_r < (0.0 if rem < 0.0 else rem)
+                        elif cmp == 1:
+                            displace = bool(rank[best.order] > rank[running.order])
+                        elif cmp == 2:
+                            displace = bool(rank[best.order] < rank[running.order])
                         else:
                             displace = bool(better(rank[best.order], rank[running.order]))
                     if best is None:
                         pass  # nobody waits: ``KEEP``
                     elif running is None:
-                        heappop(rank_heap)
+                        if srpt:
+                            kpop(rank_heap, skey)
+                        else:
+                            ipop(rank_heap)
                         self._start(best, 0, units0, variant0, alloc0)
                         self.running = best
                     elif displace:
@@ -3211,7 +3237,10 @@ class _Run:
                         if mech is _CHECKPOINT:
                             self._checkpoint(running, fuse_stop)
                         elif mech is _KILL:
-                            heappop(rank_heap)
+                            if srpt:
+                                kpop(rank_heap, skey)
+                            else:
+                                ipop(rank_heap)
                             self._kill(running)
                             self._start(best, 0, units0, variant0, alloc0)
                             self.running = best
