@@ -1108,6 +1108,11 @@ class _Run:
         self.l_cs: list[float] = [0.0] * m
         self.l_wasted: list[float] = [0.0] * m
         self.l_energy: list[float] = [0.0] * m
+        #: The general loop's per-job reads by dispatch index (``execute`` fills them): each
+        #: request's result row (``arrival_rows`` as a list, read natively compiled) and its
+        #: profile's memory bandwidth once read (``_bandwidth``).
+        self.rows_k: list[int] = []
+        self.bw_k: list[float] = []
 
     @property
     def arrivals(self) -> list[Request]:
@@ -1438,7 +1443,7 @@ class _Run:
         if job.first_start_s != job.first_start_s:  # nan: first start
             job.first_start_s = now
         rb = job._restore_bytes
-        t0 = restore_end(now, rb, self.ckpt_cost, job.profile.memory_bandwidth_bps) if rb else now
+        t0 = restore_end(now, rb, self.ckpt_cost, self._bandwidth(job)) if rb else now
         if self.power_policy is not None:
             t0 += self._level_switch(job, ri, res)
         job._seg_start = now
@@ -1568,6 +1573,19 @@ class _Run:
         if e:
             self._add_energy(job, res, e)
 
+    def _bandwidth(self, job: Job) -> float:
+        """``job``'s profile's memory bandwidth (bytes/s) at its stops and restores: read from
+        the profile at the first (``bw_k``, by dispatch index, 0.0: not read yet) and kept (a
+        generic attribute read of the profile per stop and per restore, where P-RRB stops a
+        job at every slice; the column loop's ``_bandwidth`` likewise)."""
+        bw = self.bw_k
+        k = job.order
+        b = bw[k]
+        if not b:
+            b = job.profile.memory_bandwidth_bps
+            bw[k] = b
+        return b
+
     def _views(self) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
         """``memoryview``s of the record columns written per job (``col_first``,
         ``col_finish``, ``col_preempt``, ``col_cbytes``, ``col_cs``, ``col_wasted``,
@@ -1628,7 +1646,7 @@ class _Run:
             self.running = None
 
     def _record(
-        self, job: Job, finish: float, rows: Sequence[int] | None = None, resource: str = ""
+        self, job: Job, finish: float, rows: tuple[int, ...] | None = None, resource: str = ""
     ) -> None:
         """Write ``job``'s record into the result rows of its samples (or of ``rows``): the run's
         lists (``rec_lists``) or ``array`` columns by row, which ``_write_records`` hands to the
@@ -1641,8 +1659,7 @@ class _Run:
             nbytes = job.checkpoint_bytes
             csec = job.checkpoint_s
             lost = job.wasted_s
-            # (a tuple: compiled, iterated natively, where a ``Sequence`` is a generic iterator)
-            rs: tuple[int, ...] = job._rows if rows is None or rows is job._rows else tuple(rows)
+            rs = job._rows if rows is None else rows
             for row in rs:
                 if l_first[row] != l_first[row]:  # nan: a sample merged in keeps its own
                     l_first[row] = job.first_start_s
@@ -1658,7 +1675,7 @@ class _Run:
                 col_res[row] = resource
             return
         first, fin, pre, cb, cs, wasted, _ = self._views()  # (the arrays' items, written)
-        for row in job._rows if rows is None else rows:
+        for row in job._rows if rows is None else rows:  # (a tuple: iterated natively)
             if first[row] != first[row]:  # nan: a sample merged in keeps its own
                 first[row] = job.first_start_s
             fin[row] = finish
@@ -1668,7 +1685,7 @@ class _Run:
             wasted[row] = job.wasted_s
             col_res[row] = resource
 
-    def _finish_samples(self, job: Job, rows: Sequence[int]) -> None:
+    def _finish_samples(self, job: Job, rows: tuple[int, ...]) -> None:
         now = self.clock.now
         self._record(job, now, rows, self.res[job._res].name)
         self.n_finished += len(rows)
@@ -1879,7 +1896,7 @@ class _Run:
         else:
             leave_rows = stay_rows = _NO_ROWS
         if leave_rows:
-            self._finish_samples(job, leave_rows)
+            self._finish_samples(job, tuple(leave_rows))
             reason = "exit"
             if not stay_rows:  # every sample left: the job is done
                 job.state = DONE
@@ -1934,7 +1951,7 @@ class _Run:
             job.units,
             self.res[job._res].capacity,
             self.ckpt_cost,
-            job.profile.memory_bandwidth_bps,
+            self._bandwidth(job),
         )
         self.res[job._res].busy += busy
         job._save_start = now
@@ -1994,7 +2011,7 @@ class _Run:
     def _dispatch(self, k: int) -> Job:
         """Create the job of the ``k``-th request in dispatch order and queue it."""
         prof, plan, iso = self.req_plans[k]
-        row = self.arrival_rows[k]
+        row = self.rows_k[k]
         src = self.row_requests
         got = self._arrivals
         r: Request | None
@@ -2865,6 +2882,8 @@ class _Run:
         # with the event times unboxed (an ``Any`` one was boxed at every comparison)
         arrivals: list[float] = self.static[5][self._order_a].tolist()
         self.arr_disp = arrivals
+        self.rows_k = list(self.arrival_rows)
+        self.bw_k = [0.0] * len(arrivals)
         held = self.held
         handlers = self.handlers
         direct = _DIRECT_HANDLERS
