@@ -153,7 +153,7 @@ from npusched.sim.events import (
     epop,
     epush,
 )
-from npusched.sim.heaps import heap_keys, ipop, ipush, kpop, kpush
+from npusched.sim.heaps import fpop, fpush, heap_keys, ipop, ipush, kpop, kpush
 from npusched.sim.job import (
     DONE,
     PREEMPTING,
@@ -636,6 +636,24 @@ _NO_JOBS: Final[list[Job]] = []
 _NO_ROWS: Final[list[int]] = []
 
 
+def _tick_first(t: float, seq: int, top: tuple[Any, ...]) -> bool:
+    """Whether the scheduled tick ``(t, PERIOD, seq)`` comes before the heap's ``top`` event
+    (``(time, kind, seq, ...)``, compared as the heap compares them; sequence numbers are
+    unique)."""
+    x = top[0]
+    if type(x) is float:  # (the times are floats; else as the tuples compare, generic)
+        th: float = x
+        if t != th:
+            return t < th
+    elif t != x:
+        return bool(t < x)
+    kind: int = top[1]
+    if kind != PERIOD:
+        return kind > PERIOD
+    s: int = top[2]
+    return seq < s
+
+
 def _next_boundary(now: float, period: float) -> int:
     """Index ``k`` of the first period boundary ``k * period`` after ``now``. A boundary within
     :data:`TIME_TOL_S` of ``now`` is ``now`` itself (handled, or not due, at this instant):
@@ -850,6 +868,14 @@ class _Run:
         self.skip_k0: int | None = None
         self.sched_k = -1
         self.tick_epoch = 0
+        #: The scheduled tick (``_plan_tick``) kept apart from the event heap: its time
+        #: (``inf``: none) and sequence number (its place among events of the same time and
+        #: kind); a tick it replaces goes to ``stale_t`` (a heap of times: a superseded tick
+        #: still opens a wake at its time, where the period catch-up credits, and does nothing
+        #: else), so the event heap does not grow with the re-plans (twenty-seventh round).
+        self.tick_t = math.inf
+        self.tick_seq = 0
+        self.stale_t: list[Any] = []
         self.idle_periods = 0
         self.futile = 0  # preemptions in a row that made no progress (_MAX_FUTILE_PREEMPTIONS)
         self.completed: list[Job] = []
@@ -2820,12 +2846,10 @@ class _Run:
         if k != self.sched_k or not self.tick_pending:
             self.tick_epoch += 1
             self.sched_k = k
-            q = self.queue
-            tick = (k * period, PERIOD, q.next_seq(), None, self.tick_epoch)
-            if TYPED_HEAP:  # (the typed push: native comparisons, the same heap order)
-                epush(q.heap, tick)
-            else:
-                heappush(q.heap, tick)
+            if self.tick_t < math.inf:  # the tick it replaces: superseded (its wake stays)
+                fpush(self.stale_t, self.tick_t)
+            self.tick_t = k * period
+            self.tick_seq = self.queue.next_seq()
             self.tick_pending = True
         self.skip_k0 = k0 if n > 0 else None
 
@@ -3082,6 +3106,12 @@ class _Run:
                         th = heap[0][0]
             else:
                 th = inf
+            if skipping:  # the scheduled tick and the superseded ones (``tick_t``, ``stale_t``)
+                if self.tick_t < th:
+                    th = self.tick_t
+                stale = self.stale_t
+                if stale and cast(float, stale[0]) < th:
+                    th = cast(float, stale[0])
             t = th if th < next_arr else next_arr
             if t == inf or t > until:
                 break
@@ -3105,7 +3135,25 @@ class _Run:
             reasons = 0  # bit set: 1 preempted, 2 exit/stopped (``special``), 4 timer
             special = ""
             ticked = False
-            while heap and heap[0][0] <= horizon:
+            while True:
+                if skipping:
+                    stale = self.stale_t
+                    while stale and cast(float, stale[0]) <= horizon:
+                        fpop(stale)  # a superseded tick: its wake is open, nothing more
+                    tt = self.tick_t
+                    if tt <= horizon and (not heap or _tick_first(tt, self.tick_seq, heap[0])):
+                        # the scheduled tick, in its place among the events (time, kind,
+                        # sequence), as the heap would pop it
+                        self.tick_t = inf
+                        self.tick_pending = False
+                        if not waiting:
+                            continue  # nobody waits: the tick is skipped
+                        ticked = True
+                        events += 1
+                        woke = True
+                        continue
+                if not heap or heap[0][0] > horizon:
+                    break
                 # compiled, ``events.epop`` (``heapq``'s algorithm on the same tuples, the
                 # comparisons typed); the fields read by index, not unpacked (an unpacking of
                 # an untyped object is a generic iteration compiled)
@@ -3119,8 +3167,8 @@ class _Run:
                 else:
                     _, kind, _, job, epoch = heappop(heap)
                 if kind == PERIOD:
-                    if epoch != self.tick_epoch:
-                        continue  # re-planned: a stale tick
+                    if epoch != self.tick_epoch:  # pragma: no cover - superseded: ``stale_t``
+                        continue
                     self.tick_pending = False
                     if not waiting:
                         continue  # nobody waits: the tick is skipped
