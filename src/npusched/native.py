@@ -133,7 +133,9 @@ def build_state(
             record = json.load(f)["sources"]
     except (OSError, ValueError, KeyError, TypeError):
         return built, list(built)
-    stale = [m for m in built if record.get(m) != source_digest(source_path(m, pkg_dir))]
+    stale = [
+        m for m in built if record.get(m) != source_digest(source_path(m, pkg_dir))
+    ]
     return built, stale
 
 

@@ -408,23 +408,15 @@ def check_policy(
                 cost=cost,
                 work_conserving=work_conserving,
             )
-            _check_rerun(
-                policy,
-                before,
-                reqs,
-                frozen,
-                res,
-                sim,
-                profiles,
-                preemption_point=point,
-                checkpoint_cost=cost,
-            )
+            _check_rerun(policy, before, reqs, frozen, res, sim, profiles,
+                         preemption_point=point, checkpoint_cost=cost)
         except (AssertionError, NpuschedError) as e:
             what = "" if isinstance(e, AssertionError) else "the engine refused the run: "
             raise AssertionError(
                 f"{policy.name}: workload {w} (random_state={random_state}, point={point}, "
                 f"checkpoint_cost={cost}): {what}{e}"
             ) from e
+
 
 
 def _check_rerun(
@@ -447,7 +439,6 @@ def _check_rerun(
     assert_same_result(res, sim.run(reqs))
     other = Simulator(profiles, _fresh(policy), record_timeline=True, **sim_kwargs).run(reqs)
     assert_same_result(res, other)
-
 
 def check_machine_policy(
     policy: Any,
@@ -525,18 +516,8 @@ def check_machine_policy(
             assert np.all(cols["first_start_s"] >= cols["arrival_s"] - 1e-12)
             assert np.all(cols["checkpoint_s"] >= 0.0) and np.all(cols["wasted_s"] >= 0.0)
             check_capacity(res, caps)
-            _check_rerun(
-                policy,
-                before,
-                reqs,
-                frozen,
-                res,
-                sim,
-                profiles,
-                machine=machine,
-                preemption_point=point,
-                checkpoint_cost=cost,
-            )
+            _check_rerun(policy, before, reqs, frozen, res, sim, profiles, machine=machine,
+                         preemption_point=point, checkpoint_cost=cost)
         except (AssertionError, NpuschedError) as e:
             what = "" if isinstance(e, AssertionError) else "the engine refused the run: "
             raise AssertionError(

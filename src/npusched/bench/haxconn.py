@@ -134,23 +134,19 @@ def solver_scenario(
     for s in ("cpsat", "z3"):
         mk = entry.get(f"{s}_paper_makespan_ms")
         entry[f"{s}_paper_gap_pct"] = (
-            None if mk is None else round(100.0 * (mk - bound.bound_ms) / mk, 3)
-        )
+            None if mk is None else round(100.0 * (mk - bound.bound_ms) / mk, 3))
         # pairs closed to Z3's search tolerance (2e-6 relative) count as closed
         entry[f"{s}_paper_open_pairs"] = (
-            None if mk is None else bound.open_pairs(mk, PAIR_TOLERANCE)
-        )
+            None if mk is None else bound.open_pairs(mk, PAIR_TOLERANCE))
     # Z3's exact optimum, when it proved one (every pair closed: the LP bound's gap above is
     # then the bound's weakness, not the schedule's), and CP-SAT's schedule above it (its tick
     # rounding: both solve the same model, CP-SAT on a 0.01 ms grid)
-    z3_opt = (
-        entry.get("z3_paper_makespan_ms") if entry.get("z3_paper_status") == "optimal" else None
-    )
+    z3_opt = entry.get("z3_paper_makespan_ms") if entry.get("z3_paper_status") == "optimal" \
+        else None
     entry["paper_optimum_ms"] = z3_opt
     cp = entry.get("cpsat_paper_makespan_ms")
     entry["cpsat_paper_above_optimum_pct"] = (
-        None if z3_opt is None or cp is None else round(100.0 * (cp - z3_opt) / z3_opt, 3)
-    )
+        None if z3_opt is None or cp is None else round(100.0 * (cp - z3_opt) / z3_opt, 3))
     if reference:
         report("artifact-style Z3 reference", 0, 0)
         t0 = time.perf_counter()

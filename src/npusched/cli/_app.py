@@ -80,8 +80,6 @@ def _common(
         if verbose:
             print(f"npusched: plugins loaded: {', '.join(map(str, plugins))}", file=sys.stderr)
     return not quiet
-
-
 FigureFormatOpt = Annotated[
     Literal["png", "svg", "pdf"],
     typer.Option(
@@ -167,6 +165,7 @@ SetOpt = Annotated[
 ]
 
 
+
 def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
     """Print a reproduction's ``headline`` (ours beside the paper's) and where the report is."""
     from npusched.report.tables import render
@@ -179,3 +178,5 @@ def _print_headline(summary: dict[str, Any], title: str, out: Path) -> None:
     if rows:
         render(rows, "table", title=title)
     typer.echo(f"report: {Path(out) / 'report.md'} (tables, CSVs and plots in {out})")
+
+

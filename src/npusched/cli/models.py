@@ -175,3 +175,5 @@ def profile_cmd(
         for b in ps.batches if layers else ():
             render(ps.layers_of(b), fmt, title=f"{ps.network} on {ps.device}, batch {b}")
         render(ps.totals, fmt, title="total (isolated latency)")
+
+

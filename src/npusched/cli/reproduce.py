@@ -160,9 +160,7 @@ def _study_command(name: str) -> Any:
     out_opt = typer.Option("--out", "-o", help="Output directory; a rerun resumes where it can.")
     quick_opt = typer.Option("--quick", help=quick_help or "The study's quick run.")
     head = [
-        inspect.Parameter(
-            "out", kw, default=Path(f"out/{name}"), annotation=Annotated[Path, out_opt]
-        ),
+        inspect.Parameter("out", kw, default=Path(f"out/{name}"), annotation=Annotated[Path, out_opt]),
         inspect.Parameter("quick", kw, default=False, annotation=Annotated[bool, quick_opt]),
     ]
     tail = [inspect.Parameter("sets", kw, default=None, annotation=SetOpt)]
@@ -224,7 +222,9 @@ def _study_command(name: str) -> Any:
     )
     if shadowed:
         epilog += " Only as --set: " + ", ".join(shadowed) + " (the option name is taken)."
-    one = typer.Typer(context_settings=CONTEXT, rich_markup_mode="markdown", add_completion=False)
+    one = typer.Typer(
+        context_settings=CONTEXT, rich_markup_mode="markdown", add_completion=False
+    )
     one.command(name, help=help_text, epilog=epilog or None)(command)
     return typer.main.get_command(one)
 
@@ -399,3 +399,5 @@ def suites_sweep_file(
         params = load_suite(path=suite, quick=quick)
     path = write_sweep_file(params, out)
     typer.echo(f"{params.suite} suite as a sweep: {path} (run: npusched sweep {path} --out DIR)")
+
+

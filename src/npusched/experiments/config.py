@@ -173,7 +173,9 @@ class PremaWorkloadConfig(_Strict):
 
     @field_validator("job_range_ms")
     @classmethod
-    def _job_range(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+    def _job_range(
+        cls, v: tuple[float, float] | None
+    ) -> tuple[float, float] | None:
         if v is not None and not v[0] < v[1]:
             raise ValueError(f"must be [lo, hi] milliseconds with lo < hi, got {list(v)}")
         return v
@@ -520,7 +522,8 @@ def _check_param_types(
         if kinds == {"int"}:
             if isinstance(value, bool) or not isinstance(value, int) or value > hi:
                 raise ConfigError(
-                    f"{source}: {field}.{key}: {value!r} not allowed; allowed: an integer <= {hi:,}"
+                    f"{source}: {field}.{key}: {value!r} not allowed; allowed: an integer "
+                    f"<= {hi:,}"
                 )
         elif (
             kinds == {"float"}

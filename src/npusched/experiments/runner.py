@@ -78,6 +78,7 @@ PROGRESS_DELAY_S = 2.0
 Estimator = Callable[[Request, "Profile"], float]
 
 
+
 @dataclass
 class RunOutput:
     """Everything a run produced (the files hold ``records`` and ``summary``). ``requests``

@@ -139,7 +139,9 @@ def parse_suite(
         raise ConfigError(
             f"{source}: suite: this file is the {kind!r} suite, not {name!r}; allowed: {name}"
         )
-    return parse_suite_as(SUITE_MODELS[str(kind)], data, source, quick=quick, overrides=overrides)
+    return parse_suite_as(
+        SUITE_MODELS[str(kind)], data, source, quick=quick, overrides=overrides
+    )
 
 
 def load_suite(

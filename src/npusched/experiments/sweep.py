@@ -76,15 +76,7 @@ __all__ = [
 
 #: Top-level run-config fields a grid path may start with.
 GRID_ROOTS = (
-    "name",
-    "hardware",
-    "workload",
-    "policy",
-    "sim",
-    "metrics",
-    "machine",
-    "power",
-    "exits",
+    "name", "hardware", "workload", "policy", "sim", "metrics", "machine", "power", "exits"
 )
 
 _Seed = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, strict=True)]

@@ -24,14 +24,7 @@ from npusched.hardware.contention import PccsContention
 
 FloatArray = npt.NDArray[np.float64]
 
-__all__ = [
-    "DEVICES",
-    "SOCS",
-    "ArtifactContention",
-    "artifact_slowdown",
-    "slowdown_pieces",
-    "slowdown_source",
-]
+__all__ = ["DEVICES", "SOCS", "ArtifactContention", "artifact_slowdown", "slowdown_pieces", "slowdown_source"]
 
 DEVICES = ("gpu", "dla")
 SOCS = ("xavier", "orin")

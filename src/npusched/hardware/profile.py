@@ -263,6 +263,8 @@ class GridDevice(Protocol):
         ...
 
 
+
+
 def _costs_grid(
     network: Network,
     device: Device,

@@ -235,20 +235,13 @@ class GroupProfile:
         cuts = sorted(set(np.clip(np.searchsorted(cum, targets), 0, self.n_groups - 2).tolist()))
         starts = [0, *[c + 1 for c in cuts]]
         ends = [*cuts, self.n_groups - 1]
-        time = np.array(
-            [self.time_s[s : e + 1].sum(axis=0) for s, e in zip(starts, ends, strict=True)]
-        )
+        time = np.array([self.time_s[s : e + 1].sum(axis=0) for s, e in zip(starts, ends, strict=True)])
         traffic = self.mem_bps * self.time_s
-        mem = (
-            np.array([traffic[s : e + 1].sum(axis=0) for s, e in zip(starts, ends, strict=True)])
-            / time
-        )
+        mem = np.array([traffic[s : e + 1].sum(axis=0) for s, e in zip(starts, ends, strict=True)]) / time
         return GroupProfile(
             network=self.network,
             accelerators=self.accelerators,
-            bounds=tuple(
-                (self.bounds[s][0], self.bounds[e][1]) for s, e in zip(starts, ends, strict=True)
-            ),
+            bounds=tuple((self.bounds[s][0], self.bounds[e][1]) for s, e in zip(starts, ends, strict=True)),
             time_s=time,
             out_s=self.out_s[ends],
             in_s=self.in_s[starts],
@@ -552,9 +545,7 @@ def load_profile_csv(
     else:
         text = source.read()
     numbered = [
-        (i + 1, ln)
-        for i, ln in enumerate(text.splitlines())
-        if ln.strip() and not ln.startswith("#")
+        (i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip() and not ln.startswith("#")
     ]
     if not numbered:
         raise ProfileFormatError(f"{name}: empty; expected header {','.join(CSV_COLUMNS)}")
@@ -575,14 +566,8 @@ def load_profile_csv(
             )
         rec = dict(zip(cols, (v.strip() for v in values), strict=True))
 
-        def _num(
-            field_: str,
-            *,
-            integer: bool = False,
-            positive: bool = False,
-            rec: dict[str, str] = rec,
-            line_no: int = line_no,
-        ) -> float:
+        def _num(field_: str, *, integer: bool = False, positive: bool = False,
+                 rec: dict[str, str] = rec, line_no: int = line_no) -> float:
             raw = rec[field_]
             try:
                 val = int(raw) if integer else float(raw)
@@ -610,7 +595,9 @@ def load_profile_csv(
         g = int(_num("group", integer=True))
         first, last = int(_num("first_layer", integer=True)), int(_num("last_layer", integer=True))
         if last < first:
-            raise ProfileFormatError(f"{name}:{line_no}: last_layer={last} < first_layer={first}")
+            raise ProfileFormatError(
+                f"{name}:{line_no}: last_layer={last} < first_layer={first}"
+            )
         vals = [
             _num("time_ms", positive=True) * 1e-3,
             _num("out_ms") * 1e-3,

@@ -501,7 +501,9 @@ def keeps_method(policy: object, name: str, method: object) -> bool:
     own way, and the engine then calls it."""
     from inspect import getattr_static
 
-    return getattr_static(type(policy), name, None) is method and not set_on_instance(policy, name)
+    return getattr_static(type(policy), name, None) is method and not set_on_instance(
+        policy, name
+    )
 
 
 def hook_is_no_op(policy: object, hook: str) -> bool:

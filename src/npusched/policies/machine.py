@@ -31,7 +31,9 @@ from npusched.policies.base import PolicyBase
 from npusched.policies.contract import NOTHING, JobView, MachineView, Schedule
 from npusched.policies.registry import MACHINE_POLICIES, REGISTRY
 
-_SCHEDULE_FIELDS = ("assign", "preempt", "mechanism", "until_step", "merge", "timers", "rates")
+_SCHEDULE_FIELDS = (
+    "assign", "preempt", "mechanism", "until_step", "merge", "timers", "rates"
+)
 #: ``Schedule`` is a plain frozen dataclass of these fields: :func:`fast_schedule` may fill
 #: its ``__dict__`` directly (else it calls the constructor).
 _FAST_SCHEDULE = (
@@ -55,7 +57,9 @@ def fast_schedule(**changes: Any) -> Schedule:
     return sch
 
 
-def assign_schedule(assign: Any, until_step: Any, timers: Any, rates: Any) -> Schedule:
+def assign_schedule(
+    assign: Any, until_step: Any, timers: Any, rates: Any
+) -> Schedule:
     """``fast_schedule(assign=..., until_step=..., timers=..., rates=...)`` without the keyword
     arguments (HaX-CoNN's decision, one per wake-up): the same :class:`Schedule`."""
     if not _FAST_SCHEDULE:  # pragma: no cover - only if Schedule changes shape

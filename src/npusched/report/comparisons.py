@@ -28,95 +28,31 @@ RATIO_BAND = (0.5, 2.0)
 #: improvement, ``None``: an absolute quantity without a direction).
 HEADLINE_LABELS: dict[str, tuple[str, str, float | None]] = {
     # PREMA (HPCA 2020)
-    "antt_improvement_prema_dynamic": (
-        "ANTT gain, P-PREMA (dynamic) over NP-FCFS (x)",
-        "Fig. 12",
-        1.0,
-    ),
-    "fairness_improvement_prema_dynamic": (
-        "fairness gain, P-PREMA (dynamic) over NP-FCFS (x)",
-        "Fig. 12",
-        1.0,
-    ),
-    "stp_improvement_prema_dynamic": (
-        "STP gain, P-PREMA (dynamic) over NP-FCFS (x)",
-        "Fig. 12",
-        1.0,
-    ),
-    "np_prema_antt_vs_sjf": (
-        "NP-PREMA's share of NP-SJF's ANTT (NP-SJF ANTT / NP-PREMA ANTT)",
-        "Fig. 11",
-        None,
-    ),
+    "antt_improvement_prema_dynamic": ("ANTT gain, P-PREMA (dynamic) over NP-FCFS (x)", "Fig. 12", 1.0),
+    "fairness_improvement_prema_dynamic": ("fairness gain, P-PREMA (dynamic) over NP-FCFS (x)", "Fig. 12", 1.0),
+    "stp_improvement_prema_dynamic": ("STP gain, P-PREMA (dynamic) over NP-FCFS (x)", "Fig. 12", 1.0),
+    "np_prema_antt_vs_sjf": ("NP-PREMA's share of NP-SJF's ANTT (NP-SJF ANTT / NP-PREMA ANTT)", "Fig. 11", None),
     "predictor_mape_percent": ("predictor error, MAPE over all requests (%)", "Sec. VI-A", None),
-    "sla_violation_prema_n4_max": (
-        "SLA violation rate at N=4, P-PREMA (dynamic) (fraction)",
-        "Fig. 13",
-        None,
-    ),
+    "sla_violation_prema_n4_max": ("SLA violation rate at N=4, P-PREMA (dynamic) (fraction)", "Fig. 13", None),
     "sla_violation_np_fcfs": ("SLA violation rate at N=4, NP-FCFS (fraction)", "Fig. 13", None),
-    "p95_high_np_fcfs_avg": (
-        "p95 high-priority latency / isolated, NP-FCFS, mean over DNNs (x)",
-        "Fig. 14",
-        None,
-    ),
-    "p95_high_np_fcfs_max": (
-        "p95 high-priority latency / isolated, NP-FCFS, worst DNN (x)",
-        "Fig. 14",
-        None,
-    ),
-    "p95_high_p_sjf_max": (
-        "p95 high-priority latency / isolated, P-SJF (dynamic), worst DNN (x)",
-        "Fig. 14",
-        None,
-    ),
-    "p95_high_prema_avg": (
-        "p95 high-priority latency / isolated, P-PREMA (dynamic), mean (x)",
-        "Fig. 14",
-        None,
-    ),
-    "p95_high_prema_max": (
-        "p95 high-priority latency / isolated, P-PREMA (dynamic), worst DNN (x)",
-        "Fig. 14",
-        None,
-    ),
+    "p95_high_np_fcfs_avg": ("p95 high-priority latency / isolated, NP-FCFS, mean over DNNs (x)", "Fig. 14", None),
+    "p95_high_np_fcfs_max": ("p95 high-priority latency / isolated, NP-FCFS, worst DNN (x)", "Fig. 14", None),
+    "p95_high_p_sjf_max": ("p95 high-priority latency / isolated, P-SJF (dynamic), worst DNN (x)", "Fig. 14", None),
+    "p95_high_prema_avg": ("p95 high-priority latency / isolated, P-PREMA (dynamic), mean (x)", "Fig. 14", None),
+    "p95_high_prema_max": ("p95 high-priority latency / isolated, P-PREMA (dynamic), worst DNN (x)", "Fig. 14", None),
     "checkpoint_latency_us_avg": ("CHECKPOINT preemption latency, mean (us)", "Fig. 5a", None),
     "checkpoint_latency_us_max": ("CHECKPOINT preemption latency, max (us)", "Fig. 5a", None),
     "ntt_improvement_kill": ("preempting task's NTT gain with KILL (x)", "Fig. 6b", 1.0),
-    "ntt_improvement_checkpoint": (
-        "preempting task's NTT gain with CHECKPOINT (x)",
-        "Fig. 6b",
-        1.0,
-    ),
+    "ntt_improvement_checkpoint": ("preempting task's NTT gain with CHECKPOINT (x)", "Fig. 6b", 1.0),
     "drain_wait_ms_avg": ("preempting task's wait under DRAIN, mean (ms)", "Fig. 5b", None),
     "oracle_fraction": ("P-PREMA (dynamic) ANTT as a fraction of the oracle's", "Sec. VI-A", None),
     # Planaria (MICRO 2020)
-    "isolated_speedup_mean": (
-        "isolated speedup over the monolithic array, mean over DNNs (x)",
-        "Fig. 17",
-        1.0,
-    ),
-    "isolated_energy_ratio_mean": (
-        "isolated energy reduction over the monolithic array, mean (x)",
-        "Fig. 17",
-        1.0,
-    ),
+    "isolated_speedup_mean": ("isolated speedup over the monolithic array, mean over DNNs (x)", "Fig. 17", 1.0),
+    "isolated_energy_ratio_mean": ("isolated energy reduction over the monolithic array, mean (x)", "Fig. 17", 1.0),
     "isolated_speedup_tiny-yolov3": ("isolated speedup, Tiny-YOLOv3 (x)", "Fig. 17", 1.0),
-    "isolated_energy_ratio_tiny-yolov3": (
-        "isolated energy reduction, Tiny-YOLOv3 (x)",
-        "Fig. 17",
-        1.0,
-    ),
-    "isolated_speedup_mean_depthwise": (
-        "isolated speedup, mean over depthwise DNNs (x)",
-        "Fig. 17",
-        1.0,
-    ),
-    "isolated_speedup_mean_other": (
-        "isolated speedup, mean over the other DNNs (x)",
-        "Fig. 17",
-        1.0,
-    ),
+    "isolated_energy_ratio_tiny-yolov3": ("isolated energy reduction, Tiny-YOLOv3 (x)", "Fig. 17", 1.0),
+    "isolated_speedup_mean_depthwise": ("isolated speedup, mean over depthwise DNNs (x)", "Fig. 17", 1.0),
+    "isolated_speedup_mean_other": ("isolated speedup, mean over the other DNNs (x)", "Fig. 17", 1.0),
     # Layer-wise DFS
     "fps_gain_mean": ("FPS gain of DFS over DVFS, mean over networks (fraction)", "Fig. 5", 0.0),
     "energy_change_mean": ("energy per frame, DFS vs DVFS, mean (fraction)", "Fig. 6", 0.0),
@@ -125,64 +61,20 @@ HEADLINE_LABELS: dict[str, tuple[str, str, float | None]] = {
     "dfs_peak_power_5ms_max_w": ("DFS peak of 5 ms power averages (PMIC), max (W)", "Fig. 6", None),
     "dvfs_peak_power_max_w": ("DVFS peak power, max over networks (W)", "Fig. 6", None),
     "mean_layer_time_s": ("mean layer time under DFS (s)", "Sec. 5", None),
-    "dfs_overhead_mean": (
-        "DFS clock-switch overhead, mean (fraction of frame time)",
-        "Sec. 5",
-        None,
-    ),
+    "dfs_overhead_mean": ("DFS clock-switch overhead, mean (fraction of frame time)", "Sec. 5", None),
     "fps_gain_squeezenet": ("FPS gain of DFS over DVFS, SqueezeNet (fraction)", "Fig. 5", 0.0),
-    "energy_change_squeezenet": (
-        "energy per frame, DFS vs DVFS, SqueezeNet (fraction)",
-        "Fig. 6",
-        0.0,
-    ),
-    "avg_power_change_squeezenet": (
-        "average power, DFS vs DVFS, SqueezeNet (fraction)",
-        "Fig. 6",
-        0.0,
-    ),
+    "energy_change_squeezenet": ("energy per frame, DFS vs DVFS, SqueezeNet (fraction)", "Fig. 6", 0.0),
+    "avg_power_change_squeezenet": ("average power, DFS vs DVFS, SqueezeNet (fraction)", "Fig. 6", 0.0),
     # Fluid Batching
-    "avg_latency_gain_vs_best_adaptb_resnet-50": (
-        "average-latency gain, FluidB over the best AdaptB, ResNet-50 (x)",
-        "Fig. 7",
-        1.0,
-    ),
-    "slo_satisfaction_gain_vs_best_adaptb_resnet-50": (
-        "SLO-satisfaction gain, FluidB over the best AdaptB, ResNet-50 (x)",
-        "Fig. 9",
-        1.0,
-    ),
-    "avg_latency_gain_vs_best_adaptb_inception-v3": (
-        "average-latency gain, FluidB over the best AdaptB, Inception-v3 (x)",
-        "Fig. 7",
-        1.0,
-    ),
-    "slo_satisfaction_gain_vs_best_adaptb_inception-v3": (
-        "SLO-satisfaction gain, FluidB over the best AdaptB, Inception-v3 (x)",
-        "Fig. 9",
-        1.0,
-    ),
-    "invocations_lazybatching_over_fluidb_resnet-50": (
-        "NPU invocations, LazyBatching over FluidB, ResNet-50 (x)",
-        "Table II",
-        1.0,
-    ),
+    "avg_latency_gain_vs_best_adaptb_resnet-50": ("average-latency gain, FluidB over the best AdaptB, ResNet-50 (x)", "Fig. 7", 1.0),
+    "slo_satisfaction_gain_vs_best_adaptb_resnet-50": ("SLO-satisfaction gain, FluidB over the best AdaptB, ResNet-50 (x)", "Fig. 9", 1.0),
+    "avg_latency_gain_vs_best_adaptb_inception-v3": ("average-latency gain, FluidB over the best AdaptB, Inception-v3 (x)", "Fig. 7", 1.0),
+    "slo_satisfaction_gain_vs_best_adaptb_inception-v3": ("SLO-satisfaction gain, FluidB over the best AdaptB, Inception-v3 (x)", "Fig. 9", 1.0),
+    "invocations_lazybatching_over_fluidb_resnet-50": ("NPU invocations, LazyBatching over FluidB, ResNet-50 (x)", "Table II", 1.0),
     # HaX-CoNN (PPoPP 2024)
-    "table6_improvement_pct_mean": (
-        "latency improvement over the best baseline, mean over experiments (%)",
-        "Table 6",
-        0.0,
-    ),
-    "table6_improvement_pct_max": (
-        "latency improvement over the best baseline, max (%)",
-        "Table 6",
-        0.0,
-    ),
-    "table6_improvement_pct_min": (
-        "latency improvement over the best baseline, min (%)",
-        "Table 6",
-        0.0,
-    ),
+    "table6_improvement_pct_mean": ("latency improvement over the best baseline, mean over experiments (%)", "Table 6", 0.0),
+    "table6_improvement_pct_max": ("latency improvement over the best baseline, max (%)", "Table 6", 0.0),
+    "table6_improvement_pct_min": ("latency improvement over the best baseline, min (%)", "Table 6", 0.0),
 }
 
 
@@ -249,9 +141,7 @@ def records_from_summary(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any
     described in the module docstring) or ``"none"``."""
     comps = summary.get("comparisons")
     if isinstance(comps, list) and comps:
-        return [
-            _normalise(r, "comparisons") for r in comps if isinstance(r, Mapping)
-        ], "comparisons"
+        return [_normalise(r, "comparisons") for r in comps if isinstance(r, Mapping)], "comparisons"
     head = summary.get("headline")
     if not isinstance(head, Mapping) or not head:
         return [], "none"
@@ -259,7 +149,9 @@ def records_from_summary(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any
     for key, val in head.items():
         if not isinstance(val, Mapping):
             continue
-        label, fig, base = HEADLINE_LABELS.get(str(key), (str(key).replace("_", " "), "", None))
+        label, fig, base = HEADLINE_LABELS.get(
+            str(key), (str(key).replace("_", " "), "", None)
+        )
         ours, paper = _num(val.get("ours")), _num(val.get("paper"))
         rec = {
             "id": key,

@@ -304,9 +304,7 @@ def ours_vs_paper(
     fig = figure(9.0, 0.9 + 0.28 * n)
     ax = fig.add_subplot()
     y = np.arange(len(labels), dtype=np.float64)[::-1]
-    ax.axvspan(
-        band[0], band[1], color="0.92", zorder=0, label=f"ours / paper in {band[0]:g}-{band[1]:g}"
-    )
+    ax.axvspan(band[0], band[1], color="0.92", zorder=0, label=f"ours / paper in {band[0]:g}-{band[1]:g}")
     ax.axvline(1.0, color="0.5", linewidth=0.8, zorder=1)
     lo, hi = band
     for yi, o, p, f in zip(y.tolist(), ours, paper, flagged, strict=True):
@@ -319,24 +317,10 @@ def ours_vs_paper(
         lo, hi = min(lo, shown), max(hi, shown)
         ax.plot([1.0, shown], [yi, yi], color="0.6", linewidth=0.8, zorder=2)
         ax.plot(1.0, yi, marker="D", color="black", markersize=4, zorder=3, linestyle="none")
-        ax.plot(
-            shown,
-            yi,
-            marker="o",
-            color="tab:red" if f else "tab:blue",
-            markersize=6,
-            zorder=4,
-            linestyle="none",
-        )
-        ax.annotate(
-            f"{r:.2g}x",
-            (max(shown, 1.0), yi),
-            xytext=(7, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize=7,
-            color="tab:red" if f else "0.2",
-        )
+        ax.plot(shown, yi, marker="o", color="tab:red" if f else "tab:blue", markersize=6,
+                zorder=4, linestyle="none")
+        ax.annotate(f"{r:.2g}x", (max(shown, 1.0), yi), xytext=(7, 0), textcoords="offset points",
+                    va="center", fontsize=7, color="tab:red" if f else "0.2")
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     ax.set_xscale("log")

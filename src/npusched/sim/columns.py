@@ -80,6 +80,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+import npusched.sim.records as records
 from npusched.errors import SimulationError
 from npusched.hardware.plan import ExecPlan
 from npusched.policies.contract import (
@@ -89,7 +90,6 @@ from npusched.policies.contract import (
     dynamic_choice,
     hook_is_no_op,
 )
-from npusched.sim import records
 from npusched.sim.common import (
     _MAX_IDLE_TICKS,
     _QUIET_MAX,

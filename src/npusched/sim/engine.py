@@ -100,6 +100,7 @@ from weakref import getweakrefcount
 import numpy as np
 import numpy.typing as npt
 
+import npusched.sim.records as records
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
 from npusched.hardware.plan import _TYPED_SEARCH, _bisect_right_f
 from npusched.hardware.profile import ExecPlan, Profile
@@ -128,7 +129,6 @@ from npusched.policies.contract import (
     quiet_wake_rule,
     ready_hooks,
 )
-from npusched.sim import records
 from npusched.sim.common import (
     _MAX_IDLE_TICKS,
     _QUIET_MAX,
@@ -220,20 +220,17 @@ _NAN_OBJ: Any = NAN_OBJ
 # than the frozen dataclass __init__. Only valid while the view has exactly these fields and a
 # __dict__; otherwise the engine uses the normal constructor.
 _VIEW_FIELDS = ("now", "ready", "running", "reason", "profiles")
-_FAST_VIEW: Final = tuple(
-    f.name for f in dataclass_fields(SchedulerView)
-) == _VIEW_FIELDS and "__slots__" not in vars(SchedulerView)
+_FAST_VIEW: Final = (
+    tuple(f.name for f in dataclass_fields(SchedulerView)) == _VIEW_FIELDS
+    and "__slots__" not in vars(SchedulerView)
+)
 
 # The same for the machine policies' view.
-_FAST_MACHINE_VIEW: Final = tuple(f.name for f in dataclass_fields(MachineView)) == (
-    "now",
-    "ready",
-    "running",
-    "preempting",
-    "resources",
-    "reason",
-    "profiles",
-) and "__slots__" not in vars(MachineView)
+_FAST_MACHINE_VIEW: Final = (
+    tuple(f.name for f in dataclass_fields(MachineView))
+    == ("now", "ready", "running", "preempting", "resources", "reason", "profiles")
+    and "__slots__" not in vars(MachineView)
+)
 
 _Plan = tuple[Profile, ExecPlan, float]
 
@@ -1013,7 +1010,9 @@ class _Run:
         #: ``arrivals`` once made (a list input: here; a table: on first use).
         self._arrivals: list[Request] | None = None
         if table is None:
-            self._arrivals = list(requests) if in_order else [requests[i] for i in order_a.tolist()]
+            self._arrivals = (
+                list(requests) if in_order else [requests[i] for i in order_a.tolist()]
+            )
         self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
         self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
@@ -1054,7 +1053,9 @@ class _Run:
         # per table or by the generator from its draws' codes; else one look-up per request),
         # then a plan per distinct shape, made in that order.
         distinct, code_in = (
-            table.shapes() if table is not None else number_shapes(*(kept(f) for f in SHAPE_FIELDS))
+            table.shapes()
+            if table is not None
+            else number_shapes(*(kept(f) for f in SHAPE_FIELDS))
         )
         shapes = _ShapeTable(self, profiles)
         for key in distinct:
@@ -1290,7 +1291,9 @@ class _Run:
             hit = plans[code]
             if hit is not None:
                 return hit
-        plan = self._plan_core(job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri)
+        plan = self._plan_core(
+            job.profile, job._batch, job.seq_in, job.seq_out, variant, units, ri
+        )
         if plans is None:
             if len(seen) >= _VARIANTS_SEEN_MAX:
                 return plan
@@ -2174,7 +2177,8 @@ class _Run:
             # it sees no change (no references counted; twentieth round)
             preempting = self._held_preempting
         elif (
-            self._held_preempting is not None and self._preempting_refs() == self._preempting_refs0
+            self._held_preempting is not None
+            and self._preempting_refs() == self._preempting_refs0
         ):
             preempting = self._held_preempting
             if preempting:
@@ -2455,7 +2459,8 @@ class _Run:
             for t in timers:
                 if not (t >= now - TIME_TOL_S and math.isfinite(t)):
                     raise SimulationError(
-                        f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time >= now"
+                        f"policy {self._pname()!r}: timer at t={t!r} s is not a finite time "
+                        f">= now"
                     )
                 heappush(q.heap, (max(t, now), TIMER, q.next_seq(), None, 0))
 
@@ -2877,11 +2882,7 @@ class _Run:
             # dispatch index; the decision made here (below).
             nt = len(self.order_of)
             self.tokens = make_table(
-                self.disp("priority"),
-                self.disp("arrival_s"),
-                self.disp("id"),
-                [0.0] * nt,
-                [0.0] * nt,
+                self.disp("priority"), self.disp("arrival_s"), self.disp("id"), [0.0] * nt, [0.0] * nt
             )
             if self.tokens is not None:
                 self.job_of = [None] * nt

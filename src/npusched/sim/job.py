@@ -43,7 +43,9 @@ class RowRequests:
 
     __slots__ = ("_arrival", "_made", "arrivals", "make")
 
-    def __init__(self, make: Callable[[int], Request], arrivals: Callable[[], list[float]]) -> None:
+    def __init__(
+        self, make: Callable[[int], Request], arrivals: Callable[[], list[float]]
+    ) -> None:
         self.make = make
         self.arrivals = arrivals
         self._made: dict[int, Request] = {}

@@ -296,7 +296,9 @@ def stable_order(x: FloatArray) -> npt.NDArray[np.intp]:
     return np.argsort(x, kind="stable")
 
 
-def _opt_col(col: Sequence[Any], idx: list[int], conv: Callable[[Any], Any], n: int) -> list[Any]:
+def _opt_col(
+    col: Sequence[Any], idx: list[int], conv: Callable[[Any], Any], n: int
+) -> list[Any]:
     """``col`` in the order ``idx`` with each value ``conv``-erted (``None`` kept)."""
     if col.count(None) == len(col) if isinstance(col, list) else all(x is None for x in col):
         return [None] * n

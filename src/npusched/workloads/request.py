@@ -180,7 +180,9 @@ def number_coded_shapes(
     number[in_order] = np.arange(len(in_order), dtype=np.intp)
     codes = number[pair]
     codes.flags.writeable = False
-    keys: list[tuple[Any, ...]] = [(names[p // width], p % width) for p in in_order.tolist()]
+    keys: list[tuple[Any, ...]] = [
+        (names[p // width], p % width) for p in in_order.tolist()
+    ]
     return keys, codes
 
 

@@ -23,20 +23,7 @@ from npusched.experiments.studies.dfs.points import (
 from npusched.experiments.studies.dfs.run import reproduce
 
 __all__ = [
-    "NETWORKS",
-    "PAPER",
-    "PAPER_TABLE6",
-    "POLICIES",
-    "QUICK_NETWORKS",
-    "SENSITIVITY_DYNAMIC_W",
-    "SENSITIVITY_IDLE_W",
-    "FrameJob",
-    "FrameResult",
-    "calibrate_efficiency",
-    "engine_frame",
-    "reproduce",
-    "run_frame",
-    "schedule_frame",
-    "sensitivity",
-    "windowed_peak_power",
+    "NETWORKS", "PAPER", "PAPER_TABLE6", "POLICIES", "QUICK_NETWORKS", "SENSITIVITY_DYNAMIC_W",
+    "SENSITIVITY_IDLE_W", "FrameJob", "FrameResult", "calibrate_efficiency", "engine_frame",
+    "reproduce", "run_frame", "schedule_frame", "sensitivity", "windowed_peak_power",
 ]

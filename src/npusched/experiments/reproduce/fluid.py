@@ -13,13 +13,6 @@ from npusched.experiments.studies.fluid.points import (
 from npusched.experiments.studies.fluid.run import reproduce
 
 __all__ = [
-    "FIG9_SETUPS",
-    "FIG10_CONFIGS",
-    "PAPER",
-    "PAPER_TABLE1",
-    "PENDING",
-    "SERVING_SETUPS",
-    "ServingSetup",
-    "invocation_estimate",
-    "reproduce",
+    "FIG9_SETUPS", "FIG10_CONFIGS", "PAPER", "PAPER_TABLE1", "PENDING", "SERVING_SETUPS",
+    "ServingSetup", "invocation_estimate", "reproduce",
 ]

@@ -100,7 +100,10 @@ def _kind(tp: Any) -> tuple[str, tuple[Any, ...]]:
     lists = [b for b in branches if typing.get_origin(b) is list]
     if lists and all(_scalar(a) for a in typing.get_args(lists[0])):
         lits = tuple(
-            a for b in branches if typing.get_origin(b) is Literal for a in typing.get_args(b)
+            a
+            for b in branches
+            if typing.get_origin(b) is Literal
+            for a in typing.get_args(b)
         )
         return MULTI, lits
     return VALUE, ()
@@ -129,7 +132,6 @@ def _descriptions(model: type[BaseModel]) -> dict[str, str]:
         elif cur and line.startswith("        "):
             for k in cur:
                 out[k] += " " + line.strip()
-
     def plain(v: str) -> str:  # reST roles and literals as Markdown code
         return re.sub(r"``([^`]+)``", r"`\1`", re.sub(r":[a-z]+:`~?", "`", v))
 

@@ -79,9 +79,7 @@ def gpu_and_dsa(workload: Workload, goal: str = "latency") -> Schedule:
     for accs in itertools.product(range(n_acc), repeat=len(workload.tasks)):
         if n_acc > 1 and all(a == 0 for a in accs):
             continue
-        sched = Schedule(
-            tuple((a,) * t.profile.n_groups for a, t in zip(accs, workload.tasks, strict=True))
-        )
+        sched = Schedule(tuple((a,) * t.profile.n_groups for a, t in zip(accs, workload.tasks, strict=True)))
         val = execute(workload, sched).objective(goal)
         if best is None or val < best[0]:
             best = (val, sched)
@@ -122,11 +120,7 @@ def _list_schedule(workload: Workload, *, transitions: bool) -> Schedule:
         for m, t in enumerate(tasks):
             if t.after and nxt[m] == 0 and all(np.isfinite(finish[d]) for d in t.after):
                 ready[m] = max([t.release_s, *(finish[d] for d in t.after)])
-        cands = [
-            n
-            for n in range(len(tasks))
-            if nxt[n] < tasks[n].profile.n_groups and np.isfinite(ready[n])
-        ]
+        cands = [n for n in range(len(tasks)) if nxt[n] < tasks[n].profile.n_groups and np.isfinite(ready[n])]
         n = min(cands, key=lambda k: (ready[k], k))
         g, p = nxt[n], tasks[n].profile
         prev = last_acc[n]
@@ -188,9 +182,7 @@ def local_search(
     gmax = int(data.n_groups.max())
     n_acc = workload.n_accelerators
     best = Schedule(start.assignment)
-    best_val = execute(workload, best, contention=contention, transitions=transitions).objective(
-        goal
-    )
+    best_val = execute(workload, best, contention=contention, transitions=transitions).objective(goal)
     evals = 1
     t0 = time.perf_counter()
     while evals < max_evaluations:
@@ -199,13 +191,8 @@ def local_search(
         cur = np.zeros((len(best.assignment), gmax), dtype=np.int64)
         for n, row in enumerate(best.assignment):
             cur[n, : len(row)] = row
-        moves = [
-            (n, g, a)
-            for n, row in enumerate(best.assignment)
-            for g in range(len(row))
-            for a in range(n_acc)
-            if a != row[g]
-        ]
+        moves = [(n, g, a) for n, row in enumerate(best.assignment) for g in range(len(row))
+                 for a in range(n_acc) if a != row[g]]
         moves = moves[: max_evaluations - evals]
         if not moves:
             break
@@ -222,9 +209,7 @@ def local_search(
         evals += i + 1
         n, g, a = moves[i]
         row = best.assignment[n]
-        best = Schedule(
-            (*best.assignment[:n], (*row[:g], a, *row[g + 1 :]), *best.assignment[n + 1 :])
-        )
+        best = Schedule((*best.assignment[:n], (*row[:g], a, *row[g + 1:]), *best.assignment[n + 1:]))
         best_val = float(val[i])
     return Schedule(best.assignment)
 

@@ -148,9 +148,7 @@ def execute_batch(
         left = nxt < g_of
         nacc = np.take_along_axis(asg, np.minimum(nxt, gmax - 1)[:, :, None], axis=2)[:, :, 0]
         for a in range(n_acc):
-            cand = (
-                left & (nacc == a) & (ready <= (now + eps)[:, None]) & (run_task[:, a] < 0)[:, None]
-            )
+            cand = left & (nacc == a) & (ready <= (now + eps)[:, None]) & (run_task[:, a] < 0)[:, None]
             if contested_out is not None:
                 contested_out |= cand.sum(axis=1) > 1
             key = np.where(cand, rank, big_rank)

@@ -16,9 +16,7 @@ from npusched.policies.mapping.execute import ExecutionResult, Schedule, Workloa
 __all__ = ["assignments", "brute_force"]
 
 
-def assignments(
-    n_groups: int, n_acc: int, max_transitions: int | None
-) -> Iterator[tuple[int, ...]]:
+def assignments(n_groups: int, n_acc: int, max_transitions: int | None) -> Iterator[tuple[int, ...]]:
     """All accelerator rows of ``n_groups`` groups with at most ``max_transitions`` changes
     (None = any row), each once."""
     limit = n_groups - 1 if max_transitions is None else min(max_transitions, n_groups - 1)
@@ -51,7 +49,9 @@ def brute_force(
         ConfigError: the space has more than ``max_evaluations`` schedules.
     """
     n_acc = workload.n_accelerators
-    rows = [list(assignments(t.profile.n_groups, n_acc, max_transitions)) for t in workload.tasks]
+    rows = [
+        list(assignments(t.profile.n_groups, n_acc, max_transitions)) for t in workload.tasks
+    ]
     perms = list(itertools.permutations(range(len(workload.tasks))))
     size = len(perms)
     for r in rows:

@@ -208,7 +208,9 @@ class _Model:
             cp_model.SELECT_MIN_VALUE,
         )
         # objective (Eq. 10 / 11)
-        self.lat = [self.et[n][-1] - inst.release[n] for n in range(inst.n_tasks)]
+        self.lat = [
+            self.et[n][-1] - inst.release[n] for n in range(inst.n_tasks)
+        ]
         if goal == "latency":
             self.obj = m.new_int_var(0, H, "makespan")
             for expr in self.lat:

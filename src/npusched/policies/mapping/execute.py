@@ -383,6 +383,8 @@ def _release_dependents(
             a, b = assign[d][last], assign[m][0]
             tr = 0.0
             if transitions and a != b:
-                tr = float(workload.tasks[d].profile.out_s[last, a] + t.profile.in_s[0, b])
+                tr = float(
+                    workload.tasks[d].profile.out_s[last, a] + t.profile.in_s[0, b]
+                )
             r = max(r, float(end[d][last]) + tr)
         ready[m] = r

@@ -74,10 +74,8 @@ class SearchStats:
 def task_rows(workload: Workload, max_transitions: int | None) -> list[IntArray]:
     """Per task, ``(R_n, G_n)`` every accelerator row with at most ``max_transitions`` changes."""
     return [
-        np.array(
-            list(assignments(t.profile.n_groups, workload.n_accelerators, max_transitions)),
-            dtype=np.int64,
-        )
+        np.array(list(assignments(t.profile.n_groups, workload.n_accelerators, max_transitions)),
+                 dtype=np.int64)
         for t in workload.tasks
     ]
 
@@ -93,9 +91,8 @@ def _row_costs(workload: Workload, n: int, rows: IntArray) -> tuple[FloatArray, 
         a, b = rows[:, :-1], rows[:, 1:]
         tr = np.where(a != b, p.out_s[g[None, :-1], a] + p.in_s[g[None, 1:], b], 0.0)
         chain = chain + tr.sum(axis=1)
-    busy = np.stack(
-        [np.where(rows == a, t, 0.0).sum(axis=1) for a in range(workload.n_accelerators)], axis=1
-    )
+    busy = np.stack([np.where(rows == a, t, 0.0).sum(axis=1)
+                     for a in range(workload.n_accelerators)], axis=1)
     return chain, busy
 
 
@@ -123,9 +120,8 @@ def combination_bounds(
         return np.asarray(-np.sum(1.0 / lat, axis=1), dtype=np.float64)
     busy = sum(costs[n][1][combos[:, n]] for n in range(len(tasks)))
     first = float(release.min())
-    return np.asarray(
-        np.maximum(lat.max(axis=1), np.max(busy, axis=1) + first - release.max()), dtype=np.float64
-    )
+    return np.asarray(np.maximum(lat.max(axis=1), np.max(busy, axis=1) + first - release.max()),
+                      dtype=np.float64)
 
 
 def exhaustive_search(

@@ -77,9 +77,7 @@ def space_size(workload: Workload, max_transitions: int | None) -> int:
     """Schedules in the restricted space (assignments x DNN priority orders, an upper bound)."""
     size = math.factorial(len(workload.tasks))
     for t in workload.tasks:
-        size *= sum(
-            1 for _ in assignments(t.profile.n_groups, workload.n_accelerators, max_transitions)
-        )
+        size *= sum(1 for _ in assignments(t.profile.n_groups, workload.n_accelerators, max_transitions))
     return size
 
 
@@ -139,22 +137,17 @@ def haxconn(
     if space not in ("restricted", "free"):
         raise ConfigError(f"space={space!r}; allowed: restricted, free")
     t0 = time.perf_counter()
-    base = (
-        baselines
-        if baselines is not None
-        else {m: run_method(workload, m, goal) for m in BASELINES}
-    )
+    base = baselines if baselines is not None else {
+        m: run_method(workload, m, goal) for m in BASELINES
+    }
     limit = max_transitions if space == "restricted" else None
 
     def fits(s: Schedule, lim: int | None) -> bool:
         return lim is None or max(s.transitions()) <= lim
 
     def best_of(lim: int | None) -> tuple[float, str, Schedule, ExecutionResult]:
-        cands = [
-            (r.realised.objective(goal), f"hint:{m}", r.schedule, r.realised)
-            for m, r in base.items()
-            if fits(r.schedule, lim)
-        ]
+        cands = [(r.realised.objective(goal), f"hint:{m}", r.schedule, r.realised)
+                 for m, r in base.items() if fits(r.schedule, lim)]
         return min(cands, key=lambda c: c[0])
 
     best_val, best_src, best_s, best_r = best_of(limit)
@@ -167,10 +160,7 @@ def haxconn(
         # restricted: searched to the proof (results never depend on the machine's speed);
         # free: a seed for what follows, so it gets half the budget
         s, r, _ = exhaustive_search(
-            workload,
-            goal,
-            max_transitions=max_transitions,
-            seed=(rs, rr),
+            workload, goal, max_transitions=max_transitions, seed=(rs, rr),
             max_combinations=enumerate_limit,
             time_limit_s=None if space == "restricted" else 0.5 * time_limit_s,
             chunk=2_048 if space == "restricted" else 512,
@@ -185,37 +175,20 @@ def haxconn(
     if space == "free" or not proven:
         hint = best_s
         if space == "free":
-            hint = local_search(
-                workload,
-                best_s,
-                goal,
-                max_evaluations=2_000,
-                time_limit_s=max(0.0, 0.75 * time_limit_s - (time.perf_counter() - t0)),
-            )
+            hint = local_search(workload, best_s, goal, max_evaluations=2_000,
+                                time_limit_s=max(0.0, 0.75 * time_limit_s - (time.perf_counter() - t0)))
             hr = execute(workload, hint)
             if hr.objective(goal) < best_val - 1e-15:
-                best_val, best_src, best_s, best_r = (
-                    hr.objective(goal),
-                    "hint:local-search",
-                    hint,
-                    hr,
-                )
+                best_val, best_src, best_s, best_r = hr.objective(goal), "hint:local-search", hint, hr
                 predicted = _objective_to_model(goal, hr)
         # CP-SAT gets what is left of the budget, model building included, less a margin for
         # executing its answer; at least 50 ms so a tight budget still tries
         remaining = max(0.05, time_limit_s - (time.perf_counter() - t0) - 0.03)
         from npusched.policies.mapping.cpsat import solve_cpsat  # needs the [solver] extra
 
-        out = solve_cpsat(
-            workload,
-            goal,
-            max_transitions=limit,
-            time_limit_s=remaining,
-            hint=best_s,
-            hint_result=best_r,
-            workers=workers,
-            limit_includes_build=True,
-        )
+        out = solve_cpsat(workload, goal, max_transitions=limit, time_limit_s=remaining,
+                          hint=best_s, hint_result=best_r, workers=workers,
+                          limit_includes_build=True)
         bound = free_lower_bound(workload, goal) if space == "free" else -math.inf
         if out.schedule is not None:
             r = execute(workload, out.schedule)
@@ -299,11 +272,8 @@ def dynamic_haxconn(
     """
     naive = [run_method(workload, m, goal) for m in ("GPU-only", "GPU & DSA")]
     start = min(naive, key=lambda r: r.realised.objective(goal))
-    swaps = [
-        Improvement(
-            0.0, start.realised.schedule, start.realised.objective(goal), f"naive:{start.method}"
-        )
-    ]
+    swaps = [Improvement(0.0, start.realised.schedule, start.realised.objective(goal),
+                         f"naive:{start.method}")]
     best: list[tuple[Schedule, ExecutionResult]] = [(start.schedule, start.realised)]
     offset = [0.0]
 
@@ -318,12 +288,9 @@ def dynamic_haxconn(
     if space_size(workload, max_transitions) <= enumerate_limit:
         seed = start if max(start.schedule.transitions()) <= max_transitions else None
         _, _, stats = exhaustive_search(
-            workload,
-            goal,
-            max_transitions=max_transitions,
+            workload, goal, max_transitions=max_transitions,
             seed=(seed.schedule, seed.realised) if seed is not None else None,
-            max_combinations=enumerate_limit,
-            chunk=chunk,
+            max_combinations=enumerate_limit, chunk=chunk,
             on_improve=lambda s, r, k: offer(k * eval_cost_s, s, r, "exhaustive"),
         )
         offset[0] = stats.evaluated * eval_cost_s
@@ -333,14 +300,9 @@ def dynamic_haxconn(
         from npusched.policies.mapping.cpsat import solve_cpsat  # needs the [solver] extra
 
         solve_cpsat(
-            workload,
-            goal,
-            time_limit_s=budget,
-            hint=sched,
-            hint_result=res,
+            workload, goal, time_limit_s=budget, hint=sched, hint_result=res,
             clock="deterministic",
-            on_solution=lambda s, t, _o: offer(
-                offset[0] + t * det_time_s, s, execute(workload, s), "cp-sat"
-            ),
+            on_solution=lambda s, t, _o: offer(offset[0] + t * det_time_s, s,
+                                               execute(workload, s), "cp-sat"),
         )
     return swaps

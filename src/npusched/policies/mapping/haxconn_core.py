@@ -362,13 +362,11 @@ class HaxconnCore:
                 self.memo_[key] = _shared(
                     ("solve", self.goal, self.max_transitions, nets, *map(id, profiles)),
                     tuple(profiles),
-                    lambda: (
-                        haxconn(
-                            self._workload(nets, profiles),
-                            self.goal,
-                            max_transitions=self.max_transitions,
-                        ).schedule
-                    ),
+                    lambda: haxconn(
+                        self._workload(nets, profiles),
+                        self.goal,
+                        max_transitions=self.max_transitions,
+                    ).schedule,
                 )
             sched = self.memo_[key]
         if sched.order is None:
@@ -503,13 +501,7 @@ class HaxconnCore:
             if assign is None or len(assign) != 1 or assign.get(job) is not alloc:
                 assign = self.assign_ = {job: alloc}
             return refill_schedule(
-                m,
-                assign,
-                NO_PREEMPT,
-                NO_MECHANISM,
-                {job: starts[g + 1]},
-                NO_MERGE,
-                NO_TIMERS,
+                m, assign, NO_PREEMPT, NO_MECHANISM, {job: starts[g + 1]}, NO_MERGE, NO_TIMERS,
                 NO_RATES,
             )
         return alloc
@@ -837,7 +829,8 @@ def rows_of(
         bw = core.spec_.memory_bandwidth_bps
         demand = [float(p.mem_bps[g, a]) / bw for g, a in enumerate(row)]
         wait = [0.0] + [
-            float(p.out_s[g - 1, row[g - 1]] + p.in_s[g, row[g]]) if row[g - 1] != row[g] else 0.0
+            float(p.out_s[g - 1, row[g - 1]] + p.in_s[g, row[g]]) if row[g - 1] != row[g]
+            else 0.0
             for g in range(1, len(row))
         ]
         hit = core.rows_[key] = ([s for s, _ in p.bounds], demand, wait)

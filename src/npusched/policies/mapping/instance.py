@@ -82,7 +82,6 @@ __all__ = [
     "solve_instance",
 ]
 
-
 @dataclass(frozen=True)
 class MapResult:
     """A solved instance.
@@ -163,24 +162,17 @@ def parse_instance(data: object, where: str = "instance") -> MapInstance:
                 isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
                 for x in v
             ):
-                raise _err(
-                    where,
-                    f"{f}.{key}",
-                    "missing or not a list of numbers",
-                    "a list of finite numbers",
-                )
+                raise _err(where, f"{f}.{key}", "missing or not a list of numbers",
+                           "a list of finite numbers")
             arrays[key] = tuple(float(x) for x in v)
         n = len(arrays["gpu_ms"])
         if n < 1:
             raise _err(where, f"{f}.gpu_ms", "is empty", "one time per layer group (>= 1)")
-        for key, want in (("dla_ms", n), ("transition_ms", n - 1), ("mem_gpu", n), ("mem_dla", n)):
+        for key, want in (("dla_ms", n), ("transition_ms", n - 1), ("mem_gpu", n),
+                          ("mem_dla", n)):
             if len(arrays[key]) != want:
-                raise _err(
-                    where,
-                    f"{f}.{key}",
-                    f"has {len(arrays[key])} values",
-                    f"{want} (gpu_ms has {n} groups)",
-                )
+                raise _err(where, f"{f}.{key}", f"has {len(arrays[key])} values",
+                           f"{want} (gpu_ms has {n} groups)")
         for key in ("gpu_ms", "dla_ms"):
             if any(x <= 0 for x in arrays[key]):
                 raise _err(where, f"{f}.{key}", "has a value <= 0", "times > 0 ms")
@@ -190,7 +182,8 @@ def parse_instance(data: object, where: str = "instance") -> MapInstance:
             if any(not 0 <= x <= 100 for x in arrays[key]):
                 raise _err(where, f"{f}.{key}", "has a value outside 0-100", "0 to 100 (%)")
         dnns.append(DnnSpec(name=name, **arrays))
-    return MapInstance(soc=str(soc), objective=str(objective), max_transitions=mt, dnns=tuple(dnns))
+    return MapInstance(soc=str(soc), objective=str(objective), max_transitions=mt,
+                       dnns=tuple(dnns))
 
 
 def load_instance(path: str | Path) -> MapInstance:
@@ -199,9 +192,7 @@ def load_instance(path: str | Path) -> MapInstance:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
-        raise ConfigError(
-            f"{p}: cannot read: {e.strerror}; allowed: a readable JSON file"
-        ) from None
+        raise ConfigError(f"{p}: cannot read: {e.strerror}; allowed: a readable JSON file") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -261,8 +252,12 @@ def paper_ends(
     ``et = st + t`` (the map is monotone, so the iteration rises to its least fixpoint)."""
     N = len(inst.dnns)
     groups = [(n, g) for n in range(N) for g in range(inst.dnns[n].n_groups)]
-    base = {(n, g): float(inst.dnns[n].time_ms(devices[n][g])[g]) for n, g in groups}
-    coef = {(n, g): 1.0 - 1.0 / float(inst.slowdown(n, devices[n][g])[g]) for n, g in groups}
+    base = {
+        (n, g): float(inst.dnns[n].time_ms(devices[n][g])[g]) for n, g in groups
+    }
+    coef = {
+        (n, g): 1.0 - 1.0 / float(inst.slowdown(n, devices[n][g])[g]) for n, g in groups
+    }
     st = {(n, g): float(starts[n][g]) for n, g in groups}
     et = {p: st[p] + base[p] for p in groups}
     for _ in range(100_000):
@@ -343,10 +338,8 @@ def _merge_dp(objective: str, a: tuple[Any, ...], b: tuple[Any, ...]) -> float:
                     nxt.setdefault((i, j + 1), []).append(tuple(e))
         front = {key: _pareto(v) for key, v in nxt.items()}
     final = front[(n1, n2)]
-    return min(
-        (_objective(objective, [s[0], s[1]]) for s in final),
-        key=lambda v: v if objective == "latency" else -v,
-    )
+    return min((_objective(objective, [s[0], s[1]]) for s in final),
+               key=lambda v: v if objective == "latency" else -v)
 
 
 def _pareto(states: list[tuple[float, ...]]) -> list[tuple[float, ...]]:
@@ -389,13 +382,8 @@ def solve_instance(
         raise ConfigError(f"solver={solver!r}; allowed: {', '.join(SOLVERS)}")
     bounds = None
     bound_s = 0.0
-    if (
-        use_bounds
-        and semantics == "paper"
-        and fixed is None
-        and len(inst.dnns) == 2
-        and inst.objective == "latency"
-    ):
+    if use_bounds and semantics == "paper" and fixed is None and len(inst.dnns) == 2 \
+            and inst.objective == "latency":
         from npusched.policies.mapping.instance_bounds import paper_lower_bound
 
         bounds = paper_lower_bound(inst)
@@ -405,11 +393,7 @@ def solve_instance(
 
         tick = tick_ms if tick_ms is not None else (1e-4 if semantics == "artifact" else 1e-2)
         raw = solve_cpsat_instance(
-            inst,
-            semantics,
-            time_limit_s=time_limit_s,
-            tick_ms=tick,
-            fixed=fixed,
+            inst, semantics, time_limit_s=time_limit_s, tick_ms=tick, fixed=fixed,
             bounds=bounds,
         )
     else:
@@ -418,9 +402,8 @@ def solve_instance(
         if bounds is not None:  # paper, two DNNs, latency: Z3 per transition configuration
             raw = solve_z3_paper_pairs(inst, bounds, time_limit_s=time_limit_s)
         else:
-            raw = solve_z3_instance(
-                inst, semantics, time_limit_s=time_limit_s, fixed=fixed, bounds=bounds
-            )
+            raw = solve_z3_instance(inst, semantics, time_limit_s=time_limit_s, fixed=fixed,
+                                    bounds=bounds)
     devices, starts, ends, status, solve_s = raw
     solve_s += bound_s
     if semantics == "artifact":

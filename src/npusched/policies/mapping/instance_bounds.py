@@ -101,13 +101,8 @@ def pair_lower_bound(
             # busy time counts t + c ov; A's overlaps (== B's) are subtracted once
             union.SetCoefficient(ov, -c + (1.0 if n == 0 else 0.0))
             sym[dev if n == 0 else 1 - dev].SetCoefficient(ov, 1.0 if n == 0 else -1.0)
-    for c, r in (
-        (chain[0], rhs_chain[0]),
-        (chain[1], rhs_chain[1]),
-        (union, rhs_union),
-        (load[0], rhs_load[0]),
-        (load[1], rhs_load[1]),
-    ):
+    for c, r in ((chain[0], rhs_chain[0]), (chain[1], rhs_chain[1]), (union, rhs_union),
+                 (load[0], rhs_load[0]), (load[1], rhs_load[1])):
         c.SetLb(r)
     objective = lp.Objective()
     objective.SetCoefficient(mk, 1.0)

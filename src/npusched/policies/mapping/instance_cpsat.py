@@ -26,7 +26,9 @@ __all__ = ["solve_cpsat_instance"]
 COEF_SCALE = 1000
 INV_Q = 10**12
 
-Raw = tuple[tuple[tuple[int, ...], ...], list[list[float]], list[float], str, float]
+Raw = tuple[
+    tuple[tuple[int, ...], ...], list[list[float]], list[float], str, float
+]
 
 
 def solve_cpsat_instance(
@@ -66,10 +68,8 @@ def solve_cpsat_instance(
             for v, dev in zip(row, frow, strict=True):
                 m.add(v == (1 if dev == 0 else 0))
     y: list[list[cp_model.IntVar | None]] = []
-    st = [
-        [m.new_int_var(0, horizon, f"st{n}_{g}") for g in range(d.n_groups)]
-        for n, d in enumerate(inst.dnns)
-    ]
+    st = [[m.new_int_var(0, horizon, f"st{n}_{g}") for g in range(d.n_groups)]
+          for n, d in enumerate(inst.dnns)]
     ends: list[cp_model.IntVar] = []
     ivs: list[list[cp_model.IntervalVar]] = [[], []]
     et_all: list[list[cp_model.IntVar]] = []
@@ -119,16 +119,14 @@ def solve_cpsat_instance(
     mk = m.new_int_var(0, horizon, "makespan")
     m.add_max_equality(mk, ends)
     if semantics == "paper":
-        ovs = _contention(
-            m, inst, x, st, et_all, s_gpu, s_dla, horizon, tick_ms, keep_all=union_cut
-        )
+        ovs = _contention(m, inst, x, st, et_all, s_gpu, s_dla, horizon, tick_ms,
+                          keep_all=union_cut)
         if union_cut:
             # the busy times of two DNNs intersect for at least R_n + R_k - makespan, and the
             # intersection is their overlap (same-accelerator pairs never overlap)
             for (n, k), pair_ovs in ovs.items():
-                busy = [
-                    et_all[i][g] - st[i][g] for i in (n, k) for g in range(inst.dnns[i].n_groups)
-                ]
+                busy = [et_all[i][g] - st[i][g] for i in (n, k)
+                        for g in range(inst.dnns[i].n_groups)]
                 m.add(sum(pair_ovs) >= sum(busy) - mk)
     if inst.objective == "latency":
         if bounds is not None:
@@ -160,7 +158,9 @@ def solve_cpsat_instance(
         from npusched.errors import SimulationError
 
         raise SimulationError(f"CP-SAT found no schedule in {time_limit_s} s")
-    devices = tuple(tuple(0 if solver.value(v) else 1 for v in row) for row in x)
+    devices = tuple(
+        tuple(0 if solver.value(v) else 1 for v in row) for row in x
+    )
     starts = [[solver.value(v) * tick_ms for v in row] for row in st]
     end_ms = [solver.value(e) * tick_ms for e in ends]
     status = "optimal" if code == cp_model.OPTIMAL else "feasible"

@@ -61,6 +61,7 @@ class MapInstance:
         return artifact_slowdown(self.soc, DEVICES[device], mem)
 
 
+
 #: The artifact's departures from the paper that :func:`brute_force_artifact` and
 #: :func:`evaluate` can switch off one at a time (to measure what each one moves): the constant
 #: own-throughput slowdown, the preceding group timed on the new device, the unslowed last group.

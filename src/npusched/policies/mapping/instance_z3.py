@@ -114,18 +114,11 @@ def solve_z3_instance(
                 for h in range(inst.dnns[k].n_groups):
                     da, db = inst.dnns[n], inst.dnns[k]
                     if semantics == "artifact":  # the artifact's clauses, one per accelerator
-                        for on, t1, t2 in (
-                            (True, da.gpu_ms[g], db.gpu_ms[h]),
-                            (False, da.dla_ms[g], db.dla_ms[h]),
-                        ):
+                        for on, t1, t2 in ((True, da.gpu_ms[g], db.gpu_ms[h]),
+                                           (False, da.dla_ms[g], db.dla_ms[h])):
                             lits = (z3.Not(x[n][g]), z3.Not(x[k][h])) if on else (x[n][g], x[k][h])
-                            opt.add(
-                                z3.Or(
-                                    *lits,
-                                    st[n][g] + R(t1) <= st[k][h],
-                                    st[k][h] + R(t2) <= st[n][g],
-                                )
-                            )
+                            opt.add(z3.Or(*lits, st[n][g] + R(t1) <= st[k][h],
+                                          st[k][h] + R(t2) <= st[n][g]))
                     else:
                         sep = z3.Or(et[n][g] <= st[k][h], et[k][h] <= st[n][g])
                         opt.add(z3.Implies(x[n][g] == x[k][h], sep))
@@ -149,9 +142,8 @@ def solve_z3_instance(
                             # coefficient times ov would be a nonlinear product for Z3)
                             cg = R(1.0 - 1.0 / float(s_gpu[a][i])) * ov
                             cd = R(1.0 - 1.0 / float(s_dla[a][i])) * ov
-                            extra[(a, i)].append(
-                                z3.If(x[a][i], z3.If(x[b][j], R(0), cg), z3.If(x[b][j], cd, R(0)))
-                            )
+                            extra[(a, i)].append(z3.If(
+                                x[a][i], z3.If(x[b][j], R(0), cg), z3.If(x[b][j], cd, R(0))))
         for n, d in enumerate(inst.dnns):
             for g in range(d.n_groups):
                 t = z3.If(x[n][g], R(d.gpu_ms[g]), R(d.dla_ms[g]))
@@ -173,11 +165,9 @@ def solve_z3_instance(
             opt.add(mk >= R(bounds.bound_ms))
             for (ra, rb), pair_lb in bounds.pairs:
                 if pair_lb > bounds.bound_ms:
-                    match = [
-                        v if dev == 0 else z3.Not(v)
-                        for row, xs in ((ra, x[0]), (rb, x[1]))
-                        for v, dev in zip(xs, row, strict=True)
-                    ]
+                    match = [v if dev == 0 else z3.Not(v)
+                             for row, xs in ((ra, x[0]), (rb, x[1]))
+                             for v, dev in zip(xs, row, strict=True)]
                     opt.add(z3.Implies(z3.And(*match), mk >= R(pair_lb)))
         h = opt.minimize(mk)
     else:
@@ -202,10 +192,8 @@ def solve_z3_instance(
 
     def val(v: Any) -> float:
         r = model.eval(v, model_completion=True)
-        return (
-            float(Fraction(str(r.as_fraction())))
-            if z3.is_rational_value(r)
-            else float(r.approx(12).as_fraction())
+        return float(Fraction(str(r.as_fraction()))) if z3.is_rational_value(r) else float(
+            r.approx(12).as_fraction()
         )
 
     devices = tuple(
@@ -223,13 +211,9 @@ def solve_z3_instance(
 PAIR_TOLERANCE = 2e-6
 
 
-def _fixed_paper_model(
-    z3: Any,
-    inst: MapInstance,
-    rows: tuple[tuple[int, ...], ...],
-    lower_ms: float,
-    coef_den: int | None = None,
-) -> tuple[Any, Any, list[list[Any]], list[list[Any]]]:
+def _fixed_paper_model(z3: Any, inst: MapInstance, rows: tuple[tuple[int, ...], ...],
+                       lower_ms: float, coef_den: int | None = None,
+                       ) -> tuple[Any, Any, list[list[Any]], list[list[Any]]]:
     """The ``paper`` semantics of two DNNs with the mapping fixed to ``rows``, every
     coefficient a constant, every disjunction over *order literals* (times in ms, rationals).
 
@@ -262,11 +246,8 @@ def _fixed_paper_model(
 
     def R(v: float) -> str:
         f = _q(v)
-        num = (
-            f"{abs(f.numerator)}.0"
-            if f.denominator == 1
-            else f"(/ {abs(f.numerator)}.0 {f.denominator}.0)"
-        )
+        num = f"{abs(f.numerator)}.0" if f.denominator == 1 else \
+            f"(/ {abs(f.numerator)}.0 {f.denominator}.0)"
         return f"(- {num})" if f.numerator < 0 else num
 
     def add(*terms: str) -> str:
@@ -303,9 +284,8 @@ def _fixed_paper_model(
             for v, lo, hi in ((A, sa, sb), (B, ea, eb), (C, ea, sb), (D, eb, sa)):
                 out.append(f"(=> {v} (<= {lo} {hi}))")
                 out.append(f"(=> (not {v}) (<= {hi} {lo}))")
-            out.extend(
-                (f"(=> {C} {A})", f"(=> {C} {B})", f"(=> {D} (not {A}))", f"(=> {D} (not {B}))")
-            )
+            out.extend((f"(=> {C} {A})", f"(=> {C} {B})", f"(=> {D} (not {A}))",
+                        f"(=> {D} (not {B}))"))
             for lits in (a, b, c):
                 if i:
                     out.append(f"(=> {lits[i][j]} {lits[i - 1][j]})")
@@ -361,20 +341,15 @@ def _fixed_paper_model(
             out.append(f"(=> {a[i][j]} (>= {lhs} (+ {rhs} {st[0][i]})))")
             out.append(f"(=> (not {a[i][j]}) (>= {lhs} (+ {rhs} {st[1][j]})))")
     for dev in (0, 1):
-        load = [
-            dur[n][g] for n in range(2) for g in range(inst.dnns[n].n_groups) if rows[n][g] == dev
-        ]
+        load = [dur[n][g] for n in range(2) for g in range(inst.dnns[n].n_groups)
+                if rows[n][g] == dev]
         if load:
             out.append(f"(>= makespan {add(*load)})")
     ctx = z3.Context()
     sol = z3.SolverFor("QF_LRA", ctx=ctx)
     sol.from_string("\n".join(decl) + "\n" + "\n".join(f"(assert {x})" for x in out))
-    return (
-        sol,
-        z3.Real("makespan", ctx),
-        [[z3.Real(v, ctx) for v in row] for row in st],
-        [[z3.Real(v, ctx) for v in row] for row in et],
-    )
+    return (sol, z3.Real("makespan", ctx), [[z3.Real(v, ctx) for v in row] for row in st],
+            [[z3.Real(v, ctx) for v in row] for row in et])
 
 
 def _serial_schedule(
@@ -463,14 +438,8 @@ def solve_z3_paper_pairs(
         r = model.eval(v, model_completion=True)
         return float(Fraction(str(r.as_fraction())))
 
-    def check(
-        rows: tuple[tuple[int, ...], ...],
-        target: float,
-        *,
-        seconds: float,
-        rlimit: int = 0,
-        den: int | None = None,
-    ) -> Any:
+    def check(rows: tuple[tuple[int, ...], ...], target: float, *, seconds: float,
+              rlimit: int = 0, den: int | None = None) -> Any:
         """``makespan <= target`` on a fresh model of ``rows`` (``den``: the relaxation):
         ``unsat`` raises the pair's bound; ``sat`` of the exact model may lower the
         incumbent."""
@@ -488,12 +457,8 @@ def solve_z3_paper_pairs(
             m = sol.model()
             v = val(m, mk)
             if v < best[0]:
-                best = (
-                    v,
-                    rows,
-                    [[val(m, x) for x in row] for row in st],
-                    [val(m, row[-1]) for row in et],
-                )
+                best = (v, rows, [[val(m, x) for x in row] for row in st],
+                        [val(m, row[-1]) for row in et])
         return res
 
     def ladder(pairs: list[tuple[tuple[int, ...], ...]]) -> None:
@@ -520,9 +485,8 @@ def solve_z3_paper_pairs(
 
     ladder(list(open_pairs))
     while left() > 0:
-        todo = sorted(
-            (r for r, lb in open_pairs.items() if not closed(lb)), key=lambda r: open_pairs[r]
-        )
+        todo = sorted((r for r, lb in open_pairs.items() if not closed(lb)),
+                      key=lambda r: open_pairs[r])
         if not todo:
             break
         for rows in todo:
@@ -531,7 +495,8 @@ def solve_z3_paper_pairs(
             for den in (PROOF_COEF_DEN, None):
                 if closed(open_pairs[rows]) or left() <= 0:
                     break
-                res = check(rows, cap(), seconds=min(t_end - time.perf_counter(), left()), den=den)
+                res = check(rows, cap(), seconds=min(t_end - time.perf_counter(), left()),
+                            den=den)
                 if res == z3.unsat:
                     break
                 if res == z3.sat and den is None:

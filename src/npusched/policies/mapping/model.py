@@ -124,11 +124,8 @@ def to_int_instance(
                 if m == n:
                     continue
                 dm = workload.demand(m)
-                s = workload.contention.slowdown(
-                    dn[:, :, None, None],
-                    dm[None, None, :, :],
-                    np.arange(n_acc)[None, :, None, None],
-                )
+                s = workload.contention.slowdown(dn[:, :, None, None], dm[None, None, :, :],
+                                                 np.arange(n_acc)[None, :, None, None])
                 c = np.rint((1.0 - 1.0 / s) * COEF_SCALE).astype(np.int64)
                 c[:, np.arange(n_acc), :, np.arange(n_acc)] = 0  # same accelerator: no overlap
                 coef[(n, m)] = c

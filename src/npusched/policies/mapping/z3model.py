@@ -53,16 +53,12 @@ def solve_z3(
     opt = z3.Optimize()
     opt.set("timeout", int(time_limit_s * 1000))
     z3.set_param("smt.random_seed", int(random_seed))
-    x = [
-        [[z3.Bool(f"x{n}_{g}_{a}") for a in range(A)] for g in range(inst.groups(n))]
-        for n in range(inst.n_tasks)
-    ]
+    x = [[[z3.Bool(f"x{n}_{g}_{a}") for a in range(A)] for g in range(inst.groups(n))]
+         for n in range(inst.n_tasks)]
     st = [[z3.Int(f"st{n}_{g}") for g in range(inst.groups(n))] for n in range(inst.n_tasks)]
     et = [[z3.Int(f"et{n}_{g}") for g in range(inst.groups(n))] for n in range(inst.n_tasks)]
     ex = [[z3.Int(f"ex{n}_{g}") for g in range(inst.groups(n))] for n in range(inst.n_tasks)]
-    contr: list[list[list[Any]]] = [
-        [[] for _ in range(inst.groups(n))] for n in range(inst.n_tasks)
-    ]
+    contr: list[list[list[Any]]] = [[[] for _ in range(inst.groups(n))] for n in range(inst.n_tasks)]
     for n in range(inst.n_tasks):
         G = inst.groups(n)
         opt.add(st[n][0] >= inst.release[n])
@@ -78,11 +74,8 @@ def solve_z3(
                 for b in range(A):
                     c = int(inst.trans[n][g, a, b])
                     if a != b and c > 0:
-                        opt.add(
-                            z3.Implies(
-                                z3.And(x[n][g][a], x[n][g + 1][b]), st[n][g + 1] >= et[n][g] + c
-                            )
-                        )
+                        opt.add(z3.Implies(z3.And(x[n][g][a], x[n][g + 1][b]),
+                                           st[n][g + 1] >= et[n][g] + c))
             trs.append(z3.Not(z3.And([x[n][g][a] == x[n][g + 1][a] for a in range(A)])))
         if max_transitions is not None and trs:
             opt.add(z3.PbLe([(t, 1) for t in trs], max_transitions))
@@ -93,25 +86,16 @@ def solve_z3(
                 for b in range(A):
                     c = int(inst.dep_trans[n][d][a, b])
                     if a != b and c > 0:
-                        opt.add(
-                            z3.Implies(
-                                z3.And(x[d][last][a], x[n][0][b]), st[n][0] >= et[d][last] + c
-                            )
-                        )
+                        opt.add(z3.Implies(z3.And(x[d][last][a], x[n][0][b]),
+                                           st[n][0] >= et[d][last] + c))
     for n in range(inst.n_tasks):
         for k in range(n + 1, inst.n_tasks):
             dep = n in inst.after[k] or k in inst.after[n]
             for g in range(inst.groups(n)):
                 for h in range(inst.groups(k)):
                     for a in range(A):  # Eq. 9
-                        opt.add(
-                            z3.Or(
-                                z3.Not(x[n][g][a]),
-                                z3.Not(x[k][h][a]),
-                                et[n][g] <= st[k][h],
-                                et[k][h] <= st[n][g],
-                            )
-                        )
+                        opt.add(z3.Or(z3.Not(x[n][g][a]), z3.Not(x[k][h][a]),
+                                      et[n][g] <= st[k][h], et[k][h] <= st[n][g]))
                     if dep or (n, k) not in inst.coef:
                         continue
                     lo = z3.If(et[n][g] < et[k][h], et[n][g], et[k][h])

@@ -305,6 +305,7 @@ def _estimate(tab: _Table, step: int, frac: float, slack: float, size: int) -> t
     return r.index(m) + 1, m
 
 
+
 #: :class:`_JobRec` kinds: no QoS bound (unbounded slack), a bound and an arrival time that
 #: are both ``float`` (the slack in C doubles compiled), anything else (read from the job).
 _NO_SLO: Final = 0
@@ -453,7 +454,12 @@ class PlanariaCore:
         names one cause: a dispatch woken with a save's end is ``"preempted"``) waits with
         target 0 and holds none: no change, so the decision is ``NOTHING`` and changes no
         state. A subclass that decides its own way (``select`` overridden) is never quiet."""
-        return self.settled_ and self.own_select_ and reason != "arrival" and reason != "completion"
+        return (
+            self.settled_
+            and self.own_select_
+            and reason != "arrival"
+            and reason != "completion"
+        )
 
     def empty_wake(self, reason: str) -> bool:
         """``select``'s decision at a wake for ``reason`` on a view with no job (the engine
@@ -930,7 +936,9 @@ def request_shape(job: JobView) -> tuple[Any, Any, Any]:
     return got
 
 
-def shape_table(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str, Any]) -> _Table:
+def shape_table(
+    core: PlanariaCore, job: JobView, size: int, profiles: Mapping[str, Any]
+) -> _Table:
     """The job's configuration table (cached per request shape in ``core.tables_``; a module
     function: compiled, a method called on an interpreted subclass's instance is a Python-level
     call)."""
@@ -945,7 +953,10 @@ def shape_table(core: PlanariaCore, job: JobView, size: int, profiles: Mapping[s
             tab = core.tables_[key] = hit[0]
             return tab
         cum = np.stack(
-            [prof.plan(batch, seq_in, seq_out, subarrays=n).cum_s for n in range(1, size + 1)]
+            [
+                prof.plan(batch, seq_in, seq_out, subarrays=n).cum_s
+                for n in range(1, size + 1)
+            ]
         )
         cum_t = np.ascontiguousarray(cum.T)  # row s: the prefix sums at step s, 1..size
         total = cum_t[-1]

@@ -135,7 +135,9 @@ class TokenHooks:
         as :func:`~npusched.policies.temporal.mechanism.decide` turns it (keep the array when
         the pick runs already or a non-preemptive policy has a job running; run it on an idle
         array; else displace the running job with the mechanism ``mechanism`` prescribes)."""
-        return self.select_with(pol, now, running, 0.0 if running is None else running.executed_s)
+        return self.select_with(
+            pol, now, running, 0.0 if running is None else running.executed_s
+        )
 
     def select_with(self, pol: Any, now: float, running: Any, run_exec: float) -> Decision:
         """:meth:`select` given the running job's ``executed_s`` (0 for none; read only where

@@ -290,14 +290,8 @@ def fit(
             except PowerCapError:  # some layer cannot run under the cap even at 100 MHz
                 continue
             eff, ssr = _best_eff(parts)
-            grid.append(
-                {
-                    "idle_power_w": float(idle),
-                    "peak_dynamic_power_w": float(dyn),
-                    "stc_efficiency": eff,
-                    "ssr": ssr,
-                }
-            )
+            grid.append({"idle_power_w": float(idle), "peak_dynamic_power_w": float(dyn),
+                         "stc_efficiency": eff, "ssr": ssr})
             if best is None or ssr < best[3]:
                 best = (float(idle), float(dyn), eff, ssr)
     assert best is not None
@@ -333,7 +327,8 @@ def sensitivity_around(
         except PowerCapError:
             continue
         within = sum(
-            abs(ev[f"switches/{n}"] - PAPER_TABLE6[n][0]) <= 0.5 * PAPER_TABLE6[n][0] for n in nets
+            abs(ev[f"switches/{n}"] - PAPER_TABLE6[n][0]) <= 0.5 * PAPER_TABLE6[n][0]
+            for n in nets
         )
         rows.append(
             {

@@ -305,7 +305,7 @@ def report(summary: Mapping[str, Any], names: Sequence[str]) -> str:
         "## Why ours differs from the paper",
         "",
         "* **Time scale per network.** One STC efficiency (fitted, or calibrated to the paper's "
-        'mean layer time with `efficiency = "calibrate"`) sets the time scale for all '
+        "mean layer time with `efficiency = \"calibrate\"`) sets the time scale for all "
         "networks; per-network times then follow our cost model (work per layer). The chip's "
         "measured times do not scale with work: "
         "VGG-16's 15.5 GMAC execute in ~87 ms, SqueezeNet's 0.8 GMAC in ~29 ms (last column), "

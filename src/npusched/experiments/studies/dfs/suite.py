@@ -59,7 +59,6 @@ class DfsSuite(_Strict):
         names = _network_names(v)
         bad = [n for n in names if n not in PAPER_TABLE6]
         if bad:  # Table 6 and the report compare every network with the paper's
-            raise ValueError(
-                f"{bad[0]!r} is not a benchmark of the paper; allowed: " + ", ".join(PAPER_TABLE6)
-            )
+            raise ValueError(f"{bad[0]!r} is not a benchmark of the paper; allowed: "
+                             + ", ".join(PAPER_TABLE6))
         return names

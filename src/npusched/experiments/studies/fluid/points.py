@@ -149,7 +149,9 @@ def table2_ablations(
     rows = []
     for r in PAPER["table2"]:
         m, b = str(r[0]), str(r[1])
-        rows.append(row("default", "none", seed0[(m, b, "LazyBatching")], seed0[(m, b, "FluidB")]))
+        rows.append(
+            row("default", "none", seed0[(m, b, "LazyBatching")], seed0[(m, b, "FluidB")])
+        )
     for variant, (what, kw) in TABLE2_ABLATIONS.items():
         for r in PAPER["table2"]:
             m, b, rate, slo = str(r[0]), str(r[1]), float(r[2]), float(r[3])

@@ -209,10 +209,7 @@ def serving_requests(
     rng = stream_rng(prefix, seed)
     if arrival_cv == 1.0:
         reqs = poisson_workload(
-            rate,
-            models=[m.flat.name],
-            n_requests=n_samples,
-            qos={m.flat.name: slo_s},
+            rate, models=[m.flat.name], n_requests=n_samples, qos={m.flat.name: slo_s},
             random_state=rng,
         )
     else:
@@ -291,7 +288,9 @@ def run_points(
     out = []
     for model, board, policy, rate, slo, seed in points:
         out.append(
-            run_point(model, board, policy, rate, slo, seed, n_samples, designs, lazy_invocation_s)
+            run_point(
+                model, board, policy, rate, slo, seed, n_samples, designs, lazy_invocation_s
+            )
         )
         if step is not None:
             step(f"{model} {policy} {rate:g}/s")

@@ -38,9 +38,8 @@ def _serving_model(v: str) -> str:
     name = _network_names([v])[0]
     allowed = [m for m in dict.fromkeys(m for m, _ in PAPER_TABLE1) if m in PAPER_EXIT_RATES]
     if name not in allowed:
-        raise ValueError(
-            f"{v!r} has no exit rates and Table I design; allowed: " + ", ".join(allowed)
-        )
+        raise ValueError(f"{v!r} has no exit rates and Table I design; allowed: "
+                         + ", ".join(allowed))
     return name
 
 
@@ -172,13 +171,8 @@ def fluid_sweep(s: FluidSuite) -> dict[str, Any]:
                 dd = _model(st.model, st.board).design(
                     pol["hardware.params.strategy"], pol["hardware.params.stackable"], "dse"
                 )
-                pol.update(
-                    {
-                        "hardware.params.tr": dd.tr,
-                        "hardware.params.tp": dd.tp,
-                        "hardware.params.tc": dd.tc,
-                    }
-                )
+                pol.update({"hardware.params.tr": dd.tr, "hardware.params.tp": dd.tp,
+                            "hardware.params.tc": dd.tc})
             for rate in st.rates:  # the reproduction's stream of each rate (same samples)
                 grids.append(
                     {

@@ -27,24 +27,13 @@ def gantt(path: Path, workload: Workload, result: ExecutionResult, title: str = 
     for n, task in enumerate(workload.tasks):
         for g, a in enumerate(result.schedule.assignment[n]):
             s, e = result.start_s[n][g] * 1e3, result.end_s[n][g] * 1e3
-            ax.broken_barh(
-                [(s, e - s)],
-                (a - 0.35, 0.7),
-                facecolors=colors[n % len(colors)],
-                edgecolors="black",
-                linewidth=0.4,
-                label=task.name if g == 0 else None,
-                zorder=2,
-            )
+            ax.broken_barh([(s, e - s)], (a - 0.35, 0.7), facecolors=colors[n % len(colors)],
+                           edgecolors="black", linewidth=0.4, label=task.name if g == 0 else None,
+                           zorder=2)
     for iv in result.intervals:
         if len(iv.members) > 1:
-            ax.axvspan(
-                iv.start_s * 1e3,
-                iv.end_s * 1e3,
-                color="red",
-                zorder=0,
-                alpha=min(0.35, 0.5 * (max(iv.slowdown) - 1)),
-            )
+            ax.axvspan(iv.start_s * 1e3, iv.end_s * 1e3, color="red", zorder=0,
+                       alpha=min(0.35, 0.5 * (max(iv.slowdown) - 1)))
     ax.set_yticks(range(len(acc_names)), list(acc_names))
     ax.set_xlabel("time (ms); red shade = contention interval (darker = larger slowdown)")
     if title:
@@ -118,10 +107,8 @@ def gap_reading(rows: Sequence[dict[str, Any]]) -> str:
     t2r = [r for r in rows if r["T=2 %"] != "-"]
     if t2r:
         d = np.mean([r["T=2 %"] - r["ours %"] for r in t2r])
-        out.append(
-            f"- Two transitions per DNN instead of one: {d:+.1f} points on average "
-            f"(two-DNN experiments, each still proven optimal)."
-        )
+        out.append(f"- Two transitions per DNN instead of one: {d:+.1f} points on average "
+                   f"(two-DNN experiments, each still proven optimal).")
     t2 = [r for r in rows if r["table2 googlenet %"] != "-"]
     if t2:
         out.append(
@@ -139,19 +126,9 @@ def gap_reading(rows: Sequence[dict[str, Any]]) -> str:
 
 
 #: The :func:`gap_analysis` columns averaged in :func:`gap_reading` and the Table 6 mean record.
-GAP_FACTORS = (
-    "ours %",
-    "five baselines %",
-    "best GPU&DSA %",
-    "H2H remap %",
-    "no contention %",
-    "artifact contention %",
-    "20 groups %",
-    "transitions x2.4 %",
-    "memory x0.6 %",
-    "artifact memory %",
-    "spread x2 %",
-)
+GAP_FACTORS = ("ours %", "five baselines %", "best GPU&DSA %", "H2H remap %", "no contention %",
+               "artifact contention %", "20 groups %", "transitions x2.4 %", "memory x0.6 %",
+               "artifact memory %", "spread x2 %")
 
 FIG7_TEXT = """Each phase's swaps come from `dynamic_haxconn` on a deterministic clock (30 us per
 schedule the bounded exhaustive search executes, then 3 s per unit of CP-SAT's deterministic
@@ -162,3 +139,4 @@ change (the paper's reading of Sec. 5.3). `latency_ms` is the engine's realised 
 the first frame arriving at or after the mark, `schedule_ms` the executor's latency of the
 schedule in force (they agree), `oracle_ms` the restricted optimum.
 """
+

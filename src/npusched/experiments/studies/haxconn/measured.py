@@ -126,9 +126,7 @@ def parse_measured(doc: Mapping[str, Any]) -> Measured:
     for name, n in nets.items():
         for key in ("zoo", "trt_layers", "conv_fc", "conv_fc_before"):
             if not isinstance(n, Mapping) or key not in n:
-                raise _bad(
-                    f"networks.{name}.{key}", "missing", "zoo, trt_layers, conv_fc, conv_fc_before"
-                )
+                raise _bad(f"networks.{name}.{key}", "missing", "zoo, trt_layers, conv_fc, conv_fc_before")
     exps = doc.get("experiments")
     if not isinstance(exps, list) or not exps:
         raise _bad("experiments", "missing or empty", "a list of experiments")
@@ -155,35 +153,20 @@ def parse_measured(doc: Mapping[str, Any]) -> Measured:
                 if dev not in ("gpu", "dla") or not isinstance(t, int):
                     raise _bad(f"{where}.schedules.{m}", f"{[dev, t]!r}", "[gpu|dla, integer T]")
                 if t >= 0 and str(t) not in nets[d]["conv_fc_before"]:
-                    raise _bad(
-                        f"{where}.schedules.{m}",
-                        f"T={t} of {d} not in networks.{d}.conv_fc_before",
-                        "the cut indices listed there",
-                    )
+                    raise _bad(f"{where}.schedules.{m}", f"T={t} of {d} not in networks.{d}.conv_fc_before",
+                               "the cut indices listed there")
                 row.append((str(dev), int(t)))
             scheds[m] = tuple(row)
         agg: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
         for m, a in (e.get("aggregate") or {}).items():
             if m not in METHODS or not isinstance(a, Mapping) or a.get("op") not in ("max", "sum"):
-                raise _bad(
-                    f"{where}.aggregate.{m}", f"{a!r}", "{op: max|sum, terms: [[method, dnn]]}"
-                )
+                raise _bad(f"{where}.aggregate.{m}", f"{a!r}", "{op: max|sum, terms: [[method, dnn]]}")
             terms = tuple((str(x), int(n)) for x, n in a["terms"])
             if any(x not in METHODS or n not in (0, 1) for x, n in terms):
-                raise _bad(
-                    f"{where}.aggregate.{m}.terms", f"{a['terms']!r}", "[[method, 0|1], ...]"
-                )
+                raise _bad(f"{where}.aggregate.{m}.terms", f"{a['terms']!r}", "[[method, 0|1], ...]")
             agg[m] = (str(a["op"]), terms)
-        out.append(
-            MeasuredExperiment(
-                int(e["id"]),
-                (str(dnns[0]), str(dnns[1])),
-                ms,
-                scheds,
-                agg,
-                float(e.get("paper_improvement_pct", math.nan)),
-            )
-        )
+        out.append(MeasuredExperiment(int(e["id"]), (str(dnns[0]), str(dnns[1])), ms, scheds, agg,
+                                      float(e.get("paper_improvement_pct", math.nan))))
     return Measured(tuple(out), {k: dict(v) for k, v in nets.items()}, dict(src))
 
 
@@ -225,12 +208,8 @@ class _DeviceScaled(PccsContention):
     """A PCCS model whose excess slowdown on accelerators other than 0 is scaled by ``k``."""
 
     def __init__(self, base: PccsContention, k: float) -> None:
-        super().__init__(
-            knee=base.knee,
-            minor_slope=base.minor_slope,
-            linear_slope=base.linear_slope,
-            saturated_slope=base.saturated_slope,
-        )
+        super().__init__(knee=base.knee, minor_slope=base.minor_slope,
+                         linear_slope=base.linear_slope, saturated_slope=base.saturated_slope)
         self.base, self.k = base, k
 
     def slowdown_one(self, own: float, external: float, device: int = 0) -> float:
@@ -253,12 +232,8 @@ def _contention_model(f: ModelFactors) -> PccsContention:
     k = 0.0 if f.contention == "none" else f.contention_scale
     if f.contention not in ("pccs", "none"):
         raise ConfigError(f"contention={f.contention!r}; allowed: pccs, none, artifact")
-    model = PccsContention(
-        knee=base.knee,
-        minor_slope=base.minor_slope * k,
-        linear_slope=base.linear_slope * k,
-        saturated_slope=base.saturated_slope * k,
-    )
+    model = PccsContention(knee=base.knee, minor_slope=base.minor_slope * k,
+                           linear_slope=base.linear_slope * k, saturated_slope=base.saturated_slope * k)
     return model if f.dla_contention == 1.0 else _DeviceScaled(model, f.dla_contention)
 
 
@@ -269,19 +244,10 @@ def apply_factors(w: Any, f: ModelFactors) -> Any:
     from npusched.policies.mapping.execute import Workload
 
     scale = np.array([f.gpu_time] + [f.dla_time] * (w.n_accelerators - 1))[None, :]
-    tasks = tuple(
-        replace(
-            t,
-            profile=replace(
-                t.profile,
-                time_s=t.profile.time_s * scale,
-                mem_bps=t.profile.mem_bps * f.memory,
-                out_s=t.profile.out_s * f.transitions,
-                in_s=t.profile.in_s * f.transitions,
-            ),
-        )
-        for t in w.tasks
-    )
+    tasks = tuple(replace(t, profile=replace(
+        t.profile, time_s=t.profile.time_s * scale, mem_bps=t.profile.mem_bps * f.memory,
+        out_s=t.profile.out_s * f.transitions, in_s=t.profile.in_s * f.transitions))
+        for t in w.tasks)
     return Workload(w.soc, tasks, _contention_model(f))
 
 
@@ -292,13 +258,8 @@ def _profile(zoo: str, f_time: tuple[float, float], memory: float, transitions: 
 
     p = generate_profile(get_network(zoo), get_soc("xavier"), n_groups=None)
     scale = np.array(f_time)[None, :]
-    return replace(
-        p,
-        time_s=p.time_s * scale,
-        mem_bps=p.mem_bps * memory,
-        out_s=p.out_s * transitions,
-        in_s=p.in_s * transitions,
-    )
+    return replace(p, time_s=p.time_s * scale, mem_bps=p.mem_bps * memory,
+                   out_s=p.out_s * transitions, in_s=p.in_s * transitions)
 
 
 def _cut_group(name: str, t: int) -> tuple[int, int, int]:
@@ -337,22 +298,13 @@ def cut_table() -> list[dict[str, Any]]:
                 g, ours, art = _cut_group(name, t)
                 net = get_network(str(m.networks[name]["zoo"]))
                 last = group_layers(net)[g - 1][1]
-                rows.append(
-                    {
-                        "network": name,
-                        "T": t,
-                        "artifact conv/fc before T": art,
-                        "ours conv/fc at cut": ours,
-                        "miss": ours - art,
-                        "cut after (ours)": net.layers[last].name,
-                    }
-                )
+                rows.append({"network": name, "T": t, "artifact conv/fc before T": art,
+                             "ours conv/fc at cut": ours, "miss": ours - art,
+                             "cut after (ours)": net.layers[last].name})
     return sorted(rows, key=lambda r: (r["network"], r["T"]))
 
 
-def measured_workload(
-    e: MeasuredExperiment, method: str, factors: ModelFactors = ModelFactors()
-) -> tuple[Any, Any]:
+def measured_workload(e: MeasuredExperiment, method: str, factors: ModelFactors = ModelFactors()) -> tuple[Any, Any]:
     """``(Workload, Schedule)`` of ``method``'s measured schedule in experiment ``e`` on our
     Xavier model with ``factors``."""
     from npusched.hardware.soc import get_soc
@@ -362,12 +314,8 @@ def measured_workload(
     spec = get_soc("xavier")
     tasks, rows = [], []
     for name, (dev, t) in zip(e.dnns, e.schedules[method], strict=True):
-        prof = _profile(
-            str(m.networks[name]["zoo"]),
-            (factors.gpu_time, factors.dla_time),
-            factors.memory,
-            factors.transitions,
-        )
+        prof = _profile(str(m.networks[name]["zoo"]), (factors.gpu_time, factors.dla_time),
+                        factors.memory, factors.transitions)
         first = spec.index(dev.upper())
         k, _, _ = _cut_group(name, t)
         rows.append([first] * k + [1 - first] * (prof.n_groups - k))
@@ -420,31 +368,19 @@ def validate(factors: ModelFactors = ModelFactors()) -> dict[str, Any]:
         pred = {meth: predict(e, meth, factors) for meth in METHODS}
         for meth, label in METHODS.items():
             p, y = pred[meth], e.measured_ms[meth]
-            pairs.append(
-                {
-                    "exp": e.id,
-                    "dnns": " + ".join(e.dnns),
-                    "method": label,
-                    "measured ms": y,
-                    "predicted ms": round(p, 3),
-                    "error %": round(100 * (p / y - 1), 1),
-                    "log ratio": round(math.log(p / y), 4),
-                }
-            )
+            pairs.append({"exp": e.id, "dnns": " + ".join(e.dnns), "method": label,
+                          "measured ms": y, "predicted ms": round(p, 3),
+                          "error %": round(100 * (p / y - 1), 1),
+                          "log ratio": round(math.log(p / y), 4)})
         best_m = min(BASELINE_METHODS, key=lambda x: e.measured_ms[x])
         best_p = min(BASELINE_METHODS, key=lambda x: pred[x])
-        exps.append(
-            {
-                "exp": e.id,
-                "dnns": " + ".join(e.dnns),
-                "measured gain %": round(_gain(e.measured_ms), 1),
-                "predicted gain %": round(_gain(pred), 1),
-                "best baseline, measured": METHODS[best_m],
-                "best baseline, predicted": METHODS[best_p],
-                "Table 6 exp.": _table6_exp(e),
-                "paper gain % (the artifact's note)": e.paper_improvement_pct,
-            }
-        )
+        exps.append({"exp": e.id, "dnns": " + ".join(e.dnns),
+                     "measured gain %": round(_gain(e.measured_ms), 1),
+                     "predicted gain %": round(_gain(pred), 1),
+                     "best baseline, measured": METHODS[best_m],
+                     "best baseline, predicted": METHODS[best_p],
+                     "Table 6 exp.": _table6_exp(e),
+                     "paper gain % (the artifact's note)": e.paper_improvement_pct})
     logs = [r["log ratio"] for r in pairs]
     return {
         "pairs": pairs,
@@ -490,35 +426,23 @@ def factor_table(factors: Sequence[tuple[str, ModelFactors]] = FACTORS) -> list[
     rows = []
     for label, f in factors:
         v = validate(f)
-        rows.append(
-            {
-                "model": label,
-                "RMS log ratio": v["rms_log_ratio"],
-                "mean log ratio": v["mean_log_ratio"],
-                **{f"RMS {k}": x for k, x in _by_method(v).items()},
-                "gain mean, predicted %": v["gain_mean_predicted_pct"],
-                "gain mean, measured %": v["gain_mean_measured_pct"],
-            }
-        )
+        rows.append({"model": label, "RMS log ratio": v["rms_log_ratio"],
+                     "mean log ratio": v["mean_log_ratio"],
+                     **{f"RMS {k}": x for k, x in _by_method(v).items()},
+                     "gain mean, predicted %": v["gain_mean_predicted_pct"],
+                     "gain mean, measured %": v["gain_mean_measured_pct"]})
     return rows
 
 
-def fit_scan(
-    make: Callable[[float], ModelFactors], values: Sequence[float]
-) -> list[dict[str, Any]]:
+def fit_scan(make: Callable[[float], ModelFactors], values: Sequence[float]) -> list[dict[str, Any]]:
     """The RMS log ratio over the 20 pairs at each value of one constant (``make(value)`` gives
     the factors): the fit is the value with the smallest RMS; the scan is its sensitivity."""
     rows = []
     for x in values:
         v = validate(make(x))
-        rows.append(
-            {
-                "value": x,
-                "RMS log ratio": v["rms_log_ratio"],
-                "mean log ratio": v["mean_log_ratio"],
-                "gain mean, predicted %": v["gain_mean_predicted_pct"],
-            }
-        )
+        rows.append({"value": x, "RMS log ratio": v["rms_log_ratio"],
+                     "mean log ratio": v["mean_log_ratio"],
+                     "gain mean, predicted %": v["gain_mean_predicted_pct"]})
     return rows
 
 
@@ -540,10 +464,7 @@ CAUSE_FACTORS: tuple[tuple[str, ModelFactors], ...] = (
     ("memory demand x0.6", ModelFactors(memory=0.6)),
     ("the artifact's slowdown functions", ModelFactors(contention="artifact")),
     ("contention on DLA groups off", ModelFactors(dla_contention=0.0)),
-    (
-        f"contention slopes x{FIT_CONTENTION_SCALE} (fitted)",
-        ModelFactors(contention_scale=FIT_CONTENTION_SCALE),
-    ),
+    (f"contention slopes x{FIT_CONTENTION_SCALE} (fitted)", ModelFactors(contention_scale=FIT_CONTENTION_SCALE)),
     (f"GPU times x{FIT_GPU_TIME} (fitted)", ModelFactors(gpu_time=FIT_GPU_TIME)),
     ("GPU only: DNN 2 served first", ModelFactors(second_first=True)),
 )
@@ -556,18 +477,12 @@ def study() -> dict[str, Any]:
     factors = {}
     for label, f in CAUSE_FACTORS:
         vf = validate(f)
-        factors[label] = {
-            "rms_log_ratio": vf["rms_log_ratio"],
-            "gains": {r["exp"]: r["predicted gain %"] for r in vf["experiments"]},
-            "gain_mean_predicted_pct": vf["gain_mean_predicted_pct"],
-        }
+        factors[label] = {"rms_log_ratio": vf["rms_log_ratio"],
+                          "gains": {r["exp"]: r["predicted gain %"] for r in vf["experiments"]},
+                          "gain_mean_predicted_pct": vf["gain_mean_predicted_pct"]}
     src = load_measured().source
-    return {
-        "validation": v,
-        "factor_table": factor_table(),
-        "factors": factors,
-        "source": f"{src['repository']} @ {str(src['commit'])[:7]}: {', '.join(src['files'][:2])}",
-    }
+    return {"validation": v, "factor_table": factor_table(), "factors": factors,
+            "source": f"{src['repository']} @ {str(src['commit'])[:7]}: {', '.join(src['files'][:2])}"}
 
 
 def authors_baselines() -> list[dict[str, Any]]:
@@ -590,25 +505,20 @@ def authors_baselines() -> list[dict[str, Any]]:
         h = haxconn(w, "latency", max_transitions=1)
         hx = h.realised.makespan_s * 1e3
         ours = {k: r.realised.makespan_s * 1e3 for k, r in table6_baselines(w, h).items()}
-        theirs = {
-            METHODS[k]: execute(*measured_workload(e, k)).makespan_s * 1e3 for k in BASELINE_METHODS
-        }
+        theirs = {METHODS[k]: execute(*measured_workload(e, k)).makespan_s * 1e3
+                  for k in BASELINE_METHODS}
         bo, bt = min(ours, key=ours.__getitem__), min(theirs, key=theirs.__getitem__)
-        rows.append(
-            {
-                "exp": e.id,
-                "Table 6 exp.": _table6_exp(e),
-                "dnns": " + ".join(e.dnns),
-                "HaX-CoNN ours ms": round(hx, 2),
-                "best of our baselines": f"{bo} {ours[bo]:.2f}",
-                "best of the authors' schedules": f"{bt} {theirs[bt]:.2f}",
-                **{f"authors' {k} ms": round(v, 2) for k, v in theirs.items()},
-                **{f"our {k} ms": round(v, 2) for k, v in ours.items()},
-                "gain over ours, (b-h)/b %": round(100 * (ours[bo] - hx) / ours[bo], 1),
-                "gain over theirs, (b-h)/b %": round(100 * (theirs[bt] - hx) / theirs[bt], 1),
-                "gain over ours, b/h-1 %": round(100 * (ours[bo] / hx - 1), 1),
-                "gain over theirs, b/h-1 %": round(100 * (theirs[bt] / hx - 1), 1),
-                "measured gain, b/h-1 %": round(e.measured_gain_pct(), 1),
-            }
-        )
+        rows.append({
+            "exp": e.id, "Table 6 exp.": _table6_exp(e), "dnns": " + ".join(e.dnns),
+            "HaX-CoNN ours ms": round(hx, 2),
+            "best of our baselines": f"{bo} {ours[bo]:.2f}",
+            "best of the authors' schedules": f"{bt} {theirs[bt]:.2f}",
+            **{f"authors' {k} ms": round(v, 2) for k, v in theirs.items()},
+            **{f"our {k} ms": round(v, 2) for k, v in ours.items()},
+            "gain over ours, (b-h)/b %": round(100 * (ours[bo] - hx) / ours[bo], 1),
+            "gain over theirs, (b-h)/b %": round(100 * (theirs[bt] - hx) / theirs[bt], 1),
+            "gain over ours, b/h-1 %": round(100 * (ours[bo] / hx - 1), 1),
+            "gain over theirs, b/h-1 %": round(100 * (theirs[bt] / hx - 1), 1),
+            "measured gain, b/h-1 %": round(e.measured_gain_pct(), 1),
+        })
     return rows

@@ -32,25 +32,12 @@ from npusched.policies.mapping.cpsat import solve_cpsat
 from npusched.policies.mapping.execute import Schedule, Task, Workload, execute
 from npusched.policies.mapping.haxconn import HaxconnResult, dynamic_haxconn, haxconn
 
-__all__ = [
-    "artifact_gpu_dsa",
-    "artifact_memory_ratio",
-    "balance_bound_gain",
-    "engine_dynamic",
-    "gap_analysis",
-    "improvement_pct",
-    "spread_ratios",
-    "table6_baselines",
-]
+__all__ = ["artifact_gpu_dsa", "artifact_memory_ratio", "balance_bound_gain", "engine_dynamic",
+           "gap_analysis", "improvement_pct", "spread_ratios", "table6_baselines"]
 
 
-def _workload(
-    soc: str,
-    nets: Sequence[str],
-    groups: int,
-    after: dict[int, tuple[int, ...]] | None = None,
-    repeats: Sequence[int] | None = None,
-) -> Workload:
+def _workload(soc: str, nets: Sequence[str], groups: int, after: dict[int, tuple[int, ...]] | None = None,
+              repeats: Sequence[int] | None = None) -> Workload:
     spec = get_soc(soc)
     after = after or {}
     tasks = []
@@ -62,25 +49,18 @@ def _workload(
     return Workload(spec, tuple(tasks))
 
 
-def _best_baseline(
-    res: dict[str, MethodResult], *, naive_only: bool = False
-) -> tuple[str, MethodResult]:
+def _best_baseline(res: dict[str, MethodResult], *, naive_only: bool = False) -> tuple[str, MethodResult]:
     names = ("GPU-only", "GPU & DSA") if naive_only else tuple(res)
     name = min(names, key=lambda m: res[m].realised.makespan_s)
     return name, res[name]
 
 
-def _method(
-    w: Workload, name: str, sched: Schedule, contention: bool, transitions: bool
-) -> MethodResult:
+
+def _method(w: Workload, name: str, sched: Schedule, contention: bool, transitions: bool) -> MethodResult:
     """``sched`` as a :class:`MethodResult`: predicted under the method's own cost model, realised
     under the full one."""
-    return MethodResult(
-        name,
-        sched,
-        execute(w, sched, contention=contention, transitions=transitions),
-        execute(w, sched),
-    )
+    return MethodResult(name, sched, execute(w, sched, contention=contention, transitions=transitions),
+                        execute(w, sched))
 
 
 def table6_baselines(w: Workload, h: HaxconnResult) -> dict[str, MethodResult]:
@@ -127,12 +107,8 @@ def _groups(e: Experiment) -> int:
 
 def _table6(
     free_time_limit_s: float, experiments: Sequence[int] | None = None
-) -> tuple[
-    list[dict[str, Any]],
-    list[dict[str, Any]],
-    dict[int, tuple[Workload, HaxconnResult]],
-    list[dict[str, Any]],
-]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[Workload, HaxconnResult]],
+           list[dict[str, Any]]]:
     rows, pvr, solver = [], [], []
     kept: dict[int, tuple[Workload, HaxconnResult]] = {}
     for e in TABLE6:
@@ -143,48 +119,37 @@ def _table6(
         t0 = time.perf_counter()
         h = haxconn(w, "latency", max_transitions=1)
         restricted_s = time.perf_counter() - t0  # baselines + bounded exhaustive search
-        free = haxconn(
-            w, "latency", space="free", time_limit_s=free_time_limit_s, baselines=h.baselines
-        )
+        free = haxconn(w, "latency", space="free", time_limit_s=free_time_limit_s,
+                       baselines=h.baselines)
         kept[e.exp] = (w, h)
         pool = table6_baselines(w, h)
         bname, bres = _best_baseline(pool)
         base_ms = bres.realised.makespan_s
         all_ms = min(r.realised.makespan_s for r in (*pool.values(), *h.baselines.values()))
-        row: dict[str, Any] = {
-            "exp": e.exp,
-            "goal": e.goal,
-            "objective": OBJECTIVE_SOLVED,
-            "soc": e.soc,
-            "scenario": e.scenario,
-            "dnns": (" -> " if e.scenario == 4 else " + ").join(e.nets[:2])
-            + ("" if len(e.nets) < 3 else " + " + e.nets[2]),
-        }
+        row: dict[str, Any] = {"exp": e.exp, "goal": e.goal, "objective": OBJECTIVE_SOLVED,
+                               "soc": e.soc, "scenario": e.scenario,
+                               "dnns": (" -> " if e.scenario == 4 else " + ").join(e.nets[:2]) + ("" if len(e.nets) < 3 else " + " + e.nets[2])}
         for m in TABLE6_BASELINES:
             row[f"{m} ms"] = _ms(pool[m].realised.makespan_s)
         row["Mensa ms"] = _ms(h.baselines["Mensa"].realised.makespan_s)
         row["GPU & DSA best ms"] = _ms(h.baselines["GPU & DSA"].realised.makespan_s)
         row["H2H + remap ms"] = _ms(h.baselines["H2H"].realised.makespan_s)
-        row.update(
-            {
-                "HaX-CoNN ms": _ms(h.realised.makespan_s),
-                "HaX-CoNN FPS": round(h.realised.fps, 1),
-                "TR": " ".join(
-                    ",".join(str(g) for g in tp) or "-" for tp in h.schedule.transition_points()
-                ),
-                "best baseline": bname,
-                "improvement %": improvement_pct(base_ms, h.realised.makespan_s),
-                "improvement over all 7 %": improvement_pct(all_ms, h.realised.makespan_s),
-                "free ms": _ms(free.realised.makespan_s),
-                "free source": free.source,
-                "solver s": round(restricted_s, 3),
-                "proven": h.proven,
-                "paper HaX-CoNN ms": e.paper_ms[4],
-                "paper improvement %": e.paper_improvement_pct,
-                "paper/ours best baseline": round(min(e.paper_ms[:4]) / (base_ms * 1e3), 2),
-                "paper/ours HaX-CoNN": round(e.paper_ms[4] / (h.realised.makespan_s * 1e3), 2),
-            }
-        )
+        row.update({
+            "HaX-CoNN ms": _ms(h.realised.makespan_s),
+            "HaX-CoNN FPS": round(h.realised.fps, 1),
+            "TR": " ".join(",".join(str(g) for g in tp) or "-" for tp in h.schedule.transition_points()),
+            "best baseline": bname,
+            "improvement %": improvement_pct(base_ms, h.realised.makespan_s),
+            "improvement over all 7 %": improvement_pct(all_ms, h.realised.makespan_s),
+            "free ms": _ms(free.realised.makespan_s),
+            "free source": free.source,
+            "solver s": round(restricted_s, 3),
+            "proven": h.proven,
+            "paper HaX-CoNN ms": e.paper_ms[4],
+            "paper improvement %": e.paper_improvement_pct,
+            "paper/ours best baseline": round(min(e.paper_ms[:4]) / (base_ms * 1e3), 2),
+            "paper/ours HaX-CoNN": round(e.paper_ms[4] / (h.realised.makespan_s * 1e3), 2),
+        })
         row.update(_contention_reduction(h, pool))
         if e.goal == "Max FPS":  # Eq. 10 beside Eq. 11 (one factor: the objective)
             h10 = haxconn(w, "throughput", max_transitions=1)
@@ -194,46 +159,23 @@ def _table6(
             row["Eq. 10 gain %"] = "-"
         rows.append(row)
         heur = min(r.realised.makespan_s for r in h.baselines.values())
-        solver.append(
-            {
-                "exp": e.exp,
-                "dnns": len(e.nets),
-                "groups": groups,
-                "restricted s": round(restricted_s, 3),
-                "restricted proven": h.proven,
-                "restricted ms": _ms(h.realised.makespan_s),
-                "free s": round(free.solve_s, 3),
-                "free proven": free.proven,
-                "free gap": round(free.gap, 4),
-                "free ms": _ms(free.realised.makespan_s),
-                "best heuristic ms": _ms(heur),
-                "free <= heuristic": bool(free.realised.makespan_s <= heur),
-            }
-        )
+        solver.append({
+            "exp": e.exp, "dnns": len(e.nets), "groups": groups,
+            "restricted s": round(restricted_s, 3), "restricted proven": h.proven,
+            "restricted ms": _ms(h.realised.makespan_s),
+            "free s": round(free.solve_s, 3), "free proven": free.proven,
+            "free gap": round(free.gap, 4), "free ms": _ms(free.realised.makespan_s),
+            "best heuristic ms": _ms(heur),
+            "free <= heuristic": bool(free.realised.makespan_s <= heur),
+        })
         for m, r in {**pool, "Mensa": h.baselines["Mensa"]}.items():
-            pvr.append(
-                {
-                    "exp": e.exp,
-                    "method": m,
-                    "predicted ms": _ms(r.predicted.makespan_s),
-                    "realised ms": _ms(r.realised.makespan_s),
-                    "misprediction %": round(100 * r.misprediction(), 1),
-                }
-            )
-        pvr.append(
-            {
-                "exp": e.exp,
-                "method": "HaX-CoNN",
-                "predicted ms": _ms(h.predicted_objective),
-                "realised ms": _ms(h.realised.makespan_s),
-                "misprediction %": round(
-                    100
-                    * abs(h.predicted_objective - h.realised.makespan_s)
-                    / h.realised.makespan_s,
-                    1,
-                ),
-            }
-        )
+            pvr.append({"exp": e.exp, "method": m, "predicted ms": _ms(r.predicted.makespan_s),
+                        "realised ms": _ms(r.realised.makespan_s),
+                        "misprediction %": round(100 * r.misprediction(), 1)})
+        pvr.append({"exp": e.exp, "method": "HaX-CoNN", "predicted ms": _ms(h.predicted_objective),
+                    "realised ms": _ms(h.realised.makespan_s),
+                    "misprediction %": round(100 * abs(h.predicted_objective - h.realised.makespan_s)
+                                             / h.realised.makespan_s, 1)})
     return rows, pvr, kept, solver
 
 
@@ -245,26 +187,19 @@ def _contention_reduction(h: HaxconnResult, baselines: dict[str, MethodResult]) 
     hx = h.realised.slowdown_s()
     pool = {m: r for m, r in baselines.items() if r.realised.slowdown_s() > 0.0}
     if not pool:
-        return {
-            "contention ms baseline": 0.0,
-            "contention ms HaX-CoNN": _ms(hx),
-            "contention reduced %": "-",
-        }
+        return {"contention ms baseline": 0.0, "contention ms HaX-CoNN": _ms(hx),
+                "contention reduced %": "-"}
     name = min(pool, key=lambda m: pool[m].realised.makespan_s)
     base = pool[name].realised.slowdown_s()
-    return {
-        "contention ms baseline": _ms(base),
-        "contention ms HaX-CoNN": _ms(hx),
-        "contention reduced %": round(100 * (base - hx) / base, 1),
-    }
+    return {"contention ms baseline": _ms(base), "contention ms HaX-CoNN": _ms(hx),
+            "contention reduced %": round(100 * (base - hx) / base, 1)}
 
 
 def _no_contention(w: Workload) -> Workload:
     from npusched.hardware.contention import PccsContention
 
-    return Workload(
-        w.soc, w.tasks, PccsContention(minor_slope=0.0, linear_slope=0.0, saturated_slope=0.0)
-    )
+    return Workload(w.soc, w.tasks, PccsContention(minor_slope=0.0, linear_slope=0.0,
+                                                   saturated_slope=0.0))
 
 
 def _gain(h: HaxconnResult, goal: str) -> tuple[str, float, bool]:
@@ -275,6 +210,7 @@ def _gain(h: HaxconnResult, goal: str) -> tuple[str, float, bool]:
     ratio = b / x if goal == "latency" else x / b
     gpu_only = h.schedule.assignment == h.baselines["GPU-only"].schedule.assignment
     return name, ratio, gpu_only
+
 
 
 def _table8(nets: Sequence[str]) -> list[dict[str, Any]]:
@@ -298,9 +234,7 @@ def _table8(nets: Sequence[str]) -> list[dict[str, Any]]:
             # Table 8's named baselines only (GPU, D/G or G/D, H2H, Herald: no Mensa), H2H as
             # one-shot list scheduling (the artifact's H2H schedules have one transition)
             lst = _list_schedule(w, transitions=True)
-            named = [
-                h11.baselines[m].realised.makespan_s for m in ("GPU-only", "GPU & DSA", "Herald")
-            ]
+            named = [h11.baselines[m].realised.makespan_s for m in ("GPU-only", "GPU & DSA", "Herald")]
             named.append(execute(w, lst).makespan_s)
             r_named = min(named) / h11.realised.makespan_s
             hnc = haxconn(_no_contention(w), "throughput", max_transitions=1)
@@ -309,36 +243,21 @@ def _table8(nets: Sequence[str]) -> list[dict[str, Any]]:
             def pct(r: float, g: bool) -> float:
                 return 0.0 if g or r <= 1.0 + 1e-9 else round(100 * (r - 1.0), 1)
 
-            rows.append(
-                {
-                    "dnn_1": a,
-                    "dnn_2": b,
-                    "objective": TABLE8_OBJECTIVE,
-                    "iterations": f"{reps[0]}x{reps[1]}",
-                    "best baseline": bname,
-                    "fps ratio": round(ratio, 3),
-                    "cell": "x" if gpu_only or ratio <= 1.0 + 1e-9 else f"{ratio:.2f}",
-                    "solver s": round(h.solve_s, 3),
-                    "other objective": OBJECTIVE_SOLVED,
-                    "gain other objective %": pct(r11, g11),
-                    "gain no contention %": pct(rnc, gnc),
-                    "gain named baselines, one-shot H2H %": pct(r_named, g11),
-                    # Eq. 11's optimum scored by Eq. 10, against GPU-only (serial)
-                    "Eq. 11 schedule vs GPU-only, Eq. 10 %": round(
-                        100
-                        * (
-                            h11.realised.objective("throughput")
-                            / h.baselines["GPU-only"].realised.objective("throughput")
-                            - 1
-                        ),
-                        1,
-                    ),
-                    "balance bound gain %": balance_bound_gain(
-                        [reps[0] * t5[a]["orin_gpu"], reps[1] * t5[b]["orin_gpu"]],
-                        [reps[0] * t5[a]["orin_dla"], reps[1] * t5[b]["orin_dla"]],
-                    ),
-                }
-            )
+            rows.append({"dnn_1": a, "dnn_2": b, "objective": TABLE8_OBJECTIVE,
+                         "iterations": f"{reps[0]}x{reps[1]}",
+                         "best baseline": bname, "fps ratio": round(ratio, 3),
+                         "cell": "x" if gpu_only or ratio <= 1.0 + 1e-9 else f"{ratio:.2f}",
+                         "solver s": round(h.solve_s, 3),
+                         "other objective": OBJECTIVE_SOLVED, "gain other objective %": pct(r11, g11),
+                         "gain no contention %": pct(rnc, gnc),
+                         "gain named baselines, one-shot H2H %": pct(r_named, g11),
+                         # Eq. 11's optimum scored by Eq. 10, against GPU-only (serial)
+                         "Eq. 11 schedule vs GPU-only, Eq. 10 %": round(
+                             100 * (h11.realised.objective("throughput")
+                                    / h.baselines["GPU-only"].realised.objective("throughput") - 1), 1),
+                         "balance bound gain %": balance_bound_gain(
+                             [reps[0] * t5[a]["orin_gpu"], reps[1] * t5[b]["orin_gpu"]],
+                             [reps[0] * t5[a]["orin_dla"], reps[1] * t5[b]["orin_dla"]])})
     return rows
 
 
@@ -371,14 +290,8 @@ def _fig6(others: Sequence[str]) -> list[dict[str, Any]]:
         alone = execute(Workload(w.soc, w.tasks[:1], w.contention), Schedule(((0,) * g,)))
         together = execute(w, Schedule(((0,) * g, (1,) * n)))
         t1, t2 = float(alone.latency_s[0]), float(together.latency_s[0])
-        rows.append(
-            {
-                "dnn": o,
-                "googlenet alone ms": _ms(t1),
-                "googlenet beside ms": _ms(t2),
-                "slowdown x": round(t2 / t1, 3),
-            }
-        )
+        rows.append({"dnn": o, "googlenet alone ms": _ms(t1), "googlenet beside ms": _ms(t2),
+                     "slowdown x": round(t2 / t1, 3)})
     return rows
 
 
@@ -394,9 +307,7 @@ def _fig5(nets: Sequence[str] = FIG5_NETS) -> list[dict[str, Any]]:
         best = max(row[f"{m} FPS"] for m in ("GPU-only", "GPU & DSA", "Mensa"))
         row["improvement %"] = round(100 * (row["HaX-CoNN FPS"] - best) / best, 1)
         hn = haxconn(_no_contention(w), "latency", max_transitions=1)
-        bn = min(
-            2 / hn.baselines[m].realised.makespan_s for m in ("GPU-only", "GPU & DSA", "Mensa")
-        )
+        bn = min(2 / hn.baselines[m].realised.makespan_s for m in ("GPU-only", "GPU & DSA", "Mensa"))
         row["no contention %"] = round(100 * (2 / hn.realised.makespan_s - bn) / bn, 1)
         rows.append(row)
     return rows
@@ -465,16 +376,9 @@ def engine_dynamic(
                 if i + 1 < len(found) and found[i + 1].time_s <= at + 1e-12:
                     continue  # a better one is found before this one would take effect
             swaps.append(Swap(t0 + at, imp.schedule, after))
-            swap_rows.append(
-                {
-                    "phase": k,
-                    "exp": e.exp,
-                    "found_s": round(imp.time_s, 6),
-                    "since_change_s": round(at, 6),
-                    "latency_ms": _ms(imp.objective),
-                    "source": imp.source,
-                }
-            )
+            swap_rows.append({"phase": k, "exp": e.exp, "found_s": round(imp.time_s, 6),
+                              "since_change_s": round(at, 6),
+                              "latency_ms": _ms(imp.objective), "source": imp.source})
         period = (math.ceil(found[0].objective * 1e3) + 1.0) * 1e-3
         for f in range(int(phase_s / period)):
             arr = t0 + f * period
@@ -485,9 +389,8 @@ def engine_dynamic(
     nets = sorted({n for e in phases for n in e.nets})
     profiles = {n: compile_profile(get_network(n), dev, (1,)) for n in nets}
     policy = HaxconnPolicy(soc=soc, n_groups=groups, swaps=tuple(swaps))
-    sim = Simulator(
-        profiles, policy, machine=soc_machine(get_soc(soc).accelerators), checkpoint_cost=False
-    )
+    sim = Simulator(profiles, policy, machine=soc_machine(get_soc(soc).accelerators),
+                    checkpoint_cost=False)
     res = sim.run(requests)
     finish = res.columns["finish_s"]
     rows: list[dict[str, Any]] = []
@@ -496,23 +399,12 @@ def engine_dynamic(
         for mark in (0.0, *FIG7_MARKS_S):
             t = k * phase_s + mark
             arr, ids = next(((a, i) for a, i in mine if a >= t - 1e-12), mine[-1])
-            in_force = [
-                r
-                for r in swap_rows
-                if r["phase"] == k and r["since_change_s"] <= arr - k * phase_s + 1e-12
-            ]
-            rows.append(
-                {
-                    "phase": k,
-                    "exp": e.exp,
-                    "t_s": round(t, 4),
-                    "since_change_s": mark,
-                    "frame_arrival_s": round(float(arr), 6),
-                    "latency_ms": _ms(float(np.max(finish[ids])) - float(arr)),
-                    "schedule_ms": in_force[-1]["latency_ms"],
-                    "oracle_ms": oracle_ms[k],
-                }
-            )
+            in_force = [r for r in swap_rows if r["phase"] == k and r["since_change_s"] <= arr - k * phase_s + 1e-12]
+            rows.append({"phase": k, "exp": e.exp, "t_s": round(t, 4), "since_change_s": mark,
+                         "frame_arrival_s": round(float(arr), 6),
+                         "latency_ms": _ms(float(np.max(finish[ids])) - float(arr)),
+                         "schedule_ms": in_force[-1]["latency_ms"],
+                         "oracle_ms": oracle_ms[k]})
     return rows, swap_rows
 
 
@@ -539,10 +431,7 @@ def _solver_bench(
     from npusched.policies.mapping.z3model import solve_z3
 
     rows = []
-    for n_dnn, nets in (
-        (2, ("googlenet", "resnet-101")),
-        (3, ("googlenet", "resnet-101", "resnet-50")),
-    ):
+    for n_dnn, nets in ((2, ("googlenet", "resnet-101")), (3, ("googlenet", "resnet-101", "resnet-50"))):
         for g in sizes:
             w = _workload("orin", nets, g)
             base = {m: run_method(w, m) for m in BASELINES}
@@ -551,69 +440,43 @@ def _solver_bench(
                 # HaX-CoNN's pipeline: CP-SAT seeded with the best heuristic, 1 s in total
                 hx_t, hx_ms, hx_gap, hx_proven = [], [], [], []
                 for _ in range(repeats):
-                    h = haxconn(
-                        w,
-                        "latency",
-                        space=space,
-                        max_transitions=1,
-                        time_limit_s=1.0,
-                        baselines=base,
-                    )
+                    h = haxconn(w, "latency", space=space, max_transitions=1, time_limit_s=1.0,
+                                baselines=base)
                     hx_t.append(h.solve_s)
                     hx_ms.append(h.realised.makespan_s)
                     hx_gap.append(h.gap)
                     hx_proven.append(h.proven)
-                rows.append(
-                    {
-                        "dnns": n_dnn,
-                        "groups": g,
-                        "space": space,
-                        "solver": "cp-sat+hint (haxconn)",
-                        "status": "OPTIMAL" if all(hx_proven) else "FEASIBLE",
-                        "median_s": round(statistics.median(hx_t), 3),
-                        "median_gap": round(statistics.median(hx_gap), 4)
-                        if all(np.isfinite(hx_gap))
-                        else "inf",
-                        "realised_ms": _ms(statistics.median(hx_ms)),
-                        "best_heuristic_ms": _ms(heur),
-                    }
-                )
+                rows.append({
+                    "dnns": n_dnn, "groups": g, "space": space, "solver": "cp-sat+hint (haxconn)",
+                    "status": "OPTIMAL" if all(hx_proven) else "FEASIBLE",
+                    "median_s": round(statistics.median(hx_t), 3),
+                    "median_gap": round(statistics.median(hx_gap), 4) if all(np.isfinite(hx_gap)) else "inf",
+                    "realised_ms": _ms(statistics.median(hx_ms)),
+                    "best_heuristic_ms": _ms(heur),
+                })
                 for solver in ("cp-sat", "z3"):
                     if solver == "z3" and g > z3_max_groups:
                         continue  # encoding alone exceeds the limit
                     times, gaps, objs, statuses = [], [], [], []
                     for rep in range(repeats):
                         if solver == "cp-sat":
-                            out = solve_cpsat(
-                                w, "latency", max_transitions=T, time_limit_s=limit, random_seed=rep
-                            )
+                            out = solve_cpsat(w, "latency", max_transitions=T, time_limit_s=limit,
+                                              random_seed=rep)
                         else:
-                            out = solve_z3(
-                                w, "latency", max_transitions=T, time_limit_s=limit, random_seed=rep
-                            )
+                            out = solve_z3(w, "latency", max_transitions=T, time_limit_s=limit,
+                                           random_seed=rep)
                         times.append(out.solve_s)
                         gaps.append(out.gap)
                         statuses.append(out.status)
-                        objs.append(
-                            execute(w, out.schedule).makespan_s if out.schedule else float("nan")
-                        )
-                    rows.append(
-                        {
-                            "dnns": n_dnn,
-                            "groups": g,
-                            "space": space,
-                            "solver": solver,
-                            "status": max(set(statuses), key=statuses.count),
-                            "median_s": round(statistics.median(times), 3),
-                            "median_gap": round(statistics.median(gaps), 4)
-                            if all(np.isfinite(gaps))
-                            else "inf",
-                            "realised_ms": _ms(float(np.nanmedian(objs)))
-                            if not all(np.isnan(objs))
-                            else "none",
-                            "best_heuristic_ms": _ms(heur),
-                        }
-                    )
+                        objs.append(execute(w, out.schedule).makespan_s if out.schedule else float("nan"))
+                    rows.append({
+                        "dnns": n_dnn, "groups": g, "space": space, "solver": solver,
+                        "status": max(set(statuses), key=statuses.count),
+                        "median_s": round(statistics.median(times), 3),
+                        "median_gap": round(statistics.median(gaps), 4) if all(np.isfinite(gaps)) else "inf",
+                        "realised_ms": _ms(float(np.nanmedian(objs))) if not all(np.isnan(objs)) else "none",
+                        "best_heuristic_ms": _ms(heur),
+                    })
     return rows
 
 
@@ -633,26 +496,17 @@ def spread_ratios(profile: GroupProfile, k: float) -> GroupProfile:
     return replace(profile, time_s=t, mem_bps=mem, source=f"{profile.source} (ratio spread x{k:g})")
 
 
-def _improvement(
-    w: Workload,
-    methods: Sequence[str] | None = None,
-    extra: dict[str, MethodResult] | None = None,
-    *,
-    ours: bool = False,
-) -> float:
+def _improvement(w: Workload, methods: Sequence[str] | None = None,
+                 extra: dict[str, MethodResult] | None = None, *, ours: bool = False) -> float:
     """HaX-CoNN's restricted optimum vs the best of Table 6's baselines
     (:func:`table6_baselines`; ``ours``: our five, :data:`BASELINES`), restricted to ``methods``
     when given, plus ``extra``: the improvement in %."""
     return _improvement_h(w, methods, extra, ours=ours)[0]
 
 
-def _improvement_h(
-    w: Workload,
-    methods: Sequence[str] | None = None,
-    extra: dict[str, MethodResult] | None = None,
-    *,
-    ours: bool = False,
-) -> tuple[float, str, float, HaxconnResult]:
+def _improvement_h(w: Workload, methods: Sequence[str] | None = None,
+                   extra: dict[str, MethodResult] | None = None, *, ours: bool = False,
+                   ) -> tuple[float, str, float, HaxconnResult]:
     """:func:`_improvement` with ``(improvement %, best method, HaX-CoNN ms, HaX-CoNN's result)``."""
     h = haxconn(w, "latency", max_transitions=1)
     base = h.baselines if ours else table6_baselines(w, h)
@@ -663,28 +517,16 @@ def _improvement_h(
     return improvement_pct(best, h.realised.makespan_s), name, _ms(h.realised.makespan_s), h
 
 
-def _scaled(
-    w: Workload, *, transitions: float = 1.0, memory: float | Sequence[float] = 1.0
-) -> Workload:
+def _scaled(w: Workload, *, transitions: float = 1.0,
+            memory: float | Sequence[float] = 1.0) -> Workload:
     """``w`` with every transition cost x ``transitions`` and every requested memory throughput
     x ``memory`` (one factor, or one per accelerator; times unchanged)."""
     mem = np.broadcast_to(np.asarray(memory, dtype=np.float64), (w.n_accelerators,))
-    return Workload(
-        w.soc,
-        tuple(
-            replace(
-                t,
-                profile=replace(
-                    t.profile,
-                    out_s=t.profile.out_s * transitions,
-                    in_s=t.profile.in_s * transitions,
-                    mem_bps=t.profile.mem_bps * mem[None, :],
-                ),
-            )
-            for t in w.tasks
-        ),
-        w.contention,
-    )
+    return Workload(w.soc, tuple(
+        replace(t, profile=replace(t.profile, out_s=t.profile.out_s * transitions,
+                                   in_s=t.profile.in_s * transitions,
+                                   mem_bps=t.profile.mem_bps * mem[None, :]))
+        for t in w.tasks), w.contention)
 
 
 def artifact_memory_ratio() -> tuple[float, float]:
@@ -696,12 +538,8 @@ def artifact_memory_ratio() -> tuple[float, float]:
 
     (g,) = (d for d in artifact_instance().dnns if d.name == "googlenet")
     w = _workload("xavier", ("googlenet",), 10)
-    ours = (w.demand(0) * 100 * w.tasks[0].profile.time_s).sum(axis=0) / w.tasks[
-        0
-    ].profile.time_s.sum(axis=0)
-    art = [
-        float(np.dot(t, m) / np.sum(t)) for t, m in ((g.gpu_ms, g.mem_gpu), (g.dla_ms, g.mem_dla))
-    ]
+    ours = (w.demand(0) * 100 * w.tasks[0].profile.time_s).sum(axis=0) / w.tasks[0].profile.time_s.sum(axis=0)
+    art = [float(np.dot(t, m) / np.sum(t)) for t, m in ((g.gpu_ms, g.mem_gpu), (g.dla_ms, g.mem_dla))]
     return round(art[0] / float(ours[0]), 3), round(art[1] / float(ours[1]), 3)
 
 
@@ -752,46 +590,30 @@ def gap_analysis(experiments: Sequence[int] | None = None) -> list[dict[str, Any
         w = _workload(e.soc, e.nets, _groups(e), dict(e.after))
         ours, best, hx_ms, h = _improvement_h(w)
         pool = table6_baselines(w, h)
-        free = Workload(
-            w.soc, w.tasks, PccsContention(minor_slope=0.0, linear_slope=0.0, saturated_slope=0.0)
-        )
+        free = Workload(w.soc, w.tasks, PccsContention(minor_slope=0.0, linear_slope=0.0,
+                                                       saturated_slope=0.0))
         row: dict[str, Any] = {
-            "exp": e.exp,
-            "paper %": e.paper_improvement_pct,
-            "ours %": ours,
-            "best baseline": best,
+            "exp": e.exp, "paper %": e.paper_improvement_pct, "ours %": ours, "best baseline": best,
             "HaX-CoNN ms": hx_ms,
             "five baselines %": _improvement(w, ours=True),
-            "best GPU&DSA %": _improvement(
-                w, ("GPU-only", "Herald", "H2H"), {"GPU & DSA best": h.baselines["GPU & DSA"]}
-            ),
-            "H2H remap %": _improvement(
-                w, ("GPU-only", "GPU & DSA", "Herald"), {"H2H + remap": h.baselines["H2H"]}
-            ),
+            "best GPU&DSA %": _improvement(w, ("GPU-only", "Herald", "H2H"),
+                                           {"GPU & DSA best": h.baselines["GPU & DSA"]}),
+            "H2H remap %": _improvement(w, ("GPU-only", "GPU & DSA", "Herald"),
+                                        {"H2H + remap": h.baselines["H2H"]}),
             "naive only %": _improvement(w, ("GPU-only", "GPU & DSA")),
             "no contention %": _improvement(free),
             # the paper's own baselines against ours (same DNNs, Table 5-calibrated times)
-            "paper/ours GPU-only": round(
-                e.paper_ms[0] / (pool["GPU-only"].realised.makespan_s * 1e3), 2
-            ),
-            "paper/ours GPU&DSA": round(
-                e.paper_ms[1] / (pool["GPU & DSA"].realised.makespan_s * 1e3), 2
-            ),
-            "paper/ours Herald": round(
-                e.paper_ms[2] / (pool["Herald"].realised.makespan_s * 1e3), 2
-            ),
+            "paper/ours GPU-only": round(e.paper_ms[0] / (pool["GPU-only"].realised.makespan_s * 1e3), 2),
+            "paper/ours GPU&DSA": round(e.paper_ms[1] / (pool["GPU & DSA"].realised.makespan_s * 1e3), 2),
+            "paper/ours Herald": round(e.paper_ms[2] / (pool["Herald"].realised.makespan_s * 1e3), 2),
             "paper/ours H2H": round(e.paper_ms[3] / (pool["H2H"].realised.makespan_s * 1e3), 2),
             "paper/ours HaX-CoNN": round(e.paper_ms[4] / (h.realised.makespan_s * 1e3), 2),
-            "paper/ours best baseline": round(
-                min(e.paper_ms[:4]) / (min(r.realised.makespan_s for r in pool.values()) * 1e3), 2
-            ),
+            "paper/ours best baseline": round(min(e.paper_ms[:4]) / (min(
+                r.realised.makespan_s for r in pool.values()) * 1e3), 2),
         }
         for k in (2.0, 3.0):
-            wk = Workload(
-                w.soc,
-                tuple(replace(t, profile=spread_ratios(t.profile, k)) for t in w.tasks),
-                w.contention,
-            )
+            wk = Workload(w.soc, tuple(replace(t, profile=spread_ratios(t.profile, k))
+                                       for t in w.tasks), w.contention)
             row[f"spread x{k:g} %"] = _improvement(wk)
         if len(e.nets) == 2:  # two transitions per DNN (3 DNNs: 4.7M schedules, not proven)
             h2 = haxconn(w, "latency", max_transitions=2, baselines=h.baselines)
@@ -801,11 +623,8 @@ def gap_analysis(experiments: Sequence[int] | None = None) -> list[dict[str, Any
             row["T=2 %"] = "-"
         if e.soc == "xavier" and "googlenet" in e.nets:
             t2 = table2_profile()
-            wt = Workload(
-                w.soc,
-                tuple(replace(t, profile=t2) if t.name == "googlenet" else t for t in w.tasks),
-                w.contention,
-            )
+            wt = Workload(w.soc, tuple(replace(t, profile=t2) if t.name == "googlenet" else t
+                                       for t in w.tasks), w.contention)
             row["table2 googlenet %"] = _improvement(wt)
         else:
             row["table2 googlenet %"] = "-"
@@ -823,6 +642,7 @@ def gap_analysis(experiments: Sequence[int] | None = None) -> list[dict[str, Any
     return rows
 
 
+
 def _mispred(pool: dict[str, MethodResult]) -> float:
     """The largest misprediction of H2H and Herald, |realised - predicted| / realised, in %."""
     return round(100 * max(pool[m].misprediction() for m in ("H2H", "Herald")), 1)
@@ -833,6 +653,7 @@ def artifact_gpu_dsa(w: Workload) -> Schedule:
     ``collect_data_multidnn_experiment.sh`` pairs ``<dnn1>_only_gpu`` with ``<dnn2>_only_dla``);
     with three or more DNNs the last one on the DSA, the others on the GPU (our choice)."""
     n = len(w.tasks)
-    return Schedule(
-        tuple(((1 if i == n - 1 else 0),) * t.profile.n_groups for i, t in enumerate(w.tasks))
-    )
+    return Schedule(tuple(((1 if i == n - 1 else 0),) * t.profile.n_groups
+                          for i, t in enumerate(w.tasks)))
+
+

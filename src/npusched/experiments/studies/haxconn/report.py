@@ -12,6 +12,7 @@ paper`` outside 0.5-2), from measurements of the same run: the ablation columns 
 the paper's own baseline latencies against ours, and the per-cell ablations of Table 8.
 """
 
+
 from __future__ import annotations
 
 import math
@@ -49,15 +50,8 @@ def _spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
 
 
 def record(
-    id: str,
-    figure: str,
-    label: str,
-    paper: float | None,
-    ours: float | None,
-    *,
-    baseline: float | None = 0.0,
-    cause: str = "",
-    spread: Sequence[float] | None = None,
+    id: str, figure: str, label: str, paper: float | None, ours: float | None, *,
+    baseline: float | None = 0.0, cause: str = "", spread: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The shared record (:func:`~npusched.experiments.reproduce._fidelity.comparison`), ratio
     to 4 decimals; ``baseline`` names the kind: 0 a change, 1 a gain, None a plain value."""
@@ -81,9 +75,7 @@ def _table6_cause(row: Mapping[str, Any], gap: Mapping[str, Any] | None) -> str:
         f"{row.get('paper/ours HaX-CoNN')}x ours, so its baselines carry costs our model lacks;"
     )
     if row.get("Eq. 10 gain %", "-") != "-":
-        parts.append(
-            f"solved for Eq. 10 (sum 1/T_n) instead, the gain in sum 1/T_n is {row['Eq. 10 gain %']}%;"
-        )
+        parts.append(f"solved for Eq. 10 (sum 1/T_n) instead, the gain in sum 1/T_n is {row['Eq. 10 gain %']}%;")
     if gap is not None:
         parts.append(
             "one factor at a time (gap analysis, our improvement %): "
@@ -100,9 +92,7 @@ def _table6_cause(row: Mapping[str, Any], gap: Mapping[str, Any] | None) -> str:
             f"{_fmt(gap.get('artifact memory %'))}"
         )
     else:
-        parts.append(
-            "ablations not run here (`npusched reproduce haxconn --only gap` measures them)"
-        )
+        parts.append("ablations not run here (`npusched reproduce haxconn --only gap` measures them)")
     return " ".join(parts)
 
 
@@ -122,17 +112,12 @@ def build_records(
     gaps = {int(g["exp"]): g for g in gap}
     for r in t6:
         e = int(r["exp"])
-        out.append(
-            record(
-                f"table6/exp{e}/latency_improvement_pct",
-                "Table 6",
-                f"exp. {e} ({r['soc']}, {r['dnns']}, {r['objective'].split(' (')[0]}): latency gain "
-                "over the best baseline (%), synthetic",
-                r["paper improvement %"],
-                r["improvement %"],
-                cause=_table6_cause(r, gaps.get(e)),
-            )
-        )
+        out.append(record(
+            f"table6/exp{e}/latency_improvement_pct", "Table 6",
+            f"exp. {e} ({r['soc']}, {r['dnns']}, {r['objective'].split(' (')[0]}): latency gain "
+            "over the best baseline (%), synthetic",
+            r["paper improvement %"], r["improvement %"], cause=_table6_cause(r, gaps.get(e)),
+        ))
     from npusched.experiments.studies.haxconn.figures import GAP_FACTORS
     from npusched.experiments.studies.haxconn.paper import TABLE6
 
@@ -142,89 +127,57 @@ def build_records(
         rows_g = [gaps[int(r["exp"])] for r in t6 if int(r["exp"]) in gaps]
         if rows_g and len(rows_g) == len(t6):
             f = {k: sum(float(g[k]) for g in rows_g) / len(rows_g) for k in GAP_FACTORS}
-            factors = (
-                "one factor at a time, mean improvement %: "
-                + "; ".join(f"{k[:-2]} {v:.1f}" for k, v in f.items())
-                + ". Table 6 compares against the paper's four baselines as the "
-                "artifact runs them (GPU & DSA = DNN-1 on the GPU, DNN-2 on the DLA; "
-                "one-shot H2H); no single factor the paper or the artifact supports "
-                "reaches the paper's mean; the artifact's slowdown functions make any "
-                "overlap cost up to 5x on the GPU at our 80% demands, so concurrency "
-                "stops paying"
-            )
+            factors = ("one factor at a time, mean improvement %: "
+                       + "; ".join(f"{k[:-2]} {v:.1f}" for k, v in f.items())
+                       + ". Table 6 compares against the paper's four baselines as the "
+                       "artifact runs them (GPU & DSA = DNN-1 on the GPU, DNN-2 on the DLA; "
+                       "one-shot H2H); no single factor the paper or the artifact supports "
+                       "reaches the paper's mean; the artifact's slowdown functions make any "
+                       "overlap cost up to 5x on the GPU at our 80% demands, so concurrency "
+                       "stops paying")
         else:
             factors = "factors not measured in this run (`--only gap` over every experiment)"
-        out.append(
-            record(
-                "table6/mean_latency_improvement_pct",
-                "Table 6",
-                "mean latency gain over the best baseline, all rows (%), synthetic",
-                round(paper_mean, 2),
-                round(ours_mean, 2),
-                cause=f"{SYNTHETIC}; {factors}",
-            )
-        )
+        out.append(record(
+            "table6/mean_latency_improvement_pct", "Table 6",
+            "mean latency gain over the best baseline, all rows (%), synthetic",
+            round(paper_mean, 2), round(ours_mean, 2),
+            cause=f"{SYNTHETIC}; {factors}",
+        ))
     # the abstract's "contention reduced by up to 45%"
-    red = [
-        float(r["contention reduced %"])
-        for r in t6
-        if _num(r.get("contention reduced %")) is not None
-    ]
+    red = [float(r["contention reduced %"]) for r in t6 if _num(r.get("contention reduced %")) is not None]
     if t6:
         best = max(t6, key=lambda r: _num(r.get("contention reduced %")) or -math.inf)
-        out.append(
-            record(
-                "abstract/contention_reduction_max_pct",
-                "abstract",
-                "contention time cut vs the best concurrent baseline, max over Table 6 (%), synthetic",
-                45.0,
-                max(red) if red else None,
-                spread=(min(red), max(red)) if red else None,
-                cause=(
-                    f"{SYNTHETIC}; contention time = realised minus contention-free makespan of the "
-                    f"same schedule; best exp. {best['exp']}: baseline {best['contention ms baseline']} ms, "
-                    f"HaX-CoNN {best['contention ms HaX-CoNN']} ms"
-                    if red
-                    else "no baseline ran groups concurrently in this run"
-                ),
-            )
-        )
+        out.append(record(
+            "abstract/contention_reduction_max_pct", "abstract",
+            "contention time cut vs the best concurrent baseline, max over Table 6 (%), synthetic",
+            45.0, max(red) if red else None, spread=(min(red), max(red)) if red else None,
+            cause=(f"{SYNTHETIC}; contention time = realised minus contention-free makespan of the "
+                   f"same schedule; best exp. {best['exp']}: baseline {best['contention ms baseline']} ms, "
+                   f"HaX-CoNN {best['contention ms HaX-CoNN']} ms"
+                   if red else "no baseline ran groups concurrently in this run"),
+        ))
     # the misprediction of the contention-unaware methods (Sec. 5.2: "wrong by up to 75%")
     mp = [float(p["misprediction %"]) for p in pvr if p["method"] in ("H2H", "Herald")]
-    amp = [
-        (r["exp"], r["artifact contention mispred %"])
-        for r in gap
-        if "artifact contention mispred %" in r
-    ]
+    amp = [(r["exp"], r["artifact contention mispred %"]) for r in gap
+           if "artifact contention mispred %" in r]
     if mp:
         art = ""
         if amp:
             e_max, v_max = max(amp, key=lambda x: x[1])
-            art = (
-                f"; under the artifact's slowdown functions (gap analysis, exp. "
-                f"{', '.join(str(e) for e, _ in amp)}) the same methods mispredict by up to "
-                f"{v_max}% (exp. {e_max}), and HaX-CoNN's Table 6 gain falls (its "
-                "`artifact contention %` column): stronger contention widens the "
-                "misprediction but stops concurrency from paying"
-            )
-        out.append(
-            record(
-                "sec5.2/misprediction_h2h_herald_max_pct",
-                "Sec. 5.2",
-                "H2H/Herald misprediction |real - predicted| / real, max over Table 6 (%), synthetic",
-                75.0,
-                max(mp),
-                spread=(min(mp), max(mp)),
-                cause=(
-                    f"{SYNTHETIC}; the misprediction is the contention the methods ignore, and our "
-                    f"contention model (PCCS-style, constants ours) slows a group by at most "
-                    f"{mispred_slowdown_max:.2f}x in any contention interval of these schedules"
-                    if mispred_slowdown_max is not None
-                    else SYNTHETIC
-                )
-                + art,
-            )
-        )
+            art = (f"; under the artifact's slowdown functions (gap analysis, exp. "
+                   f"{', '.join(str(e) for e, _ in amp)}) the same methods mispredict by up to "
+                   f"{v_max}% (exp. {e_max}), and HaX-CoNN's Table 6 gain falls (its "
+                   "`artifact contention %` column): stronger contention widens the "
+                   "misprediction but stops concurrency from paying")
+        out.append(record(
+            "sec5.2/misprediction_h2h_herald_max_pct", "Sec. 5.2",
+            "H2H/Herald misprediction |real - predicted| / real, max over Table 6 (%), synthetic",
+            75.0, max(mp), spread=(min(mp), max(mp)),
+            cause=(f"{SYNTHETIC}; the misprediction is the contention the methods ignore, and our "
+                   f"contention model (PCCS-style, constants ours) slows a group by at most "
+                   f"{mispred_slowdown_max:.2f}x in any contention interval of these schedules"
+                   if mispred_slowdown_max is not None else SYNTHETIC) + art,
+        ))
     # Table 8, one record per cell
     idx = {n: i for i, n in enumerate(table8_nets)}
     from npusched.experiments.studies.haxconn.paper import TABLE8_NETS
@@ -248,109 +201,74 @@ def build_records(
             "large): Eq. 11's optimum scores "
             f"{r['Eq. 11 schedule vs GPU-only, Eq. 10 %']}% against GPU-only under Eq. 10"
         )
-        out.append(
-            record(
-                f"table8/{a}/{b}/fps_gain_pct",
-                "Table 8",
-                f"{a} + {b} (Orin, {r['iterations']}, {r['objective'].split(' (')[0]}): FPS gain over "
-                "the best baseline (%), synthetic",
-                paper,
-                ours,
-                cause=cause,
-            )
-        )
+        out.append(record(
+            f"table8/{a}/{b}/fps_gain_pct", "Table 8",
+            f"{a} + {b} (Orin, {r['iterations']}, {r['objective'].split(' (')[0]}): FPS gain over "
+            "the best baseline (%), synthetic",
+            paper, ours, cause=cause,
+        ))
     cells = [c for c in out if c["figure"] == "Table 8"]
     if cells:
         paper_n = sum(1 for c in cells if (c["paper"] or 0.0) > 0.0)
         ours_n = sum(1 for c in cells if (c["ours"] or 0.0) > 0.0)
         eq11 = [float(r["gain other objective %"]) for r in t8 if r["dnn_1"] in idx]
         rho = _spearman([c["paper"] or 0.0 for c in cells], eq11)
-        named = [
-            float(r.get("gain named baselines, one-shot H2H %", 0.0))
-            for r in t8
-            if r["dnn_1"] in idx
-        ]
+        named = [float(r.get("gain named baselines, one-shot H2H %", 0.0)) for r in t8
+                 if r["dnn_1"] in idx]
         rho_named = _spearman([c["paper"] or 0.0 for c in cells], named)
         bound = [float(r["balance bound gain %"]) for r in t8 if r["dnn_1"] in idx]
         rho_bound = _spearman([c["paper"] or 0.0 for c in cells], bound)
         rho_ours_bound = _spearman(eq11, bound)
-        out.append(
-            record(
-                "table8/improved_cells",
-                "Table 8",
-                f"cells HaX-CoNN improves (not x), of {len(cells)} "
-                f"({t8[0]['objective'].split(' (')[0]}), synthetic",
-                paper_n,
-                ours_n,
-                cause=(
-                    f"{SYNTHETIC}; solved for Eq. 11 instead, {sum(1 for g in eq11 if g > 0)} cells "
-                    f"improve (mean gain {sum(eq11) / len(eq11):.1f}%, Spearman rank correlation "
-                    f"with the paper's cells {_fmt(rho)}); against Table 8's named baselines with "
-                    f"one-shot H2H (no Mensa), Eq. 11: mean gain "
-                    f"{sum(named) / max(len(named), 1):.1f}%, Spearman {_fmt(rho_named)}; under "
-                    "Eq. 10, GPU-only running one DNN after the other scores highest (see each "
-                    "cell's cause); the paper's order is not that of Table 5's whole-network "
-                    "times: the most any mapping could gain from them (each DNN's work split "
-                    "between GPU and DLA, no contention, no transitions) ranks the paper's cells "
-                    f"at Spearman {_fmt(rho_bound)} and our Eq. 11 gains at {_fmt(rho_ours_bound)}"
-                ),
-            )
-        )
+        out.append(record(
+            "table8/improved_cells", "Table 8",
+            f"cells HaX-CoNN improves (not x), of {len(cells)} "
+            f"({t8[0]['objective'].split(' (')[0]}), synthetic",
+            paper_n, ours_n,
+            cause=(f"{SYNTHETIC}; solved for Eq. 11 instead, {sum(1 for g in eq11 if g > 0)} cells "
+                   f"improve (mean gain {sum(eq11) / len(eq11):.1f}%, Spearman rank correlation "
+                   f"with the paper's cells {_fmt(rho)}); against Table 8's named baselines with "
+                   f"one-shot H2H (no Mensa), Eq. 11: mean gain "
+                   f"{sum(named) / max(len(named), 1):.1f}%, Spearman {_fmt(rho_named)}; under "
+                   "Eq. 10, GPU-only running one DNN after the other scores highest (see each "
+                   "cell's cause); the paper's order is not that of Table 5's whole-network "
+                   "times: the most any mapping could gain from them (each DNN's work split "
+                   "between GPU and DLA, no contention, no transitions) ranks the paper's cells "
+                   f"at Spearman {_fmt(rho_bound)} and our Eq. 11 gains at {_fmt(rho_ours_bound)}"),
+        ))
     # Fig. 5: the text gives only the maximum (29%); the bars are not numbers in the paper
     for r in f5:
-        out.append(
-            record(
-                f"fig5/{r['dnn']}/fps_improvement_pct",
-                "Fig. 5",
-                f"{r['dnn']} x2 (Orin, {r['objective'].split(' (')[0]}): FPS gain over the best "
-                "baseline (%), synthetic",
-                None,
-                r["improvement %"],
-            )
-        )
+        out.append(record(
+            f"fig5/{r['dnn']}/fps_improvement_pct", "Fig. 5",
+            f"{r['dnn']} x2 (Orin, {r['objective'].split(' (')[0]}): FPS gain over the best "
+            "baseline (%), synthetic",
+            None, r["improvement %"],
+        ))
     if f5:
         top = max(f5, key=lambda r: r["improvement %"])
-        out.append(
-            record(
-                "fig5/max_fps_improvement_pct",
-                "Fig. 5",
-                "FPS gain over GPU-only, GPU & DSA, Mensa, max over DNNs (%), synthetic",
-                29.0,
-                top["improvement %"],
-                spread=(min(r["improvement %"] for r in f5), max(r["improvement %"] for r in f5)),
-                cause=(
-                    f"{SYNTHETIC}; max at {top['dnn']}; with contention switched off its gain is "
-                    f"{fig5_no_contention.get(top['dnn'], float('nan'))}%"
-                ),
-            )
-        )
+        out.append(record(
+            "fig5/max_fps_improvement_pct", "Fig. 5",
+            "FPS gain over GPU-only, GPU & DSA, Mensa, max over DNNs (%), synthetic",
+            29.0, top["improvement %"], spread=(min(r["improvement %"] for r in f5),
+                                               max(r["improvement %"] for r in f5)),
+            cause=(f"{SYNTHETIC}; max at {top['dnn']}; with contention switched off its gain is "
+                   f"{fig5_no_contention.get(top['dnn'], float('nan'))}%"),
+        ))
     # Fig. 6: GoogLeNet on the GPU beside another DNN on the DLA (Xavier); bars only in the paper
     for r in fig6:
-        out.append(
-            record(
-                f"fig6/{r['dnn']}/googlenet_gpu_slowdown_x",
-                "Fig. 6",
-                f"GoogLeNet slowdown, GPU, beside {r['dnn']} on the DLA (Xavier, x), synthetic",
-                None,
-                r["slowdown x"],
-                baseline=1.0,
-            )
-        )
+        out.append(record(
+            f"fig6/{r['dnn']}/googlenet_gpu_slowdown_x", "Fig. 6",
+            f"GoogLeNet slowdown, GPU, beside {r['dnn']} on the DLA (Xavier, x), synthetic",
+            None, r["slowdown x"], baseline=1.0,
+        ))
     # Table 7: solver overhead on a CPU core; the simulated SoC has no CPU beside GPU and DLA
     for name, pct in TABLE7_PAPER.items():
-        out.append(
-            record(
-                f"table7/{name}/solver_overhead_pct",
-                "Table 7",
-                f"AlexNet (DLA) + {name} (GPU) slowdown, Z3 on a CPU core (%)",
-                pct,
-                None,
-                cause=(
-                    "not modelled: the simulated SoC has only the GPU and the DLA; the solver's "
-                    "CPU time (bench --scenario solver) does not contend for their memory"
-                ),
-            )
-        )
+        out.append(record(
+            f"table7/{name}/solver_overhead_pct", "Table 7",
+            f"AlexNet (DLA) + {name} (GPU) slowdown, Z3 on a CPU core (%)",
+            pct, None,
+            cause=("not modelled: the simulated SoC has only the GPU and the DLA; the solver's "
+                   "CPU time (bench --scenario solver) does not contend for their memory"),
+        ))
     return out
 
 
@@ -368,65 +286,44 @@ def measured_records(study: Mapping[str, Any]) -> list[dict[str, Any]]:
     out = []
     keys = {label: key for key, label in METHODS.items()}
     for p in v["pairs"]:
-        out.append(
-            record(
-                f"measured/exp{p['exp']}/{keys[p['method']]}/latency_ms",
-                MEASURED_FIGURE,
-                f"artifact exp. {p['exp']} ({p['dnns']}, Xavier), {p['method']}: latency of the "
-                "measured schedule (ms), ours predicted, synthetic",
-                p["measured ms"],
-                p["predicted ms"],
-                baseline=None,
-                cause=f"ln(predicted / measured) {p['log ratio']}",
-            )
-        )
+        out.append(record(
+            f"measured/exp{p['exp']}/{keys[p['method']]}/latency_ms", MEASURED_FIGURE,
+            f"artifact exp. {p['exp']} ({p['dnns']}, Xavier), {p['method']}: latency of the "
+            "measured schedule (ms), ours predicted, synthetic",
+            p["measured ms"], p["predicted ms"], baseline=None,
+            cause=f"ln(predicted / measured) {p['log ratio']}",
+        ))
     pairs = {(p["exp"], p["method"]): p for p in v["pairs"]}
     for e in v["experiments"]:
         x = e["exp"]
         bm, bp = e["best baseline, measured"], e["best baseline, predicted"]
         one = ", ".join(f"{k} {f['gains'][x]}" for k, f in factors.items())
-        out.append(
-            record(
-                f"measured/exp{x}/gain_pct",
-                MEASURED_FIGURE,
-                f"artifact exp. {x} ({e['dnns']}, Xavier): HaX-CoNN's gain over the best of the four "
-                "baselines, measured schedules (%), ours predicted, synthetic",
-                e["measured gain %"],
-                e["predicted gain %"],
-                cause=(
-                    f"best baseline measured {bm} {pairs[(x, bm)]['measured ms']} ms (ours "
-                    f"{pairs[(x, bm)]['predicted ms']}), ours {bp} {pairs[(x, bp)]['predicted ms']} ms "
-                    f"(measured {pairs[(x, bp)]['measured ms']}); HaX-CoNN measured "
-                    f"{pairs[(x, 'HaX-CoNN')]['measured ms']} ms, ours "
-                    f"{pairs[(x, 'HaX-CoNN')]['predicted ms']}; one factor at a time, our "
-                    f"predicted gain %: {one}"
-                ),
-            )
-        )
+        out.append(record(
+            f"measured/exp{x}/gain_pct", MEASURED_FIGURE,
+            f"artifact exp. {x} ({e['dnns']}, Xavier): HaX-CoNN's gain over the best of the four "
+            "baselines, measured schedules (%), ours predicted, synthetic",
+            e["measured gain %"], e["predicted gain %"],
+            cause=(f"best baseline measured {bm} {pairs[(x, bm)]['measured ms']} ms (ours "
+                   f"{pairs[(x, bm)]['predicted ms']}), ours {bp} {pairs[(x, bp)]['predicted ms']} ms "
+                   f"(measured {pairs[(x, bp)]['measured ms']}); HaX-CoNN measured "
+                   f"{pairs[(x, 'HaX-CoNN')]['measured ms']} ms, ours "
+                   f"{pairs[(x, 'HaX-CoNN')]['predicted ms']}; one factor at a time, our "
+                   f"predicted gain %: {one}"),
+        ))
     one = ", ".join(f"{k} {f['gain_mean_predicted_pct']}" for k, f in factors.items())
-    out.append(
-        record(
-            "measured/gain_mean_pct",
-            MEASURED_FIGURE,
-            f"artifact exps. 1-{len(v['experiments'])} (Xavier): mean gain of HaX-CoNN over the best "
-            "baseline, measured schedules (%), ours predicted, synthetic",
-            v["gain_mean_measured_pct"],
-            v["gain_mean_predicted_pct"],
-            cause=f"one factor at a time, our predicted mean %: {one}",
-        )
-    )
+    out.append(record(
+        "measured/gain_mean_pct", MEASURED_FIGURE,
+        f"artifact exps. 1-{len(v['experiments'])} (Xavier): mean gain of HaX-CoNN over the best "
+        "baseline, measured schedules (%), ours predicted, synthetic",
+        v["gain_mean_measured_pct"], v["gain_mean_predicted_pct"],
+        cause=f"one factor at a time, our predicted mean %: {one}",
+    ))
     one = ", ".join(f"{k} {f['rms_log_ratio']}" for k, f in factors.items())
-    out.append(
-        record(
-            "measured/rms_log_ratio",
-            MEASURED_FIGURE,
-            f"RMS of ln(predicted / measured) over the {len(v['pairs'])} measured latencies, synthetic",
-            None,
-            v["rms_log_ratio"],
-            cause=(
-                f"a fit statistic, no paper value (mean |error| {v['mean_abs_error_pct']}%, mean "
-                f"log ratio {v['mean_log_ratio']}); one factor at a time: {one}"
-            ),
-        )
-    )
+    out.append(record(
+        "measured/rms_log_ratio", MEASURED_FIGURE,
+        f"RMS of ln(predicted / measured) over the {len(v['pairs'])} measured latencies, synthetic",
+        None, v["rms_log_ratio"],
+        cause=(f"a fit statistic, no paper value (mean |error| {v['mean_abs_error_pct']}%, mean "
+               f"log ratio {v['mean_log_ratio']}); one factor at a time: {one}"),
+    ))
     return out

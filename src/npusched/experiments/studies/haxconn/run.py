@@ -145,9 +145,7 @@ def reproduce(
     solver benchmark's layer-group counts (10, 20, 40, 80; quick 10, 20), per-solve limit (5.0;
     quick 1.0), repeats (3; quick 1) and the largest group count Z3 is run at (40; quick 20).
     """
-    model = load_suite_as(
-        HaxconnSuite, "haxconn", quick=quick
-    )  # the values of the keywords not given
+    model = load_suite_as(HaxconnSuite, "haxconn", quick=quick)  # the values of the keywords not given
     parts = model.parts if parts is None else parts
     if experiments is None:
         experiments = model.experiments
@@ -172,9 +170,8 @@ def reproduce(
     if bad:
         raise ConfigError(f"--only {bad[0]!r}; allowed: {', '.join(PARTS)}")
     if experiments is not None and not any(e.exp in experiments for e in TABLE6):
-        raise ConfigError(
-            f"experiments={list(experiments)!r}; allowed: " + ", ".join(str(e.exp) for e in TABLE6)
-        )
+        raise ConfigError(f"experiments={list(experiments)!r}; allowed: "
+                          + ", ".join(str(e.exp) for e in TABLE6))
     from npusched.report.plots import grouped_bars, lines
 
     outdir = Path(out)
@@ -187,18 +184,11 @@ def reproduce(
     gap_exps = (1, 5) if quick else experiments
     s_groups = list(solver_groups)
     s_limit, s_repeats, s_z3 = solver_time_limit_s, solver_repeats, z3_max_groups
-    config = {
-        "table6_free_time_limit_s": t6_limit,
-        "table8_networks": t8_nets,
-        "fig5_networks": list(fig5_networks),
-        "fig7_experiments": list(fig7_experiments),
-        "fig7_time_limit_s": f7_limit,
-        "fig7_phase_s": f7_phase,
-        "solver_groups": s_groups,
-        "solver_time_limit_s": s_limit,
-        "solver_repeats": s_repeats,
-        "z3_max_groups": s_z3,
-    }
+    config = {"table6_free_time_limit_s": t6_limit, "table8_networks": t8_nets,
+              "fig5_networks": list(fig5_networks), "fig7_experiments": list(fig7_experiments),
+              "fig7_time_limit_s": f7_limit, "fig7_phase_s": f7_phase,
+              "solver_groups": s_groups, "solver_time_limit_s": s_limit,
+              "solver_repeats": s_repeats, "z3_max_groups": s_z3}
     meta = {"study": "haxconn", "config_hash": point_key(config)}
 
     def run(points: Sequence[StudyPoint], desc: str) -> list[dict[str, Any]]:
@@ -209,15 +199,8 @@ def reproduce(
 
     live: dict[int, tuple[Workload, HaxconnResult]] = {}
     t6_exps = [e.exp for e in TABLE6 if experiments is None or e.exp in experiments]
-    t6_found = run(
-        [
-            StudyPoint(
-                key("table6", x), partial(_table6_point, x, t6_limit, live), f"Table 6 exp. {x}"
-            )
-            for x in t6_exps
-        ],
-        "haxconn Table 6",
-    )
+    t6_found = run([StudyPoint(key("table6", x), partial(_table6_point, x, t6_limit, live),
+                               f"Table 6 exp. {x}") for x in t6_exps], "haxconn Table 6")
     t6 = [r["row"] for r in t6_found]
     s6 = [r["solver"] for r in t6_found]
     pvr = [row for r in t6_found for row in r["pvr"]]
@@ -228,124 +211,61 @@ def reproduce(
     _csv(outdir / "predicted_vs_realised.csv", pvr)
     first = min(t6_exps)
     w1, h1 = live[first] if first in live else _table6_solution(first)
-    gantt(
-        outdir / f"gantt_exp{first}.png",
-        w1,
-        h1.realised,
-        f"Exp. {first} ({w1.soc.name}, {' + '.join(t.name for t in w1.tasks)}): HaX-CoNN",
-    )
+    gantt(outdir / f"gantt_exp{first}.png", w1, h1.realised,
+          f"Exp. {first} ({w1.soc.name}, {' + '.join(t.name for t in w1.tasks)}): HaX-CoNN")
     t8: list[dict[str, Any]] = []
     if "table8" in parts:
-        t8 = run(
-            [StudyPoint(key("table8"), lambda: {"rows": _table8(t8_nets)}, "Table 8")],
-            "haxconn Table 8",
-        )[0]["rows"]
+        t8 = run([StudyPoint(key("table8"), lambda: {"rows": _table8(t8_nets)}, "Table 8")],
+                 "haxconn Table 8")[0]["rows"]
         _csv(outdir / "table8.csv", t8)
         atomic_write_text(outdir / "table8.md", _md(t8))
     f5: list[dict[str, Any]] = []
     if "fig5" in parts:
-        f5 = [
-            row
-            for r in run(
-                [
-                    StudyPoint(key("fig5", n), partial(_rows, _fig5, [n]), f"Fig. 5 {n}")
-                    for n in fig5_networks
-                ],
-                "haxconn Fig. 5",
-            )
-            for row in r["rows"]
-        ]
+        f5 = [row for r in run([StudyPoint(key("fig5", n), partial(_rows, _fig5, [n]), f"Fig. 5 {n}")
+                                for n in fig5_networks], "haxconn Fig. 5") for row in r["rows"]]
         _csv(outdir / "fig5.csv", f5)
-        grouped_bars(
-            outdir / "fig5.png",
-            [r["dnn"] for r in f5],
-            {
-                m: [r[f"{m} FPS"] for r in f5]
-                for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")
-            },
-            ylabel="FPS (2 instances, Orin)",
-            title="Fig. 5: Scenario 1",
-        )
+        grouped_bars(outdir / "fig5.png", [r["dnn"] for r in f5],
+                     {m: [r[f"{m} FPS"] for r in f5] for m in ("GPU-only", "GPU & DSA", "Mensa", "HaX-CoNN")},
+                     ylabel="FPS (2 instances, Orin)", title="Fig. 5: Scenario 1")
     f7: list[dict[str, Any]] = []
     f7_swaps: list[dict[str, Any]] = []
     if "fig7" in parts:
-        f7_found = run(
-            [
-                StudyPoint(
-                    key("fig7"),
-                    partial(_fig7_point, fig7_experiments, f7_limit, f7_phase),
-                    "Fig. 7",
-                )
-            ],
-            "haxconn Fig. 7",
-        )
+        f7_found = run([StudyPoint(key("fig7"), partial(_fig7_point, fig7_experiments, f7_limit,
+                                                          f7_phase), "Fig. 7")], "haxconn Fig. 7")
         f7, f7_swaps = f7_found[0]["rows"], f7_found[0]["swaps"]
         _csv(outdir / "fig7.csv", f7)
         _csv(outdir / "fig7_swaps.csv", f7_swaps)
         found = [r for r in f7 if r["mode"] == "found"]
         marks = [r for r in f7 if r["mode"] == "marks"]
-        lines(
-            outdir / "fig7.png",
-            [r["t_s"] for r in found],
-            {
-                "D-HaX-CoNN (swap when found)": [r["latency_ms"] for r in found],
-                "D-HaX-CoNN (swap at the paper's marks)": [r["latency_ms"] for r in marks],
-                "oracle": [r["oracle_ms"] for r in found],
-            },
-            xlabel="time (s); the DNN set changes every 10 s",
-            ylabel="latency per frame (ms)",
-            title="Fig. 7: D-HaX-CoNN",
-        )
+        lines(outdir / "fig7.png", [r["t_s"] for r in found],
+              {"D-HaX-CoNN (swap when found)": [r["latency_ms"] for r in found],
+               "D-HaX-CoNN (swap at the paper's marks)": [r["latency_ms"] for r in marks],
+               "oracle": [r["oracle_ms"] for r in found]},
+              xlabel="time (s); the DNN set changes every 10 s", ylabel="latency per frame (ms)",
+              title="Fig. 7: D-HaX-CoNN")
     gap: list[dict[str, Any]] = []
     if "gap" in parts:
         g_exps = [e.exp for e in TABLE6 if gap_exps is None or e.exp in gap_exps]
-        gap = [
-            row
-            for r in run(
-                [
-                    StudyPoint(key("gap", x), partial(_rows, gap_analysis, [x]), f"gap exp. {x}")
-                    for x in g_exps
-                ],
-                "haxconn gap",
-            )
-            for row in r["rows"]
-        ]
+        gap = [row for r in run([StudyPoint(key("gap", x), partial(_rows, gap_analysis, [x]),
+                                            f"gap exp. {x}") for x in g_exps], "haxconn gap")
+               for row in r["rows"]]
         _csv(outdir / "table6_gap.csv", gap)
     solver: list[dict[str, Any]] = []
     if "solver" in parts:
-        by_size = run(
-            [
-                StudyPoint(
-                    key("solver", g),
-                    partial(_rows, _solver_bench, [g], s_limit, s_repeats, s_z3),
-                    f"solvers {g} groups",
-                )
-                for g in s_groups
-            ],
-            "haxconn solver benchmark",
-        )
+        by_size = run([StudyPoint(key("solver", g), partial(_rows, _solver_bench, [g], s_limit,
+                                                              s_repeats, s_z3), f"solvers {g} groups")
+                       for g in s_groups], "haxconn solver benchmark")
         # the benchmark's order: DNN count, then group count
-        solver = [
-            row
-            for n_dnn in sorted({r["dnns"] for b in by_size for r in b["rows"]})
-            for b in by_size
-            for row in b["rows"]
-            if row["dnns"] == n_dnn
-        ]
+        solver = [row for n_dnn in sorted({r["dnns"] for b in by_size for r in b["rows"]})
+                  for b in by_size for row in b["rows"] if row["dnns"] == n_dnn]
     if solver:
         _csv(outdir / "solver.csv", solver)
         atomic_write_text(outdir / "solver.md", _md(solver))
     f6 = _fig6([n for n in TABLE8_NETS if n != "googlenet"])
     _csv(outdir / "fig6.csv", f6)
     comparisons = build_records(
-        t6,
-        t8,
-        f5,
-        pvr,
-        gap,
-        max(slow) if slow else None,
-        {r["dnn"]: r["no contention %"] for r in f5},
-        f6,
+        t6, t8, f5, pvr, gap, max(slow) if slow else None,
+        {r["dnn"]: r["no contention %"] for r in f5}, f6,
         t8_nets,
     )
     from npusched.experiments.studies.haxconn.measured import study as measured_study
@@ -391,23 +311,11 @@ def reproduce(
         "quick": quick,
         "measured_xavier": {
             "source": measured["source"],
-            **{
-                k: mv[k]
-                for k in (
-                    "rms_log_ratio",
-                    "mean_log_ratio",
-                    "mean_abs_error_pct",
-                    "gain_mean_measured_pct",
-                    "gain_mean_predicted_pct",
-                )
-            },
-            "factors": {
-                k: {
-                    "rms_log_ratio": f["rms_log_ratio"],
-                    "gain_mean_predicted_pct": f["gain_mean_predicted_pct"],
-                }
-                for k, f in mf.items()
-            },
+            **{k: mv[k] for k in ("rms_log_ratio", "mean_log_ratio", "mean_abs_error_pct",
+                                  "gain_mean_measured_pct", "gain_mean_predicted_pct")},
+            "factors": {k: {"rms_log_ratio": f["rms_log_ratio"],
+                            "gain_mean_predicted_pct": f["gain_mean_predicted_pct"]}
+                        for k, f in mf.items()},
         },
         "comparisons": comparisons,
     }
@@ -415,47 +323,32 @@ def reproduce(
         ours = [float(r["improvement %"]) for r in t6]
         paper = [float(r["paper improvement %"]) for r in t6]
         summary["headline"] = {
-            "table6_improvement_pct_mean": {
-                "ours": float(np.mean(ours)),
-                "paper": float(np.mean(paper)),
-            },
+            "table6_improvement_pct_mean": {"ours": float(np.mean(ours)), "paper": float(np.mean(paper))},
             "table6_improvement_pct_max": {"ours": max(ours), "paper": max(paper)},
             "table6_improvement_pct_min": {"ours": min(ours), "paper": min(paper)},
         }
     atomic_write_text(outdir / "summary.json", json.dumps(summary, indent=2) + "\n")
     report = [
         "# HaX-CoNN reproduced\n",
-        "## Table 6 (latency in ms, realised under the contention model; synthetic rooflines)\n",
-        _md(t6),
+        "## Table 6 (latency in ms, realised under the contention model; synthetic rooflines)\n", _md(t6),
         "## Solver per Table 6 experiment (restricted: proven optimum; free: 1 s anytime)\n",
         _md(s6),
         "## Why our Table 6 gains are smaller than the paper's (measured)\n",
-        GAP_TEXT,
-        _md(gap),
-        gap_reading(gap),
-        "## Predicted vs realised\n",
-        _md(pvr),
-        "## Table 8 (Orin, all pairs; synthetic rooflines; Eq. 10)\n",
-        _md(t8),
-        "## Fig. 5 (Scenario 1; synthetic rooflines)\n",
-        _md(f5),
+        GAP_TEXT, _md(gap), gap_reading(gap),
+        "## Predicted vs realised\n", _md(pvr),
+        "## Table 8 (Orin, all pairs; synthetic rooflines; Eq. 10)\n", _md(t8),
+        "## Fig. 5 (Scenario 1; synthetic rooflines)\n", _md(f5),
         "## Fig. 6 (GoogLeNet on the GPU beside another DNN on the DLA, Xavier; synthetic rooflines)\n",
         _md(f6),
         "## Our Xavier model against the artifact's measured latencies\n",
-        MEASURED_TEXT,
-        _md(mv["pairs"]),
-        _md(mv["experiments"]),
+        MEASURED_TEXT, _md(mv["pairs"]), _md(mv["experiments"]),
         f"RMS of ln(predicted / measured): {mv['rms_log_ratio']}; mean |error| "
         f"{mv['mean_abs_error_pct']}%.\n",
-        "### One factor at a time (the same 20 schedules)\n",
-        _md(measured["factor_table"]),
+        "### One factor at a time (the same 20 schedules)\n", _md(measured["factor_table"]),
         "## Comparisons with the paper (synthetic rooflines wherever the label says so)\n",
         _md([{k: v for k, v in c.items() if k != "spread"} for c in comparisons]),
-        "## Fig. 7 (D-HaX-CoNN in an engine run)\n",
-        FIG7_TEXT,
-        _md(f7),
-        "### Swaps (deterministic clock)\n",
-        _md(f7_swaps),
+        "## Fig. 7 (D-HaX-CoNN in an engine run)\n", FIG7_TEXT, _md(f7),
+        "### Swaps (deterministic clock)\n", _md(f7_swaps),
     ]
     if solver:
         report += ["## Solver benchmark (CP-SAT vs Z3)\n", _md(solver)]
@@ -463,22 +356,16 @@ def reproduce(
     return summary
 
 
-def _table6_point(
-    exp: int, free_time_limit_s: float, live: dict[int, tuple[Workload, HaxconnResult]]
-) -> dict[str, Any]:
+def _table6_point(exp: int, free_time_limit_s: float,
+                  live: dict[int, tuple[Workload, HaxconnResult]]) -> dict[str, Any]:
     """One Table 6 experiment: its row, solver row, predicted-vs-realised rows and the largest
     slowdowns of H2H's and Herald's contention intervals; the solved workload is kept in
     ``live`` (for the Gantt chart)."""
     t6, pvr, kept, s6 = _table6(free_time_limit_s, [exp])
     live.update(kept)
     w, h = kept[exp]
-    slow = [
-        max(iv.slowdown)
-        for m, r in table6_baselines(w, h).items()
-        if m in ("H2H", "Herald")
-        for iv in r.realised.intervals
-        if iv.slowdown
-    ]
+    slow = [max(iv.slowdown) for m, r in table6_baselines(w, h).items() if m in ("H2H", "Herald")
+            for iv in r.realised.intervals if iv.slowdown]
     return {"row": t6[0], "solver": s6[0], "pvr": pvr, "slowdowns": slow}
 
 

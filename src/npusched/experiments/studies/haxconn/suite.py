@@ -40,9 +40,9 @@ class HaxconnSuite(_Strict):
     parts: Annotated[
         list[Literal["table6", "table8", "fig5", "fig7", "solver", "gap"]], Field(min_length=1)
     ]
-    experiments: (
-        Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal["all"]
-    )
+    experiments: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] | Literal[
+        "all"
+    ]
     table6_free_time_limit_s: PositiveFloat
     table8_networks: Names
     fig5_networks: Names

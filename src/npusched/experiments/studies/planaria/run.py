@@ -199,9 +199,7 @@ def _workloads(
         )
         for w, q in grid
     ]
-    rows = run_points(
-        out, _store_meta(setup), points, progress=progress, desc="Planaria Fig. 12-16"
-    )
+    rows = run_points(out, _store_meta(setup), points, progress=progress, desc="Planaria Fig. 12-16")
     found: dict[str, dict[str, Any]] = {}
     for (w, q), row in zip(grid, rows, strict=True):
         found.setdefault(w, {})[q] = row

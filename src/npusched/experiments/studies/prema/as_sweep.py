@@ -27,11 +27,8 @@ def prema_sweep(s: PremaSuite) -> dict[str, Any]:
         if p.tokens is not None:
             params["tokens"] = p.tokens
         policies.append(
-            {
-                "label": p.label,
-                "policy": {"name": p.policy, "params": params},
-                "sim.predictor": p.predictor,
-            }
+            {"label": p.label, "policy": {"name": p.policy, "params": params},
+             "sim.predictor": p.predictor}
         )
     # the reproduction's dispatch window (_Context.window), at each load of the sweep
     mean_iso = {b: ctx.mean_isolated(b) for b in batches}
@@ -74,13 +71,8 @@ def prema_sweep(s: PremaSuite) -> dict[str, Any]:
         "grids": grids,
         "report": {
             "x": "load",
-            "metrics": [
-                "antt",
-                "stp",
-                "fairness",
-                "sla_violation_rate_n4",
-                "p95_high_priority_norm",
-            ],
+            "metrics": ["antt", "stp", "fairness", "sla_violation_rate_n4",
+                        "p95_high_priority_norm"],
             "baseline": "NP-FCFS",
         },
     }

@@ -54,7 +54,6 @@ def _policy_table(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     the module docstring); ``_of_means`` the gain of the means, ``_gmean`` the geometric mean
     of the per-workload gains."""
     import pandas as pd
-
     main = res.main
     cols = ["antt", "stp", "fairness", *(f"sla_n{n}" for n in SLA_NS)]
     means = main.groupby("label")[cols].mean()
@@ -86,7 +85,6 @@ def _per_batch(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Improvements over NP-FCFS per batch size (mean of the per-workload gains within a batch
     size, as :func:`_policy_table`)."""
     import pandas as pd
-
     main = res.main
     rows = []
     for label in labels:
@@ -119,7 +117,6 @@ def _gmean(x: pd.Series) -> float:
 def _p95_high(res: _Results, labels: Sequence[str]) -> pd.DataFrame:
     """Fig. 14: p95 NTT of high-priority tasks per network, smallest batch size (1)."""
     import pandas as pd
-
     rec = res.records
     b0 = min(res.setup.batch_sizes)
     rec = rec[(rec["batch"] == b0) & (rec["priority"] == 9)]
@@ -185,7 +182,6 @@ def _predictor_table(res: _Results) -> tuple[pd.DataFrame, dict[str, Any]]:
 def _oracle_table(table: pd.DataFrame) -> pd.DataFrame:
     """Sec. VI-D: predictor-driven policies as a fraction of their oracle twins."""
     import pandas as pd
-
     t = table.set_index("policy")
     rows = []
     for oracle in [p for p in t.index if p.endswith("-oracle")]:
@@ -277,7 +273,6 @@ def _policies_summary(
 ) -> dict[str, Any]:
     """``summary.json``'s ``policies``: per label, the means and improvements over NP-FCFS."""
     import pandas as pd
-
     f14i = fig14.set_index("policy") if not fig14.empty else pd.DataFrame()
     policies: dict[str, Any] = {}
     for lb in present:
@@ -311,7 +306,6 @@ def _checkpoint_vs_kill(
     24% / 77%). Each pair's row also has what explains the gap: preemptions per workload and
     the KILL run's re-executed (wasted) work as a share of its makespan."""
     import pandas as pd
-
     main = res.main
     per: list[dict[str, Any]] = []
     for f in families:
@@ -367,7 +361,6 @@ def _job_span_ms(res: _Results) -> list[float]:
 def _range_summary(ranged: _Results, specs: Sequence[PolicySpec]) -> dict[str, Any]:
     """The paper-job-range study's headline: setup, windows, policies, mechanisms."""
     import pandas as pd
-
     labels = [s.label for s in specs if s.label in ranged.labels]
     table = _policy_table(ranged, labels)
     t = table.set_index("policy") if not table.empty else table
@@ -399,7 +392,6 @@ def _headline(
     oracle: pd.DataFrame,
 ) -> dict[str, Any]:
     import pandas as pd
-
     g = partial(_metric, policies)
     orc = oracle.set_index("policy") if not oracle.empty else pd.DataFrame()
     ours: dict[str, float] = {
@@ -497,7 +489,9 @@ def write_figures(
             )
 
     np_labels = [
-        lb for lb in present if lb.startswith("NP-") and not lb.endswith(("-oracle", "-cumulative"))
+        lb
+        for lb in present
+        if lb.startswith("NP-") and not lb.endswith(("-oracle", "-cumulative"))
     ]
     improvement_figure(
         "fig11_nonpreemptive",
@@ -648,4 +642,6 @@ def write_figures(
             )
         mech_info = _mech_info(m)
 
-    return Tables(table, t, present, fig14, per_batch, pred_t, pred_info, oracle_t, mt, mech_info)
+    return Tables(
+        table, t, present, fig14, per_batch, pred_t, pred_info, oracle_t, mt, mech_info
+    )

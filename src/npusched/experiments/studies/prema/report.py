@@ -342,7 +342,6 @@ def _orderings(
 def _differences(res: _Results, summary: Mapping[str, Any]) -> list[str]:
     """Why our numbers differ from the paper's, for the causes that do not depend on a run."""
     import pandas as pd
-
     rec = res.records
     iso = rec[rec["label"] == "NP-FCFS"].groupby("network")["isolated_s"].agg(["min", "max"])
     span = (
@@ -460,7 +459,6 @@ def _exceptions(labels: Sequence[str]) -> str:
 def _ckvk_md(summary: Mapping[str, Any]) -> list[str]:
     """Report section: Fig. 15's CHECKPOINT-vs-KILL comparison per policy pair."""
     import pandas as pd
-
     ck = summary.get("checkpoint_vs_kill") or {}
     if not ck:
         return []

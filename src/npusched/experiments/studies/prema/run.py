@@ -154,7 +154,9 @@ def _with_params(suite: PremaSuite | None, quick: bool, params: Mapping[str, Any
 RANGE_DIR = "paper-range"
 
 
-def _run_ablations(out: Path, setup: PremaSetup, runs: int, progress: bool) -> list[dict[str, Any]]:
+def _run_ablations(
+    out: Path, setup: PremaSetup, runs: int, progress: bool
+) -> list[dict[str, Any]]:
     """The one-factor ablations (:func:`~npusched.experiments.studies.prema.ablations.
     ablations`) of ``setup`` with ``runs`` workloads per batch size, reused from
     ``out/ablations.json`` when it holds the same (setup, runs, versions)."""
