@@ -214,7 +214,7 @@ _NO_MERGE: Final = NOTHING.merge
 _NO_TIMERS: Final = NOTHING.timers
 _NO_RATES: Final = NOTHING.rates
 #: The one nan object of the records (``common.NAN_OBJ``; the column loop holds the same).
-_NAN_OBJ: Any = NAN_OBJ
+_NAN_OBJ: Final[Any] = NAN_OBJ
 
 # A SchedulerView is built at every decision; filling a plain instance's __dict__ is 2-3x faster
 # than the frozen dataclass __init__. Only valid while the view has exactly these fields and a
@@ -3217,6 +3217,9 @@ class _Run:
             last_t = now
 
             if completed:
+                if job_of:  # (a finished job is not read through it again: let it go)
+                    for job in completed:
+                        job_of[job.order] = None
                 if tokens is not None:
                     # (a finished job's table entries are never read again: let them go, as
                     # the column loop does)
