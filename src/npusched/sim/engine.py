@@ -633,6 +633,11 @@ _NO_JOBS: Final[list[Job]] = []
 _NO_ROWS: Final[list[int]] = []
 
 
+#: The event heap's size above which ``execute`` moves its superseded completions out
+#: (``_Run._compact_heap``; then again at twice the size it left).
+_COMPACT_MIN: Final = 8
+
+
 def _tick_first(t: float, seq: int, top: tuple[Any, ...]) -> bool:
     """Whether the scheduled tick ``(t, PERIOD, seq)`` comes before the heap's ``top`` event
     (``(time, kind, seq, ...)``, compared as the heap compares them; sequence numbers are
@@ -873,6 +878,11 @@ class _Run:
         self.tick_t = math.inf
         self.tick_seq = 0
         self.stale_t: list[Any] = []
+        #: The times of superseded completions and boundaries (``COMPLETE`` / ``BOUNDARY``
+        #: events whose job's epoch moved on: a preemption, a rate change), moved out of the
+        #: event heap when it grows (``_compact_heap``): each still opens a wake at its time,
+        #: as the column loop's stale completions do, and does nothing else.
+        self.stale_c: list[Any] = []
         self.idle_periods = 0
         self.futile = 0  # preemptions in a row that made no progress (_MAX_FUTILE_PREEMPTIONS)
         self.completed: list[Job] = []
@@ -2820,6 +2830,25 @@ class _Run:
         self.skip_k0 = nxt if nxt < self.sched_k else None
         return t
 
+    def _compact_heap(self) -> None:
+        """Move the superseded completions and boundaries out of the event heap into
+        ``stale_c`` (their times) and make a heap of the rest: the events still pop in the
+        same order (each has its own sequence number), and a superseded one, which did
+        nothing but open a wake at its time, still opens it (``execute`` reads ``stale_c``).
+        P-RRB supersedes its running job's completion at every slice; those entries stayed in
+        the heap until their time, deepening every push and pop."""
+        heap = self.queue.heap
+        stale = self.stale_c
+        live: list[Any] = []
+        for ev in heap:
+            kind: int = ev[1]
+            if kind in (COMPLETE, BOUNDARY) and ev[4] != ev[3]._epoch:
+                fpush(stale, ev[0])
+            else:
+                live.append(ev)
+        heap[:] = live
+        heapq.heapify(heap)
+
     def _plan_tick(
         self, now: float, period: float, reason: str, busy: bool, no_arrivals: bool
     ) -> None:
@@ -2837,7 +2866,12 @@ class _Run:
         else:
             view = SchedulerView(now, self.ready, self.running, "period", self.sim.profiles)
             n = max(0, min(int(self.policy.quiet_periods(view, k0 * period)), _QUIET_MAX))
-        if not busy and no_arrivals and not any(e[1] != PERIOD for e in self.queue.heap):
+        if (
+            not busy
+            and no_arrivals
+            and not self.stale_c  # (superseded completions are events other than ticks)
+            and not any(e[1] != PERIOD for e in self.queue.heap)
+        ):
             # Only ticks are left; a policy may idle for a while, not forever.
             self.idle_periods = self.idle_periods + 1 if reason == "period" else 0
             if self.idle_periods > _MAX_IDLE_TICKS:
@@ -3063,13 +3097,20 @@ class _Run:
         if rank_heap is None and (tokens is not None or torder == "round-robin"):
             self.ready_pos = [0] * len(arrivals)
 
+        stale_c = self.stale_c
+        compact_at = _COMPACT_MIN
         while True:
+            if len(heap) > compact_at:
+                self._compact_heap()
+                compact_at = max(_COMPACT_MIN, 2 * len(heap))
             if heap:
                 top = heap[0]
                 th = top[0]
-                if (th - slice_start < quantum_q if quiet_slice else th < quiet) and top[
-                    1
-                ] == PERIOD:
+                if (
+                    (th - slice_start < quantum_q if quiet_slice else th < quiet)
+                    and top[1] == PERIOD
+                    and (not stale_c or th < cast(float, stale_c[0]))
+                ):
                     # The pending tick at ``c`` would wake alone (nothing else within the time
                     # tolerance after it), find the same jobs waiting and the same job running,
                     # and keep it (the policy says so before ``quiet``); the next tick would go
@@ -3083,6 +3124,8 @@ class _Run:
                         tn = heap[2][0]
                     if next_arr < tn:
                         tn = next_arr
+                    if stale_c and cast(float, stale_c[0]) < tn:
+                        tn = cast(float, stale_c[0])
                     if c + tol < tn and c <= until:
                         while True:
                             # ``_next_boundary(c, period_f) * period_f``, inline
@@ -3107,6 +3150,8 @@ class _Run:
                         th = heap[0][0]
             else:
                 th = inf
+            if stale_c and cast(float, stale_c[0]) < th:  # a superseded completion's wake
+                th = cast(float, stale_c[0])
             if skipping:  # the scheduled tick and the superseded ones (``tick_t``, ``stale_t``)
                 if self.tick_t < th:
                     th = self.tick_t
@@ -3137,6 +3182,8 @@ class _Run:
             special = ""
             ticked = False
             while True:
+                while stale_c and cast(float, stale_c[0]) <= horizon:
+                    fpop(stale_c)  # a superseded completion: its wake is open, nothing more
                 if skipping:
                     stale = self.stale_t
                     while stale and cast(float, stale[0]) <= horizon:
@@ -3458,6 +3505,7 @@ class _Run:
                 t_tick = k * period
                 if (
                     not heap
+                    and not stale_c
                     and ai >= n
                     and not (
                         self.running is not None or self.preempting is not None
