@@ -1,5 +1,5 @@
-"""The engine's event heap (``sim/events.py``: ``epush`` / ``epop``, which the compiled engine
-takes) holds and pops the same entries at the same places (the same objects) and pops them in
+"""The engine's event heap (``sim/events.py``: ``epush`` / ``epop`` / ``ereplace`` /
+``eheapify``, which the compiled engine takes) holds and pops the same entries at the same places (the same objects) and pops them in
 the same order as :mod:`heapq` on the same ``(time, kind, seq, job, epoch)`` tuples: ties of
 time and of kind, ``int`` times (a timer a policy asked for), and ``heapq``'s own pushes and
 ``heapreplace`` on the same heap (the tick's) mixed in."""
@@ -33,9 +33,18 @@ def test_event_heap_matches_heapq(seed: int) -> None:
         if ref and r < 0.4:
             got, want = events.epop(ours), heapq.heappop(ref)
             assert got is want
-        elif ref and r < 0.45:  # ``heapq``'s own operations on the same heap
+        elif ref and r < 0.43:  # ``heapq``'s own operations on the same heap
             e = _event(rng, seq)
             assert heapq.heapreplace(ours, e) is heapq.heapreplace(ref, e)  # type: ignore[misc]
+        elif ref and r < 0.46:
+            e = _event(rng, seq)
+            assert events.ereplace(ours, e) is heapq.heapreplace(ref, e)
+        elif ref and r < 0.47:  # a filter and a heapify (``_Run._compact_heap``)
+            keep = [e for e in ref if rng.random() < 0.8]
+            ours[:] = keep
+            ref[:] = keep
+            events.eheapify(ours)
+            heapq.heapify(ref)
         elif r < 0.5:
             e = _event(rng, seq)
             heapq.heappush(ours, e)  # type: ignore[misc]

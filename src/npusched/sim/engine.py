@@ -150,8 +150,10 @@ from npusched.sim.events import (
     TIMER,
     TYPED_HEAP,
     EventQueue,
+    eheapify,
     epop,
     epush,
+    ereplace,
 )
 from npusched.sim.heaps import fpop, fpush, heap_keys, ipop, ipush, kpop, kpush
 from npusched.sim.job import (
@@ -2842,12 +2844,18 @@ class _Run:
         live: list[Any] = []
         for ev in heap:
             kind: int = ev[1]
-            if kind in (COMPLETE, BOUNDARY) and ev[4] != ev[3]._epoch:
-                fpush(stale, ev[0])
-            else:
-                live.append(ev)
+            if kind == COMPLETE or kind == BOUNDARY:  # noqa: SIM109 - two native compares
+                job: Job = ev[3]
+                epoch: int = ev[4]
+                if epoch != job._epoch:
+                    fpush(stale, ev[0])
+                    continue
+            live.append(ev)
         heap[:] = live
-        heapq.heapify(heap)
+        if TYPED_HEAP:
+            eheapify(heap)
+        else:
+            heapq.heapify(heap)
 
     def _plan_tick(
         self, now: float, period: float, reason: str, busy: bool, no_arrivals: bool
@@ -3146,7 +3154,10 @@ class _Run:
                         q.now = c
                         last_t = c
                         stuck = 0
-                        heapreplace(heap, (nc, PERIOD, seq(), None, 0))
+                        if TYPED_HEAP:
+                            ereplace(heap, (nc, PERIOD, seq(), None, 0))
+                        else:
+                            heapreplace(heap, (nc, PERIOD, seq(), None, 0))
                         th = heap[0][0]
             else:
                 th = inf

@@ -124,16 +124,13 @@ def epush(heap: list[Any], item: tuple[Any, ...]) -> None:
     _esift_down(heap, 0, len(heap) - 1)
 
 
-def epop(heap: list[Any]) -> tuple[Any, ...]:
-    """``heapq.heappop`` on a heap of events (``heap`` not empty)."""
-    last = heap.pop()
+def _esift_up(heap: list[Any], pos: i64) -> None:
+    """``heapq._siftup`` on a heap of events: the entry at ``pos`` moved down to a leaf along
+    the smaller children, then up to its place (:func:`_esift_down`)."""
     endpos: i64 = len(heap)
-    if not endpos:
-        return last
-    top = heap[0]
-    heap[0] = last
-    pos: i64 = 0
-    child: i64 = 1
+    startpos = pos
+    newitem = heap[pos]
+    child: i64 = 2 * pos + 1
     while child < endpos:
         right = child + 1
         if right < endpos:
@@ -154,9 +151,36 @@ def epop(heap: list[Any]) -> tuple[Any, ...]:
         heap[pos] = heap[child]
         pos = child
         child = 2 * pos + 1
-    heap[pos] = last
-    _esift_down(heap, 0, pos)
+    heap[pos] = newitem
+    _esift_down(heap, startpos, pos)
+
+
+def epop(heap: list[Any]) -> tuple[Any, ...]:
+    """``heapq.heappop`` on a heap of events (``heap`` not empty)."""
+    last = heap.pop()
+    if not heap:
+        return last
+    top: tuple[Any, ...] = heap[0]
+    heap[0] = last
+    _esift_up(heap, 0)
     return top
+
+
+def ereplace(heap: list[Any], item: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``heapq.heapreplace`` on a heap of events (``heap`` not empty): the smallest event
+    returned, ``item`` put in its place."""
+    top: tuple[Any, ...] = heap[0]
+    heap[0] = item
+    _esift_up(heap, 0)
+    return top
+
+
+def eheapify(heap: list[Any]) -> None:
+    """``heapq.heapify`` on a list of events (the same order of sifts, so the same list)."""
+    i: i64 = len(heap) // 2 - 1
+    while i >= 0:
+        _esift_up(heap, i)
+        i -= 1
 
 
 #: The module runs compiled: the engine pushes and pops with :func:`epush` / :func:`epop`
