@@ -22,6 +22,18 @@ import npusched.sim.engine as engine
 from npusched.bench.families import FAMILY_RATIO_TARGET, families_scenario
 
 
+def force_general_loop() -> None:
+    """Every ``Simulator.run`` in this process takes the general loop (``fast_path=False``,
+    which no user path asks for); ``general_scenario.py`` uses it too."""
+    plain_run = engine.Simulator.run
+
+    def run(self: Any, *a: Any, **k: Any) -> Any:
+        self.fast_path = False
+        return plain_run(self, *a, **k)
+
+    engine.Simulator.run = run  # type: ignore[method-assign]
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "general"
     requests = int(sys.argv[2]) if len(sys.argv) > 2 else 5_000
@@ -29,13 +41,7 @@ def main() -> None:
     if mode not in ("general", "column"):
         raise SystemExit(f"families_general.py: error: mode {mode!r}; allowed: general, column")
     if mode == "general":
-        plain_run = engine.Simulator.run
-
-        def run(self: Any, *a: Any, **k: Any) -> Any:
-            self.fast_path = False
-            return plain_run(self, *a, **k)
-
-        engine.Simulator.run = run  # type: ignore[method-assign]
+        force_general_loop()
     out = families_scenario(requests=requests, seed=0, repeat=repeat)
     rows = {}
     for fam, e in out["families"].items():

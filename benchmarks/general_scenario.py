@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
-import npusched.sim.engine as engine
+from families_general import force_general_loop
+
 from npusched.bench.core import run_scenario
 
 
@@ -30,13 +30,7 @@ def main() -> None:
     if mode not in ("general", "column"):
         raise SystemExit(f"general_scenario.py: error: mode {mode!r}; allowed: general, column")
     if mode == "general":
-        plain_run = engine.Simulator.run
-
-        def run(self: Any, *a: Any, **k: Any) -> Any:
-            self.fast_path = False
-            return plain_run(self, *a, **k)
-
-        engine.Simulator.run = run  # type: ignore[method-assign]
+        force_general_loop()
     out = run_scenario(name, requests=requests, isolate=False, repeat=2)
     out["mode"] = mode
     print(json.dumps(out, indent=1, default=str))

@@ -1832,6 +1832,14 @@ class _Run:
         else:
             ipush(rh, self.rank_entry[k])
 
+    def _pop_ready(self, rh: list[Any]) -> None:
+        """Pop the top entry of the declared order's heap (``rank_heap``; :meth:`_push_ready`'s
+        entries)."""
+        if self.srpt:
+            kpop(rh, self.skey)
+        else:
+            ipop(rh)
+
     def _checkpoint(self, job: Job, fuse: bool = False) -> bool:
         """CHECKPOINT: let ``job`` run to its next preemption point, then save its context.
         Returns ``False`` if that point is the job's end (it just finishes).
@@ -3336,11 +3344,7 @@ class _Run:
                         if tj is not None and tj.state is WAITING:
                             best = tj
                             break
-                        # (none: every start pops its job's entry)
-                        if srpt:
-                            kpop(rank_heap, skey)
-                        else:
-                            ipop(rank_heap)
+                        self._pop_ready(rank_heap)  # (none: every start pops its job's entry)
                     displace = False
                     if best is not None and running is not None and preemptive:
                         if srpt:  # its remaining estimate as of now (``remaining_s``)
@@ -3355,10 +3359,7 @@ class _Run:
                     if best is None:
                         pass  # nobody waits: ``KEEP``
                     elif running is None:
-                        if srpt:
-                            kpop(rank_heap, skey)
-                        else:
-                            ipop(rank_heap)
+                        self._pop_ready(rank_heap)
                         self._start(best, 0, units0, variant0, alloc0)
                         self.running = best
                     elif displace:
@@ -3366,10 +3367,7 @@ class _Run:
                         if mech is _CHECKPOINT:
                             self._checkpoint(running, fuse_stop)
                         elif mech is _KILL:
-                            if srpt:
-                                kpop(rank_heap, skey)
-                            else:
-                                ipop(rank_heap)
+                            self._pop_ready(rank_heap)
                             self._kill(running)
                             self._start(best, 0, units0, variant0, alloc0)
                             self.running = best
@@ -3583,8 +3581,8 @@ class _Run:
     # --- results ------------------------------------------------------------------------------
     def _write_records(self) -> None:
         """Hand the run's records to the one writer of both loops' records
-        (:func:`~npusched.sim.records.write_records`): the ``array`` columns by result row as
-        ``_record`` and ``_add_energy`` wrote them, after the partial records of the jobs still
+        (:func:`~npusched.sim.records.write_records`): the lists (``rec_lists``) or ``array``
+        columns by result row as ``_record`` and ``_add_energy`` wrote them, after the partial records of the jobs still
         in flight (only with ``until``: their first start, preemptions, checkpoint and waste so
         far, no finish, no resource)."""
         alive: list[Job] = list(self._waiting())
@@ -3593,38 +3591,23 @@ class _Run:
         alive.extend(e[0] for e in self.pending)
         for j in alive:
             self._record(j, math.nan)
-        if self.rec_lists:
-            write_records(
-                self,
-                None,
-                self.l_est,
-                self.l_preempt,
-                self.l_cbytes,
-                self.l_cs,
-                self.l_wasted,
-                first=self.l_first,
-                finish=self.l_finish,
-                energy=self.l_energy,
-                resource=self.res_names,
-            )
-            self.l_est = self.l_first = self.l_finish = self.l_energy = []
-            self.l_preempt = self.l_cbytes = []
-            self.l_cs = self.l_wasted = []
-            self.res_names = []
-            return
+        lists = self.rec_lists
         write_records(
             self,
             None,
-            self.col_est,
-            self.col_preempt,
-            self.col_cbytes,
-            self.col_cs,
-            self.col_wasted,
-            first=self.col_first,
-            finish=self.col_finish,
-            energy=self.col_energy,
+            self.l_est if lists else self.col_est,
+            self.l_preempt if lists else self.col_preempt,
+            self.l_cbytes if lists else self.col_cbytes,
+            self.l_cs if lists else self.col_cs,
+            self.l_wasted if lists else self.col_wasted,
+            first=self.l_first if lists else self.col_first,
+            finish=self.l_finish if lists else self.col_finish,
+            energy=self.l_energy if lists else self.col_energy,
             resource=self.res_names,
         )
+        self.l_est = self.l_first = self.l_finish = self.l_energy = []
+        self.l_preempt = self.l_cbytes = []
+        self.l_cs = self.l_wasted = []
         self.res_names = []
 
     def _result(self, now: float) -> SimResult:
