@@ -658,6 +658,23 @@ def _tick_first(t: float, seq: int, top: tuple[Any, ...]) -> bool:
     return seq < s
 
 
+def _slot_first(t: float, kind: int, seq: int, top: tuple[Any, ...]) -> bool:
+    """Whether the slot's event ``(t, kind, seq)`` comes before the heap's ``top`` event,
+    compared as the heap compares them (sequence numbers are unique)."""
+    x = top[0]
+    if type(x) is float:
+        th: float = x
+        if t != th:
+            return t < th
+    elif t != x:
+        return bool(t < x)
+    k: int = top[1]
+    if kind != k:
+        return kind < k
+    s: int = top[2]
+    return seq < s
+
+
 def _next_boundary(now: float, period: float) -> int:
     """Index ``k`` of the first period boundary ``k * period`` after ``now``. A boundary within
     :data:`TIME_TOL_S` of ``now`` is ``now`` itself (handled, or not due, at this instant):
@@ -885,6 +902,20 @@ class _Run:
         #: event heap when it grows (``_compact_heap``): each still opens a wake at its time,
         #: as the column loop's stale completions do, and does nothing else.
         self.stale_c: list[Any] = []
+        #: The machine event slot (twenty-eighth round): one machine event (``COMPLETE``,
+        #: ``BOUNDARY``, ``STOP``, ``SAVE_DONE``) kept apart from the event heap as fields, its
+        #: time (``inf``: empty), kind, sequence number, job and epoch: a temporal run has one
+        #: such event live at a time (the running or saving job's), so it is never a tuple
+        #: pushed and popped. ``_push_event`` fills it where it is empty or holds a superseded
+        #: completion or boundary (whose time goes to ``stale_c``, keeping its wake); else the
+        #: event goes to the heap. The loop pops the slot or the heap's top, whichever comes
+        #: first as the heap would order them (time, kind, sequence), so the events are handled
+        #: in the same order as with every event in the heap.
+        self.ev_t = math.inf
+        self.ev_kind = 0
+        self.ev_seq = 0
+        self.ev_job: Job | None = None
+        self.ev_epoch = 0
         self.idle_periods = 0
         self.futile = 0  # preemptions in a row that made no progress (_MAX_FUTILE_PREEMPTIONS)
         self.completed: list[Job] = []
@@ -1497,13 +1528,8 @@ class _Run:
         if job._until < 0 and not plan.exits:  # the common case: run to the end
             iso = job._limit = job.isolated_s
             epoch = job._epoch = job._epoch + 1
-            q = self.queue
             # ``(iso - ex) / job.rate`` with the rate just set to 1.0 (dividing by 1.0 is exact)
-            ev = (t0 + (iso - ex), COMPLETE, q.next_seq(), job, epoch)
-            if TYPED_HEAP:
-                epush(q.heap, ev)
-            else:
-                heappush(q.heap, ev)
+            self._push_event(t0 + (iso - ex), COMPLETE, job, epoch)
         else:
             self._arm(job)
 
@@ -1537,11 +1563,32 @@ class _Run:
                 kind = BOUNDARY
         job._limit = lim
         epoch = job._epoch = job._epoch + 1
-        q = self.queue
         t = job._t0 + (lim - job._exec) / job.rate
         if t < self.clock.now:
             t = self.clock.now
-        ev = (t, kind, q.next_seq(), job, epoch)
+        self._push_event(t, kind, job, epoch)
+
+    def _push_event(self, t: float, kind: int, job: Job, epoch: int) -> None:
+        """Schedule ``job``'s machine event ``kind`` at ``t``: into the slot (``ev_t``...)
+        where it is empty or holds a superseded completion or boundary (its time kept in
+        ``stale_c``: it still opens its wake), else into the event heap. Its sequence number
+        is drawn either way, so the events keep their order."""
+        q = self.queue
+        seq = q.next_seq()
+        old = self.ev_job
+        if old is not None:
+            ok = self.ev_kind
+            if (ok == COMPLETE or ok == BOUNDARY) and self.ev_epoch != old._epoch:  # noqa: SIM109
+                fpush(self.stale_c, self.ev_t)
+                old = None
+        if old is None:
+            self.ev_t = t
+            self.ev_kind = kind
+            self.ev_seq = seq
+            self.ev_job = job
+            self.ev_epoch = epoch
+            return
+        ev = (t, kind, seq, job, epoch)
         if TYPED_HEAP:
             epush(q.heap, ev)
         else:
@@ -1884,12 +1931,7 @@ class _Run:
         if fuse:
             self._stop(job, t_stop)
             return True
-        q = self.queue
-        ev = (t_stop, STOP, q.next_seq(), job, job._epoch)
-        if TYPED_HEAP:
-            epush(q.heap, ev)
-        else:
-            heappush(q.heap, ev)
+        self._push_event(t_stop, STOP, job, job._epoch)
         return True
 
     # --- handlers -----------------------------------------------------------------------------
@@ -2004,12 +2046,7 @@ class _Run:
         )
         self.res[job._res].busy += busy
         job._save_start = now
-        q = self.queue
-        ev = (now + save_s, SAVE_DONE, q.next_seq(), job, job._epoch)
-        if TYPED_HEAP:
-            epush(q.heap, ev)
-        else:
-            heappush(q.heap, ev)
+        self._push_event(now + save_s, SAVE_DONE, job, job._epoch)
 
     def _h_save_done(self, job: Job, epoch: int) -> str:
         now = self.clock.now
@@ -2886,6 +2923,7 @@ class _Run:
             not busy
             and no_arrivals
             and not self.stale_c  # (superseded completions are events other than ticks)
+            and self.ev_job is None
             and not any(e[1] != PERIOD for e in self.queue.heap)
         ):
             # Only ticks are left; a policy may idle for a while, not forever.
@@ -3126,6 +3164,7 @@ class _Run:
                     (th - slice_start < quantum_q if quiet_slice else th < quiet)
                     and top[1] == PERIOD
                     and (not stale_c or th < cast(float, stale_c[0]))
+                    and th < self.ev_t  # (the slot's kinds come before a tick's)
                 ):
                     # The pending tick at ``c`` would wake alone (nothing else within the time
                     # tolerance after it), find the same jobs waiting and the same job running,
@@ -3142,6 +3181,8 @@ class _Run:
                         tn = next_arr
                     if stale_c and cast(float, stale_c[0]) < tn:
                         tn = cast(float, stale_c[0])
+                    if self.ev_t < tn:
+                        tn = self.ev_t
                     if c + tol < tn and c <= until:
                         while True:
                             # ``_next_boundary(c, period_f) * period_f``, inline
@@ -3169,6 +3210,8 @@ class _Run:
                         th = heap[0][0]
             else:
                 th = inf
+            if self.ev_t < th:  # the slot's event
+                th = self.ev_t
             if stale_c and cast(float, stale_c[0]) < th:  # a superseded completion's wake
                 th = cast(float, stale_c[0])
             if skipping:  # the scheduled tick and the superseded ones (``tick_t``, ``stale_t``)
@@ -3208,7 +3251,11 @@ class _Run:
                     while stale and cast(float, stale[0]) <= horizon:
                         fpop(stale)  # a superseded tick: its wake is open, nothing more
                     tt = self.tick_t
-                    if tt <= horizon and (not heap or _tick_first(tt, self.tick_seq, heap[0])):
+                    if (
+                        tt <= horizon
+                        and tt < self.ev_t  # (the slot's kinds come before a tick's)
+                        and (not heap or _tick_first(tt, self.tick_seq, heap[0]))
+                    ):
                         # the scheduled tick, in its place among the events (time, kind,
                         # sequence), as the heap would pop it
                         self.tick_t = inf
@@ -3219,14 +3266,24 @@ class _Run:
                         events += 1
                         woke = True
                         continue
-                if not heap or heap[0][0] > horizon:
+                kind: int
+                epoch: int
+                et = self.ev_t
+                if et <= horizon and (
+                    not heap or _slot_first(et, self.ev_kind, self.ev_seq, heap[0])
+                ):
+                    # the slot's event, in its place among the heap's (time, kind, sequence)
+                    kind = self.ev_kind
+                    job = cast(Any, self.ev_job)  # (a ``Job``, as the heap's entries hold)
+                    epoch = self.ev_epoch
+                    self.ev_t = inf
+                    self.ev_job = None
+                elif not heap or heap[0][0] > horizon:
                     break
                 # compiled, ``events.epop`` (``heapq``'s algorithm on the same tuples, the
                 # comparisons typed); the fields read by index, not unpacked (an unpacking of
                 # an untyped object is a generic iteration compiled)
-                kind: int
-                epoch: int
-                if TYPED_HEAP:
+                elif TYPED_HEAP:
                     ev = epop(heap)
                     kind = ev[1]
                     job = ev[3]
@@ -3514,6 +3571,7 @@ class _Run:
                 t_tick = k * period
                 if (
                     not heap
+                    and self.ev_job is None
                     and not stale_c
                     and ai >= n
                     and not (
