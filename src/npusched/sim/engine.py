@@ -3004,7 +3004,6 @@ class _Run:
         until = self.until
         inf = math.inf
         tol = TIME_TOL_S
-        floor = math.floor
         ai = 0
         while ai < n and held[ai]:
             ai += 1
@@ -3186,7 +3185,7 @@ class _Run:
                     if c + tol < tn and c <= until:
                         while True:
                             # ``_next_boundary(c, period_f) * period_f``, inline
-                            k = floor(c / period_f) + 1
+                            k = int(c / period_f) + 1  # (``floor``: ``c`` >= 0)
                             while k * period_f <= c + tol:
                                 k += 1
                             nc = k * period_f
@@ -3564,11 +3563,12 @@ class _Run:
                 else:
                     self.skip_k0 = None  # ticks while nobody waits change nothing
             elif waiting and period is not None and not self.tick_pending:
-                # ``_next_boundary(now, period) * period``, inline
-                k = floor(now / period) + 1
-                while k * period <= now + tol:
+                # ``_next_boundary(now, period) * period``, inline, on the period as a float
+                # (``int`` is ``floor`` for the clock's non-negative times; native compiled)
+                k = int(now / period_f) + 1
+                while k * period_f <= now + tol:
                     k += 1
-                t_tick = k * period
+                t_tick = k * period_f
                 if (
                     not heap
                     and self.ev_job is None
