@@ -43,14 +43,49 @@ def power_pieces(res: Any) -> list[tuple[Any, ...]]:
     return [(*p[:2], p.plan.total_s, *p[3:]) for p in res.power or ()]
 
 
-def assert_same_run(fast: Any, general: Any) -> None:
-    """The column loop's result equals the general loop's to the last bit: every column, the
-    run's totals and counts, the timeline and the power pieces."""
-    assert_same_result(fast, general)
+def assert_same_run(a: Any, b: Any) -> None:
+    """Two runs' results are equal to the last bit: every column, the run's totals and counts,
+    the timeline and the power pieces."""
+    assert_same_result(a, b)
     for attr in ("energy_j", "end_s", "resources", "policy", "events", "layer_executions"):
-        assert getattr(fast, attr) == getattr(general, attr), attr
-    assert fast.timeline == general.timeline
-    assert power_pieces(fast) == power_pieces(general)
+        assert getattr(a, attr) == getattr(b, attr), attr
+    assert a.timeline == b.timeline
+    assert power_pieces(a) == power_pieces(b)
+
+
+def assert_same_outcome(a: Any, b: Any) -> None:
+    """:func:`assert_same_run`, or the same error where either run raised (an outcome is a
+    result or ``("raised", message)``, as ``golden_loops.outcome`` gives)."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        assert a == b
+        return
+    assert_same_run(a, b)
+
+
+def by_select(policy: Any) -> Any:
+    """``policy`` deciding through its own ``select`` at every wake: the reference for the
+    engine's own decisions on a declared ready order (``declared_order``: the rank and
+    remaining orders' heap, round-robin's rotation, Algorithm 2's token table), which make
+    no view and call no ``select``. A token scheduler gets ``level_table = False`` (its
+    ``select`` scans the job views); any other policy a subclass of its class that redefines
+    ``select`` as the class's own, so it declares no order and the engine calls its hooks and
+    ``select``. Both must give the declared order's result to the last bit."""
+    from npusched.policies.contract import declared_order
+    from npusched.policies.temporal.prema import TokenScheduler
+
+    if isinstance(policy, TokenScheduler):
+        policy.level_table = False
+        return policy
+    base = type(policy)
+
+    class BySelect(base):  # type: ignore[misc,valid-type]
+        def select(self, view: Any) -> Any:
+            return super().select(view)
+
+    BySelect.__name__ = BySelect.__qualname__ = base.__name__
+    policy.__class__ = BySelect
+    assert declared_order(policy) is None
+    return policy
 
 
 class FakeDevice:

@@ -91,7 +91,7 @@ def test_keyed_heap_is_heapq_of_tuples(keys: list[float], data: st.DataObject) -
 
 
 def test_typed_heaps_run_where_the_loop_is_compiled() -> None:
-    """The column loop takes the typed heaps exactly where their module is compiled
-    (``heapq``'s C functions where it runs pure)."""
+    """The engine takes the typed heaps exactly where their module is compiled (``heapq``'s C
+    functions where it runs pure)."""
     compiled = "npusched.sim.heaps" in native.compiled()
     assert compiled is heaps.TYPED_HEAPS
