@@ -189,33 +189,6 @@ def pytest_approx(x: float, tol: float) -> object:
     return pytest.approx(x, abs=tol, rel=1e-9)
 
 
-def jobs_made(sim: object, reqs: Sequence[Request]) -> int:
-    """How many :class:`~npusched.sim.job.Job` objects ``sim.run(reqs)`` creates (none on a
-    fast path, one per request on the general loop)."""
-    from npusched.sim import engine as engine_mod
-    from npusched.sim import job as job_mod
-
-    made = [0]
-    orig = job_mod.Job.__init__
-
-    def spy(self: object, *a: object, **k: object) -> None:
-        made[0] += 1
-        orig(self, *a, **k)  # type: ignore[arg-type]
-
-    job_mod.Job.__init__ = spy  # type: ignore[method-assign]
-    # A compiled engine makes its jobs without the class's ``__init__`` attribute: the run is
-    # then made by the engine's interpreted source (the same code; ``source_engine``).
-    try:
-        with source_engine() as eng:
-            if eng is engine_mod:
-                sim.run(reqs)  # type: ignore[attr-defined]
-            else:
-                eng._Run(sim, reqs, None, None).execute()
-    finally:
-        job_mod.Job.__init__ = orig  # type: ignore[method-assign]
-    return made[0]
-
-
 class Scripted:
     """A machine policy that runs ``script(view) -> Schedule`` at every wake."""
 
@@ -265,19 +238,8 @@ def source_module(module: ModuleType) -> ModuleType:
 
 @contextmanager
 def source_engine() -> Iterator[ModuleType]:
-    """The engine's module to watch the loop with (:func:`source_module`); where the engine
-    is compiled, its interpreted source, with the column loop's source in the column loop's
-    place while the block runs (a compiled column loop checks that the run it is given is the
-    compiled engine's)."""
-    from npusched.sim import columns, engine
+    """The engine's module to watch the loop with (:func:`source_module`): where the engine
+    is compiled, its interpreted source."""
+    from npusched.sim import engine
 
-    eng = source_module(engine)
-    if eng is engine:
-        yield engine
-        return
-    saved = sys.modules["npusched.sim.columns"]
-    sys.modules["npusched.sim.columns"] = source_module(columns)
-    try:
-        yield eng
-    finally:
-        sys.modules["npusched.sim.columns"] = saved
+    yield source_module(engine)

@@ -20,7 +20,6 @@ from npusched.experiments.runner import run_config
 from npusched.policies.base import POLICIES
 from npusched.policies.contract import declared_order
 from npusched.policies.temporal.predictor import make_estimator
-from npusched.sim import engine
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import RequestTable
 from simhelpers import assert_same_run
@@ -60,9 +59,9 @@ def _by_select(name: str, mechanism: str) -> Any:
 def _pair(
     profiles: dict, reqs: list, name: str, mechanism: str, **kw: Any
 ) -> tuple[Any, Any, _Run]:
-    declared = Simulator(profiles, _create(name, mechanism), fast_path=False, **kw)
+    declared = Simulator(profiles, _create(name, mechanism), **kw)
     run = _Run(declared, reqs, None, None)
-    by_select = Simulator(profiles, _by_select(name, mechanism), fast_path=False, **kw)
+    by_select = Simulator(profiles, _by_select(name, mechanism), **kw)
     return run.execute(), by_select.run(reqs), run
 
 
@@ -117,7 +116,7 @@ def test_heap_holds_the_waiting_jobs() -> None:
     profiles = synthetic_profiles(random_state=3)
     reqs = bench_workload(600, profiles, load=1.5, random_state=2)
     pol = POLICIES.create("P-HPF", mechanism="kill")
-    sim = Simulator(profiles, pol, fast_path=False)
+    sim = Simulator(profiles, pol)
     run = _Run(sim, reqs, None, None)
     run.execute()
     assert run.rank_heap == []
@@ -130,7 +129,7 @@ def test_heap_holds_the_waiting_jobs() -> None:
     n = len(run.rank_entry)
     assert sorted(e % n for e in run.rank_heap) == waiting
     assert waiting  # the case is exercised: jobs wait at the stop
-    ref = Simulator(profiles, _by_select("P-HPF", "kill"), fast_path=False).run(reqs, until=until)
+    ref = Simulator(profiles, _by_select("P-HPF", "kill")).run(reqs, until=until)
     assert_same_run(res, ref)
 
 
@@ -158,21 +157,15 @@ def test_hook_of_its_own_takes_the_engine_heap() -> None:
 
 
 @pytest.mark.parametrize("fam", ["FCFS", "HPF", "SJF"])
-def test_general_loop_makes_no_request_object(fam: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The families' configs (a request table) on the general loop (``fast_path=False``): a
-    policy without ``ready_hooks`` is given no requests, so none is made for it (its jobs keep
+def test_the_loop_makes_no_request_object(fam: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The families' configs (a request table) through ``run_config``: a policy without
+    ``ready_hooks`` is given no requests, so none is made for it (its jobs keep
     the fields they read); PREMA's predictor (``shape_only``) is asked once per request shape,
     with its shape's first request; and the run is the one both loops gave at dbd9f47."""
     cfg = parse_config(dict(family_configs(1_000)[fam], seed=0), source=f"families:{fam}")
 
     def refuse(*args: Any, **kw: Any) -> Any:
         raise AssertionError("a request was made")
-
-    simulator = engine.Simulator
-
-    def general(*args: Any, **kw: Any) -> Any:
-        kw["fast_path"] = False
-        return simulator(*args, **kw)
 
     made: list[int] = []
     getitem = RequestTable.__getitem__
@@ -183,7 +176,6 @@ def test_general_loop_makes_no_request_object(fam: str, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(RequestTable, "requests", refuse)
     monkeypatch.setattr(RequestTable, "__getitem__", one)
-    monkeypatch.setattr(engine, "Simulator", general)
     golden_loops.assert_frozen(f"families-table/{fam}", run_config(cfg))
     assert len(made) <= 40  # the shapes' first requests, where there is an estimator
 

@@ -41,7 +41,6 @@ def _general(profiles: Any, policy: Any, reqs: Any, until: float | None) -> tupl
     sim = Simulator(
         profiles,
         policy,
-        fast_path=False,
         record_power=True,
         estimator=make_estimator("prema"),
         preemption_point="tile",

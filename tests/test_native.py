@@ -509,8 +509,8 @@ def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> Non
     own.reset()
     hooks = ready_hooks(own, reqs)
     assert hooks is not None and direct_hooks(hooks[0]) is None
-    a = Simulator(profiles, PPrema(mechanism="dynamic"), fast_path=False).run(reqs)
-    b = Simulator(profiles, CountingPrema(mechanism="dynamic"), fast_path=False).run(reqs)
+    a = Simulator(profiles, PPrema(mechanism="dynamic")).run(reqs)
+    b = Simulator(profiles, CountingPrema(mechanism="dynamic")).run(reqs)
     assert CountingPrema.calls > 100
     # the policy's hooks hold no reference back to it: a run leaves no cycle for the collector
     import gc
@@ -520,7 +520,7 @@ def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> Non
     gc.disable()
     try:
         pol = PPrema(mechanism="dynamic")
-        r = Simulator(profiles, pol, fast_path=False).run(reqs)
+        r = Simulator(profiles, pol).run(reqs)
         assert pol.hooks_ is None  # the engine kept the run's table (``general_table``)
         ref = weakref.ref(pol)
         del pol, r

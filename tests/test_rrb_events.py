@@ -183,8 +183,7 @@ def test_the_hooks_rotation_equals_the_scan_out_of_first_come_order(
     out = []
     for scan in (False, True):
         pol = make(scan)
-        sim = load_simulator(profiles, pol, record_timeline=True)
-        sim.fast_path = False  # the policy's hooks decide
+        sim = load_simulator(profiles, pol, record_timeline=True)  # the policy's hooks decide
         res = sim.run(reqs)
         out.append(digest(res))
         if not scan:

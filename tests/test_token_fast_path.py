@@ -239,7 +239,6 @@ def test_general_loop_table_under_a_power_policy(name: str) -> None:
             power=DFS(cap_w=30.0, idle_power_w=dev.idle_power_w),
             power_cap_w=30.0,
             record_power=True,
-            fast_path=False,
         )
         run = _Run(sim, reqs, None, None)  # type: ignore[arg-type]
         runs.append(run.execute())

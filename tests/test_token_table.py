@@ -78,7 +78,7 @@ def test_general_loop_scans_no_queue(name: str, monkeypatch: pytest.MonkeyPatch)
         calls["token_list"] = calls["tables"] = 0
         pol = POLICIES.create(name)
         pol.level_table = table
-        results.append(Simulator(profiles, pol, fast_path=False).run(reqs))
+        results.append(Simulator(profiles, pol).run(reqs))
         if table:
             assert calls == {"token_list": 0, "tables": 1}
         else:
