@@ -1,5 +1,5 @@
-"""Engine-only per-event cost of the declared-order policies (the column loop), for an A/B of
-two checkouts alternated: ``PYTHONPATH=A/src python benchmarks/engine_ab.py 4000``, then B.
+"""Engine-only per-event cost of the declared-order policies, for an A/B of two checkouts
+alternated: ``PYTHONPATH=A/src python benchmarks/engine_ab.py 4000``, then B.
 
 4,000 requests (argument 1) of the bench workload at load 0.9 (or argument 2), tile preemption,
 checkpoint cost, PREMA's predictor, power recorded; fastest of 3, process CPU time; prints

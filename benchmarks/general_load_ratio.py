@@ -1,12 +1,13 @@
-"""Per-event cost of the general loop at load 0.9 and 1.5 (issue 25's "no superlinear cost in
-the queue length"), for the runs the general loop takes:
+"""Per-event cost of the engine's loop at load 0.9 and 1.5 (issue 25's "no superlinear cost in
+the queue length"):
 
-    PYTHONPATH=SRC python benchmarks/general_load_ratio.py [hooked|general] [REQUESTS]
+    PYTHONPATH=SRC python benchmarks/general_load_ratio.py [hooked|general|all] [REQUESTS]
 
 ``hooked`` (default): P-HPF, P-SJF and NP-FCFS subclasses that add an ``on_complete`` hook
-(the column loop does not take a policy with a hook of its own). ``general``: P-PREMA,
-P-TOKEN, P-RRB and P-HPF with ``fast_path=False``. ``all``: every registered temporal policy
-with ``fast_path=False``. The bench's synthetic profiles and
+(until the twenty-eighth round the column loop did not take a policy with a hook of its own).
+``general``: P-PREMA, P-TOKEN, P-RRB and P-HPF as registered (until the twenty-eighth round
+with ``fast_path=False``, forcing the general loop; there is one loop now). ``all``: every
+registered temporal policy. The bench's synthetic profiles and
 workload (``REQUESTS``, 20,000 by default), PREMA's predictor, power recorded; the fastest of
 three process-CPU runs, µs per event, and the ratio of load 1.5's to load 0.9's.
 """
@@ -40,26 +41,24 @@ def main() -> None:
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 20_000
     profiles = synthetic_profiles(random_state=3)
     if mode == "hooked":
-        cases = [(name, True, {}) for name in ("P-HPF", "P-SJF", "NP-FCFS")]
+        cases = [(name, True) for name in ("P-HPF", "P-SJF", "NP-FCFS")]
     elif mode == "all":
-        cases = [(name, False, {"fast_path": False}) for name in POLICIES.names()]
+        cases = [(name, False) for name in POLICIES.names()]
     else:
-        cases = [(name, False, {"fast_path": False}) for name in ("P-PREMA", "P-TOKEN", "P-RRB", "P-HPF")]
-    for name, hooked, kw in cases:
+        cases = [(name, False) for name in ("P-PREMA", "P-TOKEN", "P-RRB", "P-HPF")]
+    for name, hooked in cases:
         out = []
         for load in (0.9, 1.5):
             reqs = bench_workload(n, profiles, load=load, random_state=5)
             best = float("inf")
             for _ in range(3):
                 pol = _hooked(name) if hooked else POLICIES.create(name)
-                sim = Simulator(
-                    profiles, pol, record_power=True, estimator=make_estimator("prema"), **kw
-                )
+                sim = Simulator(profiles, pol, record_power=True, estimator=make_estimator("prema"))
                 t = time.process_time()
                 res = sim.run(reqs)
                 best = min(best, (time.process_time() - t) / res.events)
             out.append(best * 1e6)
-        label = f"{name} with a hook" if hooked else f"{name} fast_path=False"
+        label = f"{name} with a hook" if hooked else name
         print(f"{label}: us/event load 0.9 {out[0]:.2f}, 1.5 {out[1]:.2f}, ratio {out[1] / out[0]:.2f}")
 
 

@@ -1,14 +1,11 @@
-"""One ``npusched bench`` scenario with every engine run on the general loop: what deleting
-the column loop would cost the bench's other figures (issue 25's "one loop"):
+"""One ``npusched bench`` scenario run in this process, printed as JSON (its ``targets``
+included); the twenty-fourth to twenty-seventh rounds used it to run a scenario with every
+engine run forced onto the general loop, against the column loop (deleted in the twenty-eighth
+round: there is one loop):
 
-    PYTHONPATH=SRC python benchmarks/general_scenario.py SCENARIO [REQUESTS] [general|column]
+    PYTHONPATH=SRC python benchmarks/general_scenario.py SCENARIO [REQUESTS] [general]
 
-``general`` (default) runs the scenario in this process with ``Simulator.run`` taking the
-general loop (``fast_path=False``, which no user path asks for), as
-``benchmarks/families_general.py`` does for ``families``; ``column``: the scenario as
-``npusched bench --scenario SCENARIO`` runs it, in this process too (the same peak-memory
-conditions for both). Prints the scenario's entry as JSON (its ``targets`` included). For
-the temporal scenario the references run as usual; its speed-ups are the general loop's.
+The trailing ``general`` (the old mode) is accepted and changes nothing; ``column`` is refused.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
-from families_general import force_general_loop
+from families_general import loop_argument
 
 from npusched.bench.core import run_scenario
 
@@ -26,13 +23,8 @@ def main() -> None:
         raise SystemExit("general_scenario.py: error: SCENARIO is required")
     name = sys.argv[1]
     requests = int(sys.argv[2]) if len(sys.argv) > 2 else None
-    mode = sys.argv[3] if len(sys.argv) > 3 else "general"
-    if mode not in ("general", "column"):
-        raise SystemExit(f"general_scenario.py: error: mode {mode!r}; allowed: general, column")
-    if mode == "general":
-        force_general_loop()
+    loop_argument(sys.argv[3:], "general_scenario.py")
     out = run_scenario(name, requests=requests, isolate=False, repeat=2)
-    out["mode"] = mode
     print(json.dumps(out, indent=1, default=str))
 
 

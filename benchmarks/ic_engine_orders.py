@@ -1,4 +1,4 @@
-"""Instruction counts of the column loop's declared orders (engine only), for an A/B of two
+"""Instruction counts of the declared orders (engine only), for an A/B of two
 checkouts that wall clock on the shared machine cannot resolve:
 
     for r in 0 1 3; do PYTHONHASHSEED=0 PYTHONPATH=A/src valgrind --tool=cachegrind \\

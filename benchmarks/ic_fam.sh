@@ -4,8 +4,8 @@
 # configs, benchmarks/ic_families.py): (I(3 runs) - I(1 run)) / 2 / events, counted by
 # cachegrind, so the process's start and the first (cold) run cancel out. SRC is a checkout's
 # src/ with its compiled .so files (copy the trees to paths of the same length before comparing
-# two of them: the count moves a little with the path). Needs valgrind. IC_GENERAL=1: every run
-# takes the general loop (ic_families.py's "general").
+# two of them: the count moves a little with the path). Needs valgrind. IC_GENERAL=1: passes
+# ic_families.py's "general", which changes nothing since the column loop was deleted.
 set -euo pipefail
 src="$1"; fams="${2//,/ }"; n="${3:-5000}"  # families by spaces or commas
 bench="$(cd "$(dirname "$0")" && pwd)/ic_families.py"

@@ -13,9 +13,10 @@ families`` (``family_configs``, 5,000 requests by default: the machine families 
 share of it) and runs it ``RUNS`` times through ``run_config``. ``(I(3) - I(1)) / 2`` is one
 warm run. Prints the family and the run's events.
 
-``general``: every run takes the general loop (``Simulator(fast_path=False)``, which
-``run_config`` never asks for), to measure what the general loop costs on the families the
-column loop runs (docs/engine.md, "What one loop would cost today (twenty-fourth round)").
+``general`` (``IC_GENERAL=1 benchmarks/ic_fam.sh``) is accepted and changes nothing: until the
+twenty-eighth round it forced every run onto the general loop, to measure what the general
+loop cost on the families the column loop ran (docs/engine.md, "What one loop would cost today
+(twenty-fourth round)"); the column loop is deleted, every run takes the one loop.
 """
 
 from __future__ import annotations
@@ -29,16 +30,8 @@ from npusched.experiments.runner import run_config
 fam = sys.argv[1]
 runs = int(sys.argv[2])
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
-if len(sys.argv) > 4 and sys.argv[4] == "general":
-    import npusched.sim.engine as engine
-
-    _simulator = engine.Simulator
-
-    def _general(*args: object, **kwargs: object) -> object:
-        kwargs["fast_path"] = False
-        return _simulator(*args, **kwargs)
-
-    engine.Simulator = _general  # type: ignore[misc,assignment]  # run_config imports it per call
+if len(sys.argv) > 4 and sys.argv[4] != "general":
+    raise SystemExit(f"ic_families.py: error: {sys.argv[4]!r}; allowed: general (no effect)")
 
 cfg = parse_config(dict(family_configs(n)[fam], seed=0), source=f"families:{fam}")
 events = 0

@@ -1,9 +1,7 @@
 """Where the engine's time goes: cProfile of one bench scenario's engine run, per event.
 
 Run ``python benchmarks/profile_engine.py`` (``temporal``, 100,000 requests) or
-``--scenario prema --requests 5000``; ``--top N`` rows, ``--sort tottime|cumtime``;
-``--no-fast-path`` runs FCFS / HPF / PREMA / TOKEN on the general loop instead of the fast
-paths. Prints the engine's events and CPU time without and with the profiler, then the top
+``--scenario prema --requests 5000``; ``--top N`` rows, ``--sort tottime|cumtime``. Prints the engine's events and CPU time without and with the profiler, then the top
 functions with calls per event and microseconds per event (profiled time, scaled to the
 unprofiled run so the column adds up to the real per-event cost). The workload is built outside the profile.
 """
@@ -26,17 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--sort", default="tottime", choices=("tottime", "cumtime"))
-    ap.add_argument(
-        "--no-fast-path",
-        action="store_true",
-        help="run FCFS, HPF, PREMA and TOKEN on the general loop (Simulator(fast_path=False))",
-    )
     args = ap.parse_args(argv)
     n = args.requests or SCENARIOS.get(args.scenario)().default_requests
 
     sim, reqs = engine_setup(args.scenario, requests=n, seed=args.seed)
-    if args.no_fast_path:
-        sim.fast_path = False
     c = time.process_time()
     res = sim.run(reqs)
     plain_s = time.process_time() - c

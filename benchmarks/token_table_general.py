@@ -1,6 +1,6 @@
-"""The general loop's token rule with the policy's token table against the scan over job views
-(issue 25 item 1, ninth round): ``Simulator(fast_path=False)``, P-PREMA and P-TOKEN at loads 0.9
-and 1.5 on the bench workload (``engine_ab.py``'s engine case), process CPU, best of ``REPEAT``.
+"""The engine's token rule with the policy's token table against the scan over job views
+(issue 25 item 1, ninth round; until the twenty-eighth round with ``fast_path=False``, forcing
+the general loop): P-PREMA and P-TOKEN at loads 0.9 and 1.5 on the bench workload (``engine_ab.py``'s engine case), process CPU, best of ``REPEAT``.
 
     PYTHONPATH=src python benchmarks/token_table_general.py [REQUESTS] [REPEAT]
 
@@ -42,7 +42,6 @@ def main() -> None:
                         checkpoint_cost=True,
                         estimator=make_estimator("prema"),
                         record_power=True,
-                        fast_path=False,
                     )
                     gc.collect()
                     t = time.process_time()

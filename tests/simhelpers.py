@@ -43,14 +43,49 @@ def power_pieces(res: Any) -> list[tuple[Any, ...]]:
     return [(*p[:2], p.plan.total_s, *p[3:]) for p in res.power or ()]
 
 
-def assert_same_run(fast: Any, general: Any) -> None:
-    """The column loop's result equals the general loop's to the last bit: every column, the
-    run's totals and counts, the timeline and the power pieces."""
-    assert_same_result(fast, general)
+def assert_same_run(a: Any, b: Any) -> None:
+    """Two runs' results are equal to the last bit: every column, the run's totals and counts,
+    the timeline and the power pieces."""
+    assert_same_result(a, b)
     for attr in ("energy_j", "end_s", "resources", "policy", "events", "layer_executions"):
-        assert getattr(fast, attr) == getattr(general, attr), attr
-    assert fast.timeline == general.timeline
-    assert power_pieces(fast) == power_pieces(general)
+        assert getattr(a, attr) == getattr(b, attr), attr
+    assert a.timeline == b.timeline
+    assert power_pieces(a) == power_pieces(b)
+
+
+def assert_same_outcome(a: Any, b: Any) -> None:
+    """:func:`assert_same_run`, or the same error where either run raised (an outcome is a
+    result or ``("raised", message)``, as ``golden_loops.outcome`` gives)."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        assert a == b
+        return
+    assert_same_run(a, b)
+
+
+def by_select(policy: Any) -> Any:
+    """``policy`` deciding through its own ``select`` at every wake: the reference for the
+    engine's own decisions on a declared ready order (``declared_order``: the rank and
+    remaining orders' heap, round-robin's rotation, Algorithm 2's token table), which make
+    no view and call no ``select``. A token scheduler gets ``level_table = False`` (its
+    ``select`` scans the job views); any other policy a subclass of its class that redefines
+    ``select`` as the class's own, so it declares no order and the engine calls its hooks and
+    ``select``. Both must give the declared order's result to the last bit."""
+    from npusched.policies.contract import declared_order
+    from npusched.policies.temporal.prema import TokenScheduler
+
+    if isinstance(policy, TokenScheduler):
+        policy.level_table = False
+        return policy
+    base = type(policy)
+
+    class BySelect(base):  # type: ignore[misc,valid-type]
+        def select(self, view: Any) -> Any:
+            return super().select(view)
+
+    BySelect.__name__ = BySelect.__qualname__ = base.__name__
+    policy.__class__ = BySelect
+    assert declared_order(policy) is None
+    return policy
 
 
 class FakeDevice:
@@ -154,33 +189,6 @@ def pytest_approx(x: float, tol: float) -> object:
     return pytest.approx(x, abs=tol, rel=1e-9)
 
 
-def jobs_made(sim: object, reqs: Sequence[Request]) -> int:
-    """How many :class:`~npusched.sim.job.Job` objects ``sim.run(reqs)`` creates (none on a
-    fast path, one per request on the general loop)."""
-    from npusched.sim import engine as engine_mod
-    from npusched.sim import job as job_mod
-
-    made = [0]
-    orig = job_mod.Job.__init__
-
-    def spy(self: object, *a: object, **k: object) -> None:
-        made[0] += 1
-        orig(self, *a, **k)  # type: ignore[arg-type]
-
-    job_mod.Job.__init__ = spy  # type: ignore[method-assign]
-    # A compiled engine makes its jobs without the class's ``__init__`` attribute: the run is
-    # then made by the engine's interpreted source (the same code; ``source_engine``).
-    try:
-        with source_engine() as eng:
-            if eng is engine_mod:
-                sim.run(reqs)  # type: ignore[attr-defined]
-            else:
-                eng._Run(sim, reqs, None, None).execute()
-    finally:
-        job_mod.Job.__init__ = orig  # type: ignore[method-assign]
-    return made[0]
-
-
 class Scripted:
     """A machine policy that runs ``script(view) -> Schedule`` at every wake."""
 
@@ -230,19 +238,8 @@ def source_module(module: ModuleType) -> ModuleType:
 
 @contextmanager
 def source_engine() -> Iterator[ModuleType]:
-    """The engine's module to watch the loop with (:func:`source_module`); where the engine
-    is compiled, its interpreted source, with the column loop's source in the column loop's
-    place while the block runs (a compiled column loop checks that the run it is given is the
-    compiled engine's)."""
-    from npusched.sim import columns, engine
+    """The engine's module to watch the loop with (:func:`source_module`): where the engine
+    is compiled, its interpreted source."""
+    from npusched.sim import engine
 
-    eng = source_module(engine)
-    if eng is engine:
-        yield engine
-        return
-    saved = sys.modules["npusched.sim.columns"]
-    sys.modules["npusched.sim.columns"] = source_module(columns)
-    try:
-        yield eng
-    finally:
-        sys.modules["npusched.sim.columns"] = saved
+    yield source_module(engine)

@@ -1,9 +1,8 @@
-"""The general loop keeps a declared rank or remaining order's ready queue itself
-(``sim/engine.py``, ``_Run.rank_heap``): FCFS, HPF and SJF in a run the column loop does not
-take (a hook of the policy's own, ``fast_path=False``) are decided on the engine's heap,
-without a view or a call of ``select``. The decisions are the class's ``select``'s: a subclass
-that overrides ``select`` (with the class's own) declares no order, so the general loop calls
-it at every decision, and the two runs are equal to the last bit."""
+"""The engine keeps a declared rank or remaining order's ready queue itself (``sim/engine.py``,
+``_Run.rank_heap``): FCFS, HPF and SJF, with or without a hook of the policy's own, are decided
+on the engine's heap, without a view or a call of ``select``. The decisions are the class's
+``select``'s: a subclass that overrides ``select`` (with the class's own) declares no order, so
+the engine calls it at every decision, and the two runs are equal to the last bit."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from golden_engine import digest
+import golden_loops
 from npusched.bench import bench_workload, synthetic_profiles
 from npusched.bench.families import family_configs
 from npusched.experiments.config import parse_config
@@ -21,7 +20,6 @@ from npusched.experiments.runner import run_config
 from npusched.policies.base import POLICIES
 from npusched.policies.contract import declared_order
 from npusched.policies.temporal.predictor import make_estimator
-from npusched.sim import engine
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import RequestTable
 from simhelpers import assert_same_run
@@ -61,9 +59,9 @@ def _by_select(name: str, mechanism: str) -> Any:
 def _pair(
     profiles: dict, reqs: list, name: str, mechanism: str, **kw: Any
 ) -> tuple[Any, Any, _Run]:
-    declared = Simulator(profiles, _create(name, mechanism), fast_path=False, **kw)
+    declared = Simulator(profiles, _create(name, mechanism), **kw)
     run = _Run(declared, reqs, None, None)
-    by_select = Simulator(profiles, _by_select(name, mechanism), fast_path=False, **kw)
+    by_select = Simulator(profiles, _by_select(name, mechanism), **kw)
     return run.execute(), by_select.run(reqs), run
 
 
@@ -118,7 +116,7 @@ def test_heap_holds_the_waiting_jobs() -> None:
     profiles = synthetic_profiles(random_state=3)
     reqs = bench_workload(600, profiles, load=1.5, random_state=2)
     pol = POLICIES.create("P-HPF", mechanism="kill")
-    sim = Simulator(profiles, pol, fast_path=False)
+    sim = Simulator(profiles, pol)
     run = _Run(sim, reqs, None, None)
     run.execute()
     assert run.rank_heap == []
@@ -131,13 +129,13 @@ def test_heap_holds_the_waiting_jobs() -> None:
     n = len(run.rank_entry)
     assert sorted(e % n for e in run.rank_heap) == waiting
     assert waiting  # the case is exercised: jobs wait at the stop
-    ref = Simulator(profiles, _by_select("P-HPF", "kill"), fast_path=False).run(reqs, until=until)
+    ref = Simulator(profiles, _by_select("P-HPF", "kill")).run(reqs, until=until)
     assert_same_run(res, ref)
 
 
 def test_hook_of_its_own_takes_the_engine_heap() -> None:
-    """A subclass that adds a hook (its ``select`` the class's) runs the general loop (the
-    column loop skips no hook it has) on the engine's heap, with the hook called."""
+    """A subclass that adds a hook (its ``select`` the class's) runs on the engine's heap,
+    with the hook called."""
     base = type(POLICIES.create("P-HPF"))
     done: list[int] = []
 
@@ -152,30 +150,22 @@ def test_hook_of_its_own_takes_the_engine_heap() -> None:
     sim = Simulator(profiles, pol, record_power=True)
     run = _Run(sim, reqs, None, None)
     got = run.execute()
-    assert run.rank_heap == []  # the general loop, on the engine's heap
+    assert run.rank_heap == []  # the engine's heap
     assert sorted(done) == sorted(r.id for r in reqs)
     ref = Simulator(profiles, POLICIES.create("P-HPF", mechanism="dynamic"), record_power=True)
     assert_same_run(got, ref.run(reqs))
 
 
 @pytest.mark.parametrize("fam", ["FCFS", "HPF", "SJF"])
-def test_general_loop_makes_no_request_object(fam: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The families' configs (a request table) on the general loop (``fast_path=False``): a
-    policy without ``ready_hooks`` is given no requests, so none is made for it (its jobs keep
+def test_the_loop_makes_no_request_object(fam: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The families' configs (a request table) through ``run_config``: a policy without
+    ``ready_hooks`` is given no requests, so none is made for it (its jobs keep
     the fields they read); PREMA's predictor (``shape_only``) is asked once per request shape,
-    with its shape's first request, as the column loop asks it; and the run is the column
-    loop's."""
+    with its shape's first request; and the run is the one both loops gave at dbd9f47."""
     cfg = parse_config(dict(family_configs(1_000)[fam], seed=0), source=f"families:{fam}")
-    plain = run_config(cfg).result
 
     def refuse(*args: Any, **kw: Any) -> Any:
         raise AssertionError("a request was made")
-
-    simulator = engine.Simulator
-
-    def general(*args: Any, **kw: Any) -> Any:
-        kw["fast_path"] = False
-        return simulator(*args, **kw)
 
     made: list[int] = []
     getitem = RequestTable.__getitem__
@@ -186,9 +176,7 @@ def test_general_loop_makes_no_request_object(fam: str, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(RequestTable, "requests", refuse)
     monkeypatch.setattr(RequestTable, "__getitem__", one)
-    monkeypatch.setattr(engine, "Simulator", general)
-    got = run_config(cfg).result
-    assert digest(got) == digest(plain)
+    golden_loops.assert_frozen(f"families-table/{fam}", run_config(cfg))
     assert len(made) <= 40  # the shapes' first requests, where there is an estimator
 
 

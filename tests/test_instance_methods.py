@@ -74,8 +74,8 @@ def _temporal_run(policy: Any, n: int = 300) -> Any:
 
 
 def test_instance_select_is_called_not_the_declared_order() -> None:
-    """An ``NP-FCFS`` given a ``select`` of its own: no declared order (the column loop does
-    not take it), and the instance's ``select`` decides every wake."""
+    """A ``P-HPF`` given a ``select`` of its own: no declared order (the engine keeps no heap
+    for it), and the instance's ``select`` decides every wake."""
     plain = POLICIES.create("P-HPF")
     assert declared_order(plain) == "rank"
     pol = POLICIES.create("P-HPF")
@@ -94,8 +94,9 @@ def test_instance_select_is_called_not_the_declared_order() -> None:
 
 
 def test_instance_hook_is_called() -> None:
-    """A hook set on the instance of a class that leaves it a no-op is called (the column loop
-    skipped it: it reads the class's declaration alone), once per dispatched request."""
+    """A hook set on the instance of a class that leaves it a no-op is called (the engine
+    skips a hook only where the instance keeps the class's no-op), once per dispatched
+    request."""
     pol = POLICIES.create("NP-FCFS")
     seen: list[int] = []
     pol.on_dispatch = lambda job, now: seen.append(job.request.id)  # type: ignore[method-assign]

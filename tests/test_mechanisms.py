@@ -1,15 +1,15 @@
 """The preemption mechanisms written once (:mod:`npusched.sim.mechanisms`): each function against
 a direct reference (the general loop's methods as they were written out before, on a job's
 attributes), bit for bit, over restore bytes, stops while restoring or switching, rates, units
-and capacities; the column loop's one call site for them (``columns._close``: the close, the
-save, KILL) against the twenty-first round's calls storing after each; and both loops, which
-now call them, giving the same result with the timeline and the power pieces recorded."""
+and capacities; and runs that call them, the engine's own decisions on a declared order against
+the policy's ``select``, giving the same result with the timeline and the power pieces
+recorded. (Until the twenty-eighth round the column loop's call site for them, ``columns._close``
+and ``columns._bandwidth``, was checked here too; ``sim/columns.py`` is deleted.)"""
 
 from __future__ import annotations
 
 import math
 import struct
-from array import array
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from npusched.hardware.profile import ExecPlan
 from npusched.policies.base import POLICIES
-from npusched.sim import columns, mechanisms
+from npusched.sim import mechanisms
 from npusched.sim.common import NAN_OBJ, PowerColumns, Segment
 from npusched.sim.engine import Simulator
 from npusched.sim.events import TIME_TOL_S
 from npusched.workloads.request import Request
-from simhelpers import assert_same_result, make_profile
+from simhelpers import assert_same_run, by_select, make_profile
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -305,173 +305,6 @@ def test_save_segment() -> None:
     assert tl == [Segment(3, 1e-6, 4e-6, "save", "npu", 2, 7e8)]
 
 
-def _ref_close(
-    cols: dict[str, Any], k: int, s: dict[str, Any], then: int, bw: float, ckpt_cost: bool
-) -> tuple[Any, ...]:
-    """The column loop's close as the twenty-first round wrote it: ``_end_segment`` storing
-    the job's columns (rate 1), then ``_stop``'s save or the loop's KILL reading them back and
-    storing again, and the preemption counted; returns what ``_close`` returns."""
-    tl = s["tl"]
-    cs, rb, ex, db, steps, e = mechanisms.end_segment(
-        s["te"],
-        s["exec_end"],
-        s["ss"],
-        s["t0"],
-        s["a"],
-        cols["exe"][k],
-        cols["rbytes"][k],
-        cols["csec"][k],
-        s["plan"],
-        1.0,
-        s["units"],
-        s["cap"],
-        tl,
-        s["pw"],
-        cols["rid"][k] if tl is not None else -1,
-        s["rname"],
-        s["f"],
-    )
-    before = cols["exe"][k]
-    cols["csec"][k], cols["rbytes"][k], cols["exe"][k] = cs, rb, ex
-    if e:
-        if cols["arr_energy"] is None:
-            cols["energy"][k] = cols["energy"][k] + e
-        else:
-            cols["arr_energy"][cols["rows"][k]] += e
-    save_s = sb = 0.0
-    if then == columns._SAVE:
-        rbytes, csec, cbytes = cols["rbytes"], cols["csec"], cols["cbytes"]
-        rbytes[k], csec[k], cbytes[k], save_s, sb = mechanisms.save(
-            s["te"],
-            s["t0"],
-            cols["exe"][k],
-            rbytes[k],
-            csec[k],
-            cbytes[k],
-            s["plan"],
-            s["units"],
-            s["cap"],
-            ckpt_cost,
-            bw,
-        )
-    elif then == columns._WASTE:
-        wasted, exe, rbytes = cols["wasted"], cols["exe"], cols["rbytes"]
-        wasted[k], exe[k], rbytes[k] = mechanisms.kill(wasted[k], exe[k])
-    if then:
-        if not cols["npre"][k]:
-            cols["touched"].append(k)
-        cols["npre"][k] = cols["npre"][k] + 1
-    return db, steps, e, ex > before, save_s, sb
-
-
-@SETTINGS
-@given(
-    s=segments(),
-    then=st.sampled_from([columns._CLOSE, columns._SAVE, columns._WASTE]),
-    ckpt_cost=st.booleans(),
-    bw=st.sampled_from([1e9, 3.7e10]),
-    by_row=st.booleans(),
-    npre=st.sampled_from([0, 2]),
-    k=st.integers(0, 2),
-)
-def test_column_close_is_the_calls_stored_after_each(
-    s: dict[str, Any], then: int, ckpt_cost: bool, bw: float, by_row: bool, npre: int, k: int
-) -> None:
-    """``columns._close`` (the column loop's segment close with CHECKPOINT's save or KILL after
-    it, each column read and written once) leaves every column and recorder as the
-    mechanisms' calls storing after each did, bit for bit, and returns the same; the other
-    jobs' columns untouched; a preemption counted once, a job touched at its first."""
-
-    def fresh() -> dict[str, Any]:
-        n = 3
-        exe = [1e-6] * n
-        exe[k] = s["done"]
-        rbytes = [7] * n
-        rbytes[k] = s["rb"]
-        csec = [2e-6] * n
-        csec[k] = s["cs"]
-        return {
-            "exe": exe,
-            "rbytes": rbytes,
-            "csec": csec,
-            "energy": [0.5] * n,
-            "arr_energy": array("d", [0.25] * n) if by_row else None,
-            "rows": [2, 0, 1],
-            "rid": [10, 11, 12],
-            "npre": [npre] * n,
-            "cbytes": [100 * npre] * n,
-            "touched": [] if not npre else list(range(n)),
-            "wasted": [3e-6] * n,
-        }
-
-    ref, got = _fresh(s), _fresh(s)
-    ref_cols, got_cols = fresh(), fresh()
-    want = _ref_close(ref_cols, k, ref, then, bw, ckpt_cost)
-    c = columns._Columns(
-        got_cols["exe"],
-        got_cols["rbytes"],
-        got_cols["csec"],
-        got_cols["energy"],
-        got_cols["arr_energy"],
-        got_cols["rows"],
-        got_cols["rid"],
-        got["tl"],
-        got["pw"],
-        got["rname"],
-        got["units"],
-        got["cap"],
-        got["f"],
-        got_cols["npre"],
-        got_cols["cbytes"],
-        got_cols["touched"],
-        ckpt_cost,
-        got_cols["wasted"],
-    )
-    out = columns._close(
-        c, k, s["te"], s["exec_end"], s["ss"], s["t0"], s["a"], s["plan"], then, bw
-    )
-    assert _bits(out) == _bits(want)
-    for name in ("exe", "rbytes", "csec", "energy", "npre", "cbytes", "touched", "wasted"):
-        assert _bits(got_cols[name]) == _bits(ref_cols[name]), name
-    if by_row:
-        assert _bits(list(got_cols["arr_energy"])) == _bits(list(ref_cols["arr_energy"]))
-    _same_recorders(ref, got)
-    fresh_cols = fresh()
-    for name in ("exe", "rbytes", "csec", "npre", "cbytes", "wasted"):
-        for j in range(3):
-            if j != k:
-                assert _bits(got_cols[name][j]) == _bits(fresh_cols[name][j]), name
-    assert got_cols["npre"][k] == npre + (1 if then else 0)
-    assert got_cols["touched"].count(k) == (1 if then or npre else 0)
-    if then == columns._WASTE:
-        assert (got_cols["exe"][k], got_cols["rbytes"][k]) == (0.0, 0)
-    if then != columns._SAVE:
-        assert out[4:] == (0.0, 0.0)
-
-
-def test_bandwidth_read_at_the_first_stop() -> None:
-    """``columns._bandwidth``: a job's profile's bandwidth read at its first stop, kept in the
-    list and returned from it afterwards (the profile not read again); other jobs' entries
-    untouched."""
-
-    class Prof:
-        reads = 0
-
-        @property
-        def memory_bandwidth_bps(self) -> float:
-            Prof.reads += 1
-            return 3.7e10
-
-    plan = ExecPlan.from_steps([1e-6])
-    req_plans = [(Prof(), plan, 1e-6) for _ in range(3)]
-    bw = [0.0, 0.0, 0.0]
-    assert columns._bandwidth(bw, req_plans, 1) == 3.7e10
-    assert columns._bandwidth(bw, req_plans, 1) == 3.7e10
-    assert Prof.reads == 1 and bw == [0.0, 3.7e10, 0.0]
-    assert columns._bandwidth(bw, req_plans, 0) == 3.7e10
-    assert Prof.reads == 2
-
-
 def _profiles() -> dict[str, Any]:
     return {
         "a": make_profile(
@@ -493,25 +326,29 @@ def _profiles() -> dict[str, Any]:
     name=st.sampled_from(["P-HPF", "P-SJF", "P-PREMA", "P-RRB"]),
     arrivals=st.lists(st.integers(0, 30), min_size=2, max_size=10),
 )
-def test_both_loops_close_segments_alike(mechanism: str, name: str, arrivals: list[int]) -> None:
-    """Both loops call the mechanisms: a preemptive run with restores, saves and kills gives
-    the same result, timeline and power pieces from the column loop and the general loop."""
+def test_declared_orders_close_segments_as_select(
+    mechanism: str, name: str, arrivals: list[int]
+) -> None:
+    """A preemptive run with restores, saves and kills gives the same result, timeline and
+    power pieces from the engine's own decisions on the declared order and from the policy's
+    ``select`` (``by_select``), every request finished. (Until the twenty-eighth round: the
+    column loop against the general loop, both calling the mechanisms.)"""
+    if name == "P-RRB" and mechanism == "kill":  # (round-robin refuses KILL: its validate)
+        mechanism = "dynamic-kill"
     reqs = [
         Request(id=i, arrival_s=t * 5e-6, network="ab"[i % 2], priority=(1, 3, 9)[i % 3])
         for i, t in enumerate(arrivals)
     ]
     runs = []
-    for fast in (True, False):
+    for reference in (False, True):
+        pol = POLICIES.create(name, mechanism=mechanism)
         sim = Simulator(
             _profiles(),
-            POLICIES.create(name, mechanism=mechanism),
-            fast_path=fast,
+            by_select(pol) if reference else pol,
             record_timeline=True,
             record_power=True,
         )
         runs.append(sim.run(reqs))
-    fast_r, general = runs
-    assert_same_result(fast_r, general)
-    # (``assert_same_result``: every column, the timeline and the power pieces)
-    assert fast_r.energy_j == general.energy_j
-    assert all(not math.isnan(x) for x in fast_r.to_frame()["finish_s"])
+    got, ref = runs
+    assert_same_run(got, ref)
+    assert all(not math.isnan(x) for x in got.to_frame()["finish_s"])

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import golden_loops
 from npusched import native
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +27,7 @@ needs_compiled = pytest.mark.skipif(
     "--inplace; or NPUSCHED_PURE set, or a stale build)",
 )
 
-#: golden cases that run the column loop (the compiled modules) and the bench's engine runs
+#: golden cases of the declared ready orders (the compiled engine) and the bench's engine runs
 CASES = [
     "ranked/NP-FCFS/checkpoint",
     "ranked/P-HPF/kill",
@@ -96,7 +97,7 @@ def test_compiled_list_is_one_place_and_setup_reads_it() -> None:
 def test_build_state_and_the_stale_guard_on_a_fake_tree(tmp_path: Path) -> None:
     """The decision alone: no extension → nothing built; a matching record → fresh; an edited
     source or no record → stale."""
-    mods = ("npusched.sim.columns", "npusched.policies.temporal.levels")
+    mods = ("npusched.sim.engine", "npusched.policies.temporal.levels")
     for m in mods:
         p = Path(native.source_path(m, str(tmp_path)))
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +116,7 @@ def test_build_state_and_the_stale_guard_on_a_fake_tree(tmp_path: Path) -> None:
 
 def test_env_switch_imports_the_pure_modules() -> None:
     code = (
-        "import json, npusched, npusched.sim.columns as c, npusched.policies.temporal.levels as l\n"
+        "import json, npusched, npusched.sim.engine as c, npusched.policies.temporal.levels as l\n"
         "from npusched import native\n"
         "print(json.dumps([c.__file__, l.__file__, native.compiled()]))"
     )
@@ -156,7 +157,7 @@ def test_version_names_what_runs_compiled() -> None:
 
 @needs_compiled
 def test_compiled_and_pure_give_the_same_bits() -> None:
-    """The golden cases of the column loop and the prema bench, compiled in this process and
+    """The golden cases of the declared orders and the prema bench, compiled in this process and
     pure (``NPUSCHED_PURE=1``) in a subprocess: every digest equal (and equal to the fixture)."""
     sys.path.insert(0, str(ROOT / "tests"))
     try:
@@ -188,9 +189,10 @@ def test_a_stale_build_runs_pure_and_warns_once(tmp_path: Path) -> None:
     with open(native.source_path(edited, str(pkg)), "a") as f:
         f.write("\n# edited after the build\n")
     code = (
-        "import json, npusched, npusched.sim.columns as c, npusched.policies.temporal.levels as l\n"
+        "import importlib, json, npusched, npusched.policies.temporal.levels as l\n"
         "import npusched.bench.bare_loop\n"
         "from npusched import native\n"
+        f"c = importlib.import_module({edited!r})\n"
         "print(json.dumps([c.__file__, l.__file__, native.compiled()]))"
     )
     env = _env()
@@ -421,73 +423,49 @@ def test_compiled_schedules_equal_the_constructors() -> None:
     ) == NOTHING
 
 
-#: Algorithm 2's general-loop hooks (``prema_core``, fourteenth round): the token policies on the
-#: general loop, every mechanism, both token rules and thresholds, under DFS and DVFS (their
-#: switch cost called as the compiled core's module function) and without a power policy; the
-#: DFS / DVFS configs also on the column loop (``sim/levels.py``, fifteenth round), which
-#: ``run_config`` takes by default (the general loop: ``Simulator.run`` with ``fast_path`` off)
+#: Algorithm 2 on the engine's token table and the general-loop hooks (``prema_core``,
+#: fourteenth round): the token policies, every mechanism, both token rules and thresholds,
+#: under DFS and DVFS (their switch cost called as the compiled core's module function, the
+#: levels of ``sim/levels.py``) through ``run_config`` with the timeline (the cases
+#: ``native-token/...`` of ``tests/golden_loops.py``), and without a power policy
 _TOKEN_DIGESTS = """
 import json, sys
 sys.path.insert(0, {tests!r})
+import golden_loops
 from golden_engine import digest
 from npusched import native
 from npusched.bench import bench_workload, synthetic_profiles
-from npusched.bench.families import family_configs
-from npusched.experiments.config import parse_config
-from npusched.experiments.runner import run_config
 from npusched.policies.base import POLICIES
 from npusched.sim.engine import Simulator
 out = {{}}
-dfs = family_configs(300, load=1.2)["DFS"]
-column_run = Simulator.run
-
-
-def general_run(self, *a, **k):
-    self.fast_path = False
-    return column_run(self, *a, **k)
-
-
-for name, mech, power, loop in [
-    (name, mech, power, loop)
-    for name, mech in [("P-PREMA", "dynamic"), ("P-PREMA", "kill"), ("P-TOKEN", "checkpoint"),
-                       ("P-TOKEN", "dynamic-kill")]
-    for power in ("DFS", "DVFS")
-    for loop in ("columns", "general")
-]:
-        Simulator.run = column_run if loop == "columns" else general_run
-        d = dict(dfs, policy={{"name": name, "params": {{"mechanism": mech}}}},
-                 power={{"name": power, "cap_w": 33}})
-        if power == "DVFS":
-            d["hardware"] = dict(d["hardware"], params=dict(d["hardware"]["params"],
-                                                             voltage_v="dvfs"))
-        o = run_config(parse_config(dict(d, seed=3), source=name), timeline=True)
-        dg = digest(o.result, o.summary)
-        dg["timeline"] = [repr(s) for s in o.result.timeline or []]
-        out[f"{{name}}/{{mech}}/{{power}}/{{loop}}"] = dg
-Simulator.run = column_run
+for name, mech in golden_loops.NATIVE_TOKEN:
+    for power in ("DFS", "DVFS"):
+        o = golden_loops.native_token(name, mech, power)
+        out[f"native-token/{{name}}/{{mech}}/{{power}}"] = golden_loops.digest(o)
 profiles = synthetic_profiles(random_state=3)
 reqs = bench_workload(400, profiles, random_state=5, load=1.5)
 for name, params in [("P-PREMA", {{}}), ("NP-PREMA", {{}}), ("P-TOKEN", {{"threshold": ">"}}),
                      ("P-PREMA", {{"tokens": "cumulative", "mechanism": "dynamic"}}),
                      ("P-TOKEN", {{"include_running": False, "mechanism": "kill"}})]:
-    r = Simulator(profiles, POLICIES.create(name, **params), fast_path=False).run(reqs)
-    out[f"{{name}}/{{sorted(params.items())}}/general"] = digest(r)
+    r = Simulator(profiles, POLICIES.create(name, **params)).run(reqs)
+    out[f"{{name}}/{{sorted(params.items())}}"] = digest(r)
 print(json.dumps({{"compiled": native.compiled(), "digests": out}}, sort_keys=True))
 """
 
 
 def test_token_hooks_compiled_and_pure_give_the_same_bits() -> None:
-    """The token policies on the general loop (P-PREMA, P-TOKEN, NP-PREMA: mechanisms, token
-    rules, thresholds, under DFS, DVFS and no power policy) give the same digest and timeline
+    """The token policies (P-PREMA, P-TOKEN, NP-PREMA: mechanisms, token rules, thresholds,
+    under DFS, DVFS and no power policy) give the same digest, timeline and power pieces
     compiled (this build, ``prema_core``, the power core's switch cost and ``sim/levels.py``)
-    and pure, each in its own process; under DFS and DVFS the column loop gives the general
-    loop's."""
+    and pure, each in its own process; the DFS / DVFS runs are the ones both loops gave at
+    dbd9f47 (``tests/golden_loops.py``)."""
     a, b = _compiled_and_pure(_TOKEN_DIGESTS)
-    assert len(a["digests"]) == 21
+    assert len(a["digests"]) == 13
+    frozen = golden_loops.load()
     for name in a["digests"]:
         assert a["digests"][name] == b["digests"][name], name
-        if name.endswith("/columns"):  # the column loop gives the general loop's bits
-            assert a["digests"][name] == a["digests"][name[: -len("columns")] + "general"], name
+        if name.startswith("native-token/"):
+            assert a["digests"][name] == frozen[name], name
 
 
 def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> None:
@@ -531,8 +509,8 @@ def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> Non
     own.reset()
     hooks = ready_hooks(own, reqs)
     assert hooks is not None and direct_hooks(hooks[0]) is None
-    a = Simulator(profiles, PPrema(mechanism="dynamic"), fast_path=False).run(reqs)
-    b = Simulator(profiles, CountingPrema(mechanism="dynamic"), fast_path=False).run(reqs)
+    a = Simulator(profiles, PPrema(mechanism="dynamic")).run(reqs)
+    b = Simulator(profiles, CountingPrema(mechanism="dynamic")).run(reqs)
     assert CountingPrema.calls > 100
     # the policy's hooks hold no reference back to it: a run leaves no cycle for the collector
     import gc
@@ -542,7 +520,7 @@ def test_token_hooks_are_called_directly_only_with_the_built_in_methods() -> Non
     gc.disable()
     try:
         pol = PPrema(mechanism="dynamic")
-        r = Simulator(profiles, pol, fast_path=False).run(reqs)
+        r = Simulator(profiles, pol).run(reqs)
         assert pol.hooks_ is None  # the engine kept the run's table (``general_table``)
         ref = weakref.ref(pol)
         del pol, r

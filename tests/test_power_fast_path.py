@@ -1,9 +1,11 @@
-"""The column loop (:mod:`npusched.sim.columns`) gives exactly the general loop's result under a
-power policy (DFS, DVFS): each job on its capped plan, a clock / voltage switch charged at each
-start after the restore (``checkpoint_s``, the units' idle power as energy), the level the free
-units stand at and the aborted starts counted by the one rule of :mod:`npusched.sim.levels`.
-Every column, ``events``, energy, busy time, the power pieces and the timeline are equal; a
-livelock raises the same error in both loops."""
+"""The declared ready orders under a power policy (DFS, DVFS): each job on its capped plan, a
+clock / voltage switch charged at each start after the restore (``checkpoint_s``, the units'
+idle power as energy), the level the free units stand at and the aborted starts counted by the
+one rule of :mod:`npusched.sim.levels`. The engine's own decisions give the result of the
+policy deciding through its ``select`` (``simhelpers.by_select``): every column, ``events``,
+energy, busy time, the power pieces and the timeline, or the same livelock error. The runs that
+compared the column loop with the general loop until the twenty-eighth round are checked
+against the values frozen from them (``tests/golden_loops.py``)."""
 
 from __future__ import annotations
 
@@ -14,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import golden_loops
 from npusched.errors import SimulationError
 from npusched.policies import POLICIES
-from npusched.sim import columns
-from npusched.sim.engine import Simulator, _Run
+from npusched.sim.engine import Simulator
 from npusched.sim.resources import Machine, Resource
 from npusched.workloads.request import Request
-from simhelpers import assert_same_run, jobs_made
+from simhelpers import assert_same_outcome, by_select
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NETS = ("squeezenet", "resnet-18", "mobilenet-v2")
@@ -81,12 +83,12 @@ def _outcome(sim: Simulator, reqs: list[Request], until: float | None) -> Any:
 def _both(
     volt: str, name: str, mechanism: str | None, params: dict, cap: float, reqs: list, **kw: Any
 ) -> tuple[Any, Any]:
+    """The outcome of the engine's own decisions and of the policy's ``select``."""
     until = kw.pop("until", None)
     out = []
-    for fast in (True, False):
-        sim = _sim(volt, _policy(name, mechanism, **params), cap, fast_path=fast, **kw)
-        if fast:  # the column loop takes it
-            assert columns.applies(_Run(sim, reqs, None, None))
+    for reference in (False, True):
+        pol = _policy(name, mechanism, **params)
+        sim = _sim(volt, by_select(pol) if reference else pol, cap, **kw)
         out.append(_outcome(sim, reqs, until))
     return out[0], out[1]
 
@@ -116,7 +118,7 @@ def _requests(draw: st.DrawFn) -> list[Request]:
     quantum=st.sampled_from([0.5e-3, 2.5e-3]),
     until=st.sampled_from([None, 5e-3, 2.05e-2]),
 )
-def test_fast_path_equals_general_loop(
+def test_declared_orders_equal_select(
     reqs: list[Request],
     case: tuple[str, str | None],
     volt: str,
@@ -126,11 +128,12 @@ def test_fast_path_equals_general_loop(
     quantum: float,
     until: float | None,
 ) -> None:
+    """(Until the twenty-eighth round: the column loop against the general loop.)"""
     name, mechanism = case
     params: dict[str, Any] = {}
     if name == "P-RRB":
         params = {"quantum_s": quantum, "period_s": quantum / 2}
-    fast, general = _both(
+    got, ref = _both(
         volt,
         name,
         mechanism,
@@ -143,56 +146,39 @@ def test_fast_path_equals_general_loop(
         record_timeline=True,
         until=until,
     )
-    if isinstance(fast, tuple) or isinstance(general, tuple):
-        assert fast == general
-    else:
-        assert_same_run(fast, general)
+    assert_same_outcome(got, ref)
 
 
-@pytest.mark.parametrize(("name", "mechanism"), CASES)
+@pytest.mark.parametrize(("name", "mechanism"), golden_loops.POWER_CASES)
 @pytest.mark.parametrize("volt", ["dfs", "dvfs"])
-def test_fast_path_equals_general_loop_at_load(name: str, mechanism: str | None, volt: str) -> None:
+def test_power_runs_at_load(name: str, mechanism: str | None, volt: str) -> None:
     """150 requests of three models arriving faster than they run (switches at most starts,
-    preemptions, restores), power and timeline recorded: identical to the last bit."""
-    import random
-
-    rng = random.Random(1)
-    t = 0.0
-    reqs = []
-    for i in range(150):
-        t += rng.expovariate(1 / 2.5e-3)
-        reqs.append(
-            Request(id=i, arrival_s=t, network=NETS[rng.randrange(3)], priority=(1, 3, 9)[i % 3])
-        )
-    params = {"quantum_s": 2.5e-3, "period_s": 1e-3} if name == "P-RRB" else {}
-    fast, general = _both(
-        volt, name, mechanism, params, 33.0, reqs, record_power=True, record_timeline=True
-    )
-    assert_same_run(fast, general)
-    switches = [s for s in fast.timeline if s.kind == "switch"]
+    preemptions, restores), power and timeline recorded: the run both loops gave at dbd9f47
+    (its digest holds the timeline and the power pieces)."""
+    res = golden_loops.frozen(f"power-load/{volt}/{name}/{mechanism}")
+    switches = [s for s in res.timeline if s.kind == "switch"]
     if volt == "dvfs" or name != "NP-FCFS":
-        assert switches or fast.columns["checkpoint_s"].sum() > 0
+        assert switches or res.columns["checkpoint_s"].sum() > 0
 
 
-def test_a_quantum_shorter_than_the_voltage_switch_raises_in_both_loops() -> None:
+def test_a_quantum_shorter_than_the_voltage_switch_raises() -> None:
     """P-RRB's 0.25 ms quantum against DVFS's 2.15 ms voltage change: every slice ends before
-    its job computes; both loops raise the same livelock error (the aborted starts counted by
-    the one rule), and a 2.5 ms quantum runs the same in both."""
+    its job computes; the engine raises a livelock error (the aborted starts counted by the
+    one rule), the policy's own ``select`` the same, and a 2.5 ms quantum runs."""
     reqs = [Request(i, 0.0, ("squeezenet", "resnet-18", "squeezenet")[i]) for i in range(3)]
     for params in ({"period_s": 0.25e-3}, {"period_s": 0.25e-3, "quantum_s": 2.5e-3}):
-        fast, general = _both("dvfs", "P-RRB", "checkpoint", params, 30.0, reqs)
+        got, ref = _both("dvfs", "P-RRB", "checkpoint", params, 30.0, reqs)
+        assert_same_outcome(got, ref)
         if "quantum_s" in params:
-            assert_same_run(fast, general)
-            assert fast.n_finished == 3
+            assert got.n_finished == 3
         else:
-            assert fast == general
-            assert fast[0] == "raised" and "livelock" in fast[1]
+            assert got[0] == "raised" and "livelock" in got[1]
 
 
-def test_the_aborted_switches_guard_raises_in_both_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_aborted_switches_guard_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     """The clock / voltage guard itself (not the preemptions' one): with its limit lowered, a
     DVFS run whose slices end inside their switch raises ``stopped ... before their
-    clock/voltage switch completed`` from both loops, with the same message."""
+    clock/voltage switch completed``, the policy's own ``select`` with the same message."""
     import npusched.sim.levels as levels_mod
     from npusched.native import compiled
 
@@ -200,14 +186,6 @@ def test_the_aborted_switches_guard_raises_in_both_loops(monkeypatch: pytest.Mon
         pytest.skip("compiled, the limit is a C constant (the pure run checks it)")
     monkeypatch.setattr(levels_mod, "MAX_ABORTED_SWITCHES", 5)
     reqs = [Request(i, 0.0, ("squeezenet", "resnet-18", "squeezenet")[i]) for i in range(3)]
-    fast, general = _both("dvfs", "P-RRB", "checkpoint", {"period_s": 0.25e-3}, 30.0, reqs)
-    assert fast == general
-    assert fast[0] == "raised" and "clock/voltage switch completed" in fast[1]
-
-
-def test_power_runs_take_the_column_loop() -> None:
-    """A temporal policy with a declared order under DFS runs without ``Job`` objects;
-    ``fast_path=False`` still forces the general loop."""
-    reqs = [Request(id=i, arrival_s=i * 1e-3, network=NETS[i % 3]) for i in range(6)]
-    assert jobs_made(_sim("dfs", _policy("P-PREMA", "dynamic"), 33.0), reqs) == 0
-    assert jobs_made(_sim("dfs", _policy("P-PREMA", "dynamic"), 33.0, fast_path=False), reqs) == 6
+    got, ref = _both("dvfs", "P-RRB", "checkpoint", {"period_s": 0.25e-3}, 30.0, reqs)
+    assert got == ref
+    assert got[0] == "raised" and "clock/voltage switch completed" in got[1]

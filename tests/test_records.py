@@ -1,8 +1,9 @@
-"""The per-request result columns written once for both loops (``sim/records.py``,
-``write_records``): the column loop hands its lists by dispatch order, the general loop its
-``array`` columns by result row; both give the same columns (the writer against a reference
-that scatters by hand, and both loops against each other on the same runs), with merged
-batches, ``until``'s partial records and dependents that never ran."""
+"""The per-request result columns written once (``sim/records.py``, ``write_records``): lists by
+dispatch order or the general loop's ``array`` columns by result row give the same columns (the
+writer against a reference that scatters by hand), with merged batches, ``until``'s partial
+records and dependents that never ran; the runs on which the column loop's records were
+compared with the general loop's until the twenty-eighth round are checked against the values
+frozen from them (``tests/golden_loops.py``)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+import golden_loops
 from npusched.bench import bench_workload, synthetic_profiles
 from npusched.policies.base import POLICIES
 from npusched.policies.contract import NOTHING, Allocation, MachineView, Merge, Schedule
 from npusched.sim import Simulator, records, single_npu
 from npusched.sim.engine import _Run
 from npusched.workloads.request import Request
-from simhelpers import Scripted, assert_same_run
+from simhelpers import Scripted
 from test_engine_core import MS, by_id, exit_profile
 
 #: The result columns the writer makes (``_Run._result`` reads them).
@@ -172,45 +174,21 @@ def test_estimates_none_are_the_isolated_latencies() -> None:
     np.testing.assert_array_equal(run.col_est, want)
 
 
-# --- both loops' records on the same runs --------------------------------------------------
+# --- the records of runs with dependents and ``until`` ---------------------------------------
 
 
-def _dependent_workload(n: int) -> list[Request]:
-    """The bench workload with every third request held until the one before it finishes."""
-    profiles = synthetic_profiles(random_state=0)
-    reqs = bench_workload(n, profiles, random_state=2)
-    return [
-        Request(
-            id=r.id,
-            arrival_s=r.arrival_s,
-            network=r.network,
-            priority=r.priority,
-            depends_on=r.id - 1 if r.id % 3 == 2 else None,
-            transfer_s=1e-4 if r.id % 3 == 2 else 0.0,
-        )
-        for r in reqs
-    ]
+_dependent_workload = golden_loops.dependent_workload
 
 
-@pytest.mark.parametrize("name", ["P-HPF", "P-SJF", "P-PREMA", "P-RRB", "NP-FCFS"])
+@pytest.mark.parametrize("name", golden_loops.RECORD_POLICIES)
 @pytest.mark.parametrize("mechanism", ["checkpoint", "kill"])
-@pytest.mark.parametrize("until", [None, 0.02, 0.08])
-def test_both_loops_write_the_same_records(name: str, mechanism: str, until: Any) -> None:
-    """The column loop (lists by dispatch order) and the general loop (``array`` columns by row,
-    ``fast_path=False``) hand their records to the one writer: the same result to the last bit,
-    with dependents (some never released before ``until``) and ``until``'s partial records."""
-    profiles = synthetic_profiles(random_state=0)
-    reqs = _dependent_workload(120)
-    pol = POLICIES.create(name)
-    if pol.preemptive:  # (round-robin refuses KILL: each slice would restart its request)
-        kill = "dynamic-kill" if name == "P-RRB" else "kill"
-        pol = POLICIES.create(name, mechanism=kill if mechanism == "kill" else mechanism)
-    out = []
-    for fast in (True, False):
-        sim = Simulator(profiles, pol, fast_path=fast, record_power=True)
-        out.append(sim.run(reqs) if until is None else sim.run(reqs, until=until))
-    assert_same_run(out[0], out[1])
-    res = out[0]
+@pytest.mark.parametrize("until", golden_loops.RECORD_UNTIL)
+def test_records_with_dependents_and_until(name: str, mechanism: str, until: Any) -> None:
+    """The records of a run with dependents (some never released before ``until``) and
+    ``until``'s partial records: the run both loops gave at dbd9f47 (where the column loop
+    handed its lists by dispatch order, the general loop its ``array`` columns by row), and
+    what a request that did not finish or never started holds."""
+    res = golden_loops.frozen(f"records/{name}/{mechanism}/{until}")
     c = res.columns
     unfinished = np.isnan(c["finish_s"])
     assert unfinished.any() == (until is not None)
@@ -225,26 +203,21 @@ def test_both_loops_write_the_same_records(name: str, mechanism: str, until: Any
 
 def test_dependents_that_never_ran() -> None:
     """A dependent request whose predecessor did not finish before ``until`` never arrived: no
-    estimate, no start, no finish, no resource (both loops)."""
+    estimate, no start, no finish, no resource."""
     profiles = synthetic_profiles(random_state=0)
     reqs = _dependent_workload(60)
-    cols = []
-    for fast in (True, False):
-        sim = Simulator(profiles, POLICIES.create("P-HPF"), fast_path=fast)
-        cols.append(sim.run(reqs, until=0.01).columns)
-    for c in cols:
-        held = np.asarray([r.depends_on is not None for r in reqs])
-        pred_done = np.asarray(
-            [r.depends_on is not None and c["finish_s"][r.depends_on] <= 0.01 for r in reqs]
-        )
-        never = held & ~pred_done
-        assert never.any()
-        assert np.isnan(c["estimated_s"][never]).all()
-        assert np.isnan(c["first_start_s"][never]).all()
-        assert np.isnan(c["finish_s"][never]).all()
-        assert set(c["resource"][never]) == {""}
-    for key in cols[0]:
-        np.testing.assert_array_equal(cols[0][key], cols[1][key], strict=True, err_msg=key)
+    sim = Simulator(profiles, POLICIES.create("P-HPF"))
+    c = sim.run(reqs, until=0.01).columns
+    held = np.asarray([r.depends_on is not None for r in reqs])
+    pred_done = np.asarray(
+        [r.depends_on is not None and c["finish_s"][r.depends_on] <= 0.01 for r in reqs]
+    )
+    never = held & ~pred_done
+    assert never.any()
+    assert np.isnan(c["estimated_s"][never]).all()
+    assert np.isnan(c["first_start_s"][never]).all()
+    assert np.isnan(c["finish_s"][never]).all()
+    assert set(c["resource"][never]) == {""}
 
 
 # --- merged batches (the general loop) ----------------------------------------------------

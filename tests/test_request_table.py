@@ -103,24 +103,19 @@ def _profiles(t: RequestTable) -> Any:
         ("P-TOKEN", {"mechanism": "checkpoint"}, True),
         ("P-PREMA", {"mechanism": "dynamic"}, False),
         ("P-RRB", {"mechanism": "checkpoint"}, True),  # the round-robin order
-        ("P-PREMA", {"mechanism": "checkpoint"}, "general"),  # the general loop, forced
     ],
 )
 def test_run_of_a_table_equals_run_of_its_requests(
-    name: str, params: dict[str, Any], timeline: bool | str
+    name: str, params: dict[str, Any], timeline: bool
 ) -> None:
     """Every column, scalar, power piece and timeline segment is the same for a table and for
-    the list of its requests (the one path of ``_prepare``; the column loop's key rows, the
-    per-shape estimates; the general loop's requests made from the table)."""
+    the list of its requests (the one path of ``_prepare``; the key rows, the per-shape
+    estimates; the requests made from the table where a policy's hooks are given them)."""
     t = _table()
     profiles = _profiles(t)
 
     def run(w: Any) -> Any:
-        sim = load_simulator(
-            profiles, POLICIES.create(name, **params), record_timeline=bool(timeline)
-        )
-        if timeline == "general":
-            sim.fast_path = False
+        sim = load_simulator(profiles, POLICIES.create(name, **params), record_timeline=timeline)
         return sim.run(w)
 
     a, b = run(t), run(t.requests())
@@ -147,7 +142,7 @@ def test_run_of_a_table_out_of_order_equals_its_list() -> None:
 
 @pytest.mark.parametrize("fam", ["FCFS", "HPF", "SJF", "TOKEN", "PREMA"])
 def test_run_config_makes_no_request_object(fam: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A temporal family's ``run_config`` takes the table to the column loop and back without
+    """A temporal family's ``run_config`` takes the table through the engine and back without
     making a request (the table's :meth:`~RequestTable.requests` is never called)."""
 
     def refuse(self: RequestTable) -> list[Request]:

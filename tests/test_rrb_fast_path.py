@@ -1,7 +1,10 @@
-"""The column loop (:mod:`npusched.sim.columns`) gives exactly the general loop's result for
-round-robin among models (NP-RRB, P-RRB; the declared order ``"round-robin"``): every column,
-``events``, energy, busy time, the power pieces and the timeline, with the general loop's
-quiet ticks passed over and its CHECKPOINT stops carried out at the decision."""
+"""Round-robin among models (NP-RRB, P-RRB; the declared order ``"round-robin"``), which the
+engine decides on its own rotation, gives exactly the result of the policy's hooks and
+``select`` (a subclass that redefines ``select``: no declared order): every column,
+``events``, energy, busy time, the power pieces and the timeline, with the quiet ticks passed
+over and the CHECKPOINT stops carried out at the decision. The runs that compared the column
+loop with the general loop until the twenty-eighth round are checked against the values frozen
+from them (``tests/golden_loops.py``)."""
 
 from __future__ import annotations
 
@@ -11,14 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from golden_engine import digest, load_simulator
+import golden_loops
+from golden_engine import load_simulator
 from npusched.bench import bench_workload, synthetic_profiles
 from npusched.policies.contract import declared_order
 from npusched.policies.temporal.rrb import NPRRB, PRRB
-from npusched.sim import columns
-from npusched.sim.engine import Simulator, _Run
-from npusched.workloads.request import Request
-from simhelpers import assert_same_run, jobs_made, make_profile
+from npusched.sim.engine import Simulator
+from simhelpers import assert_same_run
 from test_ranked_fast_path import energy_workload
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -47,14 +49,12 @@ class _HookedPRRB(PRRB):
 
 
 def _both(profiles: Any, reqs: Any, preemptive: bool, params: dict, **kw: Any) -> tuple[Any, Any]:
-    """The column loop's run and the general loop's (its own rotation), after checking the
-    general loop's against the policy's hooks and ``select``."""
+    """The run on the engine's rotation and the run of the policy's hooks and ``select``."""
     until = kw.pop("until", None)
     out = []
-    for fast, hooked in ((True, False), (False, False), (False, True)):
-        sim = Simulator(profiles, _policy(preemptive, hooked, **params), fast_path=fast, **kw)
+    for hooked in (False, True):
+        sim = Simulator(profiles, _policy(preemptive, hooked, **params), **kw)
         out.append(sim.run(reqs) if until is None else sim.run(reqs, until=until))
-    assert_same_run(out[2], out[1])
     return out[0], out[1]
 
 
@@ -70,7 +70,7 @@ def _both(profiles: Any, reqs: Any, preemptive: bool, params: dict, **kw: Any) -
     cost=st.booleans(),
     until=st.sampled_from([None, 1e-3, 2.05e-3]),
 )
-def test_fast_path_equals_general_loop(
+def test_engine_rotation_equals_the_hooks(
     wl: tuple,
     preemptive: bool,
     mechanism: str,
@@ -80,9 +80,10 @@ def test_fast_path_equals_general_loop(
     cost: bool,
     until: float | None,
 ) -> None:
+    """(Until the twenty-eighth round the column loop was compared here too.)"""
     profiles, reqs = wl
     params = {"mechanism": mechanism, "quantum_s": quantum, "period_s": period}
-    fast, general = _both(
+    got, hooked = _both(
         profiles,
         reqs,
         preemptive,
@@ -93,62 +94,47 @@ def test_fast_path_equals_general_loop(
         record_timeline=True,
         until=until,
     )
-    assert_same_run(fast, general)
+    assert_same_run(got, hooked)
 
 
-@pytest.mark.parametrize("mechanism", MECHANISMS)
-@pytest.mark.parametrize("load", [0.9, 1.5])
-@pytest.mark.parametrize(("quantum_s", "period_s"), [(0.25e-3, 0.25e-3), (0.37e-3, 0.1e-3)])
-def test_fast_path_equals_general_loop_at_load(
+@pytest.mark.parametrize("mechanism", golden_loops.RRB_MECHANISMS)
+@pytest.mark.parametrize("load", golden_loops.RRB_LOADS)
+@pytest.mark.parametrize(("quantum_s", "period_s"), golden_loops.RRB_SLICES)
+def test_round_robin_at_load(
     mechanism: str, load: float, quantum_s: float, period_s: float
 ) -> None:
     """The bench workload (tile preemption, checkpoint cost, PREMA's predictor, power and
-    timeline recorded) at loads 0.9 and 1.5: thousands of slices, identical to the last bit."""
-    profiles = synthetic_profiles(random_state=3)
-    reqs = bench_workload(400, profiles, load=load, random_state=11)
-    runs = []
-    for fast, cls in ((True, PRRB), (False, PRRB), (False, _HookedPRRB)):
-        pol = cls(mechanism=mechanism, quantum_s=quantum_s, period_s=period_s)
-        sim = load_simulator(profiles, pol, record_timeline=True)
-        sim.fast_path = fast
-        runs.append(sim.run(reqs))
-    fast_r, general, hooked = runs
-    assert_same_run(fast_r, general)
-    assert_same_run(hooked, general)
-    assert digest(fast_r) == digest(general)
-    assert fast_r.columns["preemptions"].sum() > 10
+    timeline recorded) at loads 0.9 and 1.5: thousands of slices, the run both loops gave at
+    dbd9f47 (its digest holds the timeline and the power pieces), and the hooks give it too."""
+    res = golden_loops.frozen(f"rrb-load/{mechanism}/{load}/{quantum_s}/{period_s}")
+    profiles, reqs = golden_loops.load_workload(400, load, random_state=11)
+    pol = _HookedPRRB(mechanism=mechanism, quantum_s=quantum_s, period_s=period_s)
+    hooked = load_simulator(profiles, pol, record_timeline=True).run(reqs)
+    assert_same_run(res, hooked)
+    assert res.columns["preemptions"].sum() > 10
 
 
 @pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9])
 @pytest.mark.parametrize("preemptive", [True, False])
-def test_until_stops_where_the_general_loop_stops(fraction: float, preemptive: bool) -> None:
+def test_until_stops_where_the_hooks_stop(fraction: float, preemptive: bool) -> None:
     """With ``until`` (stops are events then, not carried out at the decision), the partial
-    records and the run's end are the general loop's."""
+    records and the run's end are those of the policy's hooks and ``select``."""
     profiles = synthetic_profiles(random_state=3)
     reqs = bench_workload(200, profiles, load=1.5, random_state=11)
     params = {"mechanism": "checkpoint", "quantum_s": 0.5e-3, "period_s": 0.25e-3}
     end = Simulator(profiles, _policy(preemptive, **params)).run(reqs).end_s
-    fast, general = _both(
+    got, hooked = _both(
         profiles, reqs, preemptive, params, until=fraction * end, record_power=True
     )
-    assert_same_run(fast, general)
+    assert_same_run(got, hooked)
 
 
-def test_round_robin_takes_the_column_loop() -> None:
-    """NP-RRB and P-RRB declare ``"round-robin"`` and run without ``Job`` objects; a subclass
-    that overrides a method of the rule or of the ticks declares nothing (the general loop)."""
-    profiles = {"a": make_profile("a", [1e-3, 2e-3]), "b": make_profile("b", [5e-4])}
-    reqs = [Request(id=i, arrival_s=i * 1e-4, network="ab"[i % 2]) for i in range(6)]
-
-    def takes(policy: Any, **kw: Any) -> bool:
-        sim = Simulator(profiles, policy, **kw)
-        return columns.applies(_Run(sim, reqs, None, None))
-
+def test_round_robin_is_declared() -> None:
+    """NP-RRB and P-RRB declare ``"round-robin"`` (the engine keeps the rotation); a subclass
+    that overrides a method of the rule or of the ticks declares nothing (the engine calls
+    its hooks and ``select``)."""
     assert declared_order(PRRB()) == declared_order(NPRRB()) == "round-robin"
-    assert takes(PRRB()) and takes(NPRRB()) and takes(PRRB(mechanism="dynamic-kill"))
-    assert not takes(PRRB(), fast_path=False)
-    assert jobs_made(Simulator(profiles, PRRB()), reqs) == 0
-    assert jobs_made(Simulator(profiles, PRRB(), fast_path=False), reqs) == 6
+    assert declared_order(PRRB(mechanism="dynamic-kill")) == "round-robin"
 
     class Ticking(PRRB):
         quiet_before = None  # type: ignore[assignment]
@@ -162,4 +148,3 @@ def test_round_robin_takes_the_column_loop() -> None:
 
     for cls in (Ticking, Hooked, Preempting):
         assert declared_order(cls()) is None, cls.__name__
-        assert not takes(cls()), cls.__name__

@@ -1,5 +1,8 @@
-"""The column loop (:mod:`npusched.sim.columns`) gives exactly the general loop's result for
-the token orders (PREMA, TOKEN)."""
+"""The token orders (PREMA, TOKEN), which the engine decides on the policy's token table
+(Algorithm 2, ``policies/temporal/levels.py``): the same result to the last bit as the policy's
+scan over the job views (``level_table = False``), and, for the runs that compared the column
+loop with the general loop until the twenty-eighth round, the values frozen from them
+(``tests/golden_loops.py``)."""
 
 from __future__ import annotations
 
@@ -7,15 +10,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from npusched.bench import bench_workload, engine_setup, synthetic_profiles
+import golden_loops
 from npusched.errors import SimulationError
 from npusched.policies.base import POLICIES
 from npusched.policies.temporal.predictor import make_estimator
-from npusched.policies.temporal.prema import PPrema, TokenScheduler
-from npusched.sim import columns
+from npusched.policies.temporal.prema import TokenScheduler
 from npusched.sim.engine import Simulator, _Run
 from npusched.workloads.request import Request
-from simhelpers import assert_same_result, jobs_made, make_profile
+from simhelpers import assert_same_result, make_profile
 from test_ranked_fast_path import energy_workload
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -33,31 +35,30 @@ def _policy(name: str, **params: object) -> TokenScheduler:
 
 
 def _both(profiles: dict, reqs: list[Request], name: str, params: dict, **kw: object) -> tuple:
-    """Both loops' results (a livelock's error message in place of one: both must raise it).
-    The general loop runs twice, with the policy's token table (``ready_hooks``) and with the
-    scan over job views (``level_table = False``, the reference): those two must agree too."""
+    """The run on the engine's token table and the policy's scan over job views
+    (``level_table = False``, the reference); a livelock's error message in place of a
+    result (both must raise it)."""
     runs: list[object] = []
-    for fast, table in ((True, True), (False, True), (False, False)):
+    for table in (True, False):
         pol = _policy(name, **params)
         pol.level_table = table
-        sim = Simulator(profiles, pol, fast_path=fast, **kw)
+        sim = Simulator(profiles, pol, **kw)
         try:
             runs.append(sim.run(reqs))
         except SimulationError as e:
             if "livelock" not in str(e):
                 raise
             runs.append(str(e))
-    _assert_identical(runs[1], runs[2])
     return runs[0], runs[1]
 
 
-def _assert_identical(fast: object, general: object) -> None:
-    if isinstance(fast, str) or isinstance(general, str):
-        assert fast == general  # the same livelock, at the same time
+def _assert_identical(a: object, b: object) -> None:
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b  # the same livelock, at the same time
         return
-    assert_same_result(fast, general)
+    assert_same_result(a, b)
     for attr in ("energy_j", "end_s", "resources", "policy", "events", "layer_executions"):
-        assert getattr(fast, attr) == getattr(general, attr), attr
+        assert getattr(a, attr) == getattr(b, attr), attr
 
 
 @SETTINGS
@@ -73,7 +74,7 @@ def _assert_identical(fast: object, general: object) -> None:
     point=st.sampled_from(["tile", "layer"]),
     cost=st.booleans(),
 )
-def test_fast_path_equals_general_loop(
+def test_token_table_equals_scan(
     wl: tuple,
     name: str,
     mechanism: str,
@@ -84,8 +85,10 @@ def test_fast_path_equals_general_loop(
     point: str,
     cost: bool,
 ) -> None:
-    # KILL with the running job outside the ready queue restarts it at every tick, for ever
-    # (in either loop): a livelock of the configuration, not a case to compare.
+    """The engine's token table and the policy's scan give the same run to the last bit
+    (until the twenty-eighth round the column loop was compared here too)."""
+    # KILL with the running job outside the ready queue restarts it at every tick, for ever:
+    # a livelock of the configuration, not a case to compare.
     assume(include_running or "kill" not in mechanism)
     profiles, reqs = wl
     params = {
@@ -95,78 +98,41 @@ def test_fast_path_equals_general_loop(
         "include_running": include_running,
         "period_s": period,
     }
-    fast, general = _both(
+    table, scan = _both(
         profiles, reqs, name, params, preemption_point=point, checkpoint_cost=cost
     )
-    _assert_identical(fast, general)
+    _assert_identical(table, scan)
 
 
-@pytest.mark.parametrize("name", TOKEN_POLICIES)
+@pytest.mark.parametrize("name", golden_loops.TOKEN_POLICIES)
 @pytest.mark.parametrize("rule", ["cumulative", "linear"])
-def test_fast_path_equals_general_loop_at_load(name: str, rule: str) -> None:
+def test_token_orders_at_load(name: str, rule: str) -> None:
     """1,500 requests at load 0.9 on the bench's synthetic profiles with a noisy predictor:
-    long queues, thousands of ticks and preemptions, identical to the last bit."""
-    profiles = synthetic_profiles(random_state=3)
-    reqs = bench_workload(1_500, profiles, random_state=5)
-    params = {"mechanism": "dynamic", "tokens": rule}
-    fast, general = _both(
-        profiles, reqs, name, params, preemption_point="tile", estimator=make_estimator("prema")
-    )
-    _assert_identical(fast, general)
+    long queues, thousands of ticks and preemptions: the run both loops gave at dbd9f47, and
+    the policy's scan gives it too."""
+    res = golden_loops.frozen(f"token-load/{name}/{rule}")
     if name.startswith("P-"):
-        assert fast.columns["preemptions"].sum() > 10
+        assert res.columns["preemptions"].sum() > 10
+    profiles, reqs = golden_loops.load_workload(1_500)
+    pol = _policy(name, mechanism="dynamic", tokens=rule)
+    pol.level_table = False
+    scan = Simulator(profiles, pol, preemption_point="tile", estimator=make_estimator("prema"))
+    _assert_identical(res, scan.run(reqs))
 
 
-def test_bench_prema_scenario_is_identical() -> None:
-    """The bench's ``prema`` scenario (PREMA's mix with RNNs, modelled checkpoints)."""
-    sim, reqs = engine_setup("prema", requests=1_500, seed=1)
-    fast = sim.run(reqs)
-    sim.fast_path = False
-    _assert_identical(fast, sim.run(reqs))
+def test_bench_prema_scenario() -> None:
+    """The bench's ``prema`` scenario (PREMA's mix with RNNs, modelled checkpoints): the run
+    both loops gave at dbd9f47."""
+    golden_loops.frozen("bench-prema")
 
 
-def test_applies_only_where_the_result_is_the_same() -> None:
-    profiles = {"a": make_profile("a", [1e-3, 2e-3])}
-    reqs = [Request(id=0, arrival_s=0.0, network="a")]
-
-    def takes(policy: object, **kw: object) -> bool:
-        until = kw.pop("until", None)
-        sim = Simulator(profiles, policy, **kw)  # type: ignore[arg-type]
-        return columns.applies(_Run(sim, reqs, until, None))  # type: ignore[arg-type]
-
-    for name in ("P-PREMA", "NP-PREMA", "P-TOKEN", "NP-TOKEN"):
-        assert takes(POLICIES.create(name)), name
-    assert not takes(POLICIES.create("P-PREMA"), fast_path=False)
-    assert not takes(POLICIES.create("P-PREMA"), skip_periods=False)
-    assert takes(POLICIES.create("P-PREMA"), record_timeline=True)  # the timeline is recorded
-    assert takes(POLICIES.create("P-PREMA"), until=1.0)  # stops as the general loop does
-    assert takes(POLICIES.create("P-HPF"))  # a rank order: the same loop
-    assert takes(POLICIES.create("P-RRB"))  # round-robin: the same loop
-
-    class Hooked(PPrema):
-        def on_period(self, view: object) -> None:  # type: ignore[override]
-            pass
-
-    assert not takes(Hooked())
-
-
-def test_fast_path_is_what_runs_by_default() -> None:
-    """P-PREMA without a timeline takes the fast path (no ``Job`` objects are created)."""
-    profiles = synthetic_profiles(random_state=0)
-    reqs = bench_workload(50, profiles, random_state=0)
-    assert jobs_made(Simulator(profiles, POLICIES.create("P-PREMA")), reqs) == 0
-    assert jobs_made(Simulator(profiles, POLICIES.create("P-PREMA"), fast_path=False), reqs) == 50
-
-
-@pytest.mark.parametrize("fast_path", [True, False])
 @pytest.mark.parametrize("rule", ["cumulative", "linear"])
-def test_livelock_raises_instead_of_spinning(fast_path: bool, rule: str) -> None:
+def test_livelock_raises_instead_of_spinning(rule: str) -> None:
     """Regression (hypothesis found it; it spun for ever): with ``include_running=False`` the
     waiting job is always a candidate and preempts the running one at every tick (threshold
     ``">"`` ticks every period); a 50,040 B checkpoint takes 50 us to restore, as long as the
     period, so each job is stopped while still restoring and neither ever computes again. The
-    engine's guard raises after 10,000 preemptions in a row without progress, on both loops at
-    the same simulated time."""
+    engine's guard raises after 10,000 preemptions in a row without progress."""
     profiles = {"n0": make_profile("n0", [67e-6, 0.0], tiles=[4, 1], checkpoint_bytes=[50040, 0])}
     reqs = [Request(id=i, arrival_s=0.0, network="n0", priority=1) for i in (0, 1)]
     pol = _policy(
@@ -177,19 +143,18 @@ def test_livelock_raises_instead_of_spinning(fast_path: bool, rule: str) -> None
         include_running=False,
         period_s=5e-5,
     )
-    sim = Simulator(profiles, pol, fast_path=fast_path, preemption_point="tile")
+    sim = Simulator(profiles, pol, preemption_point="tile")
     with pytest.raises(SimulationError, match=r"'P-PREMA' preempted 10000 times .* livelock"):
         sim.run(reqs)
 
 
-@pytest.mark.parametrize("fast_path", [True, False])
-def test_kill_without_the_running_job_raises_livelock(fast_path: bool) -> None:
+def test_kill_without_the_running_job_raises_livelock() -> None:
     """KILL with ``include_running=False``: each tick kills the running job (its work lost) and
     starts the other; nothing ever finishes. The same guard raises."""
     profiles = {"n0": make_profile("n0", [1e-3])}
     reqs = [Request(id=i, arrival_s=0.0, network="n0", priority=1) for i in (0, 1)]
     pol = _policy("P-TOKEN", mechanism="kill", threshold=">", include_running=False)
-    sim = Simulator(profiles, pol, fast_path=fast_path)
+    sim = Simulator(profiles, pol)
     with pytest.raises(SimulationError, match="livelock"):
         sim.run(reqs)
 
@@ -200,7 +165,7 @@ def _general(
     pol = _policy(name, **params)
     pol.level_table = table
     try:
-        return Simulator(profiles, pol, fast_path=False, **kw).run(reqs)
+        return Simulator(profiles, pol, **kw).run(reqs)
     except SimulationError as e:
         if "livelock" not in str(e):
             raise
@@ -228,8 +193,8 @@ def test_general_loop_table_equals_scan(
     skip: bool,
     deps: list[int],
 ) -> None:
-    """The general loop where the column loop does not go (a tick at every boundary, dependent
-    requests): the policy's token table (``ready_hooks``) gives the scan's result to the bit."""
+    """A tick at every boundary or skipped ticks, dependent requests: the policy's token table
+    gives the scan's result to the bit."""
     profiles, reqs = wl
     # Some requests wait for an earlier one (dispatched when it finishes).
     reqs = [
@@ -247,10 +212,9 @@ def test_general_loop_table_equals_scan(
 
 @pytest.mark.parametrize("name", ["P-PREMA", "NP-PREMA", "P-TOKEN"])
 def test_general_loop_table_under_a_power_policy(name: str) -> None:
-    """PREMA under DFS on the general loop (``fast_path=False``: since the fifteenth round the
-    column loop takes it by default, ``tests/test_power_fast_path.py``): with the token table it
-    gives the scan's result. The table is the engine's own (made by the policy's
-    ``token_table``, since the twenty-sixth round), the scan the policy's ``select``."""
+    """PREMA under DFS: with the token table it gives the scan's result. The table is the
+    engine's own (made by the policy's ``token_table``, since the twenty-sixth round), the
+    scan the policy's ``select``."""
     from npusched.hardware import compile_profile
     from npusched.hardware.power import AB9
     from npusched.models import get_network
@@ -275,7 +239,6 @@ def test_general_loop_table_under_a_power_policy(name: str) -> None:
             power=DFS(cap_w=30.0, idle_power_w=dev.idle_power_w),
             power_cap_w=30.0,
             record_power=True,
-            fast_path=False,
         )
         run = _Run(sim, reqs, None, None)  # type: ignore[arg-type]
         runs.append(run.execute())

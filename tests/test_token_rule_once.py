@@ -1,6 +1,6 @@
 """Algorithm 2's token rule is read through the policy's own methods on every path: a subclass
-with a quadratic token rule gets its rule honoured by the general loop, with and without period
-skipping, whatever ``fast_path`` says (issue 24 item 2)."""
+with a quadratic token rule gets its rule honoured by the engine, with and without period
+skipping (issue 24 item 2)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from npusched.policies.contract import JobView
+from npusched.policies.contract import JobView, declared_order
 from npusched.policies.temporal.prema import PPrema
-from npusched.sim import columns
-from npusched.sim.engine import Simulator, _Run
+from npusched.sim.engine import Simulator
 from simhelpers import make_profile, req
 
 MS = 1e-3
@@ -50,8 +49,7 @@ def test_own_rule_detected() -> None:
 
 
 @pytest.mark.parametrize("skip_periods", [True, False])
-@pytest.mark.parametrize("fast_path", [True, False])
-def test_quadratic_token_subclass_on_every_path(skip_periods: bool, fast_path: bool) -> None:
+def test_quadratic_token_subclass_on_every_path(skip_periods: bool) -> None:
     """Times in ms, period 0.25 ms, CHECKPOINT. J1 waits from 0.1; its slowdown at the ticks
     0.25, 0.5, 0.75, 1.0 is 0.3, 0.8, 1.3, 1.8, so its quadratic tokens are 1.09, 1.64, 2.69 and
     4.24 at 1.0 (the linear rule's 2.8 would wait for 1.25's 3.3): threshold 3, candidates J0
@@ -62,9 +60,9 @@ def test_quadratic_token_subclass_on_every_path(skip_periods: bool, fast_path: b
     2 us to 7.506 and finishes its last 1 ms at 8.506. (The built-in linear rule gives 8.508,
     2.002, 7.506: see test_prema_policies.)"""
     profiles, reqs = _system()
-    sim = Simulator(profiles, QuadPrema(), fast_path=fast_path, skip_periods=skip_periods)
-    run = _Run(sim, reqs, math.inf, None)
-    assert not columns.applies(run)  # the inline fast path does not know this rule
+    # no declared order: the engine keeps no token table for it, the policy's rule decides
+    assert declared_order(QuadPrema()) is None
+    sim = Simulator(profiles, QuadPrema(), skip_periods=skip_periods)
     cols = sim.run(reqs).columns
     assert cols["finish_s"].tolist() == pytest.approx(
         [8.506 * MS, 1.501 * MS, 7.504 * MS], abs=1e-12
@@ -85,7 +83,7 @@ def test_builtin_rule_unchanged_on_the_same_system(skip_periods: bool) -> None:
 
 class QuadValuePrema(PPrema):
     """The same quadratic rule given through the formula itself (``token_value``), which
-    ``tokens_of``, ``token_list`` and the column loop all call."""
+    ``tokens_of``, ``token_list`` and the token table all call."""
 
     name = "P-PREMA-quad-value"
 
@@ -95,14 +93,13 @@ class QuadValuePrema(PPrema):
 
 
 @pytest.mark.parametrize("skip_periods", [True, False])
-@pytest.mark.parametrize("fast_path", [True, False])
-def test_token_value_override_on_every_path(skip_periods: bool, fast_path: bool) -> None:
+def test_token_value_override_on_every_path(skip_periods: bool) -> None:
     """The schedule of test_quadratic_token_subclass_on_every_path, the rule overridden one
     level down (the formula, not ``tokens_of``)."""
     assert QuadValuePrema().own_rule()
     profiles, reqs = _system()
-    sim = Simulator(profiles, QuadValuePrema(), fast_path=fast_path, skip_periods=skip_periods)
-    assert not columns.applies(_Run(sim, reqs, math.inf, None))
+    assert declared_order(QuadValuePrema()) is None
+    sim = Simulator(profiles, QuadValuePrema(), skip_periods=skip_periods)
     cols = sim.run(reqs).columns
     assert cols["finish_s"].tolist() == pytest.approx(
         [8.506 * MS, 1.501 * MS, 7.504 * MS], abs=1e-12
@@ -110,10 +107,9 @@ def test_token_value_override_on_every_path(skip_periods: bool, fast_path: bool)
 
 
 def test_token_loop_calls_the_policys_formulas() -> None:
-    """The engine's column loop writes no token formula of its own: the token table
-    (``policies/temporal/levels.py``) holds the formulas once, ``TokenScheduler``'s methods are
-    those functions (``token_value`` through ``float(priority)``), and the column loop's result
-    is the general loop's."""
+    """The engine writes no token formula of its own: the token table
+    (``policies/temporal/levels.py``) holds the formulas once, and ``TokenScheduler``'s
+    methods are those functions (``token_value`` through ``float(priority)``)."""
     from npusched.policies.temporal import levels, prema
 
     ts = prema.TokenScheduler
@@ -131,9 +127,3 @@ def test_token_loop_calls_the_policys_formulas() -> None:
         assert ts.waiting_gain(waited, 1e-3, 2e-3, est) == levels.waiting_gain(
             waited, 1e-3, 2e-3, est
         )
-    profiles, reqs = _system()
-    fast = Simulator(profiles, PPrema(), fast_path=True)
-    assert columns.applies(_Run(fast, reqs, math.inf, None))
-    got = fast.run(reqs).columns["finish_s"].tolist()
-    general = Simulator(profiles, PPrema(), fast_path=False).run(reqs).columns
-    assert got == general["finish_s"].tolist()

@@ -1,6 +1,7 @@
-"""Algorithm 2's token table (``policies/temporal/levels.py``) is held by the policy and used by
-both engine loops: the column loop calls it directly, the general loop through the declared
-ready-queue hooks (``contract.ready_hooks``), so its token rule no longer scans the queue."""
+"""Algorithm 2's token table (``policies/temporal/levels.py``) is made by the policy and used by
+the engine: it calls the table's steps directly where the policy keeps the built-in rule
+(``general_table``), or the policy's declared ready-queue hooks (``contract.ready_hooks``), so
+its token rule no longer scans the queue."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
+import golden_loops
 from npusched.bench import bench_workload, synthetic_profiles
 from npusched.policies.base import POLICIES
 from npusched.policies.contract import JobView, ready_hooks
@@ -76,7 +78,7 @@ def test_general_loop_scans_no_queue(name: str, monkeypatch: pytest.MonkeyPatch)
         calls["token_list"] = calls["tables"] = 0
         pol = POLICIES.create(name)
         pol.level_table = table
-        results.append(Simulator(profiles, pol, fast_path=False).run(reqs))
+        results.append(Simulator(profiles, pol).run(reqs))
         if table:
             assert calls == {"token_list": 0, "tables": 1}
         else:
@@ -85,9 +87,9 @@ def test_general_loop_scans_no_queue(name: str, monkeypatch: pytest.MonkeyPatch)
     assert results[0].events == results[1].events
 
 
-def test_column_loop_uses_the_policys_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The column loop makes its token state through the policy (``token_table``): one table
-    per run, and the same result as the general loop with the scan."""
+def test_engine_uses_the_policys_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine makes its token state through the policy (``token_table``): one table per
+    run, and the same result as the policy's scan."""
     made = []
     make = levels.token_table
 
@@ -98,13 +100,13 @@ def test_column_loop_uses_the_policys_table(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(prema, "token_table", counted_table)
     profiles, reqs = _workload()
-    fast = Simulator(profiles, POLICIES.create("P-PREMA")).run(reqs)
+    got = Simulator(profiles, POLICIES.create("P-PREMA")).run(reqs)
     assert len(made) == 1 and made[0].lazy
     scan = POLICIES.create("P-PREMA")
     scan.level_table = False
-    general = Simulator(profiles, scan, fast_path=False).run(reqs)
-    assert_same_result(fast, general)
-    assert fast.events == general.events
+    ref = Simulator(profiles, scan).run(reqs)
+    assert_same_result(got, ref)
+    assert got.events == ref.events
 
 
 def test_round_is_pythons_round() -> None:
@@ -174,14 +176,10 @@ def test_finished_job_lets_its_floats_go() -> None:
     assert t.pick(1e-2, -1, 0.0) == 0  # the shortest remaining estimate at the top level
 
 
-def test_column_loop_equals_general_loop_with_jobs_finished() -> None:
-    """P-PREMA's column loop, which lets a finished job's token floats go, gives the general
-    loop's records bit for bit (the general loop keeps them), at loads below and above 1."""
+def test_runs_with_jobs_finished() -> None:
+    """P-PREMA and P-TOKEN, whose table lets a finished job's token floats go
+    (``TokenTable.finished``), give the records both loops gave at dbd9f47
+    (``tests/golden_loops.py``), at loads below and above 1."""
     for load in (0.9, 1.5):
-        profiles, reqs = _workload(400, load)
         for name in ("P-PREMA", "P-TOKEN"):
-            runs = [
-                Simulator(profiles, POLICIES.create(name), fast_path=fast).run(reqs)
-                for fast in (True, False)
-            ]
-            assert_same_result(runs[0], runs[1])
+            golden_loops.frozen(f"token-finished/{load}/{name}")

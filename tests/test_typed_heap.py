@@ -1,8 +1,8 @@
-"""Both loops' typed heaps (``sim/heaps.py``: ``ipush`` / ``ipop`` on ints, ``fpush`` /
+"""The engine's typed heaps (``sim/heaps.py``: ``ipush`` / ``ipop`` on ints, ``fpush`` /
 ``fpop`` on floats, ``kpush`` / ``kpop`` on request indices ordered as ``(key[k], k)``) are
 ``heapq``'s algorithm: after every push and pop the list holds the same
 objects in the same places as ``heapq``'s, and a pop returns the same object, for any mix of
-pushes and pops with repeated keys (compiled, where the loop takes them, and pure)."""
+pushes and pops with repeated keys (compiled and pure)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import heapq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npusched import native
 from npusched.sim import heaps
 
 SETTINGS = settings(max_examples=200, deadline=None)
@@ -88,10 +87,3 @@ def test_keyed_heap_is_heapq_of_tuples(keys: list[float], data: st.DataObject) -
         assert ours == [k for _, k in ref]
     while ref:
         assert heaps.kpop(ours, key) == heapq.heappop(ref)[1]
-
-
-def test_typed_heaps_run_where_the_loop_is_compiled() -> None:
-    """The column loop takes the typed heaps exactly where their module is compiled
-    (``heapq``'s C functions where it runs pure)."""
-    compiled = "npusched.sim.heaps" in native.compiled()
-    assert compiled is heaps.TYPED_HEAPS

@@ -36,30 +36,31 @@ if TYPE_CHECKING:
 #: The modules compiled by mypyc when the build can (``setup.py`` reads this tuple literally:
 #: keep it a tuple of string literals).
 COMPILED_MODULES: Final = (
-    "npusched.sim.columns",
+    # Algorithm 2's token table (the engine's for PREMA / TOKEN) and the bench's bare loop.
     "npusched.policies.temporal.levels",
     "npusched.bench.bare_loop",
-    # The general loop (eleventh round): the engine, its job and event records, the resources.
+    # The engine's loop (eleventh round; the one loop since the twenty-eighth), its job and
+    # event records, the resources.
     "npusched.sim.engine",
     "npusched.sim.job",
     "npusched.sim.events",
     "npusched.sim.resources",
     "npusched.sim.common",
-    # The clock / voltage levels between jobs under a power policy, both loops' (fifteenth round).
+    # The clock / voltage levels between jobs under a power policy (fifteenth round).
     "npusched.sim.levels",
     # The preemption mechanisms (start's restore, segment close, CHECKPOINT's stop, the save,
-    # KILL), both loops' (twenty-first round).
+    # KILL), written once (twenty-first round).
     "npusched.sim.mechanisms",
-    # The writer of both loops' per-request result columns (twenty-third round).
+    # The writer of the per-request result columns (twenty-third round).
     "npusched.sim.records",
-    # Both loops' typed heaps (twenty-seventh round: the general loop's ready queue too).
+    # The typed heaps (twenty-seventh round): the declared orders' ready queue, stale times.
     "npusched.sim.heaps",
-    # The general loop's families (twelfth round): P-RRB's hooks (under the interpreted public
+    # The families' cores (twelfth round): P-RRB's hooks (under the interpreted public
     # classes), Fluid Batching's tables and the power schedules (DFS, DVFS).
     "npusched.policies.temporal.rrb_core",
     "npusched.policies.batching.fluidb",
     "npusched.policies.power.schedule",
-    # The execution plan's look-ups, called at every event of both loops (twelfth round).
+    # The execution plan's look-ups, called at every event (twelfth round).
     "npusched.hardware.plan",
     # The machine policies' per-decision code (thirteenth round), each under its interpreted
     # public class: the batching policies (FluidB's decision), Planaria (its decision and the
@@ -70,8 +71,8 @@ COMPILED_MODULES: Final = (
     "npusched.policies.spatial.planaria_core",
     "npusched.policies.mapping.haxconn_core",
     "npusched.policies.power.core",
-    # Algorithm 2's general-loop hooks on the token table (fourteenth round), under the
-    # interpreted token policies: what P-PREMA / P-TOKEN do at a wake of the general loop (DFS).
+    # Algorithm 2's hooks on the token table (fourteenth round), under the interpreted token
+    # policies: what P-PREMA / P-TOKEN do at a wake where the engine keeps no table of its own.
     "npusched.policies.temporal.prema_core",
     # The contract's native classes (eighteenth round): the engine's job as policies read it.
     "npusched.policies.native_contract",

@@ -60,7 +60,6 @@ MODULES = (
     "npusched.policies.catalog",
     "npusched.policies.temporal.predictor",
     "npusched.sim.engine",
-    "npusched.sim.columns",
     "npusched.metrics",
     "npusched.metrics.power",
     "npusched.models.exits",

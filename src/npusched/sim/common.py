@@ -1,7 +1,9 @@
-"""What the engine's two loops share (:mod:`npusched.sim.engine`'s general loop and
-:mod:`npusched.sim.columns`' column loop): the records they write (timeline :class:`Segment`,
-:class:`PowerPiece`), their limits and the livelock error. Both import it, so neither imports
-the other for them; and the collector pause both the engine and ``run_config`` run under."""
+"""What the engine's loop (:mod:`npusched.sim.engine`) shares with the modules around it: the
+records it writes (timeline :class:`Segment`, :class:`PowerPiece`; :mod:`npusched.sim.mechanisms`
+and :mod:`npusched.metrics.power` read and write them too), its limits and the livelock error,
+and the collector pause both the engine and ``run_config`` run under. (Until the twenty-eighth
+round the engine had a second loop, ``sim/columns.py``'s column loop, which imported these
+too.)"""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ __all__ = [
 ]
 
 _NAN = math.nan
-#: The one ``math.nan`` object every loop's records hold, read at run time: compiled, mypyc
+#: The one ``math.nan`` object the loop's records hold, read at run time: compiled, mypyc
 #: folds ``math.nan`` into a float constant boxed anew at each use, and timelines (``==`` holds
 #: for the same nan object, not for two: tuples compare items by identity first) would compare
 #: unequal. Typed ``Any`` so that a compiled module keeps the object and never unboxes it.
@@ -72,7 +74,7 @@ class PowerColumns:
     """The power pieces of a run as columns: entry ``i`` of each list is :class:`PowerPiece`
     ``i``'s field of that name, in the order the segments closed.
 
-    Both loops append here (:meth:`add`, one per closed segment that computed) and
+    The engine appends here (:meth:`add`, one per closed segment that computed) and
     :mod:`npusched.metrics.power` reads the float columns as arrays directly, where a list of
     named tuples had each piece's five floats read back through Python (``numpy.fromiter``
     over a getter per piece: about a fifth of a warm FCFS ``run_config``).
@@ -190,7 +192,7 @@ def livelock_message(policy: str, now: float) -> str:
 
 def futile_preemption(count: int, policy: object, now: float) -> int:
     """One more preemption in a row that made no progress (a KILL, or a CHECKPOINT stop before
-    the job computed anything new), both loops' livelock guard: ``count + 1``, or the livelock
+    the job computed anything new), the engine's livelock guard: ``count + 1``, or the livelock
     error past :data:`_MAX_FUTILE_PREEMPTIONS` (the policy's name read only then)."""
     count += 1
     if count > _MAX_FUTILE_PREEMPTIONS:

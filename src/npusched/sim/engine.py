@@ -215,7 +215,7 @@ _NO_UNTIL: Final = NOTHING.until_step
 _NO_MERGE: Final = NOTHING.merge
 _NO_TIMERS: Final = NOTHING.timers
 _NO_RATES: Final = NOTHING.rates
-#: The one nan object of the records (``common.NAN_OBJ``; the column loop holds the same).
+#: The one nan object of the records (``common.NAN_OBJ``).
 _NAN_OBJ: Final[Any] = NAN_OBJ
 
 # A SchedulerView is built at every decision; filling a plain instance's __dict__ is 2-3x faster
@@ -266,7 +266,7 @@ def _packed(vals: Sequence[Any], dtype: type, m: int) -> npt.NDArray[Any]:
 class KeyRow(NamedTuple):
     """The fields a request shares with its job, which a ranked policy's ``queue_key`` and
     ``rank_key`` read (:class:`~npusched.policies.temporal.mechanism.RankedPolicy`): what the
-    column loop calls them with for a run given a
+    engine calls them with for a run given a
     :class:`~npusched.workloads.request.RequestTable` (no request object is made)."""
 
     id: int
@@ -464,7 +464,7 @@ class Simulator:
         estimator: ``job.estimated_s`` in seconds from ``(request, profile)``; default the true
             isolated latency (an oracle predictor). One with a true ``shape_only`` attribute
             reads only the request's network, batch, seq_in and seq_out (PREMA's predictor and
-            the oracle are marked): the column loop calls it once per request shape.
+            the oracle are marked): the engine calls it once per request shape.
         record_timeline: keep :class:`Segment` entries in the result.
         record_power: keep :class:`PowerPiece` entries (for :func:`power_timeline`).
         switch_s: seconds a job pauses when its plan variant changes on the same units (e.g. a
@@ -482,11 +482,10 @@ class Simulator:
         skip_periods: let a periodic policy that can tell which period ticks change nothing
             (``quiet_periods``) and credit skipped ticks at once (``on_periods``) skip them; the
             decisions are those of ticking every period (``False``: tick every period).
-        fast_path: run temporal policies that declare their ready order (FCFS, HPF, SJF,
-            PREMA, TOKEN, RRB; under a power policy too; with dependent requests and early
-            exits) on :mod:`npusched.sim.columns`' loop over per-job columns, which gives the
-            general loop's result faster, power pieces included (``False``: the general
-            loop).
+        fast_path: no effect (kept so that code passing it still runs). Until the
+            twenty-eighth round it chose between two engine loops that gave the same results,
+            the column loop (``sim/columns.py``, deleted) and the general loop (``False``);
+            there is one loop now.
 
     The simulator holds no run state: ``run`` may be called repeatedly (each run resets the
     policy) and gives identical results for identical inputs.
@@ -548,7 +547,7 @@ class Simulator:
         self.power = power
         self.power_cap_w = power_cap_w
         self.skip_periods = bool(skip_periods)
-        self.fast_path = bool(fast_path)
+        self.fast_path = bool(fast_path)  # (read by nothing: one loop, see the docstring)
 
     def run(
         self,
@@ -794,9 +793,8 @@ class _Run:
         #: length, or sort it): a job leaves it in one step (the last job takes its place)
         #: instead of by a scan, which made those runs' cost per event grow with the queue.
         self.ready_pos: list[int] | None = None
-        #: A declared order's waiting jobs (FCFS, HPF, SJF where the column loop does not take
-        #: the run: ``execute``): a heap of their entries, the column loop's (``sim/heaps.py``,
-        #: native calls compiled): ``rank * n + k`` for the rank order (``heap_keys``;
+        #: A declared order's waiting jobs (FCFS, HPF, SJF: ``execute``): a heap of their
+        #: entries (``sim/heaps.py``, native calls compiled): ``rank * n + k`` for the rank order (``heap_keys``;
         #: ``ipush`` / ``ipop``), the dispatch index ``k`` ordered as ``(skey[k], k)`` for the
         #: remaining order (``srpt``; ``kpush`` / ``kpop``); ``None`` where the policy decides
         #: through ``select``.
@@ -819,11 +817,11 @@ class _Run:
         self.on_enter: ReadyHook | None = None
         self.on_leave: ReadyHook | None = None
         #: A token order's Algorithm 2 table, the engine's own for the run (``execute``: the
-        #: policy's ``token_table``, as the column loop makes it), indexed by dispatch order:
+        #: policy's ``token_table``), indexed by dispatch order:
         #: its steps are called natively, without views or the policy's hooks.
         self.tokens: TokenTable | None = None
         #: A declared round-robin order's rotation, the engine's own for the run (``execute``:
-        #: the policy's ``rotation`` of the run's models, as the column loop makes it): the
+        #: the policy's ``rotation`` of the run's models): the
         #: waiting jobs by model, by dispatch index.
         self.rot: Rotation | None = None
         self.res = [_Res(r) for r in sim.machine.resources]
@@ -900,7 +898,7 @@ class _Run:
         #: The times of superseded completions and boundaries (``COMPLETE`` / ``BOUNDARY``
         #: events whose job's epoch moved on: a preemption, a rate change), moved out of the
         #: event heap when it grows (``_compact_heap``): each still opens a wake at its time,
-        #: as the column loop's stale completions do, and does nothing else.
+        #: and does nothing else.
         self.stale_c: list[Any] = []
         #: The machine event slot (twenty-eighth round): one machine event (``COMPLETE``,
         #: ``BOUNDARY``, ``STOP``, ``SAVE_DONE``) kept apart from the event heap as fields, its
@@ -1059,9 +1057,9 @@ class _Run:
         self.arrival_rows: Sequence[int] = array("q", row_of[order_a].tobytes())
         self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
-        # The arrival times in dispatch order (what the general loop compares its clock with:
-        # made by ``execute``, the column loop has its own), and the fields a job keeps, read
-        # per dispatch from a table's columns (no request made).
+        # The arrival times in dispatch order (what the loop compares its clock with: made by
+        # ``execute``), and the fields a job keeps, read per dispatch from a table's columns
+        # (no request made).
         self._order_a = order_a
         self.arr_disp: list[float] = []
         # (lists: an item read compiled is a native list read, where a generic sequence's
@@ -1142,8 +1140,7 @@ class _Run:
         )
         # Per-request records by result row: the general loop writes them (``_record``,
         # ``_add_energy``, ``_dispatch``'s estimate) and hands them to the records' writer
-        # (``_write_records``); the column loop hands its own lists instead (and writes the
-        # first start, finish and joules here by row in its longest runs). Runs of up to
+        # (``_write_records``). Runs of up to
         # ``records.LIST_RECORDS_MAX`` requests keep the general loop's in lists (``rec_lists``:
         # compiled, a list item is written natively, where an ``array`` item took a generic
         # ``PyObject_SetItem`` through a ``memoryview``, about 4,000 instructions a finished
@@ -1407,7 +1404,7 @@ class _Run:
     def _level_switch(self, job: Job, ri: int, res: _Res) -> float:
         """Seconds ``job``, starting now on ``res`` (index ``ri``), waits for the units' clock and
         voltage to change to those of the step it starts at, charged like a restore (after it):
-        the rule of :mod:`npusched.sim.levels` (written once, the column loop applies it too),
+        the rule of :mod:`npusched.sim.levels` (written once),
         with the jobs that hold units read here. Each start is kept (``_holders``) until its job
         has released its units (or starts again), then reported to the rule, which sets the
         level the free units stand at (the job's last executed step, or the level before it
@@ -1630,7 +1627,7 @@ class _Run:
 
     def _end_segment(self, job: Job, te: float, exec_end: float) -> None:
         """Close ``job``'s execution segment at time ``te`` with ``exec_end`` work done
-        (:func:`~npusched.sim.mechanisms.end_segment`, the rule both loops call)."""
+        (:func:`~npusched.sim.mechanisms.end_segment`, the rule written once)."""
         tl = self.timeline
         res = self.res[job._res]
         cs, rb, ex, db, steps, e = end_segment(
@@ -1665,7 +1662,7 @@ class _Run:
         """``job``'s profile's memory bandwidth (bytes/s) at its stops and restores: read from
         the profile at the first (``bw_k``, by dispatch index, 0.0: not read yet) and kept (a
         generic attribute read of the profile per stop and per restore, where P-RRB stops a
-        job at every slice; the column loop's ``_bandwidth`` likewise)."""
+        job at every slice)."""
         bw = self.bw_k
         k = job.order
         b = bw[k]
@@ -1738,7 +1735,7 @@ class _Run:
     ) -> None:
         """Write ``job``'s record into the result rows of its samples (or of ``rows``): the run's
         lists (``rec_lists``) or ``array`` columns by row, which ``_write_records`` hands to the
-        one writer of both loops' records (``records.write_records``)."""
+        one writer of the records (``records.write_records``)."""
         col_res = self.res_names
         if self.rec_lists:  # the lists (a count or time still zero: the zero written already)
             l_first = self.l_first
@@ -1805,7 +1802,7 @@ class _Run:
 
     def _futile_preemption(self) -> None:
         """Count a preemption that made no progress; raise past ``_MAX_FUTILE_PREEMPTIONS``
-        in a row (a livelock; ``common.futile_preemption``, the column loop's count too)."""
+        in a row (a livelock; ``common.futile_preemption``)."""
         self.futile = futile_preemption(self.futile, self.policy, self.clock.now)
 
     def _requeue(self, job: Job, now: float) -> None:
@@ -1839,7 +1836,7 @@ class _Run:
         """The mechanism by which waiting job ``best`` displaces ``running`` under a declared
         order (the general loop's own decisions): the policy's static one, else Algorithm 3 on
         numbers (:func:`~npusched.policies.contract.dynamic_choice`, as ``select_mechanism``
-        and the column loop decide it), ``dyn_preempt`` its preemption."""
+        decides it), ``dyn_preempt`` its preemption."""
         if static is not None:
             return static
         return dynamic_choice(
@@ -2948,11 +2945,6 @@ class _Run:
 
     # --- the loop -----------------------------------------------------------------------------
     def execute(self) -> SimResult:
-        from npusched.sim.columns import column_order, execute_columns
-
-        order = column_order(self)
-        if order is not None:  # a declared ready order: the same run on per-job columns
-            return execute_columns(self, order)
         sim = self.sim
         policy = self.policy
         self.power_policy = sim.power
@@ -2965,8 +2957,8 @@ class _Run:
         make_table = getattr(policy, "general_table", None)
         if (torder == "tokens-remaining" or torder == "tokens-arrival") and callable(make_table):
             # Algorithm 2 on the token table (the built-in rule): the engine's own table where
-            # the policy gives one (``general_table``), made from the run's columns as the
-            # column loop makes it (no request made for it), its steps called natively by
+            # the policy gives one (``general_table``), made from the run's columns (no
+            # request made for it), its steps called natively by
             # dispatch index; the decision made here (below).
             nt = len(self.order_of)
             self.tokens = make_table(
@@ -3638,7 +3630,7 @@ class _Run:
 
     # --- results ------------------------------------------------------------------------------
     def _write_records(self) -> None:
-        """Hand the run's records to the one writer of both loops' records
+        """Hand the run's records to the one writer of the records
         (:func:`~npusched.sim.records.write_records`): the lists (``rec_lists``) or ``array``
         columns by result row as ``_record`` and ``_add_energy`` wrote them, after the partial records of the jobs still
         in flight (only with ``until``: their first start, preemptions, checkpoint and waste so

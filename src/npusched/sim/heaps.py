@@ -1,28 +1,26 @@
-"""The loops' heaps, compiled: ``heapq``'s algorithm on typed keys (moved out of
-``sim/columns.py`` in the twenty-seventh round, so both loops call them natively).
+"""The engine's heaps, compiled: ``heapq``'s algorithm on typed keys (moved out of the column
+loop, ``sim/columns.py``, in the twenty-seventh round; the one loop's since the twenty-eighth).
 
 - :func:`heap_keys`: each request's ready entry as one int for a declared rank order
   (``rank * n + k``), so a heap of them pops ``(queue_key, dispatch order)``.
 - :func:`ipush` / :func:`ipop`: a heap of ints (the rank order's ready queue).
-- :func:`fpush` / :func:`fpop`: a heap of floats (the column loop's stale completions).
+- :func:`fpush` / :func:`fpop`: a heap of floats (the times of superseded completions and ticks).
 - :func:`kpush` / :func:`kpop`: a heap of request indices ``k`` ordered as ``(key[k], k)``
   (SJF's ready queue, its key the remaining estimate as the job last waited).
 
 Each pops the same objects in the same order as ``heapq`` on the same entries (ints, floats,
-or the tuples ``(key[k], k)``), so a loop that takes them makes the same decisions to the last
-bit. This module is listed in ``npusched.native.COMPILED_MODULES``.
+or the tuples ``(key[k], k)``), so the loop makes the same decisions to the last bit compiled or
+pure. This module is listed in ``npusched.native.COMPILED_MODULES``.
 """
 
 from __future__ import annotations
 
-from types import FunctionType
-from typing import Any, Final, cast
+from typing import Any, cast
 
 import numpy as np
 from mypy_extensions import i64
 
 __all__ = [
-    "TYPED_HEAPS",
     "fpop",
     "fpush",
     "heap_keys",
@@ -217,9 +215,3 @@ def kpop(heap: list[Any], key: list[float]) -> int:
     _ksift_down(heap, key, 0, pos)
     return cast(int, top)
 
-
-#: Whether the heaps above are compiled (C functions, not Python ``function`` objects): the
-#: column loop takes them then, and ``heapq``'s C functions (SJF's entries as tuples) when this
-#: module runs pure; the general loop takes them either way. All pop the same requests and
-#: times in the same order.
-TYPED_HEAPS: Final = not isinstance(ipush, FunctionType)

@@ -1,6 +1,5 @@
-"""The clock / voltage levels between jobs under a power policy (DFS, DVFS): the rule both loops
-apply at every start (the general loop's ``_Run._level_switch``, the column loop's start),
-written once.
+"""The clock / voltage levels between jobs under a power policy (DFS, DVFS): the rule the engine
+applies at every start (``_Run._level_switch``), written once.
 
 The engine allocates unit *counts*, not unit indices, so levels are tracked per resource: the
 free units of a resource stand at the ``(f, V)`` of the last step executed by the most recently
@@ -14,12 +13,11 @@ that to every job raises :class:`~npusched.errors.SimulationError` after
 the power policy's ``switch_cost`` says and draws the units' share of the resource's idle power
 (``idle_power_w * units / capacity``), added to the starting job's energy.
 
-Which jobs hold units is the caller's to say (the general loop reads its ``Job`` objects, the
-column loop its per-request columns, where the holder is always the previous running job): a
-caller reports each start's job once it has released its units (:meth:`SwitchLevels.release`),
+Which jobs hold units is the caller's to say (the engine reads its ``Job`` objects): a caller
+reports each start's job once it has released its units (:meth:`SwitchLevels.release`),
 checks the guard (:meth:`SwitchLevels.check`) and starts the next one (:meth:`SwitchLevels.start`).
 This module is listed in ``npusched.native.COMPILED_MODULES`` (compiled, every call is a native
-method call from either loop); it reads the power policy only through ``level_voltages`` and
+method call from the engine); it reads the power policy only through ``level_voltages`` and
 ``switch_cost``.
 """
 

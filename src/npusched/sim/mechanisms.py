@@ -1,17 +1,15 @@
-"""The preemption mechanisms' rules, written once for both loops (twenty-first round): the start's
-restore, the close of an execution segment (the restore or switch charged, busy seconds, layer
+"""The preemption mechanisms' rules, written once (twenty-first round): the start's restore, the close of an execution segment (the restore or switch charged, busy seconds, layer
 executions, joules, the power piece and the timeline's segments), CHECKPOINT's stop point, the
 stop with its save, KILL's bookkeeping and the save's end on the timeline.
 
 Each is a function over plain values (floats, ints, the job's plan, the run's timeline and
-power recorders) that returns what the caller stores: the general loop
+power recorders) that returns what the caller stores: the engine's loop
 (:class:`~npusched.sim.engine._Run`) passes a ``Job``'s attributes, its units, rate and
-resource, and writes the results back to the ``Job``; the column loop
-(:mod:`npusched.sim.columns`) passes its per-request columns' items and its constants (all the
-resource's units, rate 1) and writes them back to its lists. The float operations are the ones
-both loops did before, in the same order with the same operands, so every result keeps its
-bits (``(te - ss) * units / cap`` unless ``cap`` is 1, ``(stop - done) / rate`` with ``rate``
-1.0 exact, ...).
+resource, and writes the results back to the ``Job``. The float operations are the ones the
+engine's two loops did before they were written here (the column loop, ``sim/columns.py``, was
+deleted in the twenty-eighth round), in the same order with the same operands, so every result
+keeps its bits (``(te - ss) * units / cap`` unless ``cap`` is 1, ``(stop - done) / rate`` with
+``rate`` 1.0 exact, ...).
 
 This module is listed in ``npusched.native.COMPILED_MODULES``: compiled, every call is a native
 call with unboxed floats and ints, and the results come back as a C struct (a fixed tuple of
@@ -39,9 +37,9 @@ def restore_end(now: float, rb: int, ckpt_cost: bool, bandwidth: float) -> float
     """When a job starting at ``now`` (seconds) with ``rb`` checkpoint bytes to restore
     begins computing: after reading them at ``bandwidth`` (bytes per second, its profile's
     memory bandwidth) where checkpoints cost time (``ckpt_cost``), else at once (a power
-    policy's switch follows; the caller adds it). The callers call it only where there is
-    something to restore and read the bandwidth there (the column loop from its per-request
-    list: a profile's attribute is a generic look-up, about 240 instructions)."""
+    policy's switch follows; the caller adds it). The engine calls it only where there is
+    something to restore and reads the bandwidth there (``_Run._bandwidth``, kept per request:
+    a profile's attribute is a generic look-up, about 240 instructions)."""
     if rb and ckpt_cost:
         return now + rb / bandwidth
     return now

@@ -1,23 +1,26 @@
-"""The per-request result columns, written once for both loops (twenty-third round).
+"""The per-request result columns, written once (twenty-third round).
 
-Each loop keeps what a request's row of the result holds (its estimate, first start, finish,
-preemptions, checkpoint bytes and seconds, work lost to KILL, joules and resource) in its own
-storage while it runs, and hands it to :func:`write_records` once the loop is over; the writer
+The engine's loop keeps what a request's row of the result holds (its estimate, first start,
+finish, preemptions, checkpoint bytes and seconds, work lost to KILL, joules and resource) in
+its own storage while it runs, and hands it to :func:`write_records` once the loop is over; the
+writer
 makes the run's result columns (``col_est``, ``col_first``, ``col_finish``, ``col_preempt``,
 ``col_cbytes``, ``col_cs``, ``col_wasted``, ``col_energy``, ``col_res``), which
 :meth:`~npusched.sim.engine._Run._result` turns into the :class:`~npusched.sim.engine.SimResult`.
 
-- The column loop (:mod:`npusched.sim.columns`) hands lists by dispatch order (``by_row`` the
-  run's ``arrival_rows``, each value's result row): the writer stores them by row.
-- The general loop (:class:`~npusched.sim.engine._Run`) hands its columns by result row,
-  written through ``_record`` (a finished job's rows; the partial records of the jobs in flight
-  at ``until``) and ``_add_energy`` (a batch's joules shared among its samples) (``by_row``
-  None): lists in runs of up to :data:`LIST_RECORDS_MAX` requests (packed in one call each),
-  the run's ``array`` columns in longer ones (kept as they are: the same buffers, no copy); the
-  writer makes the resource column from the names written per row.
+The loop (:class:`~npusched.sim.engine._Run`) hands its columns by result row, written through
+``_record`` (a finished job's rows; the partial records of the jobs in flight at ``until``) and
+``_add_energy`` (a batch's joules shared among its samples) (``by_row`` None): lists in runs of
+up to :data:`LIST_RECORDS_MAX` requests (packed in one call each), the run's ``array`` columns
+in longer ones (kept as they are: the same buffers, no copy); the writer makes the resource
+column from the names written per row. The writer also takes values by dispatch order
+(``by_row`` the run's ``arrival_rows``, each value's result row), with only the ``touched``
+requests' counts nonzero, as the column loop (``sim/columns.py``, deleted in the twenty-eighth
+round) handed them; the engine no longer does (``tests/test_records.py`` checks those forms).
 
-The values are stored, never computed: a column holds the bits each loop wrote. This module is
-listed in ``npusched.native.COMPILED_MODULES`` (it was part of the compiled ``sim/columns.py``).
+The values are stored, never computed: a column holds the bits the loop wrote. This module is
+listed in ``npusched.native.COMPILED_MODULES`` (it was part of the compiled ``sim/columns.py``
+until the twenty-third round).
 """
 
 from __future__ import annotations
@@ -33,11 +36,10 @@ import numpy.typing as npt
 __all__ = ["LIST_RECORDS_MAX", "doubles", "write_records"]
 
 #: Runs of up to this many requests keep their records in lists during the loop (native writes
-#: compiled, a float object of 32 bytes per written value; the column loop by dispatch order,
-#: the general loop by result row); longer ones write the run's ``array`` columns by row (8
-#: bytes a value). 2**18 requests keep the lists' floats under about 24 MiB a column. Read once
-#: per run by both loops (``records.LIST_RECORDS_MAX``; not ``Final``, so a test can take either
-#: path on a small run: both give the same values).
+#: compiled, a float object of 32 bytes per written value, by result row); longer ones write the
+#: run's ``array`` columns by row (8 bytes a value). 2**18 requests keep the lists' floats under
+#: about 24 MiB a column. Read once per run by the engine (``records.LIST_RECORDS_MAX``; not
+#: ``Final``, so a test can take either path on a small run: both give the same values).
 LIST_RECORDS_MAX = 1 << 18
 
 
@@ -76,9 +78,9 @@ def write_records(
     argument is checked to be the compiled engine's class, and the tests that watch the loop
     run the engine's interpreted source; its few attributes are read once per run).
 
-    ``by_row``: each value's result row (the column loop's dispatch order,
-    ``run.arrival_rows``); None: the values are by result row already (the general loop's lists,
-    or its ``array`` columns, kept without a copy). ``est`` None: the estimates are the isolated
+    ``by_row``: each value's result row where the values come by dispatch order
+    (``run.arrival_rows``); None: the values are by result row already (the engine's lists, or
+    its ``array`` columns, kept without a copy). ``est`` None: the estimates are the isolated
     latencies (no estimator; plans without exits), copied from ``run.col_iso``. ``first`` /
     ``finish`` / ``energy`` replace the run's columns when given (None: the run's column as it
     stands, written by row during the loop). ``resource``: each value's resource name (None: the
@@ -87,8 +89,7 @@ def write_records(
     written as the zeros they are). Lists become arrays through one ``struct.pack`` call, a
     ``memoryview`` of doubles without a copy (the same values). ``dispatched``: how many
     requests arrived before the run stopped (``until``; None: all): the estimates of the others
-    are not known (nan), and a request that did not finish names no resource (the general
-    loop's records)."""
+    are not known (nan), and a request that did not finish names no resource."""
     n = len(run.arrival_rows)
     rows_of: Any = None if by_row is None else np.asarray(by_row, dtype=np.int64)
     f8, i8 = np.float64, np.int64

@@ -4,10 +4,11 @@
 (:func:`~npusched.policies.contract.declared_order`): per job, by its index in dispatch order
 ``k``, its tokens (``tok``, as :meth:`~.prema.TokenScheduler.token_value` of the gain ``gain``),
 its ready-queue seconds before its current stay (``waited``) and that stay's start (``since``),
-and the structures that answer Algorithm 2 without a scan of the queue. Both engine loops use
-it: the column loop (``sim/columns.py``) calls its functions directly, the general loop through
-the policy (:meth:`~.prema.TokenScheduler.ready_hooks` hears of a job entering and leaving the
-ready queue; ``on_period``, ``on_periods``, ``quiet_periods`` and ``pick`` then read the table).
+and the structures that answer Algorithm 2 without a scan of the queue. The engine keeps one
+for a run where the policy gives it (:meth:`~.prema.TokenScheduler.general_table`) and calls its
+methods directly; otherwise it reaches the table through the policy
+(:meth:`~.prema.TokenScheduler.ready_hooks` hears of a job entering and leaving the ready queue;
+``on_period``, ``on_periods``, ``quiet_periods`` and ``pick`` then read the table).
 
 Under the linear rule with threshold ``>=`` and every priority at or above the lowest level
 (``lazy``, the default) a waiting job's tokens at the period boundary ``b`` are
@@ -29,9 +30,10 @@ priority below the lowest level) the waiting jobs are a list scanned as
 :class:`~.prema.TokenScheduler` does, with, under the cumulative rule and ``>=``, the jobs that
 reached the top level in a heap in ``choose``'s order (``sat``). Every float operation is the
 scan's (:class:`~.prema.TokenScheduler` over job views), in the same order, so every path gives
-the same bits (``tests/test_token_fast_path.py`` compares the column loop, the general loop with
-this table and the general loop with the scan). Times are seconds; ``p`` and ``period`` are the
-token rule's period in seconds.
+the same bits (``tests/test_token_fast_path.py`` compares the engine with this table and with the
+scan, and checks runs against the values frozen from the column loop and the general loop, which
+agreed before the column loop was deleted in the twenty-eighth round). Times are seconds; ``p``
+and ``period`` are the token rule's period in seconds.
 """
 
 from __future__ import annotations
@@ -193,7 +195,7 @@ def periods_to_gain(
             mode = 1
             guess = (need - g) * est / w if w > 0.0 else float(never)
     elif waiting:
-        # The linear rule's waiting job. Both loops ask ``boundaries_to_gain`` for it (a
+        # The linear rule's waiting job. The table asks ``boundaries_to_gain`` for it (a
         # function of the stay alone); this form stays for direct callers.
         mode = 2
         guess = (need * est - w) / p + 1.0 if p > 0.0 else 1.0
@@ -236,8 +238,8 @@ BoundEntry = tuple[int, int, int]
 
 # The table's heaps compiled: ``heapq``'s algorithm (``heappush`` = append and ``_siftdown``;
 # ``heappop`` = pop the last, ``_siftup`` from the root to a leaf by the smaller child, ties to
-# the right child, then ``_siftdown``) written out on lists of the same tuples, as the column
-# loop's ready heaps are (``sim/columns.py``), their ``<`` the tuples' own written out on the
+# the right child, then ``_siftdown``) written out on lists of the same tuples, as the engine's
+# ready heaps are (``sim/heaps.py``), their ``<`` the tuples' own written out on the
 # typed fields: the first pair of fields that is not equal decides. The fields are ints, the
 # job's id (an int) and floats that are never nan (arrivals are finite, a remaining estimate
 # is clamped at 0.0), so each field's ``==`` and ``<`` are the ones the tuple comparison makes,
@@ -368,7 +370,7 @@ _TYPED_HEAP: Final = not isinstance(_bpush, FunctionType)
 class TokenTable:
     """One run's token table (see the module docstring): a class whose state is typed
     attributes, so that compiled its methods are native calls on unboxed floats and ints (the
-    column loop calls them on a local typed ``TokenTable``).
+    engine calls them on its typed ``TokenTable``, ``_Run.tokens``).
 
     Methods (``k``: a job's index in dispatch order; ``now``, ``first_s``: seconds;
     ``run_k``: the running job's index, -1 for none; ``run_exec``: its work done, seconds):
@@ -382,8 +384,8 @@ class TokenTable:
     - ``quiet(now, first_s, run_k) -> int``: ``quiet_periods``, the boundaries from ``first_s``
       that cannot change the decision.
 
-    Made by :func:`token_table`; ``TokenTable()`` alone is an empty table whose methods must
-    not be called (the column loop's stand-in for the rank orders).
+    Made by :func:`token_table` (``TokenTable()`` alone is an empty table whose methods must
+    not be called, which :func:`token_table` then fills).
     """
 
     __slots__ = (
@@ -851,7 +853,7 @@ class TokenTable:
                 break  # the next level up is reached first
         return best - 1 if best > 1 else 0
 
-    # --- the entry points (both loops) ------------------------------------------------------
+    # --- the entry points (the engine's, and the policy's hooks') -----------------------------
     # Each writes the lazy structures' part out (no further call per wake, pure or compiled)
     # and hands the other rules to the ``scan_*`` methods.
     def credit_tick(self, now: float, run_k: int) -> None:

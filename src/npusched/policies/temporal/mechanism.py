@@ -151,8 +151,8 @@ class RankedPolicy(TemporalPolicyBase, Component):
     A subclass may also define ``queue_key(request)``: a key of fields a request shares with
     its job (``id``, ``priority``, ``arrival_s``, ``network``) such that ``min(ready,
     key=(queue_key, dispatch order))`` is ``pick_best(ready)``, with ``rank_key`` reading only
-    such fields too. The engine then keeps the ready queue as a heap and runs the policy on its
-    column loop (``npusched.sim.columns``), with the same result as calling :meth:`select`.
+    such fields too. The engine then keeps the ready queue as a heap and decides on it without
+    a view or a call of :meth:`select`, with the same result as calling :meth:`select`.
     A class that defines ``queue_key`` (``rank_key``) may also name the fields it reads in
     ``queue_key_reads`` (``rank_key_reads``), a tuple, in the same class: the engine then calls
     it once per distinct value of those fields, on an object holding only them.

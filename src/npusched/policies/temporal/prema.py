@@ -99,8 +99,9 @@ TOKEN_RULES = ("linear", "cumulative")
 _NEVER = NEVER_PERIODS
 
 
-#: The Algorithm 2 methods the engine's column loop writes out (with ``choose``): a subclass that
-#: overrides any of them decides its own way (``ready_order_methods``; the general loop).
+#: The Algorithm 2 methods the engine's token table stands for (with ``choose``): a subclass
+#: that overrides any of them decides its own way (``ready_order_methods``; the engine then
+#: calls its ``select``).
 ALGORITHM_2_METHODS: tuple[str, ...] = (
     "select",
     "pick",
@@ -247,10 +248,11 @@ class TokenScheduler(TemporalPolicyBase, Component):
         #: The run's compiled hooks on the table (:meth:`ready_hooks`), else ``None``.
         self.hooks_: TokenHooks | None = None
 
-    # --- the token table (Algorithm 2 written once: both engine loops) ---------------------
-    #: Whether the general loop keeps Algorithm 2 in the token table (:meth:`ready_hooks`)
-    #: where the ready order holds. ``False`` (on an instance) keeps the scan over job views
-    #: (:meth:`candidates`, :meth:`on_period`, ...): the reference the tests hold both loops to.
+    # --- the token table (Algorithm 2 written once) -----------------------------------------
+    #: Whether the engine keeps Algorithm 2 in the token table (:meth:`general_table`,
+    #: :meth:`ready_hooks`) where the ready order holds. ``False`` (on an instance) keeps the
+    #: scan over job views (:meth:`candidates`, :meth:`on_period`, ...): the reference the
+    #: tests hold the table to.
     level_table: bool = True
     table_: TokenTable | None = None
     hooks_: TokenHooks | None = None
@@ -364,7 +366,7 @@ class TokenScheduler(TemporalPolicyBase, Component):
 
     #: ``quiet_periods``' "never" (more boundaries than any run has).
     never_periods: int = _NEVER
-    #: Algorithm 2's threshold: the largest level ``<= tokens`` (the engine's column loop too).
+    #: Algorithm 2's threshold: the largest level ``<= tokens`` (the token table's too).
     round_down = staticmethod(round_down_to_level)
 
     @property
@@ -431,9 +433,9 @@ class TokenScheduler(TemporalPolicyBase, Component):
         (seconds): its slowdown with ``waited_s + (boundary_s - since_s)`` ready-queue seconds
         (``waited_s`` before its current stay, which began at ``since_s``). A function of the
         boundary and the stay alone, not of the wake that credits it, so every path (a tick at
-        each boundary, skipped boundaries credited later, the engine's column loop) gets the
+        each boundary, skipped boundaries credited later, the engine's token table) gets the
         same bits. The one place it is written: the period credits, :meth:`quiet_periods` and
-        the column loop all call it (or, in :meth:`_boundaries_to_gain`, its inline copy)."""
+        the token table all call it (or, in :meth:`_boundaries_to_gain`, its inline copy)."""
         return cls.slowdown_of(waited_s + (boundary_s - since_s), estimated_s)
 
     def tokens_of(self, job: JobView) -> float:

@@ -33,18 +33,21 @@ waits, so a decision costs O(models + log n), not O(n). :meth:`NPRRB.next_job`, 
 list the policy did not count, numbers that list in a rotation of its own and asks the same
 ``pick``. The engine wakes P-RRB only at ticks that can change the decision:
 :meth:`PRRB.quiet_before` gives the time before which a tick keeps the running job (quantum not
-used up, or no other model waiting), and the general loop passes over a tick that would wake
+used up, or no other model waiting), and the engine passes over a tick that would wake
 alone before it (issue 25, seventh round; every result but ``events`` is the same bits). The
 engine's older period skipping (``quiet_periods`` / ``on_periods``) is not declared: it costs more
 per wake than the ticks it saves (issue 25 round 3).
 
-**The engine's column loop** (issue 25, fourteenth round). Both classes declare the ready order
-``"round-robin"`` (:func:`~npusched.policies.contract.declared_order`): the engine then keeps
-the rotation itself (:meth:`NPRRB.rotation`, a :class:`~.rrb_core.Rotation` on dispatch
-indices), the pointer and the slice, and passes over the ticks :meth:`PRRB.quiet_before` calls
-quiet (:func:`~.rrb_core.quiet_threshold`) as the general loop does, with the same result to
-the last bit, ``events`` included. The declaration holds while a subclass keeps every method in
-``ready_order_methods``; one that overrides any of them runs the general loop.
+**The declared order** (issue 25; the column loop's from the fourteenth round, the general
+loop's since the twenty-sixth, the one loop's since the twenty-eighth). Both classes declare the
+ready order ``"round-robin"`` (:func:`~npusched.policies.contract.declared_order`): the engine
+then keeps the rotation itself (:meth:`NPRRB.rotation`, a :class:`~.rrb_core.Rotation` on
+dispatch indices), the pointer and the slice, decides without a view or a call of ``select``,
+and passes over the ticks :meth:`PRRB.quiet_before` calls quiet
+(:func:`~.rrb_core.quiet_threshold`), with the same result to the last bit as the hooks and
+``select``, ``events`` included. The declaration holds while a subclass keeps every method in
+``ready_order_methods``; one that overrides any of them is decided by its hooks and
+``select``.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ class NPRRB(NPRRBCore, TemporalPolicyBase, Component):
     ready_order = "round-robin"
     #: The methods the declared order stands for: the rule, its state and the ticks (a
     #: subclass that defines ``quiet_before``, ``quiet_periods`` or ``on_periods`` changes the
-    #: general loop's ticks, so those count too).
+    #: engine's ticks, so those count too).
     ready_order_methods = (
         "preemptive",
         "select",

@@ -13,14 +13,14 @@ The constructor parameters (``mechanism``, ``quantum_s``, ``period_s``) are decl
 a native attribute annotated ``str`` or ``float`` would check or convert what the constructor
 is given (an ``int`` stored as ``float``) before ``validate`` sees it.
 
-:class:`Rotation` is the rule on job numbers, for both loops: per model a heap of job numbers
-(first-come order) and the pick after a pointer. The engine's column loop (``sim/columns.py``,
-the declared order ``"round-robin"``) holds one on dispatch indices; the hooks hold one of the
-jobs dispatched and not completed, and ``next_job`` (a ready list the hooks did not count)
-builds one of the list. :func:`quiet_threshold` is
-:meth:`PRRBCore.quiet_before`'s time (the column loop tests ``c < T`` as the
-decision's own keep test, ``c - slice_start < quantum_s * (1 - 1e-9)``: the same by the
-subtraction's monotonicity).
+:class:`Rotation` is the rule on job numbers, for the engine and the hooks: per model a heap of
+job numbers (first-come order) and the pick after a pointer. The engine (the declared order
+``"round-robin"``, ``_Run.rot``) holds one on dispatch indices; the hooks hold one of the jobs
+dispatched and not completed, and ``next_job`` (a ready list the hooks did not count) builds
+one of the list. :func:`quiet_threshold` is :meth:`PRRBCore.quiet_before`'s time (a tick at
+``c < T`` keeps the slice, as the decision's own keep test,
+``c - slice_start < quantum_s * (1 - 1e-9)``, says: the same by the subtraction's
+monotonicity).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ _heappop: Final = heappop
 def quiet_threshold(slice_start: float, quantum_s: Any) -> float:
     """The smallest float ``T`` with ``T - slice_start >= quantum_s * (1 - 1e-9)``: a tick at
     ``c`` keeps a slice that began at ``slice_start`` exactly when ``c < T`` (the subtraction
-    is monotone in ``c``). :meth:`PRRBCore.quiet_before`'s time, and the column loop's."""
+    is monotone in ``c``). :meth:`PRRBCore.quiet_before`'s time."""
     s = slice_start
     q = quantum_s * (1 - 1e-9)
     t = s + q
@@ -73,12 +73,12 @@ class Rotation:
     yet, would). Per model a heap of its jobs' numbers, so a model's first-come job is its
     heap's top; :meth:`pick` gives the next model's first job after a pointer.
 
-    Both loops use it. The engine's column loop numbers a run's requests in dispatch order
-    (``model_of[k]``, from :meth:`NPRRBCore.rotation`), and its heaps hold the waiting jobs:
-    it pushes a job entering the ready queue (:meth:`push`) and pops the one it starts
-    (:meth:`pop`). The policy's hooks (the general loop) number jobs as they are dispatched
-    (:meth:`add`, :meth:`add_model`) and hold the *live* ones, dispatched and not completed
-    (:meth:`remove`): where the ready list is the counted one, every live job but the running
+    The engine and the policy's hooks use it. The engine numbers a run's requests in dispatch
+    order (``model_of[k]``, from :meth:`NPRRBCore.rotation`), and its heaps hold the waiting
+    jobs: it pushes a job entering the ready queue (:meth:`push`) and pops the one it starts
+    (:meth:`pop`). The policy's hooks (a class that decides through them) number jobs as they
+    are dispatched (:meth:`add`, :meth:`add_model`) and hold the *live* ones, dispatched and
+    not completed (:meth:`remove`): where the ready list is the counted one, every live job but the running
     one waits, and the running one's model is left out of a preemption's pick, so the heaps'
     tops are the waiting ones the rule wants.
     """
@@ -87,7 +87,7 @@ class Rotation:
         self.model_of = model_of
         self.n_models = n_models
         self.heaps: list[list[int]] = [[] for _ in range(n_models)]
-        #: Jobs held in all (waiting ones in the column loop, live ones for the policy).
+        #: Jobs held in all (waiting ones for the engine, live ones for the policy).
         self.n_wait = 0
         # Models numbered as their first job arrives (:meth:`hold_joins`, :meth:`arrive`):
         # each job's model in the given numbering, each model's number once it joined (-1
@@ -99,9 +99,9 @@ class Rotation:
 
     def hold_joins(self) -> None:
         """Number the models in the order their first job *arrives* (:meth:`arrive`), not in
-        the order of the numbering given: the column loop with dependent requests, where a
+        the order of the numbering given: the engine with dependent requests, where a
         request held for its predecessor arrives after later ones (the policy's rotation, as
-        the general loop runs it, takes a model in when its first request is dispatched)."""
+        its hooks keep it, takes a model in when its first request is dispatched)."""
         base = self.join_base = list(self.model_of)
         self.join_at = [-1] * self.n_models
         members: list[list[int]] = [[] for _ in range(self.n_models)]
@@ -184,7 +184,7 @@ class NPRRBCore:
     """Non-preemptive round-robin's state and hooks (the rule: ``rrb.NPRRB``).
 
     The hooks hold the dispatched jobs not completed in a :class:`Rotation` (``rot_``) and
-    ask its :meth:`~Rotation.pick`, as the column loop does: the rule is decided there only.
+    ask its :meth:`~Rotation.pick`, as the engine does: the rule is decided there only.
     Numbers follow dispatch, which is first-come order in the engine (by arrival, ties by
     id); a job dispatched after a live job of its model that it comes before (a request held
     back for its predecessor) renumbers that model's live jobs in first-come order
@@ -355,8 +355,8 @@ class NPRRBCore:
         return fast_decision(job, _CHECKPOINT)
 
     def rotation(self, networks: Sequence[str]) -> Rotation:
-        """The column loop's :class:`Rotation` for a run's requests in dispatch order, given
-        by their models (``networks``)."""
+        """The engine's :class:`Rotation` for a run's requests in dispatch order, given by
+        their models (``networks``)."""
         place: dict[str, int] = {}
         model_of = [place.setdefault(net, len(place)) for net in networks]
         return Rotation(model_of, len(place))

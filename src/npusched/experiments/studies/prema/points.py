@@ -360,13 +360,13 @@ def _np_token_probe(ctx: _Context, selected: Mapping[int, Sequence[int]]) -> dic
                 probe = Probe(tokens=rule)
                 probe.picks_ = []
                 est = make_estimator("prema")
-                # the general loop (no fast path), so that every pick goes through pick()
+                # the probe's own ``pick`` declares no ready order (``declared_order``), so the
+                # engine calls its ``select`` and every pick goes through pick()
                 sim = Simulator(
                     ctx.profiles,
                     probe,
                     preemption_point=ctx.setup.preemption_point,
                     estimator=est,
-                    fast_path=False,
                 )
                 df = sim.run(reqs)
                 fcfs = ctx.simulate(PolicySpec("NP-FCFS", "NP-FCFS").build(), reqs, "prema")
