@@ -3056,7 +3056,7 @@ class _Run:
         # the engine keeps the rotation (``Rotation``: the waiting jobs by model, by dispatch
         # index), the pointer (the model of the last grant), the slice (its job and start)
         # and makes ``NPRRBCore.select`` / ``PRRBCore.select``'s decision and reads
-        # ``quiet_before``'s time without a view or a call, as the column loop does. The
+        # ``quiet_before``'s time without a view or a call. The
         # class's own ``on_dispatch`` / ``on_complete`` keep the policy's rotation for its
         # ``select``, which is not called: they are not called either.
         rot: Rotation | None = None
@@ -3087,13 +3087,11 @@ class _Run:
         # ... and on a machine with one job (``lone_wake``: Planaria's arrival on an idle
         # array, its last job's growth), a schedule made without a view
         lone_wake = None if temporal else lone_wake_rule(policy)
-        # A declared rank or remaining order (FCFS, HPF, SJF) in a run the column loop does not
-        # take (a hook or a period of the policy's own, ``fast_path=False``): the engine keeps
-        # the waiting jobs in a heap by the declared key (the column loop's entries) and makes
-        # the class's ``select`` decision on it, without a view or a call, as the column loop
-        # does. The best waiting job is the heap's top: ``pick_best``'s job (``queue_key``,
-        # then dispatch order), or ``shortest_remaining``'s (the remaining estimate, then
-        # dispatch order). A preemptive policy lets it displace the running job where
+        # A declared rank or remaining order (FCFS, HPF, SJF): the engine keeps the waiting jobs
+        # in a heap by the declared key (``sim/heaps.py``'s entries) and makes the class's
+        # ``select`` decision on it, without a view or a call. The best waiting job is the
+        # heap's top: ``pick_best``'s job (``queue_key``, then dispatch order), or
+        # ``shortest_remaining``'s (the remaining estimate, then dispatch order). A preemptive policy lets it displace the running job where
         # ``better(rank_key(top), rank_key(running))``, or where its remaining estimate is
         # below the running job's as of now (ties keep the running job), by its mechanism
         # (Algorithm 3 on numbers, ``dynamic_choice``, for the dynamic ones).
@@ -3123,7 +3121,7 @@ class _Run:
                     rank = self.keys_of(policy, "rank_key")
                     better = pol.better
                     # ``better`` written out where it is ``operator.gt`` (HPF) or ``lt``
-                    # (FCFS), as the column loop does: a comparison, not a call
+                    # (FCFS): a comparison, not a call
                     cmp = 1 if better is operator.gt else 2 if better is operator.lt else 3
             else:
                 srpt = self.srpt = True
@@ -3335,8 +3333,7 @@ class _Run:
                     for job in completed:
                         job_of[job.order] = None
                 if tokens is not None:
-                    # (a finished job's table entries are never read again: let them go, as
-                    # the column loop does)
+                    # (a finished job's table entries are never read again: let them go)
                     for job in completed:
                         tokens.finished(job.order)
                 elif call_complete:
@@ -3421,8 +3418,8 @@ class _Run:
                             self.running = best
                         # (``DRAIN``: the running job finishes first)
                 elif reason and self.preempting is None and tokens is not None:
-                    # Algorithm 2 on the table (``TokenScheduler.select``'s decision, made here
-                    # as the column loop makes it): a non-preemptive policy keeps a running job
+                    # Algorithm 2 on the table (``TokenScheduler.select``'s decision, made
+                    # here): a non-preemptive policy keeps a running job
                     # without asking the table; else the table's pick (lines 9-10) runs on an
                     # idle array, and displaces the running job by the policy's mechanism
                     # (Algorithm 3 on numbers for the dynamic ones) where it is another job.
@@ -3447,7 +3444,7 @@ class _Run:
                             # (``DRAIN``: the running job finishes first)
                 elif reason and self.preempting is None and rot is not None:
                     # Round-robin on the rotation (``NPRRBCore.select`` / ``PRRBCore.select``'s
-                    # decision, made here as the column loop makes it): an idle array goes to
+                    # decision, made here): an idle array goes to
                     # the first-come job of the next model after the pointer; a running job
                     # keeps it while its slice lasts (``now - slice_start < quantum_s * (1 -
                     # 1e-9)``), then the next other model's first job displaces it by the
