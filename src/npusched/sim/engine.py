@@ -639,27 +639,10 @@ _NO_ROWS: Final[list[int]] = []
 _COMPACT_MIN: Final = 8
 
 
-def _tick_first(t: float, seq: int, top: tuple[Any, ...]) -> bool:
-    """Whether the scheduled tick ``(t, PERIOD, seq)`` comes before the heap's ``top`` event
-    (``(time, kind, seq, ...)``, compared as the heap compares them; sequence numbers are
-    unique)."""
-    x = top[0]
-    if type(x) is float:  # (the times are floats; else as the tuples compare, generic)
-        th: float = x
-        if t != th:
-            return t < th
-    elif t != x:
-        return bool(t < x)
-    kind: int = top[1]
-    if kind != PERIOD:
-        return kind > PERIOD
-    s: int = top[2]
-    return seq < s
-
-
-def _slot_first(t: float, kind: int, seq: int, top: tuple[Any, ...]) -> bool:
-    """Whether the slot's event ``(t, kind, seq)`` comes before the heap's ``top`` event,
-    compared as the heap compares them (sequence numbers are unique)."""
+def _before(t: float, kind: int, seq: int, top: tuple[Any, ...]) -> bool:
+    """Whether the event ``(t, kind, seq)`` kept apart from the heap (the machine event slot's,
+    the scheduled tick's) comes before the heap's ``top`` event, compared as the heap compares
+    them (sequence numbers are unique)."""
     x = top[0]
     if type(x) is float:
         th: float = x
@@ -3243,7 +3226,7 @@ class _Run:
                     if (
                         tt <= horizon
                         and tt < self.ev_t  # (the slot's kinds come before a tick's)
-                        and (not heap or _tick_first(tt, self.tick_seq, heap[0]))
+                        and (not heap or _before(tt, PERIOD, self.tick_seq, heap[0]))
                     ):
                         # the scheduled tick, in its place among the events (time, kind,
                         # sequence), as the heap would pop it
@@ -3259,7 +3242,7 @@ class _Run:
                 epoch: int
                 et = self.ev_t
                 if et <= horizon and (
-                    not heap or _slot_first(et, self.ev_kind, self.ev_seq, heap[0])
+                    not heap or _before(et, self.ev_kind, self.ev_seq, heap[0])
                 ):
                     # the slot's event, in its place among the heap's (time, kind, sequence)
                     kind = self.ev_kind
