@@ -9,7 +9,6 @@ against the values frozen from them (``tests/golden_loops.py``)."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
@@ -20,12 +19,11 @@ import golden_loops
 from npusched.errors import SimulationError
 from npusched.policies import POLICIES
 from npusched.sim.engine import Simulator
-from npusched.sim.resources import Machine, Resource
 from npusched.workloads.request import Request
 from simhelpers import assert_same_outcome, by_select
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-NETS = ("squeezenet", "resnet-18", "mobilenet-v2")
+NETS = golden_loops.POWER_NETS
 #: Policies with the mechanisms they take (``None``: the policy has no ``mechanism``).
 POLICY_MECHANISMS: dict[str, tuple[str | None, ...]] = {
     "P-PREMA": ("checkpoint", "kill", "dynamic", "dynamic-kill"),
@@ -41,36 +39,13 @@ POLICY_MECHANISMS: dict[str, tuple[str | None, ...]] = {
 CASES = [(name, m) for name, ms in POLICY_MECHANISMS.items() for m in ms]
 
 
-@functools.cache
-def _setup(volt: str) -> tuple[Any, dict[str, Any]]:
-    """The AB9 (DFS: one voltage; DVFS: a voltage per level) and its profiles of ``NETS``."""
-    from npusched.hardware import compile_profile
-    from npusched.hardware.power import AB9
-    from npusched.models import get_network
-
-    dev = AB9(stc_efficiency=0.02, voltage_v="dvfs") if volt == "dvfs" else AB9(stc_efficiency=0.02)
-    return dev, {n: compile_profile(get_network(n), dev) for n in NETS}
-
-
 def _policy(name: str, mechanism: str | None, **params: Any) -> Any:
     if mechanism is not None:
         params["mechanism"] = mechanism
     return POLICIES.create(name, **params)
 
 
-def _sim(volt: str, policy: Any, cap: float, **kw: Any) -> Simulator:
-    from npusched.policies.power import DFS, DVFS
-
-    dev, profs = _setup(volt)
-    power = (DFS if volt == "dfs" else DVFS)(cap_w=cap, idle_power_w=dev.idle_power_w)
-    return Simulator(
-        profs,
-        policy,
-        machine=Machine((Resource("npu", idle_power_w=dev.idle_power_w),)),
-        power=power,
-        power_cap_w=cap,
-        **kw,
-    )
+_sim = golden_loops.power_simulator  # the frozen runs' simulator (one builder)
 
 
 def _outcome(sim: Simulator, reqs: list[Request], until: float | None) -> Any:
