@@ -234,7 +234,10 @@ _FAST_MACHINE_VIEW: Final = (
     and "__slots__" not in vars(MachineView)
 )
 
-_Plan = tuple[Profile, ExecPlan, float]
+#: A request shape's ``(profile, base plan, isolated seconds, network, batch, seq_in,
+#: seq_out)``: its plan and the fields of its key (``seq_in`` / ``seq_out`` ``None`` where the
+#: key has none), which a job of that shape takes at dispatch (no request read for them).
+_Plan = tuple[Profile, ExecPlan, float, str, int, Any, Any]
 
 
 def _declared_reads(policy: Any, name: str) -> tuple[str, ...] | None:
@@ -716,21 +719,8 @@ class _ShapeTable(dict[tuple[Any, ...], int]):
         seq_in, seq_out = (key[2], key[3]) if len(key) == 4 else (None, None)
         plan = self.run._base_plan(prof, key[1], seq_in, seq_out)
         code = self[key] = len(self.plans)
-        self.plans.append((prof, plan, plan.total_s))
+        self.plans.append((prof, plan, plan.total_s, key[0], key[1], seq_in, seq_out))
         return code
-
-
-#: The request fields a job keeps (read from a table's columns at dispatch; a table's ids are
-#: its rows).
-_JOB_FIELDS: Final = (
-    "network",
-    "priority",
-    "arrival_s",
-    "batch",
-    "slo_s",
-    "seq_in",
-    "seq_out",
-)
 
 
 def _as_list(col: Sequence[Any]) -> list[Any]:
@@ -1041,15 +1031,19 @@ class _Run:
         self.held = bytearray(held[order_a].tobytes())  # 1 byte a request: held back or not
         self.by_input = requests
         # The arrival times in dispatch order (what the loop compares its clock with: made by
-        # ``execute``), and the fields a job keeps, read per dispatch from a table's columns
-        # (no request made).
+        # ``execute``).
         self._order_a = order_a
         self.arr_disp: list[float] = []
-        # (lists: an item read compiled is a native list read, where a generic sequence's
-        # costs a ``PyObject_GetItem`` and a boxed index)
-        self._job_cols: list[list[Any]] = (
-            [_as_list(kept(f)) for f in _JOB_FIELDS] if table is not None else []
-        )
+        # The fields a job takes at dispatch that neither its shape (``req_plans``) nor its
+        # arrival time gives, by input index, for either input (no request read for them: a
+        # list's fields are read once per field here, not once per job): its priority and
+        # SLO, and its id where the ids are not the input's indices ``0..n-1`` (a table's
+        # are). Lists: an item read compiled is a native list read, where a generic
+        # sequence's costs a ``PyObject_GetItem`` and a boxed index.
+        self._pri_in: list[Any] = _as_list(col["priority"])
+        self._slo_in: list[Any] = _as_list(col["slo_s"])
+        ids_are_rows = ids_up and (n == 0 or (int(ids[0]) == 0 and int(ids[-1]) == n - 1))
+        self._ids_in: list[int] | None = None if ids_are_rows else ids.tolist()
         # The requests by result row, made where a policy reads ``job.request`` / ``samples``:
         # a table's on first read (``RequestTable[i]``, equal to its list's), a list's its own.
         src_seq = requests
@@ -1181,10 +1175,16 @@ class _Run:
 
     def disp(self, name: str) -> list[Any]:
         """Request field ``name`` of every request, in dispatch order (a new list)."""
+        order = self._disp_order
+        if name == "priority" or name == "slo_s":
+            # the input's own columns (the same objects as the requests' fields)
+            own = self._pri_in if name == "priority" else self._slo_in
+            return list(own) if order is None else list(map(own.__getitem__, order))
+        if name == "network":  # its shape's (a shape's key holds its requests' network)
+            return [p[3] for p in self.req_plans]
         if self._arrivals is not None or self._table is None:
             return list(map(attrgetter(name), self.arrivals))
         col = self._table.column(name)
-        order = self._disp_order
         return list(col) if order is None else list(map(col.__getitem__, order))
 
     def keys_of(self, policy: Any, name: str) -> list[Any]:
@@ -2076,23 +2076,20 @@ class _Run:
     # --- arrivals -----------------------------------------------------------------------------
     def _dispatch(self, k: int) -> Job:
         """Create the job of the ``k``-th request in dispatch order and queue it."""
-        prof, plan, iso = self.req_plans[k]
+        prof, plan, iso, net, batch, s_in, s_out = self.req_plans[k]
         row = self.rows_k[k]
         src = self.row_requests
+        order = self._disp_order
+        i = k if order is None else order[k]  # its input index
+        ids = self._ids_in
+        rid = i if ids is None else ids[i]
+        pri = self._pri_in[i]
+        slo = self._slo_in[i]
+        arr = self.arr_disp[k]
         got = self._arrivals
-        r: Request | None
-        if got is not None:  # a list input (or requests already made): the request's fields
-            r = got[k]
-            rid, net, pri, arr, batch = r.id, r.network, r.priority, r.arrival_s, r.batch
-            slo, s_in, s_out = r.slo_s, r.seq_in, r.seq_out
-        else:  # a table: its columns, the request made only if something reads it
-            r = None
-            order = self._disp_order
-            i = k if order is None else order[k]
-            c = self._job_cols
-            rid = i  # a table's ids are ``range(n)``
-            net, pri, arr, batch = c[0][i], c[1][i], c[2][i], c[3][i]
-            slo, s_in, s_out = c[4][i], c[5][i], c[6][i]
+        # the request itself where one is made (a list input's own; a table's where a policy
+        # or an estimator asked for them), else made only if something reads it
+        r: Request | None = None if got is None else got[k]
         estimator = self.sim.estimator
         if estimator is None:
             est = iso
@@ -2973,6 +2970,9 @@ class _Run:
         self.rows_k = list(self.arrival_rows)
         self.bw_k = [0.0] * len(arrivals)
         held = self.held
+        # (whether any request is held back: a byte read from the ``bytearray`` is a generic
+        # item read compiled, so the dispatch loop reads it only where one can be set)
+        holding = 1 in held
         handlers = self.handlers
         direct = _DIRECT_HANDLERS
         n = len(arrivals)
@@ -2980,7 +2980,7 @@ class _Run:
         inf = math.inf
         tol = TIME_TOL_S
         ai = 0
-        while ai < n and held[ai]:
+        while holding and ai < n and held[ai]:
             ai += 1
         next_arr = arrivals[ai] if ai < n else inf
         now = 0.0
@@ -3304,7 +3304,7 @@ class _Run:
                 self._dispatch(ai)  # (a native call compiled; a bound method's is generic)
                 events += 1
                 ai += 1
-                while ai < n and held[ai]:
+                while holding and ai < n and held[ai]:
                     ai += 1
                 next_arr = arrivals[ai] if ai < n else inf
             if not woke and not arrived:

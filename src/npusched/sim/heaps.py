@@ -15,6 +15,7 @@ pure. This module is listed in ``npusched.native.COMPILED_MODULES``.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any, cast
 
 import numpy as np
@@ -43,8 +44,11 @@ def heap_keys(qkey: list[Any]) -> list[int]:
     n = len(qkey)
     if not n:
         return []
-    a = np.array(qkey)
-    if a.dtype.kind in "ib":  # ints within int64 (bools are 0 / 1, ordered alike)
+    try:  # ints within int64 packed in one C pass (bools are 0 / 1, ordered alike)
+        a = np.frombuffer(array("q", qkey), dtype=np.int64)
+    except (TypeError, OverflowError):  # floats, tuples, ...; or larger ints
+        a = np.array(qkey)
+    if a.dtype.kind in "ib":
         a = a.astype(np.int64)
         big = max(abs(int(a.min())), abs(int(a.max())))
         if (big + 1) * n < 2**63:
