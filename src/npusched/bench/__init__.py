@@ -123,6 +123,7 @@ from npusched.bench.workload import (  # noqa: F401
     _Shapes,
     _stop_point,
     bench_profiles,
+    bench_table,
     bench_workload,
     synthetic_profiles,
 )
@@ -199,6 +200,7 @@ __all__ = [
     "bare_loop_reference",
     "bench_profiles",
     "bench_rows",
+    "bench_table",
     "bench_workload",
     "concurrent_scenario",
     "concurrent_setup",

@@ -111,7 +111,7 @@ class Scenario:
     default_requests: int
     needs_simpy: bool
     description: str
-    setup: Callable[..., tuple[Any, list[Request]]] | None = None
+    setup: Callable[..., tuple[Any, Sequence[Request]]] | None = None
 
     def __call__(self) -> Scenario:  # the registry stores factories
         return self
@@ -127,7 +127,7 @@ def scenario(
     default_requests: int,
     needs_simpy: bool = False,
     description: str = "",
-    setup: Callable[..., tuple[Any, list[Request]]] | None = None,
+    setup: Callable[..., tuple[Any, Sequence[Request]]] | None = None,
 ) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Register the decorated function as bench scenario ``name`` (see :class:`Scenario`)."""
 
@@ -140,7 +140,7 @@ def scenario(
 
 def engine_setup(
     name: str, *, requests: int | None = None, seed: int = 0
-) -> tuple[Any, list[Request]]:
+) -> tuple[Any, Sequence[Request]]:
     """The simulator and requests of scenario ``name``'s engine run (workload built, not run)."""
     sc = SCENARIOS.get(name)()
     if sc.setup is None:
@@ -221,7 +221,7 @@ def _engine_entry(
 
 def _engine_only(
     name: str,
-    setup: Callable[..., tuple[Any, list[Request]]],
+    setup: Callable[..., tuple[Any, Sequence[Request]]],
     requests: int,
     seed: int,
     report: Reporter,
@@ -380,8 +380,10 @@ def run_bench(
         (``{metric: {"target": text, "met": bool or null}}``) and, for scenarios with
         references, ``speedup_vs_simpy``, ``speedup_vs_simpy_skip`` (reference CPU seconds
         over the engine's), ``fraction_of_bare_loop`` (engine events/s over the bare loop's,
-        counting the same events; the bare loop timed loop only, its set-up apart:
-        ``fraction_of_bare_loop_with_setup`` counts it), ``speedup_vs_simpy_loop_only`` and
+        counting the same events; the bare loop timed loop only, its set-up apart, and the
+        engine from the workload's table, ``run_config``'s input:
+        ``fraction_of_bare_loop_with_setup`` times both from the list of requests, the
+        engine's as ``engine_list_s``), ``speedup_vs_simpy_loop_only`` and
         ``speedup_vs_simpy_skip_loop_only`` (the SimPy models' seconds without that set-up:
         the lower bounds), ``max_abs_finish_diff_s`` (seconds, worst over the
         references), ``reference_s``, ``finish_diff_s`` (per reference) and

@@ -8,18 +8,20 @@ import numpy as np
 
 from npusched.bench.core import Reporter, _engine_only, _no_report, scenario
 from npusched.bench.workload import BENCH_LOAD
-from npusched.workloads.request import Request
+from npusched.workloads.request import RequestTable
 
 
-def prema_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
+def prema_setup(*, requests: int, seed: int) -> tuple[Any, RequestTable]:
     """``prema``'s simulator (P-PREMA-dynamic as ``reproduce prema`` configures it) and
-    requests (:func:`~npusched.workloads.prema_workload` at load :data:`BENCH_LOAD`)."""
+    requests (:func:`~npusched.workloads.prema_table` at load :data:`BENCH_LOAD`: the table
+    :func:`~npusched.experiments.runner.run_config` gives the engine for a PREMA workload;
+    :func:`~npusched.workloads.prema_workload` is its requests as a list)."""
     from npusched.experiments.studies.prema.suite import PolicySpec, PremaSetup
     from npusched.hardware import compile_profile, get_device
     from npusched.models import get_network
     from npusched.policies.temporal.predictor import make_estimator
     from npusched.sim.engine import Simulator
-    from npusched.workloads import prema_workload
+    from npusched.workloads import prema_table, prema_workload
 
     setup = PremaSetup.of(seed=seed)
     dev = get_device(setup.device)
@@ -42,7 +44,7 @@ def prema_setup(*, requests: int, seed: int) -> tuple[Any, list[Request]]:
             ]
         )
     )
-    reqs = prema_workload(
+    reqs = prema_table(
         requests,
         setup.networks,
         requests * mean_s / BENCH_LOAD,

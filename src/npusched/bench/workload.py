@@ -10,7 +10,7 @@ import numpy as np
 
 from npusched import libm
 from npusched.hardware.profile import Profile
-from npusched.workloads.request import PRIORITY_LEVELS, Request
+from npusched.workloads.request import PRIORITY_LEVELS, Request, RequestTable
 
 #: The eight networks of the ``temporal`` mix (zoo names).
 BENCH_NETWORKS = (
@@ -75,14 +75,16 @@ def synthetic_profiles(random_state: int = 0) -> dict[str, Profile]:
     return out
 
 
-def bench_workload(
+def bench_table(
     n_requests: int,
     profiles: Mapping[str, Profile],
     *,
     load: float = BENCH_LOAD,
     random_state: int | None = 0,
-) -> list[Request]:
-    """``n_requests`` requests with Poisson arrivals at ``load`` x the array's capacity.
+) -> RequestTable:
+    """``n_requests`` requests with Poisson arrivals at ``load`` x the array's capacity, as a
+    :class:`~npusched.workloads.request.RequestTable` (the form
+    :func:`~npusched.experiments.runner.run_config` gives the engine its generated workloads).
 
     Networks, batch sizes (1/4/16) and priorities (1/3/9) are uniform; the arrival rate is
     ``load / E[isolated latency]`` requests per second, so the offered load is ``load``. Ids are
@@ -99,18 +101,26 @@ def bench_workload(
     )
     gaps = rng.exponential(mean_s / load, size=n_requests)
     arrival = np.cumsum(gaps)
-    return [
-        Request(id=i, arrival_s=a, network=names[k], batch=BENCH_BATCHES[b], priority=p)
-        for i, (a, k, b, p) in enumerate(
-            zip(
-                arrival.tolist(),
-                net_idx.tolist(),
-                bat_idx.tolist(),
-                prio.tolist(),
-                strict=True,
-            )
-        )
-    ]
+    return RequestTable(
+        arrival.tolist(),
+        [names[k] for k in net_idx.tolist()],
+        [BENCH_BATCHES[b] for b in bat_idx.tolist()],
+        prio.tolist(),
+        [None] * n_requests,
+        [None] * n_requests,
+        [None] * n_requests,
+    )
+
+
+def bench_workload(
+    n_requests: int,
+    profiles: Mapping[str, Profile],
+    *,
+    load: float = BENCH_LOAD,
+    random_state: int | None = 0,
+) -> list[Request]:
+    """:func:`bench_table`'s requests as a list (equal requests)."""
+    return bench_table(n_requests, profiles, load=load, random_state=random_state).requests()
 
 
 # --- references: the same system (P-HPF, layer-boundary preemption, free checkpoints) ---------
