@@ -140,6 +140,44 @@ def test_run_of_a_table_out_of_order_equals_its_list() -> None:
         assert a.timeline == b.timeline
 
 
+def test_a_job_takes_its_requests_fields_with_any_ids() -> None:
+    """A job's fields are its request's (id, network, batch, priority, SLO, arrival, sequence
+    lengths) where the ids are not the input's indices and the input is not in dispatch order:
+    the engine gives a job the fields of its shape and of the input's columns, not read from
+    the request object, and a policy that reads them sees the request's."""
+    base = prema_table(40, MODELS, 0.02, random_state=3).requests()
+    order = sorted(range(40), key=lambda i: (i * 17) % 40)  # not in dispatch order
+    reqs = [
+        Request(
+            5000 - 11 * i,  # ids neither 0..n-1 nor increasing
+            base[i].arrival_s,
+            base[i].network,
+            batch=base[i].batch,
+            priority=base[i].priority,
+            slo_s=0.001 * (i + 1),
+            seq_in=base[i].seq_in,
+            seq_out=base[i].seq_out,
+        )
+        for i in order
+    ]
+    by_id = {r.id: r for r in reqs}
+    seen: list[int] = []
+
+    class Watching(HPF):
+        def on_dispatch(self, job: Any, now: float) -> None:
+            r = by_id[job.id]
+            assert job.request is r
+            assert (job.network, job.priority, job.slo_s) == (r.network, r.priority, r.slo_s)
+            assert (job.batch, job.seq_in, job.seq_out) == (r.batch, r.seq_in, r.seq_out)
+            assert job.arrival_s == r.arrival_s
+            seen.append(job.id)
+
+    profiles = _profiles(prema_table(40, MODELS, 0.02, random_state=3))
+    res = Simulator(profiles, Watching()).run(reqs)
+    assert sorted(seen) == sorted(by_id)
+    assert sorted(res.columns["id"].tolist()) == sorted(by_id)
+
+
 @pytest.mark.parametrize("fam", ["FCFS", "HPF", "SJF", "TOKEN", "PREMA"])
 def test_run_config_makes_no_request_object(fam: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A temporal family's ``run_config`` takes the table through the engine and back without

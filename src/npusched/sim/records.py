@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +54,14 @@ def _packed_list(vals: list[Any], dtype: Any) -> bytes:
     """A list of floats (``dtype`` float64) or ints (int64) as C doubles or int64s in one
     ``struct.pack`` call (see :func:`doubles`; the values ``numpy.fromiter`` would give)."""
     return struct.pack(f"{len(vals)}{'d' if dtype is np.float64 else 'q'}", *vals)
+
+
+#: The record columns the engine writes only where the value is not zero (the counts and the
+#: times lost) or sums from +0.0 (the energy): a list of them that holds no true value was never
+#: written, and is its zeros (no ``-0.0`` can be in it).
+_ZERO_UNTIL_WRITTEN: Final = frozenset(
+    ("col_preempt", "col_cbytes", "col_cs", "col_wasted", "col_energy")
+)
 
 
 def write_records(
@@ -128,7 +136,11 @@ def write_records(
         if vals is not None:
             col: Any
             if rows_of is None:
-                if isinstance(vals, list):  # by row already: packed in one call
+                if isinstance(vals, list) and name in _ZERO_UNTIL_WRITTEN and not any(vals):
+                    # never written (a count or a sum, written only where it is not zero, or
+                    # summed from the +0.0 it was made of): the zeros it holds
+                    col = np.zeros(n, dtype=dtype)
+                elif isinstance(vals, list):  # by row already: packed in one call
                     col = np.empty(n, dtype=dtype)
                     col[:] = np.frombuffer(_packed_list(vals, dtype), dtype=dtype)
                 else:  # an ``array`` column is shared (its buffer), not copied
