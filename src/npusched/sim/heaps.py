@@ -15,11 +15,12 @@ pure. This module is listed in ``npusched.native.COMPILED_MODULES``.
 
 from __future__ import annotations
 
-from array import array
 from typing import Any, cast
 
 import numpy as np
 from mypy_extensions import i64
+
+from npusched.sim.records import pack_list
 
 __all__ = [
     "fpop",
@@ -44,10 +45,10 @@ def heap_keys(qkey: list[Any]) -> list[int]:
     n = len(qkey)
     if not n:
         return []
-    try:  # ints within int64 packed in one C pass (bools are 0 / 1, ordered alike)
-        a = np.frombuffer(array("q", qkey), dtype=np.int64)
-    except (TypeError, OverflowError):  # floats, tuples, ...; or larger ints
-        a = np.array(qkey)
+    # ints within int64 packed in one C call (bools are 0 / 1, ordered alike); else (floats,
+    # tuples, larger ints) as NumPy makes them
+    packed = pack_list(qkey, np.int64)
+    a = packed if packed is not None else np.array(qkey)
     if a.dtype.kind in "ib":
         a = a.astype(np.int64)
         big = max(abs(int(a.min())), abs(int(a.max())))
