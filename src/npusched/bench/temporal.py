@@ -37,19 +37,22 @@ def temporal_setup(
     requests (:func:`bench_table` on ``profiles``, default :func:`bench_profiles`: a
     :class:`~npusched.workloads.request.RequestTable`, the form ``run_config`` gives the
     engine a generated workload)."""
+    profs = bench_profiles() if profiles is None else profiles
+    return _temporal_simulator(profs), bench_table(requests, profs, random_state=seed)
+
+
+def _temporal_simulator(profiles: Mapping[str, Profile]) -> Any:
+    """``temporal``'s simulator on ``profiles`` (a new one per engine run)."""
     import npusched.policies.temporal  # noqa: F401  (registers P-HPF)
     from npusched.policies.base import POLICIES
     from npusched.sim.engine import Simulator
 
-    profs = bench_profiles() if profiles is None else profiles
-    reqs = bench_table(requests, profs, random_state=seed)
-    sim = Simulator(
-        profs,
+    return Simulator(
+        profiles,
         POLICIES.create("P-HPF", mechanism="checkpoint"),
         preemption_point="layer",
         checkpoint_cost=False,
     )
-    return sim, reqs
 
 
 @scenario(
@@ -109,11 +112,9 @@ def temporal_scenario(
         refs.insert(1, "bare_loop_compiled")
     for rnd in range(repeat):
         if rnd:  # the engine again (its first run gave the entry, the records and the RSS)
-            sim2 = temporal_setup(requests=requests, seed=seed, profiles=profs)[0]
-            engine_s = min(engine_s, _cpu_seconds(sim2, table))
+            engine_s = min(engine_s, _cpu_seconds(_temporal_simulator(profs), table))
         report("engine_list", rnd, repeat)
-        sim2 = temporal_setup(requests=requests, seed=seed, profiles=profs)[0]
-        engine_list_s = min(engine_list_s, _cpu_seconds(sim2, reqs))
+        engine_list_s = min(engine_list_s, _cpu_seconds(_temporal_simulator(profs), reqs))
         for ref in refs:
             report(ref, rnd, repeat)
             # Timed from the same requests and profiles as the engine (whose run includes its

@@ -251,7 +251,7 @@ def _declared_reads(policy: Any, name: str) -> tuple[str, ...] | None:
     return None
 
 
-def _packed(vals: Sequence[Any], dtype: type, m: int) -> npt.NDArray[Any]:
+def _packed(vals: Iterable[Any], dtype: type, m: int) -> npt.NDArray[Any]:
     """``numpy.fromiter(vals, dtype, count=m)``: a list of Python floats or ints packed as C
     doubles or int64s in one call (``records.pack_list``: the same values, a fraction of
     ``fromiter``'s generic per-element path); other sequences, or values it refuses (a float
@@ -972,12 +972,8 @@ class _Run:
             row_of = np.empty(n, dtype=np.int64)
             row_of[by_id] = np.arange(n)
         arr_col = field("arrival_s")
-        # a table's list of floats packed as C doubles in one call (the same values;
-        # ``fromiter`` converts each through NumPy's generic per-element path)
-        packed = records.pack_list(arr_col, np.float64) if isinstance(arr_col, list) else None
-        arrivals = (
-            packed if packed is not None else np.fromiter(arr_col, dtype=np.float64, count=n)
-        )
+        # a table's list of floats packed as C doubles in one call (the same values)
+        arrivals = _packed(arr_col, np.float64, n)
         bad_mask = ~np.isfinite(arrivals) | (arrivals < 0.0)
         if bad_mask.any():
             bad = int(np.flatnonzero(bad_mask)[0])
