@@ -1,17 +1,17 @@
-"""Instruction counts behind ``hardware/plan.py``'s ``STEPS_PER_GENERIC_LOOKUP``: what a
-recurrent plan's look-ups cost on its ``array('d')`` and on typed lists, and what promoting a
-plan (building the lists) costs per step.
+"""Instruction counts of an execution plan's look-ups on its tables (``hardware/plan.py``):
+compiled, ``vec[float]`` tables searched natively, for every plan since the thirtieth round.
 
     for n in 200 1200; do PYTHONHASHSEED=0 PYTHONPATH=T/src valgrind --tool=cachegrind \\
         --cache-sim=no --cachegrind-out-file=/dev/null \\
-        python benchmarks/ic_plan_lookups.py generic $n 575; done
+        python benchmarks/ic_plan_lookups.py lookups $n 1200; done
 
-``MODE N STEPS`` on a recurrent plan of ``STEPS`` steps over 20 layers: ``generic`` / ``typed``
-run ``N`` rounds of ``work_between``, ``next_preemption_point``, ``checkpoint_bytes_at``,
-``position_at`` and ``executed_at`` on a plan kept generic / promoted (the difference of
-``N = 1200`` and ``N = 200`` over 1,000 is one round); ``mk`` / ``build`` make ``N`` plans and
-look each up four times, kept generic / promoted at the first look-up (the difference of
-``build`` and ``mk`` at 25 and 5 plans, over 20, is one promotion with its lists).
+``MODE N STEPS`` on a recurrent plan of ``STEPS`` steps over 20 layers: ``lookups`` runs ``N``
+rounds of ``work_between``, ``next_preemption_point``, ``checkpoint_bytes_at``,
+``position_at`` and ``executed_at`` (the difference of ``N = 1200`` and ``N = 200`` over 1,000
+is one round); ``mk`` makes ``N`` plans and looks each up four times (the difference of 25 and
+5 plans, over 20, is one plan made with its tables). Until the thirtieth round the modes were
+``generic`` / ``typed`` (a recurrent plan kept on its ``array('d')`` / promoted to typed
+lists) and ``mk`` / ``build``; a checkout of that code runs its own copy of this script.
 """
 
 from __future__ import annotations
@@ -33,12 +33,10 @@ ckpt = rng.integers(1, 1 << 22, 20)
 energy = rng.uniform(0, 1e-3, 20)
 
 
-def make(lookups: int) -> ExecPlan:
-    p = ExecPlan(
+def make() -> ExecPlan:
+    return ExecPlan(
         layer, cum, latency_row=lat, tiles_row=tiles, checkpoint_row=ckpt, energy_row=energy
     )
-    p._lookups = lookups  # at ``steps``: promoted at the next look-up; very negative: never
-    return p
 
 
 def first(p: ExecPlan) -> None:
@@ -49,12 +47,12 @@ def first(p: ExecPlan) -> None:
 
 
 xs = rng.uniform(0, cum[-1], 64).tolist()
-if mode in ("mk", "build"):
-    plans = [make(steps if mode == "build" else -(10**9)) for _ in range(n)]
+if mode == "mk":
+    plans = [make() for _ in range(n)]
     for p in plans:
         first(p)
 else:
-    p = make(-(10**9) if mode == "generic" else steps)
+    p = make()
     first(p)
     for i in range(n):
         x = xs[i & 63]

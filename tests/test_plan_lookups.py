@@ -149,14 +149,16 @@ def test_lookups_on_built_tables_equal_the_first_call(
     x=st.sampled_from([-1.0, -0.0, 0.0, 1e-6, 1.5e-6, 2.5e-6, 7e-6, 8e-6, math.inf, math.nan]),
 )
 def test_typed_searches_equal_bisect(a: list[float], x: float) -> None:
-    """A layer plan's typed searches (compiled: native C loops) give ``bisect``'s index for
-    every input: sorted lists with repeated values (zero-length steps), ends, -0.0 and nan."""
+    """A plan table's searches (compiled: native C loops on a ``vec``) give ``bisect``'s index
+    for every input: sorted tables with repeated values (zero-length steps), ends, -0.0 and
+    nan."""
     a.sort()
-    assert plan_mod._bisect_right_f(a, x) == bisect.bisect_right(a, x)
-    assert plan_mod._bisect_left_f(a, x) == bisect.bisect_left(a, x)
+    t = plan_mod.float_table(np.array(a, dtype=np.float64))
+    assert plan_mod._right(t, x) == bisect.bisect_right(a, x)
+    assert plan_mod._left(t, x) == bisect.bisect_left(a, x)
     for lo in range(len(a) + 1):  # searched from ``lo`` (``next_preemption_point``'s)
-        assert plan_mod._bisect_right_f(a, x, lo) == bisect.bisect_right(a, x, lo)
-        assert plan_mod._bisect_left_f(a, x, lo) == bisect.bisect_left(a, x, lo)
+        assert plan_mod._right(t, x, lo) == bisect.bisect_right(a, x, lo)
+        assert plan_mod._left(t, x, lo) == bisect.bisect_left(a, x, lo)
 
 
 def test_typed_searches_run_where_the_plan_is_compiled() -> None:

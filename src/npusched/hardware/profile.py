@@ -8,20 +8,20 @@ job stands at any time.
 
 from __future__ import annotations
 
-from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+from librt.vecs import vec
 
 from npusched.errors import HardwareConfigError
 from npusched.hardware.base import Device, FloatArray, IntArray, LayerCosts
 from npusched.hardware.plan import (
     ExecPlan,
-    Seq,
     _ro,
+    recurrent_prefix,
 )
 from npusched.models.ir import MAX_BATCH as _MAX_BATCH
 from npusched.models.ir import Network
@@ -188,20 +188,18 @@ class Profile:
             self._plans[fast] = plan
             return plan
         r = self.row(batch, **variant)
-        cum_seq: Seq | None = None
+        cum_table: vec[float] | None = None
         if net.is_recurrent:
             # One plan per sequence-length pair: thousands of them in an RNN mix, so the step
             # map takes the smallest integer type and the prefix sums are stored once, as the
-            # ``array('d')`` the look-ups bisect, with ``cum_s`` a read-only NumPy view of it.
+            # table the look-ups search, with ``cum_s`` a read-only NumPy view of it.
             steps = net.expand(s_in, s_out)
             idx = _ro(steps, np.int16 if len(net.layers) < 2**15 else np.int32)
             cum_arr = np.empty(len(steps) + 1)
             cum_arr[0] = 0.0
             np.cumsum(self.latency_s[r, steps], out=cum_arr[1:])
-            cum_seq = array("d", cum_arr.tobytes())
+            cum_table, cum = recurrent_prefix(cum_arr)
             del cum_arr
-            cum = np.frombuffer(cum_seq, dtype=np.float64)
-            cum.flags.writeable = False
             exits: tuple[int, ...] = ()
         else:
             idx = _arange(len(net.layers))
@@ -223,10 +221,9 @@ class Profile:
             checkpoint_row=self.checkpoint_bytes[r],
             energy_row=self.energy_j[r],
             exits=exits,
+            cum_table=cum_table,
         )
         plan._tile_s_row = tile_s
-        if cum_seq is not None:
-            plan._cum = cum_seq
         self._plans[key] = plan
         self._plans[fast] = plan
         return plan

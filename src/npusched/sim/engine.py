@@ -102,7 +102,6 @@ import numpy.typing as npt
 
 import npusched.sim.records as records
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
-from npusched.hardware.plan import _TYPED_SEARCH, _bisect_right_f
 from npusched.hardware.profile import ExecPlan, Profile
 from npusched.policies.contract import (
     NO_JOBS,
@@ -198,7 +197,6 @@ _MAX_SAME_INSTANT: Final = 1_000_000
 heappop: Final = heapq.heappop
 heappush: Final = heapq.heappush
 heapreplace: Final = heapq.heapreplace
-bisect_right: Final = bisect.bisect_right
 insort: Final = bisect.insort
 # ``Final``: compiled, C statics (``_apply`` reads them at every decision; a module-dictionary
 # look-up per read otherwise), as are the aliases of the contract's ``NOTHING`` and ``Schedule``
@@ -1524,14 +1522,7 @@ class _Run:
         elif until >= 0:  # _next_boundary without exits: the stop step's prefix sum
             i = until if until < plan.steps else plan.steps
             ex = job._exec
-            cum_f = plan._cum_f  # the typed list where the plan has one (the same floats)
-            if cum_f is not None:
-                b = cum_f[i]
-            else:
-                cum = plan._cum
-                if cum is None:
-                    cum = plan._cum_list()
-                b = cum[i]
+            b = plan._cum[i]
             if b < ex:
                 b = ex
             if b < lim:
@@ -1574,7 +1565,7 @@ class _Run:
         """Seconds of work at which ``job`` next reaches an exit of one of its samples or its
         stop step (``inf`` if none before the end)."""
         plan = job.plan
-        cum = plan._cum_list()  # the prefix sums as Python floats (equal to ``cum_s``)
+        cum = plan._cum  # the prefix sums (equal to ``cum_s``)
         ex = job._exec
         best = math.inf
         exits = plan.exits
@@ -1933,17 +1924,8 @@ class _Run:
         lim = job._limit
         self._end_segment(job, now, lim)
         plan = job.plan
-        # ``plan.position_at(lim)[0]``, inline (only the step is needed); compiled, on the
-        # typed list where the plan has one, by the native search (the same index for every
-        # ``lim``; pure, ``bisect``'s C function is the faster, as in ``hardware/plan.py``)
-        cum_f = plan._cum_f
-        if _TYPED_SEARCH and cum_f is not None:
-            step = _bisect_right_f(cum_f, lim) - 1
-        else:
-            cum = plan._cum
-            if cum is None:
-                cum = plan._cum_list()
-            step = bisect_right(cum, lim) - 1
+        # ``plan.position_at(lim)[0]`` (only the step is needed)
+        step = plan.step_at(lim)
         if step >= plan.steps:
             step = plan.steps
         elif step < 0:

@@ -23,7 +23,6 @@ method call from the engine); it reads the power policy only through ``level_vol
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from typing import Any, Final
 
 from npusched.errors import SimulationError
@@ -109,10 +108,7 @@ class SwitchLevels:
         if executed == pl.end_s:
             return pl.end_level
         ex = executed if executed > 0.0 else wasted_since
-        cum = plan._cum  # ``plan.step_at(ex - TIME_TOL_S)``, inline
-        if cum is None:
-            cum = plan._cum_list()
-        step = bisect_right(cum, ex - TIME_TOL_S) - 1
+        step = plan.step_at(ex - TIME_TOL_S)
         lv: Any = levels[min(max(step, 0), plan.steps - 1)]
         if executed > 0.0 and executed == plan.total_s:
             pl.end_s = executed
