@@ -1193,8 +1193,11 @@ class _Run:
                 return [key(SimpleNamespace())] * n if n else []
             # one field (HPF): its values are the keys (no tuple per request)
             values = cols[0] if len(cols) == 1 else list(zip(*cols, strict=True))
-            per_value = dict.fromkeys(values)
-            for value in per_value:
+            # the distinct values by ``set`` (about a third of ``dict.fromkeys``'s cost per
+            # request); the key is a function of the fields it declares, so the order of its
+            # calls changes no key
+            per_value: dict[Any, Any] = {}
+            for value in set(values):
                 fields = zip(reads, (value,) if len(cols) == 1 else value, strict=True)
                 per_value[value] = key(SimpleNamespace(**dict(fields)))
             if len(per_value) == 1:  # one value: its key for every request
