@@ -33,13 +33,13 @@ bisect_right: Final = bisect.bisect_right
 
 
 def _bisect_right_f(a: vec[float], x: float, lo: i64 = 0) -> i64:
-    """``bisect.bisect_right(a, x, lo)`` on a list of floats (the same comparisons, ``x <
+    """``bisect.bisect_right(a, x, lo)`` on a plan's table (the same comparisons, ``x <
     a[mid]``, so the same index for every ``x``, nan included). Compiled, a native call on an
-    unboxed ``x`` whose comparisons are C double comparisons, where ``bisect_right`` through a
-    ``Final`` name is a generic call that boxes ``x`` and compares boxed floats (about 860
-    instructions per call in a warm HPF run, a third of it the call and the boxing); the
-    positions are ``i64`` (native arithmetic compiled, where a tagged ``int``'s shift is a
-    call)."""
+    unboxed ``x`` whose comparisons are C double comparisons on the ``vec``'s packed doubles,
+    where ``bisect_right`` through a ``Final`` name is a generic call that boxes ``x`` and
+    compares boxed floats (about 860 instructions per call in a warm HPF run, a third of it
+    the call and the boxing); the positions are ``i64`` (native arithmetic compiled, where a
+    tagged ``int``'s shift is a call)."""
     hi: i64 = len(a)
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -51,7 +51,7 @@ def _bisect_right_f(a: vec[float], x: float, lo: i64 = 0) -> i64:
 
 
 def _bisect_left_f(a: vec[float], x: float, lo: i64 = 0) -> i64:
-    """``bisect.bisect_left(a, x, lo)`` on a list of floats (the same comparisons, ``a[mid] <
+    """``bisect.bisect_left(a, x, lo)`` on a plan's table (the same comparisons, ``a[mid] <
     x``); see :func:`_bisect_right_f`."""
     hi: i64 = len(a)
     while lo < hi:
@@ -64,9 +64,10 @@ def _bisect_left_f(a: vec[float], x: float, lo: i64 = 0) -> i64:
 
 
 #: Whether the typed searches above are compiled (C functions, not Python ``function``
-#: objects): a layer plan's look-ups use them then, and ``bisect``'s C functions when this
-#: module runs pure (an interpreted binary search costs about twice a C ``bisect`` call).
-#: Both give the same index for every input, so the choice changes no result.
+#: objects): every plan's look-ups use them then, on its ``vec`` tables, and ``bisect``'s C
+#: functions on its lists / ``array('d')`` when this module runs pure (an interpreted binary
+#: search costs about twice a C ``bisect`` call). Both give the same index for every input,
+#: so the choice changes no result.
 _TYPED_SEARCH: Final = not isinstance(_bisect_right_f, FunctionType)
 
 # A plan's tables (prefix sums of seconds and of energy, the step map): compiled, packed C
