@@ -24,6 +24,7 @@ __all__ = [
     "ExecPlan",
     "float_table",
     "recurrent_prefix",
+    "tile_seconds",
 ]
 
 # ``bisect``'s functions as ``Final`` names: compiled, a name imported with ``from bisect
@@ -310,9 +311,7 @@ class ExecPlan:
         """Seconds per tile of each layer (a step's length over its tiles, at least one)."""
         row = self._tile_s_row
         if row is None:
-            lat = self._lat_row.tolist()
-            tiles = self._tiles_row.tolist()
-            row = self._tile_s_row = [x / max(t, 1) for x, t in zip(lat, tiles, strict=True)]
+            row = self._tile_s_row = tile_seconds(self._lat_row, self._tiles_row)
         return row
 
     # --- look-ups ---------------------------------------------------------------------------
@@ -494,6 +493,14 @@ class ExecPlan:
 
     def __repr__(self) -> str:
         return f"ExecPlan(steps={self.steps}, total_s={self.total_s:.6g})"
+
+
+def tile_seconds(latency_row: Any, tiles_row: Any) -> list[float]:
+    """Seconds per tile of each layer of a profile row: the layer's seconds over its tiles
+    (at least one); a plan's ``_tile_s_row``, which a profile shares between its plans."""
+    lat: list[float] = np.asarray(latency_row).tolist()
+    tiles: list[int] = np.asarray(tiles_row).tolist()
+    return [x / max(t, 1) for x, t in zip(lat, tiles, strict=True)]
 
 
 def _rebuild_plan(

@@ -22,6 +22,7 @@ from npusched.hardware.plan import (
     ExecPlan,
     _ro,
     recurrent_prefix,
+    tile_seconds,
 )
 from npusched.models.ir import MAX_BATCH as _MAX_BATCH
 from npusched.models.ir import Network
@@ -208,11 +209,7 @@ class Profile:
             exits = tuple(sorted({ex.after + 1 for ex in net.exits if ex.after + 1 < n}))
         tile_s = self._tile_rows.get(r)
         if tile_s is None:
-            lat_r = self.latency_s[r].tolist()
-            tiles_r = self.tiles[r].tolist()
-            tile_s = self._tile_rows[r] = [
-                x / max(t, 1) for x, t in zip(lat_r, tiles_r, strict=True)
-            ]
+            tile_s = self._tile_rows[r] = tile_seconds(self.latency_s[r], self.tiles[r])
         plan = ExecPlan(
             idx,
             cum,
