@@ -1,6 +1,6 @@
 """The per-request result columns written once (``sim/records.py``, ``write_records``): lists by
-dispatch order or the general loop's ``array`` columns by result row give the same columns (the
-writer against a reference that scatters by hand), with merged batches, ``until``'s partial
+dispatch order or columns by result row (``array``s; the loop's ``vec``s) give the same columns
+(the writer against a reference that scatters by hand), with merged batches, ``until``'s partial
 records and dependents that never ran; the runs on which the column loop's records were
 compared with the general loop's until the twenty-eighth round are checked against the values
 frozen from them (``tests/golden_loops.py``)."""
@@ -134,28 +134,41 @@ def test_dispatch_order_and_rows_give_the_same_columns(sparse: bool, dispatched:
     assert got["col_res"] == want["col_res"]
 
 
-def test_rows_are_kept_without_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The general loop's ``array`` columns (a run longer than ``LIST_RECORDS_MAX``) become
-    the result's columns sharing their buffers (no copy of 8 bytes a request)."""
-    monkeypatch.setattr(records, "LIST_RECORDS_MAX", 0)
+def test_loop_columns_are_vecs_copied_in_one_block() -> None:
+    """The loop's record columns are ``vec``s of C doubles / int64s (``float_column``,
+    ``int_column``: nan or zero, 8 bytes a request); the writer copies each through its buffer
+    into a writable array of the same bits, which shares no memory with the run's ``vec``."""
+    from librt.vecs import vec
+    from mypy_extensions import i64
+
     run = _run(10)
-    assert not run.rec_lists
-    cols = {name: getattr(run, name) for name in COLUMNS}
+    recs = {name: getattr(run, "rec" + name[3:]) for name in COLUMNS}
+    for name, v in recs.items():
+        want = vec[i64] if name in ("col_preempt", "col_cbytes") else vec[float]
+        assert type(v) is want and len(v) == 10, name
+    assert all(x != x for x in recs["col_finish"]) and not any(recs["col_energy"])
+    recs["col_finish"][3] = 0.125
+    recs["col_preempt"][4] = 2
     records.write_records(
         run,
         None,
-        cols["col_est"],
-        cols["col_preempt"],
-        cols["col_cbytes"],
-        cols["col_cs"],
-        cols["col_wasted"],
-        first=cols["col_first"],
-        finish=cols["col_finish"],
-        energy=cols["col_energy"],
-        resource=run.col_res,
+        recs["col_est"],
+        recs["col_preempt"],
+        recs["col_cbytes"],
+        recs["col_cs"],
+        recs["col_wasted"],
+        first=recs["col_first"],
+        finish=recs["col_finish"],
+        energy=recs["col_energy"],
+        resource=run.res_names,
     )
-    for name, arr in cols.items():
-        assert np.shares_memory(getattr(run, name), np.frombuffer(arr, dtype=arr.typecode))
+    for name, v in recs.items():
+        got = getattr(run, name)
+        assert isinstance(got, np.ndarray) and got.flags.writeable, name
+        assert got.tobytes() == memoryview(v).tobytes(), name
+        assert not np.shares_memory(got, np.frombuffer(v, dtype=got.dtype)), name
+    assert run.col_finish[3] == 0.125 and run.col_preempt[4] == 2
+    assert run.col_preempt.dtype == np.int64 and run.col_finish.dtype == np.float64
 
 
 def test_estimates_none_are_the_isolated_latencies() -> None:
@@ -279,20 +292,6 @@ def test_merged_batch_partial_records(
     np.testing.assert_allclose(c["first_start_s"], first, atol=1e-12)
     np.testing.assert_allclose(c["energy_j"], energy, rtol=1e-12, atol=1e-15)
     assert list(c["resource"]) == ["npu" if f == f else "" for f in finish]
-
-
-@pytest.mark.parametrize("until", [None, 3 * MS, 5 * MS, 8 * MS])
-def test_merged_batch_records_by_list_equal_by_array(
-    until: float | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The general loop's lists (runs of up to ``LIST_RECORDS_MAX`` requests) and its
-    ``array`` columns (longer runs) hold the same records to the last bit: merged samples,
-    exits, shared joules and ``until``'s partial records."""
-    by_list = _merged(until)
-    monkeypatch.setattr(records, "LIST_RECORDS_MAX", 0)
-    by_array = _merged(until)
-    for key in by_list:
-        np.testing.assert_array_equal(by_list[key], by_array[key], strict=True, err_msg=key)
 
 
 # --- the livelock guard's count (``common.futile_preemption``, both loops) ------------------

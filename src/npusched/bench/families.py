@@ -148,11 +148,21 @@ def family_configs(requests: int, load: float = BENCH_LOAD) -> dict[str, dict[st
     return out
 
 
-def _bare_us_per_event(requests: int, seed: int, compiled: bool = False) -> tuple[float, int]:
+#: Fewest timed runs of each side of a ratio (the bare loop, a family's warm ``run_config``):
+#: both sides are the fastest of ``max(--repeat, MIN_RUNS)`` runs, so a ratio compares the two
+#: the same way (until the thirty-first round a family's warm figure was one run by default
+#: against the bare loop's best of 3, and a slow phase of the host in that one run read as the
+#: family's cost).
+MIN_RUNS = 3
+
+
+def _bare_us_per_event(
+    requests: int, seed: int, compiled: bool = False, runs: int = MIN_RUNS
+) -> tuple[float, int]:
     """The bare loop's CPU microseconds per event, loop only (its inputs built untimed), on
-    ``temporal``'s workload of ``requests`` requests (synthetic profiles: no cost model):
-    interpreted (the reference), or with ``compiled`` the same source compiled by mypyc
-    (``nan`` when it is not compiled)."""
+    ``temporal``'s workload of ``requests`` requests (synthetic profiles: no cost model), the
+    fastest of ``runs``: interpreted (the reference), or with ``compiled`` the same source
+    compiled by mypyc (``nan`` when it is not compiled)."""
     loop = bare_loops()[1 if compiled else 0]
     if loop is None:
         return math.nan, 0
@@ -160,7 +170,7 @@ def _bare_us_per_event(requests: int, seed: int, compiled: bool = False) -> tupl
     shapes = _Shapes(bench_workload(requests, profs, random_state=seed), profs)
     best = math.inf
     events = 0
-    for _ in range(3):
+    for _ in range(max(runs, 1)):
         c = time.process_time()
         events = loop(shapes)[1]
         best = min(best, time.process_time() - c)
@@ -182,7 +192,8 @@ def families_scenario(
 ) -> dict[str, Any]:
     """The ``families`` entry: per family, ``run_config`` (the path of ``npusched run``,
     ``sweep`` and ``compare``: power recorded) timed cold (first run in the process: profiles
-    compiled, plans built) and warm (the fastest of ``max(repeat, 1)`` more runs), with
+    compiled, plans built) and warm (the fastest of ``max(repeat, MIN_RUNS)`` more runs, as
+    many as the bare loop's), with
     ``us_per_event`` (warm CPU microseconds per engine event, everything ``run_config`` does
     included), ``engine_us_per_event`` (``Simulator.run`` alone) and ``outside_us_per_event``
     (the rest: workload, metrics, power timeline), ``events_per_request``,
@@ -196,8 +207,9 @@ def families_scenario(
     from npusched.sim.engine import Simulator
 
     report("bare_loop", 0, 0)
-    bare_us, _ = _bare_us_per_event(requests, seed)
-    bare_c_us, _ = _bare_us_per_event(requests, seed, compiled=True)
+    runs = max(repeat, MIN_RUNS)
+    bare_us, _ = _bare_us_per_event(requests, seed, runs=runs)
+    bare_c_us, _ = _bare_us_per_event(requests, seed, compiled=True, runs=runs)
     fams: dict[str, dict[str, Any]] = {}
 
     # ``Simulator.run``'s own CPU seconds inside run_config (the engine; the rest is the
@@ -218,7 +230,7 @@ def families_scenario(
         out = run_config(cfg)
         cold = time.process_time() - c
         warm = engine = math.inf
-        for _ in range(max(repeat, 1)):
+        for _ in range(runs):
             sim_s.clear()
             c = time.process_time()
             run_config(cfg)

@@ -147,12 +147,19 @@ def peak_piece_power_w(pieces: Pieces) -> float:
     return float(level.max())
 
 
+def _is_columns(pieces: Pieces) -> bool:
+    """Whether ``pieces`` is the loop's :class:`~npusched.sim.common.PowerColumns` (read by
+    its columns; not imported here: ``metrics`` sits below ``sim``), not a sequence of
+    pieces."""
+    return getattr(pieces, "exec1_s", None) is not None
+
+
 def _draws_nothing(pieces: Pieces) -> bool:
     """Whether every step of every plan of ``pieces`` draws 0 W: each plan's ``power_w`` as
     :func:`_table` computes it (energy / latency where the step takes time, else 0) has no
     entry that is not zero. Checked once per plan (the plans through one ``dict``; ``False``,
     the table deciding, where plans compare by value or are unhashable)."""
-    plans = cast("Any", pieces).plan if isinstance(getattr(pieces, "exec1_s", None), list) else None
+    plans = cast("Any", pieces).plan if _is_columns(pieces) else None
     try:
         if plans is None:
             plans = list(map(attrgetter("plan"), cast("Sequence[Any]", pieces)))
@@ -215,13 +222,12 @@ def _columns(pieces: Pieces) -> _Columns | None:
     if n == 0:
         return None
     plans: Sequence[Any]
-    if isinstance(getattr(pieces, "exec1_s", None), list):  # a PowerColumns (no import: layers)
+    if _is_columns(pieces):
         cols: Any = pieces
-        # the loop's columns, each packed as C doubles in one call (``struct``: about half the
-        # instructions of ``numpy.fromiter`` over a list; the same float64 values)
-        fmt = f"{n}d"
+        # the loop's columns: packed C doubles (``vec[float]``), read through their buffers
+        # (read-only views of the same float64 values, no copy)
         start_a, end_a, ex0_a, ex1_a, rate_a = (
-            np.frombuffer(pack(fmt, *col), np.float64)
+            np.frombuffer(col, np.float64)
             for col in (cols.start_s, cols.end_s, cols.exec0_s, cols.exec1_s, cols.rate)
         )
         plans = cols.plan

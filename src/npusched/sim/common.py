@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final, NamedTuple
 
+from librt.vecs import append, vec
+
 from npusched.errors import SimulationError
 from npusched.hardware.profile import ExecPlan
 
@@ -71,25 +73,29 @@ class PowerPiece(NamedTuple):
 
 
 class PowerColumns:
-    """The power pieces of a run as columns: entry ``i`` of each list is :class:`PowerPiece`
-    ``i``'s field of that name, in the order the segments closed.
+    """The power pieces of a run as columns: entry ``i`` of each column is
+    :class:`PowerPiece` ``i``'s field of that name, in the order the segments closed.
 
     The engine appends here (:meth:`add`, one per closed segment that computed) and
     :mod:`npusched.metrics.power` reads the float columns as arrays directly, where a list of
     named tuples had each piece's five floats read back through Python (``numpy.fromiter``
-    over a getter per piece: about a fifth of a warm FCFS ``run_config``).
+    over a getter per piece: about a fifth of a warm FCFS ``run_config``). The five float
+    columns are ``vec[float]`` (``librt.vecs``: packed C doubles, appended unboxed compiled,
+    8 bytes a value; NumPy reads them through their buffers without a conversion per value:
+    thirty-first round, lists of boxed floats until then); ``plan`` and ``resource`` are
+    lists.
     :attr:`npusched.sim.engine.SimResult.power` makes the :class:`PowerPiece` list from these
     columns when it is read (:meth:`pieces`: the same values, the same objects)."""
 
     __slots__ = ("end_s", "exec0_s", "exec1_s", "plan", "rate", "resource", "start_s")
 
     def __init__(self) -> None:
-        self.start_s: list[float] = []
-        self.end_s: list[float] = []
+        self.start_s: vec[float] = vec[float]()
+        self.end_s: vec[float] = vec[float]()
         self.plan: list[Any] = []
-        self.exec0_s: list[float] = []
-        self.exec1_s: list[float] = []
-        self.rate: list[float] = []
+        self.exec0_s: vec[float] = vec[float]()
+        self.exec1_s: vec[float] = vec[float]()
+        self.rate: vec[float] = vec[float]()
         self.resource: list[str] = []
 
     def add(
@@ -103,12 +109,12 @@ class PowerColumns:
         resource: str,
     ) -> None:
         """Append one piece (the fields of :class:`PowerPiece`, in its order)."""
-        self.start_s.append(start_s)
-        self.end_s.append(end_s)
+        self.start_s = append(self.start_s, start_s)
+        self.end_s = append(self.end_s, end_s)
         self.plan.append(plan)
-        self.exec0_s.append(exec0_s)
-        self.exec1_s.append(exec1_s)
-        self.rate.append(rate)
+        self.exec0_s = append(self.exec0_s, exec0_s)
+        self.exec1_s = append(self.exec1_s, exec1_s)
+        self.rate = append(self.rate, rate)
         self.resource.append(resource)
 
     def __len__(self) -> int:

@@ -87,7 +87,7 @@ import heapq
 import math
 import operator
 from array import array
-from collections.abc import Callable, Iterable, Mapping, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from itertools import repeat
@@ -99,6 +99,8 @@ from weakref import getweakrefcount
 
 import numpy as np
 import numpy.typing as npt
+from librt.vecs import vec
+from mypy_extensions import i64
 
 import npusched.sim.records as records
 from npusched.errors import ConfigError, SimulationError, UnknownNameError
@@ -167,7 +169,7 @@ from npusched.sim.job import (
 )
 from npusched.sim.levels import SwitchLevels
 from npusched.sim.mechanisms import end_segment, kill, restore_end, save, save_segment, stop_point
-from npusched.sim.records import write_records
+from npusched.sim.records import float_column, int_column, write_records
 from npusched.sim.resources import Machine, Resource, single_npu
 from npusched.workloads.request import SHAPE_FIELDS, Request, RequestTable, number_shapes
 
@@ -1105,43 +1107,37 @@ class _Run:
             ids,
             arrivals,
         )
-        # Per-request records by result row: the general loop writes them (``_record``,
+        # Per-request records by result row: the loop writes them (``_record``,
         # ``_add_energy``, ``_dispatch``'s estimate) and hands them to the records' writer
-        # (``_write_records``). Runs of up to
-        # ``records.LIST_RECORDS_MAX`` requests keep the general loop's in lists (``rec_lists``:
-        # compiled, a list item is written natively, where an ``array`` item took a generic
-        # ``PyObject_SetItem`` through a ``memoryview``, about 4,000 instructions a finished
-        # request in ``_record``); longer ones in the ``array`` columns, unboxed (8 bytes a
-        # request, where a written list item costs 32; 1e6 requests hold eight of them).
-        lists = self.rec_lists = n <= records.LIST_RECORDS_MAX
-        m = 0 if lists else n
-        nans = np.full(m, math.nan).tobytes()
-        zeros = bytes(8 * m)
-        self.col_est: MutableSequence[float] = array("d", nans)
-        self.col_first: MutableSequence[float] = array("d", nans)
-        self.col_finish: MutableSequence[float] = array("d", nans)
-        self.col_preempt: MutableSequence[int] = array("q", zeros)
-        self.col_cbytes: MutableSequence[int] = array("q", zeros)
-        self.col_cs: MutableSequence[float] = array("d", zeros)
-        self.col_wasted: MutableSequence[float] = array("d", zeros)
-        self.col_energy: MutableSequence[float] = array("d", zeros)
+        # (``_write_records``). Each is a ``vec`` (``librt.vecs``, mypyc's native array: packed
+        # C doubles or int64s, 8 bytes a request), written unboxed compiled at any run length
+        # and read by NumPy through its buffer without a conversion per value (thirty-first
+        # round; until then lists of boxed floats up to 2**18 requests, packed by ``struct``
+        # after the loop, and ``array`` columns written through ``memoryview``s beyond). A
+        # count or a time that stays zero is not written (the zero filled in here is the value
+        # it would write).
+        self.rec_est: vec[float] = float_column(n, math.nan)
+        self.rec_first: vec[float] = float_column(n, math.nan)
+        self.rec_finish: vec[float] = float_column(n, math.nan)
+        self.rec_preempt: vec[i64] = int_column(n)
+        self.rec_cbytes: vec[i64] = int_column(n)
+        self.rec_cs: vec[float] = float_column(n, 0.0)
+        self.rec_wasted: vec[float] = float_column(n, 0.0)
+        self.rec_energy: vec[float] = float_column(n, 0.0)
+        #: The result's columns by row (NumPy arrays), which the writer makes from the
+        #: records (``_write_records``) and ``_result`` takes; ``None`` until then.
+        self.col_est: Any = None
+        self.col_first: Any = None
+        self.col_finish: Any = None
+        self.col_preempt: Any = None
+        self.col_cbytes: Any = None
+        self.col_cs: Any = None
+        self.col_wasted: Any = None
+        self.col_energy: Any = None
         #: Each row's resource name (``_record``; a list typed as one, written natively
         #: compiled), the records' ``col_res`` until the writer makes it an array.
         self.res_names: list[str] = [""] * n
         self.col_res: list[str] | npt.NDArray[Any] = self.res_names
-        #: The records' writable views (``_record``, ``_add_energy``), made at the first write.
-        self._rec_mv: tuple[Any, Any, Any, Any, Any, Any, Any] | None = None
-        # The same columns as lists (``rec_lists``; empty otherwise). A count or a time that
-        # stays zero is not written (the zero filled in here is the value it would write).
-        m = n if lists else 0
-        self.l_est: list[float] = [math.nan] * m
-        self.l_first: list[float] = [math.nan] * m
-        self.l_finish: list[float] = [math.nan] * m
-        self.l_preempt: list[int] = [0] * m
-        self.l_cbytes: list[int] = [0] * m
-        self.l_cs: list[float] = [0.0] * m
-        self.l_wasted: list[float] = [0.0] * m
-        self.l_energy: list[float] = [0.0] * m
         #: The general loop's per-job reads by dispatch index (``execute`` fills them): each
         #: request's result row (``arrival_rows`` as a list, read natively compiled) and its
         #: profile's memory bandwidth once read (``_bandwidth``).
@@ -1644,52 +1640,19 @@ class _Run:
             bw[k] = b
         return b
 
-    def _views(self) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
-        """``memoryview``s of the record columns written per job (``col_first``,
-        ``col_finish``, ``col_preempt``, ``col_cbytes``, ``col_cs``, ``col_wasted``,
-        ``col_energy``): an item written through a view is the item written to the ``array``
-        (the same bytes: the ``d`` format through ``PyFloat_AsDouble``, ``q`` through
-        ``PyLong_AsLongLong``, as the array converts), without the array's item conversion
-        (``PyArg_Parse``, about 300 instructions a write). The views hold the arrays' buffers
-        while the run lives; the arrays are not resized, and the result's columns share the
-        buffers (``_result``: ``np.asarray``), written before."""
-        mv = self._rec_mv
-        if mv is None:
-            mv = self._rec_mv = (
-                memoryview(self.col_first),  # type: ignore[arg-type]
-                memoryview(self.col_finish),  # type: ignore[arg-type]
-                memoryview(self.col_preempt),  # type: ignore[arg-type]
-                memoryview(self.col_cbytes),  # type: ignore[arg-type]
-                memoryview(self.col_cs),  # type: ignore[arg-type]
-                memoryview(self.col_wasted),  # type: ignore[arg-type]
-                memoryview(self.col_energy),  # type: ignore[arg-type]
-            )
-        return mv
-
     def _add_energy(self, job: Job, res: _Res, e: float) -> None:
         job.energy_j += e
         res.energy += e
-        if self.rec_lists:
-            joules = self.l_energy
-            rows = job._rows
-            n = len(rows)
-            if n == 1:
-                row = rows[0]
-                joules[row] = joules[row] + e
-            else:
-                part = e / n
-                for row in rows:
-                    joules[row] = joules[row] + part
-            return
-        col: Any = self._views()[6]
-        n = len(job._rows)
+        joules = self.rec_energy
+        rows = job._rows
+        n = len(rows)
         if n == 1:
-            row = job._rows[0]
-            col[row] = col[row] + e
+            row = rows[0]
+            joules[row] = joules[row] + e
         else:
-            share = e / n
-            for row in job._rows:
-                col[row] = col[row] + share
+            part = e / n
+            for row in rows:
+                joules[row] = joules[row] + part
 
     def _release(self, job: Job) -> None:
         """``job`` gives its units back."""
@@ -1707,40 +1670,28 @@ class _Run:
         self, job: Job, finish: float, rows: tuple[int, ...] | None = None, resource: str = ""
     ) -> None:
         """Write ``job``'s record into the result rows of its samples (or of ``rows``): the run's
-        lists (``rec_lists``) or ``array`` columns by row, which ``_write_records`` hands to the
-        one writer of the records (``records.write_records``)."""
+        ``vec`` columns by row (``rec_*``, unboxed compiled), which ``_write_records`` hands to
+        the one writer of the records (``records.write_records``)."""
         col_res = self.res_names
-        if self.rec_lists:  # the lists (a count or time still zero: the zero written already)
-            l_first = self.l_first
-            l_fin = self.l_finish
-            npre = job.preemptions
-            nbytes = job.checkpoint_bytes
-            csec = job.checkpoint_s
-            lost = job.wasted_s
-            rs = job._rows if rows is None else rows
-            for row in rs:
-                if l_first[row] != l_first[row]:  # nan: a sample merged in keeps its own
-                    l_first[row] = job.first_start_s
-                l_fin[row] = finish
-                if npre != 0:
-                    self.l_preempt[row] = npre
-                if nbytes != 0:
-                    self.l_cbytes[row] = nbytes
-                if csec != 0.0:
-                    self.l_cs[row] = csec
-                if lost != 0.0:
-                    self.l_wasted[row] = lost
-                col_res[row] = resource
-            return
-        first, fin, pre, cb, cs, wasted, _ = self._views()  # (the arrays' items, written)
-        for row in job._rows if rows is None else rows:  # (a tuple: iterated natively)
+        first = self.rec_first
+        fin = self.rec_finish
+        npre = job.preemptions
+        nbytes = job.checkpoint_bytes
+        csec = job.checkpoint_s
+        lost = job.wasted_s
+        rs = job._rows if rows is None else rows
+        for row in rs:  # (a count or time still zero: the zero written already)
             if first[row] != first[row]:  # nan: a sample merged in keeps its own
                 first[row] = job.first_start_s
             fin[row] = finish
-            pre[row] = job.preemptions
-            cb[row] = job.checkpoint_bytes
-            cs[row] = job.checkpoint_s
-            wasted[row] = job.wasted_s
+            if npre != 0:
+                self.rec_preempt[row] = npre
+            if nbytes != 0:
+                self.rec_cbytes[row] = nbytes
+            if csec != 0.0:
+                self.rec_cs[row] = csec
+            if lost != 0.0:
+                self.rec_wasted[row] = lost
             col_res[row] = resource
 
     def _finish_samples(self, job: Job, rows: tuple[int, ...]) -> None:
@@ -2082,10 +2033,7 @@ class _Run:
                 if r is None:
                     r = src.get(row)
                 est = float(estimator(r, prof))
-        if self.rec_lists:
-            self.l_est[row] = est
-        else:
-            self.col_est[row] = est
+        self.rec_est[row] = est
         job = Job(
             src,
             r,
@@ -2773,12 +2721,10 @@ class _Run:
         for j in jobs:
             self.ready.remove(j)
             if j.first_start_s == j.first_start_s:  # it ran (e.g. a catch-up to this step)
+                first = self.rec_first
                 for row in j._rows:
-                    if self.rec_lists:
-                        if self.l_first[row] != self.l_first[row]:
-                            self.l_first[row] = j.first_start_s
-                    elif self.col_first[row] != self.col_first[row]:
-                        self.col_first[row] = j.first_start_s
+                    if first[row] != first[row]:
+                        first[row] = j.first_start_s
             j.state = DONE  # absorbed: its samples are recorded with ``into``
             j._epoch += 1
             into._set_rows(into._rows + j._rows, into._batch + j._batch)
@@ -3592,33 +3538,48 @@ class _Run:
     # --- results ------------------------------------------------------------------------------
     def _write_records(self) -> None:
         """Hand the run's records to the one writer of the records
-        (:func:`~npusched.sim.records.write_records`): the lists (``rec_lists``) or ``array``
-        columns by result row as ``_record`` and ``_add_energy`` wrote them, after the partial records of the jobs still
-        in flight (only with ``until``: their first start, preemptions, checkpoint and waste so
-        far, no finish, no resource)."""
+        (:func:`~npusched.sim.records.write_records`): the ``vec`` columns (``rec_*``) by
+        result row as ``_record`` and ``_add_energy`` wrote them, after the partial records of
+        the jobs still in flight (only with ``until``: their first start, preemptions,
+        checkpoint and waste so far, no finish, no resource), each copied into an array and
+        let go."""
         alive: list[Job] = list(self._waiting())
         for res in self.res:
             alive.extend(res.jobs)
         alive.extend(e[0] for e in self.pending)
         for j in alive:
             self._record(j, math.nan)
-        lists = self.rec_lists
+        # each record column copied into an array through its buffer (one block) and let go
+        # before the next: a peak of one column (8 MB at 1e6 requests), not of all eight
+        est = np.array(self.rec_est, dtype=np.float64)
+        self.rec_est = vec[float]()
+        npre = np.array(self.rec_preempt, dtype=np.int64)
+        self.rec_preempt = vec[i64]()
+        cbytes = np.array(self.rec_cbytes, dtype=np.int64)
+        self.rec_cbytes = vec[i64]()
+        csec = np.array(self.rec_cs, dtype=np.float64)
+        self.rec_cs = vec[float]()
+        wasted = np.array(self.rec_wasted, dtype=np.float64)
+        self.rec_wasted = vec[float]()
+        first = np.array(self.rec_first, dtype=np.float64)
+        self.rec_first = vec[float]()
+        finish = np.array(self.rec_finish, dtype=np.float64)
+        self.rec_finish = vec[float]()
+        energy = np.array(self.rec_energy, dtype=np.float64)
+        self.rec_energy = vec[float]()
         write_records(
             self,
             None,
-            self.l_est if lists else self.col_est,
-            self.l_preempt if lists else self.col_preempt,
-            self.l_cbytes if lists else self.col_cbytes,
-            self.l_cs if lists else self.col_cs,
-            self.l_wasted if lists else self.col_wasted,
-            first=self.l_first if lists else self.col_first,
-            finish=self.l_finish if lists else self.col_finish,
-            energy=self.l_energy if lists else self.col_energy,
+            est,
+            npre,
+            cbytes,
+            csec,
+            wasted,
+            first=first,
+            finish=finish,
+            energy=energy,
             resource=self.res_names,
         )
-        self.l_est = self.l_first = self.l_finish = self.l_energy = []
-        self.l_preempt = self.l_cbytes = []
-        self.l_cs = self.l_wasted = []
         self.res_names = []
 
     def _result(self, now: float) -> SimResult:

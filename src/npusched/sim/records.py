@@ -10,10 +10,11 @@ makes the run's result columns (``col_est``, ``col_first``, ``col_finish``, ``co
 
 The loop (:class:`~npusched.sim.engine._Run`) hands its columns by result row, written through
 ``_record`` (a finished job's rows; the partial records of the jobs in flight at ``until``) and
-``_add_energy`` (a batch's joules shared among its samples) (``by_row`` None): lists in runs of
-up to :data:`LIST_RECORDS_MAX` requests (packed in one call each), the run's ``array`` columns
-in longer ones (kept as they are: the same buffers, no copy); the writer makes the resource
-column from the names written per row. The writer also takes values by dispatch order
+``_add_energy`` (a batch's joules shared among its samples) (``by_row`` None): ``vec`` columns
+(:func:`float_column`, :func:`int_column`: ``librt.vecs``, packed C doubles and int64s written
+unboxed by the compiled loop), which the writer copies into arrays through their buffers (one
+``memcpy`` a column); the writer makes the resource column from the names written per row. The
+writer also takes lists (packed in one ``struct`` call each) and values by dispatch order
 (``by_row`` the run's ``arrival_rows``, each value's result row), with only the ``touched``
 requests' counts nonzero, as the column loop (``sim/columns.py``, deleted in the twenty-eighth
 round) handed them; the engine no longer does (``tests/test_records.py`` checks those forms).
@@ -28,19 +29,33 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
+from librt.vecs import vec
+from mypy_extensions import i64
 
-__all__ = ["LIST_RECORDS_MAX", "doubles", "write_records"]
+__all__ = ["Values", "doubles", "float_column", "int_column", "write_records"]
 
-#: Runs of up to this many requests keep their records in lists during the loop (native writes
-#: compiled, a float object of 32 bytes per written value, by result row); longer ones write the
-#: run's ``array`` columns by row (8 bytes a value). 2**18 requests keep the lists' floats under
-#: about 24 MiB a column. Read once per run by the engine (``records.LIST_RECORDS_MAX``; not
-#: ``Final``, so a test can take either path on a small run: both give the same values).
-LIST_RECORDS_MAX = 1 << 18
+#: A record column as the writer takes it: the loop's ``vec`` (read through its buffer), a
+#: list, a ``memoryview`` or an ``array`` of doubles or int64s (typed ``Any``: compiled, a
+#: union with ``vec`` would be checked item by item at the call).
+Values: TypeAlias = Any
+
+
+def float_column(n: int, fill: float) -> vec[float]:
+    """A record column of ``n`` doubles, each ``fill``: a ``vec[float]`` (8 bytes a value;
+    compiled, an item is read and written unboxed), made from a NumPy buffer in one copy
+    (``vec``'s constructor reads a ``memoryview`` as a block, an array value by value)."""
+    block: Any = np.full(n, fill, dtype=np.float64)
+    return vec[float](memoryview(block))
+
+
+def int_column(n: int) -> vec[i64]:
+    """A record column of ``n`` int64 zeros: a ``vec[i64]`` (see :func:`float_column`)."""
+    block: Any = np.zeros(n, dtype=np.int64)
+    return vec[i64](memoryview(block))
 
 
 def doubles(vals: list[float]) -> memoryview:
@@ -78,15 +93,15 @@ def pack_list(vals: list[Any], dtype: Any) -> npt.NDArray[Any] | None:
 def write_records(
     run: Any,
     by_row: Sequence[int] | None,
-    est: Sequence[float] | None,
-    npre: Sequence[int],
-    cbytes: Sequence[int],
-    csec: Sequence[float],
-    wasted: Sequence[float],
+    est: Values | None,
+    npre: Values,
+    cbytes: Values,
+    csec: Values,
+    wasted: Values,
     *,
-    first: Sequence[float] | None = None,
-    finish: Sequence[float] | None = None,
-    energy: Sequence[float] | None = None,
+    first: Values | None = None,
+    finish: Values | None = None,
+    energy: Values | None = None,
     resource: Sequence[str] | npt.NDArray[Any] | None = None,
     touched: list[int] | None = None,
     dispatched: int | None = None,
@@ -154,8 +169,13 @@ def write_records(
                 elif isinstance(vals, list):  # by row already: packed in one call
                     col = np.empty(n, dtype=dtype)
                     col[:] = np.frombuffer(_packed_list(vals, dtype), dtype=dtype)
-                else:  # an ``array`` column is shared (its buffer), not copied
+                else:
+                    # an array (the loop's records, each copied from its ``vec`` and let go by
+                    # ``_Run._write_records``: a peak of one column) or an ``array`` is kept
+                    # as it is (its buffer); a ``vec``'s read-only buffer is copied in one block
                     col = np.asarray(vals, dtype=dtype)
+                    if not col.flags.writeable:
+                        col = col.copy()
             else:
                 col = np.empty(n, dtype=dtype)
                 if isinstance(vals, memoryview):
@@ -163,8 +183,8 @@ def write_records(
                 elif isinstance(vals, list):
                     # packed as C doubles / int64s in one call (the same values)
                     col[rows_of] = np.frombuffer(_packed_list(vals, dtype), dtype=dtype)
-                else:
-                    col[rows_of] = np.fromiter(vals, dtype=dtype, count=n)
+                else:  # a ``vec`` or an ``array`` (its buffer)
+                    col[rows_of] = np.asarray(vals, dtype=dtype)
             setattr(run, name, col)
     col_res = np.empty(n, dtype=object)
     if resource is not None:
