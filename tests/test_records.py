@@ -136,8 +136,9 @@ def test_dispatch_order_and_rows_give_the_same_columns(sparse: bool, dispatched:
 
 def test_loop_columns_are_vecs_copied_in_one_block() -> None:
     """The loop's record columns are ``vec``s of C doubles / int64s (``float_column``,
-    ``int_column``: nan or zero, 8 bytes a request); the writer copies each through its buffer
-    into a writable array of the same bits, which shares no memory with the run's ``vec``."""
+    ``int_column``: nan or zero, 8 bytes a request); ``_write_records`` copies each through its
+    buffer into a writable array of the same bits (the result's ``col_*``) and leaves an empty
+    ``vec`` of its type in its place."""
     from librt.vecs import vec
     from mypy_extensions import i64
 
@@ -149,26 +150,20 @@ def test_loop_columns_are_vecs_copied_in_one_block() -> None:
     assert all(x != x for x in recs["col_finish"]) and not any(recs["col_energy"])
     recs["col_finish"][3] = 0.125
     recs["col_preempt"][4] = 2
-    records.write_records(
-        run,
-        None,
-        recs["col_est"],
-        recs["col_preempt"],
-        recs["col_cbytes"],
-        recs["col_cs"],
-        recs["col_wasted"],
-        first=recs["col_first"],
-        finish=recs["col_finish"],
-        energy=recs["col_energy"],
-        resource=run.res_names,
-    )
+    recs["col_energy"][5] = -0.0
+    run.res_names[3] = "npu"
+    wrote = {name: memoryview(v).tobytes() for name, v in recs.items()}
+    run._write_records()
     for name, v in recs.items():
         got = getattr(run, name)
         assert isinstance(got, np.ndarray) and got.flags.writeable, name
-        assert got.tobytes() == memoryview(v).tobytes(), name
-        assert not np.shares_memory(got, np.frombuffer(v, dtype=got.dtype)), name
+        assert got.tobytes() == wrote[name], name
+        left = getattr(run, "rec" + name[3:])
+        assert type(left) is type(v) and len(left) == 0, name
     assert run.col_finish[3] == 0.125 and run.col_preempt[4] == 2
+    assert np.signbit(run.col_energy[5])
     assert run.col_preempt.dtype == np.int64 and run.col_finish.dtype == np.float64
+    assert list(run.col_res) == ["", "", "", "npu"] + [""] * 6
 
 
 def test_estimates_none_are_the_isolated_latencies() -> None:

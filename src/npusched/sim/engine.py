@@ -673,6 +673,20 @@ def _next_boundary(now: float, period: float) -> int:
 _DIRECT_HANDLERS: Final = not isinstance(_next_boundary, FunctionType)
 
 
+#: The loop's record columns (``_Run.rec_*``, ``vec``s) and their result dtypes, in the order
+#: ``_Run._write_records`` copies them.
+_RECORDS: Final = (
+    ("rec_est", np.float64),
+    ("rec_preempt", np.int64),
+    ("rec_cbytes", np.int64),
+    ("rec_cs", np.float64),
+    ("rec_wasted", np.float64),
+    ("rec_first", np.float64),
+    ("rec_finish", np.float64),
+    ("rec_energy", np.float64),
+)
+
+
 def _clamp_tiny_negative(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """``x`` with values in ``(-TIME_TOL_S, 0)`` set to 0 (NaN stays NaN)."""
     return np.where((x < 0.0) & (x > -TIME_TOL_S), 0.0, x)
@@ -3550,34 +3564,24 @@ class _Run:
         for j in alive:
             self._record(j, math.nan)
         # each record column copied into an array through its buffer (one block) and let go
-        # before the next: a peak of one column (8 MB at 1e6 requests), not of all eight
-        est = np.array(self.rec_est, dtype=np.float64)
-        self.rec_est = vec[float]()
-        npre = np.array(self.rec_preempt, dtype=np.int64)
-        self.rec_preempt = vec[i64]()
-        cbytes = np.array(self.rec_cbytes, dtype=np.int64)
-        self.rec_cbytes = vec[i64]()
-        csec = np.array(self.rec_cs, dtype=np.float64)
-        self.rec_cs = vec[float]()
-        wasted = np.array(self.rec_wasted, dtype=np.float64)
-        self.rec_wasted = vec[float]()
-        first = np.array(self.rec_first, dtype=np.float64)
-        self.rec_first = vec[float]()
-        finish = np.array(self.rec_finish, dtype=np.float64)
-        self.rec_finish = vec[float]()
-        energy = np.array(self.rec_energy, dtype=np.float64)
-        self.rec_energy = vec[float]()
+        # (an empty ``vec`` of its type in its place) before the next: a peak of one column
+        # (8 MB at 1e6 requests), not of all eight
+        col: dict[str, npt.NDArray[Any]] = {}
+        for name, dtype in _RECORDS:
+            v: Any = getattr(self, name)
+            col[name] = np.array(v, dtype=dtype)
+            setattr(self, name, v[:0])
         write_records(
             self,
             None,
-            est,
-            npre,
-            cbytes,
-            csec,
-            wasted,
-            first=first,
-            finish=finish,
-            energy=energy,
+            col["rec_est"],
+            col["rec_preempt"],
+            col["rec_cbytes"],
+            col["rec_cs"],
+            col["rec_wasted"],
+            first=col["rec_first"],
+            finish=col["rec_finish"],
+            energy=col["rec_energy"],
             resource=self.res_names,
         )
         self.res_names = []
