@@ -12,9 +12,9 @@ The loop (:class:`~npusched.sim.engine._Run`) hands its columns by result row, w
 ``_record`` (a finished job's rows; the partial records of the jobs in flight at ``until``) and
 ``_add_energy`` (a batch's joules shared among its samples) (``by_row`` None): ``vec`` columns
 (:func:`float_column`, :func:`int_column`: ``librt.vecs``, packed C doubles and int64s written
-unboxed by the compiled loop), which the writer copies into arrays through their buffers (one
-``memcpy`` a column); the writer makes the resource column from the names written per row. The
-writer also takes lists (packed in one ``struct`` call each) and values by dispatch order
+unboxed by the compiled loop), which ``_Run._write_records`` copies into arrays through their
+buffers (one ``memcpy`` a column, one column at a time) and the writer keeps; it makes the
+resource column from the names written per row. The writer also takes ``vec``s, lists (packed in one ``struct`` call each) and values by dispatch order
 (``by_row`` the run's ``arrival_rows``, each value's result row), with only the ``touched``
 requests' counts nonzero, as the column loop (``sim/columns.py``, deleted in the twenty-eighth
 round) handed them; the engine no longer does (``tests/test_records.py`` checks those forms).
